@@ -1,0 +1,167 @@
+//! The cards as text for a person: one block per project, its resources, their evidence.
+
+use std::fmt::Write;
+
+use crate::diagnose::model::{Level, Project, Resource, Scan};
+
+struct Style {
+    colour: bool,
+}
+
+impl Style {
+    fn paint(&self, text: &str, code: &str) -> String {
+        if self.colour {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn level(&self, level: Level) -> String {
+        let code = match level {
+            Level::Green => "1;32",
+            Level::Yellow => "1;33",
+            Level::Red => "1;31",
+        };
+        self.paint(&level.as_str().to_uppercase(), code)
+    }
+
+    fn mark(&self, level: Level) -> String {
+        match level {
+            Level::Green => self.paint("✓", "32"),
+            Level::Yellow => self.paint("!", "33"),
+            Level::Red => self.paint("✗", "31"),
+        }
+    }
+}
+
+/// Renders the whole scan. `colour`: ANSI colours (a terminal, and `NO_COLOR` unset).
+pub fn cards(scan: &Scan, colour: bool) -> String {
+    let style = Style { colour };
+    let mut out = String::new();
+    if scan.projects.is_empty() {
+        out.push_str("No dev residue found.\n");
+    }
+    for project in &scan.projects {
+        project_card(&mut out, project, &style);
+    }
+    if let Some(others) = &scan.other_listeners {
+        out.push_str("\nOther listeners (not candidates):\n");
+        if others.is_empty() {
+            out.push_str("  none\n");
+        }
+        for l in others {
+            let who = match (l.pid, &l.command) {
+                (Some(pid), Some(cmd)) => format!("{cmd} (pid {pid})"),
+                (Some(pid), None) => format!("pid {pid}"),
+                _ => "unknown owner".to_owned(),
+            };
+            let _ = writeln!(out, "  {}:{}  {who}  {}", l.address, l.port, l.reason);
+        }
+    }
+    let count = |level| scan.projects.iter().filter(|p| p.level == level).count();
+    let _ = writeln!(
+        out,
+        "\n{} project(s): {} green, {} yellow, {} red{}",
+        scan.projects.len(),
+        count(Level::Green),
+        count(Level::Yellow),
+        count(Level::Red),
+        if scan.sample_ms == 0 {
+            " (activity not sampled)".to_owned()
+        } else {
+            format!(" (activity sampled over {} ms)", scan.sample_ms)
+        }
+    );
+    out
+}
+
+fn project_card(out: &mut String, project: &Project, style: &Style) {
+    let title = style.paint(&project.name, "1");
+    let _ = writeln!(
+        out,
+        "\n{title}  {}  {}",
+        project.path,
+        style.level(project.level)
+    );
+    for r in &project.resources {
+        resource_block(out, r, style);
+    }
+}
+
+fn resource_block(out: &mut String, r: &Resource, style: &Style) {
+    let ports: Vec<String> = r
+        .ports
+        .iter()
+        .map(|p| {
+            if p.address.contains(':') {
+                format!("[{}]:{}", p.address, p.port)
+            } else {
+                format!("{}:{}", p.address, p.port)
+            }
+        })
+        .collect();
+    let pids: Vec<String> = r.members.iter().map(|m| m.pid.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "  {} {}  ports {}  pids {}  age {}  id {}",
+        style.level(r.level),
+        r.kind,
+        if ports.is_empty() {
+            "none".to_owned()
+        } else {
+            ports.join(", ")
+        },
+        pids.join(" "),
+        r.age_seconds.map_or("unknown".to_owned(), age),
+        r.id
+    );
+    for e in &r.evidence {
+        let _ = writeln!(out, "    {} {}", style.mark(e.level), e.message);
+    }
+}
+
+/// `3725` → `1h 2m`: two units are enough to tell old from new.
+fn age(seconds: u64) -> String {
+    let (d, h, m, s) = (
+        seconds / 86_400,
+        seconds / 3_600 % 24,
+        seconds / 60 % 60,
+        seconds % 60,
+    );
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s}s"),
+        (0, 0, _) => format!("{m}m {s}s"),
+        (0, _, _) => format!("{h}h {m}m"),
+        _ => format!("{d}d {h}h"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_use_the_two_largest_units() {
+        assert_eq!(age(5), "5s");
+        assert_eq!(age(125), "2m 5s");
+        assert_eq!(age(3_725), "1h 2m");
+        assert_eq!(age(90_000), "1d 1h");
+    }
+
+    #[test]
+    fn no_colour_means_no_escape_codes() {
+        let scan = Scan {
+            schema: 1,
+            generation: 1,
+            scanned_at: String::new(),
+            sample_ms: 0,
+            projects: Vec::new(),
+            other_listeners: Some(Vec::new()),
+        };
+        let plain = cards(&scan, false);
+        assert!(!plain.contains('\x1b'));
+        assert!(plain.contains("No dev residue found."));
+        assert!(plain.contains("activity not sampled"));
+    }
+}

@@ -1,0 +1,171 @@
+//! The connection rule: a live connection is an ESTABLISHED socket whose local address and port
+//! are those of one of the resource's listeners, read from the socket table — so a connection
+//! the server has not accepted yet (no owner) still counts. A connection whose other end is held
+//! by a member of the same resource is internal and does not count; one whose other end cannot
+//! be attributed does.
+
+use std::collections::HashSet;
+use std::net::{IpAddr, SocketAddr};
+
+use crate::probe::{Pid, Socket, TcpState};
+
+/// One established connection on a resource's listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conn {
+    pub local: SocketAddr,
+    pub peer: SocketAddr,
+    pub peer_pid: Option<Pid>,
+    pub internal: bool,
+}
+
+/// `::ffff:127.0.0.1` and `127.0.0.1` are one address: an IPv4 client of a dual-stack listener
+/// shows up in the IPv6 table with the mapped form.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// Whether a listener bound to `listener` accepts connections arriving at `local`.
+///
+/// Address and port, not port alone: `127.0.0.1:5173` and `[::1]:5173` are different
+/// listeners. A wildcard listener serves every address of its family; `[::]` may be dual-stack,
+/// so it also serves IPv4 (over-matching can only make a resource redder, never greener).
+pub fn serves(listener: SocketAddr, local: SocketAddr) -> bool {
+    if listener.port() != local.port() {
+        return false;
+    }
+    let (l, a) = (canonical(listener.ip()), canonical(local.ip()));
+    match l {
+        IpAddr::V6(v6) if v6.is_unspecified() => true,
+        IpAddr::V4(v4) if v4.is_unspecified() => a.is_ipv4(),
+        _ => l == a,
+    }
+}
+
+fn same_endpoint(a: SocketAddr, b: SocketAddr) -> bool {
+    a.port() == b.port() && canonical(a.ip()) == canonical(b.ip())
+}
+
+/// The established connections on `listeners`, each attributed to the process holding its other
+/// end where the table shows it.
+pub fn connections_on(
+    listeners: &[SocketAddr],
+    table: &[Socket],
+    members: &HashSet<Pid>,
+) -> Vec<Conn> {
+    let established: Vec<&Socket> = table
+        .iter()
+        .filter(|s| s.state == TcpState::Established)
+        .collect();
+    established
+        .iter()
+        .filter(|s| listeners.iter().any(|&l| serves(l, s.local)))
+        .map(|s| {
+            let peer_pid = established
+                .iter()
+                .find(|t| same_endpoint(t.local, s.remote) && same_endpoint(t.remote, s.local))
+                .and_then(|t| t.owner);
+            Conn {
+                local: s.local,
+                peer: s.remote,
+                peer_pid,
+                internal: peer_pid.is_some_and(|p| members.contains(&p)),
+            }
+        })
+        .collect()
+}
+
+/// Connections waiting in an accept queue the table reports only as a count (macOS `soi_qlen`).
+pub fn queued_on(listeners: &[&Socket]) -> u32 {
+    listeners.iter().filter_map(|s| s.queued).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    fn est(local: &str, remote: &str, owner: Option<Pid>) -> Socket {
+        Socket {
+            local: a(local),
+            remote: a(remote),
+            state: TcpState::Established,
+            owner,
+            queued: None,
+        }
+    }
+
+    #[test]
+    fn address_and_port_both_decide_which_listener_serves() {
+        assert!(serves(a("127.0.0.1:5173"), a("127.0.0.1:5173")));
+        assert!(!serves(a("127.0.0.1:5173"), a("[::1]:5173")));
+        assert!(!serves(a("[::1]:5173"), a("127.0.0.1:5173")));
+        assert!(!serves(a("127.0.0.1:5173"), a("127.0.0.1:5174")));
+        assert!(serves(a("0.0.0.0:80"), a("10.0.0.5:80")));
+        assert!(!serves(a("0.0.0.0:80"), a("[::1]:80")));
+        assert!(serves(a("[::]:80"), a("[::ffff:127.0.0.1]:80")));
+        assert!(
+            serves(a("[::]:80"), a("127.0.0.1:80")),
+            "dual-stack may serve IPv4"
+        );
+    }
+
+    #[test]
+    fn a_client_of_the_listener_is_a_live_connection() {
+        let table = vec![
+            est("127.0.0.1:5173", "127.0.0.1:40000", Some(10)),
+            est("127.0.0.1:40000", "127.0.0.1:5173", Some(99)),
+        ];
+        let c = connections_on(&[a("127.0.0.1:5173")], &table, &HashSet::from([10]));
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].peer_pid, Some(99));
+        assert!(!c[0].internal);
+    }
+
+    #[test]
+    fn an_unaccepted_connection_counts_though_no_process_holds_it() {
+        let table = vec![est("127.0.0.1:5173", "127.0.0.1:40000", None)];
+        let c = connections_on(&[a("127.0.0.1:5173")], &table, &HashSet::from([10]));
+        assert_eq!(c.len(), 1);
+        assert!(!c[0].internal, "an unattributed peer is never internal");
+    }
+
+    #[test]
+    fn a_connection_between_members_is_internal() {
+        let table = vec![
+            est(
+                "[::ffff:127.0.0.1]:8888",
+                "[::ffff:127.0.0.1]:40000",
+                Some(10),
+            ),
+            est("127.0.0.1:40000", "127.0.0.1:8888", Some(11)),
+        ];
+        let c = connections_on(&[a("[::]:8888")], &table, &HashSet::from([10, 11]));
+        assert_eq!(c.len(), 1);
+        assert!(c[0].internal);
+    }
+
+    #[test]
+    fn connections_on_other_ports_and_outgoing_ones_do_not_count() {
+        let table = vec![
+            est("127.0.0.1:40001", "127.0.0.1:5432", Some(10)),
+            est("127.0.0.1:5432", "127.0.0.1:40001", Some(50)),
+        ];
+        assert!(connections_on(&[a("127.0.0.1:5173")], &table, &HashSet::from([10])).is_empty());
+    }
+
+    #[test]
+    fn queued_counts_add_up_and_absent_counts_are_zero() {
+        let mut l = est("127.0.0.1:1", "0.0.0.0:0", Some(1));
+        l.state = TcpState::Listen;
+        l.queued = Some(2);
+        let mut m = l.clone();
+        m.queued = None;
+        assert_eq!(queued_on(&[&l, &m]), 2);
+    }
+}

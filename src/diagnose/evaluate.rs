@@ -1,0 +1,190 @@
+//! Judging one resource: gather its facts, ask each rule, keep every piece of evidence.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+
+use super::connections;
+use super::model::{Connection, Evidence, Member, Port, Resource, RootIdentity};
+use super::rules::{self, ActivityFacts, Parentage, Thresholds};
+use super::{kinds, Draft, Facts};
+use crate::probe::{ActivitySample, Pid, TcpState};
+
+pub(crate) fn resource(
+    facts: &mut Facts,
+    draft: &Draft,
+    sample: Option<&ActivitySample>,
+    thresholds: Thresholds,
+) -> Resource {
+    let mut evidence = Vec::new();
+    let (members, identity_problems) = members(facts, &draft.members);
+    evidence.extend(identity_problems);
+    let member_pids: HashSet<Pid> = members.iter().map(|m| m.pid).collect();
+
+    let root = facts
+        .table
+        .get(draft.root)
+        .expect("a draft's root comes from the table")
+        .clone();
+    let kind = draft
+        .members
+        .iter()
+        .filter_map(|&m| facts.table.get(m))
+        .find_map(|p| kinds::classify(&p.argv));
+    evidence.push(rules::kind_evidence(kind, &root));
+    evidence.extend(protected(facts, &draft.members));
+
+    let (ports, connections, net_evidence) = network(facts, &member_pids);
+    evidence.extend(net_evidence);
+
+    let cgroup = facts
+        .details(root.identity.pid)
+        .and_then(|d| d.cgroup.clone());
+    evidence.push(rules::orphan_evidence(&Parentage {
+        root: &root,
+        parent: facts.table.parent(root.identity.pid),
+        session_leader_alive: facts.table.is_alive(root.session),
+        cgroup: cgroup.as_ref(),
+    }));
+
+    let (activity_evidence, activity) =
+        rules::activity_evidence(&activity_facts(sample, &member_pids), thresholds);
+    evidence.push(activity_evidence);
+
+    Resource {
+        id: format!("{}-{}", root.identity.pid, root.identity.start_time),
+        level: rules::level_of(&evidence),
+        kind: kind.unwrap_or("unknown").to_owned(),
+        root: RootIdentity {
+            pid: root.identity.pid,
+            start_time: root.identity.start_time,
+        },
+        ports,
+        members,
+        connections,
+        age_seconds: root.age_seconds,
+        activity,
+        evidence,
+    }
+}
+
+/// The members as shown, and red evidence for any whose identity (exe) cannot be read.
+/// A member that vanished since the table was read is left out: it is gone.
+fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for &pid in pids {
+        let Some(info) = facts.table.get(pid).cloned() else {
+            continue;
+        };
+        let Some(details) = facts.details(pid).cloned() else {
+            continue;
+        };
+        if let Err(e) = &details.exe {
+            problems.push(rules::identity_unreadable(pid, e));
+        }
+        out.push(Member {
+            pid,
+            start_time: info.identity.start_time,
+            ppid: info.ppid,
+            uid: info.uid,
+            argv: info
+                .argv
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect(),
+            command: info.comm.clone(),
+            exe: details.exe.ok().map(|p| p.to_string_lossy().into_owned()),
+            cwd: details.cwd.ok().map(|p| p.to_string_lossy().into_owned()),
+        });
+    }
+    (out, problems)
+}
+
+/// PID 1, Pier, and Pier's ancestors must never be part of what gets stopped.
+fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
+    pids.iter()
+        .filter_map(|&pid| {
+            let why = if pid == 1 {
+                "PID 1"
+            } else if pid == facts.probe.own_pid() {
+                "Pier itself"
+            } else if facts.pier_ancestors.contains(&pid) {
+                "an ancestor of Pier"
+            } else {
+                return None;
+            };
+            Some(rules::protected_evidence(pid, why))
+        })
+        .collect()
+}
+
+/// Ports, connections and their evidence, from the scan's socket table.
+fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>, Vec<Evidence>) {
+    let table = match &facts.sockets {
+        Ok(table) => table,
+        Err(e) => {
+            return (
+                Vec::new(),
+                Vec::new(),
+                vec![rules::connections_unreadable(e)],
+            )
+        }
+    };
+    let mut evidence: Vec<Evidence> = table
+        .unreadable
+        .iter()
+        .filter(|(pid, _)| members.contains(pid))
+        .map(|(pid, e)| rules::fd_table_unreadable(*pid, e))
+        .collect();
+    let listeners: Vec<_> = table
+        .sockets
+        .iter()
+        .filter(|s| s.state == TcpState::Listen && s.owner.is_some_and(|o| members.contains(&o)))
+        .collect();
+    let mut ports: Vec<Port> = listeners
+        .iter()
+        .map(|s| Port {
+            port: s.local.port(),
+            address: s.local.ip().to_string(),
+            pid: s.owner.unwrap_or_default(),
+        })
+        .collect();
+    ports.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));
+    ports.dedup();
+    evidence.extend(
+        ports
+            .iter()
+            .map(|p| rules::listening_evidence(&p.address, p.port)),
+    );
+    let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
+    let conns = connections::connections_on(&addrs, &table.sockets, members);
+    evidence.extend(rules::connection_evidence(
+        &conns,
+        connections::queued_on(&listeners),
+    ));
+    let shown = conns
+        .into_iter()
+        .map(|c| Connection {
+            local: c.local.to_string(),
+            peer: c.peer.to_string(),
+            peer_pid: c.peer_pid,
+            internal: c.internal,
+        })
+        .collect();
+    (ports, shown, evidence)
+}
+
+/// The members' share of the scan's sample.
+fn activity_facts(sample: Option<&ActivitySample>, members: &HashSet<Pid>) -> ActivityFacts {
+    let Some(sample) = sample else {
+        return ActivityFacts::NotSampled;
+    };
+    let mut deltas = Vec::new();
+    for (pid, delta) in sample.per_pid.iter().filter(|(p, _)| members.contains(p)) {
+        match delta {
+            Ok(d) => deltas.push(*d),
+            Err(e) => return ActivityFacts::Unreadable(format!("pid {pid}: {e}")),
+        }
+    }
+    ActivityFacts::Measured(deltas, sample.window)
+}

@@ -1,0 +1,603 @@
+//! What a process *is*, read from the structure of its argv — never from a substring of the
+//! joined command line (`grep vite` would match `vim vite.config.ts`).
+//!
+//! The program is the basename of argv[0]; for an interpreter (node, python, ruby, bun, deno,
+//! php) it is the script's basename (or `-m module`). A subcommand is the argument right after
+//! the program, when it is not a flag. The tables below are the only place tools are named.
+
+use crate::probe::ProcessInfo;
+
+/// How a tool's arguments must look for it to count as a dev server or watcher.
+#[derive(Debug, Clone, Copy)]
+enum Args {
+    /// Always (the program only ever serves or watches).
+    Any,
+    /// The subcommand is one of these (`None` = no subcommand at all also counts).
+    Sub(&'static [&'static str], bool),
+    /// One of these flags is present anywhere (`tsc --watch`, `php -S`).
+    Flag(&'static [&'static str]),
+}
+
+/// One row of the tool table: the kind reported, the program, and the argument rule.
+struct KindRule {
+    kind: &'static str,
+    program: &'static str,
+    args: Args,
+}
+
+const fn rule(kind: &'static str, program: &'static str, args: Args) -> KindRule {
+    KindRule {
+        kind,
+        program,
+        args,
+    }
+}
+
+const DEV: &[&str] = &[
+    "dev", "develop", "serve", "server", "start", "watch", "preview",
+];
+
+/// The dev tools Pier recognises. Order matters only where one program has several rows.
+const KINDS: &[KindRule] = &[
+    rule(
+        "vite",
+        "vite",
+        Args::Sub(&["dev", "serve", "preview"], true),
+    ),
+    rule("next-dev", "next", Args::Sub(&["dev", "start"], false)),
+    rule("nuxt-dev", "nuxt", Args::Sub(&["dev", "preview"], false)),
+    rule("nuxt-dev", "nuxi", Args::Sub(&["dev", "preview"], false)),
+    rule("astro-dev", "astro", Args::Sub(&["dev", "preview"], false)),
+    rule("remix-dev", "remix", Args::Sub(&["dev"], false)),
+    rule(
+        "svelte-kit",
+        "svelte-kit",
+        Args::Sub(&["dev", "preview"], false),
+    ),
+    rule(
+        "gatsby-develop",
+        "gatsby",
+        Args::Sub(&["develop", "serve"], false),
+    ),
+    rule("angular-serve", "ng", Args::Sub(&["serve", "s"], false)),
+    rule(
+        "vue-cli-serve",
+        "vue-cli-service",
+        Args::Sub(&["serve"], false),
+    ),
+    rule(
+        "react-scripts",
+        "react-scripts",
+        Args::Sub(&["start"], false),
+    ),
+    rule("webpack-dev-server", "webpack-dev-server", Args::Any),
+    rule("webpack", "webpack", Args::Sub(&["serve", "watch"], false)),
+    rule("webpack", "webpack", Args::Flag(&["--watch", "-w"])),
+    rule("parcel", "parcel", Args::Sub(&["serve", "watch"], true)),
+    rule("esbuild", "esbuild", Args::Flag(&["--serve", "--watch"])),
+    rule("tsc-watch", "tsc", Args::Flag(&["--watch", "-w"])),
+    rule(
+        "tailwind-watch",
+        "tailwindcss",
+        Args::Flag(&["--watch", "-w"]),
+    ),
+    rule("storybook", "storybook", Args::Sub(&["dev"], false)),
+    rule("storybook", "start-storybook", Args::Any),
+    rule("expo", "expo", Args::Sub(&["start"], false)),
+    rule("eleventy", "eleventy", Args::Flag(&["--serve", "--watch"])),
+    rule("nodemon", "nodemon", Args::Any),
+    rule("ts-node-dev", "ts-node-dev", Args::Any),
+    rule("tsx-watch", "tsx", Args::Sub(&["watch"], false)),
+    rule("live-server", "live-server", Args::Any),
+    rule("http-server", "http-server", Args::Any),
+    rule("json-server", "json-server", Args::Any),
+    rule("serve", "serve", Args::Any),
+    rule("rails-server", "rails", Args::Sub(&["server", "s"], false)),
+    rule(
+        "django-runserver",
+        "manage.py",
+        Args::Sub(&["runserver"], false),
+    ),
+    rule(
+        "django-runserver",
+        "django-admin",
+        Args::Sub(&["runserver"], false),
+    ),
+    rule("uvicorn", "uvicorn", Args::Any),
+    rule("flask-run", "flask", Args::Sub(&["run"], false)),
+    rule("python-http-server", "http.server", Args::Any),
+    rule(
+        "jupyter",
+        "jupyter",
+        Args::Sub(&["lab", "notebook", "server"], false),
+    ),
+    rule("jupyter", "jupyter-lab", Args::Any),
+    rule("jupyter", "jupyter-notebook", Args::Any),
+    rule("cargo-watch", "cargo", Args::Sub(&["watch"], false)),
+    rule("cargo-watch", "cargo-watch", Args::Any),
+    rule("php-artisan-serve", "artisan", Args::Sub(&["serve"], false)),
+    rule("php-server", "php", Args::Flag(&["-S"])),
+    rule("phoenix-server", "mix", Args::Sub(&["phx.server"], false)),
+    rule(
+        "hugo-server",
+        "hugo",
+        Args::Sub(&["server", "serve"], false),
+    ),
+    rule("jekyll-serve", "jekyll", Args::Sub(&["serve", "s"], false)),
+    rule("watchexec", "watchexec", Args::Any),
+    rule("air", "air", Args::Any),
+    rule("deno-task", "deno", Args::Sub(&["task"], false)),
+    rule("bun-dev", "bun", Args::Flag(&["--watch", "--hot"])),
+    rule("wrangler-dev", "wrangler", Args::Sub(&["dev"], false)),
+    rule(
+        "firebase-emulators",
+        "firebase",
+        Args::Sub(&["emulators:start", "serve"], false),
+    ),
+    rule("turbo-dev", "turbo", Args::Sub(DEV, false)),
+];
+
+/// Programs that run a script rather than being the tool: the script names the tool.
+const INTERPRETERS: &[&str] = &["node", "nodejs", "ruby", "bun", "deno", "php"];
+
+/// Interpreter flags that take a value, so the value is not mistaken for the script.
+const VALUE_FLAGS: &[&str] = &[
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+    "-W",
+    "-X",
+    "-I",
+    "--inspect-port",
+    "--title",
+    "--env-file",
+];
+
+/// What a process is to the root walk and to the orphan rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// PID 1 (init / launchd).
+    Init,
+    /// Adopts orphans for a user session (`systemd --user`): its children count as orphaned.
+    Subreaper,
+    InteractiveShell,
+    Terminal,
+    Editor,
+    Multiplexer,
+    ProcessManager,
+    /// Launches the tool and belongs to its resource (`sh -c`, `npm run`, `make`, `cargo run`).
+    Wrapper,
+    /// A known dev tool of this kind.
+    Tool(&'static str),
+    Other,
+}
+
+impl Role {
+    /// The words used in evidence ("parent is a live interactive shell").
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Role::Init => "init",
+            Role::Subreaper => "session subreaper",
+            Role::InteractiveShell => "interactive shell",
+            Role::Terminal => "terminal",
+            Role::Editor => "editor",
+            Role::Multiplexer => "terminal multiplexer",
+            Role::ProcessManager => "process manager",
+            Role::Wrapper => "launcher",
+            Role::Tool(_) => "dev tool",
+            Role::Other => "process",
+        }
+    }
+
+    /// Part of a tool's own launch chain: the root walk climbs through it.
+    pub fn is_launch_chain(&self) -> bool {
+        matches!(self, Role::Wrapper | Role::Tool(_))
+    }
+}
+
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "pwsh", "elvish",
+];
+const WRAPPERS: &[&str] = &[
+    "npm",
+    "npx",
+    "pnpm",
+    "pnpx",
+    "yarn",
+    "bunx",
+    "make",
+    "gmake",
+    "env",
+    "nohup",
+    "timeout",
+    "nice",
+    "time",
+    "uv",
+    "poetry",
+    "pipenv",
+    "pdm",
+    "rye",
+    "hatch",
+    "bundle",
+    "concurrently",
+    "npm-run-all",
+    "run-p",
+    "run-s",
+    "dotenv",
+    "nx",
+    "corepack",
+    "npm-cli.js",
+    "npx-cli.js",
+    "yarn.js",
+    "yarn.cjs",
+    "pnpm.cjs",
+    "pnpm.js",
+    "bun",
+    "deno",
+    "cargo",
+];
+const TERMINALS: &[&str] = &[
+    "gnome-terminal-server",
+    "gnome-terminal-",
+    "konsole",
+    "xterm",
+    "urxvt",
+    "rxvt",
+    "alacritty",
+    "kitty",
+    "wezterm",
+    "wezterm-gui",
+    "foot",
+    "tilix",
+    "terminator",
+    "iTerm2",
+    "Terminal",
+    "Hyper",
+    "ghostty",
+    "warp",
+    "script",
+    "sshd",
+    "xfce4-terminal",
+    "lxterminal",
+];
+const EDITORS: &[&str] = &[
+    "code",
+    "code-oss",
+    "codium",
+    "cursor",
+    "Code Helper",
+    "Code Helper (Plugin)",
+    "Electron",
+    "idea",
+    "pycharm",
+    "webstorm",
+    "goland",
+    "rubymine",
+    "clion",
+    "rider",
+    "phpstorm",
+    "studio",
+    "vim",
+    "nvim",
+    "emacs",
+    "zed",
+    "zed-editor",
+    "sublime_text",
+    "subl",
+    "hx",
+    "helix",
+    "kate",
+];
+const MULTIPLEXERS: &[&str] = &[
+    "tmux",
+    "tmux: server",
+    "screen",
+    "SCREEN",
+    "zellij",
+    "abduco",
+    "dtach",
+];
+const MANAGERS: &[&str] = &[
+    "pm2",
+    "supervisord",
+    "overmind",
+    "foreman",
+    "process-compose",
+    "honcho",
+    "hivemind",
+    "launchd",
+    "runsv",
+    "s6-supervise",
+    "circusd",
+];
+
+/// The lossy basename of an argument, the way a user would name the program.
+fn basename(arg: &[u8]) -> String {
+    let name = arg.rsplit(|&b| b == b'/').next().unwrap_or(arg);
+    String::from_utf8_lossy(name).into_owned()
+}
+
+fn is_python(name: &str) -> bool {
+    // python, python3, python3.12, pypy3 …
+    let rest = name
+        .strip_prefix("python")
+        .or_else(|| name.strip_prefix("pypy"));
+    rest.is_some_and(|r| r.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// The program a process runs and the arguments after it, looking through interpreters.
+/// `None` for inline code (`python -c`, `node -e`): no script names it.
+fn program_and_args(argv: &[Vec<u8>]) -> Option<(String, Vec<String>)> {
+    let first = basename(argv.first()?);
+    let rest: Vec<String> = argv[1..]
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let python = is_python(&first);
+    if !python && !INTERPRETERS.contains(&first.as_str()) {
+        return Some((first, rest));
+    }
+    // `php -S host:port` is PHP's own server: no script names it.
+    if first == "php" && rest.iter().any(|a| a == "-S") {
+        return Some((first, rest));
+    }
+    let mut i = 0;
+    while i < rest.len() {
+        let arg = rest[i].as_str();
+        match arg {
+            "-c" | "-e" | "--eval" | "-p" | "--print" => return None,
+            "-m" if python => {
+                let module = rest.get(i + 1)?.clone();
+                return Some((module, rest[i + 2..].to_vec()));
+            }
+            // `bun run x`, `deno run x`: the verb is not the script.
+            "run" | "x" if i == 0 && !python => {}
+            _ if VALUE_FLAGS.contains(&arg) => i += 1,
+            _ if arg.starts_with('-') => {}
+            _ => {
+                let script = basename(arg.as_bytes());
+                return Some((script, rest[i + 1..].to_vec()));
+            }
+        }
+        i += 1;
+    }
+    // A bare interpreter (a REPL) or a verb with no script: the interpreter is the program.
+    Some((first, rest))
+}
+
+/// `vite.js` → `vite`, `next.mjs` → `next`; `manage.py` keeps its name (the table uses it).
+fn strip_script_ext(name: &str) -> &str {
+    for ext in [".js", ".mjs", ".cjs", ".ts", ".rb"] {
+        if let Some(stem) = name.strip_suffix(ext) {
+            return stem;
+        }
+    }
+    name
+}
+
+fn args_match(rule: Args, args: &[String]) -> bool {
+    // Subcommands come first (`next dev -p 3000`); a leading flag means there is none, so a
+    // flag's value (`vite --port 3000`) is never taken for one. `cargo +nightly watch` skips
+    // the toolchain.
+    let sub = args
+        .iter()
+        .find(|a| !a.starts_with('+'))
+        .filter(|a| !a.starts_with('-'));
+    match rule {
+        Args::Any => true,
+        Args::Sub(subs, bare_ok) => match sub {
+            Some(s) => subs.contains(&s.as_str()),
+            None => bare_ok,
+        },
+        Args::Flag(flags) => args
+            .iter()
+            .any(|a| flags.contains(&a.split('=').next().unwrap_or(a))),
+    }
+}
+
+/// The dev tool kind of an argv, if it is one Pier knows.
+pub fn classify(argv: &[Vec<u8>]) -> Option<&'static str> {
+    let (program, args) = program_and_args(argv)?;
+    let names = [program.as_str(), strip_script_ext(&program)];
+    KINDS
+        .iter()
+        .find(|r| names.contains(&r.program) && args_match(r.args, &args))
+        .map(|r| r.kind)
+}
+
+/// What a process is to the root walk. `comm` backs up argv[0] (which a process may rewrite).
+pub fn role(p: &ProcessInfo) -> Role {
+    if p.identity.pid == 1 {
+        return Role::Init;
+    }
+    if let Some(kind) = classify(&p.argv) {
+        return Role::Tool(kind);
+    }
+    let arg0 = p.argv.first().map(|a| basename(a)).unwrap_or_default();
+    let login = arg0.starts_with('-');
+    let name = arg0.trim_start_matches('-');
+    let is = |list: &[&str]| list.contains(&name) || list.contains(&p.comm.as_str());
+    if name == "systemd" || p.comm == "systemd" {
+        return Role::Subreaper;
+    }
+    if SHELLS.contains(&name) {
+        return if login || is_interactive_shell(p) {
+            Role::InteractiveShell
+        } else {
+            Role::Wrapper
+        };
+    }
+    if is(MULTIPLEXERS) || p.comm.starts_with("tmux") {
+        return Role::Multiplexer;
+    }
+    if is(MANAGERS) || p.comm.starts_with("PM2") {
+        return Role::ProcessManager;
+    }
+    if is(EDITORS) {
+        return Role::Editor;
+    }
+    if is(TERMINALS) {
+        return Role::Terminal;
+    }
+    let through = program_and_args(&p.argv).map(|(prog, _)| prog);
+    if is(WRAPPERS) || through.is_some_and(|prog| WRAPPERS.contains(&prog.as_str())) {
+        return Role::Wrapper;
+    }
+    Role::Other
+}
+
+/// A shell is interactive when it leads a session on a terminal, or runs neither `-c` nor a
+/// script (a shell waiting for a person). `sh -c 'vite'` and `bash run.sh` are launchers.
+fn is_interactive_shell(p: &ProcessInfo) -> bool {
+    let leads_terminal = p.session == p.identity.pid && p.tty_nr != 0;
+    let runs_something = p
+        .argv
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .any(|a| a.as_slice() == b"-c" || !a.starts_with(b"-"));
+    leads_terminal || !runs_something
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::fake::process;
+
+    fn kind(args: &[&str]) -> Option<&'static str> {
+        let argv: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        classify(&argv)
+    }
+
+    #[test]
+    fn tools_are_known_by_program_and_subcommand() {
+        assert_eq!(kind(&["/p/node_modules/.bin/vite"]), Some("vite"));
+        assert_eq!(kind(&["vite", "--port", "3000"]), Some("vite"));
+        assert_eq!(kind(&["vite", "build"]), None);
+        assert_eq!(kind(&["next", "dev"]), Some("next-dev"));
+        assert_eq!(
+            kind(&["next", "build"]),
+            None,
+            "a build is not a dev server"
+        );
+        assert_eq!(kind(&["rails", "server"]), Some("rails-server"));
+        assert_eq!(kind(&["cargo", "watch", "-x", "run"]), Some("cargo-watch"));
+        assert_eq!(kind(&["cargo", "build"]), None);
+        assert_eq!(kind(&["tsc", "--watch"]), Some("tsc-watch"));
+        assert_eq!(kind(&["tsc"]), None);
+        assert_eq!(kind(&["php", "-S", "localhost:8000"]), Some("php-server"));
+        assert_eq!(kind(&["jupyter", "lab"]), Some("jupyter"));
+        assert_eq!(kind(&["jupyter", "nbconvert"]), None);
+    }
+
+    #[test]
+    fn interpreters_are_looked_through_to_their_script() {
+        assert_eq!(
+            kind(&["node", "/p/node_modules/vite/bin/vite.js", "--host"]),
+            Some("vite")
+        );
+        assert_eq!(
+            kind(&[
+                "node",
+                "--inspect",
+                "-r",
+                "ts-node/register",
+                "node_modules/.bin/next",
+                "dev"
+            ]),
+            Some("next-dev")
+        );
+        assert_eq!(
+            kind(&["python3", "manage.py", "runserver"]),
+            Some("django-runserver")
+        );
+        assert_eq!(
+            kind(&["python3.12", "-m", "uvicorn", "app:app"]),
+            Some("uvicorn")
+        );
+        assert_eq!(
+            kind(&["python", "-m", "http.server", "8000"]),
+            Some("python-http-server")
+        );
+        assert_eq!(
+            kind(&["php", "artisan", "serve"]),
+            Some("php-artisan-serve")
+        );
+        assert_eq!(
+            kind(&["/usr/bin/ruby", "bin/rails", "s"]),
+            Some("rails-server")
+        );
+    }
+
+    #[test]
+    fn substrings_of_the_command_line_never_count() {
+        assert_eq!(kind(&["vim", "vite.config.ts"]), None);
+        assert_eq!(kind(&["grep", "-r", "next dev", "."]), None);
+        assert_eq!(kind(&["python3", "-c", "import vite"]), None);
+        assert_eq!(kind(&["node", "-e", "require('vite')"]), None);
+        assert_eq!(kind(&["/opt/vite-tools/bin/lint"]), None);
+        assert_eq!(kind(&[]), None);
+    }
+
+    #[test]
+    fn non_utf8_argv_is_classified_lossily_without_panicking() {
+        let argv = vec![b"/p/\xffdir/vite".to_vec(), b"\xfe".to_vec()];
+        assert_eq!(
+            classify(&argv),
+            None,
+            "an \\xfe subcommand is not dev/serve"
+        );
+        let argv = vec![b"/p/\xffdir/vite".to_vec()];
+        assert_eq!(classify(&argv), Some("vite"));
+    }
+
+    #[test]
+    fn shells_running_a_command_are_launchers_and_waiting_shells_are_interactive() {
+        assert_eq!(role(&process(10, 1, &["sh", "-c", "vite"])), Role::Wrapper);
+        assert_eq!(role(&process(10, 1, &["bash", "dev.sh"])), Role::Wrapper);
+        assert_eq!(role(&process(10, 1, &["-zsh"])), Role::InteractiveShell);
+        assert_eq!(
+            role(&process(10, 1, &["bash", "-i"])),
+            Role::InteractiveShell
+        );
+        let mut leader = process(10, 9, &["sh", "-c", "vite; true"]);
+        leader.tty_nr = 34816;
+        assert_eq!(
+            role(&leader),
+            Role::InteractiveShell,
+            "leads a live terminal session"
+        );
+    }
+
+    #[test]
+    fn parents_that_own_a_session_are_not_launchers() {
+        assert_eq!(role(&process(1, 0, &["/sbin/init"])), Role::Init);
+        assert_eq!(
+            role(&process(5, 1, &["/lib/systemd/systemd", "--user"])),
+            Role::Subreaper
+        );
+        assert_eq!(role(&process(5, 1, &["tmux", "new"])), Role::Multiplexer);
+        assert_eq!(role(&process(5, 1, &["/usr/bin/code"])), Role::Editor);
+        assert_eq!(role(&process(5, 1, &["pm2"])), Role::ProcessManager);
+        assert_eq!(role(&process(5, 1, &["npm", "run", "dev"])), Role::Wrapper);
+        assert_eq!(
+            role(&process(
+                5,
+                1,
+                &[
+                    "node",
+                    "/usr/lib/node_modules/npm/bin/npm-cli.js",
+                    "run",
+                    "dev"
+                ]
+            )),
+            Role::Wrapper
+        );
+        assert_eq!(
+            role(&process(5, 1, &["python3", "orchestrate.py"])),
+            Role::Other
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! Diagnosis: from what the probe read to cards with levels and evidence (DESIGN.md §2).
+//!
+//! One pass: process table → the user's candidates (known tool kinds, or listeners inside a
+//! project) → their roots → resources (root + live descendants) → projects → one activity
+//! sample for every kept member at once → evidence per resource → levels.
+//!
+//! Invariants: only the current user's processes are candidates; every fact that could not be
+//! read becomes evidence against stopping (never "nothing there"); a failure spoils one
+//! resource, never the scan — only an unreadable process table fails the scan as a whole.
+
+pub mod connections;
+pub mod kinds;
+pub mod model;
+pub mod project;
+pub mod rules;
+pub mod tree;
+
+mod evaluate;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::probe::{Pid, Probe, ProbeError, ProcessDetails, SocketTable, TcpState};
+use model::{Level, OtherListener, Project, Scan, SCHEMA_VERSION};
+use project::ProjectDir;
+use rules::Thresholds;
+use tree::ProcessTable;
+
+/// How to scan.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// The worker's scan counter, carried into the result.
+    pub generation: u64,
+    /// The activity window; zero means "not sampled".
+    pub sample: Duration,
+    /// Keep only projects (or, outside any project, working directories) under these folders.
+    pub under: Vec<PathBuf>,
+    /// Also list listeners that are not candidates.
+    pub include_others: bool,
+    pub thresholds: Thresholds,
+    /// `$HOME`, which is never a project.
+    pub home: Option<PathBuf>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        Self {
+            generation: 1,
+            sample: Duration::from_millis(500),
+            under: Vec::new(),
+            include_others: false,
+            thresholds: Thresholds::default(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        }
+    }
+}
+
+/// Why a scan could not be made at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    #[error("Pier could not read the process table: {0}")]
+    Processes(#[from] ProbeError),
+}
+
+/// Answers "which project marker does this folder hold?" (the disk, or a test's table).
+pub type MarkerLookup<'a> = &'a dyn Fn(&Path) -> Option<&'static str>;
+
+/// Everything read once per scan, shared by the steps below.
+pub(crate) struct Facts<'a> {
+    pub probe: &'a dyn Probe,
+    pub table: ProcessTable,
+    pub sockets: Result<SocketTable, String>,
+    pub uid: u32,
+    /// Pier's ancestors (Pier itself is `probe.own_pid()`).
+    pub pier_ancestors: HashSet<Pid>,
+    details: HashMap<Pid, Option<ProcessDetails>>,
+}
+
+impl Facts<'_> {
+    /// exe, cwd and cgroup, read once per pid per scan. `None`: the process is gone.
+    pub fn details(&mut self, pid: Pid) -> Option<&ProcessDetails> {
+        let probe = self.probe;
+        self.details
+            .entry(pid)
+            .or_insert_with(|| probe.details(pid))
+            .as_ref()
+    }
+
+    fn cwd(&mut self, pid: Pid) -> Option<PathBuf> {
+        self.details(pid)?.cwd.clone().ok()
+    }
+}
+
+/// A resource found, before it is judged.
+pub(crate) struct Draft {
+    pub root: Pid,
+    pub members: Vec<Pid>,
+    pub project: Option<ProjectDir>,
+    /// Where the card goes: the project folder, or the root's cwd outside any project.
+    pub place: PathBuf,
+}
+
+/// Runs one scan.
+pub fn scan(
+    probe: &dyn Probe,
+    opts: &ScanOptions,
+    marker_at: MarkerLookup,
+) -> Result<Scan, ScanError> {
+    let table = ProcessTable::new(probe.processes()?);
+    let uid = probe.current_uid();
+    let own: Vec<Pid> = table
+        .iter()
+        .filter(|p| p.uid == uid && !p.zombie && !p.argv.is_empty())
+        .map(|p| p.identity.pid)
+        .collect();
+    let sockets = probe.sockets(&own).map_err(|e| e.to_string());
+    let pier_ancestors = table.ancestors(probe.own_pid()).into_iter().collect();
+    let mut facts = Facts {
+        probe,
+        table,
+        sockets,
+        uid,
+        pier_ancestors,
+        details: HashMap::new(),
+    };
+
+    let drafts = find_resources(&mut facts, &own, opts, marker_at);
+    let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
+    let sample = (!opts.sample.is_zero()).then(|| probe.activity(&all_members, opts.sample));
+
+    let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
+    for draft in &drafts {
+        let resource = evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
+        let project = projects
+            .entry(draft.place.clone())
+            .or_insert_with(|| Project {
+                name: draft
+                    .place
+                    .file_name()
+                    .map_or_else(|| draft.place.to_string_lossy(), |n| n.to_string_lossy())
+                    .into_owned(),
+                path: draft.place.to_string_lossy().into_owned(),
+                marker: draft.project.as_ref().map(|p| p.marker.to_owned()),
+                level: Level::Green,
+                resources: Vec::new(),
+            });
+        project.level = project.level.max(resource.level);
+        project.resources.push(resource);
+    }
+    let claimed: HashSet<Pid> = all_members.iter().copied().collect();
+    let other_listeners = opts
+        .include_others
+        .then(|| other_listeners(&mut facts, &claimed, &opts.under));
+    Ok(Scan {
+        schema: SCHEMA_VERSION,
+        generation: opts.generation,
+        scanned_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        sample_ms: opts.sample.as_millis() as u64,
+        projects: projects.into_values().collect(),
+        other_listeners,
+    })
+}
+
+/// Candidates → roots → resources, kept only when they fall under `opts.under`.
+fn find_resources(
+    facts: &mut Facts,
+    own: &[Pid],
+    opts: &ScanOptions,
+    marker_at: MarkerLookup,
+) -> Vec<Draft> {
+    let listener_owners: HashSet<Pid> = match &facts.sockets {
+        Ok(t) => t
+            .sockets
+            .iter()
+            .filter(|s| s.state == TcpState::Listen)
+            .filter_map(|s| s.owner)
+            .collect(),
+        Err(_) => HashSet::new(),
+    };
+    let home = opts.home.as_deref();
+    let mut roots = Vec::new();
+    for &pid in own {
+        let Some(p) = facts.table.get(pid) else {
+            continue;
+        };
+        let known = kinds::classify(&p.argv).is_some();
+        let listens_in_project = !known
+            && listener_owners.contains(&pid)
+            && facts
+                .cwd(pid)
+                .is_some_and(|cwd| project::find_project(&cwd, home, marker_at).is_some());
+        if known || listens_in_project {
+            roots.push(facts.table.find_root(pid, facts.uid));
+        }
+    }
+    roots.sort_unstable();
+    roots.dedup();
+
+    let mut drafts: Vec<Draft> = roots
+        .iter()
+        .map(|&root| Draft {
+            root,
+            members: facts.table.members(root),
+            project: None,
+            place: PathBuf::new(),
+        })
+        .collect();
+    // A root that lies inside another resource's tree is part of that resource.
+    let nested: HashSet<Pid> = drafts
+        .iter()
+        .flat_map(|d| d.members[1..].iter().copied())
+        .collect();
+    drafts.retain(|d| !nested.contains(&d.root));
+
+    drafts
+        .into_iter()
+        .filter_map(|mut d| {
+            let cwd = facts.cwd(d.root);
+            d.project = cwd
+                .as_deref()
+                .and_then(|c| project::find_project(c, home, marker_at));
+            d.place = match (&d.project, cwd) {
+                (Some(p), _) => p.path.clone(),
+                (None, Some(cwd)) => cwd,
+                (None, None) => PathBuf::from("(working directory unreadable)"),
+            };
+            project::is_under(&d.place, &opts.under).then_some(d)
+        })
+        .collect()
+}
+
+/// Listeners no candidate holds, with the reason they are not candidates.
+fn other_listeners(
+    facts: &mut Facts,
+    claimed: &HashSet<Pid>,
+    under: &[PathBuf],
+) -> Vec<OtherListener> {
+    let Ok(table) = &facts.sockets else {
+        return Vec::new();
+    };
+    let listeners: Vec<_> = table
+        .sockets
+        .iter()
+        .filter(|s| s.state == TcpState::Listen && !s.owner.is_some_and(|o| claimed.contains(&o)))
+        .map(|s| (s.local, s.owner))
+        .collect();
+    let mut out: Vec<OtherListener> = Vec::new();
+    for (local, owner) in listeners {
+        let (pid, command, reason) = match owner {
+            None => (
+                None,
+                None,
+                "no visible owner: another user's process, or one Pier cannot read".to_owned(),
+            ),
+            Some(pid) => {
+                if facts
+                    .cwd(pid)
+                    .is_some_and(|cwd| !project::is_under(&cwd, under))
+                {
+                    continue;
+                }
+                let command = facts.table.get(pid).map(|p| p.comm.clone());
+                let reason = "not a known dev tool, and not working inside a project".to_owned();
+                (Some(pid), command, reason)
+            }
+        };
+        let entry = OtherListener {
+            port: local.port(),
+            address: local.ip().to_string(),
+            pid,
+            command,
+            reason,
+        };
+        if !out.contains(&entry) {
+            out.push(entry);
+        }
+    }
+    out.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));
+    out
+}
+
+#[cfg(test)]
+mod tests;

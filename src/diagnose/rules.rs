@@ -1,0 +1,307 @@
+//! The level rules, one small pure function each, over facts already read. Each returns the
+//! evidence it found; a resource's level is the worst level among its evidence.
+//!
+//! Fail closed everywhere: a fact that could not be read argues against stopping.
+
+use std::time::Duration;
+
+use super::connections::Conn;
+use super::kinds::Role;
+use super::model::{Activity, Evidence, EvidenceKind, Level};
+use crate::probe::{ActivityDelta, ProcessInfo};
+
+fn evidence(kind: EvidenceKind, level: Level, message: String, source: &str) -> Evidence {
+    Evidence {
+        kind,
+        level,
+        message,
+        source: source.to_owned(),
+    }
+}
+
+/// A resource is as safe as its least safe fact.
+pub fn level_of(evidence: &[Evidence]) -> Level {
+    evidence
+        .iter()
+        .map(|e| e.level)
+        .max()
+        .unwrap_or(Level::Yellow)
+}
+
+/// Known tools are what Pier understands; anything else listening in a project is worth a look,
+/// not a stop.
+pub fn kind_evidence(kind: Option<&str>, root: &ProcessInfo) -> Evidence {
+    match kind {
+        Some(k) => evidence(
+            EvidenceKind::ToolKind,
+            Level::Green,
+            format!("known dev tool: {k}"),
+            "argv",
+        ),
+        None => evidence(
+            EvidenceKind::UnknownKind,
+            Level::Yellow,
+            format!(
+                "{} listens inside a project but is not a dev tool Pier knows",
+                root.comm
+            ),
+            "argv",
+        ),
+    }
+}
+
+/// A systemd unit the manager runs on purpose: a `.service` other than the per-user manager
+/// itself (`user@1000.service`), which is where a desktop session's own apps live.
+pub fn is_service_unit(cgroup: &str) -> bool {
+    cgroup
+        .split('/')
+        .any(|c| c.ends_with(".service") && !c.starts_with("user@"))
+}
+
+/// What the root hangs from.
+pub struct Parentage<'a> {
+    pub root: &'a ProcessInfo,
+    /// The root's parent and what it is; `None` when it could not be read.
+    pub parent: Option<(&'a ProcessInfo, Role)>,
+    /// Whether the root's session leader still runs.
+    pub session_leader_alive: bool,
+    /// The root's cgroup (`None` on an OS without cgroups).
+    pub cgroup: Option<&'a Result<String, String>>,
+}
+
+/// Orphaned: adopted by init or a session subreaper (and not a service run on purpose), or its
+/// controlling terminal is gone. Otherwise someone is still holding it: yellow.
+pub fn orphan_evidence(p: &Parentage) -> Evidence {
+    let root = p.root;
+    let adopted = match &p.parent {
+        Some((parent, role @ (Role::Init | Role::Subreaper))) => Some(format!(
+            "parent is {} ({}, pid {})",
+            role.describe(),
+            parent.comm,
+            parent.identity.pid
+        )),
+        _ => None,
+    };
+    if let Some(adopted) = adopted {
+        return match p.cgroup {
+            Some(Ok(cg)) if is_service_unit(cg) => evidence(
+                EvidenceKind::ServiceUnit,
+                Level::Yellow,
+                format!("run on purpose by a service manager (cgroup {cg})"),
+                "cgroup",
+            ),
+            Some(Err(e)) => evidence(
+                EvidenceKind::ServiceUnit,
+                Level::Yellow,
+                format!("{adopted}, but its cgroup could not be read to rule out a service: {e}"),
+                "cgroup",
+            ),
+            _ => evidence(
+                EvidenceKind::Orphaned,
+                Level::Green,
+                format!("orphaned: {adopted}"),
+                "process table",
+            ),
+        };
+    }
+    let terminal_gone =
+        root.tty_nr == 0 && root.session != root.identity.pid && !p.session_leader_alive;
+    if terminal_gone {
+        return evidence(
+            EvidenceKind::Orphaned,
+            Level::Green,
+            format!(
+                "orphaned: its terminal session (leader pid {}) is gone",
+                root.session
+            ),
+            "process table",
+        );
+    }
+    let message = match &p.parent {
+        Some((parent, role)) => format!(
+            "parent {} (pid {}) is a live {}",
+            parent.comm,
+            parent.identity.pid,
+            role.describe()
+        ),
+        None => format!("parent pid {} could not be read", root.ppid),
+    };
+    evidence(
+        EvidenceKind::NotOrphaned,
+        Level::Yellow,
+        message,
+        "process table",
+    )
+}
+
+/// A port the resource listens on: a fact, not an argument either way.
+pub fn listening_evidence(address: &str, port: u16) -> Evidence {
+    let shown = if address.contains(':') {
+        format!("[{address}]:{port}")
+    } else {
+        format!("{address}:{port}")
+    };
+    evidence(
+        EvidenceKind::Listening,
+        Level::Green,
+        format!("listens on {shown}"),
+        "socket table",
+    )
+}
+
+/// Live connections make a resource red; internal ones are listed, and do not count.
+pub fn connection_evidence(conns: &[Conn], queued: u32) -> Vec<Evidence> {
+    let mut out: Vec<Evidence> = conns
+        .iter()
+        .map(|c| {
+            let who = c
+                .peer_pid
+                .map_or("an unattributed peer".to_owned(), |p| format!("pid {p}"));
+            if c.internal {
+                evidence(
+                    EvidenceKind::InternalConnection,
+                    Level::Green,
+                    format!("{} ↔ {} is between members ({who})", c.local, c.peer),
+                    "socket table",
+                )
+            } else {
+                evidence(
+                    EvidenceKind::LiveConnection,
+                    Level::Red,
+                    format!("live connection {} ← {} ({who})", c.local, c.peer),
+                    "socket table",
+                )
+            }
+        })
+        .collect();
+    if queued > 0 {
+        out.push(evidence(
+            EvidenceKind::LiveConnection,
+            Level::Red,
+            format!("{queued} connection(s) waiting to be accepted"),
+            "socket table",
+        ));
+    }
+    out
+}
+
+/// When the socket table could not be read, nothing can be said about connections: red.
+pub fn connections_unreadable(error: &str) -> Evidence {
+    evidence(
+        EvidenceKind::ConnectionsUnreadable,
+        Level::Red,
+        format!("connection data could not be read: {error}"),
+        "socket table",
+    )
+}
+
+/// Thresholds above which a resource counts as busy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// Percent of one core over the window.
+    pub cpu_percent: f64,
+    /// Bytes of disk I/O per second over the window.
+    pub io_bytes_per_second: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            cpu_percent: 5.0,
+            io_bytes_per_second: 1_000_000.0,
+        }
+    }
+}
+
+/// Summed activity of the members, or why it is missing.
+pub enum ActivityFacts {
+    NotSampled,
+    Unreadable(String),
+    Measured(Vec<ActivityDelta>, Duration),
+}
+
+/// Activity above the threshold argues the tool is working; unreadable activity cannot argue
+/// it is idle. Returns the evidence and the measured figures.
+pub fn activity_evidence(facts: &ActivityFacts, t: Thresholds) -> (Evidence, Option<Activity>) {
+    let (deltas, window) = match facts {
+        ActivityFacts::NotSampled => {
+            return (
+                evidence(
+                    EvidenceKind::ActivityNotSampled,
+                    Level::Green,
+                    "activity not sampled".into(),
+                    "activity sample",
+                ),
+                None,
+            )
+        }
+        ActivityFacts::Unreadable(e) => {
+            return (
+                evidence(
+                    EvidenceKind::ActivityUnreadable,
+                    Level::Yellow,
+                    format!("activity could not be read: {e}"),
+                    "activity sample",
+                ),
+                None,
+            )
+        }
+        ActivityFacts::Measured(d, w) => (d, *w),
+    };
+    let secs = window.as_secs_f64().max(1e-9);
+    let cpu_ns: u64 = deltas.iter().map(|d| d.cpu_ns).sum();
+    let io: u64 = deltas.iter().map(|d| d.io_bytes).sum();
+    let activity = Activity {
+        window_ms: window.as_millis() as u64,
+        cpu_percent: cpu_ns as f64 / 1e9 / secs * 100.0,
+        io_bytes_per_second: io as f64 / secs,
+    };
+    let busy = activity.cpu_percent > t.cpu_percent
+        || activity.io_bytes_per_second > t.io_bytes_per_second;
+    let message = format!(
+        "{} over {} ms: {:.1}% CPU, {:.0} B/s disk I/O",
+        if busy { "busy" } else { "idle" },
+        activity.window_ms,
+        activity.cpu_percent,
+        activity.io_bytes_per_second
+    );
+    let level = if busy { Level::Yellow } else { Level::Green };
+    (
+        evidence(EvidenceKind::Activity, level, message, "activity sample"),
+        Some(activity),
+    )
+}
+
+/// PID 1, Pier itself and Pier's ancestors are never touched.
+pub fn protected_evidence(pid: u32, why: &str) -> Evidence {
+    evidence(
+        EvidenceKind::Protected,
+        Level::Red,
+        format!("pid {pid} is {why}"),
+        "process table",
+    )
+}
+
+/// A member whose identity (start time, executable) cannot be read cannot be re-verified
+/// before a signal: red.
+pub fn identity_unreadable(pid: u32, error: &str) -> Evidence {
+    evidence(
+        EvidenceKind::IdentityUnreadable,
+        Level::Red,
+        format!("identity of pid {pid} could not be read: {error}"),
+        "process table",
+    )
+}
+
+/// A member whose open files cannot be read may hold connections Pier cannot see: yellow.
+pub fn fd_table_unreadable(pid: u32, error: &str) -> Evidence {
+    evidence(
+        EvidenceKind::FdTableUnreadable,
+        Level::Yellow,
+        format!("open files of pid {pid} could not be read: {error}"),
+        "fd table",
+    )
+}
+
+#[cfg(test)]
+mod tests;

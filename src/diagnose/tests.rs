@@ -1,0 +1,349 @@
+//! The diagnosis pipeline against the scripted probe: one test per rule of DESIGN.md §2.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::model::{EvidenceKind, Level, Resource, Scan};
+use super::*;
+use std::os::unix::ffi::OsStrExt;
+
+use crate::probe::fake::{process, FakeProbe, PIER_PID};
+use crate::probe::{ActivityDelta, ProcessDetails};
+
+const APP: &str = "/home/u/app";
+
+fn markers(dir: &Path) -> Option<&'static str> {
+    match dir.to_str()? {
+        "/home/u/app" | "/home/u/other" => Some("package.json"),
+        "/home/u" => Some(".git"),
+        _ => None,
+    }
+}
+
+fn opts() -> ScanOptions {
+    ScanOptions {
+        sample: Duration::from_millis(100),
+        home: Some("/home/u".into()),
+        ..ScanOptions::default()
+    }
+}
+
+fn run(probe: &FakeProbe) -> Scan {
+    scan(probe, &opts(), &markers).expect("scan")
+}
+
+/// An orphaned vite in `APP` listening on 127.0.0.1:5173: the green baseline.
+fn orphan_vite() -> FakeProbe {
+    FakeProbe::default()
+        .with(
+            process(100, 1, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        )
+        .listen("127.0.0.1:5173", 100)
+}
+
+fn only(scan: &Scan) -> &Resource {
+    assert_eq!(scan.projects.len(), 1, "{scan:#?}");
+    assert_eq!(scan.projects[0].resources.len(), 1, "{scan:#?}");
+    &scan.projects[0].resources[0]
+}
+
+fn has(r: &Resource, kind: EvidenceKind) -> bool {
+    r.evidence.iter().any(|e| e.kind == kind)
+}
+
+#[test]
+fn an_orphaned_idle_known_tool_is_green_with_its_port_and_project() {
+    let scan = run(&orphan_vite());
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Green, "{r:#?}");
+    assert_eq!(r.kind, "vite");
+    assert_eq!(r.id, "100-1000");
+    assert_eq!(r.ports[0].port, 5173);
+    assert_eq!(r.ports[0].pid, 100);
+    assert_eq!(scan.projects[0].path, APP);
+    assert_eq!(scan.projects[0].name, "app");
+    assert_eq!(scan.projects[0].marker.as_deref(), Some("package.json"));
+    assert!(has(r, EvidenceKind::Orphaned));
+}
+
+#[test]
+fn a_client_connection_makes_it_red() {
+    let probe = orphan_vite()
+        .with(process(200, 1, &["firefox"]), "/home/u")
+        .established("127.0.0.1:5173", "127.0.0.1:40000", Some(100))
+        .established("127.0.0.1:40000", "127.0.0.1:5173", Some(200));
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Red);
+    assert_eq!(r.connections[0].peer_pid, Some(200));
+    assert_eq!(
+        scan.projects[0].level,
+        Level::Red,
+        "a project is its worst resource"
+    );
+}
+
+#[test]
+fn a_connection_nobody_accepted_yet_makes_it_red() {
+    let probe = orphan_vite().established("127.0.0.1:5173", "127.0.0.1:40000", None);
+    assert_eq!(only(&run(&probe)).level, Level::Red);
+}
+
+#[test]
+fn a_connection_between_members_does_not_count() {
+    let probe = orphan_vite()
+        .with(process(101, 100, &["node", "worker.js"]), APP)
+        .established("127.0.0.1:5173", "127.0.0.1:40000", Some(100))
+        .established("127.0.0.1:40000", "127.0.0.1:5173", Some(101));
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Green, "{r:#?}");
+    assert!(r.connections[0].internal);
+}
+
+#[test]
+fn unreadable_socket_tables_make_it_red() {
+    let mut probe = orphan_vite();
+    probe.sockets = None;
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Red);
+    assert!(has(r, EvidenceKind::ConnectionsUnreadable));
+}
+
+#[test]
+fn a_listener_of_unknown_kind_inside_a_project_is_yellow() {
+    let probe = FakeProbe::default()
+        .with(process(100, 1, &["python3", "server.py"]), APP)
+        .listen("127.0.0.1:8000", 100);
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Yellow);
+    assert!(has(&r, EvidenceKind::UnknownKind));
+}
+
+#[test]
+fn a_listener_of_unknown_kind_outside_projects_is_only_listed_with_all() {
+    let probe = FakeProbe::default()
+        .with(process(100, 1, &["python3", "server.py"]), "/srv")
+        .listen("127.0.0.1:8000", 100);
+    assert!(run(&probe).projects.is_empty());
+    let mut o = opts();
+    o.include_others = true;
+    let scan = scan(&probe, &o, &markers).unwrap();
+    let others = scan.other_listeners.unwrap();
+    assert_eq!(others.len(), 1);
+    assert_eq!(others[0].pid, Some(100));
+}
+
+#[test]
+fn another_users_tool_is_never_a_candidate() {
+    let mut p = process(100, 1, &["vite"]);
+    p.uid = 65534;
+    let probe = FakeProbe::default()
+        .with(p, APP)
+        .listen("127.0.0.1:5173", 100);
+    assert!(run(&probe).projects.is_empty());
+}
+
+#[test]
+fn a_launch_chain_is_one_resource_rooted_at_its_launcher() {
+    let probe = FakeProbe::default()
+        .with(process(100, 1, &["sh", "-c", "vite"]), APP)
+        .with(
+            process(101, 100, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        )
+        .with(
+            process(102, 101, &["/home/u/app/node_modules/esbuild/bin/esbuild"]),
+            APP,
+        )
+        .listen("127.0.0.1:5173", 101);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.root.pid, 100);
+    let pids: Vec<u32> = r.members.iter().map(|m| m.pid).collect();
+    assert_eq!(pids, vec![100, 101, 102]);
+    assert_eq!(r.level, Level::Green);
+}
+
+#[test]
+fn a_tool_under_a_live_interactive_shell_is_yellow() {
+    let mut shell = process(50, 1, &["-zsh"]);
+    shell.tty_nr = 34816;
+    let mut vite = process(100, 50, &["vite"]);
+    vite.session = 50;
+    vite.tty_nr = 34816;
+    let probe = FakeProbe::default().with(shell, "/home/u").with(vite, APP);
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.root.pid, 100, "the shell is not part of the resource");
+    assert_eq!(r.level, Level::Yellow);
+    assert!(has(&r, EvidenceKind::NotOrphaned));
+}
+
+#[test]
+fn a_tool_whose_terminal_session_is_gone_is_orphaned() {
+    // Its parent is an unknown process that is still alive, but the session leader (the
+    // shell that owned the terminal) has exited and the kernel cleared the tty.
+    let mut vite = process(100, 60, &["vite"]);
+    vite.session = 50;
+    let probe = FakeProbe::default()
+        .with(process(60, 1, &["python3", "orchestrate.py"]), "/home/u")
+        .with(vite, APP);
+    assert_eq!(only(&run(&probe)).level, Level::Green);
+
+    let mut live = probe;
+    live.processes.push(process(50, 1, &["-bash"]));
+    assert_eq!(
+        only(&run(&live)).level,
+        Level::Yellow,
+        "the session leader still runs"
+    );
+}
+
+#[test]
+fn a_subreapers_orphan_is_orphaned_unless_it_is_a_service() {
+    let probe = FakeProbe::default()
+        .with(process(40, 1, &["/lib/systemd/systemd", "--user"]), "/")
+        .with(process(100, 40, &["vite"]), APP);
+    assert_eq!(only(&run(&probe)).level, Level::Green);
+
+    let mut service = probe;
+    service.details.get_mut(&100).unwrap().cgroup = Some(Ok(
+        "/user.slice/user-1000.slice/user@1000.service/app.slice/vite.service".into(),
+    ));
+    let r = only(&run(&service)).clone();
+    assert_eq!(r.level, Level::Yellow);
+    assert!(has(&r, EvidenceKind::ServiceUnit));
+}
+
+#[test]
+fn busy_or_unreadable_activity_is_yellow_and_no_sample_is_neutral() {
+    let mut busy = orphan_vite();
+    busy.activity.insert(
+        100,
+        Ok(ActivityDelta {
+            cpu_ns: 50_000_000,
+            io_bytes: 0,
+        }),
+    );
+    let r = only(&run(&busy)).clone();
+    assert_eq!(r.level, Level::Yellow, "50 ms of CPU in 100 ms is 50 %");
+    assert!(r.activity.unwrap().cpu_percent > 40.0);
+
+    let mut io = orphan_vite();
+    io.activity.insert(
+        100,
+        Ok(ActivityDelta {
+            cpu_ns: 0,
+            io_bytes: 200_000,
+        }),
+    );
+    assert_eq!(only(&run(&io)).level, Level::Yellow, "2 MB/s of disk I/O");
+
+    let mut unreadable = orphan_vite();
+    unreadable
+        .activity
+        .insert(100, Err("permission denied".into()));
+    assert_eq!(only(&run(&unreadable)).level, Level::Yellow);
+
+    let mut o = opts();
+    o.sample = Duration::ZERO;
+    let scan = scan(&busy, &o, &markers).unwrap();
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Green);
+    assert!(has(r, EvidenceKind::ActivityNotSampled));
+    assert_eq!(scan.sample_ms, 0);
+}
+
+#[test]
+fn a_member_whose_identity_cannot_be_read_is_red() {
+    let mut probe = orphan_vite();
+    probe.details.get_mut(&100).unwrap().exe = Err("permission denied".into());
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Red);
+    assert!(has(&r, EvidenceKind::IdentityUnreadable));
+}
+
+#[test]
+fn a_member_whose_fd_table_cannot_be_read_is_yellow() {
+    let mut probe = orphan_vite();
+    probe.unreadable_fds.push((100, "permission denied".into()));
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Yellow);
+    assert!(has(&r, EvidenceKind::FdTableUnreadable));
+}
+
+#[test]
+fn pier_and_its_ancestors_are_red() {
+    // `cargo watch -x 'run -- scan'`: Pier runs inside a dev tool's tree.
+    let probe = FakeProbe::default()
+        .with(process(100, 1, &["cargo", "watch", "-x", "run"]), APP)
+        .with(process(PIER_PID, 100, &["pier", "scan"]), APP);
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Red);
+    assert!(has(&r, EvidenceKind::Protected));
+}
+
+#[test]
+fn a_process_that_vanished_mid_scan_is_left_out_without_failing() {
+    let mut probe = orphan_vite().with(process(101, 100, &["esbuild"]), APP);
+    probe.details.remove(&101);
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.members.len(), 1);
+    assert_eq!(r.level, Level::Green);
+}
+
+#[test]
+fn non_utf8_argv_and_cwd_are_shown_with_replacement_characters() {
+    let mut p = process(100, 1, &[]);
+    p.argv = vec![
+        b"/home/u/app/node_modules/.bin/vite".to_vec(),
+        b"--x=\xff".to_vec(),
+    ];
+    let mut probe = FakeProbe::default().with(p, APP);
+    probe.details.insert(
+        100,
+        ProcessDetails {
+            exe: Ok("/usr/bin/node".into()),
+            cwd: Ok(std::ffi::OsStr::from_bytes(b"/home/u/app/\xff").into()),
+            cgroup: None,
+        },
+    );
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.members[0].argv[1], "--x=\u{fffd}");
+    assert_eq!(r.members[0].cwd.as_deref(), Some("/home/u/app/\u{fffd}"));
+    assert_eq!(
+        scan.projects[0].path, APP,
+        "the project is found above the odd folder"
+    );
+}
+
+#[test]
+fn under_keeps_only_projects_inside_the_folder() {
+    let probe = orphan_vite().with(process(300, 1, &["vite"]), "/home/u/other");
+    assert_eq!(run(&probe).projects.len(), 2);
+    let mut o = opts();
+    o.under = vec!["/home/u/other".into()];
+    let scan = scan(&probe, &o, &markers).unwrap();
+    assert_eq!(scan.projects.len(), 1);
+    assert_eq!(scan.projects[0].path, "/home/u/other");
+}
+
+#[test]
+fn home_is_never_the_project_of_a_stray_tool() {
+    let probe = FakeProbe::default().with(process(100, 1, &["vite"]), "/home/u/scratch");
+    let scan = run(&probe);
+    assert_eq!(scan.projects[0].marker, None);
+    assert_eq!(scan.projects[0].path, "/home/u/scratch");
+}
+
+#[test]
+fn the_scan_carries_its_generation_and_schema() {
+    let mut o = opts();
+    o.generation = 7;
+    let scan = scan(&orphan_vite(), &o, &markers).unwrap();
+    assert_eq!(scan.generation, 7);
+    assert_eq!(scan.schema, 1);
+}

@@ -1,0 +1,13 @@
+//! Pier finds dev residue — dev servers, watchers and helpers left running after the terminal
+//! or editor that started them is gone — and judges each one green, yellow or red with evidence.
+//!
+//! The pipeline, one module per stage (see `ARCHITECTURE.md`):
+//! - [`probe`]: everything read from the OS, behind the [`probe::Probe`] trait;
+//! - [`diagnose`]: candidates → resources → projects → levels with evidence;
+//! - [`cli`]: `pier scan` and its text and JSON output.
+//!
+//! Stop, store, restart, worker and ui are the next stages; they will sit beside these.
+
+pub mod cli;
+pub mod diagnose;
+pub mod probe;

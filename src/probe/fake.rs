@@ -1,0 +1,189 @@
+//! A scripted probe for tests: a process table, details, socket table and activity set by the
+//! test, so each diagnosis rule can be pinned without a kernel. Answers are plain data; a test
+//! that wants "could not read" sets the `Err` itself.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{
+    ActivityDelta, ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
+    ProcessInfo, Socket, SocketTable, TcpState,
+};
+
+/// The uid the fake's processes belong to unless a test says otherwise.
+pub const USER: u32 = 1000;
+/// The pid the fake reports as Pier's own.
+pub const PIER_PID: Pid = 9000;
+
+pub struct FakeProbe {
+    pub uid: u32,
+    pub own_pid: Pid,
+    pub processes: Vec<ProcessInfo>,
+    pub details: HashMap<Pid, ProcessDetails>,
+    /// `None`: the socket tables fail to read.
+    pub sockets: Option<Vec<Socket>>,
+    pub unreadable_fds: Vec<(Pid, String)>,
+    pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
+    /// Monotonic time, advanced by each `activity` call by its window.
+    pub clock: RefCell<Duration>,
+}
+
+impl Default for FakeProbe {
+    fn default() -> Self {
+        Self {
+            uid: USER,
+            own_pid: PIER_PID,
+            processes: vec![process(1, 0, &["/sbin/init"])],
+            details: HashMap::new(),
+            sockets: Some(Vec::new()),
+            unreadable_fds: Vec::new(),
+            activity: HashMap::new(),
+            clock: RefCell::new(Duration::ZERO),
+        }
+    }
+}
+
+/// A process of [`USER`] with start time `pid * 10`, its own session, no terminal.
+pub fn process(pid: Pid, ppid: Pid, argv: &[&str]) -> ProcessInfo {
+    ProcessInfo {
+        identity: Identity {
+            pid,
+            start_time: u64::from(pid) * 10,
+        },
+        ppid,
+        uid: if pid == 1 { 0 } else { USER },
+        session: pid,
+        tty_nr: 0,
+        comm: argv
+            .first()
+            .map(|a| a.rsplit('/').next().unwrap_or(a).chars().take(15).collect())
+            .unwrap_or_default(),
+        argv: argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        argv_error: None,
+        zombie: false,
+        age_seconds: Some(60),
+    }
+}
+
+impl FakeProbe {
+    /// Adds a process whose cwd (and exe) are set, returning `self` for chaining.
+    pub fn with(mut self, info: ProcessInfo, cwd: &str) -> Self {
+        let exe = PathBuf::from(format!("/usr/bin/{}", info.comm));
+        self.details.insert(
+            info.identity.pid,
+            ProcessDetails {
+                exe: Ok(exe),
+                cwd: Ok(PathBuf::from(cwd)),
+                cgroup: Some(Ok("/user.slice/user-1000.slice/session-1.scope".into())),
+            },
+        );
+        self.processes.push(info);
+        self
+    }
+
+    /// Adds a listening socket owned by `pid`.
+    pub fn listen(mut self, addr: &str, pid: Pid) -> Self {
+        self.sockets.get_or_insert_with(Vec::new).push(Socket {
+            local: addr.parse().expect("test address"),
+            remote: unspecified_like(addr),
+            state: TcpState::Listen,
+            owner: Some(pid),
+            queued: None,
+        });
+        self
+    }
+
+    /// Adds an established socket `local` ↔ `remote` held by `owner`.
+    pub fn established(mut self, local: &str, remote: &str, owner: Option<Pid>) -> Self {
+        self.sockets.get_or_insert_with(Vec::new).push(Socket {
+            local: local.parse().expect("test address"),
+            remote: remote.parse().expect("test address"),
+            state: TcpState::Established,
+            owner,
+            queued: None,
+        });
+        self
+    }
+
+    pub fn process_mut(&mut self, pid: Pid) -> &mut ProcessInfo {
+        self.processes
+            .iter_mut()
+            .find(|p| p.identity.pid == pid)
+            .expect("test process exists")
+    }
+}
+
+fn unspecified_like(addr: &str) -> SocketAddr {
+    if addr.starts_with('[') {
+        "[::]:0".parse().unwrap()
+    } else {
+        "0.0.0.0:0".parse().unwrap()
+    }
+}
+
+impl Probe for FakeProbe {
+    fn current_uid(&self) -> u32 {
+        self.uid
+    }
+
+    fn own_pid(&self) -> Pid {
+        self.own_pid
+    }
+
+    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError> {
+        Ok(self.processes.clone())
+    }
+
+    fn details(&self, pid: Pid) -> Option<ProcessDetails> {
+        self.details.get(&pid).cloned()
+    }
+
+    fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
+        let sockets = self.sockets.clone().ok_or_else(|| ProbeError::Parse {
+            path: "/proc/net/tcp".into(),
+            what: "scripted failure".into(),
+        })?;
+        let sockets = sockets
+            .into_iter()
+            .map(|mut s| {
+                s.owner = s.owner.filter(|o| owners_among.contains(o));
+                s
+            })
+            .collect();
+        Ok(SocketTable {
+            sockets,
+            unreadable: self.unreadable_fds.clone(),
+        })
+    }
+
+    fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
+        *self.clock.borrow_mut() += window;
+        let idle = ActivityDelta {
+            cpu_ns: 0,
+            io_bytes: 0,
+        };
+        let per_pid = pids
+            .iter()
+            .map(|&p| (p, self.activity.get(&p).cloned().unwrap_or(Ok(idle))))
+            .collect();
+        ActivitySample { window, per_pid }
+    }
+
+    fn identity(&self, pid: Pid) -> IdentityRead {
+        match self.processes.iter().find(|p| p.identity.pid == pid) {
+            Some(p) if p.zombie => IdentityRead::Gone,
+            Some(p) => IdentityRead::Alive {
+                identity: p.identity,
+                exe: self.details.get(&pid).and_then(|d| d.exe.clone().ok()),
+            },
+            None => IdentityRead::Gone,
+        }
+    }
+
+    fn now(&self) -> Duration {
+        *self.clock.borrow()
+    }
+}

@@ -1,0 +1,274 @@
+//! The Linux probe: `/proc` for processes, identities and activity, `/proc/net/tcp{,6}` for the
+//! socket tables, `/proc/<pid>/fd` links for socket ownership.
+//!
+//! Error policy: a process that vanishes between two reads is left out (ENOENT/ESRCH mean
+//! gone); any other failure is carried to the caller as text in the field it spoiled.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::ErrorKind;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::procfs::{self as parse, TcpRow};
+use super::{
+    ActivityDelta, ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
+    ProcessInfo, Socket, SocketTable,
+};
+
+pub struct LinuxProbe {
+    epoch: Instant,
+    ticks_per_second: u64,
+    uid: u32,
+    pid: Pid,
+}
+
+impl LinuxProbe {
+    pub fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+            ticks_per_second: rustix::param::clock_ticks_per_second().max(1),
+            uid: rustix::process::geteuid().as_raw(),
+            pid: std::process::id(),
+        }
+    }
+
+    fn read_process(&self, pid: Pid, uptime: Option<f64>) -> Option<ProcessInfo> {
+        let dir = PathBuf::from(format!("/proc/{pid}"));
+        let (comm, stat) = parse::parse_stat(&fs::read(dir.join("stat")).ok()?)?;
+        let uid = parse::parse_status_uid(&fs::read(dir.join("status")).ok()?)?;
+        let (argv, argv_error) = match fs::read(dir.join("cmdline")) {
+            Ok(bytes) => (parse::parse_cmdline(&bytes), None),
+            Err(e) if is_gone(&e) => return None,
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        };
+        let age_seconds = uptime.map(|up| {
+            let started = stat.start_time as f64 / self.ticks_per_second as f64;
+            (up - started).max(0.0) as u64
+        });
+        Some(ProcessInfo {
+            identity: Identity {
+                pid,
+                start_time: stat.start_time,
+            },
+            ppid: stat.ppid,
+            uid,
+            session: stat.session,
+            tty_nr: stat.tty_nr,
+            comm,
+            argv,
+            argv_error,
+            zombie: stat.state == b'Z' || stat.state == b'X',
+            age_seconds,
+        })
+    }
+
+    fn read_tcp_tables(&self) -> Result<Vec<TcpRow>, ProbeError> {
+        let mut rows = Vec::new();
+        for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let text = match fs::read_to_string(path) {
+                Ok(text) => text,
+                // A kernel built without IPv6 has no tcp6 table; that is "no IPv6 sockets".
+                Err(e) if e.kind() == ErrorKind::NotFound && path.ends_with('6') => continue,
+                Err(source) => {
+                    return Err(ProbeError::Io {
+                        path: path.into(),
+                        source,
+                    })
+                }
+            };
+            let parsed = parse::parse_tcp_table(&text).map_err(|what| ProbeError::Parse {
+                path: path.into(),
+                what,
+            })?;
+            rows.extend(parsed);
+        }
+        Ok(rows)
+    }
+
+    /// Socket inode → owner pid over the given pids, and the pids whose fd table was unreadable.
+    fn socket_owners(&self, pids: &[Pid]) -> (HashMap<u64, Pid>, Vec<(Pid, String)>) {
+        let mut owners = HashMap::new();
+        let mut unreadable = Vec::new();
+        for &pid in pids {
+            let dir = format!("/proc/{pid}/fd");
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if is_gone(&e) => continue,
+                Err(e) => {
+                    unreadable.push((pid, format!("{dir}: {e}")));
+                    continue;
+                }
+            };
+            for entry in entries.flatten() {
+                // An fd closed between readdir and readlink is simply not a socket any more.
+                if let Ok(target) = fs::read_link(entry.path()) {
+                    if let Some(inode) = parse::parse_socket_link(target.as_os_str().as_bytes()) {
+                        owners.insert(inode, pid);
+                    }
+                }
+            }
+        }
+        (owners, unreadable)
+    }
+
+    /// CPU ns summed over the threads of `pid`, and its storage I/O bytes.
+    fn counters(&self, pid: Pid) -> Option<Result<(u64, u64), String>> {
+        let task_dir = format!("/proc/{pid}/task");
+        let tasks = match fs::read_dir(&task_dir) {
+            Ok(tasks) => tasks,
+            Err(e) if is_gone(&e) => return None,
+            Err(e) => return Some(Err(format!("{task_dir}: {e}"))),
+        };
+        let mut cpu = 0u64;
+        for task in tasks.flatten() {
+            // A thread that ended mid-walk took its time with it; the rest still counts.
+            if let Ok(bytes) = fs::read(task.path().join("schedstat")) {
+                cpu = cpu.saturating_add(parse::parse_schedstat(&bytes).unwrap_or(0));
+            }
+        }
+        let io_path = format!("/proc/{pid}/io");
+        let io = match fs::read(&io_path) {
+            Ok(bytes) => parse::parse_io_bytes(&bytes),
+            Err(e) if is_gone(&e) => return None,
+            Err(e) => return Some(Err(format!("{io_path}: {e}"))),
+        };
+        Some(
+            io.map(|io| (cpu, io))
+                .ok_or_else(|| format!("{io_path}: unexpected format")),
+        )
+    }
+}
+
+impl Default for LinuxProbe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// ENOENT and ESRCH: the process (or its fd) is gone, which is an answer, not a failure.
+fn is_gone(e: &std::io::Error) -> bool {
+    e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(3)
+}
+
+fn read_link_field(path: &Path) -> Result<PathBuf, String> {
+    fs::read_link(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl Probe for LinuxProbe {
+    fn current_uid(&self) -> u32 {
+        self.uid
+    }
+
+    fn own_pid(&self) -> Pid {
+        self.pid
+    }
+
+    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError> {
+        let uptime = fs::read("/proc/uptime")
+            .ok()
+            .and_then(|b| parse::parse_uptime(&b));
+        let entries = fs::read_dir("/proc").map_err(|source| ProbeError::Io {
+            path: "/proc".into(),
+            source,
+        })?;
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = std::str::from_utf8(name.as_bytes())
+                .ok()
+                .and_then(|s| s.parse::<Pid>().ok())
+            else {
+                continue;
+            };
+            if let Some(info) = self.read_process(pid, uptime) {
+                out.push(info);
+            }
+        }
+        Ok(out)
+    }
+
+    fn details(&self, pid: Pid) -> Option<ProcessDetails> {
+        let dir = PathBuf::from(format!("/proc/{pid}"));
+        if !dir.exists() {
+            return None;
+        }
+        let cgroup = fs::read(dir.join("cgroup"))
+            .map_err(|e| format!("{}/cgroup: {e}", dir.display()))
+            .and_then(|b| parse::parse_cgroup(&b).ok_or_else(|| "empty cgroup file".to_owned()));
+        Some(ProcessDetails {
+            exe: read_link_field(&dir.join("exe")),
+            cwd: read_link_field(&dir.join("cwd")),
+            cgroup: Some(cgroup),
+        })
+    }
+
+    fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
+        let rows = self.read_tcp_tables()?;
+        let (owners, unreadable) = self.socket_owners(owners_among);
+        let sockets = rows
+            .into_iter()
+            .map(|row| Socket {
+                local: row.local,
+                remote: row.remote,
+                state: row.state,
+                owner: (row.inode != 0)
+                    .then(|| owners.get(&row.inode).copied())
+                    .flatten(),
+                queued: None,
+            })
+            .collect();
+        Ok(SocketTable {
+            sockets,
+            unreadable,
+        })
+    }
+
+    fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
+        let before: Vec<_> = pids.iter().map(|&p| (p, self.counters(p))).collect();
+        // The sample window itself: the one deliberate wait in a scan.
+        std::thread::sleep(window);
+        let per_pid = before
+            .into_iter()
+            .filter_map(|(pid, first)| {
+                let first = first?;
+                let second = self.counters(pid)?;
+                let delta = first.and_then(|(c0, i0)| {
+                    second.map(|(c1, i1)| ActivityDelta {
+                        cpu_ns: c1.saturating_sub(c0),
+                        io_bytes: i1.saturating_sub(i0),
+                    })
+                });
+                Some((pid, delta))
+            })
+            .collect();
+        ActivitySample { window, per_pid }
+    }
+
+    fn identity(&self, pid: Pid) -> IdentityRead {
+        let dir = PathBuf::from(format!("/proc/{pid}"));
+        let bytes = match fs::read(dir.join("stat")) {
+            Ok(bytes) => bytes,
+            Err(e) if is_gone(&e) => return IdentityRead::Gone,
+            Err(e) => return IdentityRead::Unknown(format!("{}/stat: {e}", dir.display())),
+        };
+        let Some((_, stat)) = parse::parse_stat(&bytes) else {
+            return IdentityRead::Unknown(format!("{}/stat: unexpected format", dir.display()));
+        };
+        if stat.state == b'Z' || stat.state == b'X' {
+            return IdentityRead::Gone;
+        }
+        IdentityRead::Alive {
+            identity: Identity {
+                pid,
+                start_time: stat.start_time,
+            },
+            exe: fs::read_link(dir.join("exe")).ok(),
+        }
+    }
+
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+}

@@ -1,0 +1,183 @@
+//! The probe: everything Pier reads from the operating system, behind one narrow trait.
+//!
+//! The engine (diagnosis now; the stop checkpoints and restart later) is generic over
+//! [`Probe`] and never touches `/proc` or `libproc` itself. That keeps the rules testable with
+//! the scripted [`fake::FakeProbe`], and makes a new OS one backend file.
+//!
+//! Invariants every implementation keeps:
+//! - A process is named by its [`Identity`] (pid + the kernel's raw start time), never a bare pid.
+//! - "Could not read" is never answered as "nothing there": a failed socket table is an `Err`,
+//!   an unreadable fd table is listed in [`SocketTable::unreadable`], an unreadable field is an
+//!   `Err` in its slot. Callers fail closed on every one of them.
+//! - A process that vanished mid-read is simply absent (it is gone, which is the goal state).
+//!
+//! The backend is chosen in exactly one place, [`system_probe`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[cfg(any(test, feature = "fake-probe"))]
+pub mod fake;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+pub mod procfs;
+#[cfg(not(target_os = "linux"))]
+mod unsupported;
+
+/// A process id as the kernel numbers it.
+pub type Pid = u32;
+
+/// A process's identity: its pid and the start time exactly as the kernel records it
+/// (Linux: clock ticks since boot, `/proc/<pid>/stat` field 22; macOS: µs since the epoch).
+/// A pid alone never identifies a process; the pair does (until an `exec`, which keeps both:
+/// callers that act also compare the executable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Identity {
+    pub pid: Pid,
+    pub start_time: u64,
+}
+
+/// One row of the process table, read in one pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessInfo {
+    pub identity: Identity,
+    pub ppid: Pid,
+    /// Real uid of the process.
+    pub uid: u32,
+    /// Session id (the pid of the session leader).
+    pub session: Pid,
+    /// Controlling terminal device number; 0 when the process has none (or it was hung up).
+    pub tty_nr: u32,
+    /// The kernel's short name (`comm`), lossily decoded.
+    pub comm: String,
+    /// argv exactly as the kernel holds it, as bytes. Empty for kernel threads, and when the
+    /// process could not be read (see `argv_error`).
+    pub argv: Vec<Vec<u8>>,
+    /// Why argv could not be read, when it could not.
+    pub argv_error: Option<String>,
+    /// Exited but not yet reaped. A zombie counts as gone.
+    pub zombie: bool,
+    /// Seconds since the process started, when known.
+    pub age_seconds: Option<u64>,
+}
+
+/// Slower per-process facts, read only for the processes the diagnosis cares about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessDetails {
+    pub exe: Result<PathBuf, String>,
+    pub cwd: Result<PathBuf, String>,
+    /// The process's cgroup path where the OS has cgroups (`None` elsewhere).
+    pub cgroup: Option<Result<String, String>>,
+}
+
+/// TCP states Pier reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TcpState {
+    Listen,
+    Established,
+}
+
+/// One TCP socket from the kernel's tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Socket {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub state: TcpState,
+    /// The process holding the socket, when one of the probed processes does. A connection the
+    /// server has not accepted yet has no owner on the server side.
+    pub owner: Option<Pid>,
+    /// For a listener on platforms whose tables do not list unaccepted connections (macOS):
+    /// how many completed connections wait in its accept queue. `None` where the table lists
+    /// them as rows of their own (Linux).
+    pub queued: Option<u32>,
+}
+
+/// The TCP tables, with the owners Pier could attribute.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SocketTable {
+    pub sockets: Vec<Socket>,
+    /// Processes whose open files could not be read, with the reason. Their sockets may be in
+    /// `sockets` without an owner: ownership for them is unknown, not absent.
+    pub unreadable: Vec<(Pid, String)>,
+}
+
+/// CPU time and disk I/O a process used over a sample window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActivityDelta {
+    pub cpu_ns: u64,
+    pub io_bytes: u64,
+}
+
+/// The result of sampling activity over `window`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ActivitySample {
+    pub window: Duration,
+    /// Per pid: the delta, or why it could not be read. Pids that exited during the window are
+    /// absent.
+    pub per_pid: Vec<(Pid, Result<ActivityDelta, String>)>,
+}
+
+/// A fresh read of one pid's identity: the three answers, never two.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdentityRead {
+    /// The pid runs, with this start time and executable (`None`: exe unreadable).
+    Alive {
+        identity: Identity,
+        exe: Option<PathBuf>,
+    },
+    /// No such process, or only its zombie is left.
+    Gone,
+    /// The read failed; nothing may be concluded.
+    Unknown(String),
+}
+
+/// Why a whole probe call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("could not read {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not understand {path}: {what}")]
+    Parse { path: String, what: String },
+    #[error("Pier cannot read processes and sockets on this operating system yet")]
+    Unsupported,
+}
+
+/// Everything the engine reads from the OS. Implementations: Linux (`/proc`), the scripted
+/// fake for tests, and an "unsupported" answer elsewhere (macOS comes next).
+pub trait Probe {
+    /// The uid whose processes Pier may consider (the effective uid of Pier itself).
+    fn current_uid(&self) -> u32;
+    /// Pier's own pid, so that Pier and its ancestors are never candidates.
+    fn own_pid(&self) -> Pid;
+    /// Every visible process. Processes that vanish mid-read are left out.
+    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError>;
+    /// exe, cwd and cgroup of one process; `None` when the process is gone.
+    fn details(&self, pid: Pid) -> Option<ProcessDetails>;
+    /// LISTEN and ESTABLISHED TCP sockets over IPv4 and IPv6, with owners attributed among
+    /// `owners_among` (reading every process's open files is what the scan spends most on).
+    fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError>;
+    /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
+    fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;
+    /// A fresh identity read of one pid.
+    fn identity(&self, pid: Pid) -> IdentityRead;
+    /// A monotonic clock: time since an arbitrary fixed point.
+    fn now(&self) -> Duration;
+}
+
+/// The probe for the OS Pier was built for. The one place a backend is chosen.
+pub fn system_probe() -> Box<dyn Probe + Send + Sync> {
+    #[cfg(target_os = "linux")]
+    {
+        Box::new(linux::LinuxProbe::new())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Box::new(unsupported::UnsupportedProbe::new())
+    }
+}

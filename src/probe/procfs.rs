@@ -1,0 +1,315 @@
+//! Pure parsers for the Linux `/proc` formats Pier reads. No I/O here: each function takes the
+//! bytes of one file and returns what it means, so every layout (and every hostile variant of
+//! it) is unit-tested without a kernel.
+//!
+//! Why not the `procfs` crate: Pier needs argv and paths as raw bytes and the raw `starttime`
+//! tick count, reads only a handful of fields on the hot path, and wants each failure per field.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use super::TcpState;
+
+/// The fields of `/proc/<pid>/stat` Pier uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub state: u8,
+    pub ppid: u32,
+    pub session: u32,
+    pub tty_nr: u32,
+    pub start_time: u64,
+}
+
+/// Parses `/proc/<pid>/stat`, returning `(comm, fields)`.
+///
+/// `comm` may hold spaces, `(` and `)` (a process can name itself `a) R 1 (b`), so the split is
+/// after the **last** `)`: everything between the first `(` and the last `)` is the name.
+pub fn parse_stat(bytes: &[u8]) -> Option<(String, Stat)> {
+    let open = bytes.iter().position(|&b| b == b'(')?;
+    let close = bytes.iter().rposition(|&b| b == b')')?;
+    if close < open {
+        return None;
+    }
+    let comm = String::from_utf8_lossy(&bytes[open + 1..close]).into_owned();
+    let rest = std::str::from_utf8(bytes.get(close + 1..)?).ok()?;
+    // Fields after comm, numbered from 3 (state) as in proc(5).
+    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    let field = |n: usize| fields.get(n - 3).copied();
+    let state = *field(3)?.as_bytes().first()?;
+    let stat = Stat {
+        state,
+        ppid: field(4)?.parse().ok()?,
+        session: field(6)?.parse().ok()?,
+        // tty_nr is printed as a signed int; a device number is never negative in practice.
+        tty_nr: field(7)?.parse::<i64>().ok()? as u32,
+        start_time: field(22)?.parse().ok()?,
+    };
+    Some((comm, stat))
+}
+
+/// The real uid from `/proc/<pid>/status` (first number of the `Uid:` line).
+pub fn parse_status_uid(bytes: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let line = text.lines().find(|l| l.starts_with("Uid:"))?;
+    line["Uid:".len()..]
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Splits `/proc/<pid>/cmdline` into argv. The kernel separates arguments with NUL and ends
+/// with one; a process that rewrote its title may leave no trailing NUL.
+pub fn parse_cmdline(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let body = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    if body.is_empty() {
+        return Vec::new();
+    }
+    body.split(|&b| b == 0).map(<[u8]>::to_vec).collect()
+}
+
+/// The inode from a `/proc/<pid>/fd/N` link target of the form `socket:[12345]`.
+pub fn parse_socket_link(target: &[u8]) -> Option<u64> {
+    let inner = target.strip_prefix(b"socket:[")?.strip_suffix(b"]")?;
+    std::str::from_utf8(inner).ok()?.parse().ok()
+}
+
+/// The first field of `/proc/<pid>/schedstat` (or a task's): time spent on a CPU, in ns.
+pub fn parse_schedstat(bytes: &[u8]) -> Option<u64> {
+    std::str::from_utf8(bytes)
+        .ok()?
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// `read_bytes + write_bytes` from `/proc/<pid>/io`: bytes that reached the storage layer.
+pub fn parse_io_bytes(bytes: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let value = |key: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..].trim().parse().ok()
+    };
+    Some(value("read_bytes:")?.saturating_add(value("write_bytes:")?))
+}
+
+/// The cgroup path of a process from `/proc/<pid>/cgroup`: the unified (`0::`) line when there
+/// is one, else the `name=systemd` line (where systemd puts its units on cgroup v1).
+pub fn parse_cgroup(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let path_of = |line: &str| line.splitn(3, ':').nth(2).map(str::to_owned);
+    let lines: Vec<&str> = text.lines().collect();
+    let systemd = lines.iter().find(|l| l.contains(":name=systemd:"));
+    let unified = lines.iter().find(|l| l.starts_with("0::"));
+    match (systemd, unified) {
+        (Some(s), _) if path_of(s).is_some_and(|p| p != "/") => path_of(s),
+        (_, Some(u)) => path_of(u),
+        (Some(s), None) => path_of(s),
+        (None, None) => None,
+    }
+}
+
+/// The seconds since boot from `/proc/uptime`.
+pub fn parse_uptime(bytes: &[u8]) -> Option<f64> {
+    std::str::from_utf8(bytes)
+        .ok()?
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// One row of `/proc/net/tcp` or `/proc/net/tcp6` that Pier cares about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TcpRow {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub state: TcpState,
+    /// 0 for a connection no process holds yet (completed but not accepted).
+    pub inode: u64,
+}
+
+/// Parses a whole `/proc/net/tcp` or `/proc/net/tcp6` file, keeping LISTEN and ESTABLISHED
+/// rows. A malformed row is an error, not a skipped line: a table Pier cannot read fully is a
+/// table it cannot trust.
+pub fn parse_tcp_table(text: &str) -> Result<Vec<TcpRow>, String> {
+    let mut rows = Vec::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let row = parse_tcp_line(line).ok_or_else(|| format!("line {} is malformed", n + 1))?;
+        if let Some(row) = row {
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// `Some(None)`: a well-formed row in a state Pier ignores.
+fn parse_tcp_line(line: &str) -> Option<Option<TcpRow>> {
+    let fields: Vec<&str> = line.split_ascii_whitespace().collect();
+    let state = match u8::from_str_radix(fields.get(3)?, 16).ok()? {
+        0x01 => TcpState::Established,
+        0x0A => TcpState::Listen,
+        _ => return Some(None),
+    };
+    Some(Some(TcpRow {
+        local: parse_hex_endpoint(fields.get(1)?)?,
+        remote: parse_hex_endpoint(fields.get(2)?)?,
+        state,
+        inode: fields.get(9)?.parse().ok()?,
+    }))
+}
+
+/// `0100007F:1F90` → `127.0.0.1:8080`. The kernel prints each 32-bit word of the address as a
+/// host-order integer, so the bytes come back with `to_ne_bytes`; the port is plain hex.
+fn parse_hex_endpoint(text: &str) -> Option<SocketAddr> {
+    let (addr, port) = text.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let word = |i: usize| -> Option<[u8; 4]> {
+        let hex = addr.get(i * 8..i * 8 + 8)?;
+        Some(u32::from_str_radix(hex, 16).ok()?.to_ne_bytes())
+    };
+    let ip = match addr.len() {
+        8 => IpAddr::V4(Ipv4Addr::from(word(0)?)),
+        32 => {
+            let mut bytes = [0u8; 16];
+            for i in 0..4 {
+                bytes[i * 4..i * 4 + 4].copy_from_slice(&word(i)?);
+            }
+            IpAddr::V6(Ipv6Addr::from(bytes))
+        }
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT: &[u8] = b"4242 (vite) S 1 4242 4242 0 -1 4194560 100 0 0 0 3 1 0 0 20 0 1 0 987654 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+
+    #[test]
+    fn stat_reads_the_fields_pier_uses() {
+        let (comm, stat) = parse_stat(STAT).unwrap();
+        assert_eq!(comm, "vite");
+        assert_eq!(
+            stat,
+            Stat {
+                state: b'S',
+                ppid: 1,
+                session: 4242,
+                tty_nr: 0,
+                start_time: 987654
+            }
+        );
+    }
+
+    #[test]
+    fn stat_keeps_the_start_time_when_comm_holds_spaces_and_parens() {
+        // A name crafted to look like the next fields: a naive split reads ppid 9 and a wrong
+        // start time.
+        let hostile =
+            b"77 (a) R 9 9 9 (b c) S 5 77 77 34816 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0\n";
+        let (comm, stat) = parse_stat(hostile).unwrap();
+        assert_eq!(comm, "a) R 9 9 9 (b c");
+        assert_eq!(stat.ppid, 5);
+        assert_eq!(stat.tty_nr, 34816);
+        assert_eq!(stat.start_time, 555);
+    }
+
+    #[test]
+    fn stat_refuses_truncated_and_garbage_input() {
+        assert_eq!(parse_stat(b""), None);
+        assert_eq!(parse_stat(b"12 (x) S 1 2"), None);
+        assert_eq!(parse_stat(b"12 )x( S 1 1 1 0"), None);
+        assert_eq!(
+            parse_stat(b"1 (x) S one 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"),
+            None
+        );
+    }
+
+    #[test]
+    fn status_uid_is_the_real_uid() {
+        let status =
+            b"Name:\tvite\nUmask:\t0022\nState:\tS\nUid:\t1000\t1001\t1002\t1003\nGid:\t5\n";
+        assert_eq!(parse_status_uid(status), Some(1000));
+        assert_eq!(parse_status_uid(b"Name:\tx\n"), None);
+    }
+
+    #[test]
+    fn cmdline_keeps_bytes_and_empty_arguments() {
+        assert_eq!(
+            parse_cmdline(b"node\0vite\0\0\xff\0"),
+            vec![b"node".to_vec(), b"vite".to_vec(), vec![], vec![0xff]]
+        );
+        assert_eq!(
+            parse_cmdline(b"next-server (v14)"),
+            vec![b"next-server (v14)".to_vec()]
+        );
+        assert!(parse_cmdline(b"").is_empty());
+    }
+
+    #[test]
+    fn socket_links_give_their_inode_and_nothing_else_does() {
+        assert_eq!(parse_socket_link(b"socket:[98765]"), Some(98765));
+        assert_eq!(parse_socket_link(b"pipe:[98765]"), None);
+        assert_eq!(parse_socket_link(b"/dev/null"), None);
+        assert_eq!(parse_socket_link(b"socket:[]"), None);
+    }
+
+    #[test]
+    fn schedstat_and_io_give_cpu_ns_and_disk_bytes() {
+        assert_eq!(parse_schedstat(b"372371499 157671 17\n"), Some(372371499));
+        assert_eq!(parse_schedstat(b""), None);
+        let io = b"rchar: 9\nwchar: 9\nsyscr: 1\nsyscw: 1\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(parse_io_bytes(io), Some(12288));
+        assert_eq!(parse_io_bytes(b"rchar: 9\n"), None);
+    }
+
+    #[test]
+    fn cgroup_prefers_the_systemd_unit_path() {
+        let v2 = b"0::/user.slice/user-1000.slice/user@1000.service/app.slice/vite.service\n";
+        assert_eq!(
+            parse_cgroup(v2).unwrap(),
+            "/user.slice/user-1000.slice/user@1000.service/app.slice/vite.service"
+        );
+        let v1 = b"9:name=systemd:/user.slice/session-2.scope\n4:memory:/x\n0::/\n";
+        assert_eq!(parse_cgroup(v1).unwrap(), "/user.slice/session-2.scope");
+        let flat = b"9:name=systemd:/\n0::/\n";
+        assert_eq!(parse_cgroup(flat).unwrap(), "/");
+        assert_eq!(parse_cgroup(b""), None);
+    }
+
+    #[test]
+    fn tcp_tables_decode_both_families_and_skip_other_states() {
+        let v4 = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+                  0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 111 1 0 100 0 0 10 0\n\
+                  1: 0100007F:1F90 0100007F:D431 01 00000000:00000000 00:00000000 00000000  1000        0 0 1 0 20 4 30 10 -1\n\
+                  2: 0100007F:D432 0100007F:1F91 06 00000000:00000000 00:00000000 00000000  1000        0 0 3 0\n";
+        let rows = parse_tcp_table(v4).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].local, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(rows[0].state, TcpState::Listen);
+        assert_eq!(rows[0].inode, 111);
+        assert_eq!(rows[1].remote, "127.0.0.1:54321".parse().unwrap());
+        assert_eq!(rows[1].inode, 0);
+
+        let v6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+                  0: 00000000000000000000000001000000:1435 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 222 1 0\n\
+                  1: 0000000000000000FFFF00000100007F:1435 0000000000000000FFFF00000100007F:C000 01 00000000:00000000 00:00000000 00000000  1000        0 223 1 0\n";
+        let rows = parse_tcp_table(v6).unwrap();
+        assert_eq!(rows[0].local, "[::1]:5173".parse().unwrap());
+        assert_eq!(rows[1].local, "[::ffff:127.0.0.1]:5173".parse().unwrap());
+    }
+
+    #[test]
+    fn a_malformed_tcp_row_fails_the_whole_table() {
+        let bad = "header\n 0: 0100007F 00000000:0000 0A\n";
+        assert!(parse_tcp_table(bad).is_err());
+        let bad_hex = "header\n 0: 0100ZZ7F:1F90 00000000:0000 0A 0:0 0:0 0 0 0 1\n";
+        assert!(parse_tcp_table(bad_hex).is_err());
+    }
+}

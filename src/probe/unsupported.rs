@@ -1,0 +1,57 @@
+//! The probe for an OS Pier cannot read yet. Every answer is "unsupported" or "unknown", which
+//! every caller treats as *block*: nothing is ever judged safe from a probe that cannot see.
+
+use std::time::{Duration, Instant};
+
+use super::{
+    ActivitySample, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo, SocketTable,
+};
+
+pub struct UnsupportedProbe {
+    epoch: Instant,
+}
+
+impl UnsupportedProbe {
+    pub fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+        }
+    }
+}
+
+impl Probe for UnsupportedProbe {
+    fn current_uid(&self) -> u32 {
+        u32::MAX
+    }
+
+    fn own_pid(&self) -> Pid {
+        std::process::id()
+    }
+
+    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError> {
+        Err(ProbeError::Unsupported)
+    }
+
+    fn details(&self, _pid: Pid) -> Option<ProcessDetails> {
+        None
+    }
+
+    fn sockets(&self, _owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
+        Err(ProbeError::Unsupported)
+    }
+
+    fn activity(&self, _pids: &[Pid], window: Duration) -> ActivitySample {
+        ActivitySample {
+            window,
+            per_pid: Vec::new(),
+        }
+    }
+
+    fn identity(&self, _pid: Pid) -> IdentityRead {
+        IdentityRead::Unknown(ProbeError::Unsupported.to_string())
+    }
+
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+}
