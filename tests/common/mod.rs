@@ -1,0 +1,230 @@
+//! Test support: temporary projects, fixture processes started as orphans, scans scoped to the
+//! test's own folder, and clean-up that signals only the test's own processes, by identity.
+#![allow(dead_code)] // each test binary uses its own part of this kit
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long a fixture may take to start, or a condition to come true.
+pub const DEADLINE: Duration = Duration::from_secs(15);
+
+/// Polls `f` every 20 ms until it answers, or panics with `what` at the deadline.
+pub fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + DEADLINE;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The interpreter the fixtures run on: the system one when there is one (no shims).
+pub fn python() -> String {
+    ["/usr/bin/python3", "/usr/local/bin/python3"]
+        .iter()
+        .find(|p| Path::new(p).exists())
+        .map_or_else(|| "python3".to_owned(), |p| (*p).to_owned())
+}
+
+fn fixture_source(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// A process the test started, known by identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Started {
+    pub pid: u32,
+    pub start_time: u64,
+}
+
+/// A temporary folder holding the test's projects, state folder and fixture reports. Dropping
+/// it kills every process registered with [`Sandbox::own`], by identity.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    owned: std::cell::RefCell<Vec<Started>>,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        fs::create_dir_all(dir.path().join("state")).unwrap();
+        fs::create_dir_all(dir.path().join("reports")).unwrap();
+        Self {
+            dir,
+            owned: Default::default(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A project folder with a `package.json` and the dev-server fixture installed as `tool`
+    /// (a path inside the project, e.g. `node_modules/.bin/vite`).
+    pub fn project(&self, name: &str, tool: &str) -> PathBuf {
+        let root = self.path().join(name);
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join("package.json"), "{}\n").unwrap();
+        self.install(&root.join(tool), "devserver.py");
+        root
+    }
+
+    /// Copies a fixture script to `to`, executable, with this machine's python in its shebang.
+    pub fn install(&self, to: &Path, fixture: &str) {
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let body = fs::read_to_string(fixture_source(fixture)).unwrap();
+        fs::write(to, format!("#!{}\n{body}", python())).unwrap();
+        fs::set_permissions(to, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    pub fn report_path(&self, name: &str) -> PathBuf {
+        self.path().join("reports").join(format!("{name}.json"))
+    }
+
+    /// Starts `argv` in `cwd` as an orphan: `setsid -f` forks, its parent exits, and the
+    /// fixture is re-parented to PID 1 (or the nearest subreaper).
+    pub fn spawn_orphan(&self, cwd: &Path, argv: &[&str]) {
+        let status = Command::new("setsid")
+            .arg("-f")
+            .args(argv)
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("setsid runs");
+        assert!(status.success(), "setsid -f {argv:?} failed");
+    }
+
+    /// Waits for the fixture report `name` (and `until` on it), registering every process it
+    /// names for clean-up.
+    pub fn report(&self, name: &str, until: impl Fn(&Value) -> bool) -> Value {
+        let path = self.report_path(name);
+        let report = wait_for(&format!("report {name}"), || {
+            let v: Value = serde_json::from_slice(&fs::read(&path).ok()?).ok()?;
+            until(&v).then_some(v)
+        });
+        let pid = |k: &str| report[k].as_u64().unwrap() as u32;
+        let time = |k: &str| report[k].as_u64().unwrap();
+        self.own(Started {
+            pid: pid("pid"),
+            start_time: time("start_time"),
+        });
+        let children = report["children"].as_array().unwrap();
+        for (i, c) in children.iter().enumerate() {
+            self.own(Started {
+                pid: c.as_u64().unwrap() as u32,
+                start_time: report["children_start_times"][i].as_u64().unwrap(),
+            });
+        }
+        report
+    }
+
+    /// Registers a process of the test's for the kill at drop.
+    pub fn own(&self, p: Started) {
+        self.owned.borrow_mut().push(p);
+    }
+
+    /// Runs `pier scan --json --under <sandbox>` with a 100 ms sample and extra `args`.
+    pub fn scan(&self, args: &[&str]) -> Value {
+        let out = self.pier(&[&["scan", "--json", "--sample-ms", "100"], args].concat());
+        assert!(
+            out.status.success(),
+            "pier scan failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("scan prints JSON")
+    }
+
+    /// Runs the `pier` binary scoped to this sandbox, with its own state folder.
+    pub fn pier(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_pier"))
+            .args(args)
+            .arg("--under")
+            .arg(self.path())
+            .env("PIER_STATE_DIR", self.path().join("state"))
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("pier runs")
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        for p in self.owned.borrow().iter().rev() {
+            kill_by_identity(*p);
+        }
+    }
+}
+
+/// SIGKILL through a pidfd, only if the pid still has the start time we recorded: a pid that
+/// was reused is never signalled.
+pub fn kill_by_identity(p: Started) {
+    use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
+    let Some(pid) = Pid::from_raw(p.pid as i32) else {
+        return;
+    };
+    let Ok(fd) = pidfd_open(pid, PidfdFlags::empty()) else {
+        return;
+    };
+    if start_time_of(p.pid) == Some(p.start_time) {
+        let _ = pidfd_send_signal(&fd, Signal::KILL);
+    }
+}
+
+/// The kernel start time of `pid`, via Pier's own parser (pinned by its unit tests).
+pub fn start_time_of(pid: u32) -> Option<u64> {
+    let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
+    pier::probe::procfs::parse_stat(&stat).map(|(_, s)| s.start_time)
+}
+
+/// The parent pid of `pid`.
+pub fn ppid_of(pid: u32) -> Option<u32> {
+    let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
+    pier::probe::procfs::parse_stat(&stat).map(|(_, s)| s.ppid)
+}
+
+/// Every resource in a scan document, with its project.
+pub fn resources(scan: &Value) -> Vec<(Value, Value)> {
+    scan["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| {
+            p["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |r| (p.clone(), r.clone()))
+        })
+        .collect()
+}
+
+/// The resource one of whose members is `pid`.
+pub fn resource_with(scan: &Value, pid: u32) -> Option<(Value, Value)> {
+    resources(scan).into_iter().find(|(_, r)| {
+        r["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["pid"] == pid)
+    })
+}
+
+pub fn evidence_kinds(resource: &Value) -> Vec<String> {
+    resource["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect()
+}

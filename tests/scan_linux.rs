@@ -1,0 +1,316 @@
+//! `pier scan` against real processes and sockets on Linux. Every fixture is a real process
+//! started as an orphan in the test's own temporary folder; every scan is scoped to that
+//! folder with `--under`; every clean-up signals only the test's processes, by identity.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::net::TcpStream;
+
+use common::*;
+use serde_json::Value;
+
+const VITE: &str = "node_modules/.bin/vite";
+
+/// Starts the dev-server fixture as `node_modules/.bin/vite` in a new project `name`, through
+/// `sh -c '…; true'` (so `sh` stays as its launcher), and waits for its report.
+fn start_vite(sb: &Sandbox, name: &str, extra: &[&str], until: impl Fn(&Value) -> bool) -> Value {
+    let project = sb.project(name, VITE);
+    let report = sb.report_path(name);
+    let cmd = format!(
+        "./{VITE} --report '{}' {}; true",
+        report.display(),
+        extra.join(" ")
+    );
+    sb.spawn_orphan(&project, &["sh", "-c", &cmd]);
+    let r = sb.report(name, until);
+    sb.own(Started {
+        pid: r["ppid"].as_u64().unwrap() as u32,
+        start_time: r["ppid_start_time"].as_u64().unwrap(),
+    });
+    r
+}
+
+fn pid(v: &Value) -> u32 {
+    v["pid"].as_u64().unwrap() as u32
+}
+
+fn port(v: &Value) -> u16 {
+    v["port"].as_u64().unwrap() as u16
+}
+
+#[test]
+fn an_orphaned_dev_server_is_green_with_its_port_pid_and_project() {
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &[], |_| true);
+    let scan = sb.scan(&[]);
+    let (project, r) = resource_with(&scan, pid(&server)).expect("the fixture is found");
+    assert_eq!(r["level"], "green", "{r:#}");
+    assert_eq!(r["kind"], "vite");
+    assert_eq!(project["name"], "app");
+    assert_eq!(project["marker"], "package.json");
+    assert_eq!(
+        Some(project["path"].as_str().unwrap()),
+        sb.path().join("app").canonicalize().unwrap().to_str()
+    );
+    let ports = r["ports"].as_array().unwrap();
+    assert_eq!(ports.len(), 1);
+    assert_eq!(ports[0]["port"], port(&server));
+    assert_eq!(ports[0]["address"], "127.0.0.1");
+    assert_eq!(ports[0]["pid"], pid(&server));
+    assert!(evidence_kinds(&r).contains(&"orphaned".to_owned()));
+    assert_eq!(scan["schema"], 1);
+    assert!(r["activity"]["window_ms"].as_u64().unwrap() >= 100);
+}
+
+#[test]
+fn a_held_client_connection_makes_it_red() {
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &[], |_| true);
+    let _client = TcpStream::connect(("127.0.0.1", port(&server))).unwrap();
+    sb.report("app", |r| r["accepted"] == 1);
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).unwrap();
+    assert_eq!(r["level"], "red", "{r:#}");
+    let conns = r["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 1);
+    assert_eq!(
+        conns[0]["peer_pid"],
+        std::process::id(),
+        "the peer is this test"
+    );
+    assert_eq!(conns[0]["internal"], false);
+}
+
+#[test]
+fn a_connection_the_server_never_accepted_makes_it_red() {
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &["--no-accept"], |_| true);
+    // The kernel completes the handshake into the accept queue; no process holds that socket.
+    let _client = TcpStream::connect(("127.0.0.1", port(&server))).unwrap();
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).unwrap();
+    assert_eq!(r["level"], "red", "{r:#}");
+    assert!(evidence_kinds(&r).contains(&"live_connection".to_owned()));
+}
+
+#[test]
+fn a_connection_between_two_members_does_not_count() {
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &["--self-connect"], |r| r["accepted"] == 1);
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).unwrap();
+    let conns = r["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 1, "the connection is seen: {r:#}");
+    assert_eq!(conns[0]["internal"], true);
+    assert_eq!(conns[0]["peer_pid"], server["children"][0]);
+    assert_eq!(r["level"], "green", "{r:#}");
+}
+
+#[test]
+fn ipv6_loopback_listeners_are_found_and_told_apart_from_ipv4_on_the_same_port() {
+    let sb = Sandbox::new();
+    let v4 = start_vite(&sb, "four", &[], |_| true);
+    let p = port(&v4).to_string();
+    let v6 = start_vite(&sb, "six", &["--host", "::1", "--port", &p], |_| true);
+    let _client = TcpStream::connect(("::1", port(&v4))).unwrap();
+    sb.report("six", |r| r["accepted"] == 1);
+
+    let scan = sb.scan(&[]);
+    let (_, six) = resource_with(&scan, pid(&v6)).expect("the ::1 listener is found");
+    let (_, four) = resource_with(&scan, pid(&v4)).unwrap();
+    assert_eq!(six["ports"][0]["address"], "::1");
+    assert_eq!(six["ports"][0]["port"], port(&v4));
+    assert_eq!(
+        six["level"], "red",
+        "the client connected to [::1]: {six:#}"
+    );
+    assert_eq!(four["level"], "green", "127.0.0.1 has no client: {four:#}");
+}
+
+#[test]
+fn a_process_named_with_spaces_and_parens_keeps_its_kernel_start_time() {
+    let sb = Sandbox::new();
+    // Read before the rename, by the fixture itself; the name mimics the fields after it.
+    let server = start_vite(&sb, "app", &["--name", "'a) R 1 2 (b c'"], |_| true);
+    wait_for("the rename", || {
+        let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid(&server))).ok()?;
+        (comm.trim_end() == "a) R 1 2 (b c").then_some(())
+    });
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).unwrap();
+    let member = r["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["pid"] == pid(&server))
+        .unwrap()
+        .clone();
+    assert_eq!(member["command"], "a) R 1 2 (b c");
+    assert_eq!(member["start_time"], server["start_time"]);
+    assert_eq!(member["ppid"], server["ppid"]);
+}
+
+#[test]
+fn a_sh_node_child_tree_is_one_resource_rooted_at_sh() {
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &["--child"], |_| true);
+    let scan = sb.scan(&[]);
+    assert_eq!(resources(&scan).len(), 1, "{scan:#}");
+    let (_, r) = resource_with(&scan, pid(&server)).unwrap();
+    let sh = server["ppid"].as_u64().unwrap();
+    assert_eq!(r["root"]["pid"], sh);
+    assert_eq!(r["root"]["start_time"], server["ppid_start_time"]);
+    assert_eq!(r["id"], format!("{sh}-{}", server["ppid_start_time"]));
+    let members: Vec<u64> = r["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        members,
+        vec![
+            sh,
+            server["pid"].as_u64().unwrap(),
+            server["children"][0].as_u64().unwrap()
+        ]
+    );
+    assert_eq!(r["members"][0]["argv"][0], "sh");
+    assert_eq!(r["level"], "green", "{r:#}");
+}
+
+#[test]
+fn a_listener_run_as_uid_65534_is_never_a_candidate() {
+    let sb = Sandbox::new();
+    // The fixture must be able to reach its script and write its report as `nobody`.
+    for dir in [sb.path().to_path_buf(), sb.path().join("reports")] {
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .unwrap();
+    }
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let report = report.to_str().unwrap();
+    sb.spawn_orphan(
+        &project,
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            VITE,
+            "--report",
+            report,
+        ],
+    );
+    let server = sb.report("app", |_| true);
+    let uid = std::fs::read_to_string(format!("/proc/{}/status", pid(&server))).unwrap();
+    assert!(
+        uid.lines().any(|l| l.starts_with("Uid:\t65534")),
+        "the fixture runs as 65534"
+    );
+
+    let scan = sb.scan(&["--all"]);
+    assert!(resource_with(&scan, pid(&server)).is_none(), "{scan:#}");
+    let others = scan["other_listeners"].as_array().unwrap();
+    let listed = others
+        .iter()
+        .find(|l| l["port"] == port(&server))
+        .expect("listed with --all");
+    assert_eq!(
+        listed["pid"],
+        Value::Null,
+        "another user's socket has no visible owner"
+    );
+}
+
+#[test]
+fn a_dev_server_inside_a_live_pty_session_is_yellow() {
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    sb.install(&sb.path().join("ptyhold.py"), "ptyhold.py");
+    let report = sb.report_path("app");
+    let cmd = format!("./{VITE} --report '{}'; true", report.display());
+    let holder = sb.path().join("ptyhold.py");
+    sb.spawn_orphan(&project, &[holder.to_str().unwrap(), "sh", "-c", &cmd]);
+    let server = sb.report("app", |_| true);
+    let sh = server["ppid"].as_u64().unwrap() as u32;
+    let holder_pid = ppid_of(sh).unwrap();
+    sb.own(Started {
+        pid: sh,
+        start_time: server["ppid_start_time"].as_u64().unwrap(),
+    });
+    sb.own(Started {
+        pid: holder_pid,
+        start_time: start_time_of(holder_pid).unwrap(),
+    });
+
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).unwrap();
+    assert_eq!(r["level"], "yellow", "{r:#}");
+    assert_eq!(
+        r["root"]["pid"],
+        pid(&server),
+        "the session's shell is not part of it"
+    );
+    let not_orphaned = r["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "not_orphaned")
+        .expect("not orphaned")
+        .clone();
+    assert!(
+        not_orphaned["message"]
+            .as_str()
+            .unwrap()
+            .contains("interactive shell"),
+        "{not_orphaned:#}"
+    );
+}
+
+#[test]
+fn an_orphan_adopted_by_a_systemd_user_like_subreaper_is_orphaned() {
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    sb.install(&sb.path().join("subreaper.py"), "subreaper.py");
+    let report = sb.report_path("app");
+    let reaper = sb.path().join("subreaper.py");
+    sb.spawn_orphan(
+        &project,
+        &[
+            reaper.to_str().unwrap(),
+            "setsid",
+            "-f",
+            VITE,
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    // The fixture's report is written before the re-parenting may have happened: wait for it.
+    let server = sb.report("app", |_| true);
+    let reaper_pid = wait_for("adoption by the subreaper", || {
+        let parent = ppid_of(pid(&server))?;
+        let comm = std::fs::read_to_string(format!("/proc/{parent}/comm")).ok()?;
+        (comm.trim_end() == "systemd").then_some(parent)
+    });
+    sb.own(Started {
+        pid: reaper_pid,
+        start_time: start_time_of(reaper_pid).unwrap(),
+    });
+
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).unwrap();
+    assert_eq!(r["level"], "green", "{r:#}");
+    let orphaned = r["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "orphaned")
+        .expect("orphaned")
+        .clone();
+    assert!(
+        orphaned["message"].as_str().unwrap().contains("subreaper"),
+        "{orphaned:#}"
+    );
+}
