@@ -64,6 +64,17 @@ fn an_orphaned_dev_server_is_green_with_its_port_pid_and_project() {
 }
 
 #[test]
+fn a_busy_dev_server_is_yellow_and_its_activity_is_measured() {
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &["--busy"], |_| true);
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).unwrap();
+    assert_eq!(r["level"], "yellow", "{r:#}");
+    let cpu = r["activity"]["cpu_percent"].as_f64().unwrap();
+    assert!(cpu > 5.0, "a spinning thread shows: {cpu}%");
+}
+
+#[test]
 fn a_held_client_connection_makes_it_red() {
     let sb = Sandbox::new();
     let server = start_vite(&sb, "app", &[], |_| true);

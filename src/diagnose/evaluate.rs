@@ -105,7 +105,7 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
     pids.iter()
         .filter_map(|&pid| {
             let why = if pid == 1 {
-                "PID 1"
+                "init (PID 1)"
             } else if pid == facts.probe.own_pid() {
                 "Pier itself"
             } else if facts.pier_ancestors.contains(&pid) {

@@ -279,10 +279,41 @@ fn pier_and_its_ancestors_are_red() {
     // `cargo watch -x 'run -- scan'`: Pier runs inside a dev tool's tree.
     let probe = FakeProbe::default()
         .with(process(100, 1, &["cargo", "watch", "-x", "run"]), APP)
-        .with(process(PIER_PID, 100, &["pier", "scan"]), APP);
+        .with(process(101, 100, &["cargo", "run", "--", "scan"]), APP)
+        .with(process(PIER_PID, 101, &["pier", "scan"]), APP);
     let r = only(&run(&probe)).clone();
     assert_eq!(r.level, Level::Red);
-    assert!(has(&r, EvidenceKind::Protected));
+    let protected: Vec<&str> = r
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::Protected)
+        .map(|e| e.message.as_str())
+        .collect();
+    assert_eq!(
+        protected,
+        vec![
+            "pid 100 is an ancestor of Pier",
+            "pid 101 is an ancestor of Pier",
+            &format!("pid {PIER_PID} is Pier itself"),
+        ]
+    );
+}
+
+#[test]
+fn a_dev_tool_running_as_pid_1_is_red() {
+    // A container whose init is the dev server.
+    let mut probe = FakeProbe::default();
+    probe.processes.clear();
+    probe = probe.with(process(1, 0, &["vite"]), APP);
+    probe.process_mut(1).uid = probe.uid;
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Red);
+    assert!(
+        r.evidence
+            .iter()
+            .any(|e| e.message == "pid 1 is init (PID 1)"),
+        "{r:#?}"
+    );
 }
 
 #[test]
