@@ -102,10 +102,20 @@ impl LinuxProbe {
                 }
             };
             for entry in entries.flatten() {
-                // An fd closed between readdir and readlink is simply not a socket any more.
-                if let Ok(target) = fs::read_link(entry.path()) {
-                    if let Some(inode) = parse::parse_socket_link(target.as_os_str().as_bytes()) {
-                        owners.insert(inode, pid);
+                match fs::read_link(entry.path()) {
+                    Ok(target) => {
+                        if let Some(inode) = parse::parse_socket_link(target.as_os_str().as_bytes())
+                        {
+                            owners.insert(inode, pid);
+                        }
+                    }
+                    // An fd closed between readdir and readlink is not a socket any more.
+                    Err(e) if is_gone(&e) => {}
+                    // A listable but unreadable table (e.g. a protected PID 1) hides its
+                    // sockets: say so, never "no sockets".
+                    Err(e) => {
+                        unreadable.push((pid, format!("{dir}: {e}")));
+                        break;
                     }
                 }
             }
