@@ -62,7 +62,6 @@ pub fn process(pid: Pid, ppid: Pid, argv: &[&str]) -> ProcessInfo {
             .map(|a| a.rsplit('/').next().unwrap_or(a).chars().take(15).collect())
             .unwrap_or_default(),
         argv: argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
-        argv_error: None,
         zombie: false,
         age_seconds: Some(60),
     }

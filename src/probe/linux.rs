@@ -38,10 +38,10 @@ impl LinuxProbe {
         let dir = PathBuf::from(format!("/proc/{pid}"));
         let (comm, stat) = parse::parse_stat(&fs::read(dir.join("stat")).ok()?)?;
         let uid = parse::parse_status_uid(&fs::read(dir.join("status")).ok()?)?;
-        let (argv, argv_error) = match fs::read(dir.join("cmdline")) {
-            Ok(bytes) => (parse::parse_cmdline(&bytes), None),
+        let argv = match fs::read(dir.join("cmdline")) {
+            Ok(bytes) => parse::parse_cmdline(&bytes),
             Err(e) if is_gone(&e) => return None,
-            Err(e) => (Vec::new(), Some(e.to_string())),
+            Err(_) => Vec::new(),
         };
         let age_seconds = uptime.map(|up| {
             let started = stat.start_time as f64 / self.ticks_per_second as f64;
@@ -58,7 +58,6 @@ impl LinuxProbe {
             tty_nr: stat.tty_nr,
             comm,
             argv,
-            argv_error,
             zombie: stat.state == b'Z' || stat.state == b'X',
             age_seconds,
         })
@@ -201,14 +200,16 @@ impl Probe for LinuxProbe {
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         let dir = PathBuf::from(format!("/proc/{pid}"));
-        if !dir.exists() {
-            return None;
-        }
+        let exe = match fs::read_link(dir.join("exe")) {
+            Ok(exe) => Ok(exe),
+            Err(e) if is_gone(&e) && !dir.exists() => return None,
+            Err(e) => Err(format!("{}/exe: {e}", dir.display())),
+        };
         let cgroup = fs::read(dir.join("cgroup"))
             .map_err(|e| format!("{}/cgroup: {e}", dir.display()))
             .and_then(|b| parse::parse_cgroup(&b).ok_or_else(|| "empty cgroup file".to_owned()));
         Some(ProcessDetails {
-            exe: read_link_field(&dir.join("exe")),
+            exe,
             cwd: read_link_field(&dir.join("cwd")),
             cgroup: Some(cgroup),
         })

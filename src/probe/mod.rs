@@ -52,11 +52,9 @@ pub struct ProcessInfo {
     pub tty_nr: u32,
     /// The kernel's short name (`comm`), lossily decoded.
     pub comm: String,
-    /// argv exactly as the kernel holds it, as bytes. Empty for kernel threads, and when the
-    /// process could not be read (see `argv_error`).
+    /// argv exactly as the kernel holds it, as bytes. Empty for kernel threads and when it
+    /// could not be read: either way the process is never a candidate.
     pub argv: Vec<Vec<u8>>,
-    /// Why argv could not be read, when it could not.
-    pub argv_error: Option<String>,
     /// Exited but not yet reaped. A zombie counts as gone.
     pub zombie: bool,
     /// Seconds since the process started, when known.
