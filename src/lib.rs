@@ -4,6 +4,7 @@
 //! The pipeline, one module per stage (see `ARCHITECTURE.md`):
 //! - [`probe`]: everything read from the OS, behind the [`probe::Probe`] trait;
 //! - [`diagnose`]: candidates → resources → projects → levels with evidence;
+//! - [`signal`]: the race-free signaller (pin, re-verify, send) the stop flow will use;
 //! - [`cli`]: `pier scan` and its text and JSON output.
 //!
 //! Stop, store, restart, worker and ui are the next stages; they will sit beside these.
@@ -11,3 +12,4 @@
 pub mod cli;
 pub mod diagnose;
 pub mod probe;
+pub mod signal;

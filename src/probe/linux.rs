@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::procfs::{self as parse, TcpRow};
 use super::{
-    ActivityDelta, ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
+    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
     ProcessInfo, Socket, SocketTable,
 };
 
@@ -237,24 +237,7 @@ impl Probe for LinuxProbe {
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
-        let before: Vec<_> = pids.iter().map(|&p| (p, self.counters(p))).collect();
-        // The sample window itself: the one deliberate wait in a scan.
-        std::thread::sleep(window);
-        let per_pid = before
-            .into_iter()
-            .filter_map(|(pid, first)| {
-                let first = first?;
-                let second = self.counters(pid)?;
-                let delta = first.and_then(|(c0, i0)| {
-                    second.map(|(c1, i1)| ActivityDelta {
-                        cpu_ns: c1.saturating_sub(c0),
-                        io_bytes: i1.saturating_sub(i0),
-                    })
-                });
-                Some((pid, delta))
-            })
-            .collect();
-        ActivitySample { window, per_pid }
+        super::sample_counters(pids, window, |pid| self.counters(pid))
     }
 
     fn identity(&self, pid: Pid) -> IdentityRead {

@@ -19,12 +19,20 @@ use std::time::Duration;
 
 #[cfg(any(test, feature = "fake-probe"))]
 pub mod fake;
+pub mod darwin;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "macos")]
+mod macos;
 #[cfg(target_os = "linux")]
 pub mod procfs;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;
+
+#[cfg(target_os = "linux")]
+pub use linux::LinuxProbe;
+#[cfg(target_os = "macos")]
+pub use macos::MacProbe;
 
 /// A process id as the kernel numbers it.
 pub type Pid = u32;
@@ -147,7 +155,8 @@ pub enum ProbeError {
 }
 
 /// Everything the engine reads from the OS. Implementations: Linux (`/proc`), the scripted
-/// fake for tests, and an "unsupported" answer elsewhere (macOS comes next).
+/// macOS (`libproc`, `sysctl`; type-checked here, never run), the scripted fake for tests, and
+/// an "unsupported" answer elsewhere.
 pub trait Probe {
     /// The uid whose processes Pier may consider (the effective uid of Pier itself).
     fn current_uid(&self) -> u32;
@@ -168,13 +177,45 @@ pub trait Probe {
     fn now(&self) -> Duration;
 }
 
+/// Reads `counters` (CPU ns, I/O bytes) for each pid, waits `window`, reads again, and returns
+/// the differences. `counters` answers `None` for a process that is gone. Shared by the
+/// backends so both sample the same way.
+pub(crate) fn sample_counters(
+    pids: &[Pid],
+    window: Duration,
+    counters: impl Fn(Pid) -> Option<Result<(u64, u64), String>>,
+) -> ActivitySample {
+    let before: Vec<_> = pids.iter().map(|&p| (p, counters(p))).collect();
+    // The sample window itself: the one deliberate wait in a scan.
+    std::thread::sleep(window);
+    let per_pid = before
+        .into_iter()
+        .filter_map(|(pid, first)| {
+            let first = first?;
+            let second = counters(pid)?;
+            let delta = first.and_then(|(c0, i0)| {
+                second.map(|(c1, i1)| ActivityDelta {
+                    cpu_ns: c1.saturating_sub(c0),
+                    io_bytes: i1.saturating_sub(i0),
+                })
+            });
+            Some((pid, delta))
+        })
+        .collect();
+    ActivitySample { window, per_pid }
+}
+
 /// The probe for the OS Pier was built for. The one place a backend is chosen.
 pub fn system_probe() -> Box<dyn Probe + Send + Sync> {
     #[cfg(target_os = "linux")]
     {
-        Box::new(linux::LinuxProbe::new())
+        Box::new(LinuxProbe::new())
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(target_os = "macos")]
+    {
+        Box::new(MacProbe::new())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         Box::new(unsupported::UnsupportedProbe::new())
     }

@@ -1,0 +1,265 @@
+//! Pure decoders for the byte layouts the macOS probe reads, compiled on every platform so their
+//! unit tests run on Linux (no Mac is available to the project's CI). Each takes plain values
+//! or bytes as the kernel lays them out and returns what they mean; the FFI calls that fetch
+//! them live in `macos.rs`.
+//!
+//! Sources: XNU `bsd/kern/kern_sysctl.c` (KERN_PROCARGS2), `bsd/sys/proc_info.h` (socket and
+//! BSD info), `osfmk` (Mach time), as summarised in `shared/PLATFORMS.md`.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use super::TcpState;
+
+/// What `sysctl(KERN_PROCARGS2)` holds for one process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcArgs {
+    pub exec_path: Vec<u8>,
+    pub argv: Vec<Vec<u8>>,
+    pub env: Vec<Vec<u8>>,
+}
+
+/// Keys of the kernel's "apple strings", which follow the environment — sometimes with no
+/// empty string between — and are not part of it.
+const APPLE_KEYS: &[&[u8]] = &[
+    b"ptr_munge=",
+    b"main_stack=",
+    b"executable_file=",
+    b"dyld_file=",
+    b"executable_cdhash=",
+    b"executable_boothash=",
+    b"th_port=",
+    b"arm64e_abi=",
+    b"stack_guard=",
+    b"malloc_entropy=",
+    b"executable_path=",
+    b"libsystem_file=",
+    b"dyld_flags=",
+];
+
+/// Decodes a `KERN_PROCARGS2` buffer: a native-endian `i32` argc, the executable path, NUL
+/// padding, `argc` NUL-terminated arguments, then the environment up to an empty string, an
+/// apple string, or the end. Truncated or hostile buffers give an error, never a panic.
+pub fn parse_procargs2(buf: &[u8]) -> Result<ProcArgs, String> {
+    let head: [u8; 4] = buf
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .ok_or("the buffer is shorter than its argument count")?;
+    let argc = i32::from_ne_bytes(head);
+    let argc = usize::try_from(argc).map_err(|_| format!("negative argument count {argc}"))?;
+    let mut rest = &buf[4..];
+    let exec_path = take_string(&mut rest).ok_or("the executable path is not terminated")?;
+    // The path is padded with NULs to a word boundary; skip them all.
+    let pad = rest.iter().take_while(|&&b| b == 0).count();
+    rest = &rest[pad..];
+    let mut argv = Vec::with_capacity(argc.min(4096));
+    for i in 0..argc {
+        let arg = take_string(&mut rest)
+            .ok_or_else(|| format!("argument {i} of {argc} is missing or unterminated"))?;
+        argv.push(arg);
+    }
+    let mut env = Vec::new();
+    while let Some(var) = take_string(&mut rest) {
+        if var.is_empty() || APPLE_KEYS.iter().any(|k| var.starts_with(k)) {
+            break;
+        }
+        env.push(var);
+    }
+    Ok(ProcArgs {
+        exec_path,
+        argv,
+        env,
+    })
+}
+
+/// Takes one NUL-terminated string off the front; `None` when there is no terminator.
+fn take_string(rest: &mut &[u8]) -> Option<Vec<u8>> {
+    let end = rest.iter().position(|&b| b == 0)?;
+    let s = rest[..end].to_vec();
+    *rest = &rest[end + 1..];
+    Some(s)
+}
+
+/// The identity start time: `pbi_start_tvsec * 1_000_000 + pbi_start_tvusec` (µs since the
+/// epoch). `None` on overflow (a corrupt record), which callers treat as unreadable.
+pub fn start_time_us(tvsec: u64, tvusec: u64) -> Option<u64> {
+    tvsec.checked_mul(1_000_000)?.checked_add(tvusec)
+}
+
+/// `e_tdev` when the process has no controlling terminal.
+pub const NODEV: u32 = 0xFFFF_FFFF;
+/// `PROC_FLAG_CTTY`: the process has a controlling tty (cleared when the session loses it).
+pub const PROC_FLAG_CTTY: u32 = 0x40;
+/// `PROC_FLAG_SLEADER`: the process leads its session.
+pub const PROC_FLAG_SLEADER: u32 = 0x20;
+
+/// The controlling terminal as Linux's `tty_nr` would say it: 0 when there is none. macOS
+/// leaves `PROC_FLAG_CONTROLT` set on survivors after the terminal goes away, so it is not
+/// used; `e_tdev == NODEV` or a cleared `PROC_FLAG_CTTY` means "no terminal".
+pub fn tty_nr(e_tdev: u32, pbi_flags: u32) -> u32 {
+    if e_tdev == NODEV || pbi_flags & PROC_FLAG_CTTY == 0 {
+        0
+    } else {
+        e_tdev
+    }
+}
+
+/// `tcpsi_state` values Pier reads (`TSI_S_LISTEN`, `TSI_S_ESTABLISHED`).
+pub fn tcp_state(tcpsi_state: i32) -> Option<TcpState> {
+    match tcpsi_state {
+        1 => Some(TcpState::Listen),
+        4 => Some(TcpState::Established),
+        _ => None,
+    }
+}
+
+/// `insi_vflag` bits: the socket speaks IPv4, IPv6, or (a `[::]` listener) both.
+pub const INI_IPV4: u8 = 0x1;
+pub const INI_IPV6: u8 = 0x2;
+
+/// One endpoint of an `in_sockinfo`: `addr` holds the 16 bytes of the `insi_laddr` /
+/// `insi_faddr` union (an IPv4 address sits in its last 4 bytes, in network order) and
+/// `port` the `insi_lport` / `insi_fport` int, whose low 16 bits are in network byte order.
+pub fn endpoint(vflag: u8, addr: [u8; 16], port: i32) -> Option<SocketAddr> {
+    let port = u16::from_be(port as u16);
+    let ip = if vflag & INI_IPV6 != 0 {
+        IpAddr::V6(Ipv6Addr::from(addr))
+    } else if vflag & INI_IPV4 != 0 {
+        IpAddr::V4(Ipv4Addr::new(addr[12], addr[13], addr[14], addr[15]))
+    } else {
+        return None;
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+/// Mach absolute-time ticks → nanoseconds, given `hw.tbfrequency` (ticks per second: 24 MHz on
+/// Apple Silicon, 1 GHz on Intel). `None` for a zero frequency.
+pub fn mach_ticks_to_ns(ticks: u64, tb_frequency_hz: u64) -> Option<u64> {
+    if tb_frequency_hz == 0 {
+        return None;
+    }
+    let ns = u128::from(ticks) * 1_000_000_000 / u128::from(tb_frequency_hz);
+    Some(u64::try_from(ns).unwrap_or(u64::MAX))
+}
+
+/// The NUL-terminated prefix of a fixed C char array (`pbi_comm`, `vip_path`), as bytes.
+pub fn c_bytes(raw: &[u8]) -> &[u8] {
+    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+    &raw[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A buffer laid out as XNU writes it.
+    fn procargs(argc: i32, exec: &[u8], pad: usize, strings: &[&[u8]]) -> Vec<u8> {
+        let mut b = argc.to_ne_bytes().to_vec();
+        b.extend_from_slice(exec);
+        b.push(0);
+        b.extend(std::iter::repeat_n(0, pad));
+        for s in strings {
+            b.extend_from_slice(s);
+            b.push(0);
+        }
+        b
+    }
+
+    #[test]
+    fn procargs2_gives_argv_and_env_and_stops_before_apple_strings() {
+        let buf = procargs(
+            2,
+            b"/usr/local/bin/node",
+            5,
+            &[b"node", b"vite", b"PATH=/usr/bin", b"HOME=/Users/me", b"ptr_munge=", b"main_stack="],
+        );
+        let p = parse_procargs2(&buf).unwrap();
+        assert_eq!(p.exec_path, b"/usr/local/bin/node");
+        assert_eq!(p.argv, vec![b"node".to_vec(), b"vite".to_vec()]);
+        assert_eq!(p.env, vec![b"PATH=/usr/bin".to_vec(), b"HOME=/Users/me".to_vec()]);
+    }
+
+    #[test]
+    fn procargs2_stops_at_an_empty_string_and_keeps_odd_bytes() {
+        let buf = procargs(1, b"/bin/x", 0, &[b"x\xff", b"A=1", b"", b"executable_path=/bin/x"]);
+        let p = parse_procargs2(&buf).unwrap();
+        assert_eq!(p.argv, vec![b"x\xff".to_vec()]);
+        assert_eq!(p.env, vec![b"A=1".to_vec()]);
+    }
+
+    #[test]
+    fn procargs2_without_environment_is_fine() {
+        // A code-signing-restricted target gives no environment.
+        let p = parse_procargs2(&procargs(1, b"/bin/x", 3, &[b"x"])).unwrap();
+        assert!(p.env.is_empty());
+    }
+
+    #[test]
+    fn truncated_and_hostile_procargs2_buffers_are_errors() {
+        assert!(parse_procargs2(b"").is_err());
+        assert!(parse_procargs2(&[1, 0]).is_err());
+        assert!(parse_procargs2(&(-1i32).to_ne_bytes()).is_err(), "negative argc");
+        let mut no_nul = 1i32.to_ne_bytes().to_vec();
+        no_nul.extend_from_slice(b"/bin/x");
+        assert!(parse_procargs2(&no_nul).is_err(), "unterminated path");
+        let short = procargs(3, b"/bin/x", 0, &[b"x", b"y"]);
+        assert!(parse_procargs2(&short).is_err(), "argc larger than the strings");
+        let huge = procargs(i32::MAX, b"/bin/x", 0, &[b"x"]);
+        assert!(parse_procargs2(&huge).is_err(), "a huge argc neither allocates nor panics");
+    }
+
+    #[test]
+    fn start_times_are_microseconds_and_overflow_is_refused() {
+        assert_eq!(start_time_us(1_700_000_000, 123_456), Some(1_700_000_000_123_456));
+        assert_eq!(start_time_us(u64::MAX, 0), None);
+    }
+
+    #[test]
+    fn the_terminal_is_gone_when_tdev_is_nodev_or_ctty_is_cleared() {
+        assert_eq!(tty_nr(0x1000003, PROC_FLAG_CTTY), 0x1000003);
+        assert_eq!(tty_nr(NODEV, PROC_FLAG_CTTY), 0);
+        // The stale CONTROLT (0x80) alone does not mean a live terminal.
+        assert_eq!(tty_nr(0x1000003, 0x80), 0);
+    }
+
+    #[test]
+    fn tcp_states_map_listen_and_established_only() {
+        assert_eq!(tcp_state(1), Some(TcpState::Listen));
+        assert_eq!(tcp_state(4), Some(TcpState::Established));
+        assert_eq!(tcp_state(0), None);
+        assert_eq!(tcp_state(5), None);
+    }
+
+    #[test]
+    fn endpoints_decode_network_order_ports_and_both_families() {
+        let mut v4 = [0u8; 16];
+        v4[12..].copy_from_slice(&[127, 0, 0, 1]);
+        // Port 5173 = 0x1435, stored big-endian in the low 16 bits of an int.
+        let port = i32::from(u16::from_ne_bytes([0x14, 0x35]));
+        assert_eq!(endpoint(INI_IPV4, v4, port), Some("127.0.0.1:5173".parse().unwrap()));
+        let v6 = Ipv6Addr::LOCALHOST.octets();
+        assert_eq!(endpoint(INI_IPV6, v6, port), Some("[::1]:5173".parse().unwrap()));
+        // A dual-stack `[::]` listener sets both bits: it is the IPv6 wildcard.
+        assert_eq!(
+            endpoint(INI_IPV4 | INI_IPV6, [0; 16], port),
+            Some("[::]:5173".parse().unwrap())
+        );
+        assert_eq!(endpoint(0, v6, port), None);
+    }
+
+    #[test]
+    fn mach_ticks_convert_with_the_timebase_frequency() {
+        // Apple Silicon: 24 MHz → 125/3 ns per tick.
+        assert_eq!(mach_ticks_to_ns(24_000_000, 24_000_000), Some(1_000_000_000));
+        assert_eq!(mach_ticks_to_ns(3, 24_000_000), Some(125));
+        // Intel: 1 GHz, 1 ns per tick.
+        assert_eq!(mach_ticks_to_ns(42, 1_000_000_000), Some(42));
+        assert_eq!(mach_ticks_to_ns(1, 0), None);
+        assert_eq!(mach_ticks_to_ns(u64::MAX, 1), Some(u64::MAX), "saturates");
+    }
+
+    #[test]
+    fn c_strings_end_at_their_nul() {
+        assert_eq!(c_bytes(b"vite\0\0garbage"), b"vite");
+        assert_eq!(c_bytes(b"full"), b"full");
+    }
+}

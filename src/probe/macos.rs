@@ -1,0 +1,500 @@
+//! The macOS probe: `libproc` (`proc_pidinfo`, `proc_pidfdinfo`, `proc_pidpath`,
+//! `proc_pid_rusage`) and `sysctl` (`KERN_PROCARGS2`, `KERN_PROC_PID`, `hw.tbfrequency`).
+//!
+//! NOT RUN: no Mac is available to this project. This file is type-checked and linted for
+//! `aarch64-apple-darwin` on every CI run; it is written from the libc and libproc crates'
+//! source and `shared/PLATFORMS.md`. The byte decoding it relies on lives in `darwin.rs` and is
+//! unit-tested on Linux.
+//!
+//! Differences from Linux, by design:
+//! - Another user's process gives EPERM for BSD info, fds, cwd and rusage; its row comes from
+//!   `sysctl(KERN_PROC_PID)` instead (ppid, uid, start time), with no argv.
+//! - A connection the server has not accepted has no fd anywhere: the listener's accept queue
+//!   (`soi_qlen`) is reported in `Socket::queued` instead of as rows.
+//! - Sockets of processes outside `owners_among` are invisible (no global table), so peers
+//!   there are unattributed — which counts as live, as it should.
+//! - No cgroups: `ProcessDetails::cgroup` is `None`.
+//! - The session id comes from `getsid(2)`; when that fails the process is taken as its own
+//!   session leader, so "terminal gone" is never concluded from a failed read.
+
+use std::ffi::{c_int, c_void, OsStr};
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use libproc::net_info::{SocketFDInfo, SocketInfoKind};
+
+use super::darwin;
+use super::{
+    ActivitySample, Identity, IdentityRead, Pid, ProbeError, ProcessDetails,
+    ProcessInfo, Probe, Socket, SocketTable,
+};
+
+const PROC_PIDFDSOCKETINFO: c_int = 3;
+const SZOMB: u32 = 5;
+
+pub struct MacProbe {
+    epoch: Instant,
+    uid: u32,
+    pid: Pid,
+    /// `hw.tbfrequency`: Mach ticks per second, for CPU times. `None` if unreadable.
+    tb_frequency_hz: Option<u64>,
+}
+
+impl MacProbe {
+    pub fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            uid: unsafe { libc::geteuid() },
+            pid: std::process::id(),
+            tb_frequency_hz: tb_frequency(),
+        }
+    }
+}
+
+impl Default for MacProbe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn errno() -> c_int {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+fn errno_text(code: c_int) -> String {
+    io::Error::from_raw_os_error(code).to_string()
+}
+
+/// The answer of one libproc call: data, the process is gone, or the read failed.
+enum Read<T> {
+    Ok(T),
+    Gone,
+    Failed(c_int),
+}
+
+fn pid_arg(pid: Pid) -> c_int {
+    c_int::try_from(pid).unwrap_or(c_int::MAX)
+}
+
+fn bsd_info(pid: Pid) -> Read<libc::proc_bsdinfo> {
+    // SAFETY: proc_bsdinfo is plain old data; an all-zero value is valid.
+    let mut info: libc::proc_bsdinfo = unsafe { zeroed() };
+    let size = size_of::<libc::proc_bsdinfo>() as c_int;
+    // SAFETY: the buffer is a live proc_bsdinfo of exactly `size` bytes.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid_arg(pid),
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast::<c_void>(),
+            size,
+        )
+    };
+    if n == size {
+        return Read::Ok(info);
+    }
+    match errno() {
+        libc::ESRCH => Read::Gone,
+        0 => Read::Failed(libc::EIO),
+        e => Read::Failed(e),
+    }
+}
+
+/// `sysctl(KERN_PROCARGS2)`: argv (and environment) of a process of ours.
+fn procargs(pid: Pid) -> Result<darwin::ProcArgs, String> {
+    let mut mib = [libc::CTL_KERN, libc::KERN_ARGMAX];
+    let mut argmax: c_int = 0;
+    let mut len = size_of::<c_int>();
+    // SAFETY: mib and the out-parameters are valid for the sizes given.
+    let rc = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            2,
+            (&mut argmax as *mut c_int).cast::<c_void>(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 || argmax <= 0 {
+        return Err(format!("sysctl(KERN_ARGMAX): {}", errno_text(errno())));
+    }
+    let mut buf = vec![0u8; argmax as usize];
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid_arg(pid)];
+    let mut len = buf.len();
+    // SAFETY: buf is writable for `len` bytes; the kernel writes at most that and updates len.
+    let rc = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            3,
+            buf.as_mut_ptr().cast::<c_void>(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(format!("sysctl(KERN_PROCARGS2, {pid}): {}", errno_text(errno())));
+    }
+    buf.truncate(len);
+    darwin::parse_procargs2(&buf)
+}
+
+fn pid_path(pid: Pid) -> Read<PathBuf> {
+    let mut buf = vec![0u8; libc::PROC_PIDPATHINFO_MAXSIZE as usize];
+    // SAFETY: buf is writable for the size passed.
+    let n = unsafe {
+        libc::proc_pidpath(pid_arg(pid), buf.as_mut_ptr().cast::<c_void>(), buf.len() as u32)
+    };
+    if n > 0 {
+        buf.truncate(n as usize);
+        return Read::Ok(PathBuf::from(OsStr::from_bytes(&buf)));
+    }
+    match errno() {
+        libc::ESRCH => Read::Gone,
+        e => Read::Failed(e),
+    }
+}
+
+/// cwd from `PROC_PIDVNODEPATHINFO` (`libproc::proc_pid::pidcwd` errors on macOS).
+fn pid_cwd(pid: Pid) -> Result<PathBuf, String> {
+    // SAFETY: plain old data; all-zero is valid.
+    let mut info: libc::proc_vnodepathinfo = unsafe { zeroed() };
+    let size = size_of::<libc::proc_vnodepathinfo>() as c_int;
+    // SAFETY: the buffer is a live proc_vnodepathinfo of `size` bytes.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid_arg(pid),
+            libc::PROC_PIDVNODEPATHINFO,
+            0,
+            (&mut info as *mut libc::proc_vnodepathinfo).cast::<c_void>(),
+            size,
+        )
+    };
+    if n != size {
+        return Err(format!("cwd of pid {pid}: {}", errno_text(errno())));
+    }
+    let raw: Vec<u8> = info
+        .pvi_cdir
+        .vip_path
+        .iter()
+        .flatten()
+        .map(|&c| c as u8)
+        .collect();
+    Ok(PathBuf::from(OsStr::from_bytes(darwin::c_bytes(&raw))))
+}
+
+fn tb_frequency() -> Option<u64> {
+    let mut value: u64 = 0;
+    let mut len = size_of::<u64>();
+    // SAFETY: the name is NUL-terminated; value is writable for len bytes.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            c"hw.tbfrequency".as_ptr(),
+            (&mut value as *mut u64).cast::<c_void>(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    match (rc, len) {
+        (0, 8) => Some(value),
+        // A 32-bit answer lands in the low bytes (little-endian).
+        (0, 4) => Some(value & 0xFFFF_FFFF),
+        _ => None,
+    }
+}
+
+fn session_of(pid: Pid) -> Pid {
+    // SAFETY: getsid has no memory preconditions.
+    let sid = unsafe { libc::getsid(pid_arg(pid)) };
+    u32::try_from(sid).unwrap_or(pid)
+}
+
+fn now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+impl MacProbe {
+    fn row(&self, pid: Pid, now: u64) -> Option<ProcessInfo> {
+        let info = match bsd_info(pid) {
+            Read::Ok(info) => info,
+            Read::Gone => return None,
+            Read::Failed(_) => return other_users_row(pid, now),
+        };
+        let start_time = darwin::start_time_us(info.pbi_start_tvsec, info.pbi_start_tvusec)?;
+        let comm: Vec<u8> = info.pbi_comm.iter().map(|&c| c as u8).collect();
+        let argv = if info.pbi_ruid == self.uid {
+            procargs(pid).map(|p| p.argv).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        Some(ProcessInfo {
+            identity: Identity { pid, start_time },
+            ppid: info.pbi_ppid,
+            uid: info.pbi_ruid,
+            session: session_of(pid),
+            tty_nr: darwin::tty_nr(info.e_tdev, info.pbi_flags),
+            comm: String::from_utf8_lossy(darwin::c_bytes(&comm)).into_owned(),
+            argv,
+            zombie: info.pbi_status == SZOMB,
+            age_seconds: Some(now.saturating_sub(start_time) / 1_000_000),
+        })
+    }
+
+    fn sockets_of(&self, pid: Pid, out: &mut SocketTable) {
+        let fds = match list_fds(pid) {
+            Read::Ok(fds) => fds,
+            Read::Gone => return,
+            Read::Failed(e) => {
+                out.unreadable.push((pid, format!("fds of pid {pid}: {}", errno_text(e))));
+                return;
+            }
+        };
+        for fd in fds.iter().filter(|f| f.proc_fdtype == libc::PROX_FDTYPE_SOCKET as u32) {
+            match socket_info(pid, fd.proc_fd) {
+                Read::Ok(Some(socket)) => out.sockets.push(socket),
+                Read::Ok(None) | Read::Gone => {}
+                Read::Failed(libc::EBADF) => {} // closed since the listing
+                Read::Failed(e) => {
+                    out.unreadable
+                        .push((pid, format!("socket fd {} of pid {pid}: {}", fd.proc_fd, errno_text(e))));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Another user's process: `sysctl(KERN_PROC_PID)` still gives ppid, uid and start time.
+fn other_users_row(pid: Pid, now: u64) -> Option<ProcessInfo> {
+    let k = libproc::proc_pid::kproc_info_raw(pid_arg(pid)).ok()?;
+    let tv = k.kp_proc.p_un;
+    let start_time = darwin::start_time_us(
+        u64::try_from(tv.tv_sec).ok()?,
+        u64::try_from(tv.tv_usec).ok()?,
+    )?;
+    let comm: Vec<u8> = k.kp_proc.p_comm.iter().map(|&c| c as u8).collect();
+    Some(ProcessInfo {
+        identity: Identity { pid, start_time },
+        ppid: u32::try_from(k.kp_eproc.e_ppid).unwrap_or(0),
+        uid: k.kp_eproc.e_pcred.p_ruid,
+        session: pid,
+        tty_nr: 0,
+        comm: String::from_utf8_lossy(darwin::c_bytes(&comm)).into_owned(),
+        argv: Vec::new(),
+        zombie: k.kp_proc.p_stat as u32 == SZOMB,
+        age_seconds: Some(now.saturating_sub(start_time) / 1_000_000),
+    })
+}
+
+fn list_fds(pid: Pid) -> Read<Vec<libc::proc_fdinfo>> {
+    let nfiles = match bsd_info(pid) {
+        Read::Ok(info) => info.pbi_nfiles as usize,
+        Read::Gone => return Read::Gone,
+        Read::Failed(e) => return Read::Failed(e),
+    };
+    // Slack for fds opened since the count.
+    let cap = nfiles + 32;
+    // SAFETY: proc_fdinfo is plain old data; all-zero is valid.
+    let mut fds: Vec<libc::proc_fdinfo> = vec![unsafe { zeroed() }; cap];
+    let bytes = (cap * size_of::<libc::proc_fdinfo>()) as c_int;
+    // SAFETY: fds is writable for `bytes` bytes.
+    let n = unsafe {
+        libc::proc_pidinfo(pid_arg(pid), libc::PROC_PIDLISTFDS, 0, fds.as_mut_ptr().cast(), bytes)
+    };
+    if n < 0 || (n == 0 && errno() != 0) {
+        return match errno() {
+            libc::ESRCH => Read::Gone,
+            e => Read::Failed(e),
+        };
+    }
+    fds.truncate(n as usize / size_of::<libc::proc_fdinfo>());
+    Read::Ok(fds)
+}
+
+/// One socket fd as a TCP [`Socket`]; `Ok(None)` for anything that is not TCP LISTEN or
+/// ESTABLISHED over IPv4/IPv6.
+fn socket_info(pid: Pid, fd: c_int) -> Read<Option<Socket>> {
+    let mut info = SocketFDInfo::default();
+    let size = size_of::<SocketFDInfo>() as c_int;
+    // SAFETY: info is a live SocketFDInfo (repr(C), the kernel's socket_fdinfo) of `size` bytes.
+    let n = unsafe {
+        libc::proc_pidfdinfo(
+            pid_arg(pid),
+            fd,
+            PROC_PIDFDSOCKETINFO,
+            (&mut info as *mut SocketFDInfo).cast::<c_void>(),
+            size,
+        )
+    };
+    if n != size {
+        return match errno() {
+            libc::ESRCH => Read::Gone,
+            0 => Read::Failed(libc::EIO),
+            e => Read::Failed(e),
+        };
+    }
+    let psi = &info.psi;
+    if !matches!(SocketInfoKind::from(psi.soi_kind), SocketInfoKind::Tcp) {
+        return Read::Ok(None);
+    }
+    // SAFETY: soi_kind is Tcp, so the kernel filled the pri_tcp arm of the union.
+    let tcp = unsafe { psi.soi_proto.pri_tcp };
+    let Some(state) = darwin::tcp_state(tcp.tcpsi_state) else {
+        return Read::Ok(None);
+    };
+    let ini = tcp.tcpsi_ini;
+    // SAFETY: both arms of InSIAddr are 16 plain bytes; reading it as in6_addr is always valid.
+    let (laddr, faddr) = unsafe { (ini.insi_laddr.ina_6.s6_addr, ini.insi_faddr.ina_6.s6_addr) };
+    let (Some(local), Some(remote)) = (
+        darwin::endpoint(ini.insi_vflag, laddr, ini.insi_lport),
+        darwin::endpoint(ini.insi_vflag, faddr, ini.insi_fport),
+    ) else {
+        return Read::Ok(None);
+    };
+    let queued = (state == super::TcpState::Listen).then(|| u32::try_from(psi.soi_qlen).unwrap_or(0));
+    Read::Ok(Some(Socket {
+        local,
+        remote,
+        state,
+        owner: Some(pid),
+        queued,
+    }))
+}
+
+fn rusage(pid: Pid) -> Read<libc::rusage_info_v2> {
+    // SAFETY: plain old data; all-zero is valid.
+    let mut ri: libc::rusage_info_v2 = unsafe { zeroed() };
+    // SAFETY: the buffer is a live rusage_info_v2, the struct RUSAGE_INFO_V2 asks for.
+    let rc = unsafe {
+        libc::proc_pid_rusage(
+            pid_arg(pid),
+            libc::RUSAGE_INFO_V2,
+            (&mut ri as *mut libc::rusage_info_v2).cast::<libc::rusage_info_t>(),
+        )
+    };
+    if rc == 0 {
+        return Read::Ok(ri);
+    }
+    match errno() {
+        libc::ESRCH => Read::Gone,
+        e => Read::Failed(e),
+    }
+}
+
+impl MacProbe {
+    fn counters(&self, pid: Pid) -> Option<Result<(u64, u64), String>> {
+        match rusage(pid) {
+            Read::Gone => None,
+            Read::Failed(e) => Some(Err(format!("rusage of pid {pid}: {}", errno_text(e)))),
+            Read::Ok(ri) => {
+                let Some(hz) = self.tb_frequency_hz else {
+                    return Some(Err("hw.tbfrequency could not be read".into()));
+                };
+                let ticks = ri.ri_user_time.saturating_add(ri.ri_system_time);
+                let cpu = darwin::mach_ticks_to_ns(ticks, hz).unwrap_or(u64::MAX);
+                let io = ri.ri_diskio_bytesread.saturating_add(ri.ri_diskio_byteswritten);
+                Some(Ok((cpu, io)))
+            }
+        }
+    }
+}
+
+impl Probe for MacProbe {
+    fn current_uid(&self) -> u32 {
+        self.uid
+    }
+
+    fn own_pid(&self) -> Pid {
+        self.pid
+    }
+
+    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError> {
+        // SAFETY: a null buffer asks for the count only.
+        let count = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
+        if count <= 0 {
+            return Err(ProbeError::Io {
+                path: "proc_listallpids".into(),
+                source: io::Error::last_os_error(),
+            });
+        }
+        let mut pids = vec![0 as c_int; count as usize + 64];
+        let bytes = (pids.len() * size_of::<c_int>()) as c_int;
+        // SAFETY: pids is writable for `bytes` bytes.
+        let n = unsafe { libc::proc_listallpids(pids.as_mut_ptr().cast(), bytes) };
+        if n <= 0 {
+            return Err(ProbeError::Io {
+                path: "proc_listallpids".into(),
+                source: io::Error::last_os_error(),
+            });
+        }
+        pids.truncate(n as usize);
+        let now = now_us();
+        Ok(pids
+            .into_iter()
+            .filter_map(|p| u32::try_from(p).ok())
+            .filter(|&p| p != 0)
+            .filter_map(|p| self.row(p, now))
+            .collect())
+    }
+
+    fn details(&self, pid: Pid) -> Option<ProcessDetails> {
+        let exe = match pid_path(pid) {
+            Read::Ok(p) => Ok(p),
+            Read::Gone => return None,
+            Read::Failed(e) => Err(format!("exe of pid {pid}: {}", errno_text(e))),
+        };
+        Some(ProcessDetails {
+            exe,
+            cwd: pid_cwd(pid),
+            cgroup: None,
+        })
+    }
+
+    fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
+        let mut table = SocketTable::default();
+        for &pid in owners_among {
+            self.sockets_of(pid, &mut table);
+        }
+        Ok(table)
+    }
+
+    fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
+        super::sample_counters(pids, window, |pid| self.counters(pid))
+    }
+
+    fn identity(&self, pid: Pid) -> IdentityRead {
+        let info = match bsd_info(pid) {
+            Read::Ok(info) => info,
+            Read::Gone => return IdentityRead::Gone,
+            Read::Failed(e) => return IdentityRead::Unknown(format!("pid {pid}: {}", errno_text(e))),
+        };
+        if info.pbi_status == SZOMB {
+            return IdentityRead::Gone;
+        }
+        let Some(start_time) = darwin::start_time_us(info.pbi_start_tvsec, info.pbi_start_tvusec)
+        else {
+            return IdentityRead::Unknown(format!("pid {pid}: start time out of range"));
+        };
+        let exe = match pid_path(pid) {
+            Read::Ok(p) => Some(p),
+            Read::Gone => return IdentityRead::Gone,
+            Read::Failed(_) => None,
+        };
+        IdentityRead::Alive {
+            identity: Identity { pid, start_time },
+            exe,
+        }
+    }
+
+    fn now(&self) -> Duration {
+        self.epoch.elapsed()
+    }
+}
