@@ -58,7 +58,10 @@ fn a_different_start_time_is_never_signalled() {
     let out = system_signaller().signal(&wrong, Sig::Kill);
     assert!(matches!(out, SignalOutcome::Mismatch(_)), "{out:?}");
     assert!(child.try_wait().unwrap().is_none(), "still running");
-    assert_eq!(system_signaller().signal(&expected_of(&child), Sig::Kill), SignalOutcome::Sent);
+    assert_eq!(
+        system_signaller().signal(&expected_of(&child), Sig::Kill),
+        SignalOutcome::Sent
+    );
     child.wait().unwrap();
 }
 
@@ -87,9 +90,15 @@ fn an_exited_process_and_a_zombie_are_gone() {
     };
     // Not reaped yet: the zombie must count as gone, with nothing sent.
     wait_for("the zombie", || (state_of(pid) == Some(b'Z')).then_some(()));
-    assert_eq!(system_signaller().signal(&expected, Sig::Term), SignalOutcome::Gone);
+    assert_eq!(
+        system_signaller().signal(&expected, Sig::Term),
+        SignalOutcome::Gone
+    );
     child.wait().unwrap();
-    assert_eq!(system_signaller().signal(&expected, Sig::Term), SignalOutcome::Gone);
+    assert_eq!(
+        system_signaller().signal(&expected, Sig::Term),
+        SignalOutcome::Gone
+    );
 }
 
 /// Clock ticks since boot, the unit of start times.
@@ -133,12 +142,18 @@ fn a_newcomer_that_reuses_the_pid_is_never_signalled() {
     let Some(mut newcomer) = newcomer else {
         // Not root, or not the initial PID namespace: ns_last_pid cannot be written.
         eprintln!("skipped: cannot steer pid allocation here (needs root)");
-        assert!(!rustix::process::geteuid().is_root(), "root must be able to steer pids");
+        assert!(
+            !rustix::process::geteuid().is_root(),
+            "root must be able to steer pids"
+        );
         return;
     };
     let out = system_signaller().signal(&judged, Sig::Kill);
     assert!(matches!(out, SignalOutcome::Mismatch(_)), "{out:?}");
-    assert!(newcomer.try_wait().unwrap().is_none(), "the newcomer still runs");
+    assert!(
+        newcomer.try_wait().unwrap().is_none(),
+        "the newcomer still runs"
+    );
     newcomer.kill().unwrap();
     newcomer.wait().unwrap();
 }

@@ -170,17 +170,32 @@ mod tests {
             2,
             b"/usr/local/bin/node",
             5,
-            &[b"node", b"vite", b"PATH=/usr/bin", b"HOME=/Users/me", b"ptr_munge=", b"main_stack="],
+            &[
+                b"node",
+                b"vite",
+                b"PATH=/usr/bin",
+                b"HOME=/Users/me",
+                b"ptr_munge=",
+                b"main_stack=",
+            ],
         );
         let p = parse_procargs2(&buf).unwrap();
         assert_eq!(p.exec_path, b"/usr/local/bin/node");
         assert_eq!(p.argv, vec![b"node".to_vec(), b"vite".to_vec()]);
-        assert_eq!(p.env, vec![b"PATH=/usr/bin".to_vec(), b"HOME=/Users/me".to_vec()]);
+        assert_eq!(
+            p.env,
+            vec![b"PATH=/usr/bin".to_vec(), b"HOME=/Users/me".to_vec()]
+        );
     }
 
     #[test]
     fn procargs2_stops_at_an_empty_string_and_keeps_odd_bytes() {
-        let buf = procargs(1, b"/bin/x", 0, &[b"x\xff", b"A=1", b"", b"executable_path=/bin/x"]);
+        let buf = procargs(
+            1,
+            b"/bin/x",
+            0,
+            &[b"x\xff", b"A=1", b"", b"executable_path=/bin/x"],
+        );
         let p = parse_procargs2(&buf).unwrap();
         assert_eq!(p.argv, vec![b"x\xff".to_vec()]);
         assert_eq!(p.env, vec![b"A=1".to_vec()]);
@@ -197,19 +212,31 @@ mod tests {
     fn truncated_and_hostile_procargs2_buffers_are_errors() {
         assert!(parse_procargs2(b"").is_err());
         assert!(parse_procargs2(&[1, 0]).is_err());
-        assert!(parse_procargs2(&(-1i32).to_ne_bytes()).is_err(), "negative argc");
+        assert!(
+            parse_procargs2(&(-1i32).to_ne_bytes()).is_err(),
+            "negative argc"
+        );
         let mut no_nul = 1i32.to_ne_bytes().to_vec();
         no_nul.extend_from_slice(b"/bin/x");
         assert!(parse_procargs2(&no_nul).is_err(), "unterminated path");
         let short = procargs(3, b"/bin/x", 0, &[b"x", b"y"]);
-        assert!(parse_procargs2(&short).is_err(), "argc larger than the strings");
+        assert!(
+            parse_procargs2(&short).is_err(),
+            "argc larger than the strings"
+        );
         let huge = procargs(i32::MAX, b"/bin/x", 0, &[b"x"]);
-        assert!(parse_procargs2(&huge).is_err(), "a huge argc neither allocates nor panics");
+        assert!(
+            parse_procargs2(&huge).is_err(),
+            "a huge argc neither allocates nor panics"
+        );
     }
 
     #[test]
     fn start_times_are_microseconds_and_overflow_is_refused() {
-        assert_eq!(start_time_us(1_700_000_000, 123_456), Some(1_700_000_000_123_456));
+        assert_eq!(
+            start_time_us(1_700_000_000, 123_456),
+            Some(1_700_000_000_123_456)
+        );
         assert_eq!(start_time_us(u64::MAX, 0), None);
     }
 
@@ -235,9 +262,15 @@ mod tests {
         v4[12..].copy_from_slice(&[127, 0, 0, 1]);
         // Port 5173 = 0x1435, stored big-endian in the low 16 bits of an int.
         let port = i32::from(u16::from_ne_bytes([0x14, 0x35]));
-        assert_eq!(endpoint(INI_IPV4, v4, port), Some("127.0.0.1:5173".parse().unwrap()));
+        assert_eq!(
+            endpoint(INI_IPV4, v4, port),
+            Some("127.0.0.1:5173".parse().unwrap())
+        );
         let v6 = Ipv6Addr::LOCALHOST.octets();
-        assert_eq!(endpoint(INI_IPV6, v6, port), Some("[::1]:5173".parse().unwrap()));
+        assert_eq!(
+            endpoint(INI_IPV6, v6, port),
+            Some("[::1]:5173".parse().unwrap())
+        );
         // A dual-stack `[::]` listener sets both bits: it is the IPv6 wildcard.
         assert_eq!(
             endpoint(INI_IPV4 | INI_IPV6, [0; 16], port),
@@ -249,7 +282,10 @@ mod tests {
     #[test]
     fn mach_ticks_convert_with_the_timebase_frequency() {
         // Apple Silicon: 24 MHz → 125/3 ns per tick.
-        assert_eq!(mach_ticks_to_ns(24_000_000, 24_000_000), Some(1_000_000_000));
+        assert_eq!(
+            mach_ticks_to_ns(24_000_000, 24_000_000),
+            Some(1_000_000_000)
+        );
         assert_eq!(mach_ticks_to_ns(3, 24_000_000), Some(125));
         // Intel: 1 GHz, 1 ns per tick.
         assert_eq!(mach_ticks_to_ns(42, 1_000_000_000), Some(42));

@@ -27,6 +27,7 @@ pub struct FakeProbe {
     pub sockets: Option<Vec<Socket>>,
     pub unreadable_fds: Vec<(Pid, String)>,
     pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
+    pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Monotonic time, advanced by each `activity` call by its window.
     pub clock: RefCell<Duration>,
 }
@@ -41,6 +42,7 @@ impl Default for FakeProbe {
             sockets: Some(Vec::new()),
             unreadable_fds: Vec::new(),
             activity: HashMap::new(),
+            environments: HashMap::new(),
             clock: RefCell::new(Duration::ZERO),
         }
     }
@@ -138,6 +140,13 @@ impl Probe for FakeProbe {
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         self.details.get(&pid).cloned()
+    }
+
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+        self.environments
+            .get(&pid)
+            .cloned()
+            .ok_or_else(|| format!("no environment scripted for pid {pid}"))
     }
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {

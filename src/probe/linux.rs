@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use super::procfs::{self as parse, TcpRow};
 use super::{
-    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
-    ProcessInfo, Socket, SocketTable,
+    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
+    Socket, SocketTable,
 };
 
 pub struct LinuxProbe {
@@ -213,6 +213,13 @@ impl Probe for LinuxProbe {
             cwd: read_link_field(&dir.join("cwd")),
             cgroup: Some(cgroup),
         })
+    }
+
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+        let path = format!("/proc/{pid}/environ");
+        fs::read(&path)
+            .map(|bytes| parse::parse_cmdline(&bytes))
+            .map_err(|e| format!("{path}: {e}"))
     }
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {

@@ -28,8 +28,8 @@ use libproc::net_info::{SocketFDInfo, SocketInfoKind};
 
 use super::darwin;
 use super::{
-    ActivitySample, Identity, IdentityRead, Pid, ProbeError, ProcessDetails,
-    ProcessInfo, Probe, Socket, SocketTable,
+    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
+    Socket, SocketTable,
 };
 
 const PROC_PIDFDSOCKETINFO: c_int = 3;
@@ -138,7 +138,10 @@ fn procargs(pid: Pid) -> Result<darwin::ProcArgs, String> {
         )
     };
     if rc != 0 {
-        return Err(format!("sysctl(KERN_PROCARGS2, {pid}): {}", errno_text(errno())));
+        return Err(format!(
+            "sysctl(KERN_PROCARGS2, {pid}): {}",
+            errno_text(errno())
+        ));
     }
     buf.truncate(len);
     darwin::parse_procargs2(&buf)
@@ -148,7 +151,11 @@ fn pid_path(pid: Pid) -> Read<PathBuf> {
     let mut buf = vec![0u8; libc::PROC_PIDPATHINFO_MAXSIZE as usize];
     // SAFETY: buf is writable for the size passed.
     let n = unsafe {
-        libc::proc_pidpath(pid_arg(pid), buf.as_mut_ptr().cast::<c_void>(), buf.len() as u32)
+        libc::proc_pidpath(
+            pid_arg(pid),
+            buf.as_mut_ptr().cast::<c_void>(),
+            buf.len() as u32,
+        )
     };
     if n > 0 {
         buf.truncate(n as usize);
@@ -253,18 +260,24 @@ impl MacProbe {
             Read::Ok(fds) => fds,
             Read::Gone => return,
             Read::Failed(e) => {
-                out.unreadable.push((pid, format!("fds of pid {pid}: {}", errno_text(e))));
+                out.unreadable
+                    .push((pid, format!("fds of pid {pid}: {}", errno_text(e))));
                 return;
             }
         };
-        for fd in fds.iter().filter(|f| f.proc_fdtype == libc::PROX_FDTYPE_SOCKET as u32) {
+        for fd in fds
+            .iter()
+            .filter(|f| f.proc_fdtype == libc::PROX_FDTYPE_SOCKET as u32)
+        {
             match socket_info(pid, fd.proc_fd) {
                 Read::Ok(Some(socket)) => out.sockets.push(socket),
                 Read::Ok(None) | Read::Gone => {}
                 Read::Failed(libc::EBADF) => {} // closed since the listing
                 Read::Failed(e) => {
-                    out.unreadable
-                        .push((pid, format!("socket fd {} of pid {pid}: {}", fd.proc_fd, errno_text(e))));
+                    out.unreadable.push((
+                        pid,
+                        format!("socket fd {} of pid {pid}: {}", fd.proc_fd, errno_text(e)),
+                    ));
                     return;
                 }
             }
@@ -307,7 +320,13 @@ fn list_fds(pid: Pid) -> Read<Vec<libc::proc_fdinfo>> {
     let bytes = (cap * size_of::<libc::proc_fdinfo>()) as c_int;
     // SAFETY: fds is writable for `bytes` bytes.
     let n = unsafe {
-        libc::proc_pidinfo(pid_arg(pid), libc::PROC_PIDLISTFDS, 0, fds.as_mut_ptr().cast(), bytes)
+        libc::proc_pidinfo(
+            pid_arg(pid),
+            libc::PROC_PIDLISTFDS,
+            0,
+            fds.as_mut_ptr().cast(),
+            bytes,
+        )
     };
     if n < 0 || (n == 0 && errno() != 0) {
         return match errno() {
@@ -359,7 +378,8 @@ fn socket_info(pid: Pid, fd: c_int) -> Read<Option<Socket>> {
     ) else {
         return Read::Ok(None);
     };
-    let queued = (state == super::TcpState::Listen).then(|| u32::try_from(psi.soi_qlen).unwrap_or(0));
+    let queued =
+        (state == super::TcpState::Listen).then(|| u32::try_from(psi.soi_qlen).unwrap_or(0));
     Read::Ok(Some(Socket {
         local,
         remote,
@@ -400,7 +420,9 @@ impl MacProbe {
                 };
                 let ticks = ri.ri_user_time.saturating_add(ri.ri_system_time);
                 let cpu = darwin::mach_ticks_to_ns(ticks, hz).unwrap_or(u64::MAX);
-                let io = ri.ri_diskio_bytesread.saturating_add(ri.ri_diskio_byteswritten);
+                let io = ri
+                    .ri_diskio_bytesread
+                    .saturating_add(ri.ri_diskio_byteswritten);
                 Some(Ok((cpu, io)))
             }
         }
@@ -458,6 +480,10 @@ impl Probe for MacProbe {
         })
     }
 
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+        procargs(pid).map(|p| p.env)
+    }
+
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let mut table = SocketTable::default();
         for &pid in owners_among {
@@ -474,7 +500,9 @@ impl Probe for MacProbe {
         let info = match bsd_info(pid) {
             Read::Ok(info) => info,
             Read::Gone => return IdentityRead::Gone,
-            Read::Failed(e) => return IdentityRead::Unknown(format!("pid {pid}: {}", errno_text(e))),
+            Read::Failed(e) => {
+                return IdentityRead::Unknown(format!("pid {pid}: {}", errno_text(e)))
+            }
         };
         if info.pbi_status == SZOMB {
             return IdentityRead::Gone;

@@ -17,9 +17,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod darwin;
 #[cfg(any(test, feature = "fake-probe"))]
 pub mod fake;
-pub mod darwin;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "macos")]
@@ -166,6 +166,9 @@ pub trait Probe {
     fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError>;
     /// exe, cwd and cgroup of one process; `None` when the process is gone.
     fn details(&self, pid: Pid) -> Option<ProcessDetails>;
+    /// The environment a process started with, as `KEY=value` byte strings (a process of ours
+    /// only; what a restart replays).
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String>;
     /// LISTEN and ESTABLISHED TCP sockets over IPv4 and IPv6, with owners attributed among
     /// `owners_among` (reading every process's open files is what the scan spends most on).
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError>;

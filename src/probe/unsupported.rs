@@ -36,6 +36,10 @@ impl Probe for UnsupportedProbe {
         None
     }
 
+    fn environment(&self, _pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+        Err(ProbeError::Unsupported.to_string())
+    }
+
     fn sockets(&self, _owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         Err(ProbeError::Unsupported)
     }

@@ -94,7 +94,9 @@ impl SignalOps for TokenOps {
         let kr = unsafe { task_name_for_pid(task_self(), raw, &mut port) };
         if kr != libc::KERN_SUCCESS {
             return if exists(raw) {
-                Err(PinError::Failed(format!("task_name_for_pid({pid}) failed: {kr}")))
+                Err(PinError::Failed(format!(
+                    "task_name_for_pid({pid}) failed: {kr}"
+                )))
             } else {
                 Err(PinError::Gone)
             };
@@ -113,7 +115,9 @@ impl SignalOps for TokenOps {
         // SAFETY: the port name was given to us by task_name_for_pid above.
         unsafe { mach_port_deallocate(task_self(), port) };
         if kr != libc::KERN_SUCCESS {
-            return Err(PinError::Failed(format!("task_info(TASK_AUDIT_TOKEN) for pid {pid}: {kr}")));
+            return Err(PinError::Failed(format!(
+                "task_info(TASK_AUDIT_TOKEN) for pid {pid}: {kr}"
+            )));
         }
         if token.val[5] != pid {
             return Err(PinError::Failed(format!(
@@ -161,7 +165,10 @@ impl SignalOps for KillOps {
         }
         match std::io::Error::last_os_error().raw_os_error() {
             Some(libc::ESRCH) => Err(SendError::NoSuchProcess),
-            _ => Err(SendError::Other(format!("kill: {}", std::io::Error::last_os_error()))),
+            _ => Err(SendError::Other(format!(
+                "kill: {}",
+                std::io::Error::last_os_error()
+            ))),
         }
     }
 }

@@ -132,7 +132,10 @@ fn mismatch(expected: &Expected, identity: Identity, exe: Option<&PathBuf>) -> O
             exe.display(),
             expected.exe.display()
         )),
-        None => Some(format!("the executable of pid {} could not be read", identity.pid)),
+        None => Some(format!(
+            "the executable of pid {} could not be read",
+            identity.pid
+        )),
     }
 }
 

@@ -8,14 +8,20 @@ const EXE: &str = "/usr/bin/node";
 
 fn expected() -> Expected {
     Expected {
-        identity: Identity { pid: 42, start_time: 1000 },
+        identity: Identity {
+            pid: 42,
+            start_time: 1000,
+        },
         exe: EXE.into(),
     }
 }
 
 fn alive(start_time: u64, exe: &str) -> IdentityRead {
     IdentityRead::Alive {
-        identity: Identity { pid: 42, start_time },
+        identity: Identity {
+            pid: 42,
+            start_time,
+        },
         exe: Some(exe.into()),
     }
 }
@@ -41,45 +47,84 @@ impl SignalOps for Script {
 
 fn run(script: &Script, reads: Vec<IdentityRead>) -> SignalOutcome {
     let reads = RefCell::new(reads);
-    signal_verified(script, &|_| reads.borrow_mut().remove(0), &expected(), Sig::Term)
+    signal_verified(
+        script,
+        &|_| reads.borrow_mut().remove(0),
+        &expected(),
+        Sig::Term,
+    )
 }
 
 #[test]
 fn the_expected_process_is_signalled_once() {
-    let s = Script { pins: RefCell::new(vec![Ok(1)]), sends: RefCell::new(vec![Ok(())]), ..Default::default() };
+    let s = Script {
+        pins: RefCell::new(vec![Ok(1)]),
+        sends: RefCell::new(vec![Ok(())]),
+        ..Default::default()
+    };
     assert_eq!(run(&s, vec![alive(1000, EXE)]), SignalOutcome::Sent);
     assert_eq!(s.sent.get(), 1);
 }
 
 #[test]
 fn a_reused_pid_is_never_signalled() {
-    let s = Script { pins: RefCell::new(vec![Ok(1)]), ..Default::default() };
-    assert!(matches!(run(&s, vec![alive(2000, EXE)]), SignalOutcome::Mismatch(_)));
+    let s = Script {
+        pins: RefCell::new(vec![Ok(1)]),
+        ..Default::default()
+    };
+    assert!(matches!(
+        run(&s, vec![alive(2000, EXE)]),
+        SignalOutcome::Mismatch(_)
+    ));
     assert_eq!(s.sent.get(), 0);
 }
 
 #[test]
 fn a_process_that_exec_d_another_program_is_not_signalled() {
-    let s = Script { pins: RefCell::new(vec![Ok(1)]), ..Default::default() };
-    assert!(matches!(run(&s, vec![alive(1000, "/bin/bash")]), SignalOutcome::Mismatch(_)));
-    let s = Script { pins: RefCell::new(vec![Ok(1)]), ..Default::default() };
-    let no_exe = IdentityRead::Alive { identity: expected().identity, exe: None };
+    let s = Script {
+        pins: RefCell::new(vec![Ok(1)]),
+        ..Default::default()
+    };
+    assert!(matches!(
+        run(&s, vec![alive(1000, "/bin/bash")]),
+        SignalOutcome::Mismatch(_)
+    ));
+    let s = Script {
+        pins: RefCell::new(vec![Ok(1)]),
+        ..Default::default()
+    };
+    let no_exe = IdentityRead::Alive {
+        identity: expected().identity,
+        exe: None,
+    };
     assert!(matches!(run(&s, vec![no_exe]), SignalOutcome::Mismatch(_)));
     assert_eq!(s.sent.get(), 0);
 }
 
 #[test]
 fn an_identity_that_gives_no_answer_never_authorises_a_signal() {
-    let s = Script { pins: RefCell::new(vec![Ok(1)]), ..Default::default() };
-    assert!(matches!(run(&s, vec![IdentityRead::Unknown("EPERM".into())]), SignalOutcome::Failed(_)));
+    let s = Script {
+        pins: RefCell::new(vec![Ok(1)]),
+        ..Default::default()
+    };
+    assert!(matches!(
+        run(&s, vec![IdentityRead::Unknown("EPERM".into())]),
+        SignalOutcome::Failed(_)
+    ));
     assert_eq!(s.sent.get(), 0);
 }
 
 #[test]
 fn gone_before_the_pin_or_the_read_is_gone_with_nothing_sent() {
-    let s = Script { pins: RefCell::new(vec![Err(PinError::Gone)]), ..Default::default() };
+    let s = Script {
+        pins: RefCell::new(vec![Err(PinError::Gone)]),
+        ..Default::default()
+    };
     assert_eq!(run(&s, vec![]), SignalOutcome::Gone);
-    let s = Script { pins: RefCell::new(vec![Ok(1)]), ..Default::default() };
+    let s = Script {
+        pins: RefCell::new(vec![Ok(1)]),
+        ..Default::default()
+    };
     assert_eq!(run(&s, vec![IdentityRead::Gone]), SignalOutcome::Gone);
     assert_eq!(s.sent.get(), 0);
 }
@@ -113,7 +158,10 @@ fn retries_are_bounded() {
         sends: RefCell::new(vec![Err(SendError::NoSuchProcess); 3]),
         ..Default::default()
     };
-    let out = run(&s, vec![alive(1000, EXE), alive(1000, EXE), alive(1000, EXE)]);
+    let out = run(
+        &s,
+        vec![alive(1000, EXE), alive(1000, EXE), alive(1000, EXE)],
+    );
     assert!(matches!(out, SignalOutcome::Failed(_)));
     assert_eq!(s.sent.get(), 3);
 }
@@ -125,5 +173,8 @@ fn a_refused_send_is_a_failure_not_a_stop() {
         sends: RefCell::new(vec![Err(SendError::Other("EPERM".into()))]),
         ..Default::default()
     };
-    assert_eq!(run(&s, vec![alive(1000, EXE)]), SignalOutcome::Failed("EPERM".into()));
+    assert_eq!(
+        run(&s, vec![alive(1000, EXE)]),
+        SignalOutcome::Failed("EPERM".into())
+    );
 }
