@@ -318,6 +318,9 @@ fn list_fds(pid: Pid) -> Read<Vec<libc::proc_fdinfo>> {
     // SAFETY: proc_fdinfo is plain old data; all-zero is valid.
     let mut fds: Vec<libc::proc_fdinfo> = vec![unsafe { zeroed() }; cap];
     let bytes = (cap * size_of::<libc::proc_fdinfo>()) as c_int;
+    // proc_pidinfo answers 0 both for "no fds" and for a failure: clear errno to tell them apart.
+    // SAFETY: __error() returns this thread's errno slot.
+    unsafe { *libc::__error() = 0 };
     // SAFETY: fds is writable for `bytes` bytes.
     let n = unsafe {
         libc::proc_pidinfo(

@@ -89,6 +89,10 @@ pub fn signal_verified<O: SignalOps>(
         let pin = match ops.pin(pid) {
             Ok(pin) => pin,
             Err(PinError::Gone) => return SignalOutcome::Gone,
+            // A zombie may refuse to be pinned (macOS task ports): gone is the honest answer.
+            Err(PinError::Failed(_)) if read(pid) == IdentityRead::Gone => {
+                return SignalOutcome::Gone
+            }
             Err(PinError::Failed(e)) => return SignalOutcome::Failed(e),
         };
         match read(pid) {

@@ -178,3 +178,21 @@ fn a_refused_send_is_a_failure_not_a_stop() {
         SignalOutcome::Failed("EPERM".into())
     );
 }
+
+#[test]
+fn a_pin_refused_for_a_process_that_is_gone_is_gone_and_otherwise_a_failure() {
+    let s = Script {
+        pins: RefCell::new(vec![Err(PinError::Failed("kr 5".into()))]),
+        ..Default::default()
+    };
+    assert_eq!(run(&s, vec![IdentityRead::Gone]), SignalOutcome::Gone);
+    let s = Script {
+        pins: RefCell::new(vec![Err(PinError::Failed("kr 5".into()))]),
+        ..Default::default()
+    };
+    assert_eq!(
+        run(&s, vec![alive(1000, EXE)]),
+        SignalOutcome::Failed("kr 5".into())
+    );
+    assert_eq!(s.sent.get(), 0);
+}
