@@ -41,6 +41,9 @@ fn port(v: &Value) -> u16 {
 
 #[test]
 fn an_orphaned_dev_server_is_green_with_its_port_pid_and_project() {
+    if fixtures_cannot_be_orphans("an_orphaned_dev_server_is_green_with_its_port_pid_and_project") {
+        return;
+    }
     let sb = Sandbox::new();
     let server = start_vite(&sb, "app", &[], |_| true);
     let scan = sb.scan(&[]);
@@ -107,6 +110,9 @@ fn a_connection_the_server_never_accepted_makes_it_red() {
 
 #[test]
 fn a_connection_between_two_members_does_not_count() {
+    if fixtures_cannot_be_orphans("a_connection_between_two_members_does_not_count") {
+        return;
+    }
     let sb = Sandbox::new();
     let server = start_vite(&sb, "app", &["--self-connect"], |r| r["accepted"] == 1);
     let scan = sb.scan(&[]);
@@ -120,6 +126,11 @@ fn a_connection_between_two_members_does_not_count() {
 
 #[test]
 fn ipv6_loopback_listeners_are_found_and_told_apart_from_ipv4_on_the_same_port() {
+    if fixtures_cannot_be_orphans(
+        "ipv6_loopback_listeners_are_found_and_told_apart_from_ipv4_on_the_same_port",
+    ) {
+        return;
+    }
     let sb = Sandbox::new();
     let v4 = start_vite(&sb, "four", &[], |_| true);
     let p = port(&v4).to_string();
@@ -164,6 +175,9 @@ fn a_process_named_with_spaces_and_parens_keeps_its_kernel_start_time() {
 
 #[test]
 fn a_sh_node_child_tree_is_one_resource_rooted_at_sh() {
+    if fixtures_cannot_be_orphans("a_sh_node_child_tree_is_one_resource_rooted_at_sh") {
+        return;
+    }
     let sb = Sandbox::new();
     let server = start_vite(&sb, "app", &["--child"], |_| true);
     let scan = sb.scan(&[]);
@@ -193,6 +207,9 @@ fn a_sh_node_child_tree_is_one_resource_rooted_at_sh() {
 
 #[test]
 fn a_listener_run_as_uid_65534_is_never_a_candidate() {
+    if needs_root("a_listener_run_as_uid_65534_is_never_a_candidate") {
+        return;
+    }
     let sb = Sandbox::new();
     // The fixture must be able to reach its script and write its report as `nobody`.
     for dir in [sb.path().to_path_buf(), sb.path().join("reports")] {
@@ -282,6 +299,10 @@ fn a_dev_server_inside_a_live_pty_session_is_yellow() {
 
 #[test]
 fn an_orphan_adopted_by_a_systemd_user_like_subreaper_is_orphaned() {
+    if fixtures_cannot_be_orphans("an_orphan_adopted_by_a_systemd_user_like_subreaper_is_orphaned")
+    {
+        return;
+    }
     let sb = Sandbox::new();
     let project = sb.project("app", VITE);
     sb.install(&sb.path().join("subreaper.py"), "subreaper.py");
@@ -323,5 +344,59 @@ fn an_orphan_adopted_by_a_systemd_user_like_subreaper_is_orphaned() {
     assert!(
         orphaned["message"].as_str().unwrap().contains("subreaper"),
         "{orphaned:#}"
+    );
+}
+
+#[test]
+fn a_dev_server_in_another_network_namespace_is_red() {
+    // Its sockets live in tables of their own: Pier cannot see its connections, so it must
+    // not call it safe.
+    if needs_root("a_dev_server_in_another_network_namespace_is_red") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    sb.spawn_orphan(
+        &project,
+        &[
+            "unshare",
+            "--net",
+            VITE,
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    let server = sb.report("app", |_| true);
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).expect("found by its argv");
+    assert_eq!(r["level"], "red", "{r:#}");
+    assert!(evidence_kinds(&r).contains(&"connections_unreadable".to_owned()));
+}
+
+#[test]
+fn piped_text_cards_have_no_colour_and_a_bad_folder_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &[], |_| true);
+    let out = sb.pier(&["scan", "--sample-ms", "0"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\x1b'), "no escape codes when piped: {text}");
+    assert!(
+        text.contains(&format!("127.0.0.1:{}", port(&server))),
+        "{text}"
+    );
+    assert!(text.contains("activity not sampled"), "{text}");
+
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(["scan", "--under"])
+        .arg(sb.path().join("no-such-folder"))
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(
+        err.starts_with("pier: --under "),
+        "one sentence, no stack trace: {err}"
     );
 }

@@ -63,15 +63,17 @@ pub fn connections_on(
         .iter()
         .filter(|s| listeners.iter().any(|&l| serves(l, s.local)))
         .map(|s| {
-            let peer_pid = established
+            let peer_owners: &[Pid] = established
                 .iter()
                 .find(|t| same_endpoint(t.local, s.remote) && same_endpoint(t.remote, s.local))
-                .and_then(|t| t.owner);
+                .map_or(&[], |t| t.owners.as_slice());
             Conn {
                 local: s.local,
                 peer: s.remote,
-                peer_pid,
-                internal: peer_pid.is_some_and(|p| members.contains(&p)),
+                peer_pid: peer_owners.first().copied(),
+                // Internal only when every holder of the other end is a member.
+                internal: !peer_owners.is_empty()
+                    && peer_owners.iter().all(|p| members.contains(p)),
             }
         })
         .collect()
@@ -95,7 +97,7 @@ mod tests {
             local: a(local),
             remote: a(remote),
             state: TcpState::Established,
-            owner,
+            owners: owner.into_iter().collect(),
             queued: None,
         }
     }
@@ -148,6 +150,15 @@ mod tests {
         let c = connections_on(&[a("[::]:8888")], &table, &HashSet::from([10, 11]));
         assert_eq!(c.len(), 1);
         assert!(c[0].internal);
+    }
+
+    #[test]
+    fn a_peer_socket_shared_with_an_outsider_is_not_internal() {
+        let mut client = est("127.0.0.1:40000", "127.0.0.1:8888", Some(11));
+        client.owners.push(99);
+        let table = vec![est("127.0.0.1:8888", "127.0.0.1:40000", Some(10)), client];
+        let c = connections_on(&[a("127.0.0.1:8888")], &table, &HashSet::from([10, 11]));
+        assert!(!c[0].internal);
     }
 
     #[test]

@@ -18,6 +18,13 @@ pub(crate) fn resource(
     let mut evidence = Vec::new();
     let (members, identity_problems) = members(facts, &draft.members);
     evidence.extend(identity_problems);
+    // A process whose row could not be read may be a member: its parent is unknown.
+    evidence.extend(facts.unreadable.iter().map(|u| {
+        rules::identity_unreadable(
+            u.pid,
+            &format!("{} (it may belong to this resource)", u.error),
+        )
+    }));
     let member_pids: HashSet<Pid> = members.iter().map(|m| m.pid).collect();
 
     let root = facts
@@ -80,7 +87,7 @@ fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
             continue;
         };
         if let Err(e) = &details.exe {
-            problems.push(rules::identity_unreadable(pid, e));
+            problems.push(rules::exe_unreadable(pid, e));
         }
         out.push(Member {
             pid,
@@ -104,7 +111,17 @@ fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
 fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
     pids.iter()
         .filter_map(|&pid| {
-            let why = if pid == 1 {
+            let other_uid = facts
+                .table
+                .get(pid)
+                .map(|p| p.uid)
+                .filter(|&u| u != facts.uid);
+            let why = if let Some(uid) = other_uid {
+                return Some(rules::protected_evidence(
+                    pid,
+                    &format!("another user's process (uid {uid})"),
+                ));
+            } else if pid == 1 {
                 "init (PID 1)"
             } else if pid == facts.probe.own_pid() {
                 "Pier itself"
@@ -136,19 +153,32 @@ fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>
         .filter(|(pid, _)| members.contains(pid))
         .map(|(pid, e)| rules::fd_table_unreadable(*pid, e))
         .collect();
+    evidence.extend(
+        table
+            .blind
+            .iter()
+            .filter(|(pid, _)| members.contains(pid))
+            .map(|(pid, why)| rules::connections_unreadable(&format!("pid {pid}: {why}"))),
+    );
     let listeners: Vec<_> = table
         .sockets
         .iter()
-        .filter(|s| s.state == TcpState::Listen && s.owner.is_some_and(|o| members.contains(&o)))
+        .filter(|s| s.state == TcpState::Listen && s.owners.iter().any(|o| members.contains(o)))
         .collect();
-    let mut ports: Vec<Port> = listeners
-        .iter()
-        .map(|s| Port {
+    let mut ports: Vec<Port> = Vec::new();
+    for s in &listeners {
+        let (inside, outside): (Vec<Pid>, Vec<Pid>) =
+            s.owners.iter().partition(|o| members.contains(o));
+        let address = s.local.ip().to_string();
+        if !outside.is_empty() {
+            evidence.push(rules::shared_listener(&address, s.local.port(), &outside));
+        }
+        ports.push(Port {
             port: s.local.port(),
-            address: s.local.ip().to_string(),
-            pid: s.owner.unwrap_or_default(),
-        })
-        .collect();
+            address,
+            pid: inside[0],
+        });
+    }
     ports.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));
     ports.dedup();
     evidence.extend(

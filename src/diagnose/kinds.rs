@@ -44,7 +44,8 @@ const KINDS: &[KindRule] = &[
         "vite",
         Args::Sub(&["dev", "serve", "preview"], true),
     ),
-    rule("next-dev", "next", Args::Sub(&["dev", "start"], false)),
+    // A bare `next` runs the dev server.
+    rule("next-dev", "next", Args::Sub(&["dev", "start"], true)),
     rule("nuxt-dev", "nuxt", Args::Sub(&["dev", "preview"], false)),
     rule("nuxt-dev", "nuxi", Args::Sub(&["dev", "preview"], false)),
     rule("astro-dev", "astro", Args::Sub(&["dev", "preview"], false)),
@@ -189,6 +190,19 @@ impl Role {
             Role::Tool(_) => "dev tool",
             Role::Other => "process",
         }
+    }
+
+    /// Something that keeps what it starts on purpose (a person's shell, a terminal, an
+    /// editor, a multiplexer, a process manager): its children are not orphans.
+    pub fn holds_sessions(&self) -> bool {
+        matches!(
+            self,
+            Role::InteractiveShell
+                | Role::Terminal
+                | Role::Editor
+                | Role::Multiplexer
+                | Role::ProcessManager
+        )
     }
 
     /// Part of a tool's own launch chain: the root walk climbs through it.
@@ -339,10 +353,6 @@ fn program_and_args(argv: &[Vec<u8>]) -> Option<(String, Vec<String>)> {
     if !python && !INTERPRETERS.contains(&first.as_str()) {
         return Some((first, rest));
     }
-    // `php -S host:port` is PHP's own server: no script names it.
-    if first == "php" && rest.iter().any(|a| a == "-S") {
-        return Some((first, rest));
-    }
     let mut i = 0;
     while i < rest.len() {
         let arg = rest[i].as_str();
@@ -397,13 +407,27 @@ fn args_match(rule: Args, args: &[String]) -> bool {
     }
 }
 
-/// The dev tool kind of an argv, if it is one Pier knows.
+/// The dev tool kind of an argv, if it is one Pier knows. The program itself is tried first
+/// (`deno task`, `bun --hot`, `php -S` are the interpreter's own servers), then the script it
+/// runs.
 pub fn classify(argv: &[Vec<u8>]) -> Option<&'static str> {
+    let first = basename(argv.first()?);
+    let rest: Vec<String> = argv[1..]
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    if let Some(kind) = lookup(&first, &rest) {
+        return Some(kind);
+    }
     let (program, args) = program_and_args(argv)?;
-    let names = [program.as_str(), strip_script_ext(&program)];
+    lookup(&program, &args)
+}
+
+fn lookup(program: &str, args: &[String]) -> Option<&'static str> {
+    let names = [program, strip_script_ext(program)];
     KINDS
         .iter()
-        .find(|r| names.contains(&r.program) && args_match(r.args, &args))
+        .find(|r| names.contains(&r.program) && args_match(r.args, args))
         .map(|r| r.kind)
 }
 
@@ -528,6 +552,20 @@ mod tests {
         assert_eq!(
             kind(&["/usr/bin/ruby", "bin/rails", "s"]),
             Some("rails-server")
+        );
+    }
+
+    #[test]
+    fn interpreters_own_servers_are_known_before_their_script() {
+        assert_eq!(kind(&["deno", "task", "dev"]), Some("deno-task"));
+        assert_eq!(kind(&["bun", "--hot", "server.ts"]), Some("bun-dev"));
+        assert_eq!(kind(&["bun", "--watch", "index.ts"]), Some("bun-dev"));
+        assert_eq!(kind(&["bun", "run", "vite"]), Some("vite"));
+        assert_eq!(kind(&["bun", "index.ts"]), None);
+        assert_eq!(kind(&["next"]), Some("next-dev"), "bare next runs next dev");
+        assert_eq!(
+            kind(&["php", "-S", "0.0.0.0:8000", "-t", "public"]),
+            Some("php-server")
         );
     }
 

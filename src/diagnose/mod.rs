@@ -21,7 +21,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::probe::{Pid, Probe, ProbeError, ProcessDetails, SocketTable, TcpState};
+use crate::probe::{
+    Pid, Probe, ProbeError, ProcessDetails, SocketTable, TcpState, UnreadableProcess,
+};
 use model::{Level, OtherListener, Project, Scan, SCHEMA_VERSION};
 use project::ProjectDir;
 use rules::Thresholds;
@@ -74,6 +76,8 @@ pub(crate) struct Facts<'a> {
     pub uid: u32,
     /// Pier's ancestors (Pier itself is `probe.own_pid()`).
     pub pier_ancestors: HashSet<Pid>,
+    /// The user's processes (or processes of unknown owner) that exist but could not be read.
+    pub unreadable: Vec<UnreadableProcess>,
     details: HashMap<Pid, Option<ProcessDetails>>,
 }
 
@@ -107,11 +111,19 @@ pub fn scan(
     opts: &ScanOptions,
     marker_at: MarkerLookup,
 ) -> Result<Scan, ScanError> {
-    let table = ProcessTable::new(probe.processes()?);
+    let list = probe.processes()?;
     let uid = probe.current_uid();
+    let table = ProcessTable::new(list.processes);
+    let unreadable = list
+        .unreadable
+        .into_iter()
+        .filter(|u| u.uid.is_none_or(|owner| owner == uid))
+        .collect();
+    // Every live process of the user has its sockets attributed, argv or not: a member
+    // without argv must not hide a connection.
     let own: Vec<Pid> = table
         .iter()
-        .filter(|p| p.uid == uid && !p.zombie && !p.argv.is_empty())
+        .filter(|p| p.uid == uid && !p.zombie)
         .map(|p| p.identity.pid)
         .collect();
     let sockets = probe.sockets(&own).map_err(|e| e.to_string());
@@ -122,6 +134,7 @@ pub fn scan(
         sockets,
         uid,
         pier_ancestors,
+        unreadable,
         details: HashMap::new(),
     };
 
@@ -174,7 +187,7 @@ fn find_resources(
             .sockets
             .iter()
             .filter(|s| s.state == TcpState::Listen)
-            .filter_map(|s| s.owner)
+            .flat_map(|s| s.owners.iter().copied())
             .collect(),
         Err(_) => HashSet::new(),
     };
@@ -242,8 +255,8 @@ fn other_listeners(
     let listeners: Vec<_> = table
         .sockets
         .iter()
-        .filter(|s| s.state == TcpState::Listen && !s.owner.is_some_and(|o| claimed.contains(&o)))
-        .map(|s| (s.local, s.owner))
+        .filter(|s| s.state == TcpState::Listen && !s.owners.iter().any(|o| claimed.contains(o)))
+        .map(|s| (s.local, s.owners.first().copied()))
         .collect();
     let mut out: Vec<OtherListener> = Vec::new();
     for (local, owner) in listeners {

@@ -47,9 +47,14 @@ pub enum EvidenceKind {
     ActivityUnreadable,
     ActivityNotSampled,
     IdentityUnreadable,
+    /// A member's executable cannot be read (e.g. a non-dumpable process).
+    ExeUnreadable,
     FdTableUnreadable,
-    /// PID 1, Pier itself, or an ancestor of Pier.
+    /// PID 1, Pier itself, an ancestor of Pier, or another user's process.
     Protected,
+    /// A listening socket the resource shares with a process outside it: stopping the
+    /// resource would not free the port, and the other holder may be serving on it.
+    SharedListener,
 }
 
 /// One typed fact behind a level, with where it was read.

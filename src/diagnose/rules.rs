@@ -104,8 +104,16 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
             ),
         };
     }
-    let terminal_gone =
-        root.tty_nr == 0 && root.session != root.identity.pid && !p.session_leader_alive;
+    // Only when nothing that holds sessions is the parent: `nohup foreman start &` loses its
+    // terminal, but foreman still runs it.
+    let parent_is_plain = p
+        .parent
+        .as_ref()
+        .is_some_and(|(_, role)| !role.holds_sessions());
+    let terminal_gone = parent_is_plain
+        && root.tty_nr == 0
+        && root.session != root.identity.pid
+        && !p.session_leader_alive;
     if terminal_gone {
         return evidence(
             EvidenceKind::Orphaned,
@@ -146,6 +154,20 @@ pub fn listening_evidence(address: &str, port: u16) -> Evidence {
         Level::Green,
         format!("listens on {shown}"),
         "socket table",
+    )
+}
+
+/// A listening socket also held outside the resource: worth a look, not a stop.
+pub fn shared_listener(address: &str, port: u16, outside: &[u32]) -> Evidence {
+    let pids: Vec<String> = outside.iter().map(u32::to_string).collect();
+    evidence(
+        EvidenceKind::SharedListener,
+        Level::Yellow,
+        format!(
+            "the socket listening on port {port} ({address}) is also held by pid {} outside this resource",
+            pids.join(", ")
+        ),
+        "fd table",
     )
 }
 
@@ -289,6 +311,17 @@ pub fn identity_unreadable(pid: u32, error: &str) -> Evidence {
         EvidenceKind::IdentityUnreadable,
         Level::Red,
         format!("identity of pid {pid} could not be read: {error}"),
+        "process table",
+    )
+}
+
+/// A member whose executable cannot be read (a non-dumpable process) cannot be shown to be
+/// the same program right before a signal, so the stop would skip it: yellow, not green.
+pub fn exe_unreadable(pid: u32, error: &str) -> Evidence {
+    evidence(
+        EvidenceKind::ExeUnreadable,
+        Level::Yellow,
+        format!("the executable of pid {pid} could not be read: {error}"),
         "process table",
     )
 }

@@ -257,12 +257,110 @@ fn busy_or_unreadable_activity_is_yellow_and_no_sample_is_neutral() {
 }
 
 #[test]
-fn a_member_whose_identity_cannot_be_read_is_red() {
+fn a_member_whose_executable_cannot_be_read_is_yellow() {
+    // A non-dumpable process: its start time is known, its exe is not (DESIGN §2's yellow).
     let mut probe = orphan_vite();
     probe.details.get_mut(&100).unwrap().exe = Err("permission denied".into());
     let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Yellow);
+    assert!(has(&r, EvidenceKind::ExeUnreadable));
+}
+
+#[test]
+fn a_process_that_exists_but_cannot_be_read_makes_every_resource_red() {
+    // Its parent is unknown, so it may be a member of any resource.
+    let mut probe = orphan_vite();
+    probe
+        .unreadable_processes
+        .push(crate::probe::UnreadableProcess {
+            pid: 555,
+            uid: Some(crate::probe::fake::USER),
+            error: "/proc/555/stat: permission denied".into(),
+        });
+    let r = only(&run(&probe)).clone();
     assert_eq!(r.level, Level::Red);
     assert!(has(&r, EvidenceKind::IdentityUnreadable));
+
+    let mut others = orphan_vite();
+    others
+        .unreadable_processes
+        .push(crate::probe::UnreadableProcess {
+            pid: 556,
+            uid: Some(0),
+            error: "x".into(),
+        });
+    assert_eq!(
+        only(&run(&others)).level,
+        Level::Green,
+        "another user's cannot be ours"
+    );
+}
+
+#[test]
+fn a_member_in_another_network_namespace_is_red() {
+    // Its sockets are in tables Pier did not read: nothing can be said of its connections.
+    let mut probe = orphan_vite();
+    probe
+        .blind
+        .push((100, "its sockets are in another network namespace".into()));
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Red);
+    assert!(has(&r, EvidenceKind::ConnectionsUnreadable));
+}
+
+#[test]
+fn a_listening_socket_shared_with_an_outsider_is_yellow_and_its_clients_count() {
+    let mut probe = orphan_vite()
+        .with(process(300, 1, &["socket-holder"]), "/srv")
+        .established("127.0.0.1:5173", "127.0.0.1:40000", None);
+    probe.sockets.as_mut().unwrap()[0].owners.push(300);
+    let r = only(&run(&probe)).clone();
+    assert!(has(&r, EvidenceKind::SharedListener), "{r:#?}");
+    assert_eq!(r.level, Level::Red, "the unaccepted client still counts");
+
+    let mut quiet = orphan_vite().with(process(300, 1, &["socket-holder"]), "/srv");
+    quiet.sockets.as_mut().unwrap()[0].owners.push(300);
+    assert_eq!(only(&run(&quiet)).level, Level::Yellow);
+}
+
+#[test]
+fn a_member_run_by_another_user_is_red() {
+    let mut child = process(101, 100, &["node", "inspector.js"]);
+    child.uid = 0;
+    let probe = orphan_vite().with(child, APP);
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Red);
+    assert!(
+        r.evidence
+            .iter()
+            .any(|e| e.message.contains("another user's")),
+        "{r:#?}"
+    );
+}
+
+#[test]
+fn a_member_without_argv_still_has_its_connections_seen() {
+    let mut child = process(101, 100, &[]);
+    child.comm = "worker".into();
+    let probe = orphan_vite()
+        .with(child, APP)
+        .listen("127.0.0.1:9229", 101)
+        .established("127.0.0.1:9229", "127.0.0.1:40000", None);
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Red, "{r:#?}");
+}
+
+#[test]
+fn a_lost_terminal_does_not_orphan_a_child_of_a_live_process_manager() {
+    // `nohup foreman start &`: the shell and its terminal are gone, foreman still runs vite.
+    let mut vite = process(100, 60, &["vite"]);
+    vite.session = 50;
+    let probe = FakeProbe::default()
+        .with(process(60, 1, &["foreman", "start"]), APP)
+        .with(vite, APP);
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Yellow, "{r:#?}");
+    assert!(has(&r, EvidenceKind::NotOrphaned));
 }
 
 #[test]

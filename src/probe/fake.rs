@@ -12,6 +12,7 @@ use super::{
     ActivityDelta, ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
     ProcessInfo, Socket, SocketTable, TcpState,
 };
+use super::{ProcessList, UnreadableProcess};
 
 /// The uid the fake's processes belong to unless a test says otherwise.
 pub const USER: u32 = 1000;
@@ -26,6 +27,8 @@ pub struct FakeProbe {
     /// `None`: the socket tables fail to read.
     pub sockets: Option<Vec<Socket>>,
     pub unreadable_fds: Vec<(Pid, String)>,
+    pub blind: Vec<(Pid, String)>,
+    pub unreadable_processes: Vec<UnreadableProcess>,
     pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Monotonic time, advanced by each `activity` call by its window.
@@ -41,6 +44,8 @@ impl Default for FakeProbe {
             details: HashMap::new(),
             sockets: Some(Vec::new()),
             unreadable_fds: Vec::new(),
+            blind: Vec::new(),
+            unreadable_processes: Vec::new(),
             activity: HashMap::new(),
             environments: HashMap::new(),
             clock: RefCell::new(Duration::ZERO),
@@ -91,7 +96,7 @@ impl FakeProbe {
             local: addr.parse().expect("test address"),
             remote: unspecified_like(addr),
             state: TcpState::Listen,
-            owner: Some(pid),
+            owners: vec![pid],
             queued: None,
         });
         self
@@ -103,7 +108,7 @@ impl FakeProbe {
             local: local.parse().expect("test address"),
             remote: remote.parse().expect("test address"),
             state: TcpState::Established,
-            owner,
+            owners: owner.into_iter().collect(),
             queued: None,
         });
         self
@@ -134,8 +139,11 @@ impl Probe for FakeProbe {
         self.own_pid
     }
 
-    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError> {
-        Ok(self.processes.clone())
+    fn processes(&self) -> Result<ProcessList, ProbeError> {
+        Ok(ProcessList {
+            processes: self.processes.clone(),
+            unreadable: self.unreadable_processes.clone(),
+        })
     }
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
@@ -157,13 +165,14 @@ impl Probe for FakeProbe {
         let sockets = sockets
             .into_iter()
             .map(|mut s| {
-                s.owner = s.owner.filter(|o| owners_among.contains(o));
+                s.owners.retain(|o| owners_among.contains(o));
                 s
             })
             .collect();
         Ok(SocketTable {
             sockets,
             unreadable: self.unreadable_fds.clone(),
+            blind: self.blind.clone(),
         })
     }
 

@@ -16,6 +16,7 @@ use super::{
     ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
     Socket, SocketTable,
 };
+use super::{Counters, ProcessList, UnreadableProcess};
 
 pub struct LinuxProbe {
     epoch: Instant,
@@ -34,20 +35,35 @@ impl LinuxProbe {
         }
     }
 
-    fn read_process(&self, pid: Pid, uptime: Option<f64>) -> Option<ProcessInfo> {
+    /// One row: `Ok(None)` when the process is gone, `Err` when it exists but cannot be read.
+    fn read_process(&self, pid: Pid, uptime: Option<f64>) -> Result<Option<ProcessInfo>, String> {
         let dir = PathBuf::from(format!("/proc/{pid}"));
-        let (comm, stat) = parse::parse_stat(&fs::read(dir.join("stat")).ok()?)?;
-        let uid = parse::parse_status_uid(&fs::read(dir.join("status")).ok()?)?;
-        let argv = match fs::read(dir.join("cmdline")) {
-            Ok(bytes) => parse::parse_cmdline(&bytes),
-            Err(e) if is_gone(&e) => return None,
+        let read = |name: &str| match fs::read(dir.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if is_gone(&e) => Ok(None),
+            Err(e) => Err(format!("{}/{name}: {e}", dir.display())),
+        };
+        let Some(stat_bytes) = read("stat")? else {
+            return Ok(None);
+        };
+        let Some(status) = read("status")? else {
+            return Ok(None);
+        };
+        let (comm, stat) = parse::parse_stat(&stat_bytes)
+            .ok_or_else(|| format!("{}/stat: unexpected format", dir.display()))?;
+        let uid = parse::parse_status_uid(&status)
+            .ok_or_else(|| format!("{}/status: no Uid line", dir.display()))?;
+        // Unreadable argv (a hidepid mount) only means "never a candidate".
+        let argv = match read("cmdline") {
+            Ok(Some(bytes)) => parse::parse_cmdline(&bytes),
+            Ok(None) => return Ok(None),
             Err(_) => Vec::new(),
         };
         let age_seconds = uptime.map(|up| {
             let started = stat.start_time as f64 / self.ticks_per_second as f64;
             (up - started).max(0.0) as u64
         });
-        Some(ProcessInfo {
+        Ok(Some(ProcessInfo {
             identity: Identity {
                 pid,
                 start_time: stat.start_time,
@@ -60,7 +76,7 @@ impl LinuxProbe {
             argv,
             zombie: stat.state == b'Z' || stat.state == b'X',
             age_seconds,
-        })
+        }))
     }
 
     fn read_tcp_tables(&self) -> Result<Vec<TcpRow>, ProbeError> {
@@ -86,17 +102,40 @@ impl LinuxProbe {
         Ok(rows)
     }
 
-    /// Socket inode → owner pid over the given pids, and the pids whose fd table was unreadable.
-    fn socket_owners(&self, pids: &[Pid]) -> (HashMap<u64, Pid>, Vec<(Pid, String)>) {
-        let mut owners = HashMap::new();
-        let mut unreadable = Vec::new();
+    /// Socket inode → owner pids over the given pids, and the pids whose fd table was
+    /// unreadable or whose sockets live in another network namespace (`blind`).
+    fn socket_owners(&self, pids: &[Pid], out: &mut SocketTable) -> HashMap<u64, Vec<Pid>> {
+        let mut owners: HashMap<u64, Vec<Pid>> = HashMap::new();
+        let own_ns = fs::read_link("/proc/self/ns/net").ok();
         for &pid in pids {
+            let ns_path = format!("/proc/{pid}/ns/net");
+            match (fs::read_link(&ns_path), &own_ns) {
+                (Ok(ns), Some(own)) if ns != *own => {
+                    let why = format!(
+                        "its sockets are in another network namespace ({})",
+                        ns.display()
+                    );
+                    out.blind.push((pid, why));
+                    continue;
+                }
+                (Ok(_), Some(_)) => {}
+                (Err(e), _) if is_gone(&e) => continue,
+                (Err(e), _) => {
+                    out.unreadable.push((pid, format!("{ns_path}: {e}")));
+                    continue;
+                }
+                (Ok(_), None) => {
+                    out.unreadable
+                        .push((pid, "Pier's own network namespace is unreadable".into()));
+                    continue;
+                }
+            }
             let dir = format!("/proc/{pid}/fd");
             let entries = match fs::read_dir(&dir) {
                 Ok(entries) => entries,
                 Err(e) if is_gone(&e) => continue,
                 Err(e) => {
-                    unreadable.push((pid, format!("{dir}: {e}")));
+                    out.unreadable.push((pid, format!("{dir}: {e}")));
                     continue;
                 }
             };
@@ -105,7 +144,7 @@ impl LinuxProbe {
                     Ok(target) => {
                         if let Some(inode) = parse::parse_socket_link(target.as_os_str().as_bytes())
                         {
-                            owners.insert(inode, pid);
+                            owners.entry(inode).or_default().push(pid);
                         }
                     }
                     // An fd closed between readdir and readlink is not a socket any more.
@@ -113,28 +152,54 @@ impl LinuxProbe {
                     // A listable but unreadable table (e.g. a protected PID 1) hides its
                     // sockets: say so, never "no sockets".
                     Err(e) => {
-                        unreadable.push((pid, format!("{dir}: {e}")));
+                        out.unreadable.push((pid, format!("{dir}: {e}")));
                         break;
                     }
                 }
             }
         }
-        (owners, unreadable)
+        for list in owners.values_mut() {
+            list.sort_unstable();
+            list.dedup();
+        }
+        owners
     }
 
     /// CPU ns summed over the threads of `pid`, and its storage I/O bytes.
-    fn counters(&self, pid: Pid) -> Option<Result<(u64, u64), String>> {
+    /// Precise CPU ns over the live threads (`task/*/schedstat`), coarse CPU over all of them
+    /// (`stat` utime + stime), and storage I/O bytes. Any failed read is an error, never 0.
+    fn counters(&self, pid: Pid) -> Option<Result<Counters, String>> {
+        let stat_path = format!("/proc/{pid}/stat");
+        let ticks = match fs::read(&stat_path) {
+            Ok(bytes) => match parse::parse_stat(&bytes) {
+                Some((_, stat)) => stat.cpu_ticks,
+                None => return Some(Err(format!("{stat_path}: unexpected format"))),
+            },
+            Err(e) if is_gone(&e) => return None,
+            Err(e) => return Some(Err(format!("{stat_path}: {e}"))),
+        };
         let task_dir = format!("/proc/{pid}/task");
         let tasks = match fs::read_dir(&task_dir) {
             Ok(tasks) => tasks,
             Err(e) if is_gone(&e) => return None,
             Err(e) => return Some(Err(format!("{task_dir}: {e}"))),
         };
-        let mut cpu = 0u64;
+        let mut threads = Vec::new();
         for task in tasks.flatten() {
-            // A thread that ended mid-walk took its time with it; the rest still counts.
-            if let Ok(bytes) = fs::read(task.path().join("schedstat")) {
-                cpu = cpu.saturating_add(parse::parse_schedstat(&bytes).unwrap_or(0));
+            let Some(tid) = task
+                .file_name()
+                .to_str()
+                .and_then(|t| t.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let path = task.path().join("schedstat");
+            match fs::read(&path).map(|b| parse::parse_schedstat(&b)) {
+                Ok(Some(ns)) => threads.push((tid, ns)),
+                Ok(None) => return Some(Err(format!("{}: unexpected format", path.display()))),
+                // A thread that ended mid-walk: the coarse total still holds its time.
+                Err(e) if is_gone(&e) => {}
+                Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
             }
         }
         let io_path = format!("/proc/{pid}/io");
@@ -143,9 +208,15 @@ impl LinuxProbe {
             Err(e) if is_gone(&e) => return None,
             Err(e) => return Some(Err(format!("{io_path}: {e}"))),
         };
+        threads.sort_unstable();
+        let ns_per_tick = 1_000_000_000 / self.ticks_per_second;
         Some(
-            io.map(|io| (cpu, io))
-                .ok_or_else(|| format!("{io_path}: unexpected format")),
+            io.map(|io_bytes| Counters {
+                per_thread_ns: Some(threads),
+                cpu_total_ns: ticks.saturating_mul(ns_per_tick),
+                io_bytes,
+            })
+            .ok_or_else(|| format!("{io_path}: unexpected format")),
         )
     }
 }
@@ -174,7 +245,7 @@ impl Probe for LinuxProbe {
         self.pid
     }
 
-    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError> {
+    fn processes(&self) -> Result<ProcessList, ProbeError> {
         let uptime = fs::read("/proc/uptime")
             .ok()
             .and_then(|b| parse::parse_uptime(&b));
@@ -182,7 +253,7 @@ impl Probe for LinuxProbe {
             path: "/proc".into(),
             source,
         })?;
-        let mut out = Vec::new();
+        let mut out = ProcessList::default();
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(pid) = std::str::from_utf8(name.as_bytes())
@@ -191,8 +262,17 @@ impl Probe for LinuxProbe {
             else {
                 continue;
             };
-            if let Some(info) = self.read_process(pid, uptime) {
-                out.push(info);
+            match self.read_process(pid, uptime) {
+                Ok(Some(info)) => out.processes.push(info),
+                Ok(None) => {}
+                Err(error) => out.unreadable.push(UnreadableProcess {
+                    pid,
+                    uid: entry
+                        .metadata()
+                        .ok()
+                        .map(|m| std::os::unix::fs::MetadataExt::uid(&m)),
+                    error,
+                }),
             }
         }
         Ok(out)
@@ -224,23 +304,22 @@ impl Probe for LinuxProbe {
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let rows = self.read_tcp_tables()?;
-        let (owners, unreadable) = self.socket_owners(owners_among);
-        let sockets = rows
+        let mut table = SocketTable::default();
+        let owners = self.socket_owners(owners_among, &mut table);
+        table.sockets = rows
             .into_iter()
             .map(|row| Socket {
                 local: row.local,
                 remote: row.remote,
                 state: row.state,
-                owner: (row.inode != 0)
-                    .then(|| owners.get(&row.inode).copied())
-                    .flatten(),
+                owners: match row.inode {
+                    0 => Vec::new(),
+                    inode => owners.get(&inode).cloned().unwrap_or_default(),
+                },
                 queued: None,
             })
             .collect();
-        Ok(SocketTable {
-            sockets,
-            unreadable,
-        })
+        Ok(table)
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

@@ -31,6 +31,7 @@ use super::{
     ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
     Socket, SocketTable,
 };
+use super::{Counters, ProcessList, UnreadableProcess};
 
 const PROC_PIDFDSOCKETINFO: c_int = 3;
 const SZOMB: u32 = 5;
@@ -229,20 +230,22 @@ fn now_us() -> u64 {
 }
 
 impl MacProbe {
-    fn row(&self, pid: Pid, now: u64) -> Option<ProcessInfo> {
+    /// One row: `Ok(None)` when the process is gone, `Err` when it exists but cannot be read.
+    fn row(&self, pid: Pid, now: u64) -> Result<Option<ProcessInfo>, String> {
         let info = match bsd_info(pid) {
             Read::Ok(info) => info,
-            Read::Gone => return None,
+            Read::Gone => return Ok(None),
             Read::Failed(_) => return other_users_row(pid, now),
         };
-        let start_time = darwin::start_time_us(info.pbi_start_tvsec, info.pbi_start_tvusec)?;
+        let start_time = darwin::start_time_us(info.pbi_start_tvsec, info.pbi_start_tvusec)
+            .ok_or_else(|| format!("pid {pid}: start time out of range"))?;
         let comm: Vec<u8> = info.pbi_comm.iter().map(|&c| c as u8).collect();
         let argv = if info.pbi_ruid == self.uid {
             procargs(pid).map(|p| p.argv).unwrap_or_default()
         } else {
             Vec::new()
         };
-        Some(ProcessInfo {
+        Ok(Some(ProcessInfo {
             identity: Identity { pid, start_time },
             ppid: info.pbi_ppid,
             uid: info.pbi_ruid,
@@ -252,7 +255,7 @@ impl MacProbe {
             argv,
             zombie: info.pbi_status == SZOMB,
             age_seconds: Some(now.saturating_sub(start_time) / 1_000_000),
-        })
+        }))
     }
 
     fn sockets_of(&self, pid: Pid, out: &mut SocketTable) {
@@ -286,15 +289,20 @@ impl MacProbe {
 }
 
 /// Another user's process: `sysctl(KERN_PROC_PID)` still gives ppid, uid and start time.
-fn other_users_row(pid: Pid, now: u64) -> Option<ProcessInfo> {
-    let k = libproc::proc_pid::kproc_info_raw(pid_arg(pid)).ok()?;
+fn other_users_row(pid: Pid, now: u64) -> Result<Option<ProcessInfo>, String> {
+    let k = match libproc::proc_pid::kproc_info_raw(pid_arg(pid)) {
+        Ok(k) => k,
+        Err(_) if !exists(pid) => return Ok(None),
+        Err(e) => return Err(format!("pid {pid}: {e}")),
+    };
     let tv = k.kp_proc.p_un;
-    let start_time = darwin::start_time_us(
-        u64::try_from(tv.tv_sec).ok()?,
-        u64::try_from(tv.tv_usec).ok()?,
-    )?;
+    let start_time = u64::try_from(tv.tv_sec)
+        .ok()
+        .zip(u64::try_from(tv.tv_usec).ok())
+        .and_then(|(s, us)| darwin::start_time_us(s, us))
+        .ok_or_else(|| format!("pid {pid}: start time out of range"))?;
     let comm: Vec<u8> = k.kp_proc.p_comm.iter().map(|&c| c as u8).collect();
-    Some(ProcessInfo {
+    Ok(Some(ProcessInfo {
         identity: Identity { pid, start_time },
         ppid: u32::try_from(k.kp_eproc.e_ppid).unwrap_or(0),
         uid: k.kp_eproc.e_pcred.p_ruid,
@@ -304,7 +312,14 @@ fn other_users_row(pid: Pid, now: u64) -> Option<ProcessInfo> {
         argv: Vec::new(),
         zombie: k.kp_proc.p_stat as u32 == SZOMB,
         age_seconds: Some(now.saturating_sub(start_time) / 1_000_000),
-    })
+    }))
+}
+
+/// `kill(pid, 0)`: does the pid exist? (ESRCH: no; anything else, e.g. EPERM: yes.)
+fn exists(pid: Pid) -> bool {
+    // SAFETY: signal 0 sends nothing.
+    let rc = unsafe { libc::kill(pid_arg(pid), 0) };
+    rc == 0 || errno() != libc::ESRCH
 }
 
 fn list_fds(pid: Pid) -> Read<Vec<libc::proc_fdinfo>> {
@@ -387,7 +402,7 @@ fn socket_info(pid: Pid, fd: c_int) -> Read<Option<Socket>> {
         local,
         remote,
         state,
-        owner: Some(pid),
+        owners: vec![pid],
         queued,
     }))
 }
@@ -413,7 +428,7 @@ fn rusage(pid: Pid) -> Read<libc::rusage_info_v2> {
 }
 
 impl MacProbe {
-    fn counters(&self, pid: Pid) -> Option<Result<(u64, u64), String>> {
+    fn counters(&self, pid: Pid) -> Option<Result<Counters, String>> {
         match rusage(pid) {
             Read::Gone => None,
             Read::Failed(e) => Some(Err(format!("rusage of pid {pid}: {}", errno_text(e)))),
@@ -426,7 +441,12 @@ impl MacProbe {
                 let io = ri
                     .ri_diskio_bytesread
                     .saturating_add(ri.ri_diskio_byteswritten);
-                Some(Ok((cpu, io)))
+                // Task totals are precise and include ended threads.
+                Some(Ok(Counters {
+                    per_thread_ns: None,
+                    cpu_total_ns: cpu,
+                    io_bytes: io,
+                }))
             }
         }
     }
@@ -441,7 +461,7 @@ impl Probe for MacProbe {
         self.pid
     }
 
-    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError> {
+    fn processes(&self) -> Result<ProcessList, ProbeError> {
         // SAFETY: a null buffer asks for the count only.
         let count = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
         if count <= 0 {
@@ -462,12 +482,22 @@ impl Probe for MacProbe {
         }
         pids.truncate(n as usize);
         let now = now_us();
-        Ok(pids
-            .into_iter()
-            .filter_map(|p| u32::try_from(p).ok())
-            .filter(|&p| p != 0)
-            .filter_map(|p| self.row(p, now))
-            .collect())
+        let mut list = ProcessList::default();
+        for pid in pids.into_iter().filter_map(|p| u32::try_from(p).ok()) {
+            if pid == 0 {
+                continue; // kernel_task
+            }
+            match self.row(pid, now) {
+                Ok(Some(row)) => list.processes.push(row),
+                Ok(None) => {}
+                Err(error) => list.unreadable.push(UnreadableProcess {
+                    pid,
+                    uid: None,
+                    error,
+                }),
+            }
+        }
+        Ok(list)
     }
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {

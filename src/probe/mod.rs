@@ -69,6 +69,24 @@ pub struct ProcessInfo {
     pub age_seconds: Option<u64>,
 }
 
+/// The process table as read: the rows, and the processes that exist but could not be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessList {
+    pub processes: Vec<ProcessInfo>,
+    /// Present, not gone, but unreadable: their parent and identity are unknown, so they may
+    /// belong to any resource.
+    pub unreadable: Vec<UnreadableProcess>,
+}
+
+/// A process that exists but whose row could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableProcess {
+    pub pid: Pid,
+    /// Its owner, when even that could not be read: `None`.
+    pub uid: Option<u32>,
+    pub error: String,
+}
+
 /// Slower per-process facts, read only for the processes the diagnosis cares about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessDetails {
@@ -91,9 +109,10 @@ pub struct Socket {
     pub local: SocketAddr,
     pub remote: SocketAddr,
     pub state: TcpState,
-    /// The process holding the socket, when one of the probed processes does. A connection the
-    /// server has not accepted yet has no owner on the server side.
-    pub owner: Option<Pid>,
+    /// Every probed process holding the socket (a listening socket can be shared, e.g. passed
+    /// to a child or held by a socket-activating manager). Empty for a connection the server
+    /// has not accepted yet, and for sockets held only by processes that were not probed.
+    pub owners: Vec<Pid>,
     /// For a listener on platforms whose tables do not list unaccepted connections (macOS):
     /// how many completed connections wait in its accept queue. `None` where the table lists
     /// them as rows of their own (Linux).
@@ -107,6 +126,9 @@ pub struct SocketTable {
     /// Processes whose open files could not be read, with the reason. Their sockets may be in
     /// `sockets` without an owner: ownership for them is unknown, not absent.
     pub unreadable: Vec<(Pid, String)>,
+    /// Processes whose connections these tables cannot show at all (Linux: another network
+    /// namespace, with tables of its own). Nothing can be said about their connections.
+    pub blind: Vec<(Pid, String)>,
 }
 
 /// CPU time and disk I/O a process used over a sample window.
@@ -162,8 +184,9 @@ pub trait Probe {
     fn current_uid(&self) -> u32;
     /// Pier's own pid, so that Pier and its ancestors are never candidates.
     fn own_pid(&self) -> Pid;
-    /// Every visible process. Processes that vanish mid-read are left out.
-    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError>;
+    /// Every visible process. Processes that vanish mid-read are left out; processes that
+    /// exist but cannot be read are listed as such.
+    fn processes(&self) -> Result<ProcessList, ProbeError>;
     /// exe, cwd and cgroup of one process; `None` when the process is gone.
     fn details(&self, pid: Pid) -> Option<ProcessDetails>;
     /// The environment a process started with, as `KEY=value` byte strings (a process of ours
@@ -180,13 +203,59 @@ pub trait Probe {
     fn now(&self) -> Duration;
 }
 
-/// Reads `counters` (CPU ns, I/O bytes) for each pid, waits `window`, reads again, and returns
-/// the differences. `counters` answers `None` for a process that is gone. Shared by the
-/// backends so both sample the same way.
+/// One reading of a process's activity counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Counters {
+    /// Precise CPU time (ns) per live thread, `(tid, ns)` sorted by tid, where the OS gives
+    /// it (Linux `task/*/schedstat`); `None` where only the total is known.
+    pub per_thread_ns: Option<Vec<(u32, u64)>>,
+    /// CPU time (ns) of every thread, ended ones included (Linux: in 10 ms ticks).
+    pub cpu_total_ns: u64,
+    pub io_bytes: u64,
+}
+
+impl Counters {
+    /// Activity from `self` to `later`. Per thread where known (a new thread's whole time
+    /// fell in the window); if a thread ended in between, its share is unknown, so the
+    /// coarse total's difference is taken when larger — an ending thread never hides time.
+    fn until(&self, later: &Counters) -> ActivityDelta {
+        let total = later.cpu_total_ns.saturating_sub(self.cpu_total_ns);
+        let cpu_ns = match (&self.per_thread_ns, &later.per_thread_ns) {
+            (Some(before), Some(after)) => {
+                let was = |tid: u32| {
+                    before
+                        .binary_search_by_key(&tid, |t| t.0)
+                        .map(|i| before[i].1)
+                };
+                let precise: u64 = after
+                    .iter()
+                    .map(|&(tid, ns)| ns.saturating_sub(was(tid).unwrap_or(0)))
+                    .sum();
+                let ended = before
+                    .iter()
+                    .any(|t| after.binary_search_by_key(&t.0, |a| a.0).is_err());
+                if ended {
+                    precise.max(total)
+                } else {
+                    precise
+                }
+            }
+            _ => total,
+        };
+        ActivityDelta {
+            cpu_ns,
+            io_bytes: later.io_bytes.saturating_sub(self.io_bytes),
+        }
+    }
+}
+
+/// Reads `counters` for each pid, waits `window`, reads again, and returns the differences.
+/// `counters` answers `None` for a process that is gone. Shared by the backends so both
+/// sample the same way.
 pub(crate) fn sample_counters(
     pids: &[Pid],
     window: Duration,
-    counters: impl Fn(Pid) -> Option<Result<(u64, u64), String>>,
+    counters: impl Fn(Pid) -> Option<Result<Counters, String>>,
 ) -> ActivitySample {
     let before: Vec<_> = pids.iter().map(|&p| (p, counters(p))).collect();
     // The sample window itself: the one deliberate wait in a scan.
@@ -196,12 +265,7 @@ pub(crate) fn sample_counters(
         .filter_map(|(pid, first)| {
             let first = first?;
             let second = counters(pid)?;
-            let delta = first.and_then(|(c0, i0)| {
-                second.map(|(c1, i1)| ActivityDelta {
-                    cpu_ns: c1.saturating_sub(c0),
-                    io_bytes: i1.saturating_sub(i0),
-                })
-            });
+            let delta = first.and_then(|a| second.map(|b| a.until(&b)));
             Some((pid, delta))
         })
         .collect();
@@ -221,5 +285,47 @@ pub fn system_probe() -> Box<dyn Probe + Send + Sync> {
     #[cfg(not(any(target_os = "linux", target_os = "macos")))]
     {
         Box::new(unsupported::UnsupportedProbe::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(threads: &[(u32, u64)], cpu_total_ns: u64, io_bytes: u64) -> Counters {
+        Counters {
+            per_thread_ns: Some(threads.to_vec()),
+            cpu_total_ns,
+            io_bytes,
+        }
+    }
+
+    #[test]
+    fn cpu_is_measured_per_thread_without_tick_noise() {
+        // The coarse total moved one 10 ms tick; the threads really used 3 ms.
+        let d = c(&[(1, 100), (2, 500)], 0, 10).until(&c(
+            &[(1, 1_000_100), (2, 2_000_500)],
+            10_000_000,
+            20,
+        ));
+        assert_eq!((d.cpu_ns, d.io_bytes), (3_000_000, 10));
+        // A thread born in the window counts whole.
+        let d = c(&[(1, 100)], 0, 0).until(&c(&[(1, 100), (7, 4_000)], 0, 0));
+        assert_eq!(d.cpu_ns, 4_000);
+    }
+
+    #[test]
+    fn an_ending_thread_cannot_hide_the_cpu_others_spent() {
+        // Thread 2 (900 ms) ended; the coarse total still rose 40 ms.
+        let before = c(&[(1, 100_000_000), (2, 900_000_000)], 1_000_000_000, 0);
+        let after = c(&[(1, 100_000_000)], 1_040_000_000, 0);
+        assert_eq!(before.until(&after).cpu_ns, 40_000_000);
+        // Where only totals exist (macOS), the total is the answer.
+        let mac = |t| Counters {
+            per_thread_ns: None,
+            cpu_total_ns: t,
+            io_bytes: 0,
+        };
+        assert_eq!(mac(5).until(&mac(9)).cpu_ns, 4);
     }
 }

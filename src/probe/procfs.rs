@@ -16,6 +16,8 @@ pub struct Stat {
     pub ppid: u32,
     pub session: u32,
     pub tty_nr: u32,
+    /// utime + stime in clock ticks: every thread's CPU time, ended threads included.
+    pub cpu_ticks: u64,
     pub start_time: u64,
 }
 
@@ -41,6 +43,10 @@ pub fn parse_stat(bytes: &[u8]) -> Option<(String, Stat)> {
         session: field(6)?.parse().ok()?,
         // tty_nr is printed as a signed int; a device number is never negative in practice.
         tty_nr: field(7)?.parse::<i64>().ok()? as u32,
+        cpu_ticks: field(14)?
+            .parse::<u64>()
+            .ok()?
+            .saturating_add(field(15)?.parse().ok()?),
         start_time: field(22)?.parse().ok()?,
     };
     Some((comm, stat))
@@ -202,6 +208,7 @@ mod tests {
                 ppid: 1,
                 session: 4242,
                 tty_nr: 0,
+                cpu_ticks: 4,
                 start_time: 987654
             }
         );

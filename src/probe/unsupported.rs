@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::ProcessList;
 use super::{
     ActivitySample, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo, SocketTable,
 };
@@ -28,7 +29,7 @@ impl Probe for UnsupportedProbe {
         std::process::id()
     }
 
-    fn processes(&self) -> Result<Vec<ProcessInfo>, ProbeError> {
+    fn processes(&self) -> Result<ProcessList, ProbeError> {
         Err(ProbeError::Unsupported)
     }
 

@@ -25,6 +25,38 @@ pub fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// Whether the tests run as root (some fixtures need it: another uid, a network namespace).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Skips a test that needs root, saying so.
+pub fn needs_root(test: &str) -> bool {
+    if is_root() {
+        return false;
+    }
+    eprintln!("{test}: skipped, needs root");
+    true
+}
+
+/// A test runner inside a systemd `.service` unit (a CI agent run as a service) hands its
+/// cgroup to every fixture, and Pier rightly calls such processes services, not orphans. The
+/// tests that expect green say so and stop there.
+pub fn fixtures_cannot_be_orphans(test: &str) -> bool {
+    let cgroup = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let service = cgroup
+        .lines()
+        .filter_map(|l| l.splitn(3, ':').nth(2))
+        .any(|path| {
+            path.split('/')
+                .any(|c| c.ends_with(".service") && !c.starts_with("user@"))
+        });
+    if service {
+        eprintln!("{test}: skipped, the test runner is in a systemd .service cgroup");
+    }
+    service
+}
+
 /// The interpreter the fixtures run on: the system one when there is one (no shims).
 pub fn python() -> String {
     ["/usr/bin/python3", "/usr/local/bin/python3"]
