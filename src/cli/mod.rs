@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::diagnose::rules::Thresholds;
 use crate::diagnose::{self, project, ScanOptions};
 use crate::probe;
 
@@ -45,6 +46,17 @@ struct ScanArgs {
     /// Also list listening ports that are not candidates, with the reason.
     #[arg(long)]
     all: bool,
+    /// CPU use above which a resource counts as busy, in percent of one core.
+    #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().cpu_percent)]
+    cpu_threshold: f64,
+    /// Disk I/O above which a resource counts as busy, in bytes per second.
+    #[arg(long, value_name = "BYTES", default_value_t = Thresholds::default().io_bytes_per_second)]
+    io_threshold: f64,
+}
+
+/// Colour only on a terminal, and never when `NO_COLOR` is set to anything non-empty.
+fn use_colour(stdout_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stdout_is_terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 /// Exit codes, as documented in the module docs and the README.
@@ -81,13 +93,28 @@ fn scan(args: ScanArgs) -> ExitCode {
         match dir.canonicalize() {
             Ok(path) if path.is_dir() => under.push(path),
             Ok(_) => return usage(&format!("--under {}: not a folder", dir.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return usage(&format!("--under {}: no such folder", dir.display()))
+            }
             Err(e) => return usage(&format!("--under {}: {e}", dir.display())),
+        }
+    }
+    for (flag, value) in [
+        ("--cpu-threshold", args.cpu_threshold),
+        ("--io-threshold", args.io_threshold),
+    ] {
+        if !value.is_finite() || value < 0.0 {
+            return usage(&format!("{flag} {value}: must be a number of zero or more"));
         }
     }
     let opts = ScanOptions {
         sample: Duration::from_millis(args.sample_ms),
         under,
         include_others: args.all,
+        thresholds: Thresholds {
+            cpu_percent: args.cpu_threshold,
+            io_bytes_per_second: args.io_threshold,
+        },
         ..ScanOptions::default()
     };
     let probe = probe::system_probe();
@@ -104,8 +131,10 @@ fn scan(args: ScanArgs) -> ExitCode {
             .map_err(std::io::Error::from)
             .and_then(|()| writeln!(out))
     } else {
-        let colour = std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let colour = use_colour(
+            std::io::stdout().is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        );
         out.write_all(render::cards(&result, colour).as_bytes())
     };
     match written {
@@ -122,4 +151,21 @@ fn scan(args: ScanArgs) -> ExitCode {
 fn usage(message: &str) -> ExitCode {
     eprintln!("pier: {message}");
     ExitCode::from(EXIT_USAGE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_needs_a_terminal_and_no_no_color() {
+        assert!(use_colour(true, None));
+        assert!(
+            use_colour(true, Some(OsStr::new(""))),
+            "an empty NO_COLOR is unset"
+        );
+        assert!(!use_colour(true, Some(OsStr::new("1"))));
+        assert!(!use_colour(false, None), "never when piped");
+    }
 }
