@@ -20,7 +20,15 @@ pub struct ProcArgs {
 
 /// Keys of the kernel's "apple strings", which follow the environment — sometimes with no
 /// empty string between — and are not part of it.
+///
+/// `MallocNanoZone=` is left out on purpose: people set it themselves, and stopping at a
+/// variable of theirs would drop every variable after it from a restart.
 const APPLE_KEYS: &[&[u8]] = &[
+    b"pfz=",
+    b"subsystem_root_path=",
+    b"MallocExperiment=",
+    b"HardenedRuntime=",
+    b"vm_force_4k_pages=",
     b"ptr_munge=",
     b"main_stack=",
     b"executable_file=",
@@ -175,8 +183,8 @@ mod tests {
                 b"vite",
                 b"PATH=/usr/bin",
                 b"HOME=/Users/me",
-                b"ptr_munge=",
-                b"main_stack=",
+                b"pfz=0x7ffa00000000",
+                b"stack_guard=0x1",
             ],
         );
         let p = parse_procargs2(&buf).unwrap();

@@ -17,6 +17,7 @@
 //! - The session id comes from `getsid(2)`; when that fails the process is taken as its own
 //!   session leader, so "terminal gone" is never concluded from a failed read.
 
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void, OsStr};
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -144,6 +145,13 @@ fn procargs(pid: Pid) -> Result<darwin::ProcArgs, String> {
             errno_text(errno())
         ));
     }
+    if len >= buf.len() {
+        // Larger than ARG_MAX: the kernel hands back only the tail, which would parse as
+        // garbage.
+        return Err(format!(
+            "the arguments of pid {pid} are larger than ARG_MAX"
+        ));
+    }
     buf.truncate(len);
     darwin::parse_procargs2(&buf)
 }
@@ -196,6 +204,31 @@ fn pid_cwd(pid: Pid) -> Result<PathBuf, String> {
     Ok(PathBuf::from(OsStr::from_bytes(darwin::c_bytes(&raw))))
 }
 
+/// Every pid. A full buffer may have been cut short (the kernel truncates silently): grow it.
+fn all_pids() -> io::Result<Vec<c_int>> {
+    // SAFETY: a null buffer asks for the count only.
+    let count = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
+    if count <= 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut cap = count as usize + 64;
+    loop {
+        let mut pids = vec![0 as c_int; cap];
+        let bytes = (cap * size_of::<c_int>()) as c_int;
+        // SAFETY: pids is writable for `bytes` bytes.
+        let n = unsafe { libc::proc_listallpids(pids.as_mut_ptr().cast(), bytes) };
+        if n <= 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n as usize >= cap && cap < 1 << 22 {
+            cap *= 2;
+            continue;
+        }
+        pids.truncate(n as usize);
+        return Ok(pids);
+    }
+}
+
 fn tb_frequency() -> Option<u64> {
     let mut value: u64 = 0;
     let mut len = size_of::<u64>();
@@ -240,7 +273,8 @@ impl MacProbe {
         let start_time = darwin::start_time_us(info.pbi_start_tvsec, info.pbi_start_tvusec)
             .ok_or_else(|| format!("pid {pid}: start time out of range"))?;
         let comm: Vec<u8> = info.pbi_comm.iter().map(|&c| c as u8).collect();
-        let argv = if info.pbi_ruid == self.uid {
+        // KERN_PROCARGS2 answers when the target's effective uid is ours (or we are root).
+        let argv = if self.uid == 0 || info.pbi_uid == self.uid {
             procargs(pid).map(|p| p.argv).unwrap_or_default()
         } else {
             Vec::new()
@@ -258,7 +292,9 @@ impl MacProbe {
         }))
     }
 
-    fn sockets_of(&self, pid: Pid, out: &mut SocketTable) {
+    /// Adds `pid`'s TCP sockets to `seen`, keyed by the kernel's socket handle (`soi_so`), so a
+    /// socket held by several processes is one row with all of them as owners.
+    fn sockets_of(&self, pid: Pid, seen: &mut HashMap<u64, Socket>, out: &mut SocketTable) {
         let fds = match list_fds(pid) {
             Read::Ok(fds) => fds,
             Read::Gone => return,
@@ -273,9 +309,15 @@ impl MacProbe {
             .filter(|f| f.proc_fdtype == libc::PROX_FDTYPE_SOCKET as u32)
         {
             match socket_info(pid, fd.proc_fd) {
-                Read::Ok(Some(socket)) => out.sockets.push(socket),
+                Read::Ok(Some((so, socket))) => match seen.get_mut(&so) {
+                    Some(known) => known.owners.push(pid),
+                    None => {
+                        seen.insert(so, socket);
+                    }
+                },
                 Read::Ok(None) | Read::Gone => {}
-                Read::Failed(libc::EBADF) => {} // closed since the listing
+                // Closed since the listing, or closed and reused by something else.
+                Read::Failed(libc::EBADF | libc::ENOTSOCK) => {}
                 Read::Failed(e) => {
                     out.unreadable.push((
                         pid,
@@ -328,8 +370,17 @@ fn list_fds(pid: Pid) -> Read<Vec<libc::proc_fdinfo>> {
         Read::Gone => return Read::Gone,
         Read::Failed(e) => return Read::Failed(e),
     };
-    // Slack for fds opened since the count.
-    let cap = nfiles + 32;
+    // Slack for fds opened since the count; a full buffer may have been cut short: grow it.
+    let mut cap = nfiles + 32;
+    loop {
+        match list_fds_into(pid, cap) {
+            Read::Ok(fds) if fds.len() == cap && cap < 1 << 20 => cap *= 4,
+            other => return other,
+        }
+    }
+}
+
+fn list_fds_into(pid: Pid, cap: usize) -> Read<Vec<libc::proc_fdinfo>> {
     // SAFETY: proc_fdinfo is plain old data; all-zero is valid.
     let mut fds: Vec<libc::proc_fdinfo> = vec![unsafe { zeroed() }; cap];
     let bytes = (cap * size_of::<libc::proc_fdinfo>()) as c_int;
@@ -356,9 +407,10 @@ fn list_fds(pid: Pid) -> Read<Vec<libc::proc_fdinfo>> {
     Read::Ok(fds)
 }
 
-/// One socket fd as a TCP [`Socket`]; `Ok(None)` for anything that is not TCP LISTEN or
+/// One socket fd as a TCP [`Socket`] with the kernel's handle for the socket (`soi_so`, the
+/// same for every process holding it); `Ok(None)` for anything that is not TCP LISTEN or
 /// ESTABLISHED over IPv4/IPv6.
-fn socket_info(pid: Pid, fd: c_int) -> Read<Option<Socket>> {
+fn socket_info(pid: Pid, fd: c_int) -> Read<Option<(u64, Socket)>> {
     let mut info = SocketFDInfo::default();
     let size = size_of::<SocketFDInfo>() as c_int;
     // SAFETY: info is a live SocketFDInfo (repr(C), the kernel's socket_fdinfo) of `size` bytes.
@@ -396,15 +448,19 @@ fn socket_info(pid: Pid, fd: c_int) -> Read<Option<Socket>> {
     ) else {
         return Read::Ok(None);
     };
-    let queued =
-        (state == super::TcpState::Listen).then(|| u32::try_from(psi.soi_qlen).unwrap_or(0));
-    Read::Ok(Some(Socket {
-        local,
-        remote,
-        state,
-        owners: vec![pid],
-        queued,
-    }))
+    // soi_qlen counts half-open connections too (XNU has no syncache): leave those out.
+    let queued = (state == super::TcpState::Listen)
+        .then(|| u32::try_from(i32::from(psi.soi_qlen) - i32::from(psi.soi_incqlen)).unwrap_or(0));
+    Read::Ok(Some((
+        psi.soi_so,
+        Socket {
+            local,
+            remote,
+            state,
+            owners: vec![pid],
+            queued,
+        },
+    )))
 }
 
 fn rusage(pid: Pid) -> Read<libc::rusage_info_v2> {
@@ -462,25 +518,10 @@ impl Probe for MacProbe {
     }
 
     fn processes(&self) -> Result<ProcessList, ProbeError> {
-        // SAFETY: a null buffer asks for the count only.
-        let count = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
-        if count <= 0 {
-            return Err(ProbeError::Io {
-                path: "proc_listallpids".into(),
-                source: io::Error::last_os_error(),
-            });
-        }
-        let mut pids = vec![0 as c_int; count as usize + 64];
-        let bytes = (pids.len() * size_of::<c_int>()) as c_int;
-        // SAFETY: pids is writable for `bytes` bytes.
-        let n = unsafe { libc::proc_listallpids(pids.as_mut_ptr().cast(), bytes) };
-        if n <= 0 {
-            return Err(ProbeError::Io {
-                path: "proc_listallpids".into(),
-                source: io::Error::last_os_error(),
-            });
-        }
-        pids.truncate(n as usize);
+        let pids = all_pids().map_err(|source| ProbeError::Io {
+            path: "proc_listallpids".into(),
+            source,
+        })?;
         let now = now_us();
         let mut list = ProcessList::default();
         for pid in pids.into_iter().filter_map(|p| u32::try_from(p).ok()) {
@@ -519,8 +560,14 @@ impl Probe for MacProbe {
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let mut table = SocketTable::default();
+        let mut seen = HashMap::new();
         for &pid in owners_among {
-            self.sockets_of(pid, &mut table);
+            self.sockets_of(pid, &mut seen, &mut table);
+        }
+        table.sockets = seen.into_values().collect();
+        for s in &mut table.sockets {
+            s.owners.sort_unstable();
+            s.owners.dedup();
         }
         Ok(table)
     }
