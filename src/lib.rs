@@ -5,6 +5,7 @@
 //! - [`probe`]: everything read from the OS, behind the [`probe::Probe`] trait;
 //! - [`diagnose`]: candidates → resources → projects → levels with evidence;
 //! - [`signal`]: the race-free signaller (pin, re-verify, send) the stop flow will use;
+//! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
 //! - [`cli`]: `pier scan` and its text and JSON output.
 //!
 //! Stop, store, restart, worker and ui are the next stages; they will sit beside these.
@@ -13,3 +14,4 @@ pub mod cli;
 pub mod diagnose;
 pub mod probe;
 pub mod signal;
+pub mod store;

@@ -1,0 +1,334 @@
+//! The state folder (DESIGN.md §5): where snapshots and other records live, and how they are
+//! written so that none is ever lost or half-written.
+//!
+//! Invariants:
+//! - One folder: `PIER_STATE_DIR` when set, else macOS `~/Library/Application Support/Pier`,
+//!   Linux `$XDG_STATE_HOME/pier` (`~/.local/state/pier`). Mode 0700; records 0600 (snapshots
+//!   hold environments, which carry secrets).
+//! - A write goes to a temp file in the same folder, is fsynced, renamed over the record, and
+//!   the folder is fsynced: a crash leaves the old record or the new one, never a mix.
+//! - A record that fails to parse is reported and kept: never deleted, never overwritten.
+//! - A record is changed only on behalf of the identity it names ([`Owned`]): an update for
+//!   identity P never touches a record that now belongs to a newer identity.
+//! - Read-modify-write runs under an exclusive file lock, so the app and the CLI can run at once.
+//!
+//! Records carry their schema version in the JSON (`"schema": N`); a reader accepts unknown
+//! fields and refuses (reports, keeps) a schema newer than it knows.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::probe::Identity;
+
+#[cfg(test)]
+mod tests;
+
+/// Why the store could not do what was asked. Each says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("Pier's state folder could not be found: set PIER_STATE_DIR or HOME")]
+    NoFolder,
+    #[error("Pier's state folder {path} could not be prepared: {source}")]
+    Folder {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the record {path} could not be written: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the record {path} could not be read: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the record {path} is damaged ({why}); it was kept as it is, for you to look at")]
+    Damaged { path: PathBuf, why: String },
+    #[error("the record {path} now belongs to pid {} started at {}, not to pid {} started at {}; it was left alone", .holder.pid, .holder.start_time, .asked.pid, .asked.start_time)]
+    NotOwner {
+        path: PathBuf,
+        holder: Identity,
+        asked: Identity,
+    },
+    #[error("the lock {path} could not be taken: {source}")]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0:?} is not a valid record name (letters, digits, '-', '_' and '.' only)")]
+    BadName(String),
+}
+
+/// A record that says which process it speaks for.
+pub trait Owned {
+    fn owner(&self) -> Identity;
+}
+
+/// A record's schema version, as every record carries it.
+pub trait Versioned {
+    /// The newest schema this build reads and writes.
+    const SCHEMA: u32;
+    fn schema(&self) -> u32;
+}
+
+/// What a listing found: the records that parsed, and the ones that did not (kept on disk).
+#[derive(Debug)]
+pub struct Listing<T> {
+    pub records: Vec<(String, T)>,
+    pub damaged: Vec<StoreError>,
+}
+
+/// An exclusive lock on one name, held until dropped (across processes: `flock`).
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+/// The state folder.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+/// The folder this platform keeps state in, `PIER_STATE_DIR` first.
+pub fn default_folder() -> Result<PathBuf, StoreError> {
+    folder_from(&|k| std::env::var_os(k), cfg!(target_os = "macos"))
+}
+
+/// [`default_folder`] over any environment (empty values count as unset).
+fn folder_from(env: &dyn Fn(&str) -> Option<OsString>, macos: bool) -> Result<PathBuf, StoreError> {
+    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(dir) = var("PIER_STATE_DIR") {
+        return Ok(dir);
+    }
+    let home = var("HOME");
+    let dir = if macos {
+        home.map(|h| h.join("Library/Application Support/Pier"))
+    } else {
+        var("XDG_STATE_HOME")
+            .map(|s| s.join("pier"))
+            .or_else(|| home.map(|h| h.join(".local/state/pier")))
+    };
+    dir.ok_or(StoreError::NoFolder)
+}
+
+/// Names become file names: nothing that could climb out of the folder or hide a file.
+fn check_name(name: &str) -> Result<(), StoreError> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::BadName(name.to_owned()))
+    }
+}
+
+impl Store {
+    /// Opens the platform's state folder (creating it, mode 0700).
+    pub fn open() -> Result<Self, StoreError> {
+        Self::open_at(default_folder()?)
+    }
+
+    /// Opens `dir` as the state folder (creating it, mode 0700), with its `records` and
+    /// `locks` subfolders.
+    pub fn open_at(dir: impl Into<PathBuf>) -> Result<Self, StoreError> {
+        let dir = dir.into();
+        for sub in [dir.clone(), dir.join("records"), dir.join("locks")] {
+            let prepared = fs::create_dir_all(&sub)
+                .and_then(|()| fs::set_permissions(&sub, fs::Permissions::from_mode(0o700)));
+            prepared.map_err(|source| StoreError::Folder {
+                path: sub.clone(),
+                source,
+            })?;
+        }
+        Ok(Self { dir })
+    }
+
+    pub fn folder(&self) -> &Path {
+        &self.dir
+    }
+
+    fn record_path(&self, name: &str) -> Result<PathBuf, StoreError> {
+        check_name(name)?;
+        Ok(self.dir.join("records").join(format!("{name}.json")))
+    }
+
+    /// Takes the exclusive lock called `name`, waiting for another holder to let go.
+    pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
+        check_name(name)?;
+        let path = self.dir.join("locks").join(format!("{name}.lock"));
+        let locked = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|file| file.lock().map(|()| file));
+        locked
+            .map(|file| Lock { _file: file })
+            .map_err(|source| StoreError::Lock { path, source })
+    }
+
+    /// Writes a new record, or replaces one that parses. A damaged record is never replaced.
+    pub fn put<T: Serialize + DeserializeOwned + Versioned>(
+        &self,
+        name: &str,
+        record: &T,
+    ) -> Result<(), StoreError> {
+        let path = self.record_path(name)?;
+        if path.exists() {
+            self.get::<T>(name)?;
+        }
+        self.write_atomically(&path, record)
+    }
+
+    /// Reads one record: `None` when there is none.
+    pub fn get<T: DeserializeOwned + Versioned>(
+        &self,
+        name: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let path = self.record_path(name)?;
+        match fs::read(&path) {
+            Ok(bytes) => parse(&path, &bytes).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Read { path, source }),
+        }
+    }
+
+    /// Changes the record `name` under its lock, only on behalf of the identity it names.
+    /// Returns the record as written.
+    pub fn update<T, F>(
+        &self,
+        name: &str,
+        on_behalf_of: Identity,
+        change: F,
+    ) -> Result<T, StoreError>
+    where
+        T: Serialize + DeserializeOwned + Versioned + Owned,
+        F: FnOnce(&mut T),
+    {
+        let _lock = self.lock(&format!("record-{name}"))?;
+        let path = self.record_path(name)?;
+        let mut record: T = self.get(name)?.ok_or_else(|| StoreError::Read {
+            path: path.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such record"),
+        })?;
+        if record.owner() != on_behalf_of {
+            return Err(StoreError::NotOwner {
+                path,
+                holder: record.owner(),
+                asked: on_behalf_of,
+            });
+        }
+        change(&mut record);
+        if record.owner() != on_behalf_of {
+            return Err(StoreError::NotOwner {
+                path,
+                holder: record.owner(),
+                asked: on_behalf_of,
+            });
+        }
+        self.write_atomically(&path, &record)?;
+        Ok(record)
+    }
+
+    /// Every record whose name starts with `prefix`, newest name last; damaged ones reported.
+    pub fn list<T: DeserializeOwned + Versioned>(
+        &self,
+        prefix: &str,
+    ) -> Result<Listing<T>, StoreError> {
+        let folder = self.dir.join("records");
+        let entries = fs::read_dir(&folder).map_err(|source| StoreError::Read {
+            path: folder.clone(),
+            source,
+        })?;
+        let mut names: Vec<String> = entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+            .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+            .filter(|n| n.starts_with(prefix) && check_name(n).is_ok())
+            .collect();
+        names.sort();
+        let mut listing = Listing {
+            records: Vec::new(),
+            damaged: Vec::new(),
+        };
+        for name in names {
+            match self.get::<T>(&name) {
+                Ok(Some(record)) => listing.records.push((name, record)),
+                Ok(None) => {} // removed since the listing
+                Err(e) => listing.damaged.push(e),
+            }
+        }
+        Ok(listing)
+    }
+
+    /// temp file in the same folder → write → fsync → rename → fsync the folder.
+    fn write_atomically<T: Serialize>(&self, path: &Path, record: &T) -> Result<(), StoreError> {
+        let failed = |source| StoreError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let bytes = serde_json::to_vec_pretty(record).map_err(|e| failed(e.into()))?;
+        let folder = path.parent().expect("records live in a folder");
+        // Unique per process and per write, so concurrent writers never share a temp file.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let tmp = folder.join(format!(
+            ".{}.{}.{}.tmp",
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("record"),
+            std::process::id(),
+            WRITES.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = (|| {
+            let mut file = OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .mode(0o600)
+                .open(&tmp)?;
+            file.write_all(&bytes)?;
+            file.write_all(b"\n")?;
+            file.sync_all()?;
+            fs::rename(&tmp, path)?;
+            File::open(folder)?.sync_all()
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        written.map_err(failed)
+    }
+}
+
+/// Parses a record, refusing schemas newer than this build knows.
+fn parse<T: DeserializeOwned + Versioned>(path: &Path, bytes: &[u8]) -> Result<T, StoreError> {
+    let damaged = |why: String| StoreError::Damaged {
+        path: path.to_path_buf(),
+        why,
+    };
+    let record: T = serde_json::from_slice(bytes).map_err(|e| damaged(e.to_string()))?;
+    if record.schema() > T::SCHEMA {
+        return Err(damaged(format!(
+            "schema {} is newer than this Pier reads ({})",
+            record.schema(),
+            T::SCHEMA
+        )));
+    }
+    Ok(record)
+}

@@ -1,0 +1,203 @@
+//! The store against real files in a temp folder.
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Rec {
+    schema: u32,
+    pid: u32,
+    start_time: u64,
+    count: u32,
+}
+
+impl Versioned for Rec {
+    const SCHEMA: u32 = 1;
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+impl Owned for Rec {
+    fn owner(&self) -> Identity {
+        Identity {
+            pid: self.pid,
+            start_time: self.start_time,
+        }
+    }
+}
+
+fn rec(pid: u32, start_time: u64) -> Rec {
+    Rec {
+        schema: 1,
+        pid,
+        start_time,
+        count: 0,
+    }
+}
+
+fn store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path().join("state")).unwrap();
+    (dir, store)
+}
+
+fn mode(path: &Path) -> u32 {
+    fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn a_record_round_trips_private_and_without_temp_files() {
+    let (_d, s) = store();
+    s.put("snap-1", &rec(10, 100)).unwrap();
+    assert_eq!(s.get::<Rec>("snap-1").unwrap(), Some(rec(10, 100)));
+    assert_eq!(mode(s.folder()), 0o700);
+    assert_eq!(mode(&s.folder().join("records")), 0o700);
+    assert_eq!(mode(&s.folder().join("records/snap-1.json")), 0o600);
+    let names: Vec<_> = fs::read_dir(s.folder().join("records"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, vec!["snap-1.json"], "no temp file left behind");
+    assert_eq!(s.get::<Rec>("missing").unwrap(), None);
+}
+
+#[test]
+fn a_damaged_record_is_reported_and_kept_never_overwritten() {
+    let (_d, s) = store();
+    let path = s.folder().join("records/snap-2.json");
+    fs::write(&path, b"{\"schema\": 1, \"pid\": ").unwrap();
+    assert!(matches!(
+        s.get::<Rec>("snap-2"),
+        Err(StoreError::Damaged { .. })
+    ));
+    assert!(matches!(
+        s.put("snap-2", &rec(1, 1)),
+        Err(StoreError::Damaged { .. })
+    ));
+    assert!(matches!(
+        s.update::<Rec, _>("snap-2", rec(1, 1).owner(), |r| r.count += 1),
+        Err(StoreError::Damaged { .. })
+    ));
+    s.put("snap-3", &rec(3, 3)).unwrap();
+    let listing = s.list::<Rec>("snap-").unwrap();
+    assert_eq!(listing.records.len(), 1);
+    assert_eq!(listing.damaged.len(), 1);
+    assert!(listing.damaged[0].to_string().contains("kept as it is"));
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        b"{\"schema\": 1, \"pid\": ",
+        "bytes unchanged"
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_unknown_fields_are_tolerated() {
+    let (_d, s) = store();
+    let dir = s.folder().join("records");
+    fs::write(
+        dir.join("a.json"),
+        br#"{"schema": 2, "pid": 1, "start_time": 1, "count": 0}"#,
+    )
+    .unwrap();
+    fs::write(
+        dir.join("b.json"),
+        br#"{"schema": 1, "pid": 1, "start_time": 1, "count": 0, "later": true}"#,
+    )
+    .unwrap();
+    assert!(matches!(s.get::<Rec>("a"), Err(StoreError::Damaged { .. })));
+    assert_eq!(s.get::<Rec>("b").unwrap().unwrap().pid, 1);
+}
+
+#[test]
+fn an_update_for_another_identity_leaves_the_record_alone() {
+    let (_d, s) = store();
+    s.put("snap-4", &rec(42, 2000)).unwrap();
+    let before = fs::read(s.folder().join("records/snap-4.json")).unwrap();
+    // An exit callback for the old process that had pid 42 must not touch the newer one's.
+    let stale = Identity {
+        pid: 42,
+        start_time: 1000,
+    };
+    let out = s.update::<Rec, _>("snap-4", stale, |r| r.count = 99);
+    assert!(matches!(out, Err(StoreError::NotOwner { .. })), "{out:?}");
+    assert_eq!(
+        fs::read(s.folder().join("records/snap-4.json")).unwrap(),
+        before
+    );
+    // A change may not hand the record to someone else either.
+    let owner = rec(42, 2000).owner();
+    assert!(s
+        .update::<Rec, _>("snap-4", owner, |r| r.start_time = 7)
+        .is_err());
+    assert_eq!(
+        s.update::<Rec, _>("snap-4", owner, |r| r.count += 1)
+            .unwrap()
+            .count,
+        1
+    );
+}
+
+#[test]
+fn concurrent_updates_under_the_lock_lose_nothing() {
+    let (_d, s) = store();
+    s.put("counter", &rec(1, 1)).unwrap();
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for _ in 0..25 {
+                    s.update::<Rec, _>("counter", rec(1, 1).owner(), |r| r.count += 1)
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(s.get::<Rec>("counter").unwrap().unwrap().count, 200);
+}
+
+#[test]
+fn names_cannot_leave_the_folder() {
+    let (_d, s) = store();
+    for bad in ["", "../x", ".hidden", "a/b", "snap 1"] {
+        assert!(
+            matches!(s.put(bad, &rec(1, 1)), Err(StoreError::BadName(_))),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn the_folder_is_pier_state_dir_first_then_the_platform_default() {
+    let env = |pairs: &[(&str, &str)]| {
+        let map: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        move |k: &str| map.get(k).cloned()
+    };
+    let e = env(&[("PIER_STATE_DIR", "/t/s"), ("HOME", "/h")]);
+    assert_eq!(folder_from(&e, false).unwrap(), Path::new("/t/s"));
+    let e = env(&[("HOME", "/h"), ("XDG_STATE_HOME", "/x")]);
+    assert_eq!(folder_from(&e, false).unwrap(), Path::new("/x/pier"));
+    let e = env(&[("HOME", "/h"), ("XDG_STATE_HOME", "")]);
+    assert_eq!(
+        folder_from(&e, false).unwrap(),
+        Path::new("/h/.local/state/pier")
+    );
+    assert_eq!(
+        folder_from(&e, true).unwrap(),
+        Path::new("/h/Library/Application Support/Pier")
+    );
+    assert!(matches!(
+        folder_from(&env(&[]), false),
+        Err(StoreError::NoFolder)
+    ));
+}
