@@ -228,19 +228,21 @@ impl Store {
             path: path.clone(),
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such record"),
         })?;
-        if record.owner() != on_behalf_of {
+        let holder = record.owner();
+        if holder != on_behalf_of {
             return Err(StoreError::NotOwner {
                 path,
-                holder: record.owner(),
+                holder,
                 asked: on_behalf_of,
             });
         }
         change(&mut record);
-        if record.owner() != on_behalf_of {
+        // A change may not hand the record to another identity either.
+        if record.owner() != holder {
             return Err(StoreError::NotOwner {
                 path,
-                holder: record.owner(),
-                asked: on_behalf_of,
+                holder,
+                asked: record.owner(),
             });
         }
         self.write_atomically(&path, &record)?;
