@@ -5,6 +5,7 @@
 //! - [`probe`]: everything read from the OS, behind the [`probe::Probe`] trait;
 //! - [`diagnose`]: candidates → resources → projects → levels with evidence;
 //! - [`signal`]: the race-free signaller (pin, re-verify, send) the stop flow will use;
+//! - [`stop`]: the checkpoint chain, leaf-to-root signals, honest outcomes;
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
 //! - [`cli`]: `pier scan` and its text and JSON output.
 //!
@@ -14,4 +15,5 @@ pub mod cli;
 pub mod diagnose;
 pub mod probe;
 pub mod signal;
+pub mod stop;
 pub mod store;

@@ -2,13 +2,13 @@
 //! document (schema 1, described in `docs/scan-json.md`); the text cards render the same values.
 //! Text that was not UTF-8 on the machine is carried here with U+FFFD in its place.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The JSON document's schema version. Bump it when a field changes meaning or goes away.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Safe to stop, argued against, or do not touch. Ordered: the worst level wins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Green,
@@ -27,7 +27,7 @@ impl Level {
 }
 
 /// The kinds of fact a level can rest on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EvidenceKind {
     /// A known dev tool, recognised from argv.
@@ -58,7 +58,7 @@ pub enum EvidenceKind {
 }
 
 /// One typed fact behind a level, with where it was read.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
     pub kind: EvidenceKind,
     pub level: Level,
@@ -72,7 +72,7 @@ pub struct RootIdentity {
     pub start_time: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Port {
     pub port: u16,
     pub address: String,

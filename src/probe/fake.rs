@@ -203,4 +203,8 @@ impl Probe for FakeProbe {
     fn now(&self) -> Duration {
         *self.clock.borrow()
     }
+
+    fn boot_id(&self) -> Option<String> {
+        Some("fake-boot".into())
+    }
 }

@@ -351,4 +351,10 @@ impl Probe for LinuxProbe {
     fn now(&self) -> Duration {
         self.epoch.elapsed()
     }
+
+    fn boot_id(&self) -> Option<String> {
+        fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_owned())
+    }
 }

@@ -605,4 +605,22 @@ impl Probe for MacProbe {
     fn now(&self) -> Duration {
         self.epoch.elapsed()
     }
+
+    fn boot_id(&self) -> Option<String> {
+        let mut buf = [0u8; 64];
+        let mut len = buf.len();
+        // SAFETY: the name is NUL-terminated; buf is writable for len bytes.
+        let rc = unsafe {
+            libc::sysctlbyname(
+                c"kern.bootsessionuuid".as_ptr(),
+                buf.as_mut_ptr().cast::<c_void>(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        (rc == 0).then(|| {
+            String::from_utf8_lossy(darwin::c_bytes(&buf[..len.min(buf.len())])).into_owned()
+        })
+    }
 }

@@ -201,6 +201,8 @@ pub trait Probe {
     fn identity(&self, pid: Pid) -> IdentityRead;
     /// A monotonic clock: time since an arbitrary fixed point.
     fn now(&self) -> Duration;
+    /// This boot's id: identities (pid, start time) from another boot mean nothing.
+    fn boot_id(&self) -> Option<String>;
 }
 
 /// One reading of a process's activity counters.

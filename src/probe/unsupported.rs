@@ -59,4 +59,8 @@ impl Probe for UnsupportedProbe {
     fn now(&self) -> Duration {
         self.epoch.elapsed()
     }
+
+    fn boot_id(&self) -> Option<String> {
+        None
+    }
 }

@@ -177,6 +177,16 @@ impl Sandbox {
         serde_json::from_slice(&out.stdout).expect("scan prints JSON")
     }
 
+    /// Runs the `pier` binary with exactly `args`, with this sandbox's state folder.
+    pub fn pier_exact(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_pier"))
+            .args(args)
+            .env("PIER_STATE_DIR", self.path().join("state"))
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("pier runs")
+    }
+
     /// Runs the `pier` binary scoped to this sandbox, with its own state folder.
     pub fn pier(&self, args: &[&str]) -> std::process::Output {
         Command::new(env!("CARGO_BIN_EXE_pier"))

@@ -1,0 +1,482 @@
+//! The stop of one resource, step by step (see the module docs of `stop`).
+
+use std::collections::{BTreeSet, HashSet};
+use std::os::unix::ffi::OsStrExt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::bytes::ByteString;
+use super::checks;
+use super::outcome::{MemberOutcome, MemberReport, ResourceResult, StopReport, Timings};
+use super::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
+use super::wait::ExitWaiter;
+use super::{Shown, StopOptions};
+use crate::diagnose::model::{EvidenceKind, Level, Project, Resource};
+use crate::diagnose::{self, MarkerLookup, ScanOptions};
+use crate::probe::{Identity, Pid, Probe};
+use crate::signal::{Expected, Sig, SignalOutcome, Signaller};
+use crate::store::Store;
+
+/// How long a parent gets to exit on its own after its children did, before its signal.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// Everything a stop needs, each behind its interface.
+pub struct Stopper<'a> {
+    pub probe: &'a dyn Probe,
+    pub signaller: &'a dyn Signaller,
+    pub waiter: &'a dyn ExitWaiter,
+    pub store: &'a Store,
+    pub marker_at: MarkerLookup<'a>,
+    pub opts: StopOptions,
+}
+
+fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopReport {
+    StopReport {
+        id: id.to_owned(),
+        result,
+        reason: reason.into(),
+        members: Vec::new(),
+        snapshot: None,
+        fresh: None,
+        timings: None,
+    }
+}
+
+impl Stopper<'_> {
+    fn scan_options(&self, under: Vec<std::path::PathBuf>) -> ScanOptions {
+        ScanOptions {
+            generation: 0,
+            sample: Duration::ZERO,
+            under,
+            include_others: false,
+            thresholds: self.opts.thresholds,
+            home: self.opts.home.clone(),
+        }
+    }
+
+    /// Stops the resource `id`. `shown`: what the user was shown, if anything.
+    pub fn stop(&self, id: &str, shown: Option<&Shown>) -> StopReport {
+        let lock_name = format!("stop-{id}");
+        let _lock = match self.store.lock(&lock_name) {
+            Ok(lock) => lock,
+            Err(e) => return report(id, ResourceResult::Failed, e.to_string()),
+        };
+        let (project, resource) = match self.rediagnose(id, shown) {
+            Ok(found) => found,
+            Err(refused) => return *refused,
+        };
+        let (name, snapshot) = match self.write_snapshot(&project, &resource) {
+            Ok(written) => written,
+            Err(e) => return report(id, ResourceResult::Failed, e),
+        };
+        let mut out = self.signal_tree(id, &snapshot);
+        out.snapshot = Some(name.clone());
+        if out.result != ResourceResult::Refused {
+            if let Some(why) = self.rescan(&project, &snapshot) {
+                out.result = ResourceResult::PartiallyStopped;
+                out.reason = why;
+            }
+        }
+        self.record_outcome(&name, &snapshot, &out);
+        out
+    }
+
+    /// Step 1: the fresh diagnosis must still say what the user agreed to.
+    fn rediagnose(
+        &self,
+        id: &str,
+        shown: Option<&Shown>,
+    ) -> Result<(Project, Resource), Box<StopReport>> {
+        let refuse = |why: String| Box::new(report(id, ResourceResult::Refused, why));
+        let scan = diagnose::scan(self.probe, &self.scan_options(Vec::new()), self.marker_at)
+            .map_err(|e| refuse(format!("the fresh diagnosis failed: {e}")))?;
+        let found = scan.projects.into_iter().find_map(|p| {
+            let r = p.resources.iter().find(|r| r.id == id).cloned()?;
+            Some((p, r))
+        });
+        let Some((project, resource)) = found else {
+            return Err(refuse(format!(
+                "no resource {id} now: its root process is gone or no longer a candidate"
+            )));
+        };
+        let with_fresh = |why: String| {
+            let mut r = refuse(why);
+            r.fresh = Some(resource.clone());
+            r
+        };
+        if let Some(p) = resource
+            .evidence
+            .iter()
+            .find(|e| e.kind == EvidenceKind::Protected)
+        {
+            return Err(with_fresh(format!("never touched: {}", p.message)));
+        }
+        if !self.opts.force && resource.level != Level::Green {
+            let why = resource
+                .evidence
+                .iter()
+                .filter(|e| e.level == resource.level)
+                .map(|e| e.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(with_fresh(format!(
+                "now {}: {why}",
+                resource.level.as_str()
+            )));
+        }
+        if let Some(shown) = shown {
+            let fresh: BTreeSet<Identity> = resource
+                .members
+                .iter()
+                .map(|m| Identity {
+                    pid: m.pid,
+                    start_time: m.start_time,
+                })
+                .collect();
+            let was: BTreeSet<Identity> = shown.members.iter().copied().collect();
+            if shown.project_level != project.level {
+                return Err(with_fresh(format!(
+                    "the project is {} now, not {} as shown",
+                    project.level.as_str(),
+                    shown.project_level.as_str()
+                )));
+            }
+            if fresh != was {
+                return Err(with_fresh(
+                    "its processes changed since they were shown".into(),
+                ));
+            }
+        }
+        Ok((project, resource))
+    }
+
+    /// Step 2: the snapshot, with exact bytes read afresh for every member.
+    fn write_snapshot(
+        &self,
+        project: &Project,
+        r: &Resource,
+    ) -> Result<(String, Snapshot), String> {
+        let list = self.probe.processes().map_err(|e| e.to_string())?;
+        let mut members = Vec::new();
+        for m in &r.members {
+            let info = list
+                .processes
+                .iter()
+                .find(|p| p.identity.pid == m.pid && p.identity.start_time == m.start_time)
+                .ok_or_else(|| format!("pid {} changed while its snapshot was taken", m.pid))?;
+            let details = self
+                .probe
+                .details(m.pid)
+                .ok_or_else(|| format!("pid {} exited while its snapshot was taken", m.pid))?;
+            let exe = details
+                .exe
+                .map_err(|e| format!("the executable of pid {} could not be read: {e}", m.pid))?;
+            members.push(SnapshotMember {
+                identity: info.identity.into(),
+                ppid: info.ppid,
+                uid: info.uid,
+                argv: info.argv.iter().map(|a| ByteString(a.clone())).collect(),
+                env: self
+                    .probe
+                    .environment(m.pid)
+                    .ok()
+                    .map(|env| env.into_iter().map(ByteString).collect()),
+                exe: ByteString(exe.as_os_str().as_bytes().to_vec()),
+                cwd: details
+                    .cwd
+                    .ok()
+                    .map(|c| ByteString(c.as_os_str().as_bytes().to_vec())),
+            });
+        }
+        let snapshot = Snapshot {
+            schema: 1,
+            id: r.id.clone(),
+            boot_id: self.probe.boot_id(),
+            created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+            project: SnapshotProject {
+                name: project.name.clone(),
+                path: project.path.clone(),
+                marker: project.marker.clone(),
+            },
+            ports: r.ports.clone(),
+            evidence: r.evidence.clone(),
+            root: Identity {
+                pid: r.root.pid,
+                start_time: r.root.start_time,
+            }
+            .into(),
+            members,
+            signalled: false,
+            outcomes: Vec::new(),
+            result: None,
+            reason: None,
+        };
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let name = format!("snap-{}-{ms}", r.id);
+        self.store.put(&name, &snapshot).map_err(|e| {
+            format!("the recovery snapshot could not be written, so nothing was signalled: {e}")
+        })?;
+        Ok((name, snapshot))
+    }
+
+    /// Step 3: the checkpoint chain. `Err` says why no signal may be sent.
+    fn checkpoints(&self, snapshot: &Snapshot, pids: &[Pid]) -> Result<Duration, String> {
+        let members: HashSet<Pid> = pids.iter().copied().collect();
+        let t0 = self.probe.now();
+        if !self.opts.force {
+            checks::network(self.probe, &members).map_err(|e| format!("check (a): {e}"))?;
+            checks::activity(self.probe, pids, self.opts.sample, self.opts.thresholds)
+                .map_err(|e| format!("check (b): {e}"))?;
+            checks::network(self.probe, &members).map_err(|e| format!("check (c): {e}"))?;
+        }
+        checks::tree(self.probe, snapshot).map_err(|e| format!("check (d): {e}"))?;
+        if !self.opts.force {
+            checks::network(self.probe, &members).map_err(|e| format!("check (e): {e}"))?;
+        }
+        checks::tree(self.probe, snapshot).map_err(|e| format!("check (e): {e}"))?;
+        Ok(t0)
+    }
+
+    /// Steps 3–5: checkpoints, then signals leaf to root with a bounded wait per level.
+    fn signal_tree(&self, id: &str, snapshot: &Snapshot) -> StopReport {
+        let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
+        let t0 = match self.checkpoints(snapshot, &pids) {
+            Ok(t0) => t0,
+            Err(why) => return report(id, ResourceResult::Refused, why),
+        };
+        let sig = if self.opts.force {
+            Sig::Kill
+        } else {
+            Sig::Term
+        };
+        let command = |pid: Pid| {
+            let argv: Vec<String> = snapshot
+                .members
+                .iter()
+                .find(|m| m.identity.pid == pid)
+                .map(|m| {
+                    m.argv
+                        .iter()
+                        .map(|a| String::from_utf8_lossy(&a.0).into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let joined: String = argv
+                .join(" ")
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            match joined.char_indices().nth(60) {
+                Some((cut, _)) => format!("{}…", &joined[..cut]),
+                None => joined,
+            }
+        };
+        let mut members: Vec<MemberReport> = Vec::new();
+        let mut first: Option<Duration> = None;
+        let mut last: Option<Duration> = None;
+        for level in checks::levels(snapshot) {
+            // A parent whose children just exited often ends on its own (`sh -c`, npm): give
+            // it a moment, bounded, before signalling it.
+            let level = if first.is_some() {
+                let exited = self
+                    .waiter
+                    .wait_for_exit(&level, SETTLE.min(self.opts.grace));
+                let (gone, alive): (Vec<_>, Vec<_>) =
+                    level.into_iter().zip(exited).partition(|(_, x)| *x);
+                for (e, _) in gone {
+                    members.push(MemberReport {
+                        pid: e.identity.pid,
+                        start_time: e.identity.start_time,
+                        command: command(e.identity.pid),
+                        outcome: MemberOutcome::Exited,
+                        detail: "exited on its own after the first signal".into(),
+                    });
+                }
+                alive.into_iter().map(|(e, _)| e).collect()
+            } else {
+                level
+            };
+            let mut sent: Vec<Expected> = Vec::new();
+            for e in level {
+                if first.is_none() && self.probe.now().saturating_sub(t0) > self.opts.deadline {
+                    return report(
+                        id,
+                        ResourceResult::Refused,
+                        format!(
+                            "more than {} s passed between check (a) and the first signal; nothing was sent",
+                            self.opts.deadline.as_secs_f64()
+                        ),
+                    );
+                }
+                let pid = e.identity.pid;
+                let line = |outcome, detail: String| MemberReport {
+                    pid,
+                    start_time: e.identity.start_time,
+                    command: command(pid),
+                    outcome,
+                    detail,
+                };
+                match self.signaller.signal(&e, sig) {
+                    SignalOutcome::Sent => {
+                        let now = self.probe.now().saturating_sub(t0);
+                        first.get_or_insert(now);
+                        last = Some(now);
+                        sent.push(e.clone());
+                    }
+                    SignalOutcome::Gone if first.is_some() => members.push(line(
+                        MemberOutcome::Exited,
+                        "exited on its own after the first signal".into(),
+                    )),
+                    SignalOutcome::Gone => members.push(line(
+                        MemberOutcome::Skipped,
+                        "already gone before any signal".into(),
+                    )),
+                    SignalOutcome::Mismatch(why) => members.push(line(MemberOutcome::Skipped, why)),
+                    SignalOutcome::Failed(why) => members.push(line(MemberOutcome::Failed, why)),
+                }
+            }
+            let exited = self.waiter.wait_for_exit(&sent, self.opts.grace);
+            for (e, gone) in sent.iter().zip(exited) {
+                members.push(MemberReport {
+                    pid: e.identity.pid,
+                    start_time: e.identity.start_time,
+                    command: command(e.identity.pid),
+                    outcome: if gone {
+                        MemberOutcome::Stopped
+                    } else {
+                        MemberOutcome::StillRunning
+                    },
+                    detail: if gone {
+                        format!(
+                            "exited after {}",
+                            if self.opts.force {
+                                "SIGKILL"
+                            } else {
+                                "SIGTERM"
+                            }
+                        )
+                    } else {
+                        format!(
+                            "still running {} s after the signal",
+                            self.opts.grace.as_secs_f64()
+                        )
+                    },
+                });
+            }
+        }
+        let (result, reason) = result_of(first.is_some(), &members);
+        StopReport {
+            id: id.to_owned(),
+            result,
+            reason,
+            members,
+            snapshot: None,
+            fresh: None,
+            timings: first.zip(last).map(|(f, l)| Timings {
+                a_to_first_signal_ms: f.as_secs_f64() * 1e3,
+                a_to_last_signal_ms: l.as_secs_f64() * 1e3,
+                sample_ms: self.opts.sample.as_millis() as u64,
+            }),
+        }
+    }
+
+    /// Step 6: after the stop, the project must hold no replacement.
+    fn rescan(&self, project: &Project, snapshot: &Snapshot) -> Option<String> {
+        let under = vec![std::path::PathBuf::from(&project.path)];
+        let scan = match diagnose::scan(self.probe, &self.scan_options(under), self.marker_at) {
+            Ok(scan) => scan,
+            Err(e) => return Some(format!("the project could not be rescanned: {e}")),
+        };
+        let before: BTreeSet<&str> = project.resources.iter().map(|r| r.id.as_str()).collect();
+        let stopped: BTreeSet<Identity> =
+            snapshot.members.iter().map(|m| m.identity.into()).collect();
+        let stopped_pids: HashSet<Pid> = stopped.iter().map(|i| i.pid).collect();
+        for p in &scan.projects {
+            for r in &p.resources {
+                if !before.contains(r.id.as_str()) {
+                    return Some(format!(
+                        "a new {} appeared in the project (id {})",
+                        r.kind, r.id
+                    ));
+                }
+                if let Some(m) = r.members.iter().find(|m| {
+                    stopped_pids.contains(&m.pid)
+                        && !stopped.contains(&Identity {
+                            pid: m.pid,
+                            start_time: m.start_time,
+                        })
+                }) {
+                    return Some(format!(
+                        "pid {} now belongs to a new process ({})",
+                        m.pid, m.command
+                    ));
+                }
+                if let Some(m) = r.members.iter().find(|m| {
+                    stopped.contains(&Identity {
+                        pid: m.pid,
+                        start_time: m.start_time,
+                    })
+                }) {
+                    if r.id == snapshot.id {
+                        return Some(format!("pid {} still runs", m.pid));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Adds the outcomes to the snapshot, on behalf of the identity it names only.
+    fn record_outcome(&self, name: &str, snapshot: &Snapshot, out: &StopReport) {
+        let outcomes = out
+            .members
+            .iter()
+            .map(|m| RecordedOutcome {
+                pid: m.pid,
+                outcome: m.outcome,
+                detail: m.detail.clone(),
+            })
+            .collect();
+        let signalled = out.timings.is_some();
+        let updated = self
+            .store
+            .update::<Snapshot, _>(name, snapshot.root.into(), |s| {
+                s.signalled = signalled;
+                s.outcomes = outcomes;
+                s.result = Some(out.result);
+                s.reason = Some(out.reason.clone());
+            });
+        if let Err(e) = updated {
+            tracing::warn!(
+                "the outcome of {} could not be added to its snapshot: {e}",
+                out.id
+            );
+        }
+    }
+}
+
+/// Step 7 from the member outcomes (the rescan may still lower it).
+fn result_of(signalled: bool, members: &[MemberReport]) -> (ResourceResult, String) {
+    if !signalled {
+        return (
+            ResourceResult::Refused,
+            "no signal was sent: every member was gone or had changed".into(),
+        );
+    }
+    let bad: Vec<String> = members
+        .iter()
+        .filter(|m| {
+            matches!(
+                m.outcome,
+                MemberOutcome::StillRunning | MemberOutcome::Failed
+            )
+        })
+        .map(|m| format!("pid {} {}", m.pid, m.outcome.as_str()))
+        .collect();
+    if bad.is_empty() {
+        (ResourceResult::Stopped, "every member is gone".into())
+    } else {
+        (ResourceResult::PartiallyStopped, bad.join(", "))
+    }
+}

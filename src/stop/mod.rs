@@ -1,0 +1,71 @@
+//! Stop: the checkpoint chain of DESIGN.md §3, for one resource at a time.
+//!
+//! Under a per-resource file lock held from the re-diagnosis to the last signal:
+//! 1. re-diagnose (never trust the card that was clicked) and refuse on any change;
+//! 2. write the recovery snapshot — no snapshot, no signal;
+//! 3. checkpoints (a) network, (b) activity, (c) network, (d) tree + identities, (e) network +
+//!    tree, with at most 2 s from (a) to the first signal on the probe's monotonic clock;
+//! 4. signal leaf to root, level by level, each member re-verified right before its signal by
+//!    the race-free signaller, then a bounded wait for the level to exit;
+//! 5. one honest outcome per member; 6. rescan the project; 7. one result for the resource.
+//!
+//! There is no automatic SIGKILL. `force` sends SIGKILL instead of SIGTERM and skips only the
+//! level requirement and the network and activity checkpoints.
+
+pub mod bytes;
+pub mod checks;
+pub mod outcome;
+pub mod snapshot;
+pub mod wait;
+
+mod flow;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::diagnose::model::Level;
+use crate::diagnose::rules::Thresholds;
+use crate::probe::Identity;
+
+pub use flow::Stopper;
+pub use outcome::{MemberOutcome, MemberReport, ResourceResult, StopReport, Timings};
+
+/// How to stop.
+#[derive(Debug, Clone)]
+pub struct StopOptions {
+    /// How long each level of the tree gets to exit after its SIGTERM.
+    pub grace: Duration,
+    /// The activity window of checkpoint (b).
+    pub sample: Duration,
+    pub thresholds: Thresholds,
+    /// SIGKILL, skipping the level requirement and the network and activity checkpoints.
+    pub force: bool,
+    /// The most time allowed from check (a) to the first signal.
+    pub deadline: Duration,
+    /// `$HOME`, which is never a project.
+    pub home: Option<PathBuf>,
+}
+
+impl Default for StopOptions {
+    fn default() -> Self {
+        Self {
+            grace: Duration::from_secs(5),
+            sample: Duration::from_millis(500),
+            thresholds: Thresholds::default(),
+            force: false,
+            deadline: Duration::from_secs(2),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        }
+    }
+}
+
+/// What the caller showed the user, when it showed something (the app does): the stop is
+/// refused if the fresh diagnosis differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub project_level: Level,
+    pub members: Vec<Identity>,
+}
+
+#[cfg(test)]
+mod tests;

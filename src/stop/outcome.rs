@@ -1,0 +1,93 @@
+//! Honest results as types: the five member outcomes and the four resource results of
+//! DESIGN.md §3 steps 5 and 7. A caller matching on them cannot forget one.
+
+use serde::{Deserialize, Serialize};
+
+use crate::diagnose::model::Resource;
+
+/// What happened to one member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberOutcome {
+    /// We signalled it and it exited within the grace period.
+    Stopped,
+    /// We signalled it and it is alive after the grace period.
+    StillRunning,
+    /// It exited on its own after the resource's first signal, before its own turn.
+    Exited,
+    /// No signal: gone before the resource's first signal, or its identity no longer matched.
+    Skipped,
+    /// The signal or a check errored.
+    Failed,
+}
+
+/// What happened to the resource as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceResult {
+    /// Signals sent; every member stopped, exited or skipped; the rescan is clean.
+    Stopped,
+    /// Some member still runs or failed, or the rescan found a replacement.
+    PartiallyStopped,
+    /// No signal: a check said no.
+    Refused,
+    /// No signal: Pier itself could not proceed (snapshot, state folder, lock).
+    Failed,
+}
+
+impl ResourceResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceResult::Stopped => "stopped",
+            ResourceResult::PartiallyStopped => "partially_stopped",
+            ResourceResult::Refused => "refused",
+            ResourceResult::Failed => "failed",
+        }
+    }
+}
+
+impl MemberOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemberOutcome::Stopped => "stopped",
+            MemberOutcome::StillRunning => "still_running",
+            MemberOutcome::Exited => "exited",
+            MemberOutcome::Skipped => "skipped",
+            MemberOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// One member's line in the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemberReport {
+    pub pid: u32,
+    pub start_time: u64,
+    pub command: String,
+    pub outcome: MemberOutcome,
+    pub detail: String,
+}
+
+/// How long the checkpoint chain took, on the probe's monotonic clock.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Timings {
+    /// From check (a) to the first signal.
+    pub a_to_first_signal_ms: f64,
+    /// From check (a) to the last signal.
+    pub a_to_last_signal_ms: f64,
+    pub sample_ms: u64,
+}
+
+/// The whole answer for one resource.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StopReport {
+    pub id: String,
+    pub result: ResourceResult,
+    pub reason: String,
+    pub members: Vec<MemberReport>,
+    /// The snapshot record's name, once written.
+    pub snapshot: Option<String>,
+    /// The fresh diagnosis, when the stop was refused because of it.
+    pub fresh: Option<Resource>,
+    pub timings: Option<Timings>,
+}

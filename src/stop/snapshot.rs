@@ -1,0 +1,101 @@
+//! The recovery snapshot: everything needed to bring a stopped resource back, written before
+//! the first signal (DESIGN.md §3 step 2, §5). Later the stop's outcomes are added to it.
+
+use serde::{Deserialize, Serialize};
+
+use super::bytes::ByteString;
+use super::outcome::{MemberOutcome, ResourceResult};
+use crate::diagnose::model::{Evidence, Port};
+use crate::probe::Identity;
+use crate::store::{Owned, Versioned};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedIdentity {
+    pub pid: u32,
+    pub start_time: u64,
+}
+
+impl From<Identity> for RecordedIdentity {
+    fn from(i: Identity) -> Self {
+        Self {
+            pid: i.pid,
+            start_time: i.start_time,
+        }
+    }
+}
+
+impl From<RecordedIdentity> for Identity {
+    fn from(r: RecordedIdentity) -> Self {
+        Identity {
+            pid: r.pid,
+            start_time: r.start_time,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotProject {
+    pub name: String,
+    pub path: String,
+    pub marker: Option<String>,
+}
+
+/// One member as it was when the stop began.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotMember {
+    pub identity: RecordedIdentity,
+    pub ppid: u32,
+    pub uid: u32,
+    pub argv: Vec<ByteString>,
+    /// `None` when the environment could not be read (the member cannot be restarted as it
+    /// was).
+    pub env: Option<Vec<ByteString>>,
+    pub exe: ByteString,
+    pub cwd: Option<ByteString>,
+}
+
+/// How each member's stop ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedOutcome {
+    pub pid: u32,
+    pub outcome: MemberOutcome,
+    pub detail: String,
+}
+
+/// The snapshot record (`snap-<id>-<ms>` in the state folder).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub schema: u32,
+    /// The resource id: `"<root pid>-<root start_time>"`.
+    pub id: String,
+    /// The kernel's boot id: identities from another boot mean nothing.
+    pub boot_id: Option<String>,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    pub project: SnapshotProject,
+    pub ports: Vec<Port>,
+    /// The evidence at stop time.
+    pub evidence: Vec<Evidence>,
+    /// The member to restart (the root of the tree).
+    pub root: RecordedIdentity,
+    pub members: Vec<SnapshotMember>,
+    /// Whether any signal was sent. A snapshot whose stop sent none is not offered for restart.
+    pub signalled: bool,
+    pub outcomes: Vec<RecordedOutcome>,
+    /// `None` until the stop has finished.
+    pub result: Option<ResourceResult>,
+    pub reason: Option<String>,
+}
+
+impl Versioned for Snapshot {
+    const SCHEMA: u32 = 1;
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+impl Owned for Snapshot {
+    fn owner(&self) -> Identity {
+        self.root.into()
+    }
+}

@@ -1,0 +1,192 @@
+//! Waiting for signalled members to exit, bounded by the grace period, without polling in a
+//! loop: Linux waits on pidfds with `poll(2)`, macOS on a kqueue `EVFILT_PROC`/`NOTE_EXIT`.
+
+use std::time::Duration;
+
+use crate::signal::Expected;
+
+/// Waits until each of `members` has exited (a zombie counts) or `timeout` passes; returns,
+/// for each, whether it had exited.
+pub trait ExitWaiter {
+    fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool>;
+}
+
+/// The waiter for the OS Pier was built for.
+pub fn system_waiter() -> Box<dyn ExitWaiter + Send + Sync> {
+    #[cfg(target_os = "linux")]
+    {
+        Box::new(linux::PidfdWaiter)
+    }
+    #[cfg(target_os = "macos")]
+    {
+        Box::new(macos::KqueueWaiter)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        Box::new(Never)
+    }
+}
+
+/// Every other OS: nothing is known to exit.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+struct Never;
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+impl ExitWaiter for Never {
+    fn wait_for_exit(&self, members: &[Expected], _timeout: Duration) -> Vec<bool> {
+        vec![false; members.len()]
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::os::fd::OwnedFd;
+    use std::time::{Duration, Instant};
+
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    use rustix::io::Errno;
+    use rustix::process::{pidfd_open, Pid, PidfdFlags};
+
+    use super::ExitWaiter;
+    use crate::signal::Expected;
+
+    pub struct PidfdWaiter;
+
+    /// What can be watched of one member.
+    enum Watch {
+        Exited,
+        Fd(OwnedFd),
+        /// Cannot be watched (pidfd_open failed otherwise): never reported as exited, so the
+        /// outcome says still_running rather than a stop that may not have happened.
+        Blind,
+    }
+
+    fn open(e: &Expected) -> Watch {
+        let Some(pid) = i32::try_from(e.identity.pid).ok().and_then(Pid::from_raw) else {
+            return Watch::Blind;
+        };
+        let fd = match pidfd_open(pid, PidfdFlags::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::SRCH) => return Watch::Exited,
+            Err(_) => return Watch::Blind,
+        };
+        // The pid may already belong to a newcomer: then ours has exited.
+        let stat = std::fs::read(format!("/proc/{}/stat", e.identity.pid));
+        match stat
+            .ok()
+            .as_deref()
+            .and_then(crate::probe::procfs::parse_stat)
+        {
+            Some((_, s)) if s.start_time == e.identity.start_time => Watch::Fd(fd),
+            Some(_) => Watch::Exited,
+            None => Watch::Exited, // gone between the open and the read
+        }
+    }
+
+    impl ExitWaiter for PidfdWaiter {
+        fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
+            let watches: Vec<Watch> = members.iter().map(open).collect();
+            let mut exited: Vec<bool> =
+                watches.iter().map(|w| matches!(w, Watch::Exited)).collect();
+            let end = Instant::now() + timeout;
+            loop {
+                let waiting: Vec<(usize, &OwnedFd)> = watches
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !exited[*i])
+                    .filter_map(|(i, w)| match w {
+                        Watch::Fd(fd) => Some((i, fd)),
+                        _ => None,
+                    })
+                    .collect();
+                let left = end.saturating_duration_since(Instant::now());
+                if waiting.is_empty() || left.is_zero() {
+                    break;
+                }
+                let mut polls: Vec<PollFd> = waiting
+                    .iter()
+                    .map(|(_, fd)| PollFd::new(*fd, PollFlags::IN))
+                    .collect();
+                let ts = Timespec {
+                    tv_sec: left.as_secs() as i64,
+                    tv_nsec: i64::from(left.subsec_nanos()),
+                };
+                match poll(&mut polls, Some(&ts)) {
+                    Ok(_) => {
+                        for (p, (i, _)) in polls.iter().zip(&waiting) {
+                            if p.revents().intersects(PollFlags::IN | PollFlags::HUP) {
+                                exited[*i] = true;
+                            }
+                        }
+                    }
+                    Err(Errno::INTR) => {}
+                    Err(_) => break,
+                }
+            }
+            exited
+        }
+    }
+}
+
+#[cfg(target_os = "macos")]
+mod macos {
+    use std::time::{Duration, Instant};
+
+    use super::ExitWaiter;
+    use crate::signal::Expected;
+
+    pub struct KqueueWaiter;
+
+    impl ExitWaiter for KqueueWaiter {
+        fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
+            let mut exited = vec![false; members.len()];
+            // SAFETY: kqueue has no preconditions; the fd is closed below.
+            let kq = unsafe { libc::kqueue() };
+            if kq < 0 {
+                return exited;
+            }
+            for (i, m) in members.iter().enumerate() {
+                // SAFETY: kevent is plain old data; all-zero is valid.
+                let mut ev: libc::kevent = unsafe { std::mem::zeroed() };
+                ev.ident = m.identity.pid as libc::uintptr_t;
+                ev.filter = libc::EVFILT_PROC;
+                ev.flags = libc::EV_ADD | libc::EV_ONESHOT;
+                ev.fflags = libc::NOTE_EXIT;
+                ev.udata = i as *mut libc::c_void;
+                // SAFETY: one change in, none out.
+                let rc =
+                    unsafe { libc::kevent(kq, &ev, 1, std::ptr::null_mut(), 0, std::ptr::null()) };
+                if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+                    exited[i] = true;
+                }
+            }
+            let end = Instant::now() + timeout;
+            while exited.iter().any(|e| !e) {
+                let left = end.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                let ts = libc::timespec {
+                    tv_sec: left.as_secs() as libc::time_t,
+                    tv_nsec: libc::c_long::from(left.subsec_nanos() as i32),
+                };
+                // SAFETY: plain old data; all-zero is valid.
+                let mut out: libc::kevent = unsafe { std::mem::zeroed() };
+                // SAFETY: room for one event out; no changes in.
+                let n = unsafe { libc::kevent(kq, std::ptr::null(), 0, &mut out, 1, &ts) };
+                if n > 0 {
+                    if let Some(e) = exited.get_mut(out.udata as usize) {
+                        *e = true;
+                    }
+                } else if n < 0
+                    && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
+                {
+                    break;
+                }
+            }
+            // SAFETY: kq is ours.
+            unsafe { libc::close(kq) };
+            exited
+        }
+    }
+}

@@ -1,0 +1,257 @@
+//! `pier stop` against real processes on Linux. Fixtures are the test's own orphans in its own
+//! temp folder; stops name their ids; clean-up signals only the test's processes by identity.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+
+use common::*;
+use serde_json::Value;
+
+const VITE: &str = "node_modules/.bin/vite";
+
+/// The fixture dev server under `sh -c '…; true'`, as `node_modules/.bin/vite` of project `name`.
+fn start_vite(sb: &Sandbox, name: &str, extra: &[&str]) -> Value {
+    let project = sb.project(name, VITE);
+    let report = sb.report_path(name);
+    let cmd = format!(
+        "./{VITE} --report '{}' {}; true",
+        report.display(),
+        extra.join(" ")
+    );
+    sb.spawn_orphan(&project, &["sh", "-c", &cmd]);
+    let r = sb.report(name, |_| true);
+    sb.own(Started {
+        pid: r["ppid"].as_u64().unwrap() as u32,
+        start_time: r["ppid_start_time"].as_u64().unwrap(),
+    });
+    r
+}
+
+fn pid(v: &Value) -> u32 {
+    v["pid"].as_u64().unwrap() as u32
+}
+
+fn id_of(sb: &Sandbox, server: &Value) -> String {
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(server)).expect("the fixture is found");
+    r["id"].as_str().unwrap().to_owned()
+}
+
+/// `pier stop --json ID` with a short sample; returns (exit code, document).
+fn stop(sb: &Sandbox, id: &str, extra: &[&str]) -> (i32, Value) {
+    let out = sb.pier_exact(&[&["stop", "--json", "--sample-ms", "100", id], extra].concat());
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), doc)
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| pier::probe::procfs::parse_stat(&s))
+        .is_some_and(|(_, s)| s.state != b'Z')
+}
+
+fn outcome_of(result: &Value, pid: u32) -> String {
+    result["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["pid"] == pid)
+        .unwrap_or_else(|| panic!("no outcome for {pid}: {result:#}"))["outcome"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn an_orphaned_sh_server_child_tree_is_stopped_leaf_to_root_with_a_private_snapshot() {
+    if fixtures_cannot_be_orphans("stop tree") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &["--child"]);
+    let port = server["port"].as_u64().unwrap() as u16;
+    let sh = server["ppid"].as_u64().unwrap() as u32;
+    let child = server["children"][0].as_u64().unwrap() as u32;
+    let id = id_of(&sb, &server);
+
+    let (code, doc) = stop(&sb, &id, &[]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "stopped", "{doc:#}");
+    assert_eq!(code, 0);
+    assert_eq!(outcome_of(r, child), "stopped");
+    assert_eq!(outcome_of(r, pid(&server)), "stopped");
+    assert_eq!(
+        outcome_of(r, sh),
+        "exited",
+        "sh ends on its own when its child does"
+    );
+    // Leaf to root: the child's line comes before its parent's.
+    let order: Vec<u64> = r["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        vec![u64::from(child), u64::from(pid(&server)), u64::from(sh)]
+    );
+    wait_for("the port to be free", || {
+        TcpStream::connect(("127.0.0.1", port))
+            .is_err()
+            .then_some(())
+    });
+
+    let name = r["snapshot"].as_str().unwrap();
+    let path = sb.path().join("state/records").join(format!("{name}.json"));
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "snapshots hold environments");
+    let snap: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(snap["result"], "stopped");
+    assert_eq!(snap["signalled"], true);
+    assert_eq!(snap["members"].as_array().unwrap().len(), 3);
+    assert_eq!(snap["members"][0]["argv"][0], "sh");
+    assert!(snap["members"][0]["env"]
+        .as_array()
+        .is_some_and(|e| !e.is_empty()));
+    assert!(snap["boot_id"].as_str().is_some_and(|b| !b.is_empty()));
+}
+
+#[test]
+fn a_server_that_ignores_sigterm_ends_still_running_and_is_never_killed() {
+    if fixtures_cannot_be_orphans("stop ignore-term") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &["--ignore-term"]);
+    let id = id_of(&sb, &server);
+    let (code, doc) = stop(&sb, &id, &["--grace", "0.5"]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "partially_stopped", "{doc:#}");
+    assert_eq!(code, 3);
+    assert_eq!(outcome_of(r, pid(&server)), "still_running");
+    assert!(alive(pid(&server)), "no automatic SIGKILL");
+}
+
+#[test]
+fn a_client_that_connects_after_the_scan_gets_the_stop_refused() {
+    if fixtures_cannot_be_orphans("stop refused") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &[]);
+    let id = id_of(&sb, &server);
+    let _client =
+        TcpStream::connect(("127.0.0.1", server["port"].as_u64().unwrap() as u16)).unwrap();
+    let (code, doc) = stop(&sb, &id, &[]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "refused", "{doc:#}");
+    assert_eq!(code, 3);
+    assert!(
+        r["reason"].as_str().unwrap().contains("live connection"),
+        "{r:#}"
+    );
+    assert!(alive(pid(&server)), "the server still runs");
+}
+
+#[test]
+fn two_stops_of_one_resource_at_once_signal_it_once_and_both_say_so() {
+    if fixtures_cannot_be_orphans("stop twice") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let log = sb.path().join("terms.log");
+    let log_arg = format!("'{}'", log.display());
+    let server = start_vite(&sb, "app", &["--term-log", &log_arg]);
+    let id = id_of(&sb, &server);
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_pier"))
+            .args(["stop", "--json", "--sample-ms", "100", "--grace", "2", &id])
+            .env("PIER_STATE_DIR", sb.path().join("state"))
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let docs: Vec<Value> = [a, b]
+        .into_iter()
+        .map(|c| serde_json::from_slice(&c.wait_with_output().unwrap().stdout).unwrap())
+        .collect();
+    let mut results: Vec<String> = docs
+        .iter()
+        .map(|d| d["results"][0]["result"].as_str().unwrap().to_owned())
+        .collect();
+    results.sort();
+    assert_eq!(results, vec!["refused", "stopped"], "{docs:#?}");
+    let terms = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(terms.lines().count(), 1, "one SIGTERM, not two: {terms}");
+}
+
+#[test]
+fn a_newcomer_that_took_the_scanned_servers_pid_is_never_signalled() {
+    if needs_root("stop pid reuse") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    sb.spawn_orphan(&project, &[VITE, "--report", report.to_str().unwrap()]);
+    let server = sb.report("app", |_| true);
+    let id = id_of(&sb, &server);
+    let old = Started {
+        pid: pid(&server),
+        start_time: server["start_time"].as_u64().unwrap(),
+    };
+    kill_by_identity(old);
+    wait_for("the scanned server to be reaped", || {
+        (!std::path::Path::new(&format!("/proc/{}", old.pid)).exists()).then_some(())
+    });
+    let newcomer = (0..20).find_map(|_| {
+        std::fs::write("/proc/sys/kernel/ns_last_pid", (old.pid - 1).to_string()).ok()?;
+        let mut child = Command::new("sleep").arg("600").spawn().unwrap();
+        if child.id() == old.pid {
+            Some(child)
+        } else {
+            child.kill().ok();
+            child.wait().ok();
+            None
+        }
+    });
+    let mut newcomer = newcomer.expect("root can steer the next pid");
+    let (code, doc) = stop(&sb, &id, &[]);
+    assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
+    assert_eq!(code, 3);
+    assert!(
+        newcomer.try_wait().unwrap().is_none(),
+        "the newcomer still runs"
+    );
+    newcomer.kill().unwrap();
+    newcomer.wait().unwrap();
+}
+
+#[test]
+fn a_damaged_record_is_reported_and_left_as_it_is() {
+    let sb = Sandbox::new();
+    let records = sb.path().join("state/records");
+    std::fs::create_dir_all(&records).unwrap();
+    let bad = records.join("snap-1-1-1.json");
+    std::fs::write(&bad, b"{ not json").unwrap();
+    let out = sb.pier_exact(&["stop", "--json", "1-1"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"][0]["result"], "refused");
+    let damaged = doc["damaged_records"].as_array().unwrap();
+    assert_eq!(damaged.len(), 1, "{doc:#}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kept as it is"));
+    assert_eq!(std::fs::read(&bad).unwrap(), b"{ not json");
+}
