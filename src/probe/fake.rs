@@ -29,6 +29,8 @@ pub struct FakeProbe {
     pub unreadable_fds: Vec<(Pid, String)>,
     pub blind: Vec<(Pid, String)>,
     pub unreadable_processes: Vec<UnreadableProcess>,
+    /// Pids whose fresh identity read gives no answer.
+    pub identity_unknown: std::collections::HashSet<Pid>,
     pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Monotonic time, advanced by each `activity` call by its window.
@@ -46,6 +48,7 @@ impl Default for FakeProbe {
             unreadable_fds: Vec::new(),
             blind: Vec::new(),
             unreadable_processes: Vec::new(),
+            identity_unknown: Default::default(),
             activity: HashMap::new(),
             environments: HashMap::new(),
             clock: RefCell::new(Duration::ZERO),
@@ -190,6 +193,9 @@ impl Probe for FakeProbe {
     }
 
     fn identity(&self, pid: Pid) -> IdentityRead {
+        if self.identity_unknown.contains(&pid) {
+            return IdentityRead::Unknown("scripted: no answer".into());
+        }
         match self.processes.iter().find(|p| p.identity.pid == pid) {
             Some(p) if p.zombie => IdentityRead::Gone,
             Some(p) => IdentityRead::Alive {

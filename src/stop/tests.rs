@@ -1,1 +1,527 @@
+//! The checkpoint chain against a scripted probe, signaller and waiter: one test per abort path
+//! of DESIGN.md §3, each outcome and each result. A hook changes the world at an exact call
+//! (e.g. "on the second socket read", which is check (a)).
 
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use super::wait::ExitWaiter;
+use super::*;
+use crate::probe::fake::{process, FakeProbe};
+use crate::probe::{
+    ActivityDelta, ActivitySample, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
+    ProcessList, SocketTable,
+};
+use crate::signal::{
+    signal_verified, Expected, PinError, SendError, Sig, SignalOps, SignalOutcome, Signaller,
+};
+use crate::store::Store;
+
+const APP: &str = "/home/u/app";
+
+type Hook = Box<dyn FnMut(&'static str, usize, &mut FakeProbe)>;
+
+/// The fake probe behind a hook that runs before every call, with the call's name and number.
+struct Scripted {
+    inner: RefCell<FakeProbe>,
+    calls: RefCell<HashMap<&'static str, usize>>,
+    hook: RefCell<Hook>,
+}
+
+impl Scripted {
+    fn new(
+        fake: FakeProbe,
+        hook: impl FnMut(&'static str, usize, &mut FakeProbe) + 'static,
+    ) -> Self {
+        Self {
+            inner: RefCell::new(fake),
+            calls: RefCell::new(HashMap::new()),
+            hook: RefCell::new(Box::new(hook)),
+        }
+    }
+
+    fn tick(&self, name: &'static str) {
+        let n = {
+            let mut calls = self.calls.borrow_mut();
+            let n = calls.entry(name).or_default();
+            *n += 1;
+            *n
+        };
+        (self.hook.borrow_mut())(name, n, &mut self.inner.borrow_mut());
+    }
+
+    fn alive(&self, pid: Pid) -> bool {
+        self.inner
+            .borrow()
+            .processes
+            .iter()
+            .any(|p| p.identity.pid == pid && !p.zombie)
+    }
+}
+
+impl Probe for Scripted {
+    fn current_uid(&self) -> u32 {
+        self.inner.borrow().current_uid()
+    }
+    fn own_pid(&self) -> Pid {
+        self.inner.borrow().own_pid()
+    }
+    fn processes(&self) -> Result<ProcessList, ProbeError> {
+        self.tick("processes");
+        self.inner.borrow().processes()
+    }
+    fn details(&self, pid: Pid) -> Option<ProcessDetails> {
+        self.inner.borrow().details(pid)
+    }
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+        Ok(vec![format!("PID={pid}").into_bytes()])
+    }
+    fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
+        self.tick("sockets");
+        self.inner.borrow().sockets(owners_among)
+    }
+    fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
+        self.tick("activity");
+        self.inner.borrow().activity(pids, window)
+    }
+    fn identity(&self, pid: Pid) -> IdentityRead {
+        self.tick("identity");
+        self.inner.borrow().identity(pid)
+    }
+    fn now(&self) -> Duration {
+        self.inner.borrow().now()
+    }
+    fn boot_id(&self) -> Option<String> {
+        self.inner.borrow().boot_id()
+    }
+}
+
+/// Signals "kill" the fake process (unless it ignores SIGTERM) and are recorded in order.
+struct FakeOps<'a> {
+    probe: &'a Scripted,
+    sent: RefCell<Vec<Pid>>,
+    ignores_term: HashSet<Pid>,
+    refuses: HashSet<Pid>,
+    /// A newcomer takes this pid right after it is pinned (a reuse inside the window).
+    reused_on_pin: Cell<Option<Pid>>,
+}
+
+impl SignalOps for FakeOps<'_> {
+    type Pin = Pid;
+    fn pin(&self, pid: Pid) -> Result<Pid, PinError> {
+        if !self.probe.alive(pid) {
+            return Err(PinError::Gone);
+        }
+        if self.reused_on_pin.get() == Some(pid) {
+            self.probe
+                .inner
+                .borrow_mut()
+                .process_mut(pid)
+                .identity
+                .start_time += 1;
+        }
+        Ok(pid)
+    }
+    fn send(&self, pin: &Pid, _sig: Sig) -> Result<(), SendError> {
+        if self.refuses.contains(pin) {
+            return Err(SendError::Other("EPERM".into()));
+        }
+        self.sent.borrow_mut().push(*pin);
+        if !self.ignores_term.contains(pin) {
+            self.probe
+                .inner
+                .borrow_mut()
+                .processes
+                .retain(|p| p.identity.pid != *pin);
+        }
+        Ok(())
+    }
+}
+
+impl Signaller for FakeOps<'_> {
+    fn signal(&self, expected: &Expected, sig: Sig) -> SignalOutcome {
+        signal_verified(self, &|pid| self.probe.identity(pid), expected, sig)
+    }
+}
+
+/// Exited = no longer in the fake table.
+struct FakeWaiter<'a>(&'a Scripted);
+
+impl ExitWaiter for FakeWaiter<'_> {
+    fn wait_for_exit(&self, members: &[Expected], _timeout: Duration) -> Vec<bool> {
+        members
+            .iter()
+            .map(|e| !self.0.alive(e.identity.pid))
+            .collect()
+    }
+}
+
+fn markers(dir: &Path) -> Option<&'static str> {
+    (dir == Path::new(APP)).then_some("package.json")
+}
+
+/// `sh -c vite` (100) → vite (101) listening on 5173 → esbuild (102): a green, orphaned tree.
+fn tree() -> FakeProbe {
+    FakeProbe::default()
+        .with(process(100, 1, &["sh", "-c", "vite"]), APP)
+        .with(
+            process(101, 100, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        )
+        .with(
+            process(102, 101, &["/home/u/app/node_modules/esbuild/bin/esbuild"]),
+            APP,
+        )
+        .listen("127.0.0.1:5173", 101)
+}
+
+const ID: &str = "100-1000";
+
+struct World {
+    probe: Scripted,
+    store_dir: tempfile::TempDir,
+}
+
+fn world(hook: impl FnMut(&'static str, usize, &mut FakeProbe) + 'static) -> World {
+    World {
+        probe: Scripted::new(tree(), hook),
+        store_dir: tempfile::tempdir().unwrap(),
+    }
+}
+
+fn opts() -> StopOptions {
+    StopOptions {
+        grace: Duration::from_millis(10),
+        sample: Duration::from_millis(100),
+        home: Some("/home/u".into()),
+        ..StopOptions::default()
+    }
+}
+
+/// Runs one stop; returns the report and the pids signalled, in order.
+fn run_with(w: &World, o: StopOptions, tune: impl FnOnce(&mut FakeOps)) -> (StopReport, Vec<Pid>) {
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let mut ops = FakeOps {
+        probe: &w.probe,
+        sent: RefCell::new(Vec::new()),
+        ignores_term: HashSet::new(),
+        refuses: HashSet::new(),
+        reused_on_pin: Cell::new(None),
+    };
+    tune(&mut ops);
+    let waiter = FakeWaiter(&w.probe);
+    let stopper = Stopper {
+        probe: &w.probe,
+        signaller: &ops,
+        waiter: &waiter,
+        store: &store,
+        marker_at: &markers,
+        opts: o,
+    };
+    let report = stopper.stop(ID, None);
+    let sent = ops.sent.borrow().clone();
+    (report, sent)
+}
+
+fn run(w: &World) -> (StopReport, Vec<Pid>) {
+    run_with(w, opts(), |_| {})
+}
+
+fn outcome(r: &StopReport, pid: Pid) -> MemberOutcome {
+    r.members.iter().find(|m| m.pid == pid).unwrap().outcome
+}
+
+fn client_on_5173(p: &mut FakeProbe) {
+    let s = p.sockets.get_or_insert_with(Vec::new);
+    s.push(crate::probe::Socket {
+        local: "127.0.0.1:5173".parse().unwrap(),
+        remote: "127.0.0.1:40000".parse().unwrap(),
+        state: crate::probe::TcpState::Established,
+        owners: vec![],
+        queued: None,
+    });
+}
+
+#[test]
+fn a_green_tree_is_stopped_children_before_parents() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+    assert_eq!(sent, vec![102, 101, 100], "leaf to root");
+    for pid in [100, 101, 102] {
+        assert_eq!(outcome(&r, pid), MemberOutcome::Stopped);
+    }
+    assert!(r.timings.is_some());
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let snap: snapshot::Snapshot = store.get(r.snapshot.as_deref().unwrap()).unwrap().unwrap();
+    assert!(snap.signalled);
+    assert_eq!(snap.result, Some(ResourceResult::Stopped));
+    assert_eq!(snap.members.len(), 3);
+}
+
+/// Socket reads: 1 = re-diagnosis, 2 = check (a), 3 = check (c), 4 = check (e).
+fn connection_at(read: usize) -> (StopReport, Vec<Pid>) {
+    let w = world(move |call, n, p| {
+        if call == "sockets" && n == read {
+            client_on_5173(p);
+        }
+    });
+    run(&w)
+}
+
+#[test]
+fn a_connection_appearing_at_a_c_or_e_refuses_with_zero_signals() {
+    for (read, check) in [(2, "(a)"), (3, "(c)"), (4, "(e)")] {
+        let (r, sent) = connection_at(read);
+        assert_eq!(r.result, ResourceResult::Refused, "{check}: {r:#?}");
+        assert!(
+            r.reason.contains(check) && r.reason.contains("live connection"),
+            "{}",
+            r.reason
+        );
+        assert!(sent.is_empty(), "{check}: nothing sent");
+    }
+}
+
+#[test]
+fn a_failing_connection_source_refuses() {
+    let w = world(|call, n, p| {
+        if call == "sockets" && n == 2 {
+            p.sockets = None;
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused);
+    assert!(r.reason.contains("could not be read"), "{}", r.reason);
+    assert!(sent.is_empty());
+}
+
+#[test]
+fn activity_above_the_threshold_refuses() {
+    let w = world(|call, _, p| {
+        if call == "activity" {
+            p.activity.insert(
+                101,
+                Ok(ActivityDelta {
+                    cpu_ns: 90_000_000,
+                    io_bytes: 0,
+                }),
+            );
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused);
+    assert!(
+        r.reason.contains("(b)") && r.reason.contains("busy"),
+        "{}",
+        r.reason
+    );
+    assert!(sent.is_empty());
+}
+
+#[test]
+fn a_new_child_appearing_refuses() {
+    let w = world(|call, _, p| {
+        if call == "activity" {
+            p.processes.push(process(103, 101, &["node", "worker.js"]));
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused);
+    assert!(
+        r.reason.contains("(d)") && r.reason.contains("new process"),
+        "{}",
+        r.reason
+    );
+    assert!(sent.is_empty());
+}
+
+#[test]
+fn a_member_that_re_execs_refuses() {
+    // Same pid, same start time, another program.
+    let w = world(|call, _, p| {
+        if call == "activity" {
+            p.details.get_mut(&101).unwrap().exe = Ok("/usr/bin/python3".into());
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused);
+    assert!(r.reason.contains("exec"), "{}", r.reason);
+    assert!(sent.is_empty());
+}
+
+#[test]
+fn a_pid_that_changes_hands_between_its_check_and_its_signal_is_skipped() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| ops.reused_on_pin.set(Some(101)));
+    assert_eq!(outcome(&r, 101), MemberOutcome::Skipped);
+    assert!(!sent.contains(&101), "nothing sent to the newcomer");
+    assert!(w.probe.alive(101), "the newcomer still runs");
+}
+
+#[test]
+fn a_snapshot_that_cannot_be_written_means_zero_signals() {
+    let w = world(|_, _, _| {});
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    // Even root cannot write into a folder that is a file.
+    std::fs::remove_dir_all(store.folder().join("records")).unwrap();
+    std::fs::write(store.folder().join("records"), b"").unwrap();
+    let ops = FakeOps {
+        probe: &w.probe,
+        sent: RefCell::new(Vec::new()),
+        ignores_term: HashSet::new(),
+        refuses: HashSet::new(),
+        reused_on_pin: Cell::new(None),
+    };
+    let waiter = FakeWaiter(&w.probe);
+    let stopper = Stopper {
+        probe: &w.probe,
+        signaller: &ops,
+        waiter: &waiter,
+        store: &store,
+        marker_at: &markers,
+        opts: opts(),
+    };
+    let r = stopper.stop(ID, None);
+    assert_eq!(r.result, ResourceResult::Failed, "{r:#?}");
+    assert!(r.reason.contains("snapshot"), "{}", r.reason);
+    assert!(ops.sent.borrow().is_empty());
+}
+
+#[test]
+fn more_than_two_seconds_from_check_a_to_the_first_signal_means_zero_signals() {
+    // The fake clock advances by the sample window: no sleeping.
+    let w = world(|_, _, _| {});
+    let mut o = opts();
+    o.sample = Duration::from_millis(2_100);
+    let (r, sent) = run_with(&w, o, |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(r.reason.contains("first signal"), "{}", r.reason);
+    assert!(sent.is_empty());
+}
+
+#[test]
+fn an_identity_that_gives_no_answer_never_authorises_a_signal() {
+    // At check (d): refused.
+    let w = world(|call, _, p| {
+        if call == "activity" {
+            p.identity_unknown.insert(102);
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused);
+    assert!(sent.is_empty());
+    // Only at the signal itself (identity reads 1–6 are checks (d) and (e) of three
+    // members): that member fails, nothing is sent to it.
+    let w = world(|call, n, p| {
+        if call == "identity" && n > 6 {
+            p.identity_unknown.insert(102);
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(outcome(&r, 102), MemberOutcome::Failed, "{r:#?}");
+    assert!(!sent.contains(&102));
+    assert_eq!(r.result, ResourceResult::PartiallyStopped);
+}
+
+#[test]
+fn a_member_alive_after_the_grace_period_is_still_running_and_the_stop_partial() {
+    let w = world(|_, _, _| {});
+    let (r, _) = run_with(&w, opts(), |ops| {
+        ops.ignores_term.insert(101);
+    });
+    assert_eq!(outcome(&r, 101), MemberOutcome::StillRunning);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped);
+}
+
+#[test]
+fn a_refused_signal_is_failed_and_the_stop_partial() {
+    let w = world(|_, _, _| {});
+    let (r, _) = run_with(&w, opts(), |ops| {
+        ops.refuses.insert(102);
+    });
+    assert_eq!(outcome(&r, 102), MemberOutcome::Failed);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped);
+}
+
+#[test]
+fn a_parent_that_ends_when_its_child_does_is_exited_not_stopped() {
+    // `sh -c` exits on its own once vite is gone.
+    let w2 = World {
+        probe: Scripted::new(tree(), |call, n, p| {
+            // Once vite's signal went out and it was removed, sh follows by itself.
+            if call == "identity" && n > 0 && !p.processes.iter().any(|x| x.identity.pid == 101) {
+                p.processes.retain(|x| x.identity.pid != 100);
+            }
+        }),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (r2, sent2) = run_with(&w2, opts(), |_| {});
+    assert_eq!(outcome(&r2, 100), MemberOutcome::Exited, "{r2:#?}");
+    assert_eq!(sent2, vec![102, 101]);
+    assert_eq!(r2.result, ResourceResult::Stopped);
+}
+
+#[test]
+fn a_resource_that_is_no_longer_green_is_refused_with_its_fresh_state() {
+    let mut shell = process(50, 1, &["-zsh"]);
+    shell.tty_nr = 34816;
+    let mut fake = tree();
+    fake.processes.push(shell);
+    fake.process_mut(100).ppid = 50;
+    let w = World {
+        probe: Scripted::new(fake, |_, _, _| {}),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused);
+    assert!(r.fresh.is_some(), "the fresh state comes back");
+    assert!(sent.is_empty());
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    assert!(
+        store
+            .list::<snapshot::Snapshot>("snap-")
+            .unwrap()
+            .records
+            .is_empty(),
+        "no snapshot"
+    );
+}
+
+#[test]
+fn what_was_shown_must_still_hold() {
+    let w = world(|_, _, _| {});
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let ops = FakeOps {
+        probe: &w.probe,
+        sent: RefCell::new(Vec::new()),
+        ignores_term: HashSet::new(),
+        refuses: HashSet::new(),
+        reused_on_pin: Cell::new(None),
+    };
+    let waiter = FakeWaiter(&w.probe);
+    let stopper = Stopper {
+        probe: &w.probe,
+        signaller: &ops,
+        waiter: &waiter,
+        store: &store,
+        marker_at: &markers,
+        opts: opts(),
+    };
+    let shown = Shown {
+        project_level: crate::diagnose::model::Level::Green,
+        members: vec![crate::probe::Identity {
+            pid: 100,
+            start_time: 1000,
+        }],
+    };
+    let r = stopper.stop(ID, Some(&shown));
+    assert_eq!(
+        r.result,
+        ResourceResult::Refused,
+        "two members were not shown"
+    );
+    assert!(ops.sent.borrow().is_empty());
+}
