@@ -424,6 +424,37 @@ impl Stopper<'_> {
                 }
             }
         }
+        self.argv_twin(snapshot)
+    }
+
+    /// A process running a stopped member's exact argv whose working directory cannot be read
+    /// may be its replacement in this project: it cannot be ruled out.
+    fn argv_twin(&self, snapshot: &Snapshot) -> Option<String> {
+        let list = match self.probe.processes() {
+            Ok(list) => list,
+            Err(e) => return Some(format!("the process table could not be re-read: {e}")),
+        };
+        let stopped: HashSet<Identity> =
+            snapshot.members.iter().map(|m| m.identity.into()).collect();
+        let uid = self.probe.current_uid();
+        for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
+            if stopped.contains(&p.identity) || p.argv.is_empty() {
+                continue;
+            }
+            let twin = snapshot.members.iter().any(|m| {
+                m.argv.len() == p.argv.len() && m.argv.iter().zip(&p.argv).all(|(a, b)| a.0 == *b)
+            });
+            let cwd_unknown = self
+                .probe
+                .details(p.identity.pid)
+                .is_some_and(|d| d.cwd.is_err());
+            if twin && cwd_unknown {
+                return Some(format!(
+                    "pid {} runs the same command and its folder cannot be confirmed",
+                    p.identity.pid
+                ));
+            }
+        }
         None
     }
 

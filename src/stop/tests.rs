@@ -525,3 +525,43 @@ fn what_was_shown_must_still_hold() {
     );
     assert!(ops.sent.borrow().is_empty());
 }
+
+#[test]
+fn a_new_candidate_in_the_project_after_the_stop_makes_it_partial() {
+    // The watcher respawns vite as soon as it is gone.
+    let w = World {
+        probe: Scripted::new(tree(), |call, _, p| {
+            let gone = !p.processes.iter().any(|x| x.identity.pid == 100);
+            let respawned = p.processes.iter().any(|x| x.identity.pid == 200);
+            if call == "processes" && gone && !respawned {
+                *p = std::mem::take(p).with(process(200, 1, &["vite"]), APP);
+            }
+        }),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (r, sent) = run(&w);
+    assert_eq!(sent, vec![102, 101, 100]);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(r.reason.contains("appeared"), "{}", r.reason);
+}
+
+#[test]
+fn a_twin_whose_folder_cannot_be_confirmed_makes_it_partial() {
+    let w = World {
+        probe: Scripted::new(tree(), |call, _, p| {
+            let gone = !p.processes.iter().any(|x| x.identity.pid == 101);
+            let twin = p.processes.iter().any(|x| x.identity.pid == 300);
+            if call == "processes" && gone && !twin {
+                *p = std::mem::take(p).with(
+                    process(300, 1, &["node", "/home/u/app/node_modules/.bin/vite"]),
+                    "/elsewhere",
+                );
+                p.details.get_mut(&300).unwrap().cwd = Err("permission denied".into());
+            }
+        }),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (r, _) = run(&w);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(r.reason.contains("same command"), "{}", r.reason);
+}
