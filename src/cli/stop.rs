@@ -66,6 +66,9 @@ pub fn run(args: StopArgs) -> ExitCode {
     if args.ids.is_empty() && args.project.is_none() && !args.all_green {
         return usage("say what to stop: resource ids, --project PATH, or --all-green");
     }
+    if args.sample_ms == 0 {
+        return usage("--sample-ms 0: a stop always samples activity (give at least 1 ms)");
+    }
     if !args.grace.is_finite() || args.grace < 0.0 {
         return usage(&format!(
             "--grace {}: must be a number of seconds, zero or more",
@@ -127,7 +130,16 @@ pub fn run(args: StopArgs) -> ExitCode {
     if written != ExitCode::SUCCESS {
         return written;
     }
-    if reports.iter().all(|r| r.result == ResourceResult::Stopped) {
+    for r in reports
+        .iter()
+        .filter_map(|r| r.record_error.as_ref().map(|e| (&r.id, e)))
+    {
+        eprintln!("pier: {}: {}", r.0, r.1);
+    }
+    let all_stopped = reports
+        .iter()
+        .all(|r| r.result == ResourceResult::Stopped && r.record_error.is_none());
+    if all_stopped {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_NOT_ALL_STOPPED)

@@ -59,6 +59,9 @@ pub fn activity(
     window: std::time::Duration,
     t: Thresholds,
 ) -> Result<(), String> {
+    if window.is_zero() {
+        return Err("activity cannot be judged over an empty window".into());
+    }
     let sample = probe.activity(members, window);
     let mut cpu_ns = 0u64;
     let mut io = 0u64;
@@ -103,15 +106,17 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<(), String> {
     let root_alive = table
         .get(root)
         .is_some_and(|p| p.identity.start_time == snapshot.root.start_time && !p.zombie);
-    if root_alive {
-        for pid in table.members(root) {
-            let p = table.get(pid).expect("members come from the table");
-            if !recorded.contains(&p.identity) {
-                return Err(format!(
-                    "a new process joined the tree: pid {pid} ({})",
-                    p.comm
-                ));
-            }
+    if !root_alive {
+        // Its children now hang elsewhere, where new ones could not be seen: the tree changed.
+        return Err(format!("the root process {root} exited"));
+    }
+    for pid in table.members(root) {
+        let p = table.get(pid).expect("members come from the table");
+        if !recorded.contains(&p.identity) {
+            return Err(format!(
+                "a new process joined the tree: pid {pid} ({})",
+                p.comm
+            ));
         }
     }
     for e in expected(snapshot) {
@@ -124,13 +129,17 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<(), String> {
                 ))
             }
             IdentityRead::Alive { identity, .. } if identity != e.identity => {}
-            IdentityRead::Alive { exe, .. } if exe.as_ref() != Some(&e.exe) => {
+            IdentityRead::Alive { exe: None, .. } => {
+                return Err(format!(
+                    "the executable of pid {} can no longer be read",
+                    e.identity.pid
+                ))
+            }
+            IdentityRead::Alive { exe: Some(exe), .. } if exe != e.exe => {
                 return Err(format!(
                     "pid {} now runs {}: it exec'd",
                     e.identity.pid,
-                    exe.map_or("an unreadable executable".into(), |p| p
-                        .display()
-                        .to_string())
+                    exe.display()
                 ))
             }
             IdentityRead::Alive { .. } => {}

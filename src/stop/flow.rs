@@ -38,6 +38,7 @@ fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopRe
         snapshot: None,
         fresh: None,
         timings: None,
+        record_error: None,
     }
 }
 
@@ -66,7 +67,7 @@ impl Stopper<'_> {
         };
         let (name, snapshot) = match self.write_snapshot(&project, &resource) {
             Ok(written) => written,
-            Err(e) => return report(id, ResourceResult::Failed, e),
+            Err((result, why)) => return report(id, result, why),
         };
         let mut out = self.signal_tree(id, &snapshot);
         out.snapshot = Some(name.clone());
@@ -76,7 +77,7 @@ impl Stopper<'_> {
                 out.reason = why;
             }
         }
-        self.record_outcome(&name, &snapshot, &out);
+        out.record_error = self.record_outcome(&name, &snapshot, &out);
         out
     }
 
@@ -154,22 +155,46 @@ impl Stopper<'_> {
         &self,
         project: &Project,
         r: &Resource,
-    ) -> Result<(String, Snapshot), String> {
-        let list = self.probe.processes().map_err(|e| e.to_string())?;
+    ) -> Result<(String, Snapshot), (ResourceResult, String)> {
+        let refused = |why: String| (ResourceResult::Refused, why);
+        let list = self
+            .probe
+            .processes()
+            .map_err(|e| refused(format!("the process table could not be re-read: {e}")))?;
         let mut members = Vec::new();
         for m in &r.members {
             let info = list
                 .processes
                 .iter()
                 .find(|p| p.identity.pid == m.pid && p.identity.start_time == m.start_time)
-                .ok_or_else(|| format!("pid {} changed while its snapshot was taken", m.pid))?;
-            let details = self
-                .probe
-                .details(m.pid)
-                .ok_or_else(|| format!("pid {} exited while its snapshot was taken", m.pid))?;
-            let exe = details
-                .exe
-                .map_err(|e| format!("the executable of pid {} could not be read: {e}", m.pid))?;
+                .ok_or_else(|| {
+                    refused(format!(
+                        "pid {} changed while its snapshot was taken",
+                        m.pid
+                    ))
+                })?;
+            let details = self.probe.details(m.pid).ok_or_else(|| {
+                refused(format!("pid {} exited while its snapshot was taken", m.pid))
+            })?;
+            let exe = details.exe.map_err(|e| {
+                refused(format!(
+                    "the executable of pid {} could not be read: {e}",
+                    m.pid
+                ))
+            })?;
+            // What is recorded must be what was diagnosed: an exec in between is a change.
+            let argv_now: Vec<String> = info
+                .argv
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            let exe_now = exe.to_string_lossy();
+            if argv_now != m.argv || m.exe.as_deref() != Some(exe_now.as_ref()) {
+                return Err(refused(format!(
+                    "pid {} runs {exe_now} now, not what was diagnosed: it exec'd",
+                    m.pid
+                )));
+            }
             members.push(SnapshotMember {
                 identity: info.identity.into(),
                 ppid: info.ppid,
@@ -205,7 +230,7 @@ impl Stopper<'_> {
             }
             .into(),
             members,
-            signalled: false,
+            signalled: None,
             outcomes: Vec::new(),
             result: None,
             reason: None,
@@ -215,7 +240,12 @@ impl Stopper<'_> {
             .map_or(0, |d| d.as_millis());
         let name = format!("snap-{}-{ms}", r.id);
         self.store.put(&name, &snapshot).map_err(|e| {
-            format!("the recovery snapshot could not be written, so nothing was signalled: {e}")
+            (
+                ResourceResult::Failed,
+                format!(
+                    "the recovery snapshot could not be written, so nothing was signalled: {e}"
+                ),
+            )
         })?;
         Ok((name, snapshot))
     }
@@ -365,7 +395,17 @@ impl Stopper<'_> {
                 });
             }
         }
-        let (result, reason) = result_of(first.is_some(), &members);
+        // A member skipped because it changed (an exec) may still run as the same process.
+        let still_running: Vec<Pid> = members
+            .iter()
+            .filter(|m| m.outcome == MemberOutcome::Skipped)
+            .filter(|m| {
+                matches!(self.probe.identity(m.pid), crate::probe::IdentityRead::Alive { identity, .. }
+                    if identity.start_time == m.start_time)
+            })
+            .map(|m| m.pid)
+            .collect();
+        let (result, reason) = result_of(first.is_some(), &members, &still_running);
         StopReport {
             id: id.to_owned(),
             result,
@@ -373,6 +413,7 @@ impl Stopper<'_> {
             members,
             snapshot: None,
             fresh: None,
+            record_error: None,
             timings: first.zip(last).map(|(f, l)| Timings {
                 a_to_first_signal_ms: f.as_secs_f64() * 1e3,
                 a_to_last_signal_ms: l.as_secs_f64() * 1e3,
@@ -438,7 +479,20 @@ impl Stopper<'_> {
             snapshot.members.iter().map(|m| m.identity.into()).collect();
         let uid = self.probe.current_uid();
         for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
-            if stopped.contains(&p.identity) || p.argv.is_empty() {
+            if stopped.contains(&p.identity) {
+                continue;
+            }
+            if snapshot
+                .members
+                .iter()
+                .any(|m| m.identity.pid == p.identity.pid)
+            {
+                return Some(format!(
+                    "pid {} now belongs to a new process ({})",
+                    p.identity.pid, p.comm
+                ));
+            }
+            if p.argv.is_empty() {
                 continue;
             }
             let twin = snapshot.members.iter().any(|m| {
@@ -458,8 +512,9 @@ impl Stopper<'_> {
         None
     }
 
-    /// Adds the outcomes to the snapshot, on behalf of the identity it names only.
-    fn record_outcome(&self, name: &str, snapshot: &Snapshot, out: &StopReport) {
+    /// Adds the outcomes to the snapshot, on behalf of the identity it names only. Returns why
+    /// it could not, if it could not.
+    fn record_outcome(&self, name: &str, snapshot: &Snapshot, out: &StopReport) -> Option<String> {
         let outcomes = out
             .members
             .iter()
@@ -473,22 +528,23 @@ impl Stopper<'_> {
         let updated = self
             .store
             .update::<Snapshot, _>(name, snapshot.root.into(), |s| {
-                s.signalled = signalled;
+                s.signalled = Some(signalled);
                 s.outcomes = outcomes;
                 s.result = Some(out.result);
                 s.reason = Some(out.reason.clone());
             });
-        if let Err(e) = updated {
-            tracing::warn!(
-                "the outcome of {} could not be added to its snapshot: {e}",
-                out.id
-            );
-        }
+        updated.err().map(|e| {
+            format!("the outcome could not be added to the snapshot, which now says nothing about it: {e}")
+        })
     }
 }
 
 /// Step 7 from the member outcomes (the rescan may still lower it).
-fn result_of(signalled: bool, members: &[MemberReport]) -> (ResourceResult, String) {
+fn result_of(
+    signalled: bool,
+    members: &[MemberReport],
+    skipped_alive: &[Pid],
+) -> (ResourceResult, String) {
     if !signalled {
         return (
             ResourceResult::Refused,
@@ -504,6 +560,11 @@ fn result_of(signalled: bool, members: &[MemberReport]) -> (ResourceResult, Stri
             )
         })
         .map(|m| format!("pid {} {}", m.pid, m.outcome.as_str()))
+        .chain(
+            skipped_alive
+                .iter()
+                .map(|pid| format!("pid {pid} skipped and still runs")),
+        )
         .collect();
     if bad.is_empty() {
         (ResourceResult::Stopped, "every member is gone".into())

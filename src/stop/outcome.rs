@@ -90,4 +90,6 @@ pub struct StopReport {
     /// The fresh diagnosis, when the stop was refused because of it.
     pub fresh: Option<Resource>,
     pub timings: Option<Timings>,
+    /// Set when the outcome could not be added to the snapshot on disk.
+    pub record_error: Option<String>,
 }

@@ -79,8 +79,10 @@ pub struct Snapshot {
     /// The member to restart (the root of the tree).
     pub root: RecordedIdentity,
     pub members: Vec<SnapshotMember>,
-    /// Whether any signal was sent. A snapshot whose stop sent none is not offered for restart.
-    pub signalled: bool,
+    /// Whether any signal was sent: `None` while the stop runs (or if Pier died during it),
+    /// so "unknown" is never read as "nothing was sent". Only `Some(true)` with a complete
+    /// result is offered for restart.
+    pub signalled: Option<bool>,
     pub outcomes: Vec<RecordedOutcome>,
     /// `None` until the stop has finished.
     pub result: Option<ResourceResult>,

@@ -106,6 +106,8 @@ struct FakeOps<'a> {
     refuses: HashSet<Pid>,
     /// A newcomer takes this pid right after it is pinned (a reuse inside the window).
     reused_on_pin: Cell<Option<Pid>>,
+    /// This member exec's another program right after it is pinned.
+    exec_on_pin: Cell<Option<Pid>>,
 }
 
 impl SignalOps for FakeOps<'_> {
@@ -121,6 +123,10 @@ impl SignalOps for FakeOps<'_> {
                 .process_mut(pid)
                 .identity
                 .start_time += 1;
+        }
+        if self.exec_on_pin.get() == Some(pid) {
+            let mut inner = self.probe.inner.borrow_mut();
+            inner.details.get_mut(&pid).unwrap().exe = Ok("/bin/bash".into());
         }
         Ok(pid)
     }
@@ -209,6 +215,7 @@ fn run_with(w: &World, o: StopOptions, tune: impl FnOnce(&mut FakeOps)) -> (Stop
         ignores_term: HashSet::new(),
         refuses: HashSet::new(),
         reused_on_pin: Cell::new(None),
+        exec_on_pin: Cell::new(None),
     };
     tune(&mut ops);
     let waiter = FakeWaiter(&w.probe);
@@ -256,7 +263,7 @@ fn a_green_tree_is_stopped_children_before_parents() {
     assert!(r.timings.is_some());
     let store = Store::open_at(w.store_dir.path()).unwrap();
     let snap: snapshot::Snapshot = store.get(r.snapshot.as_deref().unwrap()).unwrap().unwrap();
-    assert!(snap.signalled);
+    assert_eq!(snap.signalled, Some(true));
     assert_eq!(snap.result, Some(ResourceResult::Stopped));
     assert_eq!(snap.members.len(), 3);
 }
@@ -374,6 +381,7 @@ fn a_snapshot_that_cannot_be_written_means_zero_signals() {
         ignores_term: HashSet::new(),
         refuses: HashSet::new(),
         reused_on_pin: Cell::new(None),
+        exec_on_pin: Cell::new(None),
     };
     let waiter = FakeWaiter(&w.probe);
     let stopper = Stopper {
@@ -500,6 +508,7 @@ fn what_was_shown_must_still_hold() {
         ignores_term: HashSet::new(),
         refuses: HashSet::new(),
         reused_on_pin: Cell::new(None),
+        exec_on_pin: Cell::new(None),
     };
     let waiter = FakeWaiter(&w.probe);
     let stopper = Stopper {
@@ -564,4 +573,126 @@ fn a_twin_whose_folder_cannot_be_confirmed_makes_it_partial() {
     let (r, _) = run(&w);
     assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
     assert!(r.reason.contains("same command"), "{}", r.reason);
+}
+
+#[test]
+fn an_exec_between_the_diagnosis_and_the_snapshot_is_refused() {
+    // Process reads: 1 = re-diagnosis, 2 = the snapshot's.
+    let w = world(|call, n, p| {
+        if call == "processes" && n == 2 {
+            p.details.get_mut(&101).unwrap().exe = Ok("/usr/lib/postgresql/bin/postgres".into());
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(r.reason.contains("exec"), "{}", r.reason);
+    assert!(sent.is_empty());
+}
+
+#[test]
+fn a_root_that_exits_during_the_checks_is_a_changed_tree() {
+    // Its children would hang from init, where a new one could not be seen.
+    let w = world(|call, _, p| {
+        if call == "activity" {
+            p.processes.retain(|x| x.identity.pid != 100);
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(r.reason.contains("root process 100 exited"), "{}", r.reason);
+    assert!(sent.is_empty());
+}
+
+#[test]
+fn a_member_skipped_because_it_exec_d_and_still_runs_makes_the_stop_partial() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| ops.exec_on_pin.set(Some(102)));
+    assert_eq!(outcome(&r, 102), MemberOutcome::Skipped);
+    assert!(!sent.contains(&102));
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(
+        r.reason.contains("pid 102 skipped and still runs"),
+        "{}",
+        r.reason
+    );
+}
+
+#[test]
+fn a_stopped_pid_taken_by_any_new_process_makes_the_stop_partial() {
+    let w = world(|call, _, p| {
+        let all_gone = !p
+            .processes
+            .iter()
+            .any(|x| [100, 101, 102].contains(&x.identity.pid));
+        if call == "processes" && all_gone {
+            let mut cat = process(101, 1, &["cat"]);
+            cat.identity.start_time = 99_999;
+            *p = std::mem::take(p).with(cat, "/tmp");
+        }
+    });
+    let (r, _) = run(&w);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(
+        r.reason.contains("pid 101 now belongs to a new process"),
+        "{}",
+        r.reason
+    );
+}
+
+#[test]
+fn force_never_touches_pier_its_ancestors_or_another_users_process() {
+    let mut o = opts();
+    o.force = true;
+    // Pier runs inside the tree.
+    let mut fake = tree();
+    fake = fake.with(
+        process(crate::probe::fake::PIER_PID, 102, &["pier", "stop"]),
+        APP,
+    );
+    let w = World {
+        probe: Scripted::new(fake, |_, _, _| {}),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (r, sent) = run_with(&w, o.clone(), |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(r.reason.contains("never touched"), "{}", r.reason);
+    assert!(sent.is_empty());
+    // A member run by another user.
+    let mut fake = tree();
+    fake.process_mut(102).uid = 0;
+    let w = World {
+        probe: Scripted::new(fake, |_, _, _| {}),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (r, sent) = run_with(&w, o, |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(sent.is_empty());
+}
+
+#[test]
+fn force_skips_the_level_but_still_refuses_a_changed_identity() {
+    let mut o = opts();
+    o.force = true;
+    // Yellow (busy), yet forced: stopped with SIGKILL.
+    let w = world(|_, _, p| {
+        p.activity.insert(
+            101,
+            Ok(ActivityDelta {
+                cpu_ns: 90_000_000,
+                io_bytes: 0,
+            }),
+        );
+    });
+    let (r, sent) = run_with(&w, o.clone(), |_| {});
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+    assert_eq!(sent, vec![102, 101, 100]);
+    // A re-exec is still refused under force.
+    let w = world(|call, n, p| {
+        if call == "identity" && n == 1 {
+            p.details.get_mut(&101).unwrap().exe = Ok("/bin/bash".into());
+        }
+    });
+    let (r, sent) = run_with(&w, o, |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(sent.is_empty());
 }

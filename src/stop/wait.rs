@@ -72,14 +72,15 @@ mod linux {
         };
         // The pid may already belong to a newcomer: then ours has exited.
         let stat = std::fs::read(format!("/proc/{}/stat", e.identity.pid));
-        match stat
-            .ok()
-            .as_deref()
-            .and_then(crate::probe::procfs::parse_stat)
-        {
+        let stat = match stat {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Watch::Exited,
+            Err(_) => return Watch::Blind,
+        };
+        match crate::probe::procfs::parse_stat(&stat) {
             Some((_, s)) if s.start_time == e.identity.start_time => Watch::Fd(fd),
             Some(_) => Watch::Exited,
-            None => Watch::Exited, // gone between the open and the read
+            None => Watch::Blind,
         }
     }
 
