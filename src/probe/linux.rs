@@ -9,7 +9,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::procfs::{self as parse, TcpRow};
 use super::{
@@ -19,7 +19,6 @@ use super::{
 use super::{Counters, ProcessList, UnreadableProcess};
 
 pub struct LinuxProbe {
-    epoch: Instant,
     ticks_per_second: u64,
     uid: u32,
     pid: Pid,
@@ -28,7 +27,6 @@ pub struct LinuxProbe {
 impl LinuxProbe {
     pub fn new() -> Self {
         Self {
-            epoch: Instant::now(),
             ticks_per_second: rustix::param::clock_ticks_per_second().max(1),
             uid: rustix::process::geteuid().as_raw(),
             pid: std::process::id(),
@@ -348,8 +346,14 @@ impl Probe for LinuxProbe {
         }
     }
 
+    /// CLOCK_BOOTTIME: unlike `Instant`, it keeps counting while the machine sleeps, so a
+    /// laptop that suspends between two checkpoints shows the time that really passed.
     fn now(&self) -> Duration {
-        self.epoch.elapsed()
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+        Duration::new(
+            t.tv_sec.max(0) as u64,
+            t.tv_nsec.clamp(0, 999_999_999) as u32,
+        )
     }
 
     fn boot_id(&self) -> Option<String> {

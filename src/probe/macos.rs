@@ -602,8 +602,20 @@ impl Probe for MacProbe {
         }
     }
 
+    /// CLOCK_MONOTONIC, which on macOS keeps counting while the machine sleeps (unlike
+    /// `Instant`, which uses CLOCK_UPTIME_RAW).
     fn now(&self) -> Duration {
-        self.epoch.elapsed()
+        // SAFETY: plain old data; all-zero is valid.
+        let mut t: libc::timespec = unsafe { zeroed() };
+        // SAFETY: t is a valid out-parameter.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+        if rc != 0 {
+            return self.epoch.elapsed();
+        }
+        Duration::new(
+            t.tv_sec.max(0) as u64,
+            t.tv_nsec.clamp(0, 999_999_999) as u32,
+        )
     }
 
     fn boot_id(&self) -> Option<String> {

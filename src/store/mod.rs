@@ -149,8 +149,14 @@ impl Store {
     pub fn open_at(dir: impl Into<PathBuf>) -> Result<Self, StoreError> {
         let dir = dir.into();
         for sub in [dir.clone(), dir.join("records"), dir.join("locks")] {
+            let existed = sub.is_dir();
             let prepared = fs::create_dir_all(&sub)
-                .and_then(|()| fs::set_permissions(&sub, fs::Permissions::from_mode(0o700)));
+                .and_then(|()| fs::set_permissions(&sub, fs::Permissions::from_mode(0o700)))
+                // A new folder is only durable once its parent is synced.
+                .and_then(|()| match (existed, sub.parent()) {
+                    (false, Some(parent)) => File::open(parent)?.sync_all(),
+                    _ => Ok(()),
+                });
             prepared.map_err(|source| StoreError::Folder {
                 path: sub.clone(),
                 source,
@@ -184,17 +190,35 @@ impl Store {
             .map_err(|source| StoreError::Lock { path, source })
     }
 
-    /// Writes a new record, or replaces one that parses. A damaged record is never replaced.
-    pub fn put<T: Serialize + DeserializeOwned + Versioned>(
-        &self,
-        name: &str,
-        record: &T,
-    ) -> Result<(), StoreError> {
+    /// Writes a new record. An existing record — damaged or not — is never replaced: the
+    /// new one is linked into place, which fails if the name is taken.
+    pub fn put<T: Serialize + Versioned>(&self, name: &str, record: &T) -> Result<(), StoreError> {
         let path = self.record_path(name)?;
         if path.exists() {
-            self.get::<T>(name)?;
+            self.get_raw_check(&path)?;
         }
-        self.write_atomically(&path, record)
+        self.write_new(&path, record)
+    }
+
+    /// Why an existing record blocks a `put`: damaged, or simply there.
+    fn get_raw_check(&self, path: &Path) -> Result<(), StoreError> {
+        let bytes = fs::read(path).map_err(|source| StoreError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(_) => Err(StoreError::Write {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "a record of that name exists",
+                ),
+            }),
+            Err(e) => Err(StoreError::Damaged {
+                path: path.to_path_buf(),
+                why: e.to_string(),
+            }),
+        }
     }
 
     /// Reads one record: `None` when there is none.
@@ -280,8 +304,27 @@ impl Store {
         Ok(listing)
     }
 
+    /// Like [`Store::write_atomically`], but the temp file is hard-linked into place, so the
+    /// write fails rather than replace a record that appeared meanwhile.
+    fn write_new<T: Serialize>(&self, path: &Path, record: &T) -> Result<(), StoreError> {
+        self.write_with(path, record, |tmp, path| {
+            let linked = fs::hard_link(tmp, path);
+            let _ = fs::remove_file(tmp);
+            linked
+        })
+    }
+
     /// temp file in the same folder → write → fsync → rename → fsync the folder.
     fn write_atomically<T: Serialize>(&self, path: &Path, record: &T) -> Result<(), StoreError> {
+        self.write_with(path, record, |tmp, path| fs::rename(tmp, path))
+    }
+
+    fn write_with<T: Serialize>(
+        &self,
+        path: &Path,
+        record: &T,
+        place: impl FnOnce(&Path, &Path) -> std::io::Result<()>,
+    ) -> Result<(), StoreError> {
         let failed = |source| StoreError::Write {
             path: path.to_path_buf(),
             source,
@@ -308,7 +351,7 @@ impl Store {
             file.write_all(&bytes)?;
             file.write_all(b"\n")?;
             file.sync_all()?;
-            fs::rename(&tmp, path)?;
+            place(&tmp, path)?;
             File::open(folder)?.sync_all()
         })();
         if written.is_err() {

@@ -84,8 +84,14 @@ fn a_damaged_record_is_reported_and_kept_never_overwritten() {
         Err(StoreError::Damaged { .. })
     ));
     s.put("snap-3", &rec(3, 3)).unwrap();
+    s.put("snap-9", &rec(9, 9)).unwrap();
+    assert!(
+        s.put("snap-9", &rec(8, 8)).is_err(),
+        "an existing record is never replaced"
+    );
+    assert_eq!(s.get::<Rec>("snap-9").unwrap().unwrap().pid, 9);
     let listing = s.list::<Rec>("snap-").unwrap();
-    assert_eq!(listing.records.len(), 1);
+    assert_eq!(listing.records.len(), 2);
     assert_eq!(listing.damaged.len(), 1);
     assert!(listing.damaged[0].to_string().contains("kept as it is"));
     assert_eq!(
