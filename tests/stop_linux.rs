@@ -262,3 +262,40 @@ fn a_damaged_record_is_reported_and_left_as_it_is() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("kept as it is"));
     assert_eq!(std::fs::read(&bad).unwrap(), b"{ not json");
 }
+
+#[test]
+fn a_stop_waits_for_the_lock_another_stop_of_the_same_resource_holds() {
+    if fixtures_cannot_be_orphans("stop lock") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = start_vite(&sb, "app", &[]);
+    let id = id_of(&sb, &server);
+    // This test plays the other stop: it holds the resource's lock.
+    let store = pier::store::Store::open_at(sb.path().join("state")).unwrap();
+    let lock = store.lock(&format!("stop-{id}")).unwrap();
+    let lock_file = sb.path().join(format!("state/locks/stop-{id}.lock"));
+    let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&lock_file).unwrap());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(["stop", "--json", "--sample-ms", "100", &id])
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The kernel lists a blocked flock request with "->": the stop is waiting, not signalling.
+    wait_for("the second stop to block on the lock", || {
+        let locks = std::fs::read_to_string("/proc/locks").ok()?;
+        locks
+            .lines()
+            .any(|l| l.contains("->") && l.contains(&format!(":{inode} ")))
+            .then_some(())
+    });
+    assert!(
+        alive(pid(&server)),
+        "nothing is signalled while the lock is held"
+    );
+    drop(lock);
+    let out = child.wait_with_output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"][0]["result"], "stopped", "{doc:#}");
+}
