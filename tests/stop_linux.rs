@@ -276,7 +276,7 @@ fn a_stop_waits_for_the_lock_another_stop_of_the_same_resource_holds() {
     let lock = store.lock(&format!("stop-{id}")).unwrap();
     let lock_file = sb.path().join(format!("state/locks/stop-{id}.lock"));
     let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&lock_file).unwrap());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pier"))
+    let child = Command::new(env!("CARGO_BIN_EXE_pier"))
         .args(["stop", "--json", "--sample-ms", "100", &id])
         .env("PIER_STATE_DIR", sb.path().join("state"))
         .stdout(Stdio::piped())
