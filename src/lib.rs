@@ -6,6 +6,7 @@
 //! - [`diagnose`]: candidates → resources → projects → levels with evidence;
 //! - [`signal`]: the race-free signaller (pin, re-verify, send) the stop flow will use;
 //! - [`stop`]: the checkpoint chain, leaf-to-root signals, honest outcomes;
+//! - [`restart`]: bring a stopped resource back from its snapshot, without a shell;
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
 //! - [`cli`]: `pier scan` and its text and JSON output.
 //!
@@ -14,6 +15,7 @@
 pub mod cli;
 pub mod diagnose;
 pub mod probe;
+pub mod restart;
 pub mod signal;
 pub mod stop;
 pub mod store;

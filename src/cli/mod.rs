@@ -5,9 +5,11 @@
 //! Exit codes: 0 done (a scan ran, whatever it found; every requested resource was stopped);
 //! 1 Pier could not work at all (the process table or the state folder was unreadable);
 //! 2 the command line was wrong (an unknown flag, a `--under` folder that does not exist);
-//! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed).
+//! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed),
+//! or a restart was refused or did not get ready in time.
 
 mod render;
+mod restart;
 mod scan;
 mod stop;
 
@@ -33,6 +35,10 @@ enum Command {
     Scan(scan::ScanArgs),
     /// Stop resources safely: re-check, snapshot, then SIGTERM leaf to root.
     Stop(stop::StopArgs),
+    /// List the recovery snapshots, and whether each can be restarted.
+    History(restart::HistoryArgs),
+    /// Start a stopped service again from its snapshot, exactly as it was recorded.
+    Restart(restart::RestartArgs),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to anything non-empty.
@@ -109,6 +115,8 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Scan(args) => scan::run(args),
         Command::Stop(args) => stop::run(args),
+        Command::History(args) => restart::history(args),
+        Command::Restart(args) => restart::restart(args),
     }
 }
 

@@ -234,6 +234,7 @@ impl Stopper<'_> {
             outcomes: Vec::new(),
             result: None,
             reason: None,
+            restarts: Vec::new(),
         };
         let ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)

@@ -87,6 +87,19 @@ pub struct Snapshot {
     /// `None` until the stop has finished.
     pub result: Option<ResourceResult>,
     pub reason: Option<String>,
+    /// Every restart made from this snapshot, oldest first.
+    #[serde(default)]
+    pub restarts: Vec<RecordedRestart>,
+}
+
+/// One restart: the new root's identity and how it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedRestart {
+    pub identity: RecordedIdentity,
+    /// RFC 3339, UTC.
+    pub at: String,
+    /// Whether every recorded port listened from the new tree within the wait.
+    pub ready: bool,
 }
 
 impl Versioned for Snapshot {

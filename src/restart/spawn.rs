@@ -1,0 +1,128 @@
+//! Starting the recorded root without a shell, and waiting (bounded) for its ports.
+
+use std::ffi::OsStr;
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, BufReader};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::rules;
+use crate::diagnose::connections;
+use crate::diagnose::model::Port;
+use crate::diagnose::tree::ProcessTable;
+use crate::probe::{Pid, Probe, TcpState};
+use crate::stop::snapshot::SnapshotMember;
+
+/// Execs `program` with the member's recorded argv (argv[0] kept as recorded), recorded
+/// environment only, in `cwd`, in a new session, stdin closed, stdout and stderr appended to
+/// `log` (created 0600 in a 0700 folder).
+pub fn start(
+    program: &Path,
+    root: &SnapshotMember,
+    cwd: &Path,
+    log: &Path,
+) -> Result<Child, String> {
+    let folder = log.parent().expect("logs live in a folder");
+    fs::create_dir_all(folder)
+        .and_then(|()| fs::set_permissions(folder, fs::Permissions::from_mode(0o700)))
+        .map_err(|e| {
+            format!(
+                "the log folder {} could not be prepared: {e}",
+                folder.display()
+            )
+        })?;
+    let out = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(log)
+        .map_err(|e| format!("the log {} could not be opened: {e}", log.display()))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| format!("the log {} could not be opened: {e}", log.display()))?;
+    let env: Vec<Vec<u8>> = root
+        .env
+        .as_ref()
+        .map(|e| e.iter().map(|b| b.0.clone()).collect())
+        .unwrap_or_default();
+    let mut cmd = Command::new(program);
+    cmd.arg0(OsStr::from_bytes(&root.argv[0].0))
+        .args(root.argv[1..].iter().map(|a| OsStr::from_bytes(&a.0)))
+        .env_clear()
+        .envs(rules::env_pairs(&env))
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent. It is the only
+    // call in the child between fork and exec (not with process_group(0): that is EPERM).
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    cmd.spawn()
+        .map_err(|e| format!("{} could not be started: {e}", program.display()))
+}
+
+/// Polls until every recorded port listens from the new tree (bounded by `wait`); `false` if
+/// the wait ends first or the process exits (it is then reaped).
+pub fn wait_for_ports(
+    probe: &dyn Probe,
+    child: &mut Child,
+    ports: &[Port],
+    wait: Duration,
+) -> bool {
+    let end = Instant::now() + wait;
+    let pid = child.id();
+    loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            return false;
+        }
+        if listening(probe, pid, ports) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        // A bounded poll of the socket table: the new server gives no other sign of readiness.
+        std::thread::sleep(
+            Duration::from_millis(50).min(end.saturating_duration_since(Instant::now())),
+        );
+    }
+}
+
+fn listening(probe: &dyn Probe, root: Pid, ports: &[Port]) -> bool {
+    let Ok(list) = probe.processes() else {
+        return false;
+    };
+    let members = ProcessTable::new(list.processes).members(root);
+    let Ok(table) = probe.sockets(&members) else {
+        return false;
+    };
+    ports.iter().all(|p| {
+        let Ok(want) = super::bracketed(&p.address).parse::<std::net::IpAddr>() else {
+            return false;
+        };
+        let want = std::net::SocketAddr::new(want, p.port);
+        table.sockets.iter().any(|s| {
+            s.state == TcpState::Listen
+                && s.owners.iter().any(|o| members.contains(o))
+                && (s.local == want || connections::serves(s.local, want))
+        })
+    })
+}
+
+/// The last `n` lines of a log, for a person to read.
+pub fn tail(log: &Path, n: usize) -> Vec<String> {
+    let Ok(file) = fs::File::open(log) else {
+        return Vec::new();
+    };
+    let lines: Vec<String> = BufReader::new(file).lines().map_while(Result::ok).collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
+}
