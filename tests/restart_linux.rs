@@ -1,0 +1,334 @@
+//! `pier restart` and `pier history` against real processes on Linux: stop a fixture, bring it
+//! back from its snapshot, and check it came back exactly — or was refused, with the reason.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::*;
+use serde_json::Value;
+
+const VITE: &str = "node_modules/.bin/vite";
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts `argv` in `cwd` as an orphan with `PIER_TEST_VAR=hello` in its environment.
+fn spawn_with_var(cwd: &Path, argv: &[&str]) {
+    let status = Command::new("setsid")
+        .arg("-f")
+        .args(argv)
+        .current_dir(cwd)
+        .env("PIER_TEST_VAR", "hello")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn pid(v: &Value) -> u32 {
+    v["pid"].as_u64().unwrap() as u32
+}
+
+/// Registers the fixture's sh parent (if it has one alive) for clean-up.
+fn own_parent(sb: &Sandbox, report: &Value) {
+    if let Some(t) = report["ppid_start_time"].as_u64() {
+        sb.own(Started {
+            pid: report["ppid"].as_u64().unwrap() as u32,
+            start_time: t,
+        });
+    }
+}
+
+/// Stops the resource holding `server` and returns its snapshot name.
+fn stop(sb: &Sandbox, server: &Value, extra: &[&str]) -> (String, Value) {
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(server)).expect("found");
+    let id = r["id"].as_str().unwrap().to_owned();
+    let out = sb.pier_exact(&[&["stop", "--json", "--sample-ms", "100", &id], extra].concat());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = doc["results"][0].clone();
+    (
+        result["snapshot"].as_str().unwrap_or_default().to_owned(),
+        result,
+    )
+}
+
+fn restart(sb: &Sandbox, snapshot: &str) -> (i32, Value) {
+    // A variable of Pier's own must never reach the restarted program.
+    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(["restart", "--json", "--wait", "10", snapshot])
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_LEAK", "1")
+        .output()
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), doc)
+}
+
+/// Waits for a report from a process other than `old`, and registers what it names.
+fn new_report(sb: &Sandbox, name: &str, old: u32) -> Value {
+    let r = sb.report(name, |r| r["pid"].as_u64() != Some(u64::from(old)));
+    own_parent(sb, &r);
+    r
+}
+
+#[test]
+fn a_stopped_server_comes_back_as_it_was_in_its_own_session_with_its_output_logged() {
+    if fixtures_cannot_be_orphans("restart") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let port = free_port();
+    let report = sb.report_path("app");
+    let cmd = format!(
+        "./{VITE} --report '{}' --port {port}; true",
+        report.display()
+    );
+    spawn_with_var(&project, &["sh", "-c", &cmd]);
+    let before = sb.report("app", |_| true);
+    own_parent(&sb, &before);
+    let (name, stopped) = stop(&sb, &before, &[]);
+    assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+
+    let (code, r) = restart(&sb, &name);
+    assert_eq!(r["result"], "ready", "{r:#}");
+    assert_eq!(code, 0);
+    let root = r["pid"].as_u64().unwrap() as u32;
+    sb.own(Started {
+        pid: root,
+        start_time: r["start_time"].as_u64().unwrap(),
+    });
+    let after = new_report(&sb, "app", pid(&before));
+    assert_eq!(after["argv"], before["argv"], "the same argv");
+    assert_eq!(after["cwd"], before["cwd"], "the same folder");
+    assert_eq!(after["test_var"], "hello", "the recorded environment");
+    assert_eq!(
+        after["leak"],
+        Value::Null,
+        "and only the recorded environment"
+    );
+    let cmdline = std::fs::read(format!("/proc/{root}/cmdline")).unwrap();
+    let root_argv: Vec<&[u8]> = cmdline
+        .strip_suffix(&[0])
+        .unwrap()
+        .split(|&b| b == 0)
+        .collect();
+    assert_eq!(
+        root_argv,
+        vec![&b"sh"[..], b"-c", cmd.as_bytes()],
+        "sh -c replayed as recorded, arg0 kept"
+    );
+    assert_eq!(
+        after["ppid"].as_u64(),
+        Some(u64::from(root)),
+        "under the replayed sh -c"
+    );
+    assert_eq!(
+        after["sid"].as_u64(),
+        Some(u64::from(root)),
+        "a session of its own"
+    );
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        "listening again"
+    );
+    // `pier restart` has exited; the server runs on.
+    assert!(std::path::Path::new(&format!("/proc/{}", pid(&after))).exists());
+    let log = std::fs::read_to_string(r["log"].as_str().unwrap()).unwrap();
+    assert!(
+        log.contains(&format!("devserver {} listening on {port}", pid(&after))),
+        "{log}"
+    );
+    let history = sb.pier_exact(&["history", "--json"]);
+    let h: Value = serde_json::from_slice(&history.stdout).unwrap();
+    let entry = &h["snapshots"][0];
+    assert_eq!(entry["restartable"], false, "it runs again: {entry:#}");
+}
+
+#[test]
+fn argv_with_spaces_quotes_semicolons_and_substitutions_reaches_the_program_literally() {
+    if fixtures_cannot_be_orphans("restart argv") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let port = free_port().to_string();
+    let tricky = [
+        "a b",
+        "it's \"quoted\"",
+        "x;y",
+        "$(touch pwned)",
+        "`touch pwned2`",
+        "*",
+    ];
+    let mut argv = vec![VITE, "--report", report.to_str().unwrap(), "--port", &port];
+    for t in &tricky {
+        argv.extend(["--note", t]);
+    }
+    spawn_with_var(&project, &argv);
+    let before = sb.report("app", |_| true);
+    let (name, stopped) = stop(&sb, &before, &[]);
+    assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+    let (_, r) = restart(&sb, &name);
+    assert_eq!(r["result"], "ready", "{r:#}");
+    let after = new_report(&sb, "app", pid(&before));
+    assert_eq!(after["argv"], before["argv"]);
+    for t in tricky {
+        assert!(
+            after["argv"].as_array().unwrap().iter().any(|a| a == t),
+            "{t} arrives as it was"
+        );
+    }
+    assert!(
+        !project.join("pwned").exists() && !project.join("pwned2").exists(),
+        "no shell ran"
+    );
+}
+
+/// A stopped fixture whose snapshot is then made unrestartable by `spoil`.
+fn refused_after(
+    spoil: impl FnOnce(&Sandbox, &PathBuf, u16),
+    extra: &[&str],
+    use_py_copy: bool,
+) -> (i32, Value, Sandbox) {
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let port = free_port();
+    let port_s = port.to_string();
+    let mut argv = vec![
+        VITE,
+        "--report",
+        report.to_str().unwrap(),
+        "--port",
+        &port_s,
+    ];
+    argv.extend_from_slice(extra);
+    let py = project.join("bin/python3");
+    if use_py_copy {
+        // The program is a copy of python inside the project, named relative to it.
+        std::fs::create_dir_all(py.parent().unwrap()).unwrap();
+        std::fs::copy(python(), &py).unwrap();
+        argv.insert(0, "bin/python3");
+    }
+    spawn_with_var(&project, &argv);
+    let before = sb.report("app", |_| true);
+    let (name, _) = stop(&sb, &before, &["--grace", "0.3"]);
+    spoil(&sb, &project, port);
+    let (code, r) = restart(&sb, &name);
+    (code, r, sb)
+}
+
+#[test]
+fn a_recorded_port_held_by_someone_else_is_refused() {
+    let (code, r, _sb) = refused_after(
+        |_, _, port| {
+            let held = TcpListener::bind(("127.0.0.1", port)).unwrap();
+            std::mem::forget(held); // held by this test until it ends
+        },
+        &[],
+        false,
+    );
+    assert_eq!(r["result"], "refused", "{r:#}");
+    assert_eq!(code, 3);
+    assert!(r["reason"].as_str().unwrap().contains("is taken"), "{r:#}");
+}
+
+#[test]
+fn a_removed_folder_is_refused() {
+    let (_, r, _sb) = refused_after(
+        |_, project, _| {
+            std::fs::rename(project, project.with_file_name("moved")).unwrap();
+        },
+        &[],
+        false,
+    );
+    assert_eq!(r["result"], "refused", "{r:#}");
+    assert!(r["reason"].as_str().unwrap().contains("is gone"), "{r:#}");
+}
+
+#[test]
+fn a_removed_program_is_refused() {
+    let (_, r, _sb) = refused_after(
+        |_, project, _| {
+            std::fs::remove_file(project.join("bin/python3")).unwrap();
+        },
+        &[],
+        true,
+    );
+    assert_eq!(r["result"], "refused", "{r:#}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("bin/python3"),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn a_partial_stop_is_refused() {
+    let (_, r, _sb) = refused_after(|_, _, _| {}, &["--ignore-term"], false);
+    assert_eq!(r["result"], "refused", "{r:#}");
+    assert!(r["reason"].as_str().unwrap().contains("partial"), "{r:#}");
+}
+
+#[test]
+fn the_same_command_already_running_is_refused() {
+    if fixtures_cannot_be_orphans("restart twin") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let argv = [VITE, "--report", report.to_str().unwrap(), "--no-listen"];
+    spawn_with_var(&project, &argv);
+    let before = sb.report("app", |_| true);
+    let (name, stopped) = stop(&sb, &before, &[]);
+    assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+    spawn_with_var(&project, &argv);
+    new_report(&sb, "app", pid(&before));
+    let (_, r) = restart(&sb, &name);
+    assert_eq!(r["result"], "refused", "{r:#}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("already runs"),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn a_corrupted_snapshot_is_listed_as_unreadable_refused_and_kept() {
+    let sb = Sandbox::new();
+    let records = sb.path().join("state/records");
+    std::fs::create_dir_all(&records).unwrap();
+    let bad = records.join("snap-7-7-7.json");
+    std::fs::write(&bad, b"\x00 garbage").unwrap();
+    let out = sb.pier_exact(&["history", "--json"]);
+    let h: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unreadable = h["unreadable"].as_array().unwrap();
+    assert_eq!(unreadable.len(), 1);
+    assert!(
+        unreadable[0].as_str().unwrap().contains("snap-7-7-7.json"),
+        "{h:#}"
+    );
+    let (code, r) = restart(&sb, "snap-7-7-7");
+    assert_eq!(r["result"], "refused", "{r:#}");
+    assert_eq!(code, 3);
+    assert_eq!(std::fs::read(&bad).unwrap(), b"\x00 garbage");
+}
