@@ -161,6 +161,10 @@ fn a_stopped_server_comes_back_as_it_was_in_its_own_session_with_its_output_logg
     let h: Value = serde_json::from_slice(&history.stdout).unwrap();
     let entry = &h["snapshots"][0];
     assert_eq!(entry["restartable"], false, "it runs again: {entry:#}");
+    assert!(
+        entry["why_not"].as_str().unwrap().contains("is taken"),
+        "{entry:#}"
+    );
 }
 
 #[test]
@@ -240,6 +244,9 @@ fn refused_after(
 
 #[test]
 fn a_recorded_port_held_by_someone_else_is_refused() {
+    if fixtures_cannot_be_orphans("a_recorded_port_held_by_someone_else_is_refused") {
+        return;
+    }
     let (code, r, _sb) = refused_after(
         |_, _, port| {
             let held = TcpListener::bind(("127.0.0.1", port)).unwrap();
@@ -255,6 +262,9 @@ fn a_recorded_port_held_by_someone_else_is_refused() {
 
 #[test]
 fn a_removed_folder_is_refused() {
+    if fixtures_cannot_be_orphans("a_removed_folder_is_refused") {
+        return;
+    }
     let (_, r, _sb) = refused_after(
         |_, project, _| {
             std::fs::rename(project, project.with_file_name("moved")).unwrap();
@@ -268,6 +278,9 @@ fn a_removed_folder_is_refused() {
 
 #[test]
 fn a_removed_program_is_refused() {
+    if fixtures_cannot_be_orphans("a_removed_program_is_refused") {
+        return;
+    }
     let (_, r, _sb) = refused_after(
         |_, project, _| {
             std::fs::remove_file(project.join("bin/python3")).unwrap();
@@ -284,6 +297,9 @@ fn a_removed_program_is_refused() {
 
 #[test]
 fn a_partial_stop_is_refused() {
+    if fixtures_cannot_be_orphans("a_partial_stop_is_refused") {
+        return;
+    }
     let (_, r, _sb) = refused_after(|_, _, _| {}, &["--ignore-term"], false);
     assert_eq!(r["result"], "refused", "{r:#}");
     assert!(r["reason"].as_str().unwrap().contains("partial"), "{r:#}");
@@ -331,4 +347,112 @@ fn a_corrupted_snapshot_is_listed_as_unreadable_refused_and_kept() {
     assert_eq!(r["result"], "refused", "{r:#}");
     assert_eq!(code, 3);
     assert_eq!(std::fs::read(&bad).unwrap(), b"\x00 garbage");
+}
+
+#[test]
+fn a_program_the_kernel_would_not_run_itself_is_refused_and_no_shell_runs_it() {
+    // The recorded binary was replaced by a shebang-less file: execvp would hand it to /bin/sh.
+    if fixtures_cannot_be_orphans("restart shebang-less") {
+        return;
+    }
+    let (_, r, sb) = refused_after(
+        |_, project, _| {
+            let py = project.join("bin/python3");
+            std::fs::write(&py, "touch pwned\n").unwrap();
+        },
+        &[],
+        true,
+    );
+    assert_eq!(r["result"], "refused", "{r:#}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("without a shell"),
+        "{r:#}"
+    );
+    assert!(!sb.path().join("app/pwned").exists());
+}
+
+#[test]
+fn a_server_that_exits_before_listening_is_not_ready_with_its_exit_status_and_log() {
+    if fixtures_cannot_be_orphans("restart exit") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let port = free_port().to_string();
+    spawn_with_var(
+        &project,
+        &[VITE, "--report", report.to_str().unwrap(), "--port", &port],
+    );
+    let before = sb.report("app", |_| true);
+    let (name, _) = stop(&sb, &before, &[]);
+    std::fs::write(project.join(".pier-test-exit"), b"").unwrap();
+    let (code, r) = restart(&sb, &name);
+    assert_eq!(r["result"], "not_ready", "{r:#}");
+    assert_eq!(code, 3);
+    assert!(
+        r["reason"].as_str().unwrap().contains("exit status: 3"),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn an_ipv6_server_is_ready_once_it_listens_on_its_recorded_address() {
+    if fixtures_cannot_be_orphans("restart ipv6") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let port = free_port().to_string();
+    let argv = [
+        VITE,
+        "--report",
+        report.to_str().unwrap(),
+        "--host",
+        "::1",
+        "--port",
+        &port,
+    ];
+    spawn_with_var(&project, &argv);
+    let before = sb.report("app", |_| true);
+    let (name, _) = stop(&sb, &before, &[]);
+    let (_, r) = restart(&sb, &name);
+    assert_eq!(r["result"], "ready", "{r:#}");
+    new_report(&sb, "app", pid(&before));
+}
+
+#[test]
+fn a_root_that_rewrote_its_title_is_not_execd_its_command_child_is() {
+    // Like npm: the root's argv[0] is "npm run dev", which is a title, not a command.
+    if fixtures_cannot_be_orphans("restart retitled") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let port = free_port();
+    let inner = format!(
+        "./{VITE} --report '{}' --port {port}; true",
+        report.display()
+    );
+    let outer = format!("exec -a 'npm run dev' sh -c \"{inner}\"");
+    spawn_with_var(&project, &["bash", "-c", &outer]);
+    let before = sb.report("app", |_| true);
+    own_parent(&sb, &before);
+    let (name, stopped) = stop(&sb, &before, &[]);
+    assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+    let (_, r) = restart(&sb, &name);
+    assert_eq!(r["result"], "ready", "{r:#}");
+    let after = new_report(&sb, "app", pid(&before));
+    assert_eq!(after["argv"], before["argv"]);
+    assert_eq!(
+        after["pid"].as_u64(),
+        r["pid"].as_u64(),
+        "the command child itself was exec'd"
+    );
+    sb.own(Started {
+        pid: pid(&after),
+        start_time: after["start_time"].as_u64().unwrap(),
+    });
 }

@@ -466,7 +466,11 @@ pub fn role(p: &ProcessInfo) -> Role {
         return Role::Terminal;
     }
     let through = program_and_args(&p.argv).map(|(prog, _)| prog);
-    if is(WRAPPERS) || through.is_some_and(|prog| WRAPPERS.contains(&prog.as_str())) {
+    // A launcher that rewrote its title ("npm run dev", in argv[0] and comm) is still one.
+    let titled = [name, p.comm.as_str()]
+        .iter()
+        .any(|t| t.contains(' ') && t.split(' ').next().is_some_and(|w| WRAPPERS.contains(&w)));
+    if is(WRAPPERS) || titled || through.is_some_and(|prog| WRAPPERS.contains(&prog.as_str())) {
         return Role::Wrapper;
     }
     Role::Other
@@ -636,6 +640,11 @@ mod tests {
         assert_eq!(
             role(&process(5, 1, &["python3", "orchestrate.py"])),
             Role::Other
+        );
+        assert_eq!(
+            role(&process(5, 1, &["npm run dev"])),
+            Role::Wrapper,
+            "a retitled npm"
         );
     }
 }

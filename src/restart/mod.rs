@@ -12,6 +12,7 @@ pub mod rules;
 mod spawn;
 
 use std::ffi::OsStr;
+use std::net::{IpAddr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -76,80 +77,123 @@ fn endpoint(address: &str, port: u16) -> String {
     }
 }
 
-/// Everything that argues against restarting `s` now, first reason only.
+/// Everything that argues against restarting `s` now, first reason only. Missing facts argue
+/// against it too.
 pub fn refusal(probe: &dyn Probe, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     rules::stop_was_complete(s)?;
-    let root = rules::target(s).ok_or("the snapshot does not record its root")?;
-    let env: Vec<Vec<u8>> = root
+    let target = rules::target(s)
+        .ok_or("every recorded command is a rewritten title: Pier cannot know the real one")?;
+    let env: Vec<Vec<u8>> = target
         .env
         .as_ref()
-        .ok_or("the root's environment was not recorded")?
+        .ok_or("the environment was not recorded")?
         .iter()
         .map(|e| e.0.clone())
         .collect();
-    let cwd = root
+    let cwd = target
         .cwd
         .as_ref()
         .map(|c| PathBuf::from(OsStr::from_bytes(&c.0)))
-        .ok_or("the root's folder was not recorded")?;
+        .ok_or("the folder was not recorded")?;
     if !cwd.is_dir() {
         return Err(format!("the folder {} is gone", cwd.display()));
     }
-    let arg0 = root.argv.first().ok_or("the recorded command is empty")?;
+    let arg0 = target.argv.first().ok_or("the recorded command is empty")?;
     let program = rules::resolve_program(&arg0.0, &cwd, &env)?;
+    same_program(&program, &rules::recorded_exe(target))?;
+    ports_free(probe, s)?;
+    if let Some(pid) = already_running(probe, s)? {
+        return Err(format!(
+            "the same command already runs in {} (pid {pid})",
+            s.project.path
+        ));
+    }
+    Ok((program, cwd))
+}
+
+/// The file must be one the kernel runs itself (else `execvp` would hand it to `/bin/sh`),
+/// and a binary must be the very program that ran (not another one further down `PATH`).
+fn same_program(program: &Path, recorded: &Path) -> Result<(), String> {
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(program)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .map_err(|e| format!("{} could not be read: {e}", program.display()))?;
+    if !rules::is_directly_executable(&head[..n]) {
+        return Err(format!(
+            "{} is not a program Pier can run without a shell",
+            program.display()
+        ));
+    }
+    if head.starts_with(b"#!") {
+        return Ok(());
+    }
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    if canon(program) != canon(recorded) {
+        return Err(format!(
+            "{} is not the program that ran ({})",
+            program.display(),
+            recorded.display()
+        ));
+    }
+    Ok(())
+}
+
+/// No recorded port may be held by anyone now.
+fn ports_free(probe: &dyn Probe, s: &Snapshot) -> Result<(), String> {
     let table = probe
         .sockets(&[])
         .map_err(|e| format!("the ports could not be checked: {e}"))?;
     for port in &s.ports {
-        let want = format!("{}:{}", bracketed(&port.address), port.port);
-        let Ok(want) = want.parse() else { continue };
-        if table.sockets.iter().any(|t| {
+        let ip: IpAddr = port
+            .address
+            .parse()
+            .map_err(|_| format!("the recorded address {} could not be read", port.address))?;
+        let want = SocketAddr::new(ip, port.port);
+        let taken = table.sockets.iter().any(|t| {
             t.state == TcpState::Listen
                 && (connections::serves(t.local, want) || connections::serves(want, t.local))
-        }) {
+        });
+        if taken {
             return Err(format!(
                 "port {} is taken",
                 endpoint(&port.address, port.port)
             ));
         }
     }
-    if let Some(pid) = already_running(probe, s, &cwd) {
-        return Err(format!(
-            "the same command already runs in {} (pid {pid})",
-            cwd.display()
-        ));
-    }
-    Ok((program, cwd))
+    Ok(())
 }
 
-fn bracketed(address: &str) -> String {
-    if address.contains(':') {
-        format!("[{address}]")
-    } else {
-        address.to_owned()
-    }
-}
-
-/// A process of ours running a recorded member's exact argv in the recorded folder.
-fn already_running(probe: &dyn Probe, s: &Snapshot, cwd: &Path) -> Option<Pid> {
-    let list = probe.processes().ok()?;
+/// A process of ours running a recorded member's exact argv inside the project. A twin whose
+/// folder cannot be read cannot be ruled out.
+fn already_running(probe: &dyn Probe, s: &Snapshot) -> Result<Option<Pid>, String> {
+    let list = probe
+        .processes()
+        .map_err(|e| format!("running processes could not be checked: {e}"))?;
     let uid = probe.current_uid();
-    list.processes
+    let project = Path::new(&s.project.path);
+    for p in list
+        .processes
         .iter()
         .filter(|p| p.uid == uid && !p.zombie && !p.argv.is_empty())
-        .filter(|p| {
-            s.members.iter().any(|m| {
-                m.argv.len() == p.argv.len() && m.argv.iter().zip(&p.argv).all(|(a, b)| a.0 == *b)
-            })
-        })
-        .find(|p| {
-            probe
-                .details(p.identity.pid)
-                .and_then(|d| d.cwd.ok())
-                .as_deref()
-                == Some(cwd)
-        })
-        .map(|p| p.identity.pid)
+    {
+        let twin = s.members.iter().any(|m| {
+            m.argv.len() == p.argv.len() && m.argv.iter().zip(&p.argv).all(|(a, b)| a.0 == *b)
+        });
+        if !twin {
+            continue;
+        }
+        match probe.details(p.identity.pid).map(|d| d.cwd) {
+            Some(Ok(cwd)) if cwd.starts_with(project) => return Ok(Some(p.identity.pid)),
+            Some(Ok(_)) | None => {}
+            Some(Err(e)) => {
+                return Err(format!(
+                    "pid {} runs the same command and its folder cannot be read: {e}",
+                    p.identity.pid
+                ))
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Every snapshot, newest last, with whether it can be restarted now; and the unreadable ones.
@@ -222,7 +266,11 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
         log: None,
         log_tail: Vec::new(),
     };
-    let _lock = match store.lock(&format!("restart-{name}")) {
+    // One lock per project: two snapshots of one command must not both start.
+    let _lock = match store.lock(&format!(
+        "restart-{:016x}",
+        fnv1a(name_project(store, name).as_bytes())
+    )) {
         Ok(lock) => lock,
         Err(e) => return failed(report, e.to_string()),
     };
@@ -244,45 +292,95 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
     };
     let log = store.folder().join("logs").join(format!("{name}.log"));
     report.log = Some(log.display().to_string());
-    let root = rules::target(&snapshot).expect("refusal checked the root");
-    let mut child = match spawn::start(&program, root, &cwd, &log) {
+    let log_start = std::fs::metadata(&log).map_or(0, |m| m.len());
+    let target = rules::target(&snapshot).expect("refusal checked the target");
+    let mut child = match spawn::start(&program, target, &cwd, &log) {
         Ok(child) => child,
         Err(e) => return failed(report, e),
     };
     let pid = child.id();
-    let start_time = match probe.identity(pid) {
+    report.pid = Some(pid);
+    report.start_time = match probe.identity(pid) {
         crate::probe::IdentityRead::Alive { identity, .. } => Some(identity.start_time),
         _ => None,
     };
-    report.pid = Some(pid);
-    report.start_time = start_time;
-    let ready = spawn::wait_for_ports(probe, &mut child, &snapshot.ports, wait);
-    report.result = if ready {
-        RestartResult::Ready
-    } else {
-        RestartResult::NotReady
+    // Recorded at once, so an interrupted wait never leaves a restart unrecorded.
+    let mut unrecorded = record(store, name, &snapshot, pid, report.start_time, false).err();
+    let end = spawn::wait_for_ports(probe, &mut child, &snapshot.ports, wait);
+    // Reaped when it exits; in the CLI, Pier exits first and init adopts it.
+    std::thread::spawn(move || child.wait());
+    let ready = end == spawn::WaitEnd::Ready;
+    if ready {
+        unrecorded =
+            unrecorded.or(record(store, name, &snapshot, pid, report.start_time, true).err());
+    }
+    (report.result, report.reason) = match end {
+        spawn::WaitEnd::Ready => (
+            RestartResult::Ready,
+            format!("listening again as pid {pid}"),
+        ),
+        spawn::WaitEnd::TimedOut => (
+            RestartResult::NotReady,
+            format!(
+                "started as pid {pid}, but not every recorded port listened within {} s",
+                wait.as_secs_f64()
+            ),
+        ),
+        spawn::WaitEnd::Exited(status) => (
+            RestartResult::NotReady,
+            format!("started as pid {pid}, which exited ({status}) before listening"),
+        ),
     };
-    report.reason = if ready {
-        format!("listening again as pid {pid}")
-    } else {
-        report.log_tail = spawn::tail(&log, 10);
-        format!(
-            "started as pid {pid}, but not every recorded port listened within {} s",
-            wait.as_secs_f64()
-        )
-    };
-    if let Some(start_time) = start_time {
-        let record = RecordedRestart {
-            identity: crate::probe::Identity { pid, start_time }.into(),
-            at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-            ready,
-        };
-        let owner = snapshot.root.into();
-        if let Err(e) = store.update::<Snapshot, _>(name, owner, |s| s.restarts.push(record)) {
-            report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
-        }
+    if !ready {
+        report.log_tail = spawn::tail(&log, log_start, 10);
+    }
+    if let Some(e) = unrecorded {
+        report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
     }
     report
+}
+
+/// Adds (or completes) this restart in the snapshot. The update is on behalf of the identity
+/// the record names — the stopped root — which is what the snapshot speaks for.
+fn record(
+    store: &Store,
+    name: &str,
+    snapshot: &Snapshot,
+    pid: Pid,
+    start_time: Option<u64>,
+    ready: bool,
+) -> Result<(), String> {
+    let start_time = start_time.ok_or("its start time could not be read")?;
+    let identity = crate::probe::Identity { pid, start_time }.into();
+    let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    store
+        .update::<Snapshot, _>(name, snapshot.root.into(), |s| {
+            match s.restarts.iter_mut().find(|r| r.identity == identity) {
+                Some(r) => r.ready = ready,
+                None => s.restarts.push(RecordedRestart {
+                    identity,
+                    at,
+                    ready,
+                }),
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The project a snapshot belongs to (its name when unreadable), for the restart lock.
+fn name_project(store: &Store, name: &str) -> String {
+    match store.get::<Snapshot>(name) {
+        Ok(Some(s)) => s.project.path,
+        _ => name.to_owned(),
+    }
+}
+
+/// FNV-1a: a stable, dependency-free hash for lock names.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn failed(mut report: RestartReport, why: String) -> RestartReport {

@@ -9,10 +9,46 @@ use std::path::{Path, PathBuf};
 use crate::stop::snapshot::{Snapshot, SnapshotMember};
 use crate::stop::ResourceResult;
 
-/// The member to restart: the root. A member whose title was rewritten (`next-server (v…)`)
-/// is never the target — its parent command, the root, is.
+/// A title the process wrote over its argv (libuv's `uv_set_process_title`, `next-server
+/// (v…)`, npm's "npm run dev"): a program name with spaces, or padding of empty arguments.
+/// Such an argv is not a command and is never exec'd.
+pub fn is_rewritten(m: &SnapshotMember) -> bool {
+    let Some(first) = m.argv.first() else {
+        return true;
+    };
+    first.0.contains(&b' ') || (m.argv.len() > 1 && m.argv[1..].iter().all(|a| a.0.is_empty()))
+}
+
+/// The member to restart: the root, unless its title was rewritten — then the highest member
+/// whose argv is still its command (the root's own child, e.g. the `sh -c` npm started).
 pub fn target(s: &Snapshot) -> Option<&SnapshotMember> {
-    s.members.iter().find(|m| m.identity == s.root)
+    let root = s.members.iter().find(|m| m.identity == s.root)?;
+    if !is_rewritten(root) {
+        return Some(root);
+    }
+    // Members are recorded root first, then breadth first: the first good one is the highest.
+    s.members.iter().find(|m| !is_rewritten(m))
+}
+
+/// What a file would be exec'd as. Anything else would make `execvp` fall back to running it
+/// with `/bin/sh` — a shell Pier did not mean to run.
+pub fn is_directly_executable(head: &[u8]) -> bool {
+    const MAGICS: &[&[u8]] = &[
+        b"\x7fELF",
+        b"#!",
+        &[0xfe, 0xed, 0xfa, 0xce],
+        &[0xfe, 0xed, 0xfa, 0xcf],
+        &[0xce, 0xfa, 0xed, 0xfe],
+        &[0xcf, 0xfa, 0xed, 0xfe],
+        &[0xca, 0xfe, 0xba, 0xbe],
+    ];
+    MAGICS.iter().any(|m| head.starts_with(m))
+}
+
+/// The recorded executable without the kernel's " (deleted)" suffix.
+pub fn recorded_exe(m: &SnapshotMember) -> PathBuf {
+    let raw = m.exe.0.strip_suffix(b" (deleted)").unwrap_or(&m.exe.0);
+    PathBuf::from(OsStr::from_bytes(raw))
 }
 
 /// Only a complete stop may be undone by a restart: a partial one left something running.
@@ -108,6 +144,50 @@ mod tests {
             resolve_program(b"bin/tool", dir.path(), &[]).is_err(),
             "not executable"
         );
+    }
+
+    #[test]
+    fn only_real_programs_are_directly_executable() {
+        assert!(is_directly_executable(b"\x7fELF\x02\x01"));
+        assert!(is_directly_executable(b"#!/usr/bin/env node\n"));
+        assert!(is_directly_executable(&[0xcf, 0xfa, 0xed, 0xfe, 7]));
+        assert!(
+            !is_directly_executable(b"echo hi\n"),
+            "execvp would hand this to /bin/sh"
+        );
+        assert!(!is_directly_executable(b""));
+    }
+
+    fn member(argv: &[&str]) -> SnapshotMember {
+        use crate::stop::bytes::ByteString;
+        SnapshotMember {
+            identity: crate::stop::snapshot::RecordedIdentity {
+                pid: 1,
+                start_time: 1,
+            },
+            ppid: 0,
+            uid: 0,
+            argv: argv
+                .iter()
+                .map(|a| ByteString(a.as_bytes().to_vec()))
+                .collect(),
+            env: None,
+            exe: ByteString(b"/usr/bin/node (deleted)".to_vec()),
+            cwd: None,
+        }
+    }
+
+    #[test]
+    fn rewritten_titles_are_told_from_commands() {
+        assert!(is_rewritten(&member(&["npm run dev"])));
+        assert!(is_rewritten(&member(&["next-server (v14.2.0)"])));
+        assert!(
+            is_rewritten(&member(&["node", "", ""])),
+            "padding left by a title"
+        );
+        assert!(!is_rewritten(&member(&["sh", "-c", "vite; true"])));
+        assert!(!is_rewritten(&member(&["vite"])));
+        assert_eq!(recorded_exe(&member(&["x"])), Path::new("/usr/bin/node"));
     }
 
     #[test]

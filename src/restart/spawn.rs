@@ -2,7 +2,6 @@
 
 use std::ffi::OsStr;
 use std::fs::{self, OpenOptions};
-use std::io::{BufRead, BufReader};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -70,25 +69,33 @@ pub fn start(
         .map_err(|e| format!("{} could not be started: {e}", program.display()))
 }
 
-/// Polls until every recorded port listens from the new tree (bounded by `wait`); `false` if
-/// the wait ends first or the process exits (it is then reaped).
+/// How the wait for the ports ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitEnd {
+    Ready,
+    TimedOut,
+    /// The process exited (and was reaped) before its ports listened.
+    Exited(String),
+}
+
+/// Polls until every recorded port listens from the new tree, bounded by `wait`.
 pub fn wait_for_ports(
     probe: &dyn Probe,
     child: &mut Child,
     ports: &[Port],
     wait: Duration,
-) -> bool {
+) -> WaitEnd {
     let end = Instant::now() + wait;
     let pid = child.id();
     loop {
-        if let Ok(Some(_)) = child.try_wait() {
-            return false;
+        if let Ok(Some(status)) = child.try_wait() {
+            return WaitEnd::Exited(status.to_string());
         }
         if listening(probe, pid, ports) {
-            return true;
+            return WaitEnd::Ready;
         }
         if Instant::now() >= end {
-            return false;
+            return WaitEnd::TimedOut;
         }
         // A bounded poll of the socket table: the new server gives no other sign of readiness.
         std::thread::sleep(
@@ -106,7 +113,7 @@ fn listening(probe: &dyn Probe, root: Pid, ports: &[Port]) -> bool {
         return false;
     };
     ports.iter().all(|p| {
-        let Ok(want) = super::bracketed(&p.address).parse::<std::net::IpAddr>() else {
+        let Ok(want) = p.address.parse::<std::net::IpAddr>() else {
             return false;
         };
         let want = std::net::SocketAddr::new(want, p.port);
@@ -118,11 +125,16 @@ fn listening(probe: &dyn Probe, root: Pid, ports: &[Port]) -> bool {
     })
 }
 
-/// The last `n` lines of a log, for a person to read.
-pub fn tail(log: &Path, n: usize) -> Vec<String> {
-    let Ok(file) = fs::File::open(log) else {
+/// The last `n` lines this run wrote to the log (from byte `from` on), decoded leniently.
+pub fn tail(log: &Path, from: u64, n: usize) -> Vec<String> {
+    let Ok(bytes) = fs::read(log) else {
         return Vec::new();
     };
-    let lines: Vec<String> = BufReader::new(file).lines().map_while(Result::ok).collect();
-    lines[lines.len().saturating_sub(n)..].to_vec()
+    let start = usize::try_from(from).unwrap_or(usize::MAX).min(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect()
 }
