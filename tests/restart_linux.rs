@@ -456,3 +456,52 @@ fn a_root_that_rewrote_its_title_is_not_execd_its_command_child_is() {
         start_time: after["start_time"].as_u64().unwrap(),
     });
 }
+
+#[test]
+fn another_program_further_down_path_is_not_taken_for_the_one_that_ran() {
+    // The server ran a python3 found first in PATH (a project-local one, like a venv's);
+    // once that is gone, /usr/bin/python3 must not stand in for it.
+    if fixtures_cannot_be_orphans("restart path") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let bin = project.join("venv-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(python(), bin.join("python3")).unwrap();
+    let report = sb.report_path("app");
+    let port = free_port().to_string();
+    // No version-manager shims in this PATH: a `#!` launcher is trusted as the user's own.
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let status = Command::new("setsid")
+        .args([
+            "-f",
+            "python3",
+            VITE,
+            "--report",
+            report.to_str().unwrap(),
+            "--port",
+            &port,
+        ])
+        .current_dir(&project)
+        .env("PATH", &path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let before = sb.report("app", |_| true);
+    let (name, stopped) = stop(&sb, &before, &[]);
+    assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+    std::fs::remove_file(bin.join("python3")).unwrap();
+    let (_, r) = restart(&sb, &name);
+    assert_eq!(r["result"], "refused", "{r:#}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not the program that ran"),
+        "{r:#}"
+    );
+}
