@@ -7,17 +7,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::bytes::ByteString;
 use super::checks;
 use super::outcome::{MemberOutcome, MemberReport, ResourceResult, StopReport, Timings};
+use super::signals::Signals;
 use super::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
 use super::wait::ExitWaiter;
 use super::{Shown, StopOptions};
 use crate::diagnose::model::{EvidenceKind, Level, Project, Resource};
 use crate::diagnose::{self, MarkerLookup, ScanOptions};
 use crate::probe::{Identity, Pid, Probe};
-use crate::signal::{Expected, Sig, SignalOutcome, Signaller};
+use crate::signal::Signaller;
 use crate::store::Store;
-
-/// How long a parent gets to exit on its own after its children did, before its signal.
-const SETTLE: Duration = Duration::from_millis(200);
 
 /// Everything a stop needs, each behind its interface.
 pub struct Stopper<'a> {
@@ -276,126 +274,28 @@ impl Stopper<'_> {
             Ok(t0) => t0,
             Err(why) => return report(id, ResourceResult::Refused, why),
         };
-        let sig = if self.opts.force {
-            Sig::Kill
-        } else {
-            Sig::Term
+        let mut run = Signals {
+            stopper: self,
+            snapshot,
+            t0,
+            members: Vec::new(),
+            first: None,
+            last: None,
         };
-        let command = |pid: Pid| {
-            let argv: Vec<String> = snapshot
-                .members
-                .iter()
-                .find(|m| m.identity.pid == pid)
-                .map(|m| {
-                    m.argv
-                        .iter()
-                        .map(|a| String::from_utf8_lossy(&a.0).into_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
-            let joined: String = argv
-                .join(" ")
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect();
-            match joined.char_indices().nth(60) {
-                Some((cut, _)) => format!("{}…", &joined[..cut]),
-                None => joined,
-            }
-        };
-        let mut members: Vec<MemberReport> = Vec::new();
-        let mut first: Option<Duration> = None;
-        let mut last: Option<Duration> = None;
         for level in checks::levels(snapshot) {
-            // A parent whose children just exited often ends on its own (`sh -c`, npm): give
-            // it a moment, bounded, before signalling it.
-            let level = if first.is_some() {
-                let exited = self
-                    .waiter
-                    .wait_for_exit(&level, SETTLE.min(self.opts.grace));
-                let (gone, alive): (Vec<_>, Vec<_>) =
-                    level.into_iter().zip(exited).partition(|(_, x)| *x);
-                for (e, _) in gone {
-                    members.push(MemberReport {
-                        pid: e.identity.pid,
-                        start_time: e.identity.start_time,
-                        command: command(e.identity.pid),
-                        outcome: MemberOutcome::Exited,
-                        detail: "exited on its own after the first signal".into(),
-                    });
-                }
-                alive.into_iter().map(|(e, _)| e).collect()
-            } else {
-                level
+            let level = run.settle(level);
+            let sent = match run.signal_level(level) {
+                Ok(sent) => sent,
+                Err(why) => return report(id, ResourceResult::Refused, why),
             };
-            let mut sent: Vec<Expected> = Vec::new();
-            for e in level {
-                if first.is_none() && self.probe.now().saturating_sub(t0) > self.opts.deadline {
-                    return report(
-                        id,
-                        ResourceResult::Refused,
-                        format!(
-                            "more than {} s passed between check (a) and the first signal; nothing was sent",
-                            self.opts.deadline.as_secs_f64()
-                        ),
-                    );
-                }
-                let pid = e.identity.pid;
-                let line = |outcome, detail: String| MemberReport {
-                    pid,
-                    start_time: e.identity.start_time,
-                    command: command(pid),
-                    outcome,
-                    detail,
-                };
-                match self.signaller.signal(&e, sig) {
-                    SignalOutcome::Sent => {
-                        let now = self.probe.now().saturating_sub(t0);
-                        first.get_or_insert(now);
-                        last = Some(now);
-                        sent.push(e.clone());
-                    }
-                    SignalOutcome::Gone if first.is_some() => members.push(line(
-                        MemberOutcome::Exited,
-                        "exited on its own after the first signal".into(),
-                    )),
-                    SignalOutcome::Gone => members.push(line(
-                        MemberOutcome::Skipped,
-                        "already gone before any signal".into(),
-                    )),
-                    SignalOutcome::Mismatch(why) => members.push(line(MemberOutcome::Skipped, why)),
-                    SignalOutcome::Failed(why) => members.push(line(MemberOutcome::Failed, why)),
-                }
-            }
-            let exited = self.waiter.wait_for_exit(&sent, self.opts.grace);
-            for (e, gone) in sent.iter().zip(exited) {
-                members.push(MemberReport {
-                    pid: e.identity.pid,
-                    start_time: e.identity.start_time,
-                    command: command(e.identity.pid),
-                    outcome: if gone {
-                        MemberOutcome::Stopped
-                    } else {
-                        MemberOutcome::StillRunning
-                    },
-                    detail: if gone {
-                        format!(
-                            "exited after {}",
-                            if self.opts.force {
-                                "SIGKILL"
-                            } else {
-                                "SIGTERM"
-                            }
-                        )
-                    } else {
-                        format!(
-                            "still running {} s after the signal",
-                            self.opts.grace.as_secs_f64()
-                        )
-                    },
-                });
-            }
+            run.await_level(&sent);
         }
+        let Signals {
+            members,
+            first,
+            last,
+            ..
+        } = run;
         // A member skipped because it changed (an exec) may still run as the same process.
         let still_running: Vec<Pid> = members
             .iter()

@@ -19,6 +19,7 @@ pub mod snapshot;
 pub mod wait;
 
 mod flow;
+mod signals;
 
 use std::path::PathBuf;
 use std::time::Duration;

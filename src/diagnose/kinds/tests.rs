@@ -1,0 +1,157 @@
+//! Tool kinds and parent roles, from argv structure.
+use super::*;
+use crate::probe::fake::process;
+
+fn kind(args: &[&str]) -> Option<&'static str> {
+    let argv: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+    classify(&argv)
+}
+
+#[test]
+fn tools_are_known_by_program_and_subcommand() {
+    assert_eq!(kind(&["/p/node_modules/.bin/vite"]), Some("vite"));
+    assert_eq!(kind(&["vite", "--port", "3000"]), Some("vite"));
+    assert_eq!(kind(&["vite", "build"]), None);
+    assert_eq!(kind(&["next", "dev"]), Some("next-dev"));
+    assert_eq!(
+        kind(&["next", "build"]),
+        None,
+        "a build is not a dev server"
+    );
+    assert_eq!(kind(&["rails", "server"]), Some("rails-server"));
+    assert_eq!(kind(&["cargo", "watch", "-x", "run"]), Some("cargo-watch"));
+    assert_eq!(kind(&["cargo", "build"]), None);
+    assert_eq!(kind(&["tsc", "--watch"]), Some("tsc-watch"));
+    assert_eq!(kind(&["tsc"]), None);
+    assert_eq!(kind(&["php", "-S", "localhost:8000"]), Some("php-server"));
+    assert_eq!(kind(&["jupyter", "lab"]), Some("jupyter"));
+    assert_eq!(kind(&["jupyter", "nbconvert"]), None);
+}
+
+#[test]
+fn interpreters_are_looked_through_to_their_script() {
+    assert_eq!(
+        kind(&["node", "/p/node_modules/vite/bin/vite.js", "--host"]),
+        Some("vite")
+    );
+    assert_eq!(
+        kind(&[
+            "node",
+            "--inspect",
+            "-r",
+            "ts-node/register",
+            "node_modules/.bin/next",
+            "dev"
+        ]),
+        Some("next-dev")
+    );
+    assert_eq!(
+        kind(&["python3", "manage.py", "runserver"]),
+        Some("django-runserver")
+    );
+    assert_eq!(
+        kind(&["python3.12", "-m", "uvicorn", "app:app"]),
+        Some("uvicorn")
+    );
+    assert_eq!(
+        kind(&["python", "-m", "http.server", "8000"]),
+        Some("python-http-server")
+    );
+    assert_eq!(
+        kind(&["php", "artisan", "serve"]),
+        Some("php-artisan-serve")
+    );
+    assert_eq!(
+        kind(&["/usr/bin/ruby", "bin/rails", "s"]),
+        Some("rails-server")
+    );
+}
+
+#[test]
+fn interpreters_own_servers_are_known_before_their_script() {
+    assert_eq!(kind(&["deno", "task", "dev"]), Some("deno-task"));
+    assert_eq!(kind(&["bun", "--hot", "server.ts"]), Some("bun-dev"));
+    assert_eq!(kind(&["bun", "--watch", "index.ts"]), Some("bun-dev"));
+    assert_eq!(kind(&["bun", "run", "vite"]), Some("vite"));
+    assert_eq!(kind(&["bun", "index.ts"]), None);
+    assert_eq!(kind(&["next"]), Some("next-dev"), "bare next runs next dev");
+    assert_eq!(
+        kind(&["php", "-S", "0.0.0.0:8000", "-t", "public"]),
+        Some("php-server")
+    );
+}
+
+#[test]
+fn substrings_of_the_command_line_never_count() {
+    assert_eq!(kind(&["vim", "vite.config.ts"]), None);
+    assert_eq!(kind(&["grep", "-r", "next dev", "."]), None);
+    assert_eq!(kind(&["python3", "-c", "import vite"]), None);
+    assert_eq!(kind(&["node", "-e", "require('vite')"]), None);
+    assert_eq!(kind(&["/opt/vite-tools/bin/lint"]), None);
+    assert_eq!(kind(&[]), None);
+}
+
+#[test]
+fn non_utf8_argv_is_classified_lossily_without_panicking() {
+    let argv = vec![b"/p/\xffdir/vite".to_vec(), b"\xfe".to_vec()];
+    assert_eq!(
+        classify(&argv),
+        None,
+        "an \\xfe subcommand is not dev/serve"
+    );
+    let argv = vec![b"/p/\xffdir/vite".to_vec()];
+    assert_eq!(classify(&argv), Some("vite"));
+}
+
+#[test]
+fn shells_running_a_command_are_launchers_and_waiting_shells_are_interactive() {
+    assert_eq!(role(&process(10, 1, &["sh", "-c", "vite"])), Role::Wrapper);
+    assert_eq!(role(&process(10, 1, &["bash", "dev.sh"])), Role::Wrapper);
+    assert_eq!(role(&process(10, 1, &["-zsh"])), Role::InteractiveShell);
+    assert_eq!(
+        role(&process(10, 1, &["bash", "-i"])),
+        Role::InteractiveShell
+    );
+    let mut leader = process(10, 9, &["sh", "-c", "vite; true"]);
+    leader.tty_nr = 34816;
+    assert_eq!(
+        role(&leader),
+        Role::InteractiveShell,
+        "leads a live terminal session"
+    );
+}
+
+#[test]
+fn parents_that_own_a_session_are_not_launchers() {
+    assert_eq!(role(&process(1, 0, &["/sbin/init"])), Role::Init);
+    assert_eq!(
+        role(&process(5, 1, &["/lib/systemd/systemd", "--user"])),
+        Role::Subreaper
+    );
+    assert_eq!(role(&process(5, 1, &["tmux", "new"])), Role::Multiplexer);
+    assert_eq!(role(&process(5, 1, &["/usr/bin/code"])), Role::Editor);
+    assert_eq!(role(&process(5, 1, &["pm2"])), Role::ProcessManager);
+    assert_eq!(role(&process(5, 1, &["npm", "run", "dev"])), Role::Wrapper);
+    assert_eq!(
+        role(&process(
+            5,
+            1,
+            &[
+                "node",
+                "/usr/lib/node_modules/npm/bin/npm-cli.js",
+                "run",
+                "dev"
+            ]
+        )),
+        Role::Wrapper
+    );
+    assert_eq!(
+        role(&process(5, 1, &["python3", "orchestrate.py"])),
+        Role::Other
+    );
+    assert_eq!(
+        role(&process(5, 1, &["npm run dev"])),
+        Role::Wrapper,
+        "a retitled npm"
+    );
+}

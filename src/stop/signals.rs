@@ -1,0 +1,142 @@
+//! Steps 4 and 5 of a stop: signals leaf to root, level by level, each member re-verified by
+//! the signaller right before its signal, a bounded wait per level, one honest outcome each.
+
+use std::time::Duration;
+
+use super::flow::Stopper;
+use super::outcome::{MemberOutcome, MemberReport};
+use super::snapshot::Snapshot;
+use crate::probe::Pid;
+use crate::signal::{Expected, Sig, SignalOutcome};
+
+/// How long a parent gets to exit on its own after its children did, before its signal.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// Steps 4 and 5 for one resource: signals leaf to root, one honest outcome per member.
+pub(super) struct Signals<'s, 'a> {
+    pub(super) stopper: &'s Stopper<'a>,
+    pub(super) snapshot: &'s Snapshot,
+    /// When check (a) ran.
+    pub(super) t0: Duration,
+    pub(super) members: Vec<MemberReport>,
+    pub(super) first: Option<Duration>,
+    pub(super) last: Option<Duration>,
+}
+
+impl Signals<'_, '_> {
+    fn line(&self, e: &Expected, outcome: MemberOutcome, detail: String) -> MemberReport {
+        MemberReport {
+            pid: e.identity.pid,
+            start_time: e.identity.start_time,
+            command: command_of(self.snapshot, e.identity.pid),
+            outcome,
+            detail,
+        }
+    }
+
+    /// A parent whose children just exited often ends on its own (`sh -c`, npm): give it a
+    /// moment, bounded, before signalling it. Returns the ones still alive.
+    pub(super) fn settle(&mut self, level: Vec<Expected>) -> Vec<Expected> {
+        if self.first.is_none() {
+            return level;
+        }
+        let wait = SETTLE.min(self.stopper.opts.grace);
+        let exited = self.stopper.waiter.wait_for_exit(&level, wait);
+        let mut alive = Vec::new();
+        for (e, gone) in level.into_iter().zip(exited) {
+            if gone {
+                let line = self.line(
+                    &e,
+                    MemberOutcome::Exited,
+                    "exited on its own after the first signal".into(),
+                );
+                self.members.push(line);
+            } else {
+                alive.push(e);
+            }
+        }
+        alive
+    }
+
+    /// Signals each member of one level through the signaller; `Err` when the deadline from
+    /// check (a) passed before the first signal (then nothing was sent).
+    pub(super) fn signal_level(&mut self, level: Vec<Expected>) -> Result<Vec<Expected>, String> {
+        let opts = &self.stopper.opts;
+        let sig = if opts.force { Sig::Kill } else { Sig::Term };
+        let mut sent = Vec::new();
+        for e in level {
+            let since = self.stopper.probe.now().saturating_sub(self.t0);
+            if self.first.is_none() && since > opts.deadline {
+                return Err(format!(
+                    "more than {} s passed between check (a) and the first signal; nothing was sent",
+                    opts.deadline.as_secs_f64()
+                ));
+            }
+            let (outcome, detail) = match self.stopper.signaller.signal(&e, sig) {
+                SignalOutcome::Sent => {
+                    let now = self.stopper.probe.now().saturating_sub(self.t0);
+                    self.first.get_or_insert(now);
+                    self.last = Some(now);
+                    sent.push(e);
+                    continue;
+                }
+                SignalOutcome::Gone if self.first.is_some() => (
+                    MemberOutcome::Exited,
+                    "exited on its own after the first signal".to_owned(),
+                ),
+                SignalOutcome::Gone => (
+                    MemberOutcome::Skipped,
+                    "already gone before any signal".to_owned(),
+                ),
+                SignalOutcome::Mismatch(why) => (MemberOutcome::Skipped, why),
+                SignalOutcome::Failed(why) => (MemberOutcome::Failed, why),
+            };
+            let line = self.line(&e, outcome, detail);
+            self.members.push(line);
+        }
+        Ok(sent)
+    }
+
+    /// Waits (bounded by the grace period) for the signalled members: stopped or still running.
+    pub(super) fn await_level(&mut self, sent: &[Expected]) {
+        let opts = &self.stopper.opts;
+        let exited = self.stopper.waiter.wait_for_exit(sent, opts.grace);
+        for (e, gone) in sent.iter().zip(exited) {
+            let line = if gone {
+                let signal = if opts.force { "SIGKILL" } else { "SIGTERM" };
+                self.line(e, MemberOutcome::Stopped, format!("exited after {signal}"))
+            } else {
+                let detail = format!(
+                    "still running {} s after the signal",
+                    opts.grace.as_secs_f64()
+                );
+                self.line(e, MemberOutcome::StillRunning, detail)
+            };
+            self.members.push(line);
+        }
+    }
+}
+
+/// A member's command line for a person: lossy, control characters blanked, cut at 60.
+fn command_of(snapshot: &Snapshot, pid: Pid) -> String {
+    let argv: Vec<String> = snapshot
+        .members
+        .iter()
+        .find(|m| m.identity.pid == pid)
+        .map(|m| {
+            m.argv
+                .iter()
+                .map(|a| String::from_utf8_lossy(&a.0).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let joined: String = argv
+        .join(" ")
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match joined.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &joined[..cut]),
+        None => joined,
+    }
+}
