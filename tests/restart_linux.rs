@@ -40,6 +40,18 @@ fn pid(v: &Value) -> u32 {
     v["pid"].as_u64().unwrap() as u32
 }
 
+/// The fixture started directly (no `sh`) in a new project on a free port, with `extra`
+/// arguments; returns the project folder and the fixture's report.
+fn started(sb: &Sandbox, extra: &[&str]) -> (PathBuf, Value) {
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let port = free_port().to_string();
+    let mut argv = vec![VITE, "--report", report.to_str().unwrap(), "--port", &port];
+    argv.extend_from_slice(extra);
+    spawn_with_var(&project, &argv);
+    (project, sb.report("app", |_| true))
+}
+
 /// Registers the fixture's sh parent (if it has one alive) for clean-up.
 fn own_parent(sb: &Sandbox, report: &Value) {
     if let Some(t) = report["ppid_start_time"].as_u64() {
@@ -377,14 +389,7 @@ fn a_server_that_exits_before_listening_is_not_ready_with_its_exit_status_and_lo
         return;
     }
     let sb = Sandbox::new();
-    let project = sb.project("app", VITE);
-    let report = sb.report_path("app");
-    let port = free_port().to_string();
-    spawn_with_var(
-        &project,
-        &[VITE, "--report", report.to_str().unwrap(), "--port", &port],
-    );
-    let before = sb.report("app", |_| true);
+    let (project, before) = started(&sb, &[]);
     let (name, _) = stop(&sb, &before, &[]);
     std::fs::write(project.join(".pier-test-exit"), b"").unwrap();
     let (code, r) = restart(&sb, &name);
@@ -402,20 +407,7 @@ fn an_ipv6_server_is_ready_once_it_listens_on_its_recorded_address() {
         return;
     }
     let sb = Sandbox::new();
-    let project = sb.project("app", VITE);
-    let report = sb.report_path("app");
-    let port = free_port().to_string();
-    let argv = [
-        VITE,
-        "--report",
-        report.to_str().unwrap(),
-        "--host",
-        "::1",
-        "--port",
-        &port,
-    ];
-    spawn_with_var(&project, &argv);
-    let before = sb.report("app", |_| true);
+    let (_, before) = started(&sb, &["--host", "::1"]);
     let (name, _) = stop(&sb, &before, &[]);
     let (_, r) = restart(&sb, &name);
     assert_eq!(r["result"], "ready", "{r:#}");

@@ -152,6 +152,34 @@ impl Signaller for FakeOps<'_> {
     }
 }
 
+fn fake_ops(probe: &Scripted) -> FakeOps<'_> {
+    FakeOps {
+        probe,
+        sent: RefCell::new(Vec::new()),
+        ignores_term: HashSet::new(),
+        refuses: HashSet::new(),
+        reused_on_pin: Cell::new(None),
+        exec_on_pin: Cell::new(None),
+    }
+}
+
+fn stopper<'a>(
+    probe: &'a Scripted,
+    ops: &'a FakeOps<'a>,
+    waiter: &'a FakeWaiter<'a>,
+    store: &'a Store,
+    opts: StopOptions,
+) -> Stopper<'a> {
+    Stopper {
+        probe,
+        signaller: ops,
+        waiter,
+        store,
+        marker_at: &markers,
+        opts,
+    }
+}
+
 /// Exited = no longer in the fake table.
 struct FakeWaiter<'a>(&'a Scripted);
 
@@ -209,24 +237,10 @@ fn opts() -> StopOptions {
 /// Runs one stop; returns the report and the pids signalled, in order.
 fn run_with(w: &World, o: StopOptions, tune: impl FnOnce(&mut FakeOps)) -> (StopReport, Vec<Pid>) {
     let store = Store::open_at(w.store_dir.path()).unwrap();
-    let mut ops = FakeOps {
-        probe: &w.probe,
-        sent: RefCell::new(Vec::new()),
-        ignores_term: HashSet::new(),
-        refuses: HashSet::new(),
-        reused_on_pin: Cell::new(None),
-        exec_on_pin: Cell::new(None),
-    };
+    let mut ops = fake_ops(&w.probe);
     tune(&mut ops);
     let waiter = FakeWaiter(&w.probe);
-    let stopper = Stopper {
-        probe: &w.probe,
-        signaller: &ops,
-        waiter: &waiter,
-        store: &store,
-        marker_at: &markers,
-        opts: o,
-    };
+    let stopper = stopper(&w.probe, &ops, &waiter, &store, o);
     let report = stopper.stop(ID, None);
     let sent = ops.sent.borrow().clone();
     (report, sent)
@@ -375,23 +389,9 @@ fn a_snapshot_that_cannot_be_written_means_zero_signals() {
     // Even root cannot write into a folder that is a file.
     std::fs::remove_dir_all(store.folder().join("records")).unwrap();
     std::fs::write(store.folder().join("records"), b"").unwrap();
-    let ops = FakeOps {
-        probe: &w.probe,
-        sent: RefCell::new(Vec::new()),
-        ignores_term: HashSet::new(),
-        refuses: HashSet::new(),
-        reused_on_pin: Cell::new(None),
-        exec_on_pin: Cell::new(None),
-    };
+    let ops = fake_ops(&w.probe);
     let waiter = FakeWaiter(&w.probe);
-    let stopper = Stopper {
-        probe: &w.probe,
-        signaller: &ops,
-        waiter: &waiter,
-        store: &store,
-        marker_at: &markers,
-        opts: opts(),
-    };
+    let stopper = stopper(&w.probe, &ops, &waiter, &store, opts());
     let r = stopper.stop(ID, None);
     assert_eq!(r.result, ResourceResult::Failed, "{r:#?}");
     assert!(r.reason.contains("snapshot"), "{}", r.reason);
@@ -502,23 +502,9 @@ fn a_resource_that_is_no_longer_green_is_refused_with_its_fresh_state() {
 fn what_was_shown_must_still_hold() {
     let w = world(|_, _, _| {});
     let store = Store::open_at(w.store_dir.path()).unwrap();
-    let ops = FakeOps {
-        probe: &w.probe,
-        sent: RefCell::new(Vec::new()),
-        ignores_term: HashSet::new(),
-        refuses: HashSet::new(),
-        reused_on_pin: Cell::new(None),
-        exec_on_pin: Cell::new(None),
-    };
+    let ops = fake_ops(&w.probe);
     let waiter = FakeWaiter(&w.probe);
-    let stopper = Stopper {
-        probe: &w.probe,
-        signaller: &ops,
-        waiter: &waiter,
-        store: &store,
-        marker_at: &markers,
-        opts: opts(),
-    };
+    let stopper = stopper(&w.probe, &ops, &waiter, &store, opts());
     let shown = Shown {
         project_level: crate::diagnose::model::Level::Green,
         members: vec![crate::probe::Identity {
