@@ -185,9 +185,6 @@ fn argv_with_spaces_quotes_semicolons_and_substitutions_reaches_the_program_lite
         return;
     }
     let sb = Sandbox::new();
-    let project = sb.project("app", VITE);
-    let report = sb.report_path("app");
-    let port = free_port().to_string();
     let tricky = [
         "a b",
         "it's \"quoted\"",
@@ -196,12 +193,8 @@ fn argv_with_spaces_quotes_semicolons_and_substitutions_reaches_the_program_lite
         "`touch pwned2`",
         "*",
     ];
-    let mut argv = vec![VITE, "--report", report.to_str().unwrap(), "--port", &port];
-    for t in &tricky {
-        argv.extend(["--note", t]);
-    }
-    spawn_with_var(&project, &argv);
-    let before = sb.report("app", |_| true);
+    let notes: Vec<&str> = tricky.iter().flat_map(|t| ["--note", t]).collect();
+    let (project, before) = started(&sb, &notes);
     let (name, stopped) = stop(&sb, &before, &[]);
     assert_eq!(stopped["result"], "stopped", "{stopped:#}");
     let (_, r) = restart(&sb, &name);
