@@ -4,13 +4,14 @@
 //! The pipeline, one module per stage (see `ARCHITECTURE.md`):
 //! - [`probe`]: everything read from the OS, behind the [`probe::Probe`] trait;
 //! - [`diagnose`]: candidates → resources → projects → levels with evidence;
-//! - [`signal`]: the race-free signaller (pin, re-verify, send) the stop flow will use;
+//! - [`signal`]: the race-free signaller (pin, re-verify, send) the stop flow uses;
 //! - [`stop`]: the checkpoint chain, leaf-to-root signals, honest outcomes;
 //! - [`restart`]: bring a stopped resource back from its snapshot, without a shell;
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
-//! - [`cli`]: `pier scan` and its text and JSON output.
+//! - [`cli`]: `pier scan`, `pier stop`, `pier history`, `pier restart`, as text or JSON.
 //!
-//! Stop, store, restart, worker and ui are the next stages; they will sit beside these.
+//! The worker (tokio, scan generations) and the ui (tray, menu) are the next stages; they will
+//! sit beside these.
 
 pub mod cli;
 pub mod diagnose;
