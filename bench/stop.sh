@@ -26,6 +26,21 @@ for ((i = 0; i < n; i++)); do
   id=$("$pier" scan --json --sample-ms 0 --under "$work" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["projects"][0]["resources"][0]["id"])')
   "$pier" stop --json --sample-ms "$sample" "$id" >"$work/stop$i.json" || true
+  # A tree the stop left running is ended here, by identity (pid and start time), so the next
+  # round measures a fresh tree.
+  python3 - "$report" <<'PY'
+import json, os, signal, sys
+r = json.load(open(sys.argv[1]))
+pairs = [(r["pid"], r["start_time"]), (r["ppid"], r["ppid_start_time"])]
+pairs += list(zip(r["children"], r.get("children_start_times", [])))
+for pid, start in pairs:
+    try:
+        stat = open(f"/proc/{pid}/stat", "rb").read()
+    except OSError:
+        continue
+    if start is not None and int(stat[stat.rindex(b")") + 2:].split()[19]) == start:
+        os.kill(pid, signal.SIGKILL)
+PY
 done
 
 python3 - "$work" "$n" "$sample" <<'PY'
