@@ -33,10 +33,29 @@ impl LinuxProbe {
         }
     }
 
+    /// The rows of `pids`, and the processes that exist but could not be read.
+    fn read_rows(&self, pids: &[Pid], uptime: Option<f64>) -> ProcessList {
+        let mut out = ProcessList::default();
+        for &pid in pids {
+            match self.read_process(pid, uptime) {
+                Ok(Some(info)) => out.processes.push(info),
+                Ok(None) => {}
+                Err(error) => out.unreadable.push(UnreadableProcess {
+                    pid,
+                    uid: fs::metadata(format!("/proc/{pid}"))
+                        .ok()
+                        .map(|m| std::os::unix::fs::MetadataExt::uid(&m)),
+                    error,
+                }),
+            }
+        }
+        out
+    }
+
     /// One row: `Ok(None)` when the process is gone, `Err` when it exists but cannot be read.
     fn read_process(&self, pid: Pid, uptime: Option<f64>) -> Result<Option<ProcessInfo>, String> {
         let dir = PathBuf::from(format!("/proc/{pid}"));
-        let read = |name: &str| match fs::read(dir.join(name)) {
+        let read = |name: &str| match read_small(&dir.join(name)) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if is_gone(&e) => Ok(None),
             Err(e) => Err(format!("{}/{name}: {e}", dir.display())),
@@ -44,13 +63,25 @@ impl LinuxProbe {
         let Some(stat_bytes) = read("stat")? else {
             return Ok(None);
         };
-        let Some(status) = read("status")? else {
-            return Ok(None);
-        };
         let (comm, stat) = parse::parse_stat(&stat_bytes)
             .ok_or_else(|| format!("{}/stat: unexpected format", dir.display()))?;
-        let uid = parse::parse_status_uid(&status)
-            .ok_or_else(|| format!("{}/status: no Uid line", dir.display()))?;
+        // The folder's owner is the process's effective uid, one cheap stat away. Only when it
+        // is not ours is the (costly) status read for the real uid: a non-dumpable process of
+        // ours shows a root-owned folder.
+        let owner = match fs::metadata(&dir) {
+            Ok(m) => std::os::unix::fs::MetadataExt::uid(&m),
+            Err(e) if is_gone(&e) => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        };
+        let uid = if owner == self.uid {
+            owner
+        } else {
+            let Some(status) = read("status")? else {
+                return Ok(None);
+            };
+            parse::parse_status_uid(&status)
+                .ok_or_else(|| format!("{}/status: no Uid line", dir.display()))?
+        };
         // Unreadable argv (a hidepid mount) only means "never a candidate".
         let argv = match read("cmdline") {
             Ok(Some(bytes)) => parse::parse_cmdline(&bytes),
@@ -101,60 +132,31 @@ impl LinuxProbe {
     }
 
     /// Socket inode → owner pids over the given pids, and the pids whose fd table was
-    /// unreadable or whose sockets live in another network namespace (`blind`).
+    /// unreadable or whose sockets live in another network namespace (`blind`). The walk of
+    /// `/proc/<pid>/fd`, which is most of a scan's cost, is spread over the machine's cores.
     fn socket_owners(&self, pids: &[Pid], out: &mut SocketTable) -> HashMap<u64, Vec<Pid>> {
-        let mut owners: HashMap<u64, Vec<Pid>> = HashMap::new();
         let own_ns = fs::read_link("/proc/self/ns/net").ok();
-        for &pid in pids {
-            let ns_path = format!("/proc/{pid}/ns/net");
-            match (fs::read_link(&ns_path), &own_ns) {
-                (Ok(ns), Some(own)) if ns != *own => {
-                    let why = format!(
-                        "its sockets are in another network namespace ({})",
-                        ns.display()
-                    );
-                    out.blind.push((pid, why));
-                    continue;
-                }
-                (Ok(_), Some(_)) => {}
-                (Err(e), _) if is_gone(&e) => continue,
-                (Err(e), _) => {
-                    out.unreadable.push((pid, format!("{ns_path}: {e}")));
-                    continue;
-                }
-                (Ok(_), None) => {
-                    out.unreadable
-                        .push((pid, "Pier's own network namespace is unreadable".into()));
-                    continue;
-                }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        let chunk = pids.len().div_ceil(threads).max(64);
+        let parts: Vec<FdWalk> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pids
+                .chunks(chunk)
+                .map(|part| scope.spawn(|| walk_fds(part, own_ns.as_deref())))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("an fd walk never panics"))
+                .collect()
+        });
+        let mut owners: HashMap<u64, Vec<Pid>> = HashMap::new();
+        for part in parts {
+            for (inode, pid) in part.sockets {
+                owners.entry(inode).or_default().push(pid);
             }
-            let dir = format!("/proc/{pid}/fd");
-            let entries = match fs::read_dir(&dir) {
-                Ok(entries) => entries,
-                Err(e) if is_gone(&e) => continue,
-                Err(e) => {
-                    out.unreadable.push((pid, format!("{dir}: {e}")));
-                    continue;
-                }
-            };
-            for entry in entries.flatten() {
-                match fs::read_link(entry.path()) {
-                    Ok(target) => {
-                        if let Some(inode) = parse::parse_socket_link(target.as_os_str().as_bytes())
-                        {
-                            owners.entry(inode).or_default().push(pid);
-                        }
-                    }
-                    // An fd closed between readdir and readlink is not a socket any more.
-                    Err(e) if is_gone(&e) => {}
-                    // A listable but unreadable table (e.g. a protected PID 1) hides its
-                    // sockets: say so, never "no sockets".
-                    Err(e) => {
-                        out.unreadable.push((pid, format!("{dir}: {e}")));
-                        break;
-                    }
-                }
-            }
+            out.unreadable.extend(part.unreadable);
+            out.blind.extend(part.blind);
         }
         for list in owners.values_mut() {
             list.sort_unstable();
@@ -168,7 +170,7 @@ impl LinuxProbe {
     /// (`stat` utime + stime), and storage I/O bytes. Any failed read is an error, never 0.
     fn counters(&self, pid: Pid) -> Option<Result<Counters, String>> {
         let stat_path = format!("/proc/{pid}/stat");
-        let ticks = match fs::read(&stat_path) {
+        let ticks = match read_small(Path::new(&stat_path)) {
             Ok(bytes) => match parse::parse_stat(&bytes) {
                 Some((_, stat)) => stat.cpu_ticks,
                 None => return Some(Err(format!("{stat_path}: unexpected format"))),
@@ -192,7 +194,7 @@ impl LinuxProbe {
                 continue;
             };
             let path = task.path().join("schedstat");
-            match fs::read(&path).map(|b| parse::parse_schedstat(&b)) {
+            match read_small(&path).map(|b| parse::parse_schedstat(&b)) {
                 Ok(Some(ns)) => threads.push((tid, ns)),
                 Ok(None) => return Some(Err(format!("{}: unexpected format", path.display()))),
                 // A thread that ended mid-walk: the coarse total still holds its time.
@@ -201,7 +203,7 @@ impl LinuxProbe {
             }
         }
         let io_path = format!("/proc/{pid}/io");
-        let io = match fs::read(&io_path) {
+        let io = match read_small(Path::new(&io_path)) {
             Ok(bytes) => parse::parse_io_bytes(&bytes),
             Err(e) if is_gone(&e) => return None,
             Err(e) => return Some(Err(format!("{io_path}: {e}"))),
@@ -217,6 +219,106 @@ impl LinuxProbe {
             .ok_or_else(|| format!("{io_path}: unexpected format")),
         )
     }
+}
+
+/// Reads a small `/proc` file whole. `fs::read` sizes its buffer from the file's length, which
+/// `/proc` reports as 0, and then grows it from 32 bytes in many reads; one 4 KiB read (and one
+/// more to see the end) is what these files need.
+fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let mut out = Vec::with_capacity(4096);
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = file.read(&mut buf)?;
+        out.extend_from_slice(&buf[..n]);
+        // These files are generated whole on the first read: a short read is the end, which
+        // saves the extra read that would only return 0.
+        if n < buf.len() {
+            return Ok(out);
+        }
+    }
+}
+
+/// What one thread's share of the fd walk found.
+#[derive(Default)]
+struct FdWalk {
+    sockets: Vec<(u64, Pid)>,
+    unreadable: Vec<(Pid, String)>,
+    blind: Vec<(Pid, String)>,
+}
+
+/// Walks `/proc/<pid>/fd` of `pids`, reading each link relative to the open fd folder.
+fn walk_fds(pids: &[Pid], own_ns: Option<&Path>) -> FdWalk {
+    let mut found = FdWalk::default();
+    let mut sockets = Vec::new();
+    for &pid in pids {
+        let dir = format!("/proc/{pid}/fd");
+        sockets.clear();
+        match walk_one(pid, &dir, &mut sockets) {
+            Ok(()) => {}
+            Err(e) if is_gone(&e) => continue,
+            Err(e) => found.unreadable.push((pid, format!("{dir}: {e}"))),
+        }
+        if sockets.is_empty() {
+            continue;
+        }
+        // Only a process that holds sockets needs its network namespace checked.
+        let ns_path = format!("/proc/{pid}/ns/net");
+        match (fs::read_link(&ns_path), own_ns) {
+            (Ok(ns), Some(own)) if ns != own => {
+                let why = format!(
+                    "its sockets are in another network namespace ({})",
+                    ns.display()
+                );
+                found.blind.push((pid, why));
+            }
+            (Ok(_), Some(_)) => found.sockets.append(&mut sockets),
+            (Err(e), _) if is_gone(&e) => {}
+            (Err(e), _) => found.unreadable.push((pid, format!("{ns_path}: {e}"))),
+            (Ok(_), None) => found
+                .unreadable
+                .push((pid, "Pier's own network namespace is unreadable".into())),
+        }
+    }
+    found
+}
+
+/// One fd folder: `readlinkat` relative to the open folder (no path walk per fd). An fd closed
+/// mid-walk is skipped; any other failure fails the whole folder — never "no sockets".
+fn walk_one(pid: Pid, dir: &str, sockets: &mut Vec<(u64, Pid)>) -> std::io::Result<()> {
+    use rustix::fs::{openat, readlinkat, Dir, Mode, OFlags, CWD};
+    let fd = openat(
+        CWD,
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    // `Dir::new` takes the fd as it is (`read_from` would open the folder a second time).
+    let mut entries = Dir::new(fd)?;
+    let mut names = Vec::new();
+    while let Some(entry) = entries.read() {
+        let entry = entry?;
+        if entry.file_name().to_bytes().first() != Some(&b'.') {
+            names.push(entry.file_name().to_owned());
+        }
+    }
+    let fd = entries.fd()?;
+    let mut buf = Vec::with_capacity(64);
+    for name in names {
+        match readlinkat(fd, name.as_c_str(), std::mem::take(&mut buf)) {
+            Ok(target) => {
+                if let Some(inode) = parse::parse_socket_link(target.as_bytes()) {
+                    sockets.push((inode, pid));
+                }
+                buf = target.into_bytes_with_nul();
+                buf.clear();
+            }
+            Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 impl Default for LinuxProbe {
@@ -244,34 +346,41 @@ impl Probe for LinuxProbe {
     }
 
     fn processes(&self) -> Result<ProcessList, ProbeError> {
-        let uptime = fs::read("/proc/uptime")
+        let uptime = read_small(Path::new("/proc/uptime"))
             .ok()
             .and_then(|b| parse::parse_uptime(&b));
         let entries = fs::read_dir("/proc").map_err(|source| ProbeError::Io {
             path: "/proc".into(),
             source,
         })?;
+        let pids: Vec<Pid> = entries
+            .flatten()
+            .filter_map(|e| {
+                std::str::from_utf8(e.file_name().as_bytes())
+                    .ok()?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        // Reading every row is most of a scan after the fd walk: spread it over the cores.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        let chunk = pids.len().div_ceil(threads).max(128);
+        let parts: Vec<ProcessList> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pids
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || self.read_rows(part, uptime)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("reading rows never panics"))
+                .collect()
+        });
         let mut out = ProcessList::default();
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(pid) = std::str::from_utf8(name.as_bytes())
-                .ok()
-                .and_then(|s| s.parse::<Pid>().ok())
-            else {
-                continue;
-            };
-            match self.read_process(pid, uptime) {
-                Ok(Some(info)) => out.processes.push(info),
-                Ok(None) => {}
-                Err(error) => out.unreadable.push(UnreadableProcess {
-                    pid,
-                    uid: entry
-                        .metadata()
-                        .ok()
-                        .map(|m| std::os::unix::fs::MetadataExt::uid(&m)),
-                    error,
-                }),
-            }
+        for part in parts {
+            out.processes.extend(part.processes);
+            out.unreadable.extend(part.unreadable);
         }
         Ok(out)
     }
@@ -283,7 +392,7 @@ impl Probe for LinuxProbe {
             Err(e) if is_gone(&e) && !dir.exists() => return None,
             Err(e) => Err(format!("{}/exe: {e}", dir.display())),
         };
-        let cgroup = fs::read(dir.join("cgroup"))
+        let cgroup = read_small(&dir.join("cgroup"))
             .map_err(|e| format!("{}/cgroup: {e}", dir.display()))
             .and_then(|b| parse::parse_cgroup(&b).ok_or_else(|| "empty cgroup file".to_owned()));
         Some(ProcessDetails {
@@ -295,7 +404,7 @@ impl Probe for LinuxProbe {
 
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
         let path = format!("/proc/{pid}/environ");
-        fs::read(&path)
+        read_small(Path::new(&path))
             .map(|bytes| parse::parse_cmdline(&bytes))
             .map_err(|e| format!("{path}: {e}"))
     }
@@ -326,7 +435,7 @@ impl Probe for LinuxProbe {
 
     fn identity(&self, pid: Pid) -> IdentityRead {
         let dir = PathBuf::from(format!("/proc/{pid}"));
-        let bytes = match fs::read(dir.join("stat")) {
+        let bytes = match read_small(&dir.join("stat")) {
             Ok(bytes) => bytes,
             Err(e) if is_gone(&e) => return IdentityRead::Gone,
             Err(e) => return IdentityRead::Unknown(format!("{}/stat: {e}", dir.display())),
