@@ -11,8 +11,6 @@ use std::process::{Command, Stdio};
 use common::*;
 use serde_json::Value;
 
-const VITE: &str = "node_modules/.bin/vite";
-
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -36,10 +34,6 @@ fn spawn_with_var(cwd: &Path, argv: &[&str]) {
     assert!(status.success());
 }
 
-fn pid(v: &Value) -> u32 {
-    v["pid"].as_u64().unwrap() as u32
-}
-
 /// The fixture started directly (no `sh`) in a new project on a free port, with `extra`
 /// arguments; returns the project folder and the fixture's report.
 fn started(sb: &Sandbox, extra: &[&str]) -> (PathBuf, Value) {
@@ -50,16 +44,6 @@ fn started(sb: &Sandbox, extra: &[&str]) -> (PathBuf, Value) {
     argv.extend_from_slice(extra);
     spawn_with_var(&project, &argv);
     (project, sb.report("app", |_| true))
-}
-
-/// Registers the fixture's sh parent (if it has one alive) for clean-up.
-fn own_parent(sb: &Sandbox, report: &Value) {
-    if let Some(t) = report["ppid_start_time"].as_u64() {
-        sb.own(Started {
-            pid: report["ppid"].as_u64().unwrap() as u32,
-            start_time: t,
-        });
-    }
 }
 
 /// Stops the resource holding `server` and returns its snapshot name.
@@ -97,7 +81,7 @@ fn restart(sb: &Sandbox, snapshot: &str) -> (i32, Value) {
 /// Waits for a report from a process other than `old`, and registers what it names.
 fn new_report(sb: &Sandbox, name: &str, old: u32) -> Value {
     let r = sb.report(name, |r| r["pid"].as_u64() != Some(u64::from(old)));
-    own_parent(sb, &r);
+    sb.own_parent(&r);
     r
 }
 
@@ -116,7 +100,7 @@ fn a_stopped_server_comes_back_as_it_was_in_its_own_session_with_its_output_logg
     );
     spawn_with_var(&project, &["sh", "-c", &cmd]);
     let before = sb.report("app", |_| true);
-    own_parent(&sb, &before);
+    sb.own_parent(&before);
     let (name, stopped) = stop(&sb, &before, &[]);
     assert_eq!(stopped["result"], "stopped", "{stopped:#}");
 
@@ -424,7 +408,7 @@ fn a_root_that_rewrote_its_title_is_not_execd_its_command_child_is() {
     let outer = format!("exec -a 'npm run dev' sh -c \"{inner}\"");
     spawn_with_var(&project, &["bash", "-c", &outer]);
     let before = sb.report("app", |_| true);
-    own_parent(&sb, &before);
+    sb.own_parent(&before);
     let (name, stopped) = stop(&sb, &before, &[]);
     assert_eq!(stopped["result"], "stopped", "{stopped:#}");
     let (_, r) = restart(&sb, &name);

@@ -10,31 +10,6 @@ use std::net::TcpStream;
 use common::*;
 use serde_json::Value;
 
-const VITE: &str = "node_modules/.bin/vite";
-
-/// Starts the dev-server fixture as `node_modules/.bin/vite` in a new project `name`, through
-/// `sh -c '…; true'` (so `sh` stays as its launcher), and waits for its report.
-fn start_vite(sb: &Sandbox, name: &str, extra: &[&str], until: impl Fn(&Value) -> bool) -> Value {
-    let project = sb.project(name, VITE);
-    let report = sb.report_path(name);
-    let cmd = format!(
-        "./{VITE} --report '{}' {}; true",
-        report.display(),
-        extra.join(" ")
-    );
-    sb.spawn_orphan(&project, &["sh", "-c", &cmd]);
-    let r = sb.report(name, until);
-    sb.own(Started {
-        pid: r["ppid"].as_u64().unwrap() as u32,
-        start_time: r["ppid_start_time"].as_u64().unwrap(),
-    });
-    r
-}
-
-fn pid(v: &Value) -> u32 {
-    v["pid"].as_u64().unwrap() as u32
-}
-
 fn port(v: &Value) -> u16 {
     v["port"].as_u64().unwrap() as u16
 }
@@ -45,7 +20,7 @@ fn an_orphaned_dev_server_is_green_with_its_port_pid_and_project() {
         return;
     }
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &[], |_| true);
+    let server = sb.start_vite("app", &[], |_| true);
     let scan = sb.scan(&[]);
     let (project, r) = resource_with(&scan, pid(&server)).expect("the fixture is found");
     assert_eq!(r["level"], "green", "{r:#}");
@@ -69,7 +44,7 @@ fn an_orphaned_dev_server_is_green_with_its_port_pid_and_project() {
 #[test]
 fn a_busy_dev_server_is_yellow_and_its_activity_is_measured() {
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &["--busy"], |_| true);
+    let server = sb.start_vite("app", &["--busy"], |_| true);
     let scan = sb.scan(&[]);
     let (_, r) = resource_with(&scan, pid(&server)).unwrap();
     assert_eq!(r["level"], "yellow", "{r:#}");
@@ -80,7 +55,7 @@ fn a_busy_dev_server_is_yellow_and_its_activity_is_measured() {
 #[test]
 fn a_held_client_connection_makes_it_red() {
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &[], |_| true);
+    let server = sb.start_vite("app", &[], |_| true);
     let _client = TcpStream::connect(("127.0.0.1", port(&server))).unwrap();
     sb.report("app", |r| r["accepted"] == 1);
     let scan = sb.scan(&[]);
@@ -99,7 +74,7 @@ fn a_held_client_connection_makes_it_red() {
 #[test]
 fn a_connection_the_server_never_accepted_makes_it_red() {
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &["--no-accept"], |_| true);
+    let server = sb.start_vite("app", &["--no-accept"], |_| true);
     // The kernel completes the handshake into the accept queue; no process holds that socket.
     let _client = TcpStream::connect(("127.0.0.1", port(&server))).unwrap();
     let scan = sb.scan(&[]);
@@ -114,7 +89,7 @@ fn a_connection_between_two_members_does_not_count() {
         return;
     }
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &["--self-connect"], |r| r["accepted"] == 1);
+    let server = sb.start_vite("app", &["--self-connect"], |r| r["accepted"] == 1);
     let scan = sb.scan(&[]);
     let (_, r) = resource_with(&scan, pid(&server)).unwrap();
     let conns = r["connections"].as_array().unwrap();
@@ -132,9 +107,9 @@ fn ipv6_loopback_listeners_are_found_and_told_apart_from_ipv4_on_the_same_port()
         return;
     }
     let sb = Sandbox::new();
-    let v4 = start_vite(&sb, "four", &[], |_| true);
+    let v4 = sb.start_vite("four", &[], |_| true);
     let p = port(&v4).to_string();
-    let v6 = start_vite(&sb, "six", &["--host", "::1", "--port", &p], |_| true);
+    let v6 = sb.start_vite("six", &["--host", "::1", "--port", &p], |_| true);
     let _client = TcpStream::connect(("::1", port(&v4))).unwrap();
     sb.report("six", |r| r["accepted"] == 1);
 
@@ -154,7 +129,7 @@ fn ipv6_loopback_listeners_are_found_and_told_apart_from_ipv4_on_the_same_port()
 fn a_process_named_with_spaces_and_parens_keeps_its_kernel_start_time() {
     let sb = Sandbox::new();
     // Read before the rename, by the fixture itself; the name mimics the fields after it.
-    let server = start_vite(&sb, "app", &["--name", "'a) R 1 2 (b c'"], |_| true);
+    let server = sb.start_vite("app", &["--name", "'a) R 1 2 (b c'"], |_| true);
     wait_for("the rename", || {
         let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid(&server))).ok()?;
         (comm.trim_end() == "a) R 1 2 (b c").then_some(())
@@ -179,7 +154,7 @@ fn a_sh_node_child_tree_is_one_resource_rooted_at_sh() {
         return;
     }
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &["--child"], |_| true);
+    let server = sb.start_vite("app", &["--child"], |_| true);
     let scan = sb.scan(&[]);
     assert_eq!(resources(&scan).len(), 1, "{scan:#}");
     let (_, r) = resource_with(&scan, pid(&server)).unwrap();
@@ -377,7 +352,7 @@ fn a_dev_server_in_another_network_namespace_is_red() {
 #[test]
 fn piped_text_cards_have_no_colour_and_a_bad_folder_is_a_usage_error() {
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &[], |_| true);
+    let server = sb.start_vite("app", &[], |_| true);
     let out = sb.pier(&["scan", "--sample-ms", "0"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();

@@ -11,30 +11,6 @@ use std::process::{Command, Stdio};
 use common::*;
 use serde_json::Value;
 
-const VITE: &str = "node_modules/.bin/vite";
-
-/// The fixture dev server under `sh -c '…; true'`, as `node_modules/.bin/vite` of project `name`.
-fn start_vite(sb: &Sandbox, name: &str, extra: &[&str]) -> Value {
-    let project = sb.project(name, VITE);
-    let report = sb.report_path(name);
-    let cmd = format!(
-        "./{VITE} --report '{}' {}; true",
-        report.display(),
-        extra.join(" ")
-    );
-    sb.spawn_orphan(&project, &["sh", "-c", &cmd]);
-    let r = sb.report(name, |_| true);
-    sb.own(Started {
-        pid: r["ppid"].as_u64().unwrap() as u32,
-        start_time: r["ppid_start_time"].as_u64().unwrap(),
-    });
-    r
-}
-
-fn pid(v: &Value) -> u32 {
-    v["pid"].as_u64().unwrap() as u32
-}
-
 fn id_of(sb: &Sandbox, server: &Value) -> String {
     let scan = sb.scan(&[]);
     let (_, r) = resource_with(&scan, pid(server)).expect("the fixture is found");
@@ -52,13 +28,6 @@ fn stop(sb: &Sandbox, id: &str, extra: &[&str]) -> (i32, Value) {
         )
     });
     (out.status.code().unwrap(), doc)
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| pier::probe::procfs::parse_stat(&s))
-        .is_some_and(|(_, s)| s.state != b'Z')
 }
 
 fn outcome_of(result: &Value, pid: u32) -> String {
@@ -79,7 +48,7 @@ fn an_orphaned_sh_server_child_tree_is_stopped_leaf_to_root_with_a_private_snaps
         return;
     }
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &["--child"]);
+    let server = sb.start_vite("app", &["--child"], |_| true);
     let port = server["port"].as_u64().unwrap() as u16;
     let sh = server["ppid"].as_u64().unwrap() as u32;
     let child = server["children"][0].as_u64().unwrap() as u32;
@@ -134,7 +103,7 @@ fn a_server_that_ignores_sigterm_ends_still_running_and_is_never_killed() {
         return;
     }
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &["--ignore-term"]);
+    let server = sb.start_vite("app", &["--ignore-term"], |_| true);
     let id = id_of(&sb, &server);
     let (code, doc) = stop(&sb, &id, &["--grace", "0.5"]);
     let r = &doc["results"][0];
@@ -150,7 +119,7 @@ fn a_client_that_connects_after_the_scan_gets_the_stop_refused() {
         return;
     }
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &[]);
+    let server = sb.start_vite("app", &[], |_| true);
     let id = id_of(&sb, &server);
     let _client =
         TcpStream::connect(("127.0.0.1", server["port"].as_u64().unwrap() as u16)).unwrap();
@@ -173,7 +142,7 @@ fn two_stops_of_one_resource_at_once_signal_it_once_and_both_say_so() {
     let sb = Sandbox::new();
     let log = sb.path().join("terms.log");
     let log_arg = format!("'{}'", log.display());
-    let server = start_vite(&sb, "app", &["--term-log", &log_arg]);
+    let server = sb.start_vite("app", &["--term-log", &log_arg], |_| true);
     let id = id_of(&sb, &server);
     let spawn = || {
         Command::new(env!("CARGO_BIN_EXE_pier"))
@@ -269,7 +238,7 @@ fn a_stop_waits_for_the_lock_another_stop_of_the_same_resource_holds() {
         return;
     }
     let sb = Sandbox::new();
-    let server = start_vite(&sb, "app", &[]);
+    let server = sb.start_vite("app", &[], |_| true);
     let id = id_of(&sb, &server);
     // This test plays the other stop: it holds the resource's lock.
     let store = pier::store::Store::open_at(sb.path().join("state")).unwrap();

@@ -10,6 +10,22 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// Where a test project holds the fixture dev server: Pier knows it as vite.
+pub const VITE: &str = "node_modules/.bin/vite";
+
+/// A fixture's pid, from its report.
+pub fn pid(report: &Value) -> u32 {
+    report["pid"].as_u64().unwrap() as u32
+}
+
+/// Whether `pid` runs (a zombie does not).
+pub fn alive(pid: u32) -> bool {
+    fs::read(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| pier::probe::procfs::parse_stat(&s))
+        .is_some_and(|(_, s)| s.state != b'Z')
+}
+
 /// How long a fixture may take to start, or a condition to come true.
 pub const DEADLINE: Duration = Duration::from_secs(15);
 
@@ -159,6 +175,33 @@ impl Sandbox {
             });
         }
         report
+    }
+
+    /// Starts the fixture as `node_modules/.bin/vite` in a new project `name`, through
+    /// `sh -c '…; true'` (so `sh` stays as its launcher), and waits for its report (and
+    /// `until` on it), registering `sh` too for clean-up.
+    pub fn start_vite(&self, name: &str, extra: &[&str], until: impl Fn(&Value) -> bool) -> Value {
+        let project = self.project(name, VITE);
+        let report = self.report_path(name);
+        let cmd = format!(
+            "./{VITE} --report '{}' {}; true",
+            report.display(),
+            extra.join(" ")
+        );
+        self.spawn_orphan(&project, &["sh", "-c", &cmd]);
+        let r = self.report(name, until);
+        self.own_parent(&r);
+        r
+    }
+
+    /// Registers the fixture's parent (its `sh`), when the report names a live one.
+    pub fn own_parent(&self, report: &Value) {
+        if let Some(start_time) = report["ppid_start_time"].as_u64() {
+            self.own(Started {
+                pid: report["ppid"].as_u64().unwrap() as u32,
+                start_time,
+            });
+        }
     }
 
     /// Registers a process of the test's for the kill at drop.
