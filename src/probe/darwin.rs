@@ -97,8 +97,6 @@ pub fn start_time_us(tvsec: u64, tvusec: u64) -> Option<u64> {
 pub const NODEV: u32 = 0xFFFF_FFFF;
 /// `PROC_FLAG_CTTY`: the process has a controlling tty (cleared when the session loses it).
 pub const PROC_FLAG_CTTY: u32 = 0x40;
-/// `PROC_FLAG_SLEADER`: the process leads its session.
-pub const PROC_FLAG_SLEADER: u32 = 0x20;
 
 /// The controlling terminal as Linux's `tty_nr` would say it: 0 when there is none. macOS
 /// leaves `PROC_FLAG_CONTROLT` set on survivors after the terminal goes away, so it is not

@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use crate::diagnose::connections;
-use crate::probe::{Pid, Probe, TcpState};
+use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
 use crate::stop::snapshot::{RecordedRestart, Snapshot};
 use crate::store::Store;
 
@@ -77,9 +77,26 @@ fn endpoint(address: &str, port: u16) -> String {
     }
 }
 
+/// What is running and listening now, read once and judged against any number of snapshots.
+pub struct Now<'p> {
+    probe: &'p dyn Probe,
+    processes: Result<ProcessList, String>,
+    sockets: Result<SocketTable, String>,
+}
+
+impl<'p> Now<'p> {
+    pub fn read(probe: &'p dyn Probe) -> Self {
+        Self {
+            probe,
+            processes: probe.processes().map_err(|e| e.to_string()),
+            sockets: probe.sockets(&[]).map_err(|e| e.to_string()),
+        }
+    }
+}
+
 /// Everything that argues against restarting `s` now, first reason only. Missing facts argue
 /// against it too.
-pub fn refusal(probe: &dyn Probe, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
+pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     rules::stop_was_complete(s)?;
     let target = rules::target(s)
         .ok_or("every recorded command is a rewritten title: Pier cannot know the real one")?;
@@ -101,8 +118,8 @@ pub fn refusal(probe: &dyn Probe, s: &Snapshot) -> Result<(PathBuf, PathBuf), St
     let arg0 = target.argv.first().ok_or("the recorded command is empty")?;
     let program = rules::resolve_program(&arg0.0, &cwd, &env)?;
     same_program(&program, &rules::recorded_exe(target))?;
-    ports_free(probe, s)?;
-    if let Some(pid) = already_running(probe, s)? {
+    ports_free(now, s)?;
+    if let Some(pid) = already_running(now, s)? {
         return Err(format!(
             "the same command already runs in {} (pid {pid})",
             s.project.path
@@ -139,9 +156,10 @@ fn same_program(program: &Path, recorded: &Path) -> Result<(), String> {
 }
 
 /// No recorded port may be held by anyone now.
-fn ports_free(probe: &dyn Probe, s: &Snapshot) -> Result<(), String> {
-    let table = probe
-        .sockets(&[])
+fn ports_free(now: &Now, s: &Snapshot) -> Result<(), String> {
+    let table = now
+        .sockets
+        .as_ref()
         .map_err(|e| format!("the ports could not be checked: {e}"))?;
     for port in &s.ports {
         let ip: IpAddr = port
@@ -165,9 +183,11 @@ fn ports_free(probe: &dyn Probe, s: &Snapshot) -> Result<(), String> {
 
 /// A process of ours running a recorded member's exact argv inside the project. A twin whose
 /// folder cannot be read cannot be ruled out.
-fn already_running(probe: &dyn Probe, s: &Snapshot) -> Result<Option<Pid>, String> {
-    let list = probe
-        .processes()
+fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, String> {
+    let probe = now.probe;
+    let list = now
+        .processes
+        .as_ref()
         .map_err(|e| format!("running processes could not be checked: {e}"))?;
     let uid = probe.current_uid();
     let project = Path::new(&s.project.path);
@@ -201,12 +221,13 @@ pub fn history(
     probe: &dyn Probe,
     store: &Store,
 ) -> Result<(Vec<HistoryEntry>, Vec<String>), String> {
+    let now = Now::read(probe);
     let listing = store.list::<Snapshot>("snap-").map_err(|e| e.to_string())?;
     let entries = listing
         .records
         .into_iter()
         .map(|(name, s)| {
-            let why_not = refusal(probe, &s).err();
+            let why_not = refusal(&now, &s).err();
             HistoryEntry {
                 snapshot: name,
                 id: s.id.clone(),
@@ -283,7 +304,7 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
             return report;
         }
     };
-    let (program, cwd) = match refusal(probe, &snapshot) {
+    let (program, cwd) = match refusal(&Now::read(probe), &snapshot) {
         Ok(found) => found,
         Err(why) => {
             report.reason = why;
