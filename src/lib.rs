@@ -8,10 +8,11 @@
 //! - [`stop`]: the checkpoint chain, leaf-to-root signals, honest outcomes;
 //! - [`restart`]: bring a stopped resource back from its snapshot, without a shell;
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
-//! - [`cli`]: `pier scan`, `pier stop`, `pier history`, `pier restart`, as text or JSON.
-//!
-//! The worker (tokio, scan generations) and the ui (tray, menu) are the next stages; they will
-//! sit beside these.
+//! - [`worker`]: the tokio thread that owns the engine; typed commands in, whole results out,
+//!   scans stamped with their generation;
+//! - [`ui`]: the tray app: state → menu spec → muda menu, clicks → commands;
+//! - [`cli`]: `pier scan`, `pier stop`, `pier history`, `pier restart`, as text or JSON, and
+//!   `pier` / `pier app` for the tray app.
 
 pub mod cli;
 pub mod diagnose;
@@ -20,3 +21,5 @@ pub mod restart;
 pub mod signal;
 pub mod stop;
 pub mod store;
+pub mod ui;
+pub mod worker;

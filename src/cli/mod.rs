@@ -1,4 +1,5 @@
-//! The command line: `pier scan` and `pier stop`, each with text for a person or `--json`.
+//! The command line: `pier scan`, `pier stop`, `pier history`, `pier restart`, each with text
+//! for a person or `--json`; and `pier` alone (or `pier app`), the tray app.
 //! Errors become one sentence on stderr and a documented exit code; nothing here prints a
 //! stack trace.
 //!
@@ -8,6 +9,7 @@
 //! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed),
 //! or a restart was refused or did not get ready in time.
 
+mod app;
 mod render;
 mod restart;
 mod scan;
@@ -25,12 +27,15 @@ use crate::diagnose::rules::Thresholds;
 #[derive(Debug, Parser)]
 #[command(name = "pier", version, about)]
 struct Cli {
+    /// With no command, Pier starts the tray app (`pier app`).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Start the menu-bar / tray app (what `pier` alone does).
+    App(app::AppArgs),
     /// Show dev residue, one card per project, green / yellow / red with the evidence.
     Scan(scan::ScanArgs),
     /// Stop resources safely: re-check, snapshot, then SIGTERM leaf to root.
@@ -104,7 +109,6 @@ fn colour_wanted() -> bool {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    init_logging();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -112,7 +116,14 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
         }
     };
-    match cli.command {
+    let Some(command) = cli.command else {
+        return app::run(app::AppArgs::defaults());
+    };
+    if !matches!(command, Command::App(_)) {
+        init_logging(None, "warn");
+    }
+    match command {
+        Command::App(args) => app::run(args),
         Command::Scan(args) => scan::run(args),
         Command::Stop(args) => stop::run(args),
         Command::History(args) => restart::history(args),
@@ -120,13 +131,19 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn init_logging() {
+/// Logs go to `file` when given (the app's log in its state folder), else to stderr; `PIER_LOG`
+/// overrides the `default` filter.
+fn init_logging(file: Option<std::fs::File>, default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PIER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    let _ = match file {
+        Some(file) => builder
+            .with_ansi(false)
+            .with_writer(std::sync::Mutex::new(file))
+            .try_init(),
+        None => builder.with_writer(std::io::stderr).try_init(),
+    };
 }
 
 fn usage(message: &str) -> ExitCode {

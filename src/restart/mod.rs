@@ -17,7 +17,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::diagnose::connections;
 use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
@@ -25,7 +25,7 @@ use crate::stop::snapshot::{RecordedRestart, Snapshot};
 use crate::store::Store;
 
 /// How a restart ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RestartResult {
     /// Started, and every recorded port listens from the new tree.
@@ -38,7 +38,7 @@ pub enum RestartResult {
     Failed,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestartReport {
     pub snapshot: String,
     pub result: RestartResult,

@@ -190,6 +190,27 @@ impl Store {
             .map_err(|source| StoreError::Lock { path, source })
     }
 
+    /// Like [`Store::lock`], but without waiting: `None` when another process holds it.
+    pub fn try_lock(&self, name: &str) -> Result<Option<Lock>, StoreError> {
+        check_name(name)?;
+        let path = self.dir.join("locks").join(format!("{name}.lock"));
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|source| StoreError::Lock {
+                path: path.clone(),
+                source,
+            })?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(Lock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
+        }
+    }
+
     /// Writes a new record. An existing record — damaged or not — is never replaced: the
     /// new one is linked into place, which fails if the name is taken.
     pub fn put<T: Serialize + Versioned>(&self, name: &str, record: &T) -> Result<(), StoreError> {

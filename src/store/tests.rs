@@ -207,3 +207,16 @@ fn the_folder_is_pier_state_dir_first_then_the_platform_default() {
         Err(StoreError::NoFolder)
     ));
 }
+
+#[test]
+fn try_lock_says_none_while_another_holder_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path().join("state")).unwrap();
+    let first = store.try_lock("app").unwrap().expect("free at first");
+    assert!(
+        store.try_lock("app").unwrap().is_none(),
+        "a second holder must be told no"
+    );
+    drop(first);
+    assert!(store.try_lock("app").unwrap().is_some(), "free again");
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs a command inside a headless desktop session: a private D-Bus session bus
+# (dbus-run-session), an Xvfb display, and — unless --no-watcher — status-notifier-watcher, the
+# StatusNotifier registry tray apps register with. Everything it starts ends with it.
+#   scripts/headless.sh [--no-watcher] COMMAND [ARG...]
+set -euo pipefail
+
+if [ "${1:-}" != "--inner" ]; then
+  exec dbus-run-session -- "$0" --inner "$@"
+fi
+shift
+watcher=1
+if [ "${1:-}" = "--no-watcher" ]; then
+  watcher=0
+  shift
+fi
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# Polls "$@" every 50 ms for up to 10 s.
+wait_until() {
+  local what=$1
+  shift
+  for _ in $(seq 200); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.05
+  done
+  echo "headless: $what did not come up within 10 s" >&2
+  return 1
+}
+
+n=90
+while [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done
+Xvfb ":$n" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+pids+=($!)
+export DISPLAY=":$n"
+wait_until "Xvfb on $DISPLAY" xdpyinfo -display "$DISPLAY"
+
+if [ "$watcher" = 1 ]; then
+  status-notifier-watcher >/dev/null 2>&1 &
+  pids+=($!)
+  has_watcher() {
+    gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+      -m org.freedesktop.DBus.NameHasOwner org.kde.StatusNotifierWatcher | grep -q true
+  }
+  wait_until "status-notifier-watcher" has_watcher
+fi
+
+set +e
+"$@"
+rc=$?
+set -e
+exit "$rc"

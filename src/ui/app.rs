@@ -1,0 +1,241 @@
+//! The event loop: tao on the main thread, the tray icon and its muda menu, the worker on its
+//! own thread. Everything here reacts to one event and returns; nothing waits on the engine.
+//!
+//! Start-up order follows TRAY.md: the display check (tao's Linux start-up panics without
+//! one), the event loop, the worker, then the tray icon at `StartCause::Init`. Quit — from the
+//! menu, SIGINT or SIGTERM — drops the tray icon, joins the worker, and exits 0.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use tao::event::{Event, StartCause};
+use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
+use tray_icon::menu::MenuEvent;
+use tray_icon::{TrayIcon, TrayIconBuilder, TrayIconEvent};
+
+use super::icons::{self, Look};
+use super::ids::{self, Click, Intent};
+use super::menu::{Applied, LiveMenu};
+use super::state::{self, UiState};
+use super::{desktop, login, spec};
+use crate::worker::{Command, Engine, Tone, Update, Worker, WorkerOptions};
+
+/// What reaches the event loop from other threads.
+#[derive(Debug)]
+pub enum UserEvent {
+    Worker(Update),
+    Menu(String),
+    /// A click on the icon itself (macOS; Linux hosts do not report it).
+    IconClicked,
+}
+
+/// Everything the running app holds; owned by the event-loop closure.
+struct App {
+    state: UiState,
+    live: Option<LiveMenu>,
+    tray: Option<TrayIcon>,
+    worker: Option<Worker>,
+    look: Option<Look>,
+    title: String,
+    login_path: Result<PathBuf, String>,
+    exe: PathBuf,
+}
+
+/// Runs the app until Quit. `engine` and `opts` are the worker's.
+pub fn run(engine: Arc<dyn Engine>, opts: WorkerOptions, exe: PathBuf) -> ! {
+    #[allow(unused_mut)]
+    let mut event_loop = EventLoopBuilder::<UserEvent>::with_user_event().build();
+    #[cfg(target_os = "macos")]
+    {
+        use tao::platform::macos::{ActivationPolicy, EventLoopExtMacOS};
+        event_loop.set_activation_policy(ActivationPolicy::Accessory);
+    }
+    let proxy = Arc::new(Mutex::new(event_loop.create_proxy()));
+    install_handlers(&proxy);
+    let sink_proxy = Arc::clone(&proxy);
+    let sink = Arc::new(move |u: Update| send(&sink_proxy, UserEvent::Worker(u)));
+    let worker = match Worker::spawn(engine, opts, sink) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("pier: the background worker could not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    let login_path = login::system_entry_path();
+    let start_at_login = login_path
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|p| login::is_enabled(p));
+    let mut app = App {
+        state: UiState::new(start_at_login),
+        live: None,
+        tray: None,
+        worker: Some(worker),
+        look: None,
+        title: String::new(),
+        login_path,
+        exe,
+    };
+    event_loop.run(move |event, _, control_flow| {
+        *control_flow = ControlFlow::Wait;
+        match event {
+            Event::NewEvents(StartCause::Init) => {
+                if let Err(e) = app.start_tray() {
+                    eprintln!("pier: the tray icon could not be created: {e}");
+                    app.quit(control_flow, 1);
+                }
+            }
+            Event::UserEvent(UserEvent::Worker(update)) => app.on_update(update, control_flow),
+            Event::UserEvent(UserEvent::Menu(id)) => app.on_click(&id, control_flow),
+            Event::UserEvent(UserEvent::IconClicked) => {
+                app.send(Command::Scan);
+            }
+            _ => {}
+        }
+    })
+}
+
+fn send(proxy: &Mutex<EventLoopProxy<UserEvent>>, event: UserEvent) {
+    if let Ok(p) = proxy.lock() {
+        // The loop has ended only while quitting: nothing is left to tell.
+        let _ = p.send_event(event);
+    }
+}
+
+/// Menu clicks and icon clicks arrive on other threads' handlers; forward them to the loop.
+fn install_handlers(proxy: &Arc<Mutex<EventLoopProxy<UserEvent>>>) {
+    let menu_proxy = Arc::clone(proxy);
+    MenuEvent::set_event_handler(Some(move |e: MenuEvent| {
+        send(&menu_proxy, UserEvent::Menu(e.id.0));
+    }));
+    let icon_proxy = Arc::clone(proxy);
+    TrayIconEvent::set_event_handler(Some(move |e: TrayIconEvent| {
+        if matches!(e, TrayIconEvent::Click { .. }) {
+            send(&icon_proxy, UserEvent::IconClicked);
+        }
+    }));
+}
+
+impl App {
+    fn start_tray(&mut self) -> Result<(), String> {
+        let live = LiveMenu::build(&spec::menu(&self.state, SystemTime::now()), icons::dots())
+            .map_err(|e| e.to_string())?;
+        let look = icons::look(&self.state);
+        let icon = icons::tray_icon(look)?;
+        let builder = TrayIconBuilder::new()
+            .with_id("pier")
+            .with_menu(Box::new(live.menu.clone()))
+            .with_tooltip("Pier");
+        let tray = super::platform::with_icon(builder, icon)
+            .build()
+            .map_err(|e| e.to_string())?;
+        self.live = Some(live);
+        self.tray = Some(tray);
+        self.look = Some(look);
+        tracing::info!("the tray icon is up");
+        Ok(())
+    }
+
+    fn send(&self, command: Command) {
+        if let Some(w) = &self.worker {
+            if !w.send(command) {
+                tracing::error!("the worker has ended; the menu can no longer act");
+            }
+        }
+    }
+
+    fn on_update(&mut self, update: Update, control_flow: &mut ControlFlow) {
+        match self.state.apply(update) {
+            state::Applied::Changed => self.render(),
+            state::Applied::Stale => tracing::debug!("dropped a scan older than the one shown"),
+            state::Applied::Finished(report) => {
+                tracing::info!("{}", report.summary);
+                self.render();
+                let title = match report.tone {
+                    Tone::Done => "Pier: done",
+                    Tone::Refused => "Pier: refused",
+                    Tone::Partial => "Pier: partly done",
+                    Tone::Failed => "Pier: failed",
+                };
+                desktop::notify(title, &report.summary);
+            }
+            state::Applied::Quit => self.quit(control_flow, 0),
+        }
+    }
+
+    fn on_click(&mut self, id: &str, control_flow: &mut ControlFlow) {
+        let Some(click) = Click::parse(id) else {
+            return;
+        };
+        match ids::intent(click, &self.state) {
+            Intent::Act {
+                key,
+                doing,
+                command,
+            } => {
+                if self.state.begin(key, doing) {
+                    self.send(command);
+                }
+            }
+            Intent::Send(command) => self.send(command),
+            Intent::Open(target) | Intent::Reveal(target) => desktop::open(&target),
+            Intent::ToggleStartAtLogin => self.toggle_start_at_login(),
+            Intent::Quit => return self.quit(control_flow, 0),
+            Intent::Ignore(why) => tracing::info!("click ignored: {why}"),
+        }
+        self.render();
+    }
+
+    fn toggle_start_at_login(&mut self) {
+        let want = !matches!(self.state.start_at_login, Ok(true));
+        let result = self
+            .login_path
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|path| login::set(path, &self.exe, want, cfg!(target_os = "macos")));
+        if let Err(e) = &result {
+            desktop::notify("Pier: start at login", e);
+        }
+        self.state.start_at_login = result;
+    }
+
+    /// Brings the tray up to date with the state: menu in place where it can, icon and title
+    /// only when they change (each icon change writes a file on Linux).
+    fn render(&mut self) {
+        let (Some(live), Some(tray)) = (self.live.as_mut(), self.tray.as_ref()) else {
+            return;
+        };
+        match live.update(&spec::menu(&self.state, SystemTime::now())) {
+            Ok(Applied::InPlace) => {}
+            Ok(Applied::Rebuilt) => tray.set_menu(Some(Box::new(live.menu.clone()))),
+            Err(e) => tracing::error!("the menu could not be updated: {e}"),
+        }
+        let look = icons::look(&self.state);
+        if super::platform::ICON_SHOWS_LOOK && self.look != Some(look) {
+            match icons::tray_icon(look) {
+                Ok(icon) => {
+                    if let Err(e) = tray.set_icon(Some(icon)) {
+                        tracing::warn!("the icon could not be changed: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("the icon could not be read: {e}"),
+            }
+            self.look = Some(look);
+        }
+        let title = icons::title(&self.state);
+        if cfg!(target_os = "macos") && title != self.title {
+            tray.set_title(Some(&title));
+        }
+        self.title = title;
+    }
+
+    fn quit(&mut self, control_flow: &mut ControlFlow, code: i32) {
+        drop(self.tray.take());
+        if let Some(worker) = self.worker.take() {
+            worker.shutdown();
+        }
+        tracing::info!("quit");
+        *control_flow = ControlFlow::ExitWithCode(code);
+    }
+}

@@ -1,0 +1,54 @@
+//! Asking the desktop to open things: a URL in the browser, a folder in the file manager, and
+//! a notification when an action ends. Each is best effort: a failure is logged, never shown
+//! as a crash, and never blocks the UI thread.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The opener command and its arguments for a URL or a folder (`xdg-open` or macOS `open`).
+pub fn opener(target: &str, macos: bool) -> (&'static str, Vec<String>) {
+    if macos {
+        ("open", vec![target.to_owned()])
+    } else {
+        ("xdg-open", vec![target.to_owned()])
+    }
+}
+
+/// Opens `target` without a shell, reaping the opener on a thread of its own.
+pub fn open(target: &str) {
+    if !(target.starts_with("http://") || Path::new(target).is_absolute()) {
+        tracing::warn!("not opening {target:?}: neither a URL nor an absolute folder");
+        return;
+    }
+    let (program, args) = opener(target, cfg!(target_os = "macos"));
+    match Command::new(program)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(mut child) => {
+            std::thread::spawn(move || child.wait());
+        }
+        Err(e) => tracing::warn!("{program} could not be started to open {target}: {e}"),
+    }
+}
+
+/// Shows a desktop notification, where the desktop has a notification service.
+pub fn notify(summary: &str, body: &str) {
+    super::platform::notify(summary, body);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_target_is_one_argument_never_a_command_line() {
+        let (program, args) = opener("http://localhost:5173/?a=1&b=$(x)", false);
+        assert_eq!(program, "xdg-open");
+        assert_eq!(args, vec!["http://localhost:5173/?a=1&b=$(x)".to_owned()]);
+        assert_eq!(opener("/w/shop", true).0, "open");
+    }
+}

@@ -1,0 +1,186 @@
+//! Menu ids and what a click on each one means. Ids are strings the menu hands back unchanged;
+//! this is the only place that builds or reads them, and mapping a click to a command is a pure
+//! function of the state the menu showed.
+
+use crate::diagnose::model::Level;
+use crate::probe::Identity;
+use crate::stop::Shown;
+use crate::worker::{ActionKey, Command, StopTarget};
+
+use super::state::UiState;
+
+/// Every clickable item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Click {
+    /// "Clean up safely" on the project at this path.
+    StopProject(String),
+    /// "Clean up all safe (N)".
+    StopAllSafe,
+    /// Open a URL in the browser.
+    Open(String),
+    /// Show a folder in the file manager.
+    Reveal(String),
+    /// "Restart" a snapshot (its record name).
+    Restart(String),
+    Refresh,
+    StartAtLogin,
+    Quit,
+}
+
+impl Click {
+    /// The menu id of this item.
+    pub fn id(&self) -> String {
+        match self {
+            Click::StopProject(path) => format!("stop:{path}"),
+            Click::StopAllSafe => "stop-all".into(),
+            Click::Open(url) => format!("open:{url}"),
+            Click::Reveal(path) => format!("reveal:{path}"),
+            Click::Restart(name) => format!("restart:{name}"),
+            Click::Refresh => "refresh".into(),
+            Click::StartAtLogin => "login".into(),
+            Click::Quit => "quit".into(),
+        }
+    }
+
+    /// The click an id stands for; `None` for lines that only inform (`info:…`, `card:…`).
+    pub fn parse(id: &str) -> Option<Click> {
+        let (head, rest) = id.split_once(':').unwrap_or((id, ""));
+        let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        match head {
+            "stop" => some(rest).map(Click::StopProject),
+            "open" => some(rest).map(Click::Open),
+            "reveal" => some(rest).map(Click::Reveal),
+            "restart" => some(rest).map(Click::Restart),
+            "stop-all" if rest.is_empty() && !id.contains(':') => Some(Click::StopAllSafe),
+            "refresh" if !id.contains(':') => Some(Click::Refresh),
+            "login" if !id.contains(':') => Some(Click::StartAtLogin),
+            "quit" if !id.contains(':') => Some(Click::Quit),
+            _ => None,
+        }
+    }
+}
+
+/// What the app does for a click.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    /// Mark `key` as running with the word `doing`, then send the command.
+    Act {
+        key: ActionKey,
+        doing: &'static str,
+        command: Command,
+    },
+    /// Send a command that marks nothing (a refresh).
+    Send(Command),
+    Open(String),
+    Reveal(String),
+    ToggleStartAtLogin,
+    Quit,
+    /// Nothing to do, and why (a click on an item that went stale before it was handled).
+    Ignore(String),
+}
+
+/// What to stop for one green project: each of its resources, with what the card showed —
+/// the project's level and the member identities — so the stop refuses if they changed.
+fn targets(state: &UiState, path: &str) -> Result<Vec<StopTarget>, String> {
+    let project = state
+        .projects()
+        .iter()
+        .find(|p| p.path == path)
+        .ok_or_else(|| format!("{path} is no longer shown"))?;
+    if project.level != Level::Green {
+        return Err(format!("{path} is {}, not green", project.level.as_str()));
+    }
+    Ok(project
+        .resources
+        .iter()
+        .map(|r| StopTarget {
+            project: project.path.clone(),
+            id: r.id.clone(),
+            shown: Shown {
+                project_level: project.level,
+                members: r
+                    .members
+                    .iter()
+                    .map(|m| Identity {
+                        pid: m.pid,
+                        start_time: m.start_time,
+                    })
+                    .collect(),
+            },
+        })
+        .collect())
+}
+
+/// The intent of a click, judged against the state the menu was built from.
+pub fn intent(click: Click, state: &UiState) -> Intent {
+    match click {
+        Click::StopProject(path) => {
+            let key = ActionKey::Project(path.clone());
+            if state.is_running(&key) {
+                return Intent::Ignore(format!("{path} is already being cleaned up"));
+            }
+            match targets(state, &path) {
+                Ok(targets) => Intent::Act {
+                    key: key.clone(),
+                    doing: "stopping…",
+                    command: Command::Stop { key, targets },
+                },
+                Err(why) => Intent::Ignore(why),
+            }
+        }
+        Click::StopAllSafe => {
+            if state.is_running(&ActionKey::AllSafe) {
+                return Intent::Ignore("a clean-up is already running".into());
+            }
+            let targets: Vec<StopTarget> = state
+                .safe()
+                .filter_map(|p| targets(state, &p.path).ok())
+                .flatten()
+                .collect();
+            if targets.is_empty() {
+                return Intent::Ignore("nothing is safe to stop".into());
+            }
+            Intent::Act {
+                key: ActionKey::AllSafe,
+                doing: "stopping…",
+                command: Command::Stop {
+                    key: ActionKey::AllSafe,
+                    targets,
+                },
+            }
+        }
+        Click::Restart(snapshot) => restart_intent(state, snapshot),
+        Click::Open(url) => Intent::Open(url),
+        Click::Reveal(path) => Intent::Reveal(path),
+        Click::Refresh => Intent::Send(Command::Scan),
+        Click::StartAtLogin => Intent::ToggleStartAtLogin,
+        Click::Quit => Intent::Quit,
+    }
+}
+
+fn restart_intent(state: &UiState, snapshot: String) -> Intent {
+    let key = ActionKey::Snapshot(snapshot.clone());
+    if state.is_running(&key) {
+        return Intent::Ignore(format!("{snapshot} is already restarting"));
+    }
+    let entry = state
+        .history
+        .as_ref()
+        .and_then(|h| h.as_ref().ok())
+        .and_then(|h| h.entries.iter().find(|e| e.snapshot == snapshot));
+    match entry {
+        Some(e) if e.restartable => Intent::Act {
+            key: key.clone(),
+            doing: "restarting…",
+            command: Command::Restart {
+                label: super::spec::snapshot_label(e),
+                snapshot,
+            },
+        },
+        Some(e) => Intent::Ignore(e.why_not.clone().unwrap_or_default()),
+        None => Intent::Ignore(format!("{snapshot} is no longer listed")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

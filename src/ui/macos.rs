@@ -1,0 +1,28 @@
+//! The macOS side of the app. Type-checked here, never run: there is no Mac on this team's
+//! machines. The accessory activation policy (no Dock icon) is set on the event loop in
+//! `app.rs`; the bundled app also carries `LSUIElement` in `assets/macos/Info.plist`.
+
+use tray_icon::{Icon, TrayIconBuilder};
+
+/// One template icon, tinted by the menu bar; the title beside it carries the count.
+pub const ICON_SHOWS_LOOK: bool = false;
+
+pub fn with_icon(builder: TrayIconBuilder, icon: Icon) -> TrayIconBuilder {
+    builder.with_icon_templated(icon)
+}
+
+/// macOS always has a window server for a logged-in user; nothing to check before tao starts.
+pub fn prepare() -> Result<(), String> {
+    Ok(())
+}
+
+/// The menu bar is always there on macOS.
+pub fn missing_tray_host() -> Option<String> {
+    None
+}
+
+/// Notifications need a signed app bundle and UNUserNotificationCenter; the result is in the
+/// menu instead, and in the log.
+pub fn notify(summary: &str, body: &str) {
+    tracing::info!("{summary}: {body}");
+}

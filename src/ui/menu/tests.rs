@@ -1,0 +1,114 @@
+//! The muda layer without a display: built from a spec, updated in place when the shape is the
+//! same, rebuilt when it is not.
+
+use super::*;
+use crate::diagnose::model::Level;
+use crate::ui::ids::Click;
+use crate::ui::spec::menu;
+use crate::ui::spec::tests::{project, resource, scanned, shop_and_api};
+use crate::ui::state::UiState;
+use crate::worker::ActionKey;
+
+fn now() -> std::time::SystemTime {
+    std::time::SystemTime::UNIX_EPOCH
+}
+
+#[test]
+fn the_built_menu_holds_the_spec_texts_ids_and_states() {
+    let s = shop_and_api();
+    let live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
+    assert_eq!(
+        live.read("info:header"),
+        Some(("2 projects · 1 safe to stop".into(), false))
+    );
+    assert_eq!(
+        live.read(&Click::StopProject("/w/shop".into()).id()),
+        Some(("Clean up safely".into(), true))
+    );
+    assert_eq!(
+        live.read(&Click::StopProject("/w/api".into()).id()),
+        Some(("Clean up safely".into(), false))
+    );
+    assert_eq!(live.menu.items().len(), menu(&s, now()).len());
+}
+
+#[test]
+fn a_change_of_text_and_enabled_state_is_made_in_place() {
+    let mut s = shop_and_api();
+    let mut live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
+    let before = live.menu.clone();
+    // A newer scan: same projects and levels, older servers, and the api card not green.
+    let mut older = resource("10-100", Level::Green, 5173);
+    older.age_seconds = Some(9_000);
+    s.apply(scanned(
+        2,
+        vec![
+            project("/w/shop", Level::Green, vec![older]),
+            project(
+                "/w/api",
+                Level::Yellow,
+                vec![resource("20-100", Level::Yellow, 8000)],
+            ),
+        ],
+    ));
+    assert_eq!(live.update(&menu(&s, now())).unwrap(), Applied::InPlace);
+    assert_eq!(
+        live.menu.id(),
+        before.id(),
+        "the same menu object: an open menu stays open"
+    );
+    assert_eq!(
+        live.read("info:card:/w/shop:age").unwrap().0,
+        "Up 2h 30m · activity not sampled"
+    );
+}
+
+#[test]
+fn a_card_that_changes_level_rebuilds_and_the_new_menu_says_so() {
+    let s = shop_and_api();
+    let mut live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
+    let mut s2 = UiState::new(Ok(false));
+    s2.apply(scanned(
+        2,
+        vec![
+            project(
+                "/w/shop",
+                Level::Red,
+                vec![resource("10-100", Level::Red, 5173)],
+            ),
+            project(
+                "/w/api",
+                Level::Yellow,
+                vec![resource("20-100", Level::Yellow, 8000)],
+            ),
+        ],
+    ));
+    assert_eq!(live.update(&menu(&s2, now())).unwrap(), Applied::Rebuilt);
+    assert_eq!(
+        live.read("card:/w/shop").unwrap().0,
+        "● red · shop — vite :5173"
+    );
+    assert_eq!(
+        live.read(&Click::StopProject("/w/shop".into()).id())
+            .unwrap(),
+        ("Clean up safely".into(), false)
+    );
+}
+
+#[test]
+fn an_in_place_update_changes_what_muda_holds() {
+    let mut s = shop_and_api();
+    let mut live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
+    // Only plain items change: the login check and the all-safe line.
+    s.start_at_login = Ok(true);
+    s.running
+        .insert(ActionKey::Snapshot("x".into()), "restarting…");
+    let spec = menu(&s, now());
+    assert_eq!(live.update(&spec).unwrap(), Applied::InPlace);
+    let login = live
+        .menu
+        .items()
+        .into_iter()
+        .find_map(|i| i.as_check_menuitem().cloned());
+    assert!(login.unwrap().is_checked());
+}

@@ -1,0 +1,101 @@
+//! The menu-bar app (a tray app on Linux): one card per project, "Clean up safely",
+//! "Recently stopped" with "Restart".
+//!
+//! Layers, each testable on its own:
+//! - [`state`]: what the app knows, as plain data; the worker's updates are applied here, and
+//!   a scan older than the one shown is dropped;
+//! - [`spec`]: the menu as plain data, a pure function of the state;
+//! - [`ids`]: menu ids, and the pure mapping from a click to a command;
+//! - [`menu`]: the spec made real with muda, updated in place when its shape is unchanged;
+//! - [`app`]: the tao event loop that ties them to the tray icon and the worker;
+//! - [`login`], [`desktop`], [`icons`]: start at login, open / reveal / notify, the icons;
+//! - `linux.rs` / `macos.rs`: the few things that differ per OS, chosen below.
+//!
+//! The UI thread never waits on the engine: it posts commands to the worker and renders what
+//! comes back.
+
+mod app;
+pub mod desktop;
+pub mod icons;
+pub mod ids;
+pub mod login;
+pub mod menu;
+pub mod spec;
+pub mod state;
+
+#[cfg_attr(target_os = "linux", path = "linux.rs")]
+#[cfg_attr(target_os = "macos", path = "macos.rs")]
+mod platform;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::store::Store;
+use crate::worker::{SystemEngine, WorkerOptions};
+
+/// How the app runs (`pier app` flags).
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    /// Only projects under these folders (empty: all of the user's).
+    pub under: Vec<PathBuf>,
+    /// The periodic refresh; `None`: only on click, Refresh and after actions.
+    pub refresh: Option<Duration>,
+    /// The activity window of each scan.
+    pub sample: Duration,
+}
+
+/// Why the app did not run.
+#[derive(Debug)]
+pub enum NotStarted {
+    /// Another instance holds this state folder; not an error for the user.
+    AlreadyRunning(String),
+    /// A sentence for the user.
+    Failed(String),
+}
+
+/// Checks what the app needs, takes the one-instance lock, then runs the event loop (which
+/// never returns: Quit exits the process).
+pub fn run(opts: AppOptions, store: Store) -> Result<std::convert::Infallible, NotStarted> {
+    platform::prepare().map_err(NotStarted::Failed)?;
+    let folder = store.folder().to_path_buf();
+    let instance = store
+        .try_lock("app")
+        .map_err(|e| NotStarted::Failed(e.to_string()))?
+        .ok_or_else(|| {
+            NotStarted::AlreadyRunning(format!(
+                "Pier is already running for the state folder {}; its icon is in the tray \
+                 (the menu bar on macOS)",
+                folder.display()
+            ))
+        })?;
+    if let Some(warning) = platform::missing_tray_host() {
+        eprintln!("pier: {warning}");
+        tracing::warn!("{warning}");
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| NotStarted::Failed(format!("Pier cannot find its own program: {e}")))?;
+    tracing::info!(
+        "starting: state folder {}, refresh {:?}, under {:?}",
+        folder.display(),
+        opts.refresh,
+        opts.under
+    );
+    let engine = Arc::new(SystemEngine::new(
+        store,
+        opts.under,
+        opts.sample,
+        exe.clone(),
+    ));
+    // The lock lives as long as the process: the event loop ends in process::exit.
+    std::mem::forget(instance);
+    app::run(
+        engine,
+        WorkerOptions {
+            period: opts.refresh,
+            signals: true,
+            drain: Duration::from_secs(15),
+        },
+        exe,
+    )
+}

@@ -1,0 +1,393 @@
+//! The menu as plain data, a pure function of [`UiState`]: what every line says, whether it is
+//! enabled, and its id. Built and tested without a display; [`super::menu`] turns it into muda
+//! items.
+//!
+//! The level is always a word in the text ("● green"), because StatusNotifier hosts drop menu
+//! icons; where icons are drawn, the card also carries a coloured dot.
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime};
+
+use crate::diagnose::model::{Evidence, Level, Project, Resource};
+use crate::restart::HistoryEntry;
+use crate::worker::{project_name, ActionKey, Tone};
+
+use super::ids::Click;
+use super::state::UiState;
+
+/// How many snapshots "Recently stopped" lists, newest first.
+const SNAPSHOTS_SHOWN: usize = 8;
+
+/// One line of the menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Item {
+        id: String,
+        text: String,
+        enabled: bool,
+    },
+    Check {
+        id: String,
+        text: String,
+        checked: bool,
+        enabled: bool,
+    },
+    Submenu {
+        id: String,
+        text: String,
+        enabled: bool,
+        /// The coloured dot drawn beside the text, where the host draws icons.
+        dot: Option<Level>,
+        children: Vec<Entry>,
+    },
+    Separator,
+}
+
+impl Entry {
+    fn action(click: &Click, text: impl Into<String>, enabled: bool) -> Entry {
+        Entry::Item {
+            id: click.id(),
+            text: text.into(),
+            enabled,
+        }
+    }
+
+    /// A line that only informs: disabled, with an id no click maps to.
+    fn info(id: impl Into<String>, text: impl Into<String>) -> Entry {
+        Entry::Item {
+            id: format!("info:{}", id.into()),
+            text: text.into(),
+            enabled: false,
+        }
+    }
+}
+
+/// The level as a word with a dot, for hosts that draw no icons.
+pub fn level_word(level: Level) -> &'static str {
+    match level {
+        Level::Green => "● green",
+        Level::Yellow => "● yellow",
+        Level::Red => "● red",
+    }
+}
+
+/// "2h 5m", "40s": the largest two units.
+pub fn short_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    let (days, hours, minutes) = (s / 86_400, s / 3_600 % 24, s / 60 % 60);
+    match () {
+        () if days > 0 => format!("{days}d {hours}h"),
+        () if hours > 0 => format!("{hours}h {minutes}m"),
+        () if minutes > 0 => format!("{minutes}m"),
+        () => format!("{s}s"),
+    }
+}
+
+/// The header: "3 projects · 2 safe to stop".
+pub fn header(state: &UiState) -> String {
+    match &state.scan {
+        None => "Pier — scanning…".into(),
+        Some(Err(e)) => format!("Pier — the scan failed: {e}"),
+        Some(Ok(scan)) => {
+            let n = scan.projects.len();
+            let safe = state.safe().count();
+            let noun = if n == 1 { "project" } else { "projects" };
+            format!("{n} {noun} · {safe} safe to stop")
+        }
+    }
+}
+
+/// The whole menu.
+pub fn menu(state: &UiState, now: SystemTime) -> Vec<Entry> {
+    let mut out = vec![Entry::info("header", header(state))];
+    for (i, r) in state.results.iter().enumerate() {
+        out.push(Entry::info(
+            format!("result:{i}"),
+            format!("{} {}", tone_mark(r.tone), r.summary),
+        ));
+    }
+    out.push(Entry::Separator);
+    let projects = state.projects();
+    if matches!(state.scan, Some(Ok(_))) && projects.is_empty() {
+        out.push(Entry::info("empty", "No dev servers or watchers found."));
+    }
+    out.extend(projects.iter().map(|p| card(state, p)));
+    out.push(Entry::Separator);
+    let safe = state.safe().count();
+    let all_doing = state.doing(&ActionKey::AllSafe);
+    out.push(Entry::action(
+        &Click::StopAllSafe,
+        match all_doing {
+            Some(doing) => format!("Clean up all safe — {doing}"),
+            None => format!("Clean up all safe ({safe})"),
+        },
+        safe > 0 && !state.is_running(&ActionKey::AllSafe),
+    ));
+    out.push(recently_stopped(state, now));
+    out.push(Entry::Separator);
+    out.push(Entry::action(&Click::Refresh, "Refresh", true));
+    out.push(match &state.start_at_login {
+        Ok(on) => Entry::Check {
+            id: Click::StartAtLogin.id(),
+            text: "Start at login".into(),
+            checked: *on,
+            enabled: true,
+        },
+        Err(e) => Entry::info("login", format!("Start at login: {e}")),
+    });
+    out.push(Entry::action(&Click::Quit, "Quit Pier", true));
+    out
+}
+
+fn tone_mark(tone: Tone) -> &'static str {
+    match tone {
+        Tone::Done => "✓",
+        Tone::Refused => "✗",
+        Tone::Partial => "◐",
+        Tone::Failed => "✗",
+    }
+}
+
+/// "vite :5173, cargo-watch": the kinds and ports of a project's resources.
+fn kinds_and_ports(p: &Project) -> String {
+    let mut parts = Vec::new();
+    for r in &p.resources {
+        let mut s = r.kind.clone();
+        let mut ports: Vec<u16> = r.ports.iter().map(|p| p.port).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        for port in ports {
+            let _ = write!(s, " :{port}");
+        }
+        parts.push(s);
+    }
+    parts.join(", ")
+}
+
+/// The card title. It stays the same while the card's state does: hosts cannot change a
+/// submenu's label in place, so a new title means a rebuilt menu.
+fn card_title(state: &UiState, p: &Project) -> String {
+    let base = format!(
+        "{} · {} — {}",
+        level_word(p.level),
+        p.name,
+        kinds_and_ports(p)
+    );
+    match state.doing(&ActionKey::Project(p.path.clone())) {
+        Some(doing) => format!("{base} — {doing}"),
+        None => base,
+    }
+}
+
+/// "up 2h 5m · idle" for the card's oldest resource and its activity.
+fn age_line(p: &Project) -> String {
+    let age = p.resources.iter().filter_map(|r| r.age_seconds).max();
+    let mut line = match age {
+        Some(s) => format!("Up {}", short_duration(Duration::from_secs(s))),
+        None => "Age unknown".into(),
+    };
+    let activity: Vec<_> = p.resources.iter().map(|r| r.activity).collect();
+    if activity.iter().all(Option::is_some) && !activity.is_empty() {
+        let cpu: f64 = activity.iter().flatten().map(|a| a.cpu_percent).sum();
+        let _ = write!(line, " · {cpu:.1} % CPU over the sample");
+    } else {
+        line.push_str(" · activity not sampled");
+    }
+    line
+}
+
+fn evidence_line(e: &Evidence) -> String {
+    let mark = match e.level {
+        Level::Green => "✓",
+        Level::Yellow => "!",
+        Level::Red => "✗",
+    };
+    format!("{mark} {} ({})", e.message, e.source)
+}
+
+fn resource_line(r: &Resource) -> String {
+    let mut ports: Vec<String> = r
+        .ports
+        .iter()
+        .map(|p| format!("{}:{}", p.address, p.port))
+        .collect();
+    ports.dedup();
+    let n = r.members.len();
+    let noun = if n == 1 { "process" } else { "processes" };
+    let mut line = format!("{} · pid {} · {n} {noun}", r.kind, r.root.pid);
+    if !ports.is_empty() {
+        let _ = write!(line, " · {}", ports.join(", "));
+    }
+    line
+}
+
+/// A browser address for a port: loopback and wildcard listeners open on this machine.
+pub fn url(address: &str, port: u16) -> String {
+    match address {
+        "0.0.0.0" | "::" | "127.0.0.1" => format!("http://localhost:{port}"),
+        a if a.contains(':') => format!("http://[{a}]:{port}"),
+        a => format!("http://{a}:{port}"),
+    }
+}
+
+fn card(state: &UiState, p: &Project) -> Entry {
+    let key = ActionKey::Project(p.path.clone());
+    let at = |what: &str| format!("card:{}:{what}", p.path);
+    let mut children = vec![
+        Entry::info(at("path"), p.path.clone()),
+        Entry::info(at("age"), age_line(p)),
+    ];
+    if let Some(doing) = state.doing(&key) {
+        children.push(Entry::info(at("doing"), format!("Now {doing}")));
+    } else if let Some(r) = state.last_result(&key) {
+        children.push(Entry::info(
+            at("result"),
+            format!("{} {}", tone_mark(r.tone), r.summary),
+        ));
+    }
+    children.push(Entry::Separator);
+    for (i, r) in p.resources.iter().enumerate() {
+        children.push(Entry::info(at(&format!("res:{i}")), resource_line(r)));
+        for (j, e) in r.evidence.iter().enumerate() {
+            children.push(Entry::info(
+                at(&format!("res:{i}:ev:{j}")),
+                format!("    {}", evidence_line(e)),
+            ));
+        }
+    }
+    children.push(Entry::Separator);
+    children.push(Entry::action(
+        &Click::StopProject(p.path.clone()),
+        "Clean up safely",
+        p.level == Level::Green && !state.is_running(&key),
+    ));
+    let mut urls: Vec<String> = p
+        .resources
+        .iter()
+        .flat_map(|r| r.ports.iter().map(|port| url(&port.address, port.port)))
+        .collect();
+    urls.sort();
+    urls.dedup();
+    for u in urls {
+        children.push(Entry::action(
+            &Click::Open(u.clone()),
+            format!("Open {u}"),
+            true,
+        ));
+    }
+    children.push(Entry::action(
+        &Click::Reveal(p.path.clone()),
+        "Reveal folder",
+        true,
+    ));
+    Entry::Submenu {
+        id: format!("card:{}", p.path),
+        text: card_title(state, p),
+        enabled: true,
+        dot: Some(p.level),
+        children,
+    }
+}
+
+/// "shop · vite :5173": how a snapshot is named in the menu and its result line.
+pub fn snapshot_label(e: &HistoryEntry) -> String {
+    let tool = e
+        .root_command
+        .first()
+        .map(|a| project_name(a))
+        .unwrap_or_default();
+    let mut label = format!("{} · {tool}", project_name(&e.project));
+    for p in &e.ports {
+        if let Some((_, port)) = p.rsplit_once(':') {
+            let _ = write!(label, " :{port}");
+        }
+    }
+    label
+}
+
+fn ago(stamp: &str, now: SystemTime) -> String {
+    match humantime::parse_rfc3339_weak(stamp) {
+        Ok(at) => match now.duration_since(at) {
+            Ok(d) => format!("{} ago", short_duration(d)),
+            Err(_) => "just now".into(),
+        },
+        Err(_) => stamp.to_owned(),
+    }
+}
+
+fn recently_stopped(state: &UiState, now: SystemTime) -> Entry {
+    let mut children = Vec::new();
+    match &state.history {
+        None => children.push(Entry::info("history", "Reading the snapshots…")),
+        Some(Err(e)) => children.push(Entry::info("history", format!("Unreadable: {e}"))),
+        Some(Ok(h)) => {
+            if h.entries.is_empty() {
+                children.push(Entry::info("history", "Nothing stopped yet"));
+            }
+            for e in h.entries.iter().rev().take(SNAPSHOTS_SHOWN) {
+                children.push(snapshot_entry(state, e, now));
+            }
+            if !h.damaged.is_empty() {
+                children.push(Entry::info(
+                    "history:damaged",
+                    format!(
+                        "{} unreadable record(s), kept as they are (see `pier history`)",
+                        h.damaged.len()
+                    ),
+                ));
+            }
+        }
+    }
+    Entry::Submenu {
+        id: "history".into(),
+        text: "Recently stopped".into(),
+        enabled: true,
+        dot: None,
+        children,
+    }
+}
+
+fn snapshot_entry(state: &UiState, e: &HistoryEntry, now: SystemTime) -> Entry {
+    let key = ActionKey::Snapshot(e.snapshot.clone());
+    let at = |what: &str| format!("snap:{}:{what}", e.snapshot);
+    let result = e
+        .result
+        .as_deref()
+        .unwrap_or("not finished")
+        .replace('_', " ");
+    let mut children = vec![
+        Entry::info(
+            at("when"),
+            format!("Stopped {} · {result}", ago(&e.stopped_at, now)),
+        ),
+        Entry::info(at("command"), e.root_command.join(" ")),
+    ];
+    if let Some(r) = state.last_result(&key) {
+        children.push(Entry::info(
+            at("result"),
+            format!("{} {}", tone_mark(r.tone), r.summary),
+        ));
+    }
+    let restart = Click::Restart(e.snapshot.clone());
+    children.push(match (state.doing(&key), &e.why_not) {
+        (Some(doing), _) => Entry::action(&restart, format!("Restart — {doing}"), false),
+        (None, None) => Entry::action(&restart, "Restart", e.restartable),
+        (None, Some(why)) => {
+            Entry::action(&restart, format!("Restart — not possible: {why}"), false)
+        }
+    });
+    let mut text = snapshot_label(e);
+    if let Some(doing) = state.doing(&key) {
+        let _ = write!(text, " — {doing}");
+    }
+    Entry::Submenu {
+        id: format!("snap:{}", e.snapshot),
+        text,
+        enabled: true,
+        dot: None,
+        children,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,315 @@
+//! The state → menu layer, without a display.
+
+use super::*;
+use crate::diagnose::model::{EvidenceKind, Member, Port, RootIdentity, Scan};
+use crate::worker::{ActionReport, History, Update};
+
+pub fn resource(id: &str, level: Level, port: u16) -> Resource {
+    let pid: u32 = id.split('-').next().unwrap().parse().unwrap();
+    Resource {
+        id: id.into(),
+        level,
+        kind: "vite".into(),
+        root: RootIdentity {
+            pid,
+            start_time: 100,
+        },
+        ports: vec![Port {
+            port,
+            address: "127.0.0.1".into(),
+            pid,
+        }],
+        members: vec![Member {
+            pid,
+            start_time: 100,
+            ppid: 1,
+            uid: 1000,
+            argv: vec!["node".into(), "vite".into()],
+            command: "node".into(),
+            exe: None,
+            cwd: None,
+        }],
+        connections: vec![],
+        age_seconds: Some(7_500),
+        activity: None,
+        evidence: vec![Evidence {
+            kind: EvidenceKind::Orphaned,
+            level: Level::Green,
+            message: "orphaned: its parent is PID 1".into(),
+            source: "/proc/1/stat".into(),
+        }],
+    }
+}
+
+pub fn project(path: &str, level: Level, resources: Vec<Resource>) -> Project {
+    Project {
+        name: path.rsplit('/').next().unwrap().into(),
+        path: path.into(),
+        marker: Some("package.json".into()),
+        level,
+        resources,
+    }
+}
+
+pub fn scanned(generation: u64, projects: Vec<Project>) -> Update {
+    Update::Scanned {
+        generation,
+        scan: Ok(Scan {
+            schema: 1,
+            generation,
+            scanned_at: "2026-11-29T12:00:00Z".into(),
+            sample_ms: 0,
+            projects,
+            other_listeners: None,
+        }),
+        history: Ok(History::default()),
+    }
+}
+
+pub fn shop_and_api() -> UiState {
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(
+        1,
+        vec![
+            project(
+                "/w/shop",
+                Level::Green,
+                vec![resource("10-100", Level::Green, 5173)],
+            ),
+            project(
+                "/w/api",
+                Level::Yellow,
+                vec![resource("20-100", Level::Yellow, 8000)],
+            ),
+        ],
+    ));
+    s
+}
+
+pub fn find<'a>(entries: &'a [Entry], id: &str) -> Option<&'a Entry> {
+    entries.iter().find_map(|e| match e {
+        Entry::Item { id: i, .. } | Entry::Check { id: i, .. } if i == id => Some(e),
+        Entry::Submenu { id: i, .. } if i == id => Some(e),
+        Entry::Submenu { children, .. } => find(children, id),
+        _ => None,
+    })
+}
+
+pub fn text_enabled(e: &Entry) -> (&str, bool) {
+    match e {
+        Entry::Item { text, enabled, .. }
+        | Entry::Check { text, enabled, .. }
+        | Entry::Submenu { text, enabled, .. } => (text, *enabled),
+        Entry::Separator => ("", false),
+    }
+}
+
+fn now() -> SystemTime {
+    humantime::parse_rfc3339("2026-11-29T12:05:00Z").unwrap()
+}
+
+#[test]
+fn the_header_counts_projects_and_safe_ones() {
+    let m = menu(&shop_and_api(), now());
+    assert_eq!(text_enabled(&m[0]), ("2 projects · 1 safe to stop", false));
+}
+
+#[test]
+fn before_the_first_scan_the_header_says_scanning_and_nothing_is_enabled_to_stop() {
+    let m = menu(&UiState::new(Ok(false)), now());
+    assert_eq!(text_enabled(&m[0]).0, "Pier — scanning…");
+    assert!(!text_enabled(find(&m, "stop-all").unwrap()).1);
+}
+
+#[test]
+fn a_failed_scan_is_said_in_the_header() {
+    let mut s = UiState::new(Ok(false));
+    s.apply(Update::Scanned {
+        generation: 1,
+        scan: Err("the process table could not be read".into()),
+        history: Ok(History::default()),
+    });
+    let m = menu(&s, now());
+    assert!(text_enabled(&m[0])
+        .0
+        .contains("the process table could not be read"));
+}
+
+#[test]
+fn a_card_shows_level_as_a_word_name_kinds_and_ports() {
+    let m = menu(&shop_and_api(), now());
+    let card = find(&m, "card:/w/shop").unwrap();
+    assert_eq!(text_enabled(card).0, "● green · shop — vite :5173");
+    let api = find(&m, "card:/w/api").unwrap();
+    assert_eq!(text_enabled(api).0, "● yellow · api — vite :8000");
+    assert!(matches!(
+        card,
+        Entry::Submenu {
+            dot: Some(Level::Green),
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_card_opens_to_its_age_evidence_resources_and_actions() {
+    let m = menu(&shop_and_api(), now());
+    assert_eq!(
+        text_enabled(find(&m, "info:card:/w/shop:age").unwrap()).0,
+        "Up 2h 5m · activity not sampled"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "info:card:/w/shop:res:0:ev:0").unwrap()).0,
+        "    ✓ orphaned: its parent is PID 1 (/proc/1/stat)"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "info:card:/w/shop:res:0").unwrap()).0,
+        "vite · pid 10 · 1 process · 127.0.0.1:5173"
+    );
+    assert!(find(&m, "open:http://localhost:5173").is_some());
+    assert!(find(&m, "reveal:/w/shop").is_some());
+}
+
+#[test]
+fn clean_up_safely_is_enabled_only_on_green_cards() {
+    let m = menu(&shop_and_api(), now());
+    assert!(text_enabled(find(&m, "stop:/w/shop").unwrap()).1);
+    assert!(!text_enabled(find(&m, "stop:/w/api").unwrap()).1);
+    assert_eq!(
+        text_enabled(find(&m, "stop-all").unwrap()),
+        ("Clean up all safe (1)", true)
+    );
+}
+
+#[test]
+fn a_running_stop_is_on_its_card_and_disables_both_clean_ups() {
+    let mut s = shop_and_api();
+    assert!(s.begin(ActionKey::Project("/w/shop".into()), "stopping…"));
+    let m = menu(&s, now());
+    assert_eq!(
+        text_enabled(find(&m, "card:/w/shop").unwrap()).0,
+        "● green · shop — vite :5173 — stopping…"
+    );
+    assert!(!text_enabled(find(&m, "stop:/w/shop").unwrap()).1);
+    assert!(!text_enabled(find(&m, "stop-all").unwrap()).1);
+}
+
+#[test]
+fn a_result_appears_at_the_top_and_on_its_card() {
+    let mut s = shop_and_api();
+    s.begin(ActionKey::Project("/w/shop".into()), "stopping…");
+    s.apply(Update::ActionDone(ActionReport {
+        key: ActionKey::Project("/w/shop".into()),
+        tone: Tone::Refused,
+        summary: "shop: refused — a client is connected".into(),
+    }));
+    let m = menu(&s, now());
+    assert_eq!(
+        text_enabled(find(&m, "info:result:0").unwrap()).0,
+        "✗ shop: refused — a client is connected"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "info:card:/w/shop:result").unwrap()).0,
+        "✗ shop: refused — a client is connected"
+    );
+    assert!(
+        text_enabled(find(&m, "stop:/w/shop").unwrap()).1,
+        "free again"
+    );
+}
+
+fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> HistoryEntry {
+    HistoryEntry {
+        snapshot: name.into(),
+        id: "10-100".into(),
+        project: "/w/shop".into(),
+        root_command: vec![
+            "node_modules/.bin/vite".into(),
+            "--port".into(),
+            "5173".into(),
+        ],
+        ports: vec!["127.0.0.1:5173".into()],
+        stopped_at: "2026-11-29T12:00:00Z".into(),
+        result: Some("stopped".into()),
+        restartable,
+        why_not: why_not.map(Into::into),
+    }
+}
+
+fn with_history(entries: Vec<HistoryEntry>) -> UiState {
+    let mut s = UiState::new(Ok(true));
+    s.apply(Update::Scanned {
+        generation: 1,
+        scan: Ok(Scan {
+            schema: 1,
+            generation: 1,
+            scanned_at: String::new(),
+            sample_ms: 0,
+            projects: vec![],
+            other_listeners: None,
+        }),
+        history: Ok(History {
+            entries,
+            damaged: vec!["snap-x: not JSON".into()],
+        }),
+    });
+    s
+}
+
+#[test]
+fn recently_stopped_offers_restart_only_when_restartable_and_says_why_not() {
+    let s = with_history(vec![
+        history_entry("snap-a", true, None),
+        history_entry("snap-b", false, Some("port 5173 is taken by pid 9")),
+    ]);
+    let m = menu(&s, now());
+    assert_eq!(
+        text_enabled(find(&m, "snap:snap-a").unwrap()).0,
+        "shop · vite :5173"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "info:snap:snap-a:when").unwrap()).0,
+        "Stopped 5m ago · stopped"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "restart:snap-a").unwrap()),
+        ("Restart", true)
+    );
+    assert_eq!(
+        text_enabled(find(&m, "restart:snap-b").unwrap()),
+        ("Restart — not possible: port 5173 is taken by pid 9", false)
+    );
+    assert!(text_enabled(find(&m, "info:history:damaged").unwrap())
+        .0
+        .starts_with("1 unreadable record(s), kept"));
+    let Some(Entry::Check { checked, .. }) = find(&m, "login") else {
+        panic!("start at login is a check item");
+    };
+    assert!(*checked);
+}
+
+#[test]
+fn a_running_restart_disables_its_item() {
+    let mut s = with_history(vec![history_entry("snap-a", true, None)]);
+    s.begin(ActionKey::Snapshot("snap-a".into()), "restarting…");
+    let m = menu(&s, now());
+    assert_eq!(
+        text_enabled(find(&m, "restart:snap-a").unwrap()),
+        ("Restart — restarting…", false)
+    );
+}
+
+#[test]
+fn urls_open_loopback_and_wildcards_on_this_machine() {
+    assert_eq!(url("0.0.0.0", 3000), "http://localhost:3000");
+    assert_eq!(url("::", 3000), "http://localhost:3000");
+    assert_eq!(url("::1", 3000), "http://[::1]:3000");
+    assert_eq!(url("192.168.1.5", 80), "http://192.168.1.5:80");
+}
+
+#[test]
+fn durations_are_short() {
+    assert_eq!(short_duration(Duration::from_secs(40)), "40s");
+    assert_eq!(short_duration(Duration::from_secs(7_500)), "2h 5m");
+    assert_eq!(short_duration(Duration::from_secs(90_000)), "1d 1h");
+}

@@ -1,0 +1,134 @@
+//! What the app knows, as plain data: the newest scan it accepted, the snapshot history, the
+//! actions in flight and their results. The worker's updates are applied here, and the menu is
+//! a pure function of this ([`super::spec`]).
+
+use std::collections::BTreeMap;
+
+use crate::diagnose::model::{Level, Project, Scan};
+use crate::worker::{ActionKey, ActionReport, History, Latest, Update};
+
+/// How many action results the menu keeps.
+const RESULTS_KEPT: usize = 3;
+
+#[derive(Debug, Clone)]
+pub struct UiState {
+    latest: Latest,
+    /// `None` until the first scan comes in.
+    pub scan: Option<Result<Scan, String>>,
+    pub history: Option<Result<History, String>>,
+    /// Actions in flight, with the word the menu shows ("Stopping…").
+    pub running: BTreeMap<ActionKey, &'static str>,
+    /// The newest results first.
+    pub results: Vec<ActionReport>,
+    /// Whether Pier starts at login, or why that cannot be read.
+    pub start_at_login: Result<bool, String>,
+}
+
+/// What applying an update did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// The state changed; render it.
+    Changed,
+    /// A scan older than the one shown: dropped.
+    Stale,
+    /// An action finished (the state changed too); tell the user.
+    Finished(ActionReport),
+    /// Quit was asked for (a signal).
+    Quit,
+}
+
+impl UiState {
+    pub fn new(start_at_login: Result<bool, String>) -> Self {
+        Self {
+            latest: Latest::default(),
+            scan: None,
+            history: None,
+            running: BTreeMap::new(),
+            results: Vec::new(),
+            start_at_login,
+        }
+    }
+
+    /// Applies one update from the worker.
+    pub fn apply(&mut self, update: Update) -> Applied {
+        match update {
+            Update::Scanned {
+                generation,
+                scan,
+                history,
+            } => {
+                if !self.latest.offer(generation) {
+                    return Applied::Stale;
+                }
+                self.scan = Some(scan);
+                self.history = Some(history);
+                Applied::Changed
+            }
+            Update::ActionDone(report) => {
+                self.running.remove(&report.key);
+                self.results.insert(0, report.clone());
+                self.results.truncate(RESULTS_KEPT);
+                Applied::Finished(report)
+            }
+            Update::Quit => Applied::Quit,
+        }
+    }
+
+    /// Marks an action as running; false if it (or a batch covering it) already runs.
+    pub fn begin(&mut self, key: ActionKey, doing: &'static str) -> bool {
+        if self.is_running(&key) {
+            return false;
+        }
+        self.running.insert(key, doing);
+        true
+    }
+
+    /// Whether `key` runs now. A project counts as running while "Clean up all safe" runs,
+    /// and the batch while any project's clean-up runs: one stop per card at a time.
+    pub fn is_running(&self, key: &ActionKey) -> bool {
+        let projects_busy = || {
+            self.running
+                .keys()
+                .any(|k| matches!(k, ActionKey::Project(_) | ActionKey::AllSafe))
+        };
+        match key {
+            ActionKey::Project(_) => {
+                self.running.contains_key(key) || self.running.contains_key(&ActionKey::AllSafe)
+            }
+            ActionKey::AllSafe => projects_busy(),
+            ActionKey::Snapshot(_) => self.running.contains_key(key),
+        }
+    }
+
+    /// The word shown on a busy card or snapshot.
+    pub fn doing(&self, key: &ActionKey) -> Option<&'static str> {
+        self.running.get(key).copied().or_else(|| {
+            matches!(key, ActionKey::Project(_))
+                .then(|| self.running.get(&ActionKey::AllSafe).copied())
+                .flatten()
+        })
+    }
+
+    /// The generation of the scan shown.
+    pub fn generation(&self) -> u64 {
+        self.latest.get()
+    }
+
+    /// The projects of the scan shown (none before the first scan or after a failed one).
+    pub fn projects(&self) -> &[Project] {
+        match &self.scan {
+            Some(Ok(scan)) => &scan.projects,
+            _ => &[],
+        }
+    }
+
+    /// The projects safe to stop.
+    pub fn safe(&self) -> impl Iterator<Item = &Project> {
+        self.projects().iter().filter(|p| p.level == Level::Green)
+    }
+
+    /// The newest result of `key`, if any.
+    pub fn last_result(&self, key: &ActionKey) -> Option<&ActionReport> {
+        self.results.iter().find(|r| &r.key == key)
+    }
+}

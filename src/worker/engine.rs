@@ -1,0 +1,129 @@
+//! The engine the worker owns: scan, history, stop and restart behind one trait, so the worker's
+//! rules (generations, follow-up scans) are tested with a scripted engine and the app runs on
+//! the real one.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::History;
+use crate::diagnose::model::Scan;
+use crate::diagnose::{self, project, ScanOptions};
+use crate::probe::{self, Probe};
+use crate::restart::{self, RestartReport, RestartResult};
+use crate::signal::{self, Signaller};
+use crate::stop::wait::{self, ExitWaiter};
+use crate::stop::{Shown, StopOptions, StopReport, Stopper};
+use crate::store::Store;
+
+/// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.
+pub trait Engine: Send + Sync + 'static {
+    fn scan(&self, generation: u64) -> Result<Scan, String>;
+    fn history(&self) -> Result<History, String>;
+    fn stop(&self, id: &str, shown: &Shown) -> StopReport;
+    fn restart(&self, snapshot: &str) -> RestartReport;
+}
+
+/// The real engine: this machine's probe and signaller, and the state folder.
+pub struct SystemEngine {
+    probe: Box<dyn Probe + Send + Sync>,
+    signaller: Box<dyn Signaller + Send + Sync>,
+    waiter: Box<dyn ExitWaiter + Send + Sync>,
+    store: Store,
+    scan: ScanOptions,
+    stop: StopOptions,
+    /// The `pier` binary, which runs each restart (see [`Engine::restart`] below).
+    exe: PathBuf,
+}
+
+impl SystemEngine {
+    /// `under`: the folders the app is limited to (empty: everything of the user's).
+    /// `exe`: the `pier` binary restarts run through.
+    pub fn new(store: Store, under: Vec<PathBuf>, sample: Duration, exe: PathBuf) -> Self {
+        Self {
+            probe: probe::system_probe(),
+            signaller: signal::system_signaller(),
+            waiter: wait::system_waiter(),
+            store,
+            scan: ScanOptions {
+                sample,
+                under,
+                ..ScanOptions::default()
+            },
+            stop: StopOptions::default(),
+            exe,
+        }
+    }
+}
+
+impl Engine for SystemEngine {
+    fn scan(&self, generation: u64) -> Result<Scan, String> {
+        let opts = ScanOptions {
+            generation,
+            ..self.scan.clone()
+        };
+        diagnose::scan(self.probe.as_ref(), &opts, &project::marker_on_disk)
+            .map_err(|e| e.to_string())
+    }
+
+    fn history(&self) -> Result<History, String> {
+        let (entries, damaged) = restart::history(self.probe.as_ref(), &self.store)?;
+        Ok(History { entries, damaged })
+    }
+
+    fn stop(&self, id: &str, shown: &Shown) -> StopReport {
+        let stopper = Stopper {
+            probe: self.probe.as_ref(),
+            signaller: self.signaller.as_ref(),
+            waiter: self.waiter.as_ref(),
+            store: &self.store,
+            marker_at: &project::marker_on_disk,
+            opts: StopOptions {
+                thresholds: self.scan.thresholds,
+                ..self.stop.clone()
+            },
+        };
+        stopper.stop(id, Some(shown))
+    }
+
+    /// Runs `pier restart SNAPSHOT --json` as a child and reads its report. The restarted tree's
+    /// parent is that short-lived process, so when it ends the tree is adopted by init or the
+    /// subreaper, as it was before the stop. Started by the app itself, the tree would be the
+    /// app's child for life: not orphaned, and never residue again.
+    fn restart(&self, snapshot: &str) -> RestartReport {
+        let output = Command::new(&self.exe)
+            .args(["restart", "--json", "--", snapshot])
+            .env("PIER_STATE_DIR", self.store.folder())
+            .stdin(Stdio::null())
+            .output();
+        match output {
+            Ok(out) => serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+                let said = String::from_utf8_lossy(&out.stderr);
+                failed(
+                    snapshot,
+                    format!(
+                        "`pier restart` ended with {} and no report: {}",
+                        out.status,
+                        said.trim()
+                    ),
+                )
+            }),
+            Err(e) => failed(
+                snapshot,
+                format!("{} could not be started: {e}", self.exe.display()),
+            ),
+        }
+    }
+}
+
+fn failed(snapshot: &str, reason: String) -> RestartReport {
+    RestartReport {
+        snapshot: snapshot.to_owned(),
+        result: RestartResult::Failed,
+        reason,
+        pid: None,
+        start_time: None,
+        log: None,
+        log_tail: Vec::new(),
+    }
+}

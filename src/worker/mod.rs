@@ -1,0 +1,320 @@
+//! The worker: a tokio runtime on its own thread that owns the engine (probe, signaller,
+//! store). The UI sends it typed [`Command`]s and gets whole [`Update`]s back through a sink
+//! (the event-loop proxy in the app, a channel in tests); the UI thread never waits on it.
+//!
+//! Invariants (DESIGN.md §6):
+//! - every scan is stamped with a generation taken when it *starts*; the UI keeps the newest
+//!   generation it has shown and drops an older one ([`Latest`]), so a slow scan that ends
+//!   after a newer one never replaces it;
+//! - every action's result is delivered, and every action is followed by a fresh scan;
+//! - engine calls block (sample windows, grace periods), so each runs on tokio's blocking pool
+//!   and never on the runtime's own thread; timers live here, not in the UI's event loop;
+//! - SIGINT and SIGTERM become [`Update::Quit`]: the UI ends cleanly and joins this thread.
+
+mod engine;
+mod summary;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::diagnose::model::Scan;
+use crate::restart::HistoryEntry;
+use crate::stop::Shown;
+
+pub use engine::{Engine, SystemEngine};
+pub use summary::{project_name, restart_summary, stop_summary, Tone};
+
+/// What the UI asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Scan now (a click on the icon, Refresh).
+    Scan,
+    /// Stop these resources, each with what the card showed, as one action.
+    Stop {
+        key: ActionKey,
+        targets: Vec<StopTarget>,
+    },
+    /// Restart one snapshot; `label` names it in the result line.
+    Restart { snapshot: String, label: String },
+    /// End: finish what is running, then return.
+    Quit,
+}
+
+/// One resource to stop and what the user was shown of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopTarget {
+    pub project: String,
+    pub id: String,
+    pub shown: Shown,
+}
+
+/// Which action a result belongs to; the menu marks that card or snapshot while it runs.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ActionKey {
+    /// "Clean up safely" on one project (its path).
+    Project(String),
+    /// "Clean up all safe".
+    AllSafe,
+    /// "Restart" of one snapshot (its record name).
+    Snapshot(String),
+}
+
+/// The whole answer of one action, for the menu and the notification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionReport {
+    pub key: ActionKey,
+    pub tone: Tone,
+    /// One line: "shop: stopped (3 processes)", "api: refused — a client is connected".
+    pub summary: String,
+}
+
+/// What the worker sends back.
+#[derive(Debug, Clone)]
+pub enum Update {
+    /// A scan finished (or failed), with the snapshot history read right after it.
+    Scanned {
+        generation: u64,
+        scan: Result<Scan, String>,
+        history: Result<History, String>,
+    },
+    /// An action finished; a fresh scan follows.
+    ActionDone(ActionReport),
+    /// SIGINT or SIGTERM arrived: the UI should quit.
+    Quit,
+}
+
+/// The snapshots, and the records that could not be read (kept as they are).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    pub entries: Vec<HistoryEntry>,
+    pub damaged: Vec<String>,
+}
+
+/// The UI's half of the generation rule: the newest generation shown so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Latest(u64);
+
+impl Latest {
+    /// Whether a scan of `generation` may be shown. A generation older than the one shown
+    /// loses: it started before, so it may miss what an action since changed.
+    pub fn offer(&mut self, generation: u64) -> bool {
+        if generation <= self.0 {
+            return false;
+        }
+        self.0 = generation;
+        true
+    }
+
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// Where updates go; the app passes its event-loop proxy.
+pub type Sink = Arc<dyn Fn(Update) + Send + Sync>;
+
+/// The running worker. Dropping it without [`Worker::shutdown`] leaves the thread running.
+pub struct Worker {
+    commands: mpsc::UnboundedSender<Command>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// How the worker runs.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkerOptions {
+    /// Periodic refresh; `None` scans only when asked.
+    pub period: Option<Duration>,
+    /// Turn SIGINT and SIGTERM into [`Update::Quit`] (the app does; tests do not).
+    pub signals: bool,
+    /// How long Quit waits for an action in flight to record its outcome.
+    pub drain: Duration,
+}
+
+impl Worker {
+    /// Starts the worker thread; it scans once at once, then on command and on the period.
+    pub fn spawn(
+        engine: Arc<dyn Engine>,
+        opts: WorkerOptions,
+        sink: Sink,
+    ) -> std::io::Result<Worker> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .thread_name("pier-engine")
+            .build()?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let thread = std::thread::Builder::new()
+            .name("pier-worker".into())
+            .spawn(move || {
+                runtime.block_on(run(engine, opts, sink, rx));
+                runtime.shutdown_timeout(opts.drain);
+            })?;
+        Ok(Worker {
+            commands: tx,
+            thread: Some(thread),
+        })
+    }
+
+    /// Queues a command; false when the worker has ended.
+    pub fn send(&self, command: Command) -> bool {
+        self.commands.send(command).is_ok()
+    }
+
+    /// Asks the worker to end and waits for its thread.
+    pub fn shutdown(mut self) {
+        let _ = self.commands.send(Command::Quit);
+        if let Some(thread) = self.thread.take() {
+            if thread.join().is_err() {
+                tracing::error!("the worker thread panicked");
+            }
+        }
+    }
+}
+
+/// Shared between the loop and its tasks.
+struct Shared {
+    engine: Arc<dyn Engine>,
+    sink: Sink,
+    generation: AtomicU64,
+    periodic_in_flight: AtomicBool,
+}
+
+async fn run(
+    engine: Arc<dyn Engine>,
+    opts: WorkerOptions,
+    sink: Sink,
+    mut rx: mpsc::UnboundedReceiver<Command>,
+) {
+    let shared = Arc::new(Shared {
+        engine,
+        sink,
+        generation: AtomicU64::new(0),
+        periodic_in_flight: AtomicBool::new(false),
+    });
+    let mut quit = quit_signals(opts.signals);
+    let mut ticks = opts.period.map(|p| {
+        let mut t = tokio::time::interval_at(tokio::time::Instant::now() + p, p);
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t
+    });
+    spawn_scan(&shared, false);
+    loop {
+        tokio::select! {
+            command = rx.recv() => match command {
+                None | Some(Command::Quit) => break,
+                Some(Command::Scan) => spawn_scan(&shared, false),
+                Some(Command::Stop { key, targets }) => spawn_stop(&shared, key, targets),
+                Some(Command::Restart { snapshot, label }) => spawn_restart(&shared, snapshot, label),
+            },
+            () = tick(&mut ticks) => {
+                // A periodic scan never piles up behind a slow one.
+                if !shared.periodic_in_flight.swap(true, Ordering::SeqCst) {
+                    spawn_scan(&shared, true);
+                }
+            }
+            () = quit.recv() => (shared.sink)(Update::Quit),
+        }
+    }
+}
+
+async fn tick(ticks: &mut Option<tokio::time::Interval>) {
+    match ticks {
+        Some(t) => {
+            t.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Starts a scan under the next generation, taken now.
+fn spawn_scan(shared: &Arc<Shared>, periodic: bool) {
+    let generation = shared.generation.fetch_add(1, Ordering::SeqCst) + 1;
+    let shared = Arc::clone(shared);
+    tokio::task::spawn_blocking(move || {
+        let scan = shared.engine.scan(generation);
+        let history = shared.engine.history();
+        if periodic {
+            shared.periodic_in_flight.store(false, Ordering::SeqCst);
+        }
+        (shared.sink)(Update::Scanned {
+            generation,
+            scan,
+            history,
+        });
+    });
+}
+
+fn spawn_stop(shared: &Arc<Shared>, key: ActionKey, targets: Vec<StopTarget>) {
+    let task = Arc::clone(shared);
+    let done = tokio::task::spawn_blocking(move || {
+        // One resource after another: a batch goes on past a refusal and reports each.
+        let reports: Vec<_> = targets
+            .iter()
+            .map(|t| (t.project.clone(), task.engine.stop(&t.id, &t.shown)))
+            .collect();
+        stop_summary(key, &reports)
+    });
+    follow_with_scan(shared, done);
+}
+
+fn spawn_restart(shared: &Arc<Shared>, snapshot: String, label: String) {
+    let task = Arc::clone(shared);
+    let done = tokio::task::spawn_blocking(move || {
+        let report = task.engine.restart(&snapshot);
+        restart_summary(ActionKey::Snapshot(snapshot), &label, &report)
+    });
+    follow_with_scan(shared, done);
+}
+
+/// Delivers an action's result, then scans (DESIGN.md §6).
+fn follow_with_scan(shared: &Arc<Shared>, done: tokio::task::JoinHandle<ActionReport>) {
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        match done.await {
+            Ok(report) => (shared.sink)(Update::ActionDone(report)),
+            Err(e) => tracing::error!("an action task ended abnormally: {e}"),
+        }
+        spawn_scan(&shared, false);
+    });
+}
+
+/// SIGINT and SIGTERM as one stream; never fires when `enabled` is false or they cannot be
+/// caught (then the default action, ending the process, stays in place).
+struct QuitSignals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+
+impl QuitSignals {
+    async fn recv(&mut self) {
+        match &mut self.0 {
+            Some((int, term)) => {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            None => std::future::pending().await,
+        }
+    }
+}
+
+fn quit_signals(enabled: bool) -> QuitSignals {
+    use tokio::signal::unix::{signal, SignalKind};
+    if !enabled {
+        return QuitSignals(None);
+    }
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(int), Ok(term)) => QuitSignals(Some((int, term))),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!("SIGINT/SIGTERM cannot be caught ({e}); they end Pier at once");
+            QuitSignals(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,214 @@
+//! The worker against a scripted engine: the generation rule, results before their follow-up
+//! scans, and a clean end.
+
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use super::*;
+use crate::diagnose::model::Scan;
+use crate::restart::{RestartReport, RestartResult};
+use crate::stop::{ResourceResult, Shown, StopReport};
+use crate::ui::state::{Applied, UiState};
+
+/// A gate a scan of one generation waits at until the test opens it.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.cv.wait(open).unwrap();
+        }
+    }
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Scans return an empty scan stamped with their generation; `slow` generations wait at the
+/// gate. Stops and restarts answer at once.
+struct Scripted {
+    slow: u64,
+    gate: Gate,
+}
+
+impl Engine for Scripted {
+    fn scan(&self, generation: u64) -> Result<Scan, String> {
+        if generation == self.slow {
+            self.gate.wait();
+        }
+        Ok(Scan {
+            schema: 1,
+            generation,
+            scanned_at: String::new(),
+            sample_ms: 0,
+            projects: vec![],
+            other_listeners: None,
+        })
+    }
+    fn history(&self) -> Result<History, String> {
+        Ok(History::default())
+    }
+    fn stop(&self, id: &str, _shown: &Shown) -> StopReport {
+        StopReport {
+            id: id.into(),
+            result: ResourceResult::Refused,
+            reason: "a client is connected".into(),
+            members: vec![],
+            snapshot: None,
+            fresh: None,
+            timings: None,
+            record_error: None,
+        }
+    }
+    fn restart(&self, snapshot: &str) -> RestartReport {
+        RestartReport {
+            snapshot: snapshot.into(),
+            result: RestartResult::Ready,
+            reason: "listening again as pid 9".into(),
+            pid: Some(9),
+            start_time: None,
+            log: None,
+            log_tail: vec![],
+        }
+    }
+}
+
+fn start(slow: u64) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
+    let engine = Arc::new(Scripted {
+        slow,
+        gate: Gate::default(),
+    });
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let sink: Sink = Arc::new(move |u| {
+        let _ = tx.lock().unwrap().send(u);
+    });
+    let opts = WorkerOptions {
+        period: None,
+        signals: false,
+        drain: Duration::from_secs(5),
+    };
+    let worker = Worker::spawn(engine.clone(), opts, sink).unwrap();
+    (engine, worker, rx)
+}
+
+fn next(rx: &mpsc::Receiver<Update>) -> Update {
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("the worker answers within 10 s")
+}
+
+fn generation_of(u: &Update) -> Option<u64> {
+    match u {
+        Update::Scanned { generation, .. } => Some(*generation),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_slow_older_scan_never_replaces_a_newer_result() {
+    // Generation 1 (the start-up scan) hangs; a refresh (generation 2) finishes first.
+    let (engine, worker, rx) = start(1);
+    assert!(worker.send(Command::Scan));
+    let newer = next(&rx);
+    assert_eq!(generation_of(&newer), Some(2));
+    engine.gate.open();
+    let older = next(&rx);
+    assert_eq!(
+        generation_of(&older),
+        Some(1),
+        "the slow scan still arrives"
+    );
+
+    let mut ui = UiState::new(Ok(false));
+    assert_eq!(ui.apply(newer), Applied::Changed);
+    assert_eq!(ui.apply(older), Applied::Stale);
+    assert_eq!(ui.generation(), 2);
+    let Some(Ok(shown)) = &ui.scan else {
+        panic!("a scan is shown")
+    };
+    assert_eq!(shown.generation, 2, "the newer scan stays on screen");
+    worker.shutdown();
+}
+
+#[test]
+fn an_action_result_is_delivered_then_a_newer_scan_follows() {
+    let (_engine, worker, rx) = start(0);
+    assert_eq!(generation_of(&next(&rx)), Some(1));
+    let key = ActionKey::Project("/w/shop".into());
+    worker.send(Command::Stop {
+        key: key.clone(),
+        targets: vec![StopTarget {
+            project: "/w/shop".into(),
+            id: "10-100".into(),
+            shown: Shown {
+                project_level: crate::diagnose::model::Level::Green,
+                members: vec![],
+            },
+        }],
+    });
+    let Update::ActionDone(report) = next(&rx) else {
+        panic!("the result comes first");
+    };
+    assert_eq!(report.key, key);
+    assert_eq!(report.summary, "shop: refused — a client is connected");
+    assert_eq!(generation_of(&next(&rx)), Some(2), "then a fresh scan");
+
+    worker.send(Command::Restart {
+        snapshot: "snap-1".into(),
+        label: "shop · vite".into(),
+    });
+    let Update::ActionDone(report) = next(&rx) else {
+        panic!("the restart's result");
+    };
+    assert_eq!(report.tone, Tone::Done);
+    assert_eq!(generation_of(&next(&rx)), Some(3));
+    worker.shutdown();
+}
+
+#[test]
+fn periodic_scans_come_with_rising_generations() {
+    let engine = Arc::new(Scripted {
+        slow: 0,
+        gate: Gate::default(),
+    });
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let sink: Sink = Arc::new(move |u| {
+        let _ = tx.lock().unwrap().send(u);
+    });
+    let opts = WorkerOptions {
+        period: Some(Duration::from_millis(20)),
+        signals: false,
+        drain: Duration::from_secs(5),
+    };
+    let worker = Worker::spawn(engine, opts, sink).unwrap();
+    let gens: Vec<u64> = (0..4).filter_map(|_| generation_of(&next(&rx))).collect();
+    assert_eq!(gens, [1, 2, 3, 4]);
+    worker.shutdown();
+}
+
+#[test]
+fn shutdown_joins_the_worker_thread() {
+    let (_engine, worker, rx) = start(0);
+    next(&rx);
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        worker.shutdown();
+        let _ = done_tx.send(());
+    });
+    done_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("shutdown returns once the worker ends");
+    // With the worker gone its sink is dropped: the channel disconnects.
+    assert!(matches!(
+        rx.recv_timeout(Duration::from_secs(10)),
+        Err(mpsc::RecvTimeoutError::Disconnected)
+    ));
+}
