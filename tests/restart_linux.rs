@@ -11,14 +11,6 @@ use std::process::{Command, Stdio};
 use common::*;
 use serde_json::Value;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Starts `argv` in `cwd` as an orphan with `PIER_TEST_VAR=hello` in its environment.
 fn spawn_with_var(cwd: &Path, argv: &[&str]) {
     let status = Command::new("setsid")

@@ -56,6 +56,8 @@ pub struct RestartReport {
 pub struct HistoryEntry {
     pub snapshot: String,
     pub id: String,
+    /// The tool kind at stop time, when the record has it.
+    pub kind: Option<String>,
     pub project: String,
     pub root_command: Vec<String>,
     pub ports: Vec<String>,
@@ -231,6 +233,7 @@ pub fn history(
             HistoryEntry {
                 snapshot: name,
                 id: s.id.clone(),
+                kind: s.kind.clone(),
                 project: s.project.path.clone(),
                 root_command: rules::target(&s)
                     .map(|m| m.argv.iter().map(|a| lossy(&a.0)).collect())

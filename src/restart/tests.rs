@@ -6,6 +6,7 @@ use crate::stop::ResourceResult;
 
 fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
     Snapshot {
+        kind: Some("vite".into()),
         schema: 1,
         id: "1-1".into(),
         boot_id: None,

@@ -213,6 +213,7 @@ impl Stopper<'_> {
         let snapshot = Snapshot {
             schema: 1,
             id: r.id.clone(),
+            kind: Some(r.kind.clone()),
             boot_id: self.probe.boot_id(),
             created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             project: SnapshotProject {

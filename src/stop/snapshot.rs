@@ -68,6 +68,9 @@ pub struct Snapshot {
     pub schema: u32,
     /// The resource id: `"<root pid>-<root start_time>"`.
     pub id: String,
+    /// The tool kind the scan saw (`"vite"`); absent in records written before it was kept.
+    #[serde(default)]
+    pub kind: Option<String>,
     /// The kernel's boot id: identities from another boot mean nothing.
     pub boot_id: Option<String>,
     /// RFC 3339, UTC.

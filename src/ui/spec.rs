@@ -291,11 +291,12 @@ fn card(state: &UiState, p: &Project) -> Entry {
 
 /// "shop · vite :5173": how a snapshot is named in the menu and its result line.
 pub fn snapshot_label(e: &HistoryEntry) -> String {
-    let tool = e
-        .root_command
-        .first()
-        .map(|a| project_name(a))
-        .unwrap_or_default();
+    let tool = e.kind.clone().unwrap_or_else(|| {
+        e.root_command
+            .first()
+            .map(|a| project_name(a))
+            .unwrap_or_default()
+    });
     let mut label = format!("{} · {tool}", project_name(&e.project));
     for p in &e.ports {
         if let Some((_, port)) = p.rsplit_once(':') {

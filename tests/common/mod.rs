@@ -41,6 +41,15 @@ pub fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// A port that was free a moment ago, for a fixture that must come back on the same port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// Whether the tests run as root (some fixtures need it: another uid, a network namespace).
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()

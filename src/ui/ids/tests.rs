@@ -110,6 +110,7 @@ fn restart_needs_a_restartable_snapshot() {
     let entry = |name: &str, ok: bool| crate::restart::HistoryEntry {
         snapshot: name.into(),
         id: "1-1".into(),
+        kind: Some("vite".into()),
         project: "/w/shop".into(),
         root_command: vec!["vite".into()],
         ports: vec![],

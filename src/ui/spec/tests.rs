@@ -222,6 +222,7 @@ fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Histor
     HistoryEntry {
         snapshot: name.into(),
         id: "10-100".into(),
+        kind: None,
         project: "/w/shop".into(),
         root_command: vec![
             "node_modules/.bin/vite".into(),

@@ -1,0 +1,217 @@
+//! The tray app end to end, as a user meets it, through the real menu a StatusNotifier host
+//! reads over D-Bus: an orphaned dev server's card is green, "Clean up safely" stops it,
+//! "Restart" brings it back, "Quit" ends the app with 0.
+//!
+//! Needs a display, a D-Bus session and status-notifier-watcher: `scripts/test.sh` runs every
+//! test inside `scripts/headless.sh`, which starts them. Without them these tests fail and say
+//! so rather than pass unseen.
+#![cfg(target_os = "linux")]
+
+mod common;
+mod dbusmenu;
+
+use std::fs;
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use dbusmenu::{Node, Tray};
+
+fn needs_session() {
+    for var in ["DISPLAY", "DBUS_SESSION_BUS_ADDRESS"] {
+        assert!(
+            std::env::var_os(var).is_some(),
+            "{var} is not set: run the tests through scripts/test.sh, which starts Xvfb, a \
+             D-Bus session and status-notifier-watcher (scripts/headless.sh)"
+        );
+    }
+}
+
+/// `pier app` scoped to the sandbox, with its own state, config and runtime folders.
+fn start_app(sb: &Sandbox, extra: &[&str]) -> Child {
+    let run = sb.path().join("run");
+    fs::create_dir_all(&run).unwrap();
+    fs::set_permissions(&run, fs::Permissions::from_mode(0o700)).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(["app", "--refresh", "1", "--sample-ms", "100", "--under"])
+        .arg(sb.path())
+        .args(extra)
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("XDG_CONFIG_HOME", sb.path().join("config"))
+        .env("XDG_RUNTIME_DIR", &run)
+        .env("NO_AT_BRIDGE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pier app starts")
+}
+
+/// Polls the app's menu until `f` finds what it wants; the menu is in the panic message.
+fn wait_menu<T>(tray: &Tray, what: &str, f: impl Fn(&Node) -> Option<T>) -> T {
+    let end = Instant::now() + Duration::from_secs(30);
+    loop {
+        let menu = tray.layout();
+        if let Some(v) = f(&menu) {
+            return v;
+        }
+        assert!(
+            Instant::now() < end,
+            "timed out waiting for {what}; the menu:\n{}",
+            menu.dump()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The child's exit, bounded; kills it (our own child) if it does not end.
+fn exit_of(app: &mut Child) -> ExitStatus {
+    let end = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = app.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > end {
+            let _ = app.kill();
+            panic!("the app did not exit within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn tray_of(app: &Child) -> Tray {
+    wait_for("the app's tray item on the session bus", || {
+        Tray::of_pid(app.id())
+    })
+}
+
+#[test]
+fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
+    needs_session();
+    if fixtures_cannot_be_orphans("clean_up_safely_then_restart_from_the_real_menu_then_quit") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let port = free_port();
+    let server = sb.start_vite("shop", &["--port", &port.to_string()], |_| true);
+    let pid = pid(&server);
+    let mut app = start_app(&sb, &[]);
+    let tray = tray_of(&app);
+
+    // The card is green, says so in words, and offers "Clean up safely".
+    let card_title = format!("● green · shop — vite :{port}");
+    let stop_id = wait_menu(&tray, "a green card for shop", |m| {
+        let card = m.find(&card_title)?;
+        let item = card.find("Clean up safely")?;
+        item.enabled.then_some(item.id)
+    });
+    let header = tray.layout().children[0].label.clone();
+    assert_eq!(header, "1 project · 1 safe to stop");
+
+    // A second instance says so and leaves.
+    let second = start_app(&sb, &[]).wait_with_output().unwrap();
+    assert!(second.status.success());
+    assert!(String::from_utf8_lossy(&second.stderr).contains("already running"));
+
+    tray.click(stop_id);
+    let done = wait_menu(&tray, "the stop's result", |m| {
+        m.find("✓ shop: stopped").map(|n| n.label.clone())
+    });
+    assert!(!alive(pid), "the server is gone: {done}");
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the port is free"
+    );
+
+    // Recently stopped offers Restart; it brings the server back on its port.
+    let snapshot = format!("shop · vite :{port}");
+    let restart_id = wait_menu(&tray, "a Restart item for the snapshot", |m| {
+        let entry = m.find("Recently stopped")?.find(&snapshot)?;
+        let item = entry.find("Restart")?;
+        (item.enabled && item.label == "Restart").then_some(item.id)
+    });
+    tray.click(restart_id);
+    let again = sb.report("shop", |r| r["pid"].as_u64() != Some(u64::from(pid)));
+    wait_menu(&tray, "the restart's result", |m| {
+        m.find(&format!("✓ {snapshot}: restarted")).map(|_| ())
+    });
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        "listening again"
+    );
+    assert_ne!(
+        ppid_of(common::pid(&again)).and_then(|p| ppid_of(p)),
+        Some(app.id()),
+        "the restarted tree is not the app's: it was adopted, as residue is"
+    );
+
+    // Start at login writes the autostart entry into the sandbox's config folder.
+    let login = wait_menu(&tray, "the start-at-login item", |m| {
+        m.find("Start at login").map(|n| (n.id, n.toggle))
+    });
+    assert_eq!(login.1, Some(0));
+    tray.click(login.0);
+    let entry = sb.path().join("config/autostart/pier.desktop");
+    wait_for("the autostart entry", || entry.exists().then_some(()));
+    wait_menu(&tray, "the check mark", |m| {
+        (m.find("Start at login")?.toggle == Some(1)).then_some(())
+    });
+
+    let quit = wait_menu(&tray, "Quit", |m| m.find("Quit Pier").map(|n| n.id));
+    tray.click(quit);
+    let status = exit_of(&mut app);
+    assert_eq!(status.code(), Some(0), "Quit ends the app with 0");
+    let log = fs::read_to_string(sb.path().join("state/app.log")).unwrap();
+    assert!(log.contains("quit"), "the app logged its end: {log}");
+}
+
+#[test]
+fn sigterm_ends_the_app_cleanly_with_0() {
+    needs_session();
+    let sb = Sandbox::new();
+    let mut app = start_app(&sb, &[]);
+    let tray = tray_of(&app);
+    wait_menu(&tray, "the first scan", |m| {
+        m.find("0 projects").map(|_| ())
+    });
+    // Our own child, not yet reaped: its pid cannot have changed hands.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&app),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert_eq!(exit_of(&mut app).code(), Some(0));
+}
+
+#[test]
+fn without_a_display_the_app_says_so_in_a_sentence() {
+    let sb = Sandbox::new();
+    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+        .arg("app")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("needs a graphical session"), "{err}");
+    assert!(err.contains("pier scan"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn an_unknown_under_folder_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let missing = sb.path().join("nope");
+    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(["app", "--under"])
+        .arg(&missing)
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such folder"));
+}
