@@ -142,7 +142,7 @@ fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
         "listening again"
     );
     assert_ne!(
-        ppid_of(common::pid(&again)).and_then(|p| ppid_of(p)),
+        ppid_of(common::pid(&again)).and_then(ppid_of),
         Some(app.id()),
         "the restarted tree is not the app's: it was adopted, as residue is"
     );
