@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need (Linux), then runs every test.
+# The test command: installs what the tests need (Linux), then runs every test. On Linux the
+# tests run inside a headless desktop session (scripts/headless.sh: Xvfb, a D-Bus session,
+# status-notifier-watcher) so the tray app's end-to-end test reads its real menu; then the
+# menu's picture is saved to target/screenshots/menu.png (scripts/screenshot.sh).
 # The tests start real processes in temporary folders and only ever signal those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "$(uname -s)" = Linux ]; then
-  scripts/setup-linux.sh
+if [ "$(uname -s)" != Linux ]; then
+  exec cargo test --all-targets --locked "$@"
 fi
-exec cargo test --all-targets --locked "$@"
+scripts/setup-linux.sh
+scripts/headless.sh cargo test --all-targets --locked "$@"
+mkdir -p target/screenshots
+scripts/screenshot.sh target/screenshots/menu.png >/dev/null

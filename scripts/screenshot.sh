@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Saves a picture of the tray app's open menu: three fixture dev servers (green, yellow, red)
+# in a temporary folder, `pier app` scoped to it, the icon docked in trayer through the XEmbed
+# fallback (no StatusNotifier watcher on the bus), a click on the icon, a hover on the first
+# card, and a capture of the screen around the menu.
+#   scripts/screenshot.sh OUT.png
+# Runs itself inside scripts/headless.sh --no-watcher. Needs: python3, trayer, xdotool,
+# x11-utils, imagemagick (scripts/setup-linux.sh installs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/screenshot.sh OUT.png}
+case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
+if [ "${PIER_SHOT_INNER:-}" != 1 ]; then
+  PIER_SHOT_INNER=1 exec scripts/headless.sh --no-watcher "$0" "$out"
+fi
+export NO_AT_BRIDGE=1
+pier=${PIER_BIN:-target/debug/pier}
+[ -x "$pier" ] || cargo build --quiet --locked
+convert=/usr/bin/convert
+
+work=$(mktemp -d)
+started=()   # "pid start_time" of every fixture, for the clean-up by identity
+app=
+client=
+cleanup() {
+  [ -n "$app" ] && kill "$app" 2>/dev/null
+  [ -n "$client" ] && kill "$client" 2>/dev/null
+  for entry in "${started[@]}"; do
+    set -- $entry
+    # Only the process we started: same pid *and* same kernel start time.
+    if [ "$(awk '{print $22}' "/proc/$1/stat" 2>/dev/null)" = "$2" ]; then kill "$1"; fi
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+wait_until() { # what, command...
+  local what=$1
+  shift
+  for _ in $(seq 300); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.05
+  done
+  echo "screenshot: $what did not happen within 15 s" >&2
+  return 1
+}
+
+py=$(command -v python3)
+# project, marker, tool path, extra args...: a fixture started as an orphan (setsid -f).
+fixture() {
+  local project=$1 marker=$2 tool=$3
+  shift 3
+  mkdir -p "$work/$project/$(dirname "$tool")"
+  touch "$work/$project/$marker"
+  { echo "#!$py"; cat tests/fixtures/devserver.py; } >"$work/$project/$tool"
+  chmod +x "$work/$project/$tool"
+  (cd "$work/$project" && setsid -f "./$tool" "$@" --report "$work/$project.json" \
+    </dev/null >/dev/null 2>&1)
+  wait_until "$project's fixture" test -s "$work/$project.json"
+  started+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$work/$project.json")")
+}
+fixture shop package.json node_modules/.bin/vite --port 5173
+fixture docs package.json node_modules/.bin/next dev --port 3000
+fixture api pyproject.toml .venv/bin/uvicorn --port 8000 --busy
+fixture admin pyproject.toml manage.py runserver --port 3001
+# A client holding a connection to admin turns its card red. It is this script's own child.
+"$py" tests/fixtures/devserver.py --hold --host 127.0.0.1 --port 3001 &
+client=$!
+accepted() { "$py" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["accepted"] < 1)' "$work/admin.json"; }
+wait_until "the client's connection" accepted
+
+trayer --edge top --align right --widthtype request --height 32 --SetDockType true \
+  >/dev/null 2>&1 &
+PIER_STATE_DIR="$work/state" "$pier" app --under "$work" --refresh 0 >"$work/app.out" 2>&1 &
+app=$!
+
+icon_window() { xwininfo -root -tree | grep -q '"tray-icon tray app pier"'; }
+wait_until "the docked icon" icon_window
+geometry=$(xwininfo -root -tree | grep '"tray-icon tray app pier"' | grep -o '+[0-9]*+[0-9]*$' | head -1)
+x=$(echo "$geometry" | cut -d+ -f2)
+y=$(echo "$geometry" | cut -d+ -f3)
+# The first scan (500 ms sample) must be in before the menu is opened.
+wait_until "the first scan" grep -q "tray icon is up" "$work/state/app.log"
+sleep 1.5 # the sample window of the first scan; nothing to poll on the X side for it
+
+menus() { xwininfo -root -children | grep '"pier": ("pier" "Pier")' | grep -v ' 10x10+'; }
+xdotool mousemove $((x + 16)) $((y + 15)) click 1
+wait_until "the open menu" menus
+read -r mw mh mx my < <(menus | head -1 | sed -E 's/.* ([0-9]+)x([0-9]+)\+([0-9]+)\+([0-9]+) .*/\1 \2 \3 \4/')
+# Hover the first card (below the header and a separator) to open its submenu.
+xdotool mousemove $((mx + 60)) $((my + 52))
+opened() { [ "$(menus | wc -l)" -ge 2 ]; }
+wait_until "the card's submenu" opened
+sleep 0.3 # let GTK finish drawing the submenu
+# The capture: every menu window, with a margin, and the icon.
+read -r left top right bottom < <(menus | sed -E 's/.* ([0-9]+)x([0-9]+)\+([0-9]+)\+([0-9]+) .*/\1 \2 \3 \4/' |
+  awk -v ix="$x" '{ l=$3; t=$4; r=$3+$1; b=$4+$2;
+    if (NR==1 || l<L) L=l; if (NR==1 || t<T) T=t; if (NR==1 || r>R) R=r; if (NR==1 || b>B) B=b }
+    END { if (ix+34>R) R=ix+34; print L-10, 0, R, B+10 }')
+import -window root "$work/root.png"
+"$convert" "$work/root.png" -crop "$((right - left))x$((bottom - top))+$left+$top" +repage \
+  -background '#2e3440' -flatten "$out"
+echo "screenshot: $out"
