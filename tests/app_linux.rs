@@ -93,6 +93,7 @@ fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
     if fixtures_cannot_be_orphans("clean_up_safely_then_restart_from_the_real_menu_then_quit") {
         return;
     }
+    let notifications = dbusmenu::notification_service();
     let sb = Sandbox::new();
     let port = free_port();
     let server = sb.start_vite("shop", &["--port", &port.to_string()], |_| true);
@@ -120,6 +121,11 @@ fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
         m.find("✓ shop: stopped").map(|n| n.label.clone())
     });
     assert!(!alive(pid), "the server is gone: {done}");
+    let (summary, body) = notifications
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a desktop notification for the stop");
+    assert_eq!(summary, "Pier: done");
+    assert!(body.starts_with("shop: stopped"), "{body}");
     assert!(
         TcpStream::connect(("127.0.0.1", port)).is_err(),
         "the port is free"

@@ -224,3 +224,73 @@ fn parse(v: &Variant) -> Node {
             .collect(),
     }
 }
+
+/// A stand-in desktop notification service (org.freedesktop.Notifications) on the session bus:
+/// every Notify call's summary and body arrive on the receiver.
+pub fn notification_service() -> std::sync::mpsc::Receiver<(String, String)> {
+    const XML: &str = r#"<node><interface name="org.freedesktop.Notifications">
+      <method name="Notify">
+        <arg type="s" direction="in"/><arg type="u" direction="in"/><arg type="s" direction="in"/>
+        <arg type="s" direction="in"/><arg type="s" direction="in"/><arg type="as" direction="in"/>
+        <arg type="a{sv}" direction="in"/><arg type="i" direction="in"/>
+        <arg type="u" direction="out"/>
+      </method>
+    </interface></node>"#;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let context = glib::MainContext::new();
+        let main_loop = glib::MainLoop::new(Some(&context), false);
+        context
+            .with_thread_default(|| {
+                let address = std::env::var("DBUS_SESSION_BUS_ADDRESS").expect("a session bus");
+                let bus = gio::DBusConnection::for_address_sync(
+                    &address,
+                    gio::DBusConnectionFlags::AUTHENTICATION_CLIENT
+                        | gio::DBusConnectionFlags::MESSAGE_BUS_CONNECTION,
+                    None,
+                    None::<&gio::Cancellable>,
+                )
+                .expect("a private connection to the session bus");
+                let node = gio::DBusNodeInfo::for_xml(XML).unwrap();
+                let iface = node
+                    .lookup_interface("org.freedesktop.Notifications")
+                    .unwrap();
+                let tx = std::sync::Mutex::new(tx);
+                bus.register_object(
+                    "/org/freedesktop/Notifications",
+                    &iface,
+                    move |_, _, _, _, method, params, invocation| {
+                        if method == "Notify" {
+                            let text = |i| params.child_value(i).str().unwrap_or("").to_owned();
+                            let _ = tx.lock().unwrap().send((text(3), text(4)));
+                        }
+                        invocation.return_value(Some(&(1u32,).to_variant()));
+                    },
+                    |_, _, _, _, _| ().to_variant(),
+                    |_, _, _, _, _, _| false,
+                )
+                .expect("the object is registered");
+                let owned: u32 = call(
+                    &bus,
+                    "org.freedesktop.DBus",
+                    "/org/freedesktop/DBus",
+                    "org.freedesktop.DBus",
+                    "RequestName",
+                    Some(("org.freedesktop.Notifications", 4u32).to_variant()),
+                )
+                .expect("RequestName answers")
+                .child_value(0)
+                .get()
+                .unwrap();
+                let _ = ready_tx.send(owned == 1);
+                main_loop.run();
+            })
+            .expect("the thread's own main context");
+    });
+    assert!(
+        ready_rx.recv().expect("the service thread answers"),
+        "another process already owns org.freedesktop.Notifications on this bus"
+    );
+    rx
+}
