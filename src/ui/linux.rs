@@ -29,7 +29,28 @@ pub fn prepare() -> Result<(), String> {
         format!(
             "the display could not be opened ({e}); `pier scan` and `pier stop` work without one"
         )
-    })
+    })?;
+    appindicator_present()
+}
+
+/// The tray icon's AppIndicator library is loaded at run time, and its binding panics when it
+/// is missing: look for it first, by the same names, and say what to install.
+fn appindicator_present() -> Result<(), String> {
+    let found = ["libayatana-appindicator3.so.1", "libappindicator3.so.1"]
+        .iter()
+        // SAFETY: loading the library runs its initialisers, exactly as the tray icon's own
+        // load of the same file would a moment later; nothing from it is called here.
+        .any(|name| unsafe { libloading::Library::new(name) }.is_ok());
+    if found {
+        Ok(())
+    } else {
+        Err(
+            "the tray icon needs the AppIndicator library, which is not installed (Debian and \
+             Ubuntu: apt install libayatana-appindicator3-1); `pier scan` and `pier stop` work \
+             without it"
+                .into(),
+        )
+    }
 }
 
 fn session_bus() -> Option<gio::DBusConnection> {
