@@ -1,0 +1,133 @@
+//! The app's engine (what the worker calls) against real processes: a stop is handed what the
+//! card showed and refuses when it changed; a restart runs through `pier restart`, so the new
+//! tree is not the app's child.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::*;
+use pier::diagnose::model::Level;
+use pier::probe::Identity;
+use pier::restart::RestartResult;
+use pier::stop::{ResourceResult, Shown};
+use pier::store::Store;
+use pier::worker::{Engine, SystemEngine};
+
+fn engine(sb: &Sandbox) -> SystemEngine {
+    SystemEngine::new(
+        Store::open_at(sb.path().join("state")).unwrap(),
+        vec![sb.path().canonicalize().unwrap()],
+        Duration::from_millis(100),
+        PathBuf::from(env!("CARGO_BIN_EXE_pier")),
+    )
+}
+
+/// The resource holding `pid` in the engine's scan: (id, project level, member identities).
+fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<Identity>) {
+    let scan = engine.scan(1).expect("the scan runs");
+    scan.projects
+        .iter()
+        .find_map(|p| {
+            let r = p
+                .resources
+                .iter()
+                .find(|r| r.members.iter().any(|m| m.pid == pid))?;
+            let ids = r
+                .members
+                .iter()
+                .map(|m| Identity {
+                    pid: m.pid,
+                    start_time: m.start_time,
+                })
+                .collect();
+            Some((r.id.clone(), p.level, ids))
+        })
+        .expect("the fixture is in the scan")
+}
+
+#[test]
+fn a_stop_is_refused_when_the_members_differ_from_what_the_card_showed() {
+    if fixtures_cannot_be_orphans("engine stop shown") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("shop", &[], |_| true);
+    let engine = engine(&sb);
+    let (id, level, mut members) = shown(&engine, pid(&server));
+    assert_eq!(level, Level::Green);
+
+    // The card showed one member with another start time: not the process that runs now.
+    members[0].start_time += 1;
+    let report = engine.stop(
+        &id,
+        &Shown {
+            project_level: level,
+            members: members.clone(),
+        },
+    );
+    assert_eq!(report.result, ResourceResult::Refused, "{report:#?}");
+    assert!(
+        report.reason.contains("changed since they were shown"),
+        "{}",
+        report.reason
+    );
+    assert!(alive(pid(&server)), "nothing was signalled");
+
+    // A card that showed the project as yellow is refused too, though it is green now.
+    members[0].start_time -= 1;
+    let report = engine.stop(
+        &id,
+        &Shown {
+            project_level: Level::Yellow,
+            members: members.clone(),
+        },
+    );
+    assert_eq!(report.result, ResourceResult::Refused, "{report:#?}");
+    assert!(alive(pid(&server)));
+
+    // What the card really showed: stopped.
+    let report = engine.stop(
+        &id,
+        &Shown {
+            project_level: level,
+            members,
+        },
+    );
+    assert_eq!(report.result, ResourceResult::Stopped, "{report:#?}");
+    assert!(!alive(pid(&server)));
+}
+
+#[test]
+fn a_restart_from_the_engine_leaves_the_new_tree_adopted_not_a_child_of_pier() {
+    if fixtures_cannot_be_orphans("engine restart") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let port = free_port();
+    let server = sb.start_vite("shop", &["--port", &port.to_string()], |_| true);
+    let engine = engine(&sb);
+    let (id, level, members) = shown(&engine, pid(&server));
+    let stopped = engine.stop(
+        &id,
+        &Shown {
+            project_level: level,
+            members,
+        },
+    );
+    assert_eq!(stopped.result, ResourceResult::Stopped, "{stopped:#?}");
+
+    let snapshot = stopped.snapshot.expect("a snapshot");
+    let report = engine.restart(&snapshot);
+    assert_eq!(report.result, RestartResult::Ready, "{report:#?}");
+    let again = sb.report("shop", |r| r["pid"] != server["pid"]);
+    let root = report.pid.expect("the new root's pid");
+    assert_ne!(
+        ppid_of(root),
+        Some(std::process::id()),
+        "the restarted root is adopted, not this process's child"
+    );
+    assert!(alive(pid(&again)));
+}
