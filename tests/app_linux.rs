@@ -111,6 +111,18 @@ fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
     let header = tray.layout().children[0].label.clone();
     assert_eq!(header, "1 project · 1 safe to stop");
 
+    // A periodic scan that changes only texts updates the menu in place: the host sees new
+    // labels on the same items (a rebuilt menu would have new ids, and an open one would close).
+    let age = |m: &Node| m.find(&card_title)?.find("Up ").map(|n| n.label.clone());
+    let first_age = wait_menu(&tray, "the card's age line", age);
+    wait_menu(&tray, "a newer age line", |m| {
+        age(m).filter(|a| *a != first_age).map(|_| ())
+    });
+    let same_id = wait_menu(&tray, "the stop item", |m| {
+        m.find(&card_title)?.find("Clean up safely").map(|n| n.id)
+    });
+    assert_eq!(same_id, stop_id, "updated in place, not rebuilt");
+
     // A second instance says so and leaves.
     let second = start_app(&sb, &[]).wait_with_output().unwrap();
     assert!(second.status.success());
