@@ -14,41 +14,17 @@ if [ "${PIER_BENCH_INNER:-}" != 1 ]; then
 fi
 
 work=$(mktemp -d)
-started=()
+. scripts/fixtures.sh
 kids=()
 cleanup() {
   for pid in "${kids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for entry in "${started[@]}"; do
-    set -- $entry
-    # Only the process this script started: same pid and kernel start time.
-    if [ "$(awk '{print $22}' "/proc/$1/stat" 2>/dev/null)" = "$2" ]; then kill "$1"; fi
-  done
+  kill_fixtures
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-wait_until() {
-  local what=$1
-  shift
-  for _ in $(seq 300); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.05
-  done
-  echo "app-idle: $what did not happen within 15 s" >&2
-  return 1
-}
-
-py=$(command -v python3)
 for i in $(seq "$servers"); do
-  project="$work/p$i"
-  mkdir -p "$project/node_modules/.bin"
-  echo '{}' >"$project/package.json"
-  { echo "#!$py"; cat tests/fixtures/devserver.py; } >"$project/node_modules/.bin/vite"
-  chmod +x "$project/node_modules/.bin/vite"
-  (cd "$project" && setsid -f ./node_modules/.bin/vite --report "$work/p$i.json" \
-    </dev/null >/dev/null 2>&1)
-  wait_until "fixture $i" test -s "$work/p$i.json"
-  started+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$work/p$i.json")")
+  fixture "p$i" package.json node_modules/.bin/vite
 done
 
 PIER_STATE_DIR="$work/state" target/release/pier app --under "$work" >/dev/null 2>&1 &

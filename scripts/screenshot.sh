@@ -19,46 +19,18 @@ pier=${PIER_BIN:-target/debug/pier}
 convert=/usr/bin/convert
 
 work=$(mktemp -d)
-started=()   # "pid start_time" of every fixture, for the clean-up by identity
+. scripts/fixtures.sh
 app=
 client=
 cleanup() {
   [ -n "$app" ] && kill "$app" 2>/dev/null
   [ -n "$client" ] && kill "$client" 2>/dev/null
-  for entry in "${started[@]}"; do
-    set -- $entry
-    # Only the process we started: same pid *and* same kernel start time.
-    if [ "$(awk '{print $22}' "/proc/$1/stat" 2>/dev/null)" = "$2" ]; then kill "$1"; fi
-  done
+  kill_fixtures
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-wait_until() { # what, command...
-  local what=$1
-  shift
-  for _ in $(seq 300); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.05
-  done
-  echo "screenshot: $what did not happen within 15 s" >&2
-  return 1
-}
-
 py=$(command -v python3)
-# project, marker, tool path, extra args...: a fixture started as an orphan (setsid -f).
-fixture() {
-  local project=$1 marker=$2 tool=$3
-  shift 3
-  mkdir -p "$work/$project/$(dirname "$tool")"
-  touch "$work/$project/$marker"
-  { echo "#!$py"; cat tests/fixtures/devserver.py; } >"$work/$project/$tool"
-  chmod +x "$work/$project/$tool"
-  (cd "$work/$project" && setsid -f "./$tool" "$@" --report "$work/$project.json" \
-    </dev/null >/dev/null 2>&1)
-  wait_until "$project's fixture" test -s "$work/$project.json"
-  started+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$work/$project.json")")
-}
 fixture shop package.json node_modules/.bin/vite --port 5173
 fixture docs package.json node_modules/.bin/next dev --port 3000
 fixture api pyproject.toml .venv/bin/uvicorn --port 8000 --busy
@@ -84,7 +56,11 @@ wait_until "the first scan" grep -q "tray icon is up" "$work/state/app.log"
 sleep 1.5 # the sample window of the first scan; nothing to poll on the X side for it
 
 menus() { xwininfo -root -children | grep '"pier": ("pier" "Pier")' | grep -v ' 10x10+'; }
-xdotool mousemove $((x + 16)) $((y + 15)) click 1
+# The docked icon may take a moment to answer clicks: click again until the menu is up.
+for _ in $(seq 10); do
+  xdotool mousemove $((x + 16)) $((y + 15)) click 1
+  for _ in $(seq 40); do menus >/dev/null && break 2; sleep 0.05; done
+done
 wait_until "the open menu" menus
 read -r mw mh mx my < <(menus | head -1 | sed -E 's/.* ([0-9]+)x([0-9]+)\+([0-9]+)\+([0-9]+) .*/\1 \2 \3 \4/')
 # Hover the first card (below the header and a separator) to open its submenu.

@@ -1,0 +1,42 @@
+# Sourced by scripts/screenshot.sh and bench/app-idle.sh: fixture dev servers started as orphans
+# in a temporary folder, and their clean-up by identity. Needs: $work (the folder), python3.
+
+fixture_pids=() # "pid start_time" of every fixture started here
+
+# Polls a command every 50 ms for up to 15 s: wait_until WHAT COMMAND...
+wait_until() {
+  local what=$1
+  shift
+  for _ in $(seq 300); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.05
+  done
+  echo "$(basename "$0"): $what did not happen within 15 s" >&2
+  return 1
+}
+
+# fixture PROJECT MARKER TOOL [ARG...]: tests/fixtures/devserver.py installed as TOOL inside
+# $work/PROJECT (with MARKER to make it a project), started as an orphan (setsid -f) with ARGs,
+# waited for until it reports.
+fixture() {
+  local project=$1 marker=$2 tool=$3 py
+  shift 3
+  py=$(command -v python3)
+  mkdir -p "$work/$project/$(dirname "$tool")"
+  touch "$work/$project/$marker"
+  { echo "#!$py"; cat tests/fixtures/devserver.py; } >"$work/$project/$tool"
+  chmod +x "$work/$project/$tool"
+  (cd "$work/$project" && setsid -f "./$tool" "$@" --report "$work/$project.json" \
+    </dev/null >/dev/null 2>&1)
+  wait_until "$project's fixture" test -s "$work/$project.json"
+  fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$work/$project.json")")
+}
+
+# Ends every fixture started here: only a process with the same pid *and* kernel start time.
+kill_fixtures() {
+  local entry
+  for entry in "${fixture_pids[@]}"; do
+    set -- $entry
+    if [ "$(awk '{print $22}' "/proc/$1/stat" 2>/dev/null)" = "$2" ]; then kill "$1"; fi
+  done
+}
