@@ -14,7 +14,7 @@ if [ "${PIER_BENCH_INNER:-}" != 1 ]; then
 fi
 
 work=$(mktemp -d)
-. scripts/fixtures.sh
+. scripts/lib.sh
 kids=()
 cleanup() {
   for pid in "${kids[@]}"; do kill "$pid" 2>/dev/null || true; done

@@ -28,17 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Polls "$@" every 50 ms for up to 10 s.
-wait_until() {
-  local what=$1
-  shift
-  for _ in $(seq 200); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.05
-  done
-  echo "headless: $what did not come up within 10 s" >&2
-  return 1
-}
+. "$(dirname "$0")/lib.sh" # wait_until
 
 n=90
 while [ -e "/tmp/.X11-unix/X$n" ] || [ -e "/tmp/.X$n-lock" ]; do n=$((n + 1)); done

@@ -19,7 +19,7 @@ pier=${PIER_BIN:-target/debug/pier}
 convert=/usr/bin/convert
 
 work=$(mktemp -d)
-. scripts/fixtures.sh
+. scripts/lib.sh
 app=
 client=
 cleanup() {

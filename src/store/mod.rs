@@ -174,36 +174,34 @@ impl Store {
         Ok(self.dir.join("records").join(format!("{name}.json")))
     }
 
-    /// Takes the exclusive lock called `name`, waiting for another holder to let go.
-    pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
+    /// The lock file called `name`, opened (created 0600 if new), and its path.
+    fn lock_file(&self, name: &str) -> Result<(File, PathBuf), StoreError> {
         check_name(name)?;
         let path = self.dir.join("locks").join(format!("{name}.lock"));
-        let locked = OpenOptions::new()
+        match OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .mode(0o600)
             .open(&path)
-            .and_then(|file| file.lock().map(|()| file));
-        locked
-            .map(|file| Lock { _file: file })
-            .map_err(|source| StoreError::Lock { path, source })
+        {
+            Ok(file) => Ok((file, path)),
+            Err(source) => Err(StoreError::Lock { path, source }),
+        }
+    }
+
+    /// Takes the exclusive lock called `name`, waiting for another holder to let go.
+    pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
+        let (file, path) = self.lock_file(name)?;
+        match file.lock() {
+            Ok(()) => Ok(Lock { _file: file }),
+            Err(source) => Err(StoreError::Lock { path, source }),
+        }
     }
 
     /// Like [`Store::lock`], but without waiting: `None` when another process holds it.
     pub fn try_lock(&self, name: &str) -> Result<Option<Lock>, StoreError> {
-        check_name(name)?;
-        let path = self.dir.join("locks").join(format!("{name}.lock"));
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|source| StoreError::Lock {
-                path: path.clone(),
-                source,
-            })?;
+        let (file, path) = self.lock_file(name)?;
         match file.try_lock() {
             Ok(()) => Ok(Some(Lock { _file: file })),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),

@@ -80,7 +80,11 @@ impl Engine for Scripted {
     }
 }
 
-fn start(slow: u64) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
+/// A worker over the scripted engine, with its updates on a channel.
+fn start_with(
+    slow: u64,
+    period: Option<Duration>,
+) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
     let engine = Arc::new(Scripted {
         slow,
         gate: Gate::default(),
@@ -91,12 +95,16 @@ fn start(slow: u64) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
         let _ = tx.lock().unwrap().send(u);
     });
     let opts = WorkerOptions {
-        period: None,
+        period,
         signals: false,
         drain: Duration::from_secs(5),
     };
     let worker = Worker::spawn(engine.clone(), opts, sink).unwrap();
     (engine, worker, rx)
+}
+
+fn start(slow: u64) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
+    start_with(slow, None)
 }
 
 fn next(rx: &mpsc::Receiver<Update>) -> Update {
@@ -174,21 +182,7 @@ fn an_action_result_is_delivered_then_a_newer_scan_follows() {
 
 #[test]
 fn periodic_scans_come_with_rising_generations() {
-    let engine = Arc::new(Scripted {
-        slow: 0,
-        gate: Gate::default(),
-    });
-    let (tx, rx) = mpsc::channel();
-    let tx = Mutex::new(tx);
-    let sink: Sink = Arc::new(move |u| {
-        let _ = tx.lock().unwrap().send(u);
-    });
-    let opts = WorkerOptions {
-        period: Some(Duration::from_millis(20)),
-        signals: false,
-        drain: Duration::from_secs(5),
-    };
-    let worker = Worker::spawn(engine, opts, sink).unwrap();
+    let (_engine, worker, rx) = start_with(0, Some(Duration::from_millis(20)));
     let gens: Vec<u64> = (0..4).filter_map(|_| generation_of(&next(&rx))).collect();
     assert_eq!(gens, [1, 2, 3, 4]);
     worker.shutdown();

@@ -1,5 +1,6 @@
-# Sourced by scripts/screenshot.sh and bench/app-idle.sh: fixture dev servers started as orphans
-# in a temporary folder, and their clean-up by identity. Needs: $work (the folder), python3.
+# Shell helpers sourced by scripts/headless.sh, scripts/screenshot.sh and bench/app-idle.sh:
+# a bounded poll, and fixture dev servers started as orphans in a temporary folder ($work) with
+# their clean-up by identity (python3).
 
 fixture_pids=() # "pid start_time" of every fixture started here
 
