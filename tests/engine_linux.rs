@@ -35,15 +35,7 @@ fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<Identity>) {
                 .resources
                 .iter()
                 .find(|r| r.members.iter().any(|m| m.pid == pid))?;
-            let ids = r
-                .members
-                .iter()
-                .map(|m| Identity {
-                    pid: m.pid,
-                    start_time: m.start_time,
-                })
-                .collect();
-            Some((r.id.clone(), p.level, ids))
+            Some((r.id.clone(), p.level, r.identities()))
         })
         .expect("the fixture is in the scan")
 }

@@ -128,6 +128,19 @@ pub struct Resource {
     pub evidence: Vec<Evidence>,
 }
 
+impl Resource {
+    /// Every member's identity, root first, as the stop compares them with what was shown.
+    pub fn identities(&self) -> Vec<crate::probe::Identity> {
+        self.members
+            .iter()
+            .map(|m| crate::probe::Identity {
+                pid: m.pid,
+                start_time: m.start_time,
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Project {
     pub name: String,

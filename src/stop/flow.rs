@@ -123,14 +123,7 @@ impl Stopper<'_> {
             )));
         }
         if let Some(shown) = shown {
-            let fresh: BTreeSet<Identity> = resource
-                .members
-                .iter()
-                .map(|m| Identity {
-                    pid: m.pid,
-                    start_time: m.start_time,
-                })
-                .collect();
+            let fresh: BTreeSet<Identity> = resource.identities().into_iter().collect();
             let was: BTreeSet<Identity> = shown.members.iter().copied().collect();
             if shown.project_level != project.level {
                 return Err(with_fresh(format!(

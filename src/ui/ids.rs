@@ -3,7 +3,6 @@
 //! function of the state the menu showed.
 
 use crate::diagnose::model::Level;
-use crate::probe::Identity;
 use crate::stop::Shown;
 use crate::worker::{ActionKey, Command, StopTarget};
 
@@ -98,14 +97,7 @@ fn targets(state: &UiState, path: &str) -> Result<Vec<StopTarget>, String> {
             id: r.id.clone(),
             shown: Shown {
                 project_level: project.level,
-                members: r
-                    .members
-                    .iter()
-                    .map(|m| Identity {
-                        pid: m.pid,
-                        start_time: m.start_time,
-                    })
-                    .collect(),
+                members: r.identities(),
             },
         })
         .collect())

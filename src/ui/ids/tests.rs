@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::diagnose::model::Level;
+use crate::probe::Identity;
 use crate::ui::spec::tests::{project, resource, scanned, shop_and_api};
 use crate::worker::{History, Update};
 
