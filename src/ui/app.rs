@@ -28,6 +28,8 @@ pub enum UserEvent {
     Menu(String),
     /// A click on the icon itself (macOS; Linux hosts do not report it).
     IconClicked,
+    /// The login item was written or removed (off the UI thread): the new setting, or why not.
+    StartAtLogin(Result<bool, String>),
 }
 
 /// Everything the running app holds; owned by the event-loop closure.
@@ -40,6 +42,7 @@ struct App {
     title: String,
     login_path: Result<PathBuf, String>,
     exe: PathBuf,
+    proxy: Arc<Mutex<EventLoopProxy<UserEvent>>>,
 }
 
 /// Runs the app until Quit. `engine` and `opts` are the worker's.
@@ -76,6 +79,7 @@ pub fn run(engine: Arc<dyn Engine>, opts: WorkerOptions, exe: PathBuf) -> ! {
         title: String::new(),
         login_path,
         exe,
+        proxy: Arc::clone(&proxy),
     };
     event_loop.run(move |event, _, control_flow| {
         *control_flow = ControlFlow::Wait;
@@ -90,6 +94,13 @@ pub fn run(engine: Arc<dyn Engine>, opts: WorkerOptions, exe: PathBuf) -> ! {
             Event::UserEvent(UserEvent::Menu(id)) => app.on_click(&id, control_flow),
             Event::UserEvent(UserEvent::IconClicked) => {
                 app.send(Command::Scan);
+            }
+            Event::UserEvent(UserEvent::StartAtLogin(result)) => {
+                if let Err(e) = &result {
+                    desktop::notify("Pier: start at login", e);
+                }
+                app.state.start_at_login = result;
+                app.render();
             }
             _ => {}
         }
@@ -187,17 +198,17 @@ impl App {
         self.render();
     }
 
+    /// Writes or removes the login item on a thread of its own (it fsyncs); the new setting
+    /// comes back as an event.
     fn toggle_start_at_login(&mut self) {
         let want = !matches!(self.state.start_at_login, Ok(true));
-        let result = self
-            .login_path
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|path| login::set(path, &self.exe, want, cfg!(target_os = "macos")));
-        if let Err(e) = &result {
-            desktop::notify("Pier: start at login", e);
-        }
-        self.state.start_at_login = result;
+        let path = self.login_path.clone();
+        let exe = self.exe.clone();
+        let proxy = Arc::clone(&self.proxy);
+        std::thread::spawn(move || {
+            let result = path.and_then(|p| login::set(&p, &exe, want, cfg!(target_os = "macos")));
+            send(&proxy, UserEvent::StartAtLogin(result));
+        });
     }
 
     /// Brings the tray up to date with the state: menu in place where it can, icon and title
