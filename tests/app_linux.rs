@@ -81,6 +81,11 @@ fn exit_of(app: &mut Child) -> ExitStatus {
     }
 }
 
+/// The safe icon's fill (assets/tray-safe.png); the idle ring's centre is transparent.
+fn is_green([r, g, b, a]: [u8; 4]) -> bool {
+    a > 200 && g > 120 && r < 100 && b < 100
+}
+
 fn tray_of(app: &Child) -> Tray {
     wait_for("the app's tray item on the session bus", || {
         Tray::of_pid(app.id())
@@ -110,6 +115,9 @@ fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
     });
     let header = tray.layout().children[0].label.clone();
     assert_eq!(header, "1 project · 1 safe to stop");
+    wait_for("a green icon: something is safe to stop", || {
+        tray.icon_centre().filter(|&p| is_green(p))
+    });
 
     // A periodic scan that changes only texts updates the menu in place: the host sees new
     // labels on the same items (a rebuilt menu would have new ids, and an open one would close).
@@ -133,6 +141,9 @@ fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
         m.find("✓ shop: stopped").map(|n| n.label.clone())
     });
     assert!(!alive(pid), "the server is gone: {done}");
+    wait_for("an icon that is not green: nothing is safe to stop", || {
+        tray.icon_centre().filter(|&p| !is_green(p))
+    });
     let (summary, body) = notifications
         .recv_timeout(Duration::from_secs(10))
         .expect("a desktop notification for the stop");

@@ -52,6 +52,7 @@ impl Node {
 pub struct Tray {
     bus: gio::DBusConnection,
     name: String,
+    item: String,
     menu: String,
 }
 
@@ -156,6 +157,7 @@ impl Tray {
             Some(Tray {
                 bus: bus.clone(),
                 name,
+                item: path,
                 menu,
             })
         })
@@ -174,6 +176,32 @@ impl Tray {
         )
         .expect("GetLayout answers");
         parse(&reply.child_value(1))
+    }
+
+    /// The RGBA pixel at the centre of the icon the host is told to draw (the PNG file the
+    /// item's IconName names), or `None` while it cannot be read.
+    pub fn icon_centre(&self) -> Option<[u8; 4]> {
+        let reply = call(
+            &self.bus,
+            &self.name,
+            &self.item,
+            "org.freedesktop.DBus.Properties",
+            "Get",
+            Some(("org.kde.StatusNotifierItem", "IconName").to_variant()),
+        )
+        .ok()?;
+        let path = reply.child_value(0).as_variant()?.str()?.to_owned();
+        let bytes = std::fs::read(path).ok()?;
+        let mut decoder = png::Decoder::new(bytes.as_slice());
+        decoder.set_transformations(png::Transformations::EXPAND);
+        let mut reader = decoder.read_info().ok()?;
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).ok()?;
+        if info.color_type != png::ColorType::Rgba || info.bit_depth != png::BitDepth::Eight {
+            return None;
+        }
+        let at = ((info.height / 2 * info.width + info.width / 2) * 4) as usize;
+        buf.get(at..at + 4)?.try_into().ok()
     }
 
     /// Clicks the line `id`, as a host does.
