@@ -132,9 +132,11 @@ fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
     assert_eq!(same_id, stop_id, "updated in place, not rebuilt");
 
     // A second instance says so and leaves.
-    let second = start_app(&sb, &[]).wait_with_output().unwrap();
-    assert!(second.status.success());
-    assert!(String::from_utf8_lossy(&second.stderr).contains("already running"));
+    let mut second = start_app(&sb, &[]);
+    assert!(exit_of(&mut second).success(), "a second start exits 0");
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut second.stderr.take().unwrap(), &mut said).unwrap();
+    assert!(said.contains("already running"), "{said}");
 
     tray.click(stop_id);
     let done = wait_menu(&tray, "the stop's result", |m| {
@@ -243,4 +245,13 @@ fn an_unknown_under_folder_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such folder"));
+    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(["app", "--refresh", "1e300"])
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("must be a number of seconds"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

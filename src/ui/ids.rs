@@ -1,6 +1,15 @@
 //! Menu ids and what a click on each one means. Ids are strings the menu hands back unchanged;
 //! this is the only place that builds or reads them, and mapping a click to a command is a pure
-//! function of the state the menu showed.
+//! function of the state.
+//!
+//! A click is handled after whatever the event queue held before it — a newer scan may have
+//! been applied between the user's look and the click. So the clean-up ids carry a fingerprint
+//! of what the card showed (level, resources, member identities): a click whose fingerprint no
+//! longer matches the state does nothing, and the stop is only ever handed what was shown.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use crate::diagnose::model::Project;
 
 use crate::diagnose::model::Level;
 use crate::stop::Shown;
@@ -11,10 +20,15 @@ use super::state::UiState;
 /// Every clickable item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Click {
-    /// "Clean up safely" on the project at this path.
-    StopProject(String),
-    /// "Clean up all safe (N)".
-    StopAllSafe,
+    /// "Clean up safely" on the project at `path`, as [`card_seen`] fingerprinted it.
+    StopProject {
+        path: String,
+        seen: u64,
+    },
+    /// "Clean up all safe (N)", as [`all_safe_seen`] fingerprinted the safe cards.
+    StopAllSafe {
+        seen: u64,
+    },
     /// Open a URL in the browser.
     Open(String),
     /// Show a folder in the file manager.
@@ -30,8 +44,8 @@ impl Click {
     /// The menu id of this item.
     pub fn id(&self) -> String {
         match self {
-            Click::StopProject(path) => format!("stop:{path}"),
-            Click::StopAllSafe => "stop-all".into(),
+            Click::StopProject { path, seen } => format!("stop:{seen:016x}:{path}"),
+            Click::StopAllSafe { seen } => format!("stop-all:{seen:016x}"),
             Click::Open(url) => format!("open:{url}"),
             Click::Reveal(path) => format!("reveal:{path}"),
             Click::Restart(name) => format!("restart:{name}"),
@@ -45,18 +59,49 @@ impl Click {
     pub fn parse(id: &str) -> Option<Click> {
         let (head, rest) = id.split_once(':').unwrap_or((id, ""));
         let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        let hex = |s: &str| {
+            (s.len() == 16)
+                .then(|| u64::from_str_radix(s, 16).ok())
+                .flatten()
+        };
         match head {
-            "stop" => some(rest).map(Click::StopProject),
+            "stop" => {
+                let (seen, path) = rest.split_once(':')?;
+                Some(Click::StopProject {
+                    seen: hex(seen)?,
+                    path: some(path)?,
+                })
+            }
+            "stop-all" => Some(Click::StopAllSafe { seen: hex(rest)? }),
             "open" => some(rest).map(Click::Open),
             "reveal" => some(rest).map(Click::Reveal),
             "restart" => some(rest).map(Click::Restart),
-            "stop-all" if rest.is_empty() && !id.contains(':') => Some(Click::StopAllSafe),
             "refresh" if !id.contains(':') => Some(Click::Refresh),
             "login" if !id.contains(':') => Some(Click::StartAtLogin),
             "quit" if !id.contains(':') => Some(Click::Quit),
             _ => None,
         }
     }
+}
+
+/// A fingerprint of what a card shows that a stop depends on: the project's level and, per
+/// resource, its id, level and member identities.
+pub fn card_seen(p: &Project) -> u64 {
+    let mut h = DefaultHasher::new();
+    (&p.path, p.level).hash(&mut h);
+    for r in &p.resources {
+        (&r.id, r.level, r.identities()).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// A fingerprint of every card "Clean up all safe" would stop.
+pub fn all_safe_seen(state: &UiState) -> u64 {
+    let mut h = DefaultHasher::new();
+    for p in state.safe() {
+        card_seen(p).hash(&mut h);
+    }
+    h.finish()
 }
 
 /// What the app does for a click.
@@ -106,10 +151,20 @@ fn targets(state: &UiState, path: &str) -> Result<Vec<StopTarget>, String> {
 /// The intent of a click, judged against the state the menu was built from.
 pub fn intent(click: Click, state: &UiState) -> Intent {
     match click {
-        Click::StopProject(path) => {
+        Click::StopProject { path, seen } => {
             let key = ActionKey::Project(path.clone());
             if state.is_running(&key) {
                 return Intent::Ignore(format!("{path} is already being cleaned up"));
+            }
+            let now = state
+                .projects()
+                .iter()
+                .find(|p| p.path == path)
+                .map(card_seen);
+            if now != Some(seen) {
+                return Intent::Ignore(format!(
+                    "the card of {path} changed since it was shown; nothing was stopped"
+                ));
             }
             match targets(state, &path) {
                 Ok(targets) => Intent::Act {
@@ -120,9 +175,14 @@ pub fn intent(click: Click, state: &UiState) -> Intent {
                 Err(why) => Intent::Ignore(why),
             }
         }
-        Click::StopAllSafe => {
+        Click::StopAllSafe { seen } => {
             if state.is_running(&ActionKey::AllSafe) {
                 return Intent::Ignore("a clean-up is already running".into());
+            }
+            if all_safe_seen(state) != seen {
+                return Intent::Ignore(
+                    "the safe cards changed since they were shown; nothing was stopped".into(),
+                );
             }
             let targets: Vec<StopTarget> = state
                 .safe()

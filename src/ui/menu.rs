@@ -32,6 +32,12 @@ impl Dots {
     }
 }
 
+/// muda reads `&` as a mnemonic marker and drops it; `&&` shows one `&`. Every text goes
+/// through here, so a command line or a folder holding `&` is shown as it is.
+fn label(text: &str) -> String {
+    text.replace('&', "&&")
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Shape {
     Item(String),
@@ -109,7 +115,8 @@ impl LiveMenu {
         for entry in spec {
             match (entry, self.handle(entry)) {
                 (Entry::Item { text, enabled, .. }, Some(Handle::Item(item))) => {
-                    if item.text() != *text {
+                    let text = label(text);
+                    if item.text() != text {
                         item.set_text(text);
                     }
                     if item.is_enabled() != *enabled {
@@ -125,7 +132,8 @@ impl LiveMenu {
                     },
                     Some(Handle::Check(item)),
                 ) => {
-                    if item.text() != *text {
+                    let text = label(text);
+                    if item.text() != text {
                         item.set_text(text);
                     }
                     if item.is_checked() != *checked {
@@ -163,7 +171,7 @@ impl LiveMenu {
     fn make(&mut self, entry: &Entry) -> tray_icon::menu::Result<Box<dyn IsMenuItem>> {
         Ok(match entry {
             Entry::Item { id, text, enabled } => {
-                let item = MenuItem::with_id(id.as_str(), text, *enabled, None);
+                let item = MenuItem::with_id(id.as_str(), label(text), *enabled, None);
                 self.items.insert(id.clone(), Handle::Item(item.clone()));
                 Box::new(item)
             }
@@ -173,7 +181,8 @@ impl LiveMenu {
                 checked,
                 enabled,
             } => {
-                let item = CheckMenuItem::with_id(id.as_str(), text, *enabled, *checked, None);
+                let item =
+                    CheckMenuItem::with_id(id.as_str(), label(text), *enabled, *checked, None);
                 self.items.insert(id.clone(), Handle::Check(item.clone()));
                 Box::new(item)
             }
@@ -184,7 +193,7 @@ impl LiveMenu {
                 dot,
                 children,
             } => {
-                let sub = Submenu::with_id(id.as_str(), text, *enabled);
+                let sub = Submenu::with_id(id.as_str(), label(text), *enabled);
                 if let Some(icon) = dot.and_then(|level| self.dots.get(level)) {
                     sub.set_icon(Some(icon));
                 }
@@ -199,7 +208,7 @@ impl LiveMenu {
         })
     }
 
-    /// The text and enabled state of the item `id`, as muda holds them (for tests).
+    /// The text and enabled state of the item `id`, as muda holds them (`&&` for one `&`).
     pub fn read(&self, id: &str) -> Option<(String, bool)> {
         self.items.get(id).map(|h| match h {
             Handle::Item(i) => (i.text(), i.is_enabled()),

@@ -116,7 +116,9 @@ pub fn menu(state: &UiState, now: SystemTime) -> Vec<Entry> {
     let safe = state.safe().count();
     let all_doing = state.doing(&ActionKey::AllSafe);
     out.push(Entry::action(
-        &Click::StopAllSafe,
+        &Click::StopAllSafe {
+            seen: super::ids::all_safe_seen(state),
+        },
         match all_doing {
             Some(doing) => format!("Clean up all safe — {doing}"),
             None => format!("Clean up all safe ({safe})"),
@@ -239,7 +241,8 @@ fn card(state: &UiState, p: &Project) -> Entry {
     ];
     if let Some(doing) = state.doing(&key) {
         children.push(Entry::info(at("doing"), format!("Now {doing}")));
-    } else if let Some(r) = state.last_result(&key) {
+    }
+    if let Some(r) = state.last_result(&key) {
         children.push(Entry::info(
             at("result"),
             format!("{} {}", tone_mark(r.tone), r.summary),
@@ -257,7 +260,10 @@ fn card(state: &UiState, p: &Project) -> Entry {
     }
     children.push(Entry::Separator);
     children.push(Entry::action(
-        &Click::StopProject(p.path.clone()),
+        &Click::StopProject {
+            path: p.path.clone(),
+            seen: super::ids::card_seen(p),
+        },
         "Clean up safely",
         p.level == Level::Green && !state.is_running(&key),
     ));

@@ -16,12 +16,22 @@ pub struct UiState {
     /// `None` until the first scan comes in.
     pub scan: Option<Result<Scan, String>>,
     pub history: Option<Result<History, String>>,
-    /// Actions in flight, with the word the menu shows ("Stopping…").
-    pub running: BTreeMap<ActionKey, &'static str>,
+    /// Actions in flight, with the word the menu shows ("stopping…"), and the scan generation
+    /// that settles a finished one.
+    pub running: BTreeMap<ActionKey, Running>,
     /// The newest results first.
     pub results: Vec<ActionReport>,
     /// Whether Pier starts at login, or why that cannot be read.
     pub start_at_login: Result<bool, String>,
+}
+
+/// An action in flight, or finished but not yet followed by its scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Running {
+    pub doing: &'static str,
+    /// Set once the action has finished: the card keeps its "busy" state until a scan of this
+    /// generation (or newer) is shown, so it never offers the old card's action again.
+    pub settled_by: Option<u64>,
 }
 
 /// What applying an update did.
@@ -62,10 +72,23 @@ impl UiState {
                 }
                 self.scan = Some(scan);
                 self.history = Some(history);
+                self.running
+                    .retain(|_, r| r.settled_by.is_none_or(|g| g > generation));
                 Applied::Changed
             }
-            Update::ActionDone(report) => {
-                self.running.remove(&report.key);
+            Update::ActionDone { report, settled_by } => {
+                let settled = settled_by <= self.generation();
+                if settled {
+                    self.running.remove(&report.key);
+                } else {
+                    self.running.insert(
+                        report.key.clone(),
+                        Running {
+                            doing: "updating…",
+                            settled_by: Some(settled_by),
+                        },
+                    );
+                }
                 self.results.insert(0, report.clone());
                 self.results.truncate(RESULTS_KEPT);
                 Applied::Finished(report)
@@ -79,7 +102,13 @@ impl UiState {
         if self.is_running(&key) {
             return false;
         }
-        self.running.insert(key, doing);
+        self.running.insert(
+            key,
+            Running {
+                doing,
+                settled_by: None,
+            },
+        );
         true
     }
 
@@ -102,9 +131,10 @@ impl UiState {
 
     /// The word shown on a busy card or snapshot.
     pub fn doing(&self, key: &ActionKey) -> Option<&'static str> {
-        self.running.get(key).copied().or_else(|| {
+        let word = |k: &ActionKey| self.running.get(k).map(|r| r.doing);
+        word(key).or_else(|| {
             matches!(key, ActionKey::Project(_))
-                .then(|| self.running.get(&ActionKey::AllSafe).copied())
+                .then(|| word(&ActionKey::AllSafe))
                 .flatten()
         })
     }

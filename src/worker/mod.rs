@@ -26,7 +26,7 @@ use crate::restart::HistoryEntry;
 use crate::stop::Shown;
 
 pub use engine::{Engine, SystemEngine};
-pub use summary::{project_name, restart_summary, stop_summary, Tone};
+pub use summary::{project_name, restart_summary, stop_summary, StopOutcome, Tone};
 
 /// What the UI asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,8 +81,12 @@ pub enum Update {
         scan: Result<Scan, String>,
         history: Result<History, String>,
     },
-    /// An action finished; a fresh scan follows.
-    ActionDone(ActionReport),
+    /// An action finished; the scan of generation `settled_by` follows, and until it is shown
+    /// the card still shows the state from before the action.
+    ActionDone {
+        report: ActionReport,
+        settled_by: u64,
+    },
     /// SIGINT or SIGTERM arrived: the UI should quit.
     Quit,
 }
@@ -229,16 +233,32 @@ async fn tick(ticks: &mut Option<tokio::time::Interval>) {
     }
 }
 
+fn next_generation(shared: &Shared) -> u64 {
+    shared.generation.fetch_add(1, Ordering::SeqCst) + 1
+}
+
 /// Starts a scan under the next generation, taken now.
 fn spawn_scan(shared: &Arc<Shared>, periodic: bool) {
-    let generation = shared.generation.fetch_add(1, Ordering::SeqCst) + 1;
+    let generation = next_generation(shared);
+    scan_as(shared, generation, periodic);
+}
+
+/// Clears the periodic flag when a periodic scan ends, even by a panic: a stuck flag would
+/// stop every later periodic refresh.
+struct PeriodicDone<'a>(&'a AtomicBool);
+
+impl Drop for PeriodicDone<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+fn scan_as(shared: &Arc<Shared>, generation: u64, periodic: bool) {
     let shared = Arc::clone(shared);
     tokio::task::spawn_blocking(move || {
+        let _done = periodic.then(|| PeriodicDone(&shared.periodic_in_flight));
         let scan = shared.engine.scan(generation);
         let history = shared.engine.history();
-        if periodic {
-            shared.periodic_in_flight.store(false, Ordering::SeqCst);
-        }
         (shared.sink)(Update::Scanned {
             generation,
             scan,
@@ -247,37 +267,81 @@ fn spawn_scan(shared: &Arc<Shared>, periodic: bool) {
     });
 }
 
+/// Runs `f`; a panic becomes `Err` with its message (logged), so one bad item never takes the
+/// batch or the result line down with it.
+fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        tracing::error!("{what}: {why}");
+        format!("Pier hit an internal error ({why}); see app.log")
+    })
+}
+
 fn spawn_stop(shared: &Arc<Shared>, key: ActionKey, targets: Vec<StopTarget>) {
     let task = Arc::clone(shared);
+    let done_key = key.clone();
     let done = tokio::task::spawn_blocking(move || {
         // One resource after another: a batch goes on past a refusal and reports each.
         let reports: Vec<_> = targets
             .iter()
-            .map(|t| (t.project.clone(), task.engine.stop(&t.id, &t.shown)))
+            .map(|t| {
+                let report = guarded(&format!("stopping {}", t.id), || {
+                    task.engine.stop(&t.id, &t.shown)
+                });
+                (t.project.clone(), report)
+            })
             .collect();
         stop_summary(key, &reports)
     });
-    follow_with_scan(shared, done);
+    follow_with_scan(shared, done_key, done);
 }
 
 fn spawn_restart(shared: &Arc<Shared>, snapshot: String, label: String) {
     let task = Arc::clone(shared);
+    let key = ActionKey::Snapshot(snapshot.clone());
+    let done_key = key.clone();
     let done = tokio::task::spawn_blocking(move || {
-        let report = task.engine.restart(&snapshot);
-        restart_summary(ActionKey::Snapshot(snapshot), &label, &report)
+        match guarded(&format!("restarting {snapshot}"), || {
+            task.engine.restart(&snapshot)
+        }) {
+            Ok(report) => restart_summary(key, &label, &report),
+            Err(why) => ActionReport {
+                key,
+                tone: Tone::Failed,
+                summary: format!("{label}: restart failed — {why}"),
+            },
+        }
     });
-    follow_with_scan(shared, done);
+    follow_with_scan(shared, done_key, done);
 }
 
-/// Delivers an action's result, then scans (DESIGN.md §6).
-fn follow_with_scan(shared: &Arc<Shared>, done: tokio::task::JoinHandle<ActionReport>) {
+/// Delivers an action's result with the generation of the scan that follows it, then starts
+/// that scan (DESIGN.md §6). A result is always delivered, even when the task died.
+fn follow_with_scan(
+    shared: &Arc<Shared>,
+    key: ActionKey,
+    done: tokio::task::JoinHandle<ActionReport>,
+) {
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
-        match done.await {
-            Ok(report) => (shared.sink)(Update::ActionDone(report)),
-            Err(e) => tracing::error!("an action task ended abnormally: {e}"),
-        }
-        spawn_scan(&shared, false);
+        let report = done.await.unwrap_or_else(|e| {
+            tracing::error!("an action task ended abnormally: {e}");
+            ActionReport {
+                key,
+                tone: Tone::Failed,
+                summary: format!("Pier hit an internal error ({e}); see app.log"),
+            }
+        });
+        let generation = next_generation(&shared);
+        (shared.sink)(Update::ActionDone {
+            report,
+            settled_by: generation,
+        });
+        scan_as(&shared, generation, false);
     });
 }
 

@@ -55,24 +55,56 @@ fn stop_words(r: &StopReport) -> String {
     }
 }
 
+/// A stop's report, or why there is none (Pier failed inside the stop: whether signals were
+/// sent is then unknown, and the line says so).
+pub type StopOutcome = Result<StopReport, String>;
+
+fn tone_of_outcome(r: &StopOutcome) -> Tone {
+    match r {
+        Ok(r) if r.record_error.is_some() => tone_of(r.result).max(Tone::Partial),
+        Ok(r) => tone_of(r.result),
+        Err(_) => Tone::Failed,
+    }
+}
+
+fn outcome_words(r: &StopOutcome) -> String {
+    match r {
+        Ok(r) => match &r.record_error {
+            Some(e) => format!("{} — the outcome could not be recorded: {e}", stop_words(r)),
+            None => stop_words(r),
+        },
+        Err(why) => format!("outcome unknown — {why}"),
+    }
+}
+
+/// The tone of a batch: all done is done; some done and some not is partial (something was
+/// stopped, so neither "refused" nor "failed" would be true of the whole); none done is the
+/// worst of the rest.
+fn batch_tone(tones: &[Tone]) -> Tone {
+    let done = tones.iter().filter(|&&t| t == Tone::Done).count();
+    match done {
+        _ if tones.is_empty() => Tone::Refused,
+        d if d == tones.len() => Tone::Done,
+        0 => tones.iter().copied().max().unwrap_or(Tone::Refused),
+        _ => Tone::Partial,
+    }
+}
+
 /// The line for a stop of one project or of every safe one. `reports`: (project path, report),
-/// in the order they ran. The tone is the worst of them.
-pub fn stop_summary(key: ActionKey, reports: &[(String, StopReport)]) -> ActionReport {
-    let tone = reports
-        .iter()
-        .map(|(_, r)| tone_of(r.result))
-        .max()
-        .unwrap_or(Tone::Refused);
+/// in the order they ran.
+pub fn stop_summary(key: ActionKey, reports: &[(String, StopOutcome)]) -> ActionReport {
+    let tones: Vec<Tone> = reports.iter().map(|(_, r)| tone_of_outcome(r)).collect();
+    let tone = batch_tone(&tones);
     let parts: Vec<String> = reports
         .iter()
-        .map(|(project, r)| format!("{}: {}", project_name(project), stop_words(r)))
+        .map(|(project, r)| format!("{}: {}", project_name(project), outcome_words(r)))
         .collect();
     let summary = match (&key, parts.len()) {
         (_, 0) => "Nothing was safe to stop.".to_owned(),
         (ActionKey::AllSafe, _) => {
             let stopped = reports
                 .iter()
-                .filter(|(_, r)| r.result == ResourceResult::Stopped)
+                .filter(|(_, r)| matches!(r, Ok(r) if r.result == ResourceResult::Stopped))
                 .count();
             format!(
                 "Cleaned up {stopped} of {}: {}",
@@ -144,7 +176,7 @@ mod tests {
         );
         let a = stop_summary(
             ActionKey::Project("/w/shop".into()),
-            &[("/w/shop".into(), r)],
+            &[("/w/shop".into(), Ok(r))],
         );
         assert_eq!(a.summary, "shop: stopped (2 processes)");
         assert_eq!(a.tone, Tone::Done);
@@ -153,14 +185,17 @@ mod tests {
     #[test]
     fn a_refusal_says_why_and_is_never_called_stopped() {
         let r = report(ResourceResult::Refused, "a client is connected", &[]);
-        let a = stop_summary(ActionKey::Project("/w/api".into()), &[("/w/api".into(), r)]);
+        let a = stop_summary(
+            ActionKey::Project("/w/api".into()),
+            &[("/w/api".into(), Ok(r))],
+        );
         assert_eq!(a.summary, "api: refused — a client is connected");
         assert_eq!(a.tone, Tone::Refused);
     }
 
     #[test]
-    fn a_batch_takes_the_worst_tone_and_counts_the_stopped() {
-        let ok = report(ResourceResult::Stopped, "", &[MemberOutcome::Stopped]);
+    fn a_batch_counts_the_stopped_and_says_partial_when_some_were_stopped() {
+        let ok = || report(ResourceResult::Stopped, "", &[MemberOutcome::Stopped]);
         let part = report(
             ResourceResult::PartiallyStopped,
             "pid 11 is still running",
@@ -168,12 +203,58 @@ mod tests {
         );
         let a = stop_summary(
             ActionKey::AllSafe,
-            &[("/w/a".into(), ok), ("/w/b".into(), part)],
+            &[("/w/a".into(), Ok(ok())), ("/w/b".into(), Ok(part))],
         );
         assert_eq!(a.tone, Tone::Partial);
         assert_eq!(
             a.summary,
             "Cleaned up 1 of 2: a: stopped (1 process); b: partially stopped — pid 11 is still running"
+        );
+        // Stopped + refused, stopped + failed: something was stopped, so neither word fits.
+        for other in [ResourceResult::Refused, ResourceResult::Failed] {
+            let r = report(other, "no", &[]);
+            let a = stop_summary(
+                ActionKey::AllSafe,
+                &[("/w/a".into(), Ok(ok())), ("/w/b".into(), Ok(r))],
+            );
+            assert_eq!(a.tone, Tone::Partial, "{other:?}");
+        }
+        // Nothing stopped: the worst of the rest.
+        let a = stop_summary(
+            ActionKey::AllSafe,
+            &[
+                ("/w/a".into(), Ok(report(ResourceResult::Refused, "x", &[]))),
+                ("/w/b".into(), Ok(report(ResourceResult::Failed, "y", &[]))),
+            ],
+        );
+        assert_eq!(a.tone, Tone::Failed);
+    }
+
+    #[test]
+    fn an_outcome_that_could_not_be_recorded_is_never_plain_done() {
+        let mut r = report(ResourceResult::Stopped, "", &[MemberOutcome::Stopped]);
+        r.record_error = Some("disk full".into());
+        let a = stop_summary(ActionKey::Project("/w/a".into()), &[("/w/a".into(), Ok(r))]);
+        assert_eq!(a.tone, Tone::Partial);
+        assert_eq!(
+            a.summary,
+            "a: stopped (1 process) — the outcome could not be recorded: disk full"
+        );
+    }
+
+    #[test]
+    fn a_stop_that_died_inside_says_the_outcome_is_unknown() {
+        let a = stop_summary(
+            ActionKey::Project("/w/a".into()),
+            &[(
+                "/w/a".into(),
+                Err("Pier hit an internal error (boom); see app.log".into()),
+            )],
+        );
+        assert_eq!(a.tone, Tone::Failed);
+        assert_eq!(
+            a.summary,
+            "a: outcome unknown — Pier hit an internal error (boom); see app.log"
         );
     }
 

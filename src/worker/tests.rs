@@ -56,6 +56,7 @@ impl Engine for Scripted {
         Ok(History::default())
     }
     fn stop(&self, id: &str, _shown: &Shown) -> StopReport {
+        assert_ne!(id, "panic", "a scripted bug in the engine");
         StopReport {
             id: id.into(),
             result: ResourceResult::Refused,
@@ -161,9 +162,10 @@ fn an_action_result_is_delivered_then_a_newer_scan_follows() {
             },
         }],
     });
-    let Update::ActionDone(report) = next(&rx) else {
+    let Update::ActionDone { report, settled_by } = next(&rx) else {
         panic!("the result comes first");
     };
+    assert_eq!(settled_by, 2, "settled by the scan that follows");
     assert_eq!(report.key, key);
     assert_eq!(report.summary, "shop: refused — a client is connected");
     assert_eq!(generation_of(&next(&rx)), Some(2), "then a fresh scan");
@@ -172,7 +174,7 @@ fn an_action_result_is_delivered_then_a_newer_scan_follows() {
         snapshot: "snap-1".into(),
         label: "shop · vite".into(),
     });
-    let Update::ActionDone(report) = next(&rx) else {
+    let Update::ActionDone { report, .. } = next(&rx) else {
         panic!("the restart's result");
     };
     assert_eq!(report.tone, Tone::Done);
@@ -205,4 +207,42 @@ fn shutdown_joins_the_worker_thread() {
         rx.recv_timeout(Duration::from_secs(10)),
         Err(mpsc::RecvTimeoutError::Disconnected)
     ));
+}
+
+#[test]
+fn a_stop_that_panics_still_delivers_a_result_and_the_batch_goes_on() {
+    let (_engine, worker, rx) = start(0);
+    assert_eq!(generation_of(&next(&rx)), Some(1));
+    let target = |id: &str, project: &str| StopTarget {
+        project: project.into(),
+        id: id.into(),
+        shown: Shown {
+            project_level: crate::diagnose::model::Level::Green,
+            members: vec![],
+        },
+    };
+    worker.send(Command::Stop {
+        key: ActionKey::AllSafe,
+        targets: vec![target("panic", "/w/a"), target("20-1", "/w/b")],
+    });
+    let Update::ActionDone { report, settled_by } = next(&rx) else {
+        panic!("a result, not silence");
+    };
+    assert_eq!(report.tone, Tone::Failed);
+    assert!(
+        report
+            .summary
+            .contains("a: outcome unknown — Pier hit an internal error"),
+        "{}",
+        report.summary
+    );
+    assert!(
+        report
+            .summary
+            .contains("b: refused — a client is connected"),
+        "the second resource was still tried: {}",
+        report.summary
+    );
+    assert_eq!(generation_of(&next(&rx)), Some(settled_by));
+    worker.shutdown();
 }

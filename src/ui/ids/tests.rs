@@ -4,13 +4,25 @@ use super::*;
 use crate::diagnose::model::Level;
 use crate::probe::Identity;
 use crate::ui::spec::tests::{project, resource, scanned, shop_and_api};
+
+/// The click on "Clean up safely" of `path` as the menu of `s` offers it.
+fn stop_click(s: &UiState, path: &str) -> Click {
+    let p = s.projects().iter().find(|p| p.path == path).unwrap();
+    Click::StopProject {
+        path: path.into(),
+        seen: card_seen(p),
+    }
+}
 use crate::worker::{History, Update};
 
 #[test]
 fn every_click_round_trips_through_its_id() {
     for click in [
-        Click::StopProject("/w/a:b c".into()),
-        Click::StopAllSafe,
+        Click::StopProject {
+            path: "/w/a:b c".into(),
+            seen: 0xfeed,
+        },
+        Click::StopAllSafe { seen: u64::MAX },
         Click::Open("http://localhost:5173".into()),
         Click::Reveal("/w/shop".into()),
         Click::Restart("snap-10-100-1700".into()),
@@ -39,7 +51,7 @@ fn informational_and_unknown_ids_are_not_clicks() {
 #[test]
 fn clean_up_safely_carries_the_level_and_identities_the_card_showed() {
     let s = shop_and_api();
-    let Intent::Act { key, command, .. } = intent(Click::StopProject("/w/shop".into()), &s) else {
+    let Intent::Act { key, command, .. } = intent(stop_click(&s, "/w/shop"), &s) else {
         panic!("a green card stops");
     };
     assert_eq!(key, ActionKey::Project("/w/shop".into()));
@@ -62,11 +74,17 @@ fn clean_up_safely_carries_the_level_and_identities_the_card_showed() {
 fn a_stale_click_on_a_card_that_is_no_longer_green_does_nothing() {
     let s = shop_and_api();
     assert!(matches!(
-        intent(Click::StopProject("/w/api".into()), &s),
+        intent(stop_click(&s, "/w/api"), &s),
         Intent::Ignore(_)
     ));
     assert!(matches!(
-        intent(Click::StopProject("/w/gone".into()), &s),
+        intent(
+            Click::StopProject {
+                path: "/w/gone".into(),
+                seen: 0
+            },
+            &s
+        ),
         Intent::Ignore(_)
     ));
 }
@@ -76,10 +94,13 @@ fn a_second_click_while_the_stop_runs_does_nothing() {
     let mut s = shop_and_api();
     s.begin(ActionKey::Project("/w/shop".into()), "stopping…");
     assert!(matches!(
-        intent(Click::StopProject("/w/shop".into()), &s),
+        intent(stop_click(&s, "/w/shop"), &s),
         Intent::Ignore(_)
     ));
-    assert!(matches!(intent(Click::StopAllSafe, &s), Intent::Ignore(_)));
+    let all = Click::StopAllSafe {
+        seen: all_safe_seen(&s),
+    };
+    assert!(matches!(intent(all, &s), Intent::Ignore(_)));
 }
 
 #[test]
@@ -96,7 +117,12 @@ fn clean_up_all_safe_takes_every_green_project_and_nothing_else() {
     let Intent::Act {
         command: Command::Stop { key, targets },
         ..
-    } = intent(Click::StopAllSafe, &s)
+    } = intent(
+        Click::StopAllSafe {
+            seen: all_safe_seen(&s),
+        },
+        &s,
+    )
     else {
         panic!("a batch stop");
     };
@@ -150,4 +176,37 @@ fn refresh_and_quit_map_directly() {
     assert_eq!(intent(Click::Refresh, &s), Intent::Send(Command::Scan));
     assert_eq!(intent(Click::Quit, &s), Intent::Quit);
     assert_eq!(intent(Click::StartAtLogin, &s), Intent::ToggleStartAtLogin);
+}
+
+#[test]
+fn a_click_on_a_card_that_changed_before_the_click_was_handled_stops_nothing() {
+    // The user saw shop with one member; a scan that adds a member is applied before the click.
+    let mut s = shop_and_api();
+    let shown = stop_click(&s, "/w/shop");
+    let shown_all = Click::StopAllSafe {
+        seen: all_safe_seen(&s),
+    };
+    let mut grown = resource("10-100", Level::Green, 5173);
+    let mut child = grown.members[0].clone();
+    child.pid = 11;
+    child.ppid = 10;
+    grown.members.push(child);
+    s.apply(scanned(
+        2,
+        vec![
+            project("/w/shop", Level::Green, vec![grown]),
+            project(
+                "/w/api",
+                Level::Yellow,
+                vec![resource("20-100", Level::Yellow, 8000)],
+            ),
+        ],
+    ));
+    assert!(matches!(intent(shown, &s), Intent::Ignore(why) if why.contains("changed")));
+    assert!(matches!(intent(shown_all, &s), Intent::Ignore(why) if why.contains("changed")));
+    // The menu built from the new scan offers the new card, which can be clicked.
+    assert!(matches!(
+        intent(stop_click(&s, "/w/shop"), &s),
+        Intent::Act { .. }
+    ));
 }

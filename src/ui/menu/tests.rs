@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::diagnose::model::Level;
-use crate::ui::ids::Click;
 use crate::ui::spec::menu;
-use crate::ui::spec::tests::{project, resource, scanned, shop_and_api};
+use crate::ui::spec::tests::{project, resource, scanned, shop_and_api, stop_id};
+use crate::ui::spec::Entry;
 use crate::ui::state::UiState;
 use crate::worker::ActionKey;
 
@@ -22,11 +22,11 @@ fn the_built_menu_holds_the_spec_texts_ids_and_states() {
         Some(("2 projects · 1 safe to stop".into(), false))
     );
     assert_eq!(
-        live.read(&Click::StopProject("/w/shop".into()).id()),
+        live.read(&stop_id(&s, "/w/shop")),
         Some(("Clean up safely".into(), true))
     );
     assert_eq!(
-        live.read(&Click::StopProject("/w/api".into()).id()),
+        live.read(&stop_id(&s, "/w/api")),
         Some(("Clean up safely".into(), false))
     );
     assert_eq!(live.menu.items().len(), menu(&s, now()).len());
@@ -89,8 +89,7 @@ fn a_card_that_changes_level_rebuilds_and_the_new_menu_says_so() {
         "● red · shop — vite :5173"
     );
     assert_eq!(
-        live.read(&Click::StopProject("/w/shop".into()).id())
-            .unwrap(),
+        live.read(&stop_id(&s2, "/w/shop")).unwrap(),
         ("Clean up safely".into(), false)
     );
 }
@@ -101,8 +100,7 @@ fn an_in_place_update_changes_what_muda_holds() {
     let mut live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
     // Only plain items change: the login check and the all-safe line.
     s.start_at_login = Ok(true);
-    s.running
-        .insert(ActionKey::Snapshot("x".into()), "restarting…");
+    s.begin(ActionKey::Snapshot("x".into()), "restarting…");
     let spec = menu(&s, now());
     assert_eq!(live.update(&spec).unwrap(), Applied::InPlace);
     let login = live
@@ -111,4 +109,21 @@ fn an_in_place_update_changes_what_muda_holds() {
         .into_iter()
         .find_map(|i| i.as_check_menuitem().cloned());
     assert!(login.unwrap().is_checked());
+}
+
+#[test]
+fn an_ampersand_in_a_command_line_is_kept_not_read_as_a_mnemonic() {
+    let spec = vec![Entry::Item {
+        id: "info:cmd".into(),
+        text: "sh -c 'a & b'".into(),
+        enabled: false,
+    }];
+    let mut live = LiveMenu::build(&spec, Dots::default()).unwrap();
+    assert_eq!(live.read("info:cmd").unwrap().0, "sh -c 'a && b'");
+    assert_eq!(live.update(&spec).unwrap(), Applied::InPlace);
+    assert_eq!(
+        live.read("info:cmd").unwrap().0,
+        "sh -c 'a && b'",
+        "not doubled again"
+    );
 }

@@ -86,6 +86,24 @@ pub fn shop_and_api() -> UiState {
     s
 }
 
+/// The id of "Clean up safely" on the card of `path`, as the menu of `state` builds it.
+pub fn stop_id(state: &UiState, path: &str) -> String {
+    let p = state.projects().iter().find(|p| p.path == path).unwrap();
+    Click::StopProject {
+        path: path.into(),
+        seen: crate::ui::ids::card_seen(p),
+    }
+    .id()
+}
+
+/// The id of "Clean up all safe", as the menu of `state` builds it.
+pub fn stop_all_id(state: &UiState) -> String {
+    Click::StopAllSafe {
+        seen: crate::ui::ids::all_safe_seen(state),
+    }
+    .id()
+}
+
 pub fn find<'a>(entries: &'a [Entry], id: &str) -> Option<&'a Entry> {
     entries.iter().find_map(|e| match e {
         Entry::Item { id: i, .. } | Entry::Check { id: i, .. } if i == id => Some(e),
@@ -116,9 +134,10 @@ fn the_header_counts_projects_and_safe_ones() {
 
 #[test]
 fn before_the_first_scan_the_header_says_scanning_and_nothing_is_enabled_to_stop() {
-    let m = menu(&UiState::new(Ok(false)), now());
+    let s = UiState::new(Ok(false));
+    let m = menu(&s, now());
     assert_eq!(text_enabled(&m[0]).0, "Pier — scanning…");
-    assert!(!text_enabled(find(&m, "stop-all").unwrap()).1);
+    assert!(!text_enabled(find(&m, &stop_all_id(&s)).unwrap()).1);
 }
 
 #[test]
@@ -172,11 +191,12 @@ fn a_card_opens_to_its_age_evidence_resources_and_actions() {
 
 #[test]
 fn clean_up_safely_is_enabled_only_on_green_cards() {
-    let m = menu(&shop_and_api(), now());
-    assert!(text_enabled(find(&m, "stop:/w/shop").unwrap()).1);
-    assert!(!text_enabled(find(&m, "stop:/w/api").unwrap()).1);
+    let s = shop_and_api();
+    let m = menu(&s, now());
+    assert!(text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1);
+    assert!(!text_enabled(find(&m, &stop_id(&s, "/w/api")).unwrap()).1);
     assert_eq!(
-        text_enabled(find(&m, "stop-all").unwrap()),
+        text_enabled(find(&m, &stop_all_id(&s)).unwrap()),
         ("Clean up all safe (1)", true)
     );
 }
@@ -190,19 +210,22 @@ fn a_running_stop_is_on_its_card_and_disables_both_clean_ups() {
         text_enabled(find(&m, "card:/w/shop").unwrap()).0,
         "● green · shop — vite :5173 — stopping…"
     );
-    assert!(!text_enabled(find(&m, "stop:/w/shop").unwrap()).1);
-    assert!(!text_enabled(find(&m, "stop-all").unwrap()).1);
+    assert!(!text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1);
+    assert!(!text_enabled(find(&m, &stop_all_id(&s)).unwrap()).1);
 }
 
 #[test]
 fn a_result_appears_at_the_top_and_on_its_card() {
     let mut s = shop_and_api();
     s.begin(ActionKey::Project("/w/shop".into()), "stopping…");
-    s.apply(Update::ActionDone(ActionReport {
-        key: ActionKey::Project("/w/shop".into()),
-        tone: Tone::Refused,
-        summary: "shop: refused — a client is connected".into(),
-    }));
+    s.apply(Update::ActionDone {
+        report: ActionReport {
+            key: ActionKey::Project("/w/shop".into()),
+            tone: Tone::Refused,
+            summary: "shop: refused — a client is connected".into(),
+        },
+        settled_by: 2,
+    });
     let m = menu(&s, now());
     assert_eq!(
         text_enabled(find(&m, "info:result:0").unwrap()).0,
@@ -213,8 +236,24 @@ fn a_result_appears_at_the_top_and_on_its_card() {
         "✗ shop: refused — a client is connected"
     );
     assert!(
-        text_enabled(find(&m, "stop:/w/shop").unwrap()).1,
-        "free again"
+        !text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1,
+        "not offered again before the scan that follows the action"
+    );
+    assert!(text_enabled(find(&m, "card:/w/shop").unwrap())
+        .0
+        .ends_with("— updating…"));
+    s.apply(scanned(
+        2,
+        vec![project(
+            "/w/shop",
+            Level::Green,
+            vec![resource("30-100", Level::Green, 5173)],
+        )],
+    ));
+    let m = menu(&s, now());
+    assert!(
+        text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1,
+        "free again once the scan that follows is shown"
     );
 }
 
