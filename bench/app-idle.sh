@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 servers=${2:-20}
 if [ "${PIER_BENCH_INNER:-}" != 1 ]; then
-  cargo build --release --quiet --locked --bin pier --example bare_tray
+  cargo build --release --quiet --locked --bins --example bare_tray
   PIER_BENCH_INNER=1 exec scripts/headless.sh "$0" "$secs" "$servers"
 fi
 
@@ -17,6 +17,7 @@ work=$(mktemp -d)
 . scripts/lib.sh
 kids=()
 cleanup() {
+  set +e
   for pid in "${kids[@]}"; do kill "$pid" 2>/dev/null || true; done
   kill_fixtures
   rm -rf "$work"

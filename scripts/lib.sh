@@ -36,8 +36,9 @@ fixture() {
 # Ends every fixture started here: only a process with the same pid *and* kernel start time.
 kill_fixtures() {
   local entry
+  set +e
   for entry in "${fixture_pids[@]}"; do
     set -- $entry
-    if [ "$(awk '{print $22}' "/proc/$1/stat" 2>/dev/null)" = "$2" ]; then kill "$1"; fi
+    if [ "$(awk '{print $22}' "/proc/$1/stat" 2>/dev/null)" = "$2" ]; then kill "$1" 2>/dev/null; fi
   done
 }

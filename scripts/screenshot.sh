@@ -15,7 +15,7 @@ if [ "${PIER_SHOT_INNER:-}" != 1 ]; then
 fi
 export NO_AT_BRIDGE=1
 pier=${PIER_BIN:-target/debug/pier}
-[ -x "$pier" ] || cargo build --quiet --locked
+[ -x "$pier" ] && [ -x "$(dirname "$pier")/pier-app" ] || cargo build --quiet --locked --bins
 convert=/usr/bin/convert
 
 work=$(mktemp -d)
@@ -23,6 +23,7 @@ work=$(mktemp -d)
 app=
 client=
 cleanup() {
+  set +e # every step runs, whatever the one before it answered
   [ -n "$app" ] && kill "$app" 2>/dev/null
   [ -n "$client" ] && kill "$client" 2>/dev/null
   kill_fixtures
@@ -43,29 +44,46 @@ wait_until "the client's connection" accepted
 
 trayer --edge top --align right --widthtype request --height 32 --SetDockType true \
   >/dev/null 2>&1 &
-PIER_STATE_DIR="$work/state" "$pier" app --under "$work" --refresh 0 >"$work/app.out" 2>&1 &
+# The tray must be up before the app starts, or its icon does not dock.
+panel() { xwininfo -root -tree | grep -q '("panel" "trayer")'; }
+wait_until "trayer" panel
+PIER_STATE_DIR="$work/state" PIER_LOG=debug "$pier" app --under "$work" --refresh 0 \
+  >"$work/app.out" 2>&1 &
 app=$!
 
-icon_window() { xwininfo -root -tree | grep -q '"tray-icon tray app pier"'; }
-wait_until "the docked icon" icon_window
+# Docked: the icon's window hangs below trayer's panel.
+icon_window() { xwininfo -root -tree | grep -A6 '("panel" "trayer")' | grep -q '"tray-icon tray app pier"'; }
+wait_until "the docked icon" icon_window || { cat "$work/app.out" >&2; exit 1; }
 geometry=$(xwininfo -root -tree | grep '"tray-icon tray app pier"' | grep -o '+[0-9]*+[0-9]*$' | head -1)
 x=$(echo "$geometry" | cut -d+ -f2)
 y=$(echo "$geometry" | cut -d+ -f3)
-# The first scan (500 ms sample) must be in before the menu is opened.
-wait_until "the first scan" grep -q "tray icon is up" "$work/state/app.log"
-sleep 1.5 # the sample window of the first scan; nothing to poll on the X side for it
+# The first scan must be shown before the menu opens (showing it rebuilds the menu).
+wait_until "the first scan" grep -q "showing the scan of generation 1" "$work/state/app.log"
 
-menus() { xwininfo -root -children | grep '"pier": ("pier" "Pier")' | grep -v ' 10x10+'; }
+# The app's menu windows that are on screen (GTK keeps closed ones, unmapped), one line each.
+menus() {
+  local id found=1
+  for id in $(xwininfo -root -children | grep '("pier" "Pier")' | grep -v ' 10x10+' | awk '{print $1}'); do
+    if xwininfo -id "$id" | grep -q 'Map State: IsViewable'; then
+      xwininfo -root -children | grep "^ *$id "
+      found=0
+    fi
+  done
+  return $found
+}
 # The docked icon may take a moment to answer clicks: click again until the menu is up.
 for _ in $(seq 10); do
   xdotool mousemove $((x + 16)) $((y + 15)) click 1
   for _ in $(seq 40); do menus >/dev/null && break 2; sleep 0.05; done
 done
-wait_until "the open menu" menus
+wait_until "the open menu" menus || { xwininfo -root -tree >&2; cat "$work/state/app.log" >&2; exit 1; }
 read -r mw mh mx my < <(menus | head -1 | sed -E 's/.* ([0-9]+)x([0-9]+)\+([0-9]+)\+([0-9]+) .*/\1 \2 \3 \4/')
 # Hover the first card (below the header and a separator) to open its submenu.
-xdotool mousemove $((mx + 60)) $((my + 52))
 opened() { [ "$(menus | wc -l)" -ge 2 ]; }
+for _ in $(seq 10); do
+  xdotool mousemove $((mx + 60)) $((my + 75)) sleep 0.1 mousemove $((mx + 60)) $((my + 52))
+  for _ in $(seq 40); do opened && break 2; sleep 0.05; done
+done
 wait_until "the card's submenu" opened
 sleep 0.3 # let GTK finish drawing the submenu
 # The capture: every menu window, with a margin, and the icon.

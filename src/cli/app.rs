@@ -1,17 +1,22 @@
-//! `pier` with no arguments, or `pier app`: the menu-bar / tray app. Its log goes to
-//! `app.log` in the state folder, not to a terminal it may not have.
+//! The menu-bar / tray app's command line. `pier` with no arguments, or `pier app`, execs the
+//! `pier-app` binary beside it with the same arguments: the app links GTK (on Linux), the CLI
+//! does not, so `pier scan` starts in a few milliseconds with a few MB. `pier-app` parses them
+//! here ([`app_main`]) and logs to `app.log` in the state folder, not to a terminal it may not
+//! have.
 
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Args, Parser};
 
 use super::{resolve_dirs, usage, EXIT_FAILED};
 use crate::store::Store;
 use crate::ui::{self, AppOptions, NotStarted};
 
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args)]
 pub struct AppArgs {
     /// Only projects under DIR (repeatable); also limits "Clean up all safe".
     #[arg(long, value_name = "DIR")]
@@ -24,29 +29,58 @@ pub struct AppArgs {
     sample_ms: u64,
 }
 
-impl AppArgs {
-    /// What `pier` with no arguments runs.
-    pub fn defaults() -> Self {
-        Self {
-            under: Vec::new(),
-            refresh: 30.0,
-            sample_ms: 500,
-        }
-    }
+/// `pier-app`'s own command line: the options of `pier app`.
+#[derive(Debug, Parser)]
+#[command(name = "pier-app", version, about = "Pier's menu-bar / tray app")]
+struct AppCli {
+    #[command(flatten)]
+    args: AppArgs,
 }
 
-/// Runs the app; returns only when it could not start.
-pub fn run(args: AppArgs) -> ExitCode {
+/// The name of the app's binary, beside `pier`.
+pub const APP_BINARY: &str = "pier-app";
+
+/// `pier` / `pier app ARGS`: becomes `pier-app ARGS` (same pid); returns only when it cannot.
+pub fn exec_app(args: Vec<OsString>) -> ExitCode {
+    let app = match std::env::current_exe() {
+        Ok(exe) => exe.with_file_name(APP_BINARY),
+        Err(e) => {
+            eprintln!("pier: Pier cannot find its own program, so not the app beside it: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let error = std::process::Command::new(&app).args(args).exec();
+    eprintln!(
+        "pier: the tray app {} could not be started ({error}); `pier scan` and `pier stop` work \
+         without it",
+        app.display()
+    );
+    ExitCode::from(EXIT_FAILED)
+}
+
+/// `pier-app`'s main: parse, then run the app; returns only when it could not start.
+pub fn app_main() -> ExitCode {
+    let cli = match AppCli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    run(cli.args)
+}
+
+fn run(args: AppArgs) -> ExitCode {
     let under = match resolve_dirs("--under", &args.under) {
         Ok(dirs) => dirs,
         Err(code) => return code,
     };
-    if !args.refresh.is_finite() || args.refresh < 0.0 {
+    let Ok(refresh) = Duration::try_from_secs_f64(args.refresh) else {
         return usage(&format!(
             "--refresh {}: must be a number of seconds, zero or more",
             args.refresh
         ));
-    }
+    };
     let store = match Store::open() {
         Ok(store) => store,
         Err(e) => {
@@ -57,7 +91,7 @@ pub fn run(args: AppArgs) -> ExitCode {
     log_to_file(&store);
     let opts = AppOptions {
         under,
-        refresh: (args.refresh > 0.0).then(|| Duration::from_secs_f64(args.refresh)),
+        refresh: (!refresh.is_zero()).then_some(refresh),
         sample: Duration::from_millis(args.sample_ms),
     };
     match ui::run(opts, store) {

@@ -10,6 +10,7 @@
 //! or a restart was refused or did not get ready in time.
 
 mod app;
+pub use app::{app_main, APP_BINARY};
 mod render;
 mod restart;
 mod scan;
@@ -117,13 +118,12 @@ pub fn main() -> ExitCode {
         }
     };
     let Some(command) = cli.command else {
-        return app::run(app::AppArgs::defaults());
+        return app::exec_app(Vec::new());
     };
-    if !matches!(command, Command::App(_)) {
-        init_logging(None, "warn");
-    }
+    init_logging(None, "warn");
     match command {
-        Command::App(args) => app::run(args),
+        // The same arguments, as given: `pier-app` parses them itself.
+        Command::App(_) => app::exec_app(std::env::args_os().skip(2).collect()),
         Command::Scan(args) => scan::run(args),
         Command::Stop(args) => stop::run(args),
         Command::History(args) => restart::history(args),

@@ -158,7 +158,10 @@ impl App {
 
     fn on_update(&mut self, update: Update, control_flow: &mut ControlFlow) {
         match self.state.apply(update) {
-            state::Applied::Changed => self.render(),
+            state::Applied::Changed => {
+                tracing::debug!("showing the scan of generation {}", self.state.generation());
+                self.render();
+            }
             state::Applied::Stale => tracing::debug!("dropped a scan older than the one shown"),
             state::Applied::Finished(report) => {
                 tracing::info!("{}", report.summary);

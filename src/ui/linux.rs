@@ -25,6 +25,9 @@ pub fn prepare() -> Result<(), String> {
                 .into(),
         );
     }
+    // The window class hosts and window managers see: "Pier", not the binary's name.
+    glib::set_prgname(Some("pier"));
+    glib::set_application_name("Pier");
     gtk::init().map_err(|e| {
         format!(
             "the display could not be opened ({e}); `pier scan` and `pier stop` work without one"

@@ -1,5 +1,5 @@
 //! "Start at login": an XDG autostart entry on Linux, a LaunchAgent on macOS. Each file names
-//! the `pier` binary and `app`, nothing else; its presence is the setting. The contents are
+//! the `pier-app` binary, with no arguments; its presence is the setting. The contents are
 //! built by pure functions (tested); the file is written whole (temp, then rename).
 
 use std::fs;
@@ -49,7 +49,7 @@ pub fn desktop_entry(exe: &str) -> String {
     format!(
         "[Desktop Entry]\nType=Application\nName=Pier\n\
          Comment=Finds dev servers left running and stops them safely\n\
-         Exec={} app\nTerminal=false\nX-GNOME-Autostart-enabled=true\n",
+         Exec={}\nTerminal=false\nX-GNOME-Autostart-enabled=true\n",
         desktop_quote(exe)
     )
 }
@@ -73,7 +73,6 @@ pub fn launch_agent(exe: &str) -> String {
     <key>ProgramArguments</key>
     <array>
         <string>{}</string>
-        <string>app</string>
     </array>
     <key>RunAtLoad</key>
     <true/>
@@ -168,14 +167,13 @@ mod tests {
     #[test]
     fn exec_quotes_spaces_dollars_and_percent() {
         let e = desktop_entry("/opt/my apps/$pier%");
-        assert!(e.contains("Exec=\"/opt/my apps/\\\\$pier%%\" app\n"), "{e}");
+        assert!(e.contains("Exec=\"/opt/my apps/\\\\$pier%%\"\n"), "{e}");
     }
 
     #[test]
     fn the_launch_agent_escapes_its_path() {
         let a = launch_agent("/Apps/A&B/pier");
         assert!(a.contains("<string>/Apps/A&amp;B/pier</string>"));
-        assert!(a.contains("<string>app</string>"));
     }
 
     #[test]
@@ -183,11 +181,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("autostart/pier.desktop");
         assert!(!is_enabled(&path).unwrap());
-        assert!(set(&path, Path::new("/usr/bin/pier"), true, false).unwrap());
+        assert!(set(&path, Path::new("/usr/bin/pier-app"), true, false).unwrap());
         assert!(is_enabled(&path).unwrap());
         assert!(fs::read_to_string(&path)
             .unwrap()
-            .contains("Exec=\"/usr/bin/pier\" app"));
+            .contains("Exec=\"/usr/bin/pier-app\"\n"));
         assert!(!set(&path, Path::new("/usr/bin/pier"), false, false).unwrap());
         assert!(!is_enabled(&path).unwrap());
         assert!(

@@ -81,11 +81,12 @@ pub fn run(opts: AppOptions, store: Store) -> Result<std::convert::Infallible, N
         opts.refresh,
         opts.under
     );
+    // Restarts run through the `pier` binary beside this one (see `SystemEngine::restart`).
     let engine = Arc::new(SystemEngine::new(
         store,
         opts.under,
         opts.sample,
-        exe.clone(),
+        exe.with_file_name("pier"),
     ));
     // The lock lives as long as the process: the event loop ends in process::exit.
     std::mem::forget(instance);

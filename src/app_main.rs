@@ -1,0 +1,7 @@
+//! The `pier-app` binary: the menu-bar / tray app (`pier` and `pier app` exec it).
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    pier::cli::app_main()
+}
