@@ -15,14 +15,7 @@ fi
 
 work=$(mktemp -d)
 . scripts/lib.sh
-kids=()
-cleanup() {
-  set +e
-  for pid in "${kids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  kill_fixtures
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap end_all EXIT
 
 for i in $(seq "$servers"); do
   fixture "p$i" package.json node_modules/.bin/vite
@@ -37,7 +30,7 @@ kids+=("$bare")
 registered() {
   gdbus call --session -d org.kde.StatusNotifierWatcher -o /StatusNotifierWatcher \
     -m org.freedesktop.DBus.Properties.Get org.kde.StatusNotifierWatcher \
-    RegisteredStatusNotifierItems | grep -o "':[0-9.]*" | wc -l | grep -qx 2
+    RegisteredStatusNotifierItems | grep -o "':[0-9.]*" | wc -l | grep -x 2 >/dev/null
 }
 wait_until "both tray items" registered
 sleep 2 # past start-up and the first scan: the window measures the idle state only

@@ -17,14 +17,7 @@ py=$(command -v python3)
 
 work=$(mktemp -d)
 . scripts/lib.sh
-kids=()
-cleanup() {
-  set +e
-  for pid in "${kids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  kill_fixtures
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap end_all EXIT
 
 ports=()
 for i in $(seq "$servers"); do

@@ -42,7 +42,7 @@ if [ "$watcher" = 1 ]; then
   pids+=($!)
   has_watcher() {
     gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
-      -m org.freedesktop.DBus.NameHasOwner org.kde.StatusNotifierWatcher | grep -q true
+      -m org.freedesktop.DBus.NameHasOwner org.kde.StatusNotifierWatcher | grep true >/dev/null
   }
   wait_until "status-notifier-watcher" has_watcher
 fi

@@ -3,8 +3,21 @@
 # their clean-up by identity (python3).
 
 fixture_pids=() # "pid start_time" of every fixture started here
+kids=()         # the script's own background children (not yet reaped: their pids are theirs)
+
+# At exit: the script's children, its fixtures (by identity), and $work. Every step runs,
+# whatever the one before it answered. Scripts say `trap end_all EXIT`.
+end_all() {
+  set +e
+  local pid
+  for pid in "${kids[@]}"; do kill "$pid" 2>/dev/null; done
+  kill_fixtures
+  rm -rf "$work"
+}
 
 # Polls a command every 50 ms for up to 15 s: wait_until WHAT COMMAND...
+# (Under pipefail, `… | grep -q` fails at random: grep leaves early and the writer dies of
+# SIGPIPE. The checks here let grep read everything: `grep … >/dev/null`.)
 wait_until() {
   local what=$1
   shift

@@ -20,16 +20,7 @@ convert=/usr/bin/convert
 
 work=$(mktemp -d)
 . scripts/lib.sh
-app=
-client=
-cleanup() {
-  set +e # every step runs, whatever the one before it answered
-  [ -n "$app" ] && kill "$app" 2>/dev/null
-  [ -n "$client" ] && kill "$client" 2>/dev/null
-  kill_fixtures
-  rm -rf "$work"
-}
-trap cleanup EXIT
+trap end_all EXIT
 
 py=$(command -v python3)
 fixture shop package.json node_modules/.bin/vite --port 5173
@@ -38,21 +29,31 @@ fixture api pyproject.toml .venv/bin/uvicorn --port 8000 --busy
 fixture admin pyproject.toml manage.py runserver --port 3001
 # A client holding a connection to admin turns its card red. It is this script's own child.
 "$py" tests/fixtures/devserver.py --hold --host 127.0.0.1 --port 3001 &
-client=$!
+kids+=($!)
 accepted() { "$py" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["accepted"] < 1)' "$work/admin.json"; }
 wait_until "the client's connection" accepted
 
-trayer --edge top --align right --widthtype request --height 32 --SetDockType true \
-  >/dev/null 2>&1 &
-# The tray must be up before the app starts, or its icon does not dock.
-panel() { xwininfo -root -tree | grep -q '("panel" "trayer")'; }
+# The tray must be up before the app starts, or its icon does not dock. Now and then trayer
+# cannot open a display that xdpyinfo just opened: start it again when it dies.
+panel() { xwininfo -root -tree | grep '("panel" "trayer")' >/dev/null; }
+for _ in 1 2 3; do
+  trayer --edge top --align right --widthtype request --height 32 --SetDockType true \
+    >/dev/null 2>&1 &
+  tray=$!
+  for _ in $(seq 100); do
+    if panel || ! kill -0 "$tray" 2>/dev/null; then break; fi
+    sleep 0.05
+  done
+  panel && break
+done
+kids+=("$tray")
 wait_until "trayer" panel
 PIER_STATE_DIR="$work/state" PIER_LOG=debug "$pier" app --under "$work" --refresh 0 \
   >"$work/app.out" 2>&1 &
-app=$!
+kids+=($!)
 
 # Docked: the icon's window hangs below trayer's panel.
-icon_window() { xwininfo -root -tree | grep -A6 '("panel" "trayer")' | grep -q '"tray-icon tray app pier"'; }
+icon_window() { xwininfo -root -tree | grep -A6 '("panel" "trayer")' | grep '"tray-icon tray app pier"' >/dev/null; }
 wait_until "the docked icon" icon_window || { cat "$work/app.out" >&2; exit 1; }
 geometry=$(xwininfo -root -tree | grep '"tray-icon tray app pier"' | grep -o '+[0-9]*+[0-9]*$' | head -1)
 x=$(echo "$geometry" | cut -d+ -f2)
@@ -64,7 +65,7 @@ wait_until "the first scan" grep -q "showing the scan of generation 1" "$work/st
 menus() {
   local id found=1
   for id in $(xwininfo -root -children | grep '("pier" "Pier")' | grep -v ' 10x10+' | awk '{print $1}'); do
-    if xwininfo -id "$id" | grep -q 'Map State: IsViewable'; then
+    if xwininfo -id "$id" | grep 'Map State: IsViewable' >/dev/null; then
       xwininfo -root -children | grep "^ *$id "
       found=0
     fi
