@@ -134,7 +134,8 @@ pub struct WorkerOptions {
     pub period: Option<Duration>,
     /// Turn SIGINT and SIGTERM into [`Update::Quit`] (the app does; tests do not).
     pub signals: bool,
-    /// How long Quit waits for an action in flight to record its outcome.
+    /// How long Quit waits for scans in flight (actions in flight are always waited for:
+    /// each is bounded by its own deadlines, and cutting one off would leave it unrecorded).
     pub drain: Duration,
 }
 
@@ -204,15 +205,22 @@ async fn run(
         t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         t
     });
+    // Actions in flight: Quit waits for every one to finish and deliver its result.
+    let mut actions = tokio::task::JoinSet::new();
     spawn_scan(&shared, false);
     loop {
         tokio::select! {
             command = rx.recv() => match command {
                 None | Some(Command::Quit) => break,
                 Some(Command::Scan) => spawn_scan(&shared, false),
-                Some(Command::Stop { key, targets }) => spawn_stop(&shared, key, targets),
-                Some(Command::Restart { snapshot, label }) => spawn_restart(&shared, snapshot, label),
+                Some(Command::Stop { key, targets }) => {
+                    spawn_stop(&shared, &mut actions, key, targets);
+                }
+                Some(Command::Restart { snapshot, label }) => {
+                    spawn_restart(&shared, &mut actions, snapshot, label);
+                }
             },
+            Some(_) = actions.join_next(), if !actions.is_empty() => {}
             () = tick(&mut ticks) => {
                 // A periodic scan never piles up behind a slow one.
                 if !shared.periodic_in_flight.swap(true, Ordering::SeqCst) {
@@ -222,6 +230,7 @@ async fn run(
             () = quit.recv() => (shared.sink)(Update::Quit),
         }
     }
+    while actions.join_next().await.is_some() {}
 }
 
 async fn tick(ticks: &mut Option<tokio::time::Interval>) {
@@ -281,7 +290,14 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-fn spawn_stop(shared: &Arc<Shared>, key: ActionKey, targets: Vec<StopTarget>) {
+type Actions = tokio::task::JoinSet<()>;
+
+fn spawn_stop(
+    shared: &Arc<Shared>,
+    actions: &mut Actions,
+    key: ActionKey,
+    targets: Vec<StopTarget>,
+) {
     let task = Arc::clone(shared);
     let done_key = key.clone();
     let done = tokio::task::spawn_blocking(move || {
@@ -297,10 +313,10 @@ fn spawn_stop(shared: &Arc<Shared>, key: ActionKey, targets: Vec<StopTarget>) {
             .collect();
         stop_summary(key, &reports)
     });
-    follow_with_scan(shared, done_key, done);
+    follow_with_scan(shared, actions, done_key, done);
 }
 
-fn spawn_restart(shared: &Arc<Shared>, snapshot: String, label: String) {
+fn spawn_restart(shared: &Arc<Shared>, actions: &mut Actions, snapshot: String, label: String) {
     let task = Arc::clone(shared);
     let key = ActionKey::Snapshot(snapshot.clone());
     let done_key = key.clone();
@@ -316,18 +332,19 @@ fn spawn_restart(shared: &Arc<Shared>, snapshot: String, label: String) {
             },
         }
     });
-    follow_with_scan(shared, done_key, done);
+    follow_with_scan(shared, actions, done_key, done);
 }
 
 /// Delivers an action's result with the generation of the scan that follows it, then starts
 /// that scan (DESIGN.md §6). A result is always delivered, even when the task died.
 fn follow_with_scan(
     shared: &Arc<Shared>,
+    actions: &mut Actions,
     key: ActionKey,
     done: tokio::task::JoinHandle<ActionReport>,
 ) {
     let shared = Arc::clone(shared);
-    tokio::spawn(async move {
+    actions.spawn(async move {
         let report = done.await.unwrap_or_else(|e| {
             tracing::error!("an action task ended abnormally: {e}");
             ActionReport {

@@ -57,6 +57,9 @@ impl Engine for Scripted {
     }
     fn stop(&self, id: &str, _shown: &Shown) -> StopReport {
         assert_ne!(id, "panic", "a scripted bug in the engine");
+        if id == "slow" {
+            self.gate.wait();
+        }
         StopReport {
             id: id.into(),
             result: ResourceResult::Refused,
@@ -245,4 +248,46 @@ fn a_stop_that_panics_still_delivers_a_result_and_the_batch_goes_on() {
     );
     assert_eq!(generation_of(&next(&rx)), Some(settled_by));
     worker.shutdown();
+}
+
+#[test]
+fn quit_waits_for_an_action_in_flight_and_delivers_its_result() {
+    // The stop of "slow" waits at the gate; scans get no time at all to drain.
+    let engine = Arc::new(Scripted {
+        slow: 0,
+        gate: Gate::default(),
+    });
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let sink: Sink = Arc::new(move |u| {
+        let _ = tx.lock().unwrap().send(u);
+    });
+    let opts = WorkerOptions {
+        period: None,
+        signals: false,
+        drain: Duration::ZERO,
+    };
+    let worker = Worker::spawn(engine.clone(), opts, sink).unwrap();
+    assert_eq!(generation_of(&next(&rx)), Some(1));
+    worker.send(Command::Stop {
+        key: ActionKey::Project("/w/slow".into()),
+        targets: vec![StopTarget {
+            project: "/w/slow".into(),
+            id: "slow".into(),
+            shown: Shown {
+                project_level: crate::diagnose::model::Level::Green,
+                members: vec![],
+            },
+        }],
+    });
+    let quitting = std::thread::spawn(move || worker.shutdown());
+    engine.gate.open();
+    quitting.join().unwrap();
+    let results: Vec<Update> = rx.try_iter().collect();
+    assert!(
+        results
+            .iter()
+            .any(|u| matches!(u, Update::ActionDone { report, .. } if report.key == ActionKey::Project("/w/slow".into()))),
+        "the stop's result was delivered before the worker ended"
+    );
 }
