@@ -164,7 +164,6 @@ impl App {
             }
             state::Applied::Stale => tracing::debug!("dropped a scan older than the one shown"),
             state::Applied::Finished(report) => {
-                tracing::info!("{}", report.summary);
                 self.render();
                 let title = match report.tone {
                     Tone::Done => "Pier: done",

@@ -95,7 +95,7 @@ pub fn run(opts: AppOptions, store: Store) -> Result<std::convert::Infallible, N
         WorkerOptions {
             period: opts.refresh,
             signals: true,
-            drain: Duration::from_secs(15),
+            drain: Duration::from_secs(2),
         },
         exe,
     )

@@ -353,6 +353,8 @@ fn follow_with_scan(
                 summary: format!("Pier hit an internal error ({e}); see app.log"),
             }
         });
+        // Logged here, so a result that lands while the app quits is still on record.
+        tracing::info!("{}", report.summary);
         let generation = next_generation(&shared);
         (shared.sink)(Update::ActionDone {
             report,
