@@ -85,10 +85,7 @@ impl Engine for Scripted {
 }
 
 /// A worker over the scripted engine, with its updates on a channel.
-fn start_with(
-    slow: u64,
-    period: Option<Duration>,
-) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
+fn start_opts(slow: u64, opts: WorkerOptions) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
     let engine = Arc::new(Scripted {
         slow,
         gate: Gate::default(),
@@ -98,13 +95,22 @@ fn start_with(
     let sink: Sink = Arc::new(move |u| {
         let _ = tx.lock().unwrap().send(u);
     });
-    let opts = WorkerOptions {
-        period,
-        signals: false,
-        drain: Duration::from_secs(5),
-    };
     let worker = Worker::spawn(engine.clone(), opts, sink).unwrap();
     (engine, worker, rx)
+}
+
+fn start_with(
+    slow: u64,
+    period: Option<Duration>,
+) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
+    start_opts(
+        slow,
+        WorkerOptions {
+            period,
+            signals: false,
+            drain: Duration::from_secs(5),
+        },
+    )
 }
 
 fn start(slow: u64) -> (Arc<Scripted>, Worker, mpsc::Receiver<Update>) {
@@ -253,21 +259,14 @@ fn a_stop_that_panics_still_delivers_a_result_and_the_batch_goes_on() {
 #[test]
 fn quit_waits_for_an_action_in_flight_and_delivers_its_result() {
     // The stop of "slow" waits at the gate; scans get no time at all to drain.
-    let engine = Arc::new(Scripted {
-        slow: 0,
-        gate: Gate::default(),
-    });
-    let (tx, rx) = mpsc::channel();
-    let tx = Mutex::new(tx);
-    let sink: Sink = Arc::new(move |u| {
-        let _ = tx.lock().unwrap().send(u);
-    });
-    let opts = WorkerOptions {
-        period: None,
-        signals: false,
-        drain: Duration::ZERO,
-    };
-    let worker = Worker::spawn(engine.clone(), opts, sink).unwrap();
+    let (engine, worker, rx) = start_opts(
+        0,
+        WorkerOptions {
+            period: None,
+            signals: false,
+            drain: Duration::ZERO,
+        },
+    );
     assert_eq!(generation_of(&next(&rx)), Some(1));
     worker.send(Command::Stop {
         key: ActionKey::Project("/w/slow".into()),
