@@ -27,7 +27,7 @@ fn engine(sb: &Sandbox) -> SystemEngine {
 
 /// The resource holding `pid` in the engine's scan: (id, project level, member identities).
 fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<Identity>) {
-    let scan = engine.scan(1).expect("the scan runs");
+    let scan = engine.refresh(1).0.expect("the scan runs");
     scan.projects
         .iter()
         .find_map(|p| {

@@ -26,6 +26,7 @@ mod linux;
 mod macos;
 #[cfg(target_os = "linux")]
 pub mod procfs;
+pub mod reuse;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;
 

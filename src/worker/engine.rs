@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::History;
 use crate::diagnose::model::Scan;
 use crate::diagnose::{self, project, ScanOptions};
+use crate::probe::reuse::OnceTable;
 use crate::probe::{self, Probe};
 use crate::restart::{self, RestartReport, RestartResult};
 use crate::signal::{self, Signaller};
@@ -18,8 +19,8 @@ use crate::store::Store;
 
 /// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.
 pub trait Engine: Send + Sync + 'static {
-    fn scan(&self, generation: u64) -> Result<Scan, String>;
-    fn history(&self) -> Result<History, String>;
+    /// A scan stamped `generation`, and the snapshot history judged right after it.
+    fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>);
     fn stop(&self, id: &str, shown: &Shown) -> StopReport;
     fn restart(&self, snapshot: &str) -> RestartReport;
 }
@@ -57,18 +58,19 @@ impl SystemEngine {
 }
 
 impl Engine for SystemEngine {
-    fn scan(&self, generation: u64) -> Result<Scan, String> {
+    /// The scan and the history share one read of the process table ([`OnceTable`]): an app
+    /// refresh costs one process-table walk, as a CLI scan does, not two.
+    fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>) {
+        let probe = OnceTable::new(self.probe.as_ref());
         let opts = ScanOptions {
             generation,
             ..self.scan.clone()
         };
-        diagnose::scan(self.probe.as_ref(), &opts, &project::marker_on_disk)
-            .map_err(|e| e.to_string())
-    }
-
-    fn history(&self) -> Result<History, String> {
-        let (entries, damaged) = restart::history(self.probe.as_ref(), &self.store)?;
-        Ok(History { entries, damaged })
+        let scan =
+            diagnose::scan(&probe, &opts, &project::marker_on_disk).map_err(|e| e.to_string());
+        let history = restart::history(&probe, &self.store)
+            .map(|(entries, damaged)| History { entries, damaged });
+        (scan, history)
     }
 
     fn stop(&self, id: &str, shown: &Shown) -> StopReport {

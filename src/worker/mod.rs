@@ -266,8 +266,7 @@ fn scan_as(shared: &Arc<Shared>, generation: u64, periodic: bool) {
     let shared = Arc::clone(shared);
     tokio::task::spawn_blocking(move || {
         let _done = periodic.then(|| PeriodicDone(&shared.periodic_in_flight));
-        let scan = shared.engine.scan(generation);
-        let history = shared.engine.history();
+        let (scan, history) = shared.engine.refresh(generation);
         (shared.sink)(Update::Scanned {
             generation,
             scan,

@@ -39,21 +39,19 @@ struct Scripted {
 }
 
 impl Engine for Scripted {
-    fn scan(&self, generation: u64) -> Result<Scan, String> {
+    fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>) {
         if generation == self.slow {
             self.gate.wait();
         }
-        Ok(Scan {
+        let scan = Scan {
             schema: 1,
             generation,
             scanned_at: String::new(),
             sample_ms: 0,
             projects: vec![],
             other_listeners: None,
-        })
-    }
-    fn history(&self) -> Result<History, String> {
-        Ok(History::default())
+        };
+        (Ok(scan), Ok(History::default()))
     }
     fn stop(&self, id: &str, _shown: &Shown) -> StopReport {
         assert_ne!(id, "panic", "a scripted bug in the engine");
