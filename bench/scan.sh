@@ -3,15 +3,19 @@
 # processes up to TOTAL processes on the machine; then, for R rounds, `pier scan --json
 # --sample-ms 0` against `ss -tanp` and `lsof -iTCP -nP`, in a rotating order (paired). Every
 # round checks that Pier found all N servers and K connections. Prints medians, the median of
-# the per-round ratios, and Pier's peak memory. Everything it starts is ended by identity.
+# the per-round ratios, Pier's peak memory, and what one refresh of the tray app costs
+# (examples/app_refresh.rs: the same scan plus the history, in one long-lived process).
+# Everything it starts is ended by identity.
 #   bench/scan.sh [TOTAL] [N] [K] [R]     (defaults: 2000 60 200 15)
+# The idle processes run `sleep` in / (see bench/idle_procs.py); IDLE_KIND=python makes them
+# python3 interpreters instead, whose argv every scan must read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 total=${1:-2000}
 servers=${2:-60}
 conns=${3:-200}
 rounds=${4:-15}
-cargo build --release --quiet --locked --bin pier
+cargo build --release --quiet --locked --bin pier --example app_refresh
 pier=target/release/pier
 py=$(command -v python3)
 
@@ -67,15 +71,17 @@ for ((r = 0; r < rounds; r++)); do
   check "$work/scan.json"
 done
 peak_kb=$(/usr/bin/time -f %M "$pier" scan --json --sample-ms 0 2>&1 >/dev/null | tail -1)
+app_ms=$(PIER_STATE_DIR="$work/state" target/release/examples/app_refresh "$rounds")
 
-"$py" - "${tp[*]}" "${ts[*]}" "${tl[*]}" "$procs" "$socks" "$servers" "$conns" "$rounds" "$peak_kb" "$(nproc)" <<'PY'
+"$py" - "${tp[*]}" "${ts[*]}" "${tl[*]}" "$procs" "$socks" "$servers" "$conns" "$rounds" "$peak_kb" "$(nproc)" "$app_ms" "${IDLE_KIND:-sleep}" <<'PY'
 import statistics as st, sys
 p, s, l = ([int(x) / 1000 for x in a.split()] for a in sys.argv[1:4])
-procs, socks, n, k, rounds, peak, cores = sys.argv[4:11]
+procs, socks, n, k, rounds, peak, cores, app, idle = sys.argv[4:13]
 med = st.median
-print(f"machine: {cores} cores, {procs} processes, {socks} TCP sockets; "
+print(f"machine: {cores} cores, {procs} processes ({idle} idle), {socks} TCP sockets; "
       f"{n} servers, {k} connections; {rounds} paired rounds, all checked")
 print(f"pier scan --json --sample-ms 0 : median {med(p):7.1f} ms   peak RSS {int(peak) / 1024:.1f} MB")
 print(f"ss -tanp                       : median {med(s):7.1f} ms   pier/ss   = {med(a / b for a, b in zip(p, s)):.2f}")
 print(f"lsof -iTCP -nP                 : median {med(l):7.1f} ms   pier/lsof = {med(a / b for a, b in zip(p, l)):.2f}")
+print(f"app refresh (scan + history)   : median {float(app):7.1f} ms   app/cli   = {float(app) / med(p):.2f}")
 PY

@@ -1,11 +1,16 @@
-//! The Linux probe's single-process reads against a real child of the test.
+//! The Linux probe against real processes and sockets of the test: single-process reads, the
+//! fd walk, and the two sources of the socket tables.
 #![cfg(target_os = "linux")]
 
 mod common;
 
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use pier::probe::{IdentityRead, LinuxProbe, Probe};
+use pier::probe::{Identity, IdentityRead, LinuxProbe, Probe, TableSource, TcpState};
 
 #[test]
 fn environment_and_identity_of_a_real_process_are_read_exactly() {
@@ -35,5 +40,122 @@ fn environment_and_identity_of_a_real_process_are_read_exactly() {
     assert!(
         probe.environment(pid).is_err(),
         "a gone process has no environment"
+    );
+}
+
+#[test]
+fn argv_read_later_belongs_to_its_identity_or_to_nobody() {
+    let mut child = Command::new("sleep")
+        .arg("600")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let probe = LinuxProbe::new();
+    let IdentityRead::Alive { identity, .. } = probe.identity(pid) else {
+        panic!("the child runs");
+    };
+    // spawn returns once the child's exec has replaced its memory, which can be before the
+    // new argv is in place: until then the kernel shows an empty one.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut argv = probe.argv(identity);
+    while argv.as_ref().is_some_and(Vec::is_empty) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        argv = probe.argv(identity);
+    }
+    assert_eq!(argv, Some(vec![b"sleep".to_vec(), b"600".to_vec()]));
+    let other = Identity {
+        pid,
+        start_time: identity.start_time + 1,
+    };
+    assert_eq!(probe.argv(other), None, "that pid is another process's now");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(probe.argv(identity), None, "gone");
+}
+
+/// One `getdents` buffer lists about 1,300 fds; a listener opened after 3,000 others sits
+/// beyond it, and the survey must still find it (the early end of a listing applies only when
+/// the count of open fds says it is complete).
+#[test]
+fn a_listener_behind_thousands_of_fds_is_found() {
+    let code = "import os, resource, socket, sys\n\
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n\
+        want = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)\n\
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))\n\
+        held = [os.open('/dev/null', os.O_RDONLY) for _ in range(want - 64)]\n\
+        s = socket.socket()\n\
+        s.bind(('127.0.0.1', 0))\n\
+        s.listen(1)\n\
+        print(s.fileno(), s.getsockname()[1], flush=True)\n\
+        sys.stdin.read()\n";
+    let mut child = Command::new("python3")
+        .args(["-c", code])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let (fd, port): (u32, u16) = match line.split_whitespace().collect::<Vec<_>>()[..] {
+        [fd, port] => (fd.parse().unwrap(), port.parse().unwrap()),
+        _ => panic!("the child said {line:?}"),
+    };
+    let found = LinuxProbe::new()
+        .survey(&|_| false)
+        .unwrap()
+        .sockets
+        .unwrap();
+    drop(child.stdin.take());
+    child.wait().unwrap();
+    if fd < 1500 {
+        eprintln!("skipped: the fd limit allowed only {fd} fds");
+        return;
+    }
+    let listener = found
+        .sockets
+        .iter()
+        .find(|s| s.state == TcpState::Listen && s.local.port() == port)
+        .expect("the listener is in the table");
+    assert_eq!(listener.owners, vec![child.id()], "found behind fd {fd}");
+}
+
+/// The `/proc/net` tables are the fallback for sock_diag: through either, a survey gives the
+/// same sockets with the same owners.
+#[test]
+fn the_proc_net_fallback_gives_the_same_sockets_and_owners() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let _client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let _accepted = listener.accept().unwrap();
+    let _waiting = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let ours = |source: TableSource| -> BTreeSet<String> {
+        let table = LinuxProbe::with_tables(source)
+            .survey(&|_| false)
+            .unwrap()
+            .sockets
+            .unwrap();
+        table
+            .sockets
+            .iter()
+            .filter(|s| s.local.port() == port || s.remote.port() == port)
+            .map(|s| format!("{} {} {:?} {:?}", s.local, s.remote, s.state, s.owners))
+            .collect()
+    };
+    let diag = ours(TableSource::SockDiag);
+    assert_eq!(diag, ours(TableSource::ProcNet));
+    assert_eq!(diag.len(), 5, "{diag:#?}");
+    let me = std::process::id();
+    assert!(
+        diag.iter().any(|s| s.ends_with("Established []")),
+        "the unaccepted end has no owner"
+    );
+    assert_eq!(
+        diag.iter()
+            .filter(|s| s.ends_with(&format!("[{me}]")))
+            .count(),
+        4
     );
 }

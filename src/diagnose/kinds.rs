@@ -431,6 +431,23 @@ fn lookup(program: &str, args: &[String]) -> Option<&'static str> {
         .map(|r| r.kind)
 }
 
+/// Whether a process the kernel names `comm` could be a tool [`classify`] recognises, so that
+/// a scan reads its argv (reading every argv is a large share of a scan).
+///
+/// `comm` is the basename of the file the process exec'd, cut to 15 bytes: argv[0]'s
+/// basename, or for a `#!` script the script's own name. So every program in the table
+/// passes, cut or with its script extension, and so does every interpreter `classify` looks
+/// through. What it misses, by design: a process that renamed itself to a name no rule knows
+/// while its argv still names a tool, and one exec'd from another file than its argv[0] says
+/// (`exec -a vite other`). Scans read the argv of every socket holder regardless, so such a
+/// process still shows when it listens in a project.
+pub fn name_may_matter(comm: &str) -> bool {
+    let stem = strip_script_ext(comm);
+    let cut =
+        |name: &str| comm == name || stem == name || (comm.len() >= 15 && name.starts_with(comm));
+    is_python(comm) || INTERPRETERS.iter().any(|i| cut(i)) || KINDS.iter().any(|r| cut(r.program))
+}
+
 /// What a process is to the root walk. `comm` backs up argv[0] (which a process may rewrite).
 pub fn role(p: &ProcessInfo) -> Role {
     if p.identity.pid == 1 {

@@ -91,6 +91,29 @@ impl Facts<'_> {
             .as_ref()
     }
 
+    /// Reads the argv the survey left unread for `pid`. A process gone since keeps an empty
+    /// argv, which makes it nothing: never a candidate, never part of a launch chain.
+    fn fill_argv(&mut self, pid: Pid) {
+        let Some(p) = self.table.get(pid).filter(|p| p.argv_unread) else {
+            return;
+        };
+        let argv = self.probe.argv(p.identity).unwrap_or_default();
+        self.table.set_argv(pid, argv);
+    }
+
+    /// Fills the argv of `pid` and of every ancestor, which the root walk judges by argv.
+    fn fill_lineage(&mut self, pid: Pid) {
+        let mut seen = HashSet::new();
+        let mut cur = pid;
+        while cur > 1 && seen.insert(cur) {
+            self.fill_argv(cur);
+            let Some(p) = self.table.get(cur) else {
+                break;
+            };
+            cur = p.ppid;
+        }
+    }
+
     fn cwd(&mut self, pid: Pid) -> Option<PathBuf> {
         self.details(pid)?.cwd.clone().ok()
     }
@@ -111,22 +134,19 @@ pub fn scan(
     opts: &ScanOptions,
     marker_at: MarkerLookup,
 ) -> Result<Scan, ScanError> {
-    let list = probe.processes()?;
+    let started = std::time::Instant::now();
+    let survey = probe.survey(&kinds::name_may_matter)?;
+    let surveyed = started.elapsed();
+    let list = survey.processes;
     let uid = probe.current_uid();
+    let own = crate::probe::own_live(&list, uid);
     let table = ProcessTable::new(list.processes);
     let unreadable = list
         .unreadable
         .into_iter()
         .filter(|u| u.uid.is_none_or(|owner| owner == uid))
         .collect();
-    // Every live process of the user has its sockets attributed, argv or not: a member
-    // without argv must not hide a connection.
-    let own: Vec<Pid> = table
-        .iter()
-        .filter(|p| p.uid == uid && !p.zombie)
-        .map(|p| p.identity.pid)
-        .collect();
-    let sockets = probe.sockets(&own).map_err(|e| e.to_string());
+    let sockets = survey.sockets.map_err(|e| e.to_string());
     let pier_ancestors = table.ancestors(probe.own_pid()).into_iter().collect();
     let mut facts = Facts {
         probe,
@@ -140,6 +160,7 @@ pub fn scan(
 
     let drafts = find_resources(&mut facts, &own, opts, marker_at);
     let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
+    let found = started.elapsed();
     let sample = (!opts.sample.is_zero()).then(|| probe.activity(&all_members, opts.sample));
 
     let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
@@ -161,6 +182,13 @@ pub fn scan(
         project.level = project.level.max(resource.level);
         project.resources.push(resource);
     }
+    tracing::debug!(
+        "scan {}: survey {:.1} ms, resources {:.1} ms, sample and judgement {:.1} ms",
+        opts.generation,
+        surveyed.as_secs_f64() * 1e3,
+        (found - surveyed).as_secs_f64() * 1e3,
+        (started.elapsed() - found).as_secs_f64() * 1e3,
+    );
     let claimed: HashSet<Pid> = all_members.iter().copied().collect();
     let other_listeners = opts
         .include_others
@@ -204,6 +232,7 @@ fn find_resources(
                 .cwd(pid)
                 .is_some_and(|cwd| project::find_project(&cwd, home, marker_at).is_some());
         if known || listens_in_project {
+            facts.fill_lineage(pid);
             roots.push(facts.table.find_root(pid, facts.uid));
         }
     }
@@ -225,6 +254,9 @@ fn find_resources(
         .flat_map(|d| d.members[1..].iter().copied())
         .collect();
     drafts.retain(|d| !nested.contains(&d.root));
+    for pid in drafts.iter().flat_map(|d| d.members.clone()) {
+        facts.fill_argv(pid);
+    }
 
     drafts
         .into_iter()

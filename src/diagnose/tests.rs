@@ -430,6 +430,8 @@ fn non_utf8_argv_and_cwd_are_shown_with_replacement_characters() {
         b"/home/u/app/node_modules/.bin/vite".to_vec(),
         b"--x=\xff".to_vec(),
     ];
+    // The kernel's name for it, as an exec of that file sets it.
+    p.comm = "vite".into();
     let mut probe = FakeProbe::default().with(p, APP);
     probe.details.insert(
         100,
@@ -475,4 +477,43 @@ fn the_scan_carries_its_generation_and_schema() {
     let scan = scan(&orphan_vite(), &o, &markers).unwrap();
     assert_eq!(scan.generation, 7);
     assert_eq!(scan.schema, 1);
+}
+
+/// A survey reads argv only for names that could be tools; the launch chain above a tool and
+/// the members below it are read on demand, so the card is what a full read would give.
+#[test]
+fn launchers_and_members_with_names_of_no_tool_are_still_judged_by_argv() {
+    let mut npm = process(10, 1, &["npm", "run", "dev"]);
+    npm.comm = "npm run dev".into();
+    let helper = &[
+        "/home/u/app/node_modules/.bin/lightningcss-helper",
+        "--stdio",
+    ];
+    let probe = FakeProbe::default()
+        .with(npm, APP)
+        .with(process(11, 10, &["sh", "-c", "vite"]), APP)
+        .with(
+            process(12, 11, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        )
+        .with(process(13, 12, helper), APP)
+        .listen("127.0.0.1:5173", 12);
+    let survey = probe.survey(&kinds::name_may_matter).unwrap();
+    let unread: Vec<Pid> = survey
+        .processes
+        .processes
+        .iter()
+        .filter(|p| p.argv_unread)
+        .map(|p| p.identity.pid)
+        .collect();
+    assert_eq!(unread, vec![1, 10, 11, 13], "the survey left these unread");
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.members[0].pid, 10, "npm run dev is the root: {r:#?}");
+    let pids: Vec<Pid> = r.members.iter().map(|m| m.pid).collect();
+    assert_eq!(pids, vec![10, 11, 12, 13]);
+    assert_eq!(r.members[3].argv, helper.map(String::from).to_vec());
+    assert_eq!(
+        r.members[0].argv,
+        ["npm", "run", "dev"].map(String::from).to_vec()
+    );
 }

@@ -29,6 +29,14 @@ impl ProcessTable {
         self.by_pid.get(&pid)
     }
 
+    /// Puts in the argv a survey left unread (read since, for the same identity).
+    pub fn set_argv(&mut self, pid: Pid, argv: Vec<Vec<u8>>) {
+        if let Some(p) = self.by_pid.get_mut(&pid) {
+            p.argv = argv;
+            p.argv_unread = false;
+        }
+    }
+
     /// Alive: present and not a zombie.
     pub fn is_alive(&self, pid: Pid) -> bool {
         self.get(pid).is_some_and(|p| !p.zombie)

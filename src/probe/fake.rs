@@ -8,11 +8,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::{own_live, ProcessList, Survey, UnreadableProcess, WantsArgv};
 use super::{
     ActivityDelta, ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
     ProcessInfo, Socket, SocketTable, TcpState,
 };
-use super::{ProcessList, UnreadableProcess};
 
 /// The uid the fake's processes belong to unless a test says otherwise.
 pub const USER: u32 = 1000;
@@ -72,6 +72,7 @@ pub fn process(pid: Pid, ppid: Pid, argv: &[&str]) -> ProcessInfo {
             .map(|a| a.rsplit('/').next().unwrap_or(a).chars().take(15).collect())
             .unwrap_or_default(),
         argv: argv.iter().map(|a| a.as_bytes().to_vec()).collect(),
+        argv_unread: false,
         zombie: false,
         age_seconds: Some(60),
     }
@@ -177,6 +178,27 @@ impl Probe for FakeProbe {
             unreadable: self.unreadable_fds.clone(),
             blind: self.blind.clone(),
         })
+    }
+
+    /// As the Linux survey: argv left unread for other users' processes and for the user's
+    /// that hold no socket and whose name `wants_argv` turns down, so the diagnosis's reads on
+    /// demand are exercised.
+    fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        let mut processes = self.processes()?;
+        let own = own_live(&processes, self.uid);
+        let sockets = self.sockets(&own);
+        let holders: Vec<Pid> = match &sockets {
+            Ok(t) => t.sockets.iter().flat_map(|s| s.owners.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        for p in &mut processes.processes {
+            let pid = p.identity.pid;
+            if p.uid != self.uid || (!holders.contains(&pid) && !wants_argv(&p.comm)) {
+                p.argv.clear();
+                p.argv_unread = true;
+            }
+        }
+        Ok(Survey { processes, sockets })
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

@@ -287,6 +287,7 @@ impl MacProbe {
             tty_nr: darwin::tty_nr(info.e_tdev, info.pbi_flags),
             comm: String::from_utf8_lossy(darwin::c_bytes(&comm)).into_owned(),
             argv,
+            argv_unread: false,
             zombie: info.pbi_status == SZOMB,
             age_seconds: Some(now.saturating_sub(start_time) / 1_000_000),
         }))
@@ -352,6 +353,7 @@ fn other_users_row(pid: Pid, now: u64) -> Result<Option<ProcessInfo>, String> {
         tty_nr: 0,
         comm: String::from_utf8_lossy(darwin::c_bytes(&comm)).into_owned(),
         argv: Vec::new(),
+        argv_unread: false,
         zombie: k.kp_proc.p_stat as u32 == SZOMB,
         age_seconds: Some(now.saturating_sub(start_time) / 1_000_000),
     }))

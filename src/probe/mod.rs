@@ -24,14 +24,14 @@ pub mod fake;
 mod linux;
 #[cfg(target_os = "macos")]
 mod macos;
-#[cfg(target_os = "linux")]
+pub mod netlink;
 pub mod procfs;
 pub mod reuse;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;
 
 #[cfg(target_os = "linux")]
-pub use linux::LinuxProbe;
+pub use linux::{tables::Source as TableSource, LinuxProbe};
 #[cfg(target_os = "macos")]
 pub use macos::MacProbe;
 
@@ -64,6 +64,10 @@ pub struct ProcessInfo {
     /// argv exactly as the kernel holds it, as bytes. Empty for kernel threads and when it
     /// could not be read: either way the process is never a candidate.
     pub argv: Vec<Vec<u8>>,
+    /// `argv` was left unread (and is empty): a [`Probe::survey`] reads it only for processes
+    /// whose name could be a program the caller cares about, and for socket holders.
+    /// [`Probe::argv`] reads it when it turns out to be needed.
+    pub argv_unread: bool,
     /// Exited but not yet reaped. A zombie counts as gone.
     pub zombie: bool,
     /// Seconds since the process started, when known.
@@ -132,6 +136,29 @@ pub struct SocketTable {
     pub blind: Vec<(Pid, String)>,
 }
 
+/// Whether a survey should read the argv of a process with this kernel name (`comm`).
+pub type WantsArgv = dyn Fn(&str) -> bool + Sync;
+
+/// The process table and the TCP tables read together: what a scan and every network
+/// checkpoint start from.
+#[derive(Debug)]
+pub struct Survey {
+    pub processes: ProcessList,
+    /// Owners attributed among the user's live processes ([`own_live`]). An `Err` here spoils
+    /// connections only; the process table still stands.
+    pub sockets: Result<SocketTable, ProbeError>,
+}
+
+/// The pids whose open files a survey reads: `uid`'s processes that are not zombies. Every one
+/// of them, argv or not: a member without argv must not hide a connection.
+pub fn own_live(list: &ProcessList, uid: u32) -> Vec<Pid> {
+    list.processes
+        .iter()
+        .filter(|p| p.uid == uid && !p.zombie)
+        .map(|p| p.identity.pid)
+        .collect()
+}
+
 /// CPU time and disk I/O a process used over a sample window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ActivityDelta {
@@ -196,6 +223,31 @@ pub trait Probe {
     /// LISTEN and ESTABLISHED TCP sockets over IPv4 and IPv6, with owners attributed among
     /// `owners_among` (reading every process's open files is what the scan spends most on).
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError>;
+    /// [`processes`](Probe::processes), then [`sockets`](Probe::sockets) over [`own_live`].
+    /// A backend may do both in one pass (Linux does), but must keep the order: the tables are
+    /// read before the owners are looked for, so every socket in them that one of those
+    /// processes still holds is attributed.
+    ///
+    /// A backend may also leave argv unread (`argv_unread`) for a process of the user that
+    /// holds no socket and whose kernel name `wants_argv` turns down; reading every argv is a
+    /// large share of a scan, and most processes are nothing the caller looks for.
+    fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        let _ = wants_argv;
+        let processes = self.processes()?;
+        let own = own_live(&processes, self.current_uid());
+        let sockets = self.sockets(&own);
+        Ok(Survey { processes, sockets })
+    }
+    /// argv of the process `identity` names, read now: `None` when it is gone (or its pid now
+    /// belongs to another process). What a survey left unread.
+    fn argv(&self, identity: Identity) -> Option<Vec<Vec<u8>>> {
+        let list = self.processes().ok()?;
+        let p = list
+            .processes
+            .into_iter()
+            .find(|p| p.identity == identity)?;
+        (!p.argv_unread).then_some(p.argv)
+    }
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;
     /// A fresh identity read of one pid.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::{
     ActivitySample, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessList, SocketTable,
+    Survey, WantsArgv,
 };
 
 /// `inner`, except that `processes()` is read once and then answered from memory. A failed
@@ -40,8 +41,19 @@ impl Probe for OnceTable<'_> {
         let table = self.inner.processes()?;
         Ok(self.table.get_or_init(|| table).clone())
     }
+    /// A survey always reads afresh (its owners must match its tables); its process table is
+    /// then the one later `processes()` calls answer with — argv left unread included, so
+    /// the history's advice does not count such a process as a twin.
+    fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        let survey = self.inner.survey(wants_argv)?;
+        let _ = self.table.set(survey.processes.clone());
+        Ok(survey)
+    }
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         self.inner.details(pid)
+    }
+    fn argv(&self, identity: super::Identity) -> Option<Vec<Vec<u8>>> {
+        self.inner.argv(identity)
     }
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
         self.inner.environment(pid)

@@ -16,16 +16,10 @@ use crate::signal::Expected;
 
 /// (a), (c), (e): no live connection on the members' listeners, every source readable.
 pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), String> {
-    let list = probe.processes().map_err(|e| e.to_string())?;
-    let uid = probe.current_uid();
-    let own: Vec<Pid> = list
-        .processes
-        .iter()
-        .filter(|p| p.uid == uid && !p.zombie)
-        .map(|p| p.identity.pid)
-        .collect();
-    let table = probe
-        .sockets(&own)
+    // argv plays no part in a network check: none is read beyond the socket holders'.
+    let survey = probe.survey(&|_| false).map_err(|e| e.to_string())?;
+    let table = survey
+        .sockets
         .map_err(|e| format!("connection data could not be read: {e}"))?;
     if let Some((pid, why)) = table.blind.iter().find(|(p, _)| members.contains(p)) {
         return Err(format!("connections of pid {pid} cannot be seen: {why}"));

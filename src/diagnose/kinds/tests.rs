@@ -155,3 +155,45 @@ fn parents_that_own_a_session_are_not_launchers() {
         "a retitled npm"
     );
 }
+
+#[test]
+fn every_program_and_interpreter_passes_the_name_filter_as_the_kernel_names_it() {
+    for r in KINDS {
+        // comm is the exec'd file's basename, cut to 15 bytes.
+        let comm: String = r.program.chars().take(15).collect();
+        assert!(name_may_matter(&comm), "{} as {comm}", r.program);
+        assert!(name_may_matter(&format!("{}.js", r.program)) || r.program.len() > 12);
+    }
+    for comm in [
+        "node",
+        "nodejs",
+        "bun",
+        "deno",
+        "php",
+        "ruby",
+        "python3",
+        "python3.12",
+        "pypy3",
+    ] {
+        assert!(name_may_matter(comm), "{comm}");
+    }
+    assert!(
+        name_may_matter("webpack-dev-ser"),
+        "webpack-dev-server, cut"
+    );
+}
+
+#[test]
+fn names_of_no_tool_are_turned_down() {
+    for comm in [
+        "sleep",
+        "bash",
+        "systemd",
+        "chrome",
+        "next-server (v1",
+        "kworker/0:1",
+        "",
+    ] {
+        assert!(!name_may_matter(comm), "{comm}");
+    }
+}

@@ -1,0 +1,147 @@
+//! Socket ownership: the `socket:[inode]` links under `/proc/<pid>/fd`, the largest cost of a
+//! scan. Each folder is read with one large `getdents` buffer and its links with `readlinkat`
+//! relative to the open folder (no path walk per fd).
+
+use std::fs;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use rustix::fs::{openat, readlinkat, Mode, OFlags, RawDir, CWD};
+
+use super::is_gone;
+use crate::probe::procfs as parse;
+use crate::probe::Pid;
+
+/// What a walk over some processes found.
+#[derive(Default)]
+pub struct FdWalk {
+    /// `(socket inode, holder)`.
+    pub sockets: Vec<(u64, Pid)>,
+    pub unreadable: Vec<(Pid, String)>,
+    pub blind: Vec<(Pid, String)>,
+}
+
+/// A reusable walker: the `getdents` buffer and the name list live across processes.
+pub struct Walker<'a> {
+    /// Pier's own network namespace; `None` when it could not be read.
+    own_ns: Option<&'a Path>,
+    dirents: Vec<MaybeUninit<u8>>,
+    /// The buffer each link is read into.
+    link: Vec<u8>,
+    found: Vec<(u64, Pid)>,
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(own_ns: Option<&'a Path>) -> Self {
+        Self {
+            own_ns,
+            dirents: vec![MaybeUninit::uninit(); 32 * 1024],
+            link: Vec::with_capacity(256),
+            found: Vec::new(),
+        }
+    }
+
+    /// Opens `/proc/<pid>/fd`.
+    pub fn open(pid: Pid) -> std::io::Result<OwnedFd> {
+        Ok(openat(
+            CWD,
+            format!("/proc/{pid}/fd"),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?)
+    }
+
+    /// Adds the sockets `pid` holds to `out`, or why they cannot be known.
+    pub fn walk(&mut self, pid: Pid, out: &mut FdWalk) {
+        match Self::open(pid) {
+            Ok(dir) => {
+                self.walk_open(pid, dir, None, out);
+            }
+            Err(e) if is_gone(&e) => {}
+            Err(e) => out.unreadable.push((pid, format!("/proc/{pid}/fd: {e}"))),
+        }
+    }
+
+    /// [`walk`](Self::walk) over a folder already open, whose size the caller may have read
+    /// (see [`links`](Self::links)). Whether `pid` holds any socket.
+    pub fn walk_open(
+        &mut self,
+        pid: Pid,
+        dir: OwnedFd,
+        open_fds: Option<u64>,
+        out: &mut FdWalk,
+    ) -> bool {
+        self.found.clear();
+        match self.links(pid, dir, open_fds) {
+            Ok(()) => {}
+            Err(e) if is_gone(&e) => return false,
+            Err(e) => {
+                out.unreadable.push((pid, format!("/proc/{pid}/fd: {e}")));
+                return false;
+            }
+        }
+        if self.found.is_empty() {
+            return false;
+        }
+        // Only a process that holds sockets needs its network namespace checked.
+        let ns_path = format!("/proc/{pid}/ns/net");
+        match (fs::read_link(&ns_path), self.own_ns) {
+            (Ok(ns), Some(own)) if ns != own => {
+                let why = format!(
+                    "its sockets are in another network namespace ({})",
+                    ns.display()
+                );
+                out.blind.push((pid, why));
+            }
+            (Ok(_), Some(_)) => out.sockets.append(&mut self.found),
+            (Err(e), _) if is_gone(&e) => {}
+            (Err(e), _) => out.unreadable.push((pid, format!("{ns_path}: {e}"))),
+            (Ok(_), None) => out
+                .unreadable
+                .push((pid, "Pier's own network namespace is unreadable".into())),
+        }
+        true
+    }
+
+    /// The socket links of one open fd folder, read as the folder is listed. An fd closed
+    /// mid-walk is skipped; any other failure fails the whole folder — never "no sockets".
+    ///
+    /// `open_fds` is the folder's size, which Linux ≥ 6.2 reports as the number of open fds
+    /// (older kernels say 0). When one buffer of entries holds exactly that many fds, the
+    /// listing is complete and the `getdents` that would only answer "end" is skipped: the
+    /// kernel fills a buffer until it runs out of fds or of room, and 32 KiB hold over a
+    /// thousand entries. Any other count reads on to the end.
+    fn links(&mut self, pid: Pid, fd: OwnedFd, open_fds: Option<u64>) -> std::io::Result<()> {
+        let mut buf = std::mem::take(&mut self.link);
+        let mut seen = 0u64;
+        let mut entries = RawDir::new(&fd, &mut self.dirents);
+        while let Some(entry) = entries.next() {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name.to_bytes().first() == Some(&b'.') {
+                continue;
+            }
+            seen += 1;
+            match readlinkat(&fd, name, std::mem::take(&mut buf)) {
+                Ok(target) => {
+                    if let Some(inode) = parse::parse_socket_link(target.as_bytes()) {
+                        self.found.push((inode, pid));
+                    }
+                    buf = target.into_bytes_with_nul();
+                    buf.clear();
+                }
+                Err(rustix::io::Errno::NOENT) => {}
+                Err(e) => {
+                    self.link = buf;
+                    return Err(e.into());
+                }
+            }
+            if entries.is_buffer_empty() && open_fds == Some(seen) {
+                break;
+            }
+        }
+        self.link = buf;
+        Ok(())
+    }
+}

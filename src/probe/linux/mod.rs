@@ -1,0 +1,434 @@
+//! The Linux probe: `/proc` for processes, identities and activity, netlink `sock_diag` (or
+//! `/proc/net/tcp{,6}`) for the socket tables, `/proc/<pid>/fd` links for socket ownership.
+//!
+//! A survey — what a scan and each network checkpoint need — reads the socket tables first and
+//! then makes one pass over `/proc`, spread over the cores: per process its row and, for the
+//! user's live processes, the sockets it holds.
+//!
+//! Error policy: a process that vanishes between two reads is left out (ENOENT/ESRCH mean
+//! gone); any other failure is carried to the caller as text in the field it spoiled.
+
+mod fds;
+mod rows;
+pub mod tables;
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::ErrorKind;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::procfs::{self as parse, TcpRow};
+use super::{
+    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, Socket,
+    SocketTable, Survey, WantsArgv,
+};
+use super::{Counters, ProcessList};
+use fds::{FdWalk, Walker};
+use rows::{Clock, Row};
+use tables::Source;
+
+pub struct LinuxProbe {
+    ticks_per_second: u64,
+    uid: u32,
+    pid: Pid,
+    tables: Source,
+}
+
+/// What a pass over `/proc` reads per pid.
+#[derive(Clone, Copy)]
+enum PassMode<'a> {
+    /// Whole rows ([`Probe::processes`]).
+    Rows,
+    /// Sockets only, of every pid given ([`Probe::sockets`]).
+    Walk,
+    /// Rows, with argv only where wanted, and the sockets of the user's live processes when
+    /// `walk` ([`Probe::survey`]).
+    Survey {
+        walk: bool,
+        wants_argv: &'a WantsArgv,
+    },
+}
+
+/// What a pass over `/proc` read.
+#[derive(Default)]
+struct Pass {
+    list: ProcessList,
+    fds: FdWalk,
+}
+
+/// The tables with each socket's holders among the walked processes.
+fn attribute(rows: Vec<TcpRow>, fds: FdWalk) -> SocketTable {
+    let mut owners: HashMap<u64, Vec<Pid>> = HashMap::new();
+    for (inode, pid) in fds.sockets {
+        owners.entry(inode).or_default().push(pid);
+    }
+    for list in owners.values_mut() {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let sockets = rows
+        .into_iter()
+        .map(|row| Socket {
+            local: row.local,
+            remote: row.remote,
+            state: row.state,
+            owners: match row.inode {
+                0 => Vec::new(),
+                inode => owners.get(&inode).cloned().unwrap_or_default(),
+            },
+            queued: None,
+        })
+        .collect();
+    SocketTable {
+        sockets,
+        unreadable: fds.unreadable,
+        blind: fds.blind,
+    }
+}
+
+/// Every numeric entry of `/proc`.
+fn all_pids() -> Result<Vec<Pid>, ProbeError> {
+    let entries = fs::read_dir("/proc").map_err(|source| ProbeError::Io {
+        path: "/proc".into(),
+        source,
+    })?;
+    Ok(entries
+        .flatten()
+        .filter_map(|e| {
+            std::str::from_utf8(e.file_name().as_bytes())
+                .ok()?
+                .parse()
+                .ok()
+        })
+        .collect())
+}
+
+impl LinuxProbe {
+    pub fn new() -> Self {
+        Self::with_tables(Source::from_env())
+    }
+
+    /// A probe reading the TCP tables from `tables` (tests pin the `/proc/net` fallback).
+    pub fn with_tables(tables: Source) -> Self {
+        Self {
+            ticks_per_second: rustix::param::clock_ticks_per_second().max(1),
+            uid: rustix::process::geteuid().as_raw(),
+            pid: std::process::id(),
+            tables,
+        }
+    }
+
+    /// One pass over `pids`, spread over the machine's cores.
+    fn pass(&self, pids: &[Pid], mode: PassMode) -> Pass {
+        let clock = Clock {
+            ticks_per_second: self.ticks_per_second,
+            uptime: read_small(Path::new("/proc/uptime"))
+                .ok()
+                .and_then(|b| parse::parse_uptime(&b)),
+        };
+        let own_ns = fs::read_link("/proc/self/ns/net").ok();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
+        let chunk = pids.len().div_ceil(threads).max(64);
+        let work = |part: &[Pid]| {
+            let mut out = Pass::default();
+            let mut walker = Walker::new(own_ns.as_deref());
+            for &pid in part {
+                let row = match mode {
+                    PassMode::Rows => rows::read_row(pid, self.uid, clock),
+                    PassMode::Walk => {
+                        walker.walk(pid, &mut out.fds);
+                        continue;
+                    }
+                    PassMode::Survey { walk, wants_argv } => self.survey_one(
+                        pid,
+                        clock,
+                        walk.then_some(&mut walker),
+                        wants_argv,
+                        &mut out.fds,
+                    ),
+                };
+                match row {
+                    Row::Read(info) => out.list.processes.push(info),
+                    Row::Gone => {}
+                    Row::Unreadable(u) => out.list.unreadable.push(u),
+                }
+            }
+            out
+        };
+        let parts: Vec<Pass> = std::thread::scope(|scope| {
+            let handles: Vec<_> = pids
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || work(part)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a /proc pass never panics"))
+                .collect()
+        });
+        let mut all = Pass::default();
+        for mut part in parts {
+            all.list.processes.append(&mut part.list.processes);
+            all.list.unreadable.append(&mut part.list.unreadable);
+            all.fds.sockets.append(&mut part.fds.sockets);
+            all.fds.unreadable.append(&mut part.fds.unreadable);
+            all.fds.blind.append(&mut part.fds.blind);
+        }
+        all
+    }
+
+    /// One process of a survey. The fd folder is opened once: its owner gives the uid (no
+    /// extra stat), its links the sockets. argv is read for the user's processes that hold a
+    /// socket or whose name `wants_argv` accepts; the rest is left unread.
+    fn survey_one(
+        &self,
+        pid: Pid,
+        clock: Clock,
+        walker: Option<&mut Walker>,
+        wants_argv: &WantsArgv,
+        fds: &mut FdWalk,
+    ) -> Row {
+        let (comm, stat) = match rows::stat(pid) {
+            Ok(Some(read)) => read,
+            Ok(None) => return Row::Gone,
+            Err(e) => return rows::unreadable(pid, e),
+        };
+        let zombie = stat.state == b'Z' || stat.state == b'X';
+        let opened = match walker.as_ref() {
+            Some(_) if !zombie => Some(Walker::open(pid)),
+            _ => None,
+        };
+        let (folder_owner, open_fds) = match &opened {
+            Some(Ok(dir)) => match rustix::fs::fstat(dir) {
+                Ok(st) => (Some(st.st_uid), u64::try_from(st.st_size).ok()),
+                Err(e) => return rows::unreadable(pid, format!("/proc/{pid}/fd: {e}")),
+            },
+            Some(Err(e)) if is_gone(e) => return Row::Gone,
+            _ => (None, None),
+        };
+        let uid = match rows::owner(pid, self.uid, folder_owner) {
+            Ok(Some(uid)) => uid,
+            Ok(None) => return Row::Gone,
+            Err(e) => return rows::unreadable(pid, e),
+        };
+        let mut holds_sockets = false;
+        if uid == self.uid {
+            match (opened, walker) {
+                (Some(Ok(dir)), Some(walker)) => {
+                    holds_sockets = walker.walk_open(pid, dir, open_fds, fds)
+                }
+                (Some(Err(e)), _) => fds.unreadable.push((pid, format!("/proc/{pid}/fd: {e}"))),
+                _ => {}
+            }
+        }
+        let argv = if uid == self.uid && (holds_sockets || wants_argv(&comm)) {
+            match rows::argv(pid) {
+                Some(argv) => Some(argv),
+                None => return Row::Gone,
+            }
+        } else {
+            None
+        };
+        Row::Read(rows::info(pid, comm, stat, uid, argv, clock))
+    }
+
+    /// CPU ns summed over the threads of `pid`, and its storage I/O bytes.
+    /// Precise CPU ns over the live threads (`task/*/schedstat`), coarse CPU over all of them
+    /// (`stat` utime + stime), and storage I/O bytes. Any failed read is an error, never 0.
+    fn counters(&self, pid: Pid) -> Option<Result<Counters, String>> {
+        let stat_path = format!("/proc/{pid}/stat");
+        let ticks = match read_small(Path::new(&stat_path)) {
+            Ok(bytes) => match parse::parse_stat(&bytes) {
+                Some((_, stat)) => stat.cpu_ticks,
+                None => return Some(Err(format!("{stat_path}: unexpected format"))),
+            },
+            Err(e) if is_gone(&e) => return None,
+            Err(e) => return Some(Err(format!("{stat_path}: {e}"))),
+        };
+        let task_dir = format!("/proc/{pid}/task");
+        let tasks = match fs::read_dir(&task_dir) {
+            Ok(tasks) => tasks,
+            Err(e) if is_gone(&e) => return None,
+            Err(e) => return Some(Err(format!("{task_dir}: {e}"))),
+        };
+        let mut threads = Vec::new();
+        for task in tasks.flatten() {
+            let Some(tid) = task
+                .file_name()
+                .to_str()
+                .and_then(|t| t.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let path = task.path().join("schedstat");
+            match read_small(&path).map(|b| parse::parse_schedstat(&b)) {
+                Ok(Some(ns)) => threads.push((tid, ns)),
+                Ok(None) => return Some(Err(format!("{}: unexpected format", path.display()))),
+                // A thread that ended mid-walk: the coarse total still holds its time.
+                Err(e) if is_gone(&e) => {}
+                Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
+            }
+        }
+        let io_path = format!("/proc/{pid}/io");
+        let io = match read_small(Path::new(&io_path)) {
+            Ok(bytes) => parse::parse_io_bytes(&bytes),
+            Err(e) if is_gone(&e) => return None,
+            Err(e) => return Some(Err(format!("{io_path}: {e}"))),
+        };
+        threads.sort_unstable();
+        let ns_per_tick = 1_000_000_000 / self.ticks_per_second;
+        Some(
+            io.map(|io_bytes| Counters {
+                per_thread_ns: Some(threads),
+                cpu_total_ns: ticks.saturating_mul(ns_per_tick),
+                io_bytes,
+            })
+            .ok_or_else(|| format!("{io_path}: unexpected format")),
+        )
+    }
+}
+
+/// Reads a small `/proc` file whole. `fs::read` sizes its buffer from the file's length, which
+/// `/proc` reports as 0, and then grows it from 32 bytes in many reads; one 4 KiB read (and one
+/// more to see the end) is what these files need.
+fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let mut out = Vec::with_capacity(4096);
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = file.read(&mut buf)?;
+        out.extend_from_slice(&buf[..n]);
+        // These files are generated whole on the first read: a short read is the end, which
+        // saves the extra read that would only return 0.
+        if n < buf.len() {
+            return Ok(out);
+        }
+    }
+}
+
+impl Default for LinuxProbe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// ENOENT and ESRCH: the process (or its fd) is gone, which is an answer, not a failure.
+fn is_gone(e: &std::io::Error) -> bool {
+    e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(3)
+}
+
+fn read_link_field(path: &Path) -> Result<PathBuf, String> {
+    fs::read_link(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl Probe for LinuxProbe {
+    fn current_uid(&self) -> u32 {
+        self.uid
+    }
+
+    fn own_pid(&self) -> Pid {
+        self.pid
+    }
+
+    fn processes(&self) -> Result<ProcessList, ProbeError> {
+        Ok(self.pass(&all_pids()?, PassMode::Rows).list)
+    }
+
+    fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        // The tables first: every socket in them that a process still holds is then found.
+        let tables = tables::read(self.tables);
+        // Without tables there is nothing to attribute: the walk is skipped, and every
+        // resource fails closed on the error.
+        let walk = tables.is_ok();
+        let pass = self.pass(&all_pids()?, PassMode::Survey { walk, wants_argv });
+        Ok(Survey {
+            processes: pass.list,
+            sockets: tables.map(|rows| attribute(rows, pass.fds)),
+        })
+    }
+
+    fn details(&self, pid: Pid) -> Option<ProcessDetails> {
+        let dir = PathBuf::from(format!("/proc/{pid}"));
+        let exe = match fs::read_link(dir.join("exe")) {
+            Ok(exe) => Ok(exe),
+            Err(e) if is_gone(&e) && !dir.exists() => return None,
+            Err(e) => Err(format!("{}/exe: {e}", dir.display())),
+        };
+        let cgroup = read_small(&dir.join("cgroup"))
+            .map_err(|e| format!("{}/cgroup: {e}", dir.display()))
+            .and_then(|b| parse::parse_cgroup(&b).ok_or_else(|| "empty cgroup file".to_owned()));
+        Some(ProcessDetails {
+            exe,
+            cwd: read_link_field(&dir.join("cwd")),
+            cgroup: Some(cgroup),
+        })
+    }
+
+    /// cmdline, then the start time again: a pid reused in between shows another start time,
+    /// and a match means the same process was there throughout, so the argv is its own.
+    fn argv(&self, identity: Identity) -> Option<Vec<Vec<u8>>> {
+        let argv = rows::argv(identity.pid)?;
+        match rows::stat(identity.pid) {
+            Ok(Some((_, stat))) if stat.start_time == identity.start_time => Some(argv),
+            _ => None,
+        }
+    }
+
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+        let path = format!("/proc/{pid}/environ");
+        read_small(Path::new(&path))
+            .map(|bytes| parse::parse_cmdline(&bytes))
+            .map_err(|e| format!("{path}: {e}"))
+    }
+
+    fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
+        let rows = tables::read(self.tables)?;
+        Ok(attribute(rows, self.pass(owners_among, PassMode::Walk).fds))
+    }
+
+    fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
+        super::sample_counters(pids, window, |pid| self.counters(pid))
+    }
+
+    fn identity(&self, pid: Pid) -> IdentityRead {
+        let dir = PathBuf::from(format!("/proc/{pid}"));
+        let bytes = match read_small(&dir.join("stat")) {
+            Ok(bytes) => bytes,
+            Err(e) if is_gone(&e) => return IdentityRead::Gone,
+            Err(e) => return IdentityRead::Unknown(format!("{}/stat: {e}", dir.display())),
+        };
+        let Some((_, stat)) = parse::parse_stat(&bytes) else {
+            return IdentityRead::Unknown(format!("{}/stat: unexpected format", dir.display()));
+        };
+        if stat.state == b'Z' || stat.state == b'X' {
+            return IdentityRead::Gone;
+        }
+        IdentityRead::Alive {
+            identity: Identity {
+                pid,
+                start_time: stat.start_time,
+            },
+            exe: fs::read_link(dir.join("exe")).ok(),
+        }
+    }
+
+    /// CLOCK_BOOTTIME: unlike `Instant`, it keeps counting while the machine sleeps, so a
+    /// laptop that suspends between two checkpoints shows the time that really passed.
+    fn now(&self) -> Duration {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+        Duration::new(
+            t.tv_sec.max(0) as u64,
+            t.tv_nsec.clamp(0, 999_999_999) as u32,
+        )
+    }
+
+    fn boot_id(&self) -> Option<String> {
+        fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_owned())
+    }
+}

@@ -1,0 +1,141 @@
+//! The TCP tables. Netlink `sock_diag` first, as `ss` does: one round trip per address family,
+//! filtered to LISTEN and ESTABLISHED in the kernel. `/proc/net/tcp{,6}` when sock_diag cannot
+//! be used (a sandbox that forbids netlink, a kernel without `tcp_diag`, an answer Pier cannot
+//! decode), or when `PIER_SOCKET_TABLES=procfs` asks for it. Both give the same rows: the
+//! kernel's sockets in those two states, an unaccepted connection with inode 0.
+
+use std::fs;
+use std::io::ErrorKind;
+use std::time::Duration;
+
+use rustix::net::{
+    netlink, recv, sendto, socket_with, sockopt, AddressFamily, RecvFlags, SendFlags, SocketFlags,
+    SocketType,
+};
+
+use crate::probe::netlink::{dump_request, parse_chunk, Chunk, Family};
+use crate::probe::procfs::{self as parse, TcpRow};
+use crate::probe::ProbeError;
+
+/// Where the TCP tables come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// sock_diag, falling back to `/proc/net` when it fails.
+    SockDiag,
+    /// `/proc/net/tcp{,6}` only.
+    ProcNet,
+}
+
+impl Source {
+    /// `PIER_SOCKET_TABLES=procfs` chooses the `/proc/net` tables; anything else, sock_diag.
+    pub fn from_env() -> Self {
+        match std::env::var_os("PIER_SOCKET_TABLES") {
+            Some(v) if v == "procfs" => Source::ProcNet,
+            _ => Source::SockDiag,
+        }
+    }
+}
+
+/// Every LISTEN and ESTABLISHED TCP socket of Pier's network namespace, IPv4 and IPv6.
+pub fn read(source: Source) -> Result<Vec<TcpRow>, ProbeError> {
+    if source == Source::SockDiag {
+        match sock_diag() {
+            Ok(rows) => return Ok(rows),
+            Err(why) => tracing::debug!("sock_diag unavailable, reading /proc/net: {why}"),
+        }
+    }
+    proc_net()
+}
+
+/// One dump per family over a netlink socket. The socket times out rather than waiting forever
+/// for a kernel that never answers.
+fn sock_diag() -> Result<Vec<TcpRow>, String> {
+    let fd = socket_with(
+        AddressFamily::NETLINK,
+        SocketType::DGRAM,
+        SocketFlags::CLOEXEC,
+        Some(netlink::SOCK_DIAG),
+    )
+    .map_err(|e| format!("netlink socket: {e}"))?;
+    sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, Some(Duration::from_secs(2)))
+        .map_err(|e| format!("netlink timeout: {e}"))?;
+    let kernel = netlink::SocketAddrNetlink::new(0, 0);
+    let mut rows = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    for (seq, family) in [(1, Family::V4), (2, Family::V6)] {
+        sendto(&fd, &dump_request(family, seq), SendFlags::empty(), &kernel)
+            .map_err(|e| format!("netlink request: {e}"))?;
+        loop {
+            let (n, whole) = recv(&fd, &mut buf[..], RecvFlags::TRUNC)
+                .map_err(|e| format!("netlink answer: {e}"))?;
+            if whole > n {
+                return Err(format!("a netlink answer of {whole} bytes did not fit"));
+            }
+            match parse_chunk(&buf[..n], seq).map_err(|e| e.to_string())? {
+                Chunk::More(part) => rows.extend(part),
+                Chunk::Done(part) => {
+                    rows.extend(part);
+                    break;
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn proc_net() -> Result<Vec<TcpRow>, ProbeError> {
+    let mut rows = Vec::new();
+    for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = match fs::read_to_string(path) {
+            Ok(text) => text,
+            // A kernel built without IPv6 has no tcp6 table; that is "no IPv6 sockets".
+            Err(e) if e.kind() == ErrorKind::NotFound && path.ends_with('6') => continue,
+            Err(source) => {
+                return Err(ProbeError::Io {
+                    path: path.into(),
+                    source,
+                })
+            }
+        };
+        let parsed = parse::parse_tcp_table(&text).map_err(|what| ProbeError::Parse {
+            path: path.into(),
+            what,
+        })?;
+        rows.extend(parsed);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use std::net::{TcpListener, TcpStream};
+
+    fn key(r: &TcpRow) -> String {
+        format!("{} {} {:?} {}", r.local, r.remote, r.state, r.inode)
+    }
+
+    /// The two sources agree on this test's own sockets: a listener, an accepted connection
+    /// (both ends) and one still waiting in the accept queue (inode 0).
+    #[test]
+    fn sock_diag_and_proc_net_give_the_same_rows() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let _client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let _accepted = listener.accept().unwrap();
+        let _waiting = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let ours = |rows: Vec<TcpRow>| -> BTreeSet<String> {
+            rows.iter()
+                .filter(|r| r.local.port() == port || r.remote.port() == port)
+                .map(key)
+                .collect()
+        };
+        let diag = ours(sock_diag().expect("sock_diag works on this machine"));
+        let proc = ours(proc_net().unwrap());
+        assert_eq!(diag, proc);
+        // listener, the accepted pair, the waiting pair (its server end has inode 0)
+        assert_eq!(diag.len(), 5, "{diag:#?}");
+        assert!(diag.iter().any(|k| k.ends_with("Established 0")));
+    }
+}

@@ -1,0 +1,183 @@
+//! The `sock_diag` netlink messages the Linux probe exchanges with the kernel (what `ss` uses):
+//! the dump request for TCP sockets in LISTEN and ESTABLISHED state, and the decoder of the
+//! kernel's answer. Pure functions over bytes, compiled everywhere, so every layout — and every
+//! truncated or hostile buffer — is unit-tested without a kernel.
+//!
+//! Layouts (`linux/netlink.h`, `linux/inet_diag.h`, `linux/sock_diag.h`): a stream of messages,
+//! each a 16-byte `nlmsghdr` (length, type, flags, seq, pid; host byte order) and a body padded
+//! to 4 bytes. A socket is an `inet_diag_msg` of 72 bytes: family, state, timer, retrans, the
+//! `inet_diag_sockid` (ports and addresses in network byte order), expires, queues, uid, inode.
+//!
+//! Why fail whole: a table Pier cannot read fully is a table it cannot trust, so any malformed
+//! message is an error for the whole dump (the caller then reads `/proc/net/tcp*` instead).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use super::procfs::TcpRow;
+use super::TcpState;
+
+/// `SOCK_DIAG_BY_FAMILY`: the request and answer type.
+const SOCK_DIAG_BY_FAMILY: u16 = 20;
+const NLMSG_ERROR: u16 = 2;
+const NLMSG_DONE: u16 = 3;
+const NLM_F_REQUEST: u16 = 0x1;
+const NLM_F_DUMP: u16 = 0x300;
+/// Set on a message when the dump was interrupted by a change and may be inconsistent.
+const NLM_F_DUMP_INTR: u16 = 0x10;
+const HEADER: usize = 16;
+const DIAG_MSG: usize = 72;
+const IPPROTO_TCP: u8 = 6;
+const TCP_ESTABLISHED: u8 = 1;
+const TCP_LISTEN: u8 = 10;
+
+/// The address families a dump is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    V4,
+    V6,
+}
+
+impl Family {
+    fn raw(self) -> u8 {
+        match self {
+            Family::V4 => 2,  // AF_INET
+            Family::V6 => 10, // AF_INET6
+        }
+    }
+}
+
+/// The dump request for `family`'s TCP sockets in LISTEN or ESTABLISHED state: a header and an
+/// `inet_diag_req_v2` whose socket id is zero (every socket).
+pub fn dump_request(family: Family, seq: u32) -> Vec<u8> {
+    let len = HEADER + 56;
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(&(len as u32).to_ne_bytes());
+    out.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    out.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
+    out.extend_from_slice(&seq.to_ne_bytes());
+    out.extend_from_slice(&0u32.to_ne_bytes());
+    out.extend_from_slice(&[family.raw(), IPPROTO_TCP, 0, 0]);
+    let states: u32 = (1 << TCP_ESTABLISHED) | (1 << TCP_LISTEN);
+    out.extend_from_slice(&states.to_ne_bytes());
+    out.resize(len, 0);
+    out
+}
+
+/// What one buffer of the kernel's answer held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Chunk {
+    /// Sockets; more buffers follow.
+    More(Vec<TcpRow>),
+    /// The last sockets: the dump is complete.
+    Done(Vec<TcpRow>),
+}
+
+/// Why a dump cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DumpError {
+    /// The kernel refused the request with this errno (e.g. `ENOENT` without the `tcp_diag`
+    /// module, `EPERM` in a sandbox).
+    Refused(i32),
+    /// The dump changed while it was read; it may miss or repeat sockets.
+    Interrupted,
+    /// The bytes do not have the documented layout.
+    Malformed(String),
+}
+
+impl std::fmt::Display for DumpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DumpError::Refused(errno) => {
+                write!(f, "the kernel refused the request (errno {errno})")
+            }
+            DumpError::Interrupted => write!(f, "the dump was interrupted by a change"),
+            DumpError::Malformed(what) => write!(f, "unexpected answer: {what}"),
+        }
+    }
+}
+
+/// Decodes one buffer received from the kernel for the request numbered `seq`.
+pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
+    let bad = |what: String| DumpError::Malformed(what);
+    let mut rows = Vec::new();
+    let mut at = 0;
+    while at < buf.len() {
+        let header = buf
+            .get(at..at + HEADER)
+            .ok_or_else(|| bad(format!("a truncated header at byte {at}")))?;
+        let len = u32_at(header, 0) as usize;
+        let kind = u16::from_ne_bytes([header[4], header[5]]);
+        let flags = u16::from_ne_bytes([header[6], header[7]]);
+        if len < HEADER || at.checked_add(len).is_none_or(|end| end > buf.len()) {
+            return Err(bad(format!("a message of length {len} at byte {at}")));
+        }
+        if u32_at(header, 8) != seq {
+            return Err(bad(format!("an answer to request {}", u32_at(header, 8))));
+        }
+        if flags & NLM_F_DUMP_INTR != 0 {
+            return Err(DumpError::Interrupted);
+        }
+        let body = &buf[at + HEADER..at + len];
+        match kind {
+            NLMSG_DONE => return Ok(Chunk::Done(rows)),
+            NLMSG_ERROR => {
+                let errno = body
+                    .get(..4)
+                    .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+                    .ok_or_else(|| bad("a truncated error message".into()))?;
+                return Err(DumpError::Refused(errno.saturating_neg()));
+            }
+            SOCK_DIAG_BY_FAMILY => {
+                if let Some(row) = parse_diag_msg(body).map_err(bad)? {
+                    rows.push(row);
+                }
+            }
+            other => return Err(bad(format!("a message of type {other}"))),
+        }
+        // Messages are padded to 4 bytes.
+        at += (len + 3) & !3;
+    }
+    Ok(Chunk::More(rows))
+}
+
+/// One `inet_diag_msg`: `Ok(None)` for a state Pier does not read (the request asks only for
+/// LISTEN and ESTABLISHED, so that never happens on a kernel that honours it).
+fn parse_diag_msg(body: &[u8]) -> Result<Option<TcpRow>, String> {
+    let msg = body
+        .get(..DIAG_MSG)
+        .ok_or_else(|| format!("a socket entry of {} bytes", body.len()))?;
+    let state = match msg[1] {
+        TCP_ESTABLISHED => TcpState::Established,
+        TCP_LISTEN => TcpState::Listen,
+        _ => return Ok(None),
+    };
+    let sport = u16::from_be_bytes([msg[4], msg[5]]);
+    let dport = u16::from_be_bytes([msg[6], msg[7]]);
+    let (src, dst) = (&msg[8..24], &msg[24..40]);
+    let ip = |bytes: &[u8]| -> Result<IpAddr, String> {
+        match msg[0] {
+            2 => Ok(IpAddr::V4(Ipv4Addr::new(
+                bytes[0], bytes[1], bytes[2], bytes[3],
+            ))),
+            10 => {
+                let mut b = [0u8; 16];
+                b.copy_from_slice(bytes);
+                Ok(IpAddr::V6(Ipv6Addr::from(b)))
+            }
+            other => Err(format!("address family {other}")),
+        }
+    };
+    Ok(Some(TcpRow {
+        local: SocketAddr::new(ip(src)?, sport),
+        remote: SocketAddr::new(ip(dst)?, dport),
+        state,
+        inode: u64::from(u32_at(msg, 68)),
+    }))
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+#[cfg(test)]
+mod tests;
