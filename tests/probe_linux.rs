@@ -159,3 +159,59 @@ fn the_proc_net_fallback_gives_the_same_sockets_and_owners() {
         4
     );
 }
+
+/// A survey reads argv only for names the caller wants and for socket holders; the rest is
+/// marked unread, never shown as an empty argv that was read.
+#[test]
+fn a_survey_reads_argv_of_socket_holders_and_of_wanted_names_only() {
+    let code = "import socket, sys\n\
+        s = socket.socket()\n\
+        s.bind(('127.0.0.1', 0))\n\
+        s.listen(1)\n\
+        print(s.getsockname()[1], flush=True)\n\
+        sys.stdin.read()\n";
+    let mut server = Command::new("python3")
+        .args(["-c", code])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let mut idle = Command::new("sleep")
+        .arg("600")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let probe = LinuxProbe::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let row = |wants: &(dyn Fn(&str) -> bool + Sync), pid: u32| loop {
+        let list = probe.survey(wants).unwrap().processes;
+        let p = list
+            .processes
+            .into_iter()
+            .find(|p| p.identity.pid == pid)
+            .unwrap();
+        // A child between its exec and its new argv shows none yet.
+        if p.comm == "sleep" || p.comm.starts_with("python") || Instant::now() > deadline {
+            return p;
+        }
+    };
+    let none = |_: &str| false;
+    let listener = row(&none, server.id());
+    assert!(!listener.argv_unread);
+    assert_eq!(listener.argv[1], b"-c", "{listener:?}");
+    let sleeper = row(&none, idle.id());
+    assert!(
+        sleeper.argv_unread && sleeper.argv.is_empty(),
+        "{sleeper:?}"
+    );
+    let sleeper = row(&|comm: &str| comm == "sleep", idle.id());
+    assert_eq!(sleeper.argv, vec![b"sleep".to_vec(), b"600".to_vec()]);
+    idle.kill().unwrap();
+    idle.wait().unwrap();
+    drop(server.stdin.take());
+    server.wait().unwrap();
+}

@@ -517,3 +517,16 @@ fn launchers_and_members_with_names_of_no_tool_are_still_judged_by_argv() {
         ["npm", "run", "dev"].map(String::from).to_vec()
     );
 }
+
+/// A dev server that renamed itself and works outside any project is still known by its argv:
+/// a survey reads the argv of every socket holder.
+#[test]
+fn a_renamed_listener_outside_any_project_is_still_known_by_argv() {
+    let mut p = process(100, 1, &["node", "/tmp/scratch/node_modules/.bin/vite"]);
+    p.comm = "my title".into();
+    let probe = FakeProbe::default()
+        .with(p, "/tmp/scratch")
+        .listen("127.0.0.1:5173", 100);
+    let scan = run(&probe);
+    assert_eq!(only(&scan).kind, "vite", "{scan:#?}");
+}

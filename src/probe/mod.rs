@@ -137,7 +137,7 @@ pub struct SocketTable {
 }
 
 /// Whether a survey should read the argv of a process with this kernel name (`comm`).
-pub type WantsArgv = dyn Fn(&str) -> bool + Sync;
+pub type WantsArgv<'a> = dyn Fn(&str) -> bool + Sync + 'a;
 
 /// The process table and the TCP tables read together: what a scan and every network
 /// checkpoint start from.

@@ -47,7 +47,7 @@ enum PassMode<'a> {
     /// `walk` ([`Probe::survey`]).
     Survey {
         walk: bool,
-        wants_argv: &'a WantsArgv,
+        wants_argv: &'a WantsArgv<'a>,
     },
 }
 
