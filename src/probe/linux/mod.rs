@@ -17,6 +17,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::procfs::{self as parse, TcpRow};
@@ -35,6 +36,9 @@ pub struct LinuxProbe {
     pid: Pid,
     tables: Source,
 }
+
+/// Pids handed to a thread at a time.
+const BLOCK: usize = 32;
 
 /// What a pass over `/proc` reads per pid.
 #[derive(Clone, Copy)]
@@ -131,42 +135,50 @@ impl LinuxProbe {
         let own_ns = fs::read_link("/proc/self/ns/net").ok();
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
-            .min(8);
-        let chunk = pids.len().div_ceil(threads).max(64);
-        let work = |part: &[Pid]| {
+            .min(8)
+            .min(pids.len().div_ceil(BLOCK));
+        // Processes differ in cost (a few fds or thousands), so the work is handed out in
+        // small blocks as threads come free rather than split in equal halves up front.
+        let next = AtomicUsize::new(0);
+        let work = || {
             let mut out = Pass::default();
             let mut walker = Walker::new(own_ns.as_deref());
-            for &pid in part {
-                let row = match mode {
-                    PassMode::Rows => rows::read_row(pid, self.uid, clock),
-                    PassMode::Walk => {
-                        walker.walk(pid, &mut out.fds);
-                        continue;
-                    }
-                    PassMode::Survey { walk, wants_argv } => self.survey_one(
-                        pid,
-                        clock,
-                        walk.then_some(&mut walker),
-                        wants_argv,
-                        &mut out.fds,
-                    ),
+            loop {
+                let start = next.fetch_add(BLOCK, Ordering::Relaxed);
+                let Some(block) = pids.get(start..(start + BLOCK).min(pids.len())) else {
+                    return out;
                 };
-                match row {
-                    Row::Read(info) => out.list.processes.push(info),
-                    Row::Gone => {}
-                    Row::Unreadable(u) => out.list.unreadable.push(u),
+                for &pid in block {
+                    let row = match mode {
+                        PassMode::Rows => rows::read_row(pid, self.uid, clock),
+                        PassMode::Walk => {
+                            walker.walk(pid, &mut out.fds);
+                            continue;
+                        }
+                        PassMode::Survey { walk, wants_argv } => self.survey_one(
+                            pid,
+                            clock,
+                            walk.then_some(&mut walker),
+                            wants_argv,
+                            &mut out.fds,
+                        ),
+                    };
+                    match row {
+                        Row::Read(info) => out.list.processes.push(info),
+                        Row::Gone => {}
+                        Row::Unreadable(u) => out.list.unreadable.push(u),
+                    }
                 }
             }
-            out
         };
+        // This thread works too: one fewer to start.
         let parts: Vec<Pass> = std::thread::scope(|scope| {
-            let handles: Vec<_> = pids
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || work(part)))
-                .collect();
+            let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mine = work();
             handles
                 .into_iter()
                 .map(|h| h.join().expect("a /proc pass never panics"))
+                .chain([mine])
                 .collect()
         });
         let mut all = Pass::default();
@@ -177,6 +189,11 @@ impl LinuxProbe {
             all.fds.unreadable.append(&mut part.fds.unreadable);
             all.fds.blind.append(&mut part.fds.blind);
         }
+        // In pid order whatever thread read what: answers do not depend on scheduling.
+        all.list.processes.sort_unstable_by_key(|p| p.identity.pid);
+        all.list.unreadable.sort_unstable_by_key(|u| u.pid);
+        all.fds.unreadable.sort_unstable();
+        all.fds.blind.sort_unstable();
         all
     }
 
@@ -295,17 +312,26 @@ impl LinuxProbe {
 /// `/proc` reports as 0, and then grows it from 32 bytes in many reads; one 4 KiB read (and one
 /// more to see the end) is what these files need.
 fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(4096);
+    read_into(path, &mut out)?;
+    Ok(out)
+}
+
+/// [`read_small`] into `out` (cleared first), so a caller reading many files reuses one buffer.
+fn read_into(path: &Path, out: &mut Vec<u8>) -> std::io::Result<()> {
     use std::io::Read;
     let mut file = fs::File::open(path)?;
-    let mut out = Vec::with_capacity(4096);
-    let mut buf = [0u8; 4096];
+    out.clear();
     loop {
-        let n = file.read(&mut buf)?;
-        out.extend_from_slice(&buf[..n]);
+        out.reserve(4096);
+        let start = out.len();
+        out.resize(start + 4096, 0);
+        let n = file.read(&mut out[start..])?;
+        out.truncate(start + n);
         // These files are generated whole on the first read: a short read is the end, which
         // saves the extra read that would only return 0.
-        if n < buf.len() {
-            return Ok(out);
+        if n < 4096 {
+            return Ok(());
         }
     }
 }

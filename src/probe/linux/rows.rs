@@ -1,11 +1,12 @@
 //! One row of the process table per pid: `/proc/<pid>/stat` (comm, ppid, session, tty, start
 //! time, state), the owner, and argv — as a whole ([`read`]) or piece by piece for the survey.
 
+use std::cell::RefCell;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use super::{is_gone, read_small};
+use super::{is_gone, read_into};
 use crate::probe::procfs::{self as parse, Stat};
 use crate::probe::{Identity, Pid, ProcessInfo, UnreadableProcess};
 
@@ -25,14 +26,20 @@ pub struct Clock {
     pub uptime: Option<f64>,
 }
 
-/// Reads one `/proc/<pid>` file: `Ok(None)` when the process is gone.
-fn read(pid: Pid, name: &str) -> Result<Option<Vec<u8>>, String> {
+thread_local! {
+    /// The buffer each small file is read into, one per thread of a pass.
+    static SCRATCH: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(4096));
+}
+
+/// Reads one `/proc/<pid>` file and hands its bytes to `f`: `Ok(None)` when the process is
+/// gone.
+fn read_with<T>(pid: Pid, name: &str, f: impl FnOnce(&[u8]) -> T) -> Result<Option<T>, String> {
     let path = format!("/proc/{pid}/{name}");
-    match read_small(Path::new(&path)) {
-        Ok(bytes) => Ok(Some(bytes)),
+    SCRATCH.with_borrow_mut(|buf| match read_into(Path::new(&path), buf) {
+        Ok(()) => Ok(Some(f(buf))),
         Err(e) if is_gone(&e) => Ok(None),
         Err(e) => Err(format!("{path}: {e}")),
-    }
+    })
 }
 
 /// The whole row of `pid`: stat, owner, argv.
@@ -67,12 +74,11 @@ pub fn unreadable(pid: Pid, error: String) -> Row {
 
 /// `(comm, fields)` of `/proc/<pid>/stat`; `Ok(None)` when the process is gone.
 pub fn stat(pid: Pid) -> Result<Option<(String, Stat)>, String> {
-    let Some(bytes) = read(pid, "stat")? else {
-        return Ok(None);
-    };
-    parse::parse_stat(&bytes)
-        .map(Some)
-        .ok_or_else(|| format!("/proc/{pid}/stat: unexpected format"))
+    match read_with(pid, "stat", parse::parse_stat)? {
+        None => Ok(None),
+        Some(Some(read)) => Ok(Some(read)),
+        Some(None) => Err(format!("/proc/{pid}/stat: unexpected format")),
+    }
 }
 
 /// The real uid of `pid`. Its `/proc` folders belong to its effective uid (`folder_owner`,
@@ -91,19 +97,18 @@ pub fn owner(pid: Pid, own_uid: u32, folder_owner: Option<u32>) -> Result<Option
     if owner == own_uid {
         return Ok(Some(owner));
     }
-    let Some(status) = read(pid, "status")? else {
-        return Ok(None);
-    };
-    parse::parse_status_uid(&status)
-        .map(Some)
-        .ok_or_else(|| format!("/proc/{pid}/status: no Uid line"))
+    match read_with(pid, "status", parse::parse_status_uid)? {
+        None => Ok(None),
+        Some(Some(uid)) => Ok(Some(uid)),
+        Some(None) => Err(format!("/proc/{pid}/status: no Uid line")),
+    }
 }
 
 /// argv; `None` when the process is gone. Unreadable argv (a hidepid mount) is empty: it only
 /// means "never a candidate".
 pub fn argv(pid: Pid) -> Option<Vec<Vec<u8>>> {
-    match read(pid, "cmdline") {
-        Ok(Some(bytes)) => Some(parse::parse_cmdline(&bytes)),
+    match read_with(pid, "cmdline", parse::parse_cmdline) {
+        Ok(Some(argv)) => Some(argv),
         Ok(None) => None,
         Err(_) => Some(Vec::new()),
     }
