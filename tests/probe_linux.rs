@@ -132,11 +132,10 @@ fn the_proc_net_fallback_gives_the_same_sockets_and_owners() {
     let _accepted = listener.accept().unwrap();
     let _waiting = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let ours = |source: TableSource| -> BTreeSet<String> {
-        let table = LinuxProbe::with_tables(source)
-            .survey(&|_| false)
-            .unwrap()
-            .sockets
-            .unwrap();
+        let probe = LinuxProbe::with_tables(source);
+        let table = probe.survey(&|_| false).unwrap().sockets.unwrap();
+        // No silent fallback: each source answered itself.
+        assert_eq!(probe.last_tables(), Some(source));
         table
             .sockets
             .iter()

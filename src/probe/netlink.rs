@@ -119,7 +119,17 @@ pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
         }
         let body = &buf[at + HEADER..at + len];
         match kind {
-            NLMSG_DONE => return Ok(Chunk::Done(rows)),
+            // A dump that failed part-way still ends with DONE, its body the negative errno
+            // (e.g. ENOENT when `inet_diag` is loaded without `tcp_diag`): that is no table.
+            NLMSG_DONE => {
+                return match body
+                    .get(..4)
+                    .map(|b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+                {
+                    Some(errno) if errno < 0 => Err(DumpError::Refused(errno.saturating_neg())),
+                    _ => Ok(Chunk::Done(rows)),
+                }
+            }
             NLMSG_ERROR => {
                 let errno = body
                     .get(..4)

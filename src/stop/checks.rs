@@ -18,6 +18,15 @@ use crate::signal::Expected;
 pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), String> {
     // argv plays no part in a network check: none is read beyond the socket holders'.
     let survey = probe.survey(&|_| false).map_err(|e| e.to_string())?;
+    // A member whose row cannot be read was not walked: its sockets are unknown.
+    if let Some(u) = survey
+        .processes
+        .unreadable
+        .iter()
+        .find(|u| members.contains(&u.pid))
+    {
+        return Err(format!("pid {} could not be read: {}", u.pid, u.error));
+    }
     let table = survey
         .sockets
         .map_err(|e| format!("connection data could not be read: {e}"))?;

@@ -306,6 +306,30 @@ fn a_connection_appearing_at_a_c_or_e_refuses_with_zero_signals() {
     }
 }
 
+/// A member whose row cannot be read at check (c) was not walked: its sockets are unknown.
+#[test]
+fn a_member_unreadable_at_a_network_check_refuses() {
+    let w = world(|call, n, p| {
+        if call == "sockets" && n == 2 {
+            p.processes.retain(|q| q.identity.pid != 101);
+            p.unreadable_processes
+                .push(crate::probe::UnreadableProcess {
+                    pid: 101,
+                    uid: Some(crate::probe::fake::USER),
+                    error: "scripted: EIO".into(),
+                });
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(
+        r.reason.contains("pid 101 could not be read"),
+        "{}",
+        r.reason
+    );
+    assert!(sent.is_empty());
+}
+
 #[test]
 fn a_failing_connection_source_refuses() {
     let w = world(|call, n, p| {

@@ -13,6 +13,22 @@ use super::is_gone;
 use crate::probe::procfs as parse;
 use crate::probe::Pid;
 
+/// The `getdents` buffer of an fd folder, in bytes.
+const DIRENTS: usize = 32 * 1024;
+
+/// Whether the entries read so far — all of one `getdents` buffer of `buffer` bytes, `seen`
+/// of them fds — are the whole folder. Two proofs, both needed:
+/// - room: an fd entry takes at most 32 bytes (a name of up to 10 digits), so when `seen` fds
+///   and the two dot entries left room for one more, the kernel stopped because it ran out of
+///   fds, not of room (it fills a buffer until one or the other);
+/// - count: the folder's size, read just before, says exactly `seen` fds are open.
+///
+/// A full buffer, a size of 0 (kernels before 6.2) or any other count reads on to the end.
+fn listing_complete(seen: u64, open_fds: Option<u64>, buffer: usize) -> bool {
+    let room = (seen + 3) * 32 <= buffer as u64;
+    room && open_fds == Some(seen)
+}
+
 /// What a walk over some processes found.
 #[derive(Default)]
 pub struct FdWalk {
@@ -36,7 +52,7 @@ impl<'a> Walker<'a> {
     pub fn new(own_ns: Option<&'a Path>) -> Self {
         Self {
             own_ns,
-            dirents: vec![MaybeUninit::uninit(); 32 * 1024],
+            dirents: vec![MaybeUninit::uninit(); DIRENTS],
             link: Vec::with_capacity(256),
             found: Vec::new(),
         }
@@ -108,10 +124,8 @@ impl<'a> Walker<'a> {
     /// mid-walk is skipped; any other failure fails the whole folder — never "no sockets".
     ///
     /// `open_fds` is the folder's size, which Linux ≥ 6.2 reports as the number of open fds
-    /// (older kernels say 0). When one buffer of entries holds exactly that many fds, the
-    /// listing is complete and the `getdents` that would only answer "end" is skipped: the
-    /// kernel fills a buffer until it runs out of fds or of room, and 32 KiB hold over a
-    /// thousand entries. Any other count reads on to the end.
+    /// (older kernels say 0); see [`listing_complete`] for when the `getdents` that would only
+    /// answer "end" is skipped.
     fn links(&mut self, pid: Pid, fd: OwnedFd, open_fds: Option<u64>) -> std::io::Result<()> {
         let mut buf = std::mem::take(&mut self.link);
         let mut seen = 0u64;
@@ -137,11 +151,31 @@ impl<'a> Walker<'a> {
                     return Err(e.into());
                 }
             }
-            if entries.is_buffer_empty() && open_fds == Some(seen) {
+            if entries.is_buffer_empty() && listing_complete(seen, open_fds, DIRENTS) {
                 break;
             }
         }
         self.link = buf;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_ends_early_only_with_room_left_and_the_count_matched() {
+        assert!(listing_complete(5, Some(5), DIRENTS));
+        assert!(listing_complete(0, Some(0), DIRENTS), "no fds at all");
+        assert!(!listing_complete(5, Some(6), DIRENTS), "an fd opened since");
+        assert!(!listing_complete(5, None, DIRENTS), "size unknown");
+        assert!(
+            !listing_complete(5, Some(0), DIRENTS),
+            "a kernel before 6.2"
+        );
+        // A buffer that may be full: more may follow, whatever the count says.
+        assert!(!listing_complete(1022, Some(1022), DIRENTS));
+        assert!(listing_complete(1021, Some(1021), DIRENTS));
     }
 }

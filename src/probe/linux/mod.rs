@@ -17,7 +17,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::procfs::{self as parse, TcpRow};
@@ -35,6 +35,8 @@ pub struct LinuxProbe {
     uid: u32,
     pid: Pid,
     tables: Source,
+    /// [`LinuxProbe::last_tables`], as a number (0 none, 1 sock_diag, 2 `/proc/net`).
+    last_tables: AtomicU8,
 }
 
 /// Pids handed to a thread at a time.
@@ -121,7 +123,29 @@ impl LinuxProbe {
             uid: rustix::process::geteuid().as_raw(),
             pid: std::process::id(),
             tables,
+            last_tables: AtomicU8::new(0),
         }
+    }
+
+    /// The source that answered the last table read: sock_diag, or `/proc/net` after a
+    /// fallback (`None` before any read, or when both failed).
+    pub fn last_tables(&self) -> Option<Source> {
+        match self.last_tables.load(Ordering::Relaxed) {
+            1 => Some(Source::SockDiag),
+            2 => Some(Source::ProcNet),
+            _ => None,
+        }
+    }
+
+    fn tables(&self) -> Result<Vec<TcpRow>, ProbeError> {
+        let read = tables::read(self.tables);
+        let code = match &read {
+            Ok((_, Source::SockDiag)) => 1,
+            Ok((_, Source::ProcNet)) => 2,
+            Err(_) => 0,
+        };
+        self.last_tables.store(code, Ordering::Relaxed);
+        read.map(|(rows, _)| rows)
     }
 
     /// One pass over `pids`, spread over the machine's cores.
@@ -231,8 +255,17 @@ impl LinuxProbe {
             Ok(None) => return Row::Gone,
             Err(e) => return rows::unreadable(pid, e),
         };
+        let own = uid == self.uid;
+        // A wanted name's argv is read right after its stat, as a whole row read does.
+        let mut argv = None;
+        if own && wants_argv(&comm) {
+            argv = match rows::argv(pid) {
+                Some(argv) => Some(argv),
+                None => return Row::Gone,
+            };
+        }
         let mut holds_sockets = false;
-        if uid == self.uid {
+        if own {
             match (opened, walker) {
                 (Some(Ok(dir)), Some(walker)) => {
                     holds_sockets = walker.walk_open(pid, dir, open_fds, fds)
@@ -241,14 +274,18 @@ impl LinuxProbe {
                 _ => {}
             }
         }
-        let argv = if uid == self.uid && (holds_sockets || wants_argv(&comm)) {
-            match rows::argv(pid) {
+        // A socket holder's argv is read after its walk, which can be long: the start time is
+        // read again, so a pid that changed hands meanwhile never lends its argv.
+        if own && holds_sockets && argv.is_none() {
+            let identity = Identity {
+                pid,
+                start_time: stat.start_time,
+            };
+            argv = match self.argv(identity) {
                 Some(argv) => Some(argv),
                 None => return Row::Gone,
-            }
-        } else {
-            None
-        };
+            };
+        }
         Row::Read(rows::info(pid, comm, stat, uid, argv, clock))
     }
 
@@ -366,7 +403,7 @@ impl Probe for LinuxProbe {
 
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         // The tables first: every socket in them that a process still holds is then found.
-        let tables = tables::read(self.tables);
+        let tables = self.tables();
         // Without tables there is nothing to attribute: the walk is skipped, and every
         // resource fails closed on the error.
         let walk = tables.is_ok();
@@ -412,7 +449,7 @@ impl Probe for LinuxProbe {
     }
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
-        let rows = tables::read(self.tables)?;
+        let rows = self.tables()?;
         Ok(attribute(rows, self.pass(owners_among, PassMode::Walk).fds))
     }
 

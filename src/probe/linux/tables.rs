@@ -36,15 +36,16 @@ impl Source {
     }
 }
 
-/// Every LISTEN and ESTABLISHED TCP socket of Pier's network namespace, IPv4 and IPv6.
-pub fn read(source: Source) -> Result<Vec<TcpRow>, ProbeError> {
+/// Every LISTEN and ESTABLISHED TCP socket of Pier's network namespace, IPv4 and IPv6, and
+/// the source that gave them.
+pub fn read(source: Source) -> Result<(Vec<TcpRow>, Source), ProbeError> {
     if source == Source::SockDiag {
         match sock_diag() {
-            Ok(rows) => return Ok(rows),
+            Ok(rows) => return Ok((rows, Source::SockDiag)),
             Err(why) => tracing::debug!("sock_diag unavailable, reading /proc/net: {why}"),
         }
     }
-    proc_net()
+    proc_net().map(|rows| (rows, Source::ProcNet))
 }
 
 /// One dump per family over a netlink socket. The socket times out rather than waiting forever

@@ -115,6 +115,16 @@ fn done_ends_the_dump_and_keeps_the_rows_before_it() {
 }
 
 #[test]
+fn a_dump_that_ends_with_an_error_is_no_table() {
+    // DONE carrying -ENOENT (no tcp_diag), after rows already sent: never "these rows".
+    let mut buf = sample(5);
+    buf.extend(message(NLMSG_DONE, 2, 5, &(-2i32).to_ne_bytes()));
+    assert_eq!(parse_chunk(&buf, 5), Err(DumpError::Refused(2)));
+    let alone = message(NLMSG_DONE, 2, 5, &(-90i32).to_ne_bytes());
+    assert_eq!(parse_chunk(&alone, 5), Err(DumpError::Refused(90)));
+}
+
+#[test]
 fn states_pier_does_not_read_are_skipped() {
     // TIME_WAIT (6): a kernel that ignored the state filter must not add rows.
     let body = diag(2, 6, a("127.0.0.1:1"), a("127.0.0.1:2"), 1);
