@@ -1,0 +1,179 @@
+//! Property tests of every parser of OS data: whatever the bytes, a parser answers or refuses,
+//! never panics; and what the kernel writes reads back exactly. Run with the other tests;
+//! `PROPTEST_CASES=100000 cargo test --test parsers_prop` runs the long version.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use pier::probe::darwin::parse_procargs2;
+use pier::probe::netlink::parse_chunk;
+use pier::probe::procfs::{
+    parse_cgroup, parse_cmdline, parse_io_bytes, parse_schedstat, parse_socket_link, parse_stat,
+    parse_status_uid, parse_tcp_table, parse_uptime,
+};
+use pier::probe::TcpState;
+use proptest::prelude::*;
+
+proptest! {
+    #[test]
+    fn no_parser_panics_on_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let _ = parse_stat(&bytes);
+        let _ = parse_status_uid(&bytes);
+        let _ = parse_cmdline(&bytes);
+        let _ = parse_socket_link(&bytes);
+        let _ = parse_schedstat(&bytes);
+        let _ = parse_io_bytes(&bytes);
+        let _ = parse_cgroup(&bytes);
+        let _ = parse_uptime(&bytes);
+        let _ = parse_tcp_table(&String::from_utf8_lossy(&bytes));
+        let _ = parse_procargs2(&bytes);
+        let _ = parse_chunk(&bytes, 1);
+    }
+
+    /// `comm` may hold anything but NUL — spaces, `(`, `)`, digits that look like fields.
+    #[test]
+    fn stat_reads_back_what_the_kernel_wrote(
+        comm in proptest::collection::vec(1u8..=255, 0..16),
+        state in prop::sample::select(vec![b'R', b'S', b'D', b'Z', b'T', b'X', b'I']),
+        ppid in any::<u32>(),
+        session in any::<u32>(),
+        tty_nr in any::<i32>(),
+        utime in 0u64..u64::MAX / 2,
+        stime in 0u64..u64::MAX / 2,
+        start_time in any::<u64>(),
+    ) {
+        let mut line = b"4242 (".to_vec();
+        line.extend_from_slice(&comm);
+        line.extend_from_slice(
+            format!(
+                ") {} {ppid} 7 {session} {tty_nr} -1 4194560 1 0 0 0 {utime} {stime} 0 0 20 0 1 0 \
+                 {start_time} 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+                state as char
+            )
+            .as_bytes(),
+        );
+        let (name, stat) = parse_stat(&line).expect("a kernel line parses");
+        prop_assert_eq!(name, String::from_utf8_lossy(&comm).into_owned());
+        prop_assert_eq!(stat.state, state);
+        prop_assert_eq!(stat.ppid, ppid);
+        prop_assert_eq!(stat.session, session);
+        prop_assert_eq!(stat.tty_nr, tty_nr as u32);
+        prop_assert_eq!(stat.cpu_ticks, utime + stime);
+        prop_assert_eq!(stat.start_time, start_time);
+    }
+
+    /// argv and environ: NUL-separated, NUL-terminated, any other byte kept.
+    #[test]
+    fn cmdline_reads_back_every_argument(
+        first in proptest::collection::vec(1u8..=255, 1..40),
+        rest in proptest::collection::vec(proptest::collection::vec(1u8..=255, 0..40), 0..8),
+    ) {
+        let argv: Vec<Vec<u8>> = std::iter::once(first).chain(rest).collect();
+        let mut bytes = Vec::new();
+        for a in &argv {
+            bytes.extend_from_slice(a);
+            bytes.push(0);
+        }
+        prop_assert_eq!(parse_cmdline(&bytes), argv);
+    }
+
+    #[test]
+    fn tcp_tables_read_back_every_listen_and_established_row(
+        rows in proptest::collection::vec(
+            (any::<bool>(), any::<[u8; 16]>(), any::<u16>(), any::<[u8; 16]>(), any::<u16>(),
+             prop::sample::select(vec![0x01u8, 0x0A, 0x06, 0x08]), any::<u32>()),
+            0..20,
+        )
+    ) {
+        let mut v4 = String::from("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n");
+        let mut v6 = v4.clone();
+        let mut want = Vec::new();
+        for (n, (is_v4, la, lp, ra, rp, st, inode)) in rows.iter().enumerate() {
+            let (l, r) = if *is_v4 {
+                (SocketAddr::new(IpAddr::V4(Ipv4Addr::new(la[0], la[1], la[2], la[3])), *lp),
+                 SocketAddr::new(IpAddr::V4(Ipv4Addr::new(ra[0], ra[1], ra[2], ra[3])), *rp))
+            } else {
+                (SocketAddr::new(IpAddr::V6(Ipv6Addr::from(*la)), *lp),
+                 SocketAddr::new(IpAddr::V6(Ipv6Addr::from(*ra)), *rp))
+            };
+            let line = format!(
+                "{n:4}: {}:{:04X} {}:{:04X} {st:02X} 00000000:00000000 00:00000000 00000000  1000        0 {inode} 1 0000000000000000 100 0 0 10 0\n",
+                kernel_hex(l.ip()), lp, kernel_hex(r.ip()), rp
+            );
+            if *is_v4 { v4.push_str(&line) } else { v6.push_str(&line) }
+            let state = match st { 0x01 => Some(TcpState::Established), 0x0A => Some(TcpState::Listen), _ => None };
+            if let Some(state) = state {
+                want.push((*is_v4, l, r, state, u64::from(*inode)));
+            }
+        }
+        let got: Vec<_> = parse_tcp_table(&v4).unwrap().into_iter().map(|r| (true, r))
+            .chain(parse_tcp_table(&v6).unwrap().into_iter().map(|r| (false, r)))
+            .map(|(fam, r)| (fam, r.local, r.remote, r.state, r.inode))
+            .collect();
+        want.sort_by_key(|w| !w.0);
+        prop_assert_eq!(got, want);
+    }
+
+    /// KERN_PROCARGS2: argc, the executable path and its NUL padding, argv, the environment,
+    /// then the kernel's apple strings — which are never part of the environment.
+    #[test]
+    fn procargs2_reads_back_argv_and_environment(
+        exec in proptest::collection::vec(1u8..=255, 1..60),
+        pad in 1usize..8,
+        argv in proptest::collection::vec(proptest::collection::vec(1u8..=255, 1..30), 1..6),
+        env in proptest::collection::vec(proptest::collection::vec(b'A'..=b'Z', 1..20), 0..6),
+        apple in any::<bool>(),
+    ) {
+        let mut buf = (argv.len() as i32).to_ne_bytes().to_vec();
+        buf.extend_from_slice(&exec);
+        buf.extend(std::iter::repeat_n(0, pad));
+        for a in argv.iter().chain(env.iter()) {
+            buf.extend_from_slice(a);
+            buf.push(0);
+        }
+        if apple {
+            buf.extend_from_slice(b"ptr_munge=\0main_stack=\0");
+        } else {
+            buf.push(0);
+        }
+        let read = parse_procargs2(&buf).expect("a kernel buffer parses");
+        prop_assert_eq!(read.exec_path, exec);
+        prop_assert_eq!(read.argv, argv);
+        prop_assert_eq!(read.env, env);
+    }
+
+    /// Whole netlink messages with any content never panic, and a well-framed stream yields at
+    /// most one socket per message.
+    #[test]
+    fn framed_netlink_messages_never_panic(
+        bodies in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..100), 0..8),
+        kind in prop::sample::select(vec![2u16, 3, 20, 99]),
+    ) {
+        let mut buf = Vec::new();
+        for body in &bodies {
+            let len = 16 + body.len();
+            buf.extend_from_slice(&(len as u32).to_ne_bytes());
+            buf.extend_from_slice(&kind.to_ne_bytes());
+            buf.extend_from_slice(&2u16.to_ne_bytes());
+            buf.extend_from_slice(&1u32.to_ne_bytes());
+            buf.extend_from_slice(&0u32.to_ne_bytes());
+            buf.extend_from_slice(body);
+            buf.resize((buf.len() + 3) & !3, 0);
+        }
+        if let Ok(pier::probe::netlink::Chunk::More(rows) | pier::probe::netlink::Chunk::Done(rows)) = parse_chunk(&buf, 1) {
+            prop_assert!(rows.len() <= bodies.len());
+        }
+    }
+}
+
+/// An address as `/proc/net/tcp` prints it: each 32-bit word of the network-order bytes as a
+/// host-order integer in hex.
+fn kernel_hex(ip: IpAddr) -> String {
+    let bytes: Vec<u8> = match ip {
+        IpAddr::V4(v4) => v4.octets().to_vec(),
+        IpAddr::V6(v6) => v6.octets().to_vec(),
+    };
+    bytes
+        .chunks(4)
+        .map(|w| format!("{:08X}", u32::from_ne_bytes([w[0], w[1], w[2], w[3]])))
+        .collect()
+}
