@@ -326,4 +326,6 @@ fn other_listeners(
 }
 
 #[cfg(test)]
+mod props;
+#[cfg(test)]
 mod tests;

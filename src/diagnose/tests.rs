@@ -10,9 +10,9 @@ use std::os::unix::ffi::OsStrExt;
 use crate::probe::fake::{process, FakeProbe, PIER_PID};
 use crate::probe::{ActivityDelta, ProcessDetails};
 
-const APP: &str = "/home/u/app";
+pub(super) const APP: &str = "/home/u/app";
 
-fn markers(dir: &Path) -> Option<&'static str> {
+pub(super) fn markers(dir: &Path) -> Option<&'static str> {
     match dir.to_str()? {
         "/home/u/app" | "/home/u/other" => Some("package.json"),
         "/home/u" => Some(".git"),
@@ -20,7 +20,7 @@ fn markers(dir: &Path) -> Option<&'static str> {
     }
 }
 
-fn opts() -> ScanOptions {
+pub(super) fn opts() -> ScanOptions {
     ScanOptions {
         sample: Duration::from_millis(100),
         home: Some("/home/u".into()),
