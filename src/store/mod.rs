@@ -18,7 +18,7 @@
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -69,6 +69,12 @@ pub enum StoreError {
     },
     #[error("{0:?} is not a valid record name (letters, digits, '-', '_' and '.' only)")]
     BadName(String),
+    #[error("Pier's state folder {path} is a symbolic link; snapshots hold secrets, so Pier keeps them only in a real folder: point PIER_STATE_DIR at the folder itself")]
+    SymlinkFolder { path: PathBuf },
+    #[error("Pier's state folder {path} belongs to uid {uid}, not to you; Pier keeps your snapshots only in a folder of yours")]
+    ForeignFolder { path: PathBuf, uid: u32 },
+    #[error("the record {path} belongs to uid {uid}, not to you; Pier neither trusts nor changes it, and left it as it is")]
+    ForeignRecord { path: PathBuf, uid: u32 },
 }
 
 /// A record that says which process it speaks for.
@@ -146,9 +152,25 @@ impl Store {
 
     /// Opens `dir` as the state folder (creating it, mode 0700), with its `records` and
     /// `locks` subfolders.
+    ///
+    /// The folder must be a real folder of the user's: a symbolic link, or a folder another
+    /// user owns, could hand the snapshots' secrets (and the argv a restart runs) to someone
+    /// else.
     pub fn open_at(dir: impl Into<PathBuf>) -> Result<Self, StoreError> {
         let dir = dir.into();
         for sub in [dir.clone(), dir.join("records"), dir.join("locks")] {
+            match fs::symlink_metadata(&sub) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(StoreError::SymlinkFolder { path: sub })
+                }
+                Ok(m) if m.uid() != euid() => {
+                    return Err(StoreError::ForeignFolder {
+                        path: sub,
+                        uid: m.uid(),
+                    })
+                }
+                _ => {}
+            }
             let existed = sub.is_dir();
             let prepared = fs::create_dir_all(&sub)
                 .and_then(|()| fs::set_permissions(&sub, fs::Permissions::from_mode(0o700)))
@@ -240,17 +262,30 @@ impl Store {
         }
     }
 
-    /// Reads one record: `None` when there is none.
+    /// Reads one record: `None` when there is none. A record another user owns is refused
+    /// (and kept): whoever wrote it could have put any argv in it for a restart to run.
     pub fn get<T: DeserializeOwned + Versioned>(
         &self,
         name: &str,
     ) -> Result<Option<T>, StoreError> {
+        use std::io::Read;
         let path = self.record_path(name)?;
-        match fs::read(&path) {
-            Ok(bytes) => parse(&path, &bytes).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(StoreError::Read { path, source }),
+        let mut file = match File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(StoreError::Read { path, source }),
+        };
+        let read = |source| StoreError::Read {
+            path: path.clone(),
+            source,
+        };
+        let uid = file.metadata().map_err(read)?.uid();
+        if uid != euid() {
+            return Err(StoreError::ForeignRecord { path, uid });
         }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(read)?;
+        parse(&path, &bytes).map(Some)
     }
 
     /// Changes the record `name` under its lock, only on behalf of the identity it names.
@@ -378,6 +413,11 @@ impl Store {
         }
         written.map_err(failed)
     }
+}
+
+/// The uid Pier runs as: the owner its folders and records must have.
+fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
 }
 
 /// Parses a record, refusing schemas newer than this build knows.

@@ -220,3 +220,64 @@ fn try_lock_says_none_while_another_holder_has_it() {
     drop(first);
     assert!(store.try_lock("app").unwrap().is_some(), "free again");
 }
+
+/// A record another user wrote into the folder is never trusted: whoever wrote it could have
+/// put any argv in it for a restart to run. It is reported and kept. (Needs root to hand a
+/// file to another user; elsewhere the test says so and stops.)
+#[test]
+fn a_record_owned_by_another_user_is_refused_and_kept() {
+    let (_dir, s) = store();
+    s.put("snap-1", &rec(1, 10)).unwrap();
+    let path = s.folder().join("records/snap-1.json");
+    if std::os::unix::fs::chown(&path, Some(65534), None).is_err() {
+        eprintln!("skipped: only root can hand a file to another user");
+        return;
+    }
+    match s.get::<Rec>("snap-1") {
+        Err(StoreError::ForeignRecord { uid: 65534, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    let listing = s.list::<Rec>("snap-").unwrap();
+    assert!(listing.records.is_empty());
+    assert_eq!(listing.damaged.len(), 1);
+    assert!(listing.damaged[0]
+        .to_string()
+        .contains("belongs to uid 65534"));
+    let owner = Identity {
+        pid: 1,
+        start_time: 10,
+    };
+    assert!(s
+        .update("snap-1", owner, |r: &mut Rec| r.count += 1)
+        .is_err());
+    assert!(path.exists(), "kept as it is");
+}
+
+#[test]
+fn a_state_folder_that_is_a_link_or_another_users_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    fs::create_dir(&real).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    assert!(matches!(
+        Store::open_at(&link),
+        Err(StoreError::SymlinkFolder { .. })
+    ));
+    // A records folder that is a link is refused too.
+    let outer = dir.path().join("outer");
+    fs::create_dir(&outer).unwrap();
+    std::os::unix::fs::symlink(&real, outer.join("records")).unwrap();
+    assert!(matches!(
+        Store::open_at(&outer),
+        Err(StoreError::SymlinkFolder { .. })
+    ));
+    let theirs = dir.path().join("theirs");
+    fs::create_dir(&theirs).unwrap();
+    if std::os::unix::fs::chown(&theirs, Some(65534), None).is_ok() {
+        assert!(matches!(
+            Store::open_at(&theirs),
+            Err(StoreError::ForeignFolder { uid: 65534, .. })
+        ));
+    }
+}

@@ -1,0 +1,136 @@
+//! The state folder when it cannot be used as it should: full, read-only, a symbolic link, or
+//! another user's. Each gives a sentence, and no process is signalled without its snapshot on
+//! disk. The full and read-only folders are mounts (root only): elsewhere those tests say
+//! "skipped".
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use serde_json::Value;
+
+/// A mount, undone at drop.
+struct Mount(PathBuf);
+
+impl Mount {
+    fn new(args: &[&str], at: &Path) -> Option<Mount> {
+        let ok = Command::new("mount")
+            .args(args)
+            .arg(at)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ok.then(|| Mount(at.to_path_buf()))
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).output();
+    }
+}
+
+fn id_of(sb: &Sandbox, server: &Value) -> String {
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(server)).expect("the fixture is found");
+    r["id"].as_str().unwrap().to_owned()
+}
+
+/// The fixture runs as it did: same pid, same start time.
+fn untouched(server: &Value) -> bool {
+    start_time_of(pid(server)) == server["start_time"].as_u64()
+}
+
+#[test]
+fn a_full_state_folder_means_no_signal_and_says_why() {
+    if fixtures_cannot_be_orphans("a_full_state_folder_means_no_signal_and_says_why") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &[], |_| true);
+    let id = id_of(&sb, &server);
+    let state = sb.path().join("state");
+    let Some(_mount) = Mount::new(
+        &["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs"],
+        &state,
+    ) else {
+        eprintln!("skipped: cannot mount a small tmpfs here");
+        return;
+    };
+    for sub in ["records", "locks"] {
+        std::fs::create_dir(state.join(sub)).unwrap();
+    }
+    let mut fill = std::fs::File::create(state.join("fill")).unwrap();
+    while fill.write_all(&[0u8; 4096]).is_ok() {}
+    drop(fill);
+
+    let out = sb.pier_exact(&["stop", "--json", "--sample-ms", "100", &id]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("stop prints JSON");
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "failed", "{doc:#}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the recovery snapshot could not be written, so nothing was signalled"),
+        "{doc:#}"
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert!(untouched(&server), "no signal without a snapshot");
+}
+
+#[test]
+fn a_read_only_state_folder_is_a_sentence_and_no_signal() {
+    if fixtures_cannot_be_orphans("a_read_only_state_folder_is_a_sentence_and_no_signal") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &[], |_| true);
+    let id = id_of(&sb, &server);
+    let state = sb.path().join("state");
+    let Some(_bind) = Mount::new(&["--bind", state.to_str().unwrap()], &state).and_then(|bind| {
+        let ro = Command::new("mount")
+            .args(["-o", "remount,bind,ro"])
+            .arg(&state)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ro.then_some(bind)
+    }) else {
+        eprintln!("skipped: cannot mount the state folder read-only here");
+        return;
+    };
+
+    let out = sb.pier_exact(&["stop", "--json", "--sample-ms", "100", &id]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("state folder") && err.contains("Read-only file system"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(untouched(&server), "no signal without a snapshot");
+}
+
+#[test]
+fn a_state_folder_that_is_a_symbolic_link_is_refused_with_a_sentence() {
+    let sb = Sandbox::new();
+    let real = sb.path().join("elsewhere");
+    std::fs::create_dir(&real).unwrap();
+    let link = sb.path().join("state-link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(["history", "--json"])
+        .env("PIER_STATE_DIR", &link)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert!(
+        std::fs::read_dir(&real).unwrap().next().is_none(),
+        "nothing was written through the link"
+    );
+}
