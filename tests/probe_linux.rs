@@ -74,14 +74,13 @@ fn argv_read_later_belongs_to_its_identity_or_to_nobody() {
     assert_eq!(probe.argv(identity), None, "gone");
 }
 
-/// One `getdents` buffer lists about 1,300 fds; a listener opened after 3,000 others sits
-/// beyond it, and the survey must still find it (the early end of a listing applies only when
-/// the count of open fds says it is complete).
+/// One `getdents` buffer lists about 1,300 fds; a listener opened after 10,000 others (as
+/// many as the fd limit allows) sits far beyond it, and the survey must still find it.
 #[test]
 fn a_listener_behind_thousands_of_fds_is_found() {
     let code = "import os, resource, socket, sys\n\
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n\
-        want = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)\n\
+        want = 10240 if hard == resource.RLIM_INFINITY else min(hard, 10240)\n\
         resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))\n\
         held = [os.open('/dev/null', os.O_RDONLY) for _ in range(want - 64)]\n\
         s = socket.socket()\n\
@@ -213,4 +212,56 @@ fn a_survey_reads_argv_of_socket_holders_and_of_wanted_names_only() {
     idle.wait().unwrap();
     drop(server.stdin.take());
     server.wait().unwrap();
+}
+
+/// argv and environment of hundreds of KB are read whole and exactly (each argument is capped
+/// at 128 KiB by the kernel; the total at 2 MiB).
+#[test]
+fn an_argv_and_environment_of_hundreds_of_kb_are_read_exactly() {
+    let args: Vec<String> = (0..3).map(|i| format!("{i}").repeat(100 * 1024)).collect();
+    let value = "v".repeat(100 * 1024);
+    let mut child = Command::new("sleep")
+        .arg("600")
+        .args(&args)
+        .env_clear()
+        .env("BIG1", &value)
+        .env("BIG2", &value)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let probe = LinuxProbe::new();
+    let IdentityRead::Alive { identity, .. } = probe.identity(pid) else {
+        panic!("the child runs");
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut argv = probe.argv(identity);
+    while argv.as_ref().is_some_and(Vec::is_empty) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        argv = probe.argv(identity);
+    }
+    let argv = argv.expect("alive");
+    let total: usize = argv.iter().map(Vec::len).sum();
+    let env = probe.environment(pid).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(argv.len(), 5, "sleep, 600 and three big arguments");
+    assert_eq!(
+        &argv[2..],
+        args.iter()
+            .map(|a| a.as_bytes().to_vec())
+            .collect::<Vec<_>>()
+            .as_slice()
+    );
+    assert!(total > 300 * 1024);
+    let mut env = env;
+    env.sort();
+    assert_eq!(
+        env,
+        vec![
+            format!("BIG1={value}").into_bytes(),
+            format!("BIG2={value}").into_bytes()
+        ]
+    );
 }
