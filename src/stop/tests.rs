@@ -706,3 +706,28 @@ fn force_skips_the_level_but_still_refuses_a_changed_identity() {
     assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
     assert!(sent.is_empty());
 }
+
+use proptest::strategy::Strategy as _;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Whichever member loses its answer, from any identity read up to the one right before
+    /// its own signal (reads 1–6 are checks (d) and (e); then 102, 101 and 100 are read before
+    /// their signals, leaf to root): it is never signalled, and the resource is never reported
+    /// stopped.
+    #[test]
+    fn a_member_whose_identity_has_no_answer_is_never_signalled(
+        (member, from) in proptest::sample::select(vec![(100u32, 9usize), (101, 8), (102, 7)])
+            .prop_flat_map(|(member, last)| (proptest::strategy::Just(member), 1..=last)),
+    ) {
+        let w = world(move |call, n, p| {
+            if call == "identity" && n >= from {
+                p.identity_unknown.insert(member);
+            }
+        });
+        let (r, sent) = run(&w);
+        proptest::prop_assert!(!sent.contains(&member), "{:?} {:#?}", sent, r);
+        proptest::prop_assert_ne!(r.result, ResourceResult::Stopped);
+    }
+}
