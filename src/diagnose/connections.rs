@@ -4,7 +4,7 @@
 //! by a member of the same resource is internal and does not count; one whose other end cannot
 //! be attributed does.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 
 use crate::probe::{Pid, Socket, TcpState};
@@ -44,8 +44,61 @@ pub fn serves(listener: SocketAddr, local: SocketAddr) -> bool {
     }
 }
 
-fn same_endpoint(a: SocketAddr, b: SocketAddr) -> bool {
-    a.port() == b.port() && canonical(a.ip()) == canonical(b.ip())
+fn canonical_addr(a: SocketAddr) -> SocketAddr {
+    SocketAddr::new(canonical(a.ip()), a.port())
+}
+
+/// The socket table indexed once per scan, so judging R resources against S sockets costs
+/// about R + S lookups rather than R × S comparisons. Positions are into the table it was
+/// built from, in table order.
+#[derive(Debug, Default)]
+pub struct SocketIndex {
+    /// Established sockets by local port.
+    established_by_port: HashMap<u16, Vec<usize>>,
+    /// Established sockets by their two ends, canonical; the first in table order wins.
+    by_ends: HashMap<(SocketAddr, SocketAddr), usize>,
+    /// Listening sockets by each of their holders.
+    listeners_by_owner: HashMap<Pid, Vec<usize>>,
+}
+
+impl SocketIndex {
+    pub fn new(table: &[Socket]) -> Self {
+        let mut index = SocketIndex::default();
+        for (i, s) in table.iter().enumerate() {
+            match s.state {
+                TcpState::Established => {
+                    index
+                        .established_by_port
+                        .entry(s.local.port())
+                        .or_default()
+                        .push(i);
+                    index
+                        .by_ends
+                        .entry((canonical_addr(s.local), canonical_addr(s.remote)))
+                        .or_insert(i);
+                }
+                TcpState::Listen => {
+                    for &owner in &s.owners {
+                        index.listeners_by_owner.entry(owner).or_default().push(i);
+                    }
+                }
+            }
+        }
+        index
+    }
+
+    /// The listening sockets any of `members` holds, in table order.
+    pub fn listeners_of(&self, members: &HashSet<Pid>) -> Vec<usize> {
+        let mut found: Vec<usize> = members
+            .iter()
+            .filter_map(|m| self.listeners_by_owner.get(m))
+            .flatten()
+            .copied()
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
 }
 
 /// The established connections on `listeners`, each attributed to the process holding its other
@@ -55,18 +108,35 @@ pub fn connections_on(
     table: &[Socket],
     members: &HashSet<Pid>,
 ) -> Vec<Conn> {
-    let established: Vec<&Socket> = table
+    connections_indexed(listeners, table, &SocketIndex::new(table), members)
+}
+
+/// [`connections_on`] with the table's index built beforehand (once per scan).
+pub fn connections_indexed(
+    listeners: &[SocketAddr],
+    table: &[Socket],
+    index: &SocketIndex,
+    members: &HashSet<Pid>,
+) -> Vec<Conn> {
+    let mut ports: Vec<u16> = listeners.iter().map(SocketAddr::port).collect();
+    ports.sort_unstable();
+    ports.dedup();
+    let mut candidates: Vec<usize> = ports
         .iter()
-        .filter(|s| s.state == TcpState::Established)
+        .filter_map(|p| index.established_by_port.get(p))
+        .flatten()
+        .copied()
         .collect();
-    established
-        .iter()
+    candidates.sort_unstable();
+    candidates
+        .into_iter()
+        .map(|i| &table[i])
         .filter(|s| listeners.iter().any(|&l| serves(l, s.local)))
         .map(|s| {
-            let peer_owners: &[Pid] = established
-                .iter()
-                .find(|t| same_endpoint(t.local, s.remote) && same_endpoint(t.remote, s.local))
-                .map_or(&[], |t| t.owners.as_slice());
+            let peer_owners: &[Pid] = index
+                .by_ends
+                .get(&(canonical_addr(s.remote), canonical_addr(s.local)))
+                .map_or(&[], |&j| table[j].owners.as_slice());
             Conn {
                 local: s.local,
                 peer: s.remote,
@@ -178,5 +248,84 @@ mod tests {
         let mut m = l.clone();
         m.queued = None;
         assert_eq!(queued_on(&[&l, &m]), 2);
+    }
+
+    /// The table scan the index replaced, kept as the reference it must agree with.
+    fn naive(listeners: &[SocketAddr], table: &[Socket], members: &HashSet<Pid>) -> Vec<Conn> {
+        let same = |a: SocketAddr, b: SocketAddr| canonical_addr(a) == canonical_addr(b);
+        let established: Vec<&Socket> = table
+            .iter()
+            .filter(|s| s.state == TcpState::Established)
+            .collect();
+        established
+            .iter()
+            .filter(|s| listeners.iter().any(|&l| serves(l, s.local)))
+            .map(|s| {
+                let peer_owners: &[Pid] = established
+                    .iter()
+                    .find(|t| same(t.local, s.remote) && same(t.remote, s.local))
+                    .map_or(&[], |t| t.owners.as_slice());
+                Conn {
+                    local: s.local,
+                    peer: s.remote,
+                    peer_pid: peer_owners.first().copied(),
+                    internal: !peer_owners.is_empty()
+                        && peer_owners.iter().all(|p| members.contains(p)),
+                }
+            })
+            .collect()
+    }
+
+    fn endpoint() -> impl proptest::strategy::Strategy<Value = SocketAddr> {
+        use proptest::prelude::*;
+        (
+            prop::sample::select(vec![
+                "127.0.0.1",
+                "0.0.0.0",
+                "10.0.0.1",
+                "::1",
+                "::",
+                "::ffff:127.0.0.1",
+            ]),
+            prop::sample::select(vec![80u16, 5173, 40000, 40001]),
+        )
+            .prop_map(|(ip, port)| SocketAddr::new(ip.parse().unwrap(), port))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_index_agrees_with_a_scan_of_the_whole_table(
+            rows in proptest::collection::vec(
+                (endpoint(), endpoint(), proptest::prelude::any::<bool>(),
+                 proptest::collection::vec(1u32..5, 0..3)),
+                0..14,
+            ),
+            listeners in proptest::collection::vec(endpoint(), 0..3),
+            members in proptest::collection::hash_set(1u32..5, 0..4),
+        ) {
+            let table: Vec<Socket> = rows
+                .into_iter()
+                .map(|(local, remote, listen, owners)| Socket {
+                    local,
+                    remote,
+                    state: if listen { TcpState::Listen } else { TcpState::Established },
+                    owners,
+                    queued: None,
+                })
+                .collect();
+            proptest::prop_assert_eq!(
+                connections_on(&listeners, &table, &members),
+                naive(&listeners, &table, &members)
+            );
+            let index = SocketIndex::new(&table);
+            let by_index: Vec<usize> = index.listeners_of(&members);
+            let by_scan: Vec<usize> = (0..table.len())
+                .filter(|&i| {
+                    table[i].state == TcpState::Listen
+                        && table[i].owners.iter().any(|o| members.contains(o))
+                })
+                .collect();
+            proptest::prop_assert_eq!(by_index, by_scan);
+        }
     }
 }

@@ -7,7 +7,7 @@ use super::connections;
 use super::model::{Connection, Evidence, Member, Port, Resource, RootIdentity};
 use super::rules::{self, ActivityFacts, Parentage, Thresholds};
 use super::{kinds, Draft, Facts};
-use crate::probe::{ActivitySample, Pid, TcpState};
+use crate::probe::{ActivitySample, Pid};
 
 pub(crate) fn resource(
     facts: &mut Facts,
@@ -160,10 +160,11 @@ fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>
             .filter(|(pid, _)| members.contains(pid))
             .map(|(pid, why)| rules::connections_unreadable(&format!("pid {pid}: {why}"))),
     );
-    let listeners: Vec<_> = table
-        .sockets
-        .iter()
-        .filter(|s| s.state == TcpState::Listen && s.owners.iter().any(|o| members.contains(o)))
+    let listeners: Vec<_> = facts
+        .index
+        .listeners_of(members)
+        .into_iter()
+        .map(|i| &table.sockets[i])
         .collect();
     let mut ports: Vec<Port> = Vec::new();
     for s in &listeners {
@@ -187,7 +188,7 @@ fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>
             .map(|p| rules::listening_evidence(&p.address, p.port)),
     );
     let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
-    let conns = connections::connections_on(&addrs, &table.sockets, members);
+    let conns = connections::connections_indexed(&addrs, &table.sockets, &facts.index, members);
     evidence.extend(rules::connection_evidence(
         &conns,
         connections::queued_on(&listeners),

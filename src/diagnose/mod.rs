@@ -73,6 +73,8 @@ pub(crate) struct Facts<'a> {
     pub probe: &'a dyn Probe,
     pub table: ProcessTable,
     pub sockets: Result<SocketTable, String>,
+    /// `sockets` indexed once, for judging every resource against it.
+    pub index: connections::SocketIndex,
     pub uid: u32,
     /// Pier's ancestors (Pier itself is `probe.own_pid()`).
     pub pier_ancestors: HashSet<Pid>,
@@ -148,10 +150,15 @@ pub fn scan(
         .collect();
     let sockets = survey.sockets.map_err(|e| e.to_string());
     let pier_ancestors = table.ancestors(probe.own_pid()).into_iter().collect();
+    let index = match &sockets {
+        Ok(t) => connections::SocketIndex::new(&t.sockets),
+        Err(_) => connections::SocketIndex::default(),
+    };
     let mut facts = Facts {
         probe,
         table,
         sockets,
+        index,
         uid,
         pier_ancestors,
         unreadable,
