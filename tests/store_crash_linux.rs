@@ -66,7 +66,8 @@ fn writer() {
         return;
     }
     let store = Store::open().expect("the state folder opens");
-    let run = std::process::id();
+    // The round number, not the pid: pids come round again over thousands of rounds.
+    let run = std::env::var("PIER_CRASH_WRITER").unwrap();
     let mut out = std::io::stdout().lock();
     for i in 0u64.. {
         let name = format!("snap-{run}-{i}");
@@ -121,10 +122,10 @@ fn records_survive_sigkills_of_a_writer_at_random_moments() {
     let mut last_upd = 0u64;
     let mut ahead = 0;
     let started = Instant::now();
-    for _ in 0..kills {
+    for round in 0..kills {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "writer", "--nocapture", "--test-threads", "1"])
-            .env("PIER_CRASH_WRITER", "1")
+            .env("PIER_CRASH_WRITER", round.to_string())
             .env("PIER_STATE_DIR", dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -153,7 +154,11 @@ fn records_survive_sigkills_of_a_writer_at_random_moments() {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(line) => said.push(line),
-                Err(_) => panic!("the writer reported {} steps in 10 s", said.len()),
+                Err(_) => panic!(
+                    "the writer of round {round} reported {} steps in 10 s (run it with \
+                     stderr to see why)",
+                    said.len()
+                ),
             }
         }
         // Then a random 0–2 ms more, spun rather than slept: a fault injected at a random
