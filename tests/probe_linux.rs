@@ -43,6 +43,22 @@ fn environment_and_identity_of_a_real_process_are_read_exactly() {
     );
 }
 
+/// The identity of a child just spawned, and its argv once its exec has put it in place:
+/// spawn returns once the exec has replaced the child's memory, which can be before the new
+/// argv is there, and until then the kernel shows an empty one (polled, with a deadline).
+fn identity_and_argv(probe: &LinuxProbe, pid: u32) -> (Identity, Option<Vec<Vec<u8>>>) {
+    let IdentityRead::Alive { identity, .. } = probe.identity(pid) else {
+        panic!("the child runs");
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut argv = probe.argv(identity);
+    while argv.as_ref().is_some_and(Vec::is_empty) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        argv = probe.argv(identity);
+    }
+    (identity, argv)
+}
+
 #[test]
 fn argv_read_later_belongs_to_its_identity_or_to_nobody() {
     let mut child = Command::new("sleep")
@@ -52,17 +68,7 @@ fn argv_read_later_belongs_to_its_identity_or_to_nobody() {
         .unwrap();
     let pid = child.id();
     let probe = LinuxProbe::new();
-    let IdentityRead::Alive { identity, .. } = probe.identity(pid) else {
-        panic!("the child runs");
-    };
-    // spawn returns once the child's exec has replaced its memory, which can be before the
-    // new argv is in place: until then the kernel shows an empty one.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut argv = probe.argv(identity);
-    while argv.as_ref().is_some_and(Vec::is_empty) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-        argv = probe.argv(identity);
-    }
+    let (identity, argv) = identity_and_argv(&probe, pid);
     assert_eq!(argv, Some(vec![b"sleep".to_vec(), b"600".to_vec()]));
     let other = Identity {
         pid,
@@ -232,16 +238,7 @@ fn an_argv_and_environment_of_hundreds_of_kb_are_read_exactly() {
         .unwrap();
     let pid = child.id();
     let probe = LinuxProbe::new();
-    let IdentityRead::Alive { identity, .. } = probe.identity(pid) else {
-        panic!("the child runs");
-    };
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut argv = probe.argv(identity);
-    while argv.as_ref().is_some_and(Vec::is_empty) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-        argv = probe.argv(identity);
-    }
-    let argv = argv.expect("alive");
+    let argv = identity_and_argv(&probe, pid).1.expect("alive");
     let total: usize = argv.iter().map(Vec::len).sum();
     let env = probe.environment(pid).unwrap();
     child.kill().unwrap();
