@@ -59,6 +59,22 @@ fn identity_and_argv(probe: &LinuxProbe, pid: u32) -> (Identity, Option<Vec<Vec<
     (identity, argv)
 }
 
+/// Runs `code` in python3 with piped stdin (closing it ends the child) and returns the child
+/// with the first line it printed, which it prints once it is ready.
+fn python_child(code: &str) -> (std::process::Child, String) {
+    let mut child = Command::new("python3")
+        .args(["-c", code])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line)
+}
+
 #[test]
 fn argv_read_later_belongs_to_its_identity_or_to_nobody() {
     let mut child = Command::new("sleep")
@@ -94,16 +110,7 @@ fn a_listener_behind_thousands_of_fds_is_found() {
         s.listen(1)\n\
         print(s.fileno(), s.getsockname()[1], flush=True)\n\
         sys.stdin.read()\n";
-    let mut child = Command::new("python3")
-        .args(["-c", code])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut child, line) = python_child(code);
     let (fd, port): (u32, u16) = match line.split_whitespace().collect::<Vec<_>>()[..] {
         [fd, port] => (fd.parse().unwrap(), port.parse().unwrap()),
         _ => panic!("the child said {line:?}"),
@@ -174,16 +181,7 @@ fn a_survey_reads_argv_of_socket_holders_and_of_wanted_names_only() {
         s.listen(1)\n\
         print(s.getsockname()[1], flush=True)\n\
         sys.stdin.read()\n";
-    let mut server = Command::new("python3")
-        .args(["-c", code])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut server, _) = python_child(code);
     let mut idle = Command::new("sleep")
         .arg("600")
         .stdin(Stdio::null())
