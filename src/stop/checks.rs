@@ -100,8 +100,10 @@ pub fn expected(snapshot: &Snapshot) -> Vec<Expected> {
 }
 
 /// (d) and (e): the tree under the root holds no member the snapshot lacks, and every member
-/// still alive is the same process (start time and executable).
-pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<(), String> {
+/// still alive is the same process (start time and executable). `Ok` lists the members found
+/// gone (or whose pid now holds another process): they get no signal, and their outcome is
+/// `skipped`, since they were gone before the first signal.
+pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<Vec<Identity>, String> {
     let list = probe.processes().map_err(|e| e.to_string())?;
     let table = ProcessTable::new(list.processes);
     let root = snapshot.root.pid;
@@ -122,16 +124,17 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<(), String> {
             ));
         }
     }
+    let mut gone = Vec::new();
     for e in expected(snapshot) {
         match probe.identity(e.identity.pid) {
-            IdentityRead::Gone => {}
+            IdentityRead::Gone => gone.push(e.identity),
             IdentityRead::Unknown(why) => {
                 return Err(format!(
                     "pid {} could not be re-read: {why}",
                     e.identity.pid
                 ))
             }
-            IdentityRead::Alive { identity, .. } if identity != e.identity => {}
+            IdentityRead::Alive { identity, .. } if identity != e.identity => gone.push(e.identity),
             IdentityRead::Alive { exe: None, .. } => {
                 return Err(format!(
                     "the executable of pid {} can no longer be read",
@@ -148,7 +151,7 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<(), String> {
             IdentityRead::Alive { .. } => {}
         }
     }
-    Ok(())
+    Ok(gone)
 }
 
 /// Leaf-to-root order: members grouped by depth under the root, deepest first.

@@ -243,8 +243,13 @@ impl Stopper<'_> {
         Ok((name, snapshot))
     }
 
-    /// Step 3: the checkpoint chain. `Err` says why no signal may be sent.
-    fn checkpoints(&self, snapshot: &Snapshot, pids: &[Pid]) -> Result<Duration, String> {
+    /// Step 3: the checkpoint chain. `Ok`: when check (a) ran, and the members the last tree
+    /// check found gone. `Err` says why no signal may be sent.
+    fn checkpoints(
+        &self,
+        snapshot: &Snapshot,
+        pids: &[Pid],
+    ) -> Result<(Duration, Vec<Identity>), String> {
         let members: HashSet<Pid> = pids.iter().copied().collect();
         let t0 = self.probe.now();
         if !self.opts.force {
@@ -257,21 +262,22 @@ impl Stopper<'_> {
         if !self.opts.force {
             checks::network(self.probe, &members).map_err(|e| format!("check (e): {e}"))?;
         }
-        checks::tree(self.probe, snapshot).map_err(|e| format!("check (e): {e}"))?;
-        Ok(t0)
+        let gone = checks::tree(self.probe, snapshot).map_err(|e| format!("check (e): {e}"))?;
+        Ok((t0, gone))
     }
 
     /// Steps 3–5: checkpoints, then signals leaf to root with a bounded wait per level.
     fn signal_tree(&self, id: &str, snapshot: &Snapshot) -> StopReport {
         let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
-        let t0 = match self.checkpoints(snapshot, &pids) {
-            Ok(t0) => t0,
+        let (t0, gone_before) = match self.checkpoints(snapshot, &pids) {
+            Ok(checked) => checked,
             Err(why) => return report(id, ResourceResult::Refused, why),
         };
         let mut run = Signals {
             stopper: self,
             snapshot,
             t0,
+            gone_before,
             members: Vec::new(),
             first: None,
             last: None,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::flow::Stopper;
 use super::outcome::{MemberOutcome, MemberReport};
 use super::snapshot::Snapshot;
-use crate::probe::Pid;
+use crate::probe::{Identity, Pid};
 use crate::signal::{Expected, Sig, SignalOutcome};
 
 /// How long a parent gets to exit on its own after its children did, before its signal.
@@ -18,6 +18,8 @@ pub(super) struct Signals<'s, 'a> {
     pub(super) snapshot: &'s Snapshot,
     /// When check (a) ran.
     pub(super) t0: Duration,
+    /// Members the last check found gone (or their pid taken): gone before any signal.
+    pub(super) gone_before: Vec<Identity>,
     pub(super) members: Vec<MemberReport>,
     pub(super) first: Option<Duration>,
     pub(super) last: Option<Duration>,
@@ -34,9 +36,22 @@ impl Signals<'_, '_> {
         }
     }
 
-    /// A parent whose children just exited often ends on its own (`sh -c`, npm): give it a
-    /// moment, bounded, before signalling it. Returns the ones still alive.
+    /// Members the last check already found gone are `skipped` (they were gone before the
+    /// first signal, whenever their turn comes). Then, after the first signal: a parent whose
+    /// children just exited often ends on its own (`sh -c`, npm): give it a moment, bounded,
+    /// before signalling it. Returns the ones still alive.
     pub(super) fn settle(&mut self, level: Vec<Expected>) -> Vec<Expected> {
+        let (gone, level): (Vec<Expected>, Vec<Expected>) = level
+            .into_iter()
+            .partition(|e| self.gone_before.contains(&e.identity));
+        for e in gone {
+            let line = self.line(
+                &e,
+                MemberOutcome::Skipped,
+                "already gone at the last check, before any signal".into(),
+            );
+            self.members.push(line);
+        }
         if self.first.is_none() {
             return level;
         }

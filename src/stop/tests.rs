@@ -496,6 +496,22 @@ fn a_parent_that_ends_when_its_child_does_is_exited_not_stopped() {
     assert_eq!(r2.result, ResourceResult::Stopped);
 }
 
+/// Found by the stop soak: a member the last check saw gone, whose turn comes after another
+/// member's signal, was reported `exited` ("after the first signal"), which it was not.
+#[test]
+fn a_member_already_gone_at_the_last_check_is_skipped_even_after_the_first_signal() {
+    // Identity reads 1–3 are check (d), 4–6 check (e); vite (101) ends just before (e).
+    let w = world(|call, n, p| {
+        if call == "identity" && n == 4 {
+            p.processes.retain(|x| x.identity.pid != 101);
+        }
+    });
+    let (r, sent) = run(&w);
+    assert_eq!(sent, vec![102, 100], "{r:#?}");
+    assert_eq!(outcome(&r, 101), MemberOutcome::Skipped, "{r:#?}");
+    assert_eq!(outcome(&r, 102), MemberOutcome::Stopped);
+    assert_eq!(r.result, ResourceResult::Stopped);
+}
 #[test]
 fn a_resource_that_is_no_longer_green_is_refused_with_its_fresh_state() {
     let mut shell = process(50, 1, &["-zsh"]);

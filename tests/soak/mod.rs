@@ -1,0 +1,519 @@
+//! One round of the stop soak: a fixture tree (`tests/fixtures/soak.py`) in its own project, a
+//! plan of events at chosen calls of the stop, and the ground truth the round keeps on its own:
+//! every process of the tree and every process an event made (from their own reports), when
+//! each appeared and ended (as a call number of the stop), what each event did, and the
+//! fixtures' signal log. Pier's report is judged against that truth in `oracle.rs`.
+
+pub mod hook;
+pub mod oracle;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pier::probe::Identity;
+use pier::signal::{Expected, SignalOutcome};
+use serde_json::{json, Value};
+
+use crate::common::{self, Started};
+use hook::{Call, Tick};
+
+/// What an event does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// A client connects to the server's port and holds the connection.
+    Connect,
+    /// A live process of the tree forks (the child is a new process in the project).
+    Fork,
+    /// A live process of the tree exits on its own.
+    Exit,
+    /// A live process of the tree execs another executable (same pid and start time).
+    Exec,
+    /// A live process of the tree is killed by the test and a newcomer running the same argv
+    /// in the same folder takes its pid (`ns_last_pid`).
+    Recycle,
+}
+
+pub const KINDS: [Kind; 5] = [
+    Kind::Connect,
+    Kind::Fork,
+    Kind::Exit,
+    Kind::Exec,
+    Kind::Recycle,
+];
+
+/// Where a process the round knows came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The tree Pier diagnosed.
+    Initial,
+    /// Forked by a fork event.
+    Forked,
+    /// Took a killed process's pid (a recycle event).
+    Newcomer,
+    /// A recycle attempt that got another pid; the test ended it at once.
+    Stray,
+}
+
+/// A process the round knows of, from its own report.
+#[derive(Debug, Clone)]
+pub struct Known {
+    pub id: Identity,
+    pub ppid: u32,
+    pub origin: Origin,
+    /// The call number before which it appeared (0 for the initial tree).
+    pub born: usize,
+    /// The call number before which it exec'd another executable, if it did.
+    pub exec_at: Option<usize>,
+    /// The call number before which the test ended it (an exit or a recycle event).
+    pub ended: Option<usize>,
+    pub port: Option<u16>,
+}
+
+/// What one event did.
+#[derive(Debug, Clone)]
+pub struct Fired {
+    pub at: usize,
+    pub kind: Kind,
+    pub target: Option<Identity>,
+    /// Whether it happened (false: no live target, or the target ended first).
+    pub done: bool,
+    pub note: String,
+}
+
+/// The round's world and its records.
+pub struct Round {
+    pub dir: PathBuf,
+    pub project: PathBuf,
+    interpreter: PathBuf,
+    driver: UnixDatagram,
+    plan: Vec<(usize, Kind)>,
+    pub trace: RefCell<Vec<Call>>,
+    /// Each signal request, with its call number and what the signaller answered.
+    pub signals: RefCell<Vec<(usize, Identity, SignalOutcome)>>,
+    pub known: RefCell<Vec<Known>>,
+    pub fired: RefCell<Vec<Fired>>,
+    clients: RefCell<Vec<TcpStream>>,
+    /// Each command's number, and the kind of event that sent it.
+    seqs: RefCell<HashMap<u64, Kind>>,
+    seq: Cell<u64>,
+    rng: RefCell<Rng>,
+    /// Whether recycle events can steer pids (root only).
+    can_recycle: bool,
+}
+
+/// A small deterministic generator (splitmix64): a failing round's plan can be replayed from
+/// its seed (the races themselves cannot).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// How long the round waits for a fixture to answer.
+const ANSWER: Duration = Duration::from_secs(10);
+
+/// A tree shape as the fixture takes it: one entry per child, each the child's own shape.
+pub fn random_tree(rng: &mut Rng) -> Value {
+    let kids: Vec<Value> = (0..rng.below(3))
+        .map(|_| {
+            let grandkids: Vec<Value> = (0..rng.below(2)).map(|_| json!([])).collect();
+            json!(grandkids)
+        })
+        .collect();
+    json!(kids)
+}
+
+fn count(tree: &Value) -> usize {
+    1 + tree.as_array().unwrap().iter().map(count).sum::<usize>()
+}
+
+/// Whether the process `id` runs (a zombie does not).
+pub fn runs(id: Identity) -> bool {
+    common::start_time_of(id.pid) == Some(id.start_time) && common::alive(id.pid)
+}
+
+impl Round {
+    /// Starts the tree `shape` as an orphan in a fresh project under `base`, and waits until
+    /// every process of it has reported.
+    pub fn start(
+        base: &Path,
+        n: usize,
+        shape: &Value,
+        plan: Vec<(usize, Kind)>,
+        rng: Rng,
+        interpreter: &Path,
+    ) -> Round {
+        let dir = base.join(format!("r{n}"));
+        let project = base.join(format!("p{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tool = project.join(common::VITE);
+        std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+        std::fs::write(project.join("package.json"), "{}\n").unwrap();
+        let body = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/soak.py"),
+        )
+        .unwrap();
+        std::fs::write(&tool, format!("#!{}\n{body}", common::python())).unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let driver = UnixDatagram::bind(dir.join("driver.sock")).unwrap();
+        driver
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let round = Round {
+            dir,
+            project,
+            interpreter: interpreter.to_owned(),
+            driver,
+            plan,
+            trace: RefCell::new(Vec::new()),
+            signals: RefCell::new(Vec::new()),
+            known: RefCell::new(Vec::new()),
+            fired: RefCell::new(Vec::new()),
+            clients: RefCell::new(Vec::new()),
+            seqs: RefCell::new(HashMap::new()),
+            seq: Cell::new(0),
+            rng: RefCell::new(rng),
+            can_recycle: common::is_root(),
+        };
+        round.spawn(&[
+            ("SOAK_KIDS", shape.to_string()),
+            ("SOAK_LISTEN", "1".into()),
+        ]);
+        let want = count(shape);
+        round.answer("the tree to report", None, |_| {
+            (round.known.borrow().len() >= want).then_some(())
+        });
+        round
+    }
+
+    /// The tree's root: the process that reported with no seq and listens.
+    pub fn root(&self) -> Identity {
+        self.known
+            .borrow()
+            .iter()
+            .find(|k| k.port.is_some() && k.origin == Origin::Initial)
+            .expect("the root reported")
+            .id
+    }
+
+    pub fn initial(&self) -> Vec<Identity> {
+        let mut ids: Vec<Identity> = self
+            .known
+            .borrow()
+            .iter()
+            .filter(|k| k.origin == Origin::Initial)
+            .map(|k| k.id)
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// `setsid -f ./node_modules/.bin/vite` in the project, with the round's settings.
+    fn spawn(&self, env: &[(&str, String)]) {
+        let status = Command::new("setsid")
+            .arg("-f")
+            .arg(format!("./{}", common::VITE))
+            .current_dir(&self.project)
+            .env("SOAK_DIR", &self.dir)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("setsid runs");
+        assert!(status.success());
+    }
+
+    /// Reads the fixtures' reports until `until` answers, or `target` stops running, or the
+    /// deadline passes (a panic: a fixture that never answers is a broken test).
+    fn answer<T>(
+        &self,
+        what: &str,
+        target: Option<Identity>,
+        mut until: impl FnMut(&Value) -> Option<T>,
+    ) -> Option<T> {
+        let end = Instant::now() + ANSWER;
+        let mut buf = [0u8; 4096];
+        loop {
+            if let Some(v) = until(&Value::Null) {
+                return Some(v);
+            }
+            if let Ok(n) = self.driver.recv(&mut buf) {
+                let msg: Value = serde_json::from_slice(&buf[..n]).expect("a fixture report");
+                self.absorb(&msg);
+                if let Some(v) = until(&msg) {
+                    return Some(v);
+                }
+                continue;
+            }
+            if target.is_some_and(|t| !runs(t)) {
+                return None;
+            }
+            assert!(Instant::now() < end, "timed out waiting for {what}");
+        }
+    }
+
+    /// Records a process that reported itself.
+    fn absorb(&self, msg: &Value) {
+        let Some(pid) = msg["ready"].as_u64() else {
+            return;
+        };
+        let id = Identity {
+            pid: pid as u32,
+            start_time: msg["start"].as_u64().unwrap(),
+        };
+        let now = self.trace.borrow().len();
+        let mut known = self.known.borrow_mut();
+        if let Some(k) = known.iter_mut().find(|k| k.id == id) {
+            // The same process after an exec.
+            k.exec_at.get_or_insert(now);
+            return;
+        }
+        let origin = match msg["seq"].as_u64() {
+            None => Origin::Initial,
+            Some(seq) if self.seqs.borrow().get(&seq) == Some(&Kind::Recycle) => Origin::Newcomer,
+            Some(_) => Origin::Forked,
+        };
+        known.push(Known {
+            id,
+            ppid: msg["ppid"].as_u64().unwrap() as u32,
+            origin,
+            born: if origin == Origin::Initial { 0 } else { now },
+            exec_at: None,
+            ended: None,
+            port: msg["port"].as_u64().map(|p| p as u16),
+        });
+    }
+
+    fn next_seq(&self, kind: Kind) -> u64 {
+        let seq = self.seq.get() + 1;
+        self.seq.set(seq);
+        self.seqs.borrow_mut().insert(seq, kind);
+        seq
+    }
+
+    /// A live process of the tree (or made by an event), chosen at random.
+    fn live_target(&self) -> Option<Identity> {
+        let live: Vec<Identity> = self
+            .known
+            .borrow()
+            .iter()
+            .filter(|k| k.origin != Origin::Stray && k.ended.is_none() && runs(k.id))
+            .map(|k| k.id)
+            .collect();
+        (!live.is_empty()).then(|| live[self.rng.borrow_mut().below(live.len())])
+    }
+
+    fn command(&self, target: Identity, cmd: Value) -> bool {
+        self.driver
+            .send_to(
+                cmd.to_string().as_bytes(),
+                self.dir.join(format!("ctl-{}", target.pid)),
+            )
+            .is_ok()
+    }
+
+    fn end(&self, id: Identity, at: usize) {
+        if let Some(k) = self.known.borrow_mut().iter_mut().find(|k| k.id == id) {
+            k.ended.get_or_insert(at);
+        }
+    }
+
+    /// Makes event `kind` happen before call `at`, and records what it did.
+    fn fire(&self, at: usize, kind: Kind) {
+        let f = self.happen(at, kind);
+        self.fired.borrow_mut().push(f);
+    }
+
+    fn happen(&self, at: usize, kind: Kind) -> Fired {
+        let seq = self.next_seq(kind);
+        let mut f = Fired {
+            at,
+            kind,
+            target: None,
+            done: false,
+            note: String::new(),
+        };
+        match kind {
+            Kind::Connect => {
+                let root = self.root();
+                let port = self
+                    .known
+                    .borrow()
+                    .iter()
+                    .find(|k| k.id == root)
+                    .unwrap()
+                    .port;
+                f.target = Some(root);
+                match TcpStream::connect(("127.0.0.1", port.unwrap())) {
+                    Ok(c) => {
+                        self.clients.borrow_mut().push(c);
+                        f.done = true;
+                    }
+                    Err(e) => f.note = format!("connect: {e}"),
+                }
+            }
+            Kind::Fork | Kind::Exec | Kind::Exit => {
+                let Some(t) = self.live_target() else {
+                    f.note = "no live target".into();
+                    return f;
+                };
+                f.target = Some(t);
+                let cmd = match kind {
+                    Kind::Fork => json!({"do": "fork", "seq": seq}),
+                    Kind::Exec => json!({"do": "exec", "seq": seq, "exe": self.interpreter}),
+                    _ => json!({"do": "exit", "seq": seq}),
+                };
+                if !self.command(t, cmd) {
+                    f.note = "the target had no control socket: it was ending".into();
+                    return f;
+                }
+                if kind == Kind::Exit {
+                    common::wait_for("the member to exit", || (!runs(t)).then_some(()));
+                    self.end(t, at);
+                    f.done = true;
+                } else {
+                    f.done = self
+                        .answer("the command to be obeyed", Some(t), |m| {
+                            (m["seq"].as_u64() == Some(seq)).then_some(())
+                        })
+                        .is_some();
+                }
+            }
+            Kind::Recycle => {
+                let Some(t) = self.live_target() else {
+                    f.note = "no live target".into();
+                    return f;
+                };
+                f.target = Some(t);
+                let port = self.known.borrow().iter().find(|k| k.id == t).unwrap().port;
+                common::kill_by_identity(Started {
+                    pid: t.pid,
+                    start_time: t.start_time,
+                });
+                self.end(t, at);
+                common::wait_for("the killed process to be reaped", || {
+                    (!Path::new(&format!("/proc/{}", t.pid)).exists()).then_some(())
+                });
+                f.done = true;
+                f.note = if self.can_recycle {
+                    self.recycle(t, port, seq, at)
+                } else {
+                    "killed; pid steering needs root".into()
+                };
+            }
+        }
+        f
+    }
+
+    /// Starts newcomers until one gets `old`'s pid (bounded); the others are ended at once.
+    fn recycle(&self, old: Identity, port: Option<u16>, seq: u64, at: usize) -> String {
+        for attempt in 0..40 {
+            // `setsid` takes the next pid and its fork the one after: the newcomer.
+            let _ = std::fs::write("/proc/sys/kernel/ns_last_pid", (old.pid - 2).to_string());
+            let mut env = vec![("SOAK_SEQ", seq.to_string()), ("SOAK_KIDS", "[]".into())];
+            if let Some(p) = port {
+                env.push(("SOAK_LISTEN", "1".into()));
+                env.push(("SOAK_PORT", p.to_string()));
+            }
+            self.spawn(&env);
+            let got = self
+                .answer("the newcomer to report", None, |m| {
+                    (m["seq"].as_u64() == Some(seq)).then(|| Identity {
+                        pid: m["ready"].as_u64().unwrap() as u32,
+                        start_time: m["start"].as_u64().unwrap(),
+                    })
+                })
+                .unwrap();
+            if got.pid == old.pid {
+                return format!("pid {} taken by a newcomer (try {attempt})", old.pid);
+            }
+            if let Some(k) = self.known.borrow_mut().iter_mut().find(|k| k.id == got) {
+                k.origin = Origin::Stray;
+            }
+            common::kill_by_identity(Started {
+                pid: got.pid,
+                start_time: got.start_time,
+            });
+            self.end(got, at);
+            common::wait_for("a stray newcomer to end", || (!runs(got)).then_some(()));
+        }
+        format!("killed; no newcomer got pid {} in 40 tries", old.pid)
+    }
+
+    /// The signal log: (identity, image, signal number) per line.
+    pub fn signal_lines(&self) -> Vec<(Identity, String, i32)> {
+        let log = std::fs::read_to_string(self.dir.join("signals.log")).unwrap_or_default();
+        log.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (
+                    Identity {
+                        pid: f[0].parse().unwrap(),
+                        start_time: f[1].parse().unwrap(),
+                    },
+                    f[2].to_owned(),
+                    f[3].parse().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    /// Ends everything the round started that still runs, by identity, and waits for it.
+    pub fn clean_up(&self) {
+        self.clients.borrow_mut().clear();
+        let known: Vec<Identity> = self.known.borrow().iter().map(|k| k.id).collect();
+        for id in &known {
+            common::kill_by_identity(Started {
+                pid: id.pid,
+                start_time: id.start_time,
+            });
+        }
+        for id in known {
+            common::wait_for("a fixture to end", || (!runs(id)).then_some(()));
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_dir_all(&self.project);
+    }
+}
+
+impl Tick for Round {
+    fn before(&self, call: Call) {
+        let n = {
+            let mut trace = self.trace.borrow_mut();
+            trace.push(call);
+            trace.len() - 1
+        };
+        let due: Vec<Kind> = self
+            .plan
+            .iter()
+            .filter(|(at, _)| *at == n)
+            .map(|(_, k)| *k)
+            .collect();
+        for kind in due {
+            self.fire(n, kind);
+        }
+    }
+
+    fn on_signal(&self, expected: &Expected, outcome: &SignalOutcome) {
+        let n = self.trace.borrow().len() - 1;
+        self.signals
+            .borrow_mut()
+            .push((n, expected.identity, outcome.clone()));
+    }
+}

@@ -1,0 +1,303 @@
+//! Judges one stop against the round's ground truth.
+//!
+//! Times are call numbers of the stop: an event "at n" happened before Pier's call n, so a read
+//! at n or later sees it. Three cuts follow from the trace:
+//! - the network cut: the last survey before the first signal request (check (e)'s network
+//!   read); a client connected at or before it must get the stop refused;
+//! - the tree cut: the last process-table read before the first signal request (check (e)'s
+//!   tree read, followed by every member's identity); a new process under the root, a member
+//!   that exec'd, or a root that ended, at or before it, must get the stop refused;
+//! - the rescan: the first survey after the first signal request; a process an event made
+//!   that runs then must keep the result from `stopped`.
+//!
+//! What is a wrong signal: any line in the fixtures' signal log that is not SIGTERM to a
+//! member of the diagnosed tree in its diagnosed image, any line at all when the stop says it
+//! sent nothing, and any process of the round that ended with no line, no event ending it and
+//! no other explanation (a SIGKILL cannot be logged; this counts it).
+
+use std::collections::BTreeSet;
+
+use pier::probe::Identity;
+use pier::stop::{MemberOutcome, ResourceResult, StopReport};
+
+use super::hook::Call;
+use super::{Kind, Known, Origin, Round};
+
+const SIGTERM: i32 = 15;
+
+/// What the judge found.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    pub wrong_signals: Vec<String>,
+    pub disagreements: Vec<String>,
+}
+
+/// The round's facts, gathered right after the stop returned.
+pub struct Facts<'r> {
+    pub round: &'r Round,
+    pub report: &'r StopReport,
+    pub root: Identity,
+    pub initial: Vec<Identity>,
+    /// Which known processes ran right after the stop returned.
+    pub running: Vec<Identity>,
+}
+
+fn last_before(trace: &[Call], end: usize, want: impl Fn(&Call) -> bool) -> Option<usize> {
+    trace[..end].iter().rposition(want)
+}
+
+impl Facts<'_> {
+    pub fn judge(&self) -> Verdict {
+        let mut v = Verdict::default();
+        let trace = self.round.trace.borrow();
+        let known = self.round.known.borrow();
+        let fired = self.round.fired.borrow();
+        let lines = self.round.signal_lines();
+        let first_request = trace.iter().position(|c| matches!(c, Call::Signal(_)));
+        let first_sent = self
+            .round
+            .signals
+            .borrow()
+            .iter()
+            .find(|(_, _, o)| *o == pier::signal::SignalOutcome::Sent)
+            .map(|(n, _, _)| *n);
+        let sent_nothing = matches!(
+            self.report.result,
+            ResourceResult::Refused | ResourceResult::Failed
+        );
+        let member = |id: &Identity| self.initial.contains(id);
+
+        // Wrong signals, from the log.
+        for (id, image, signo) in &lines {
+            if *signo != SIGTERM || image != "orig" || !member(id) || sent_nothing {
+                v.wrong_signals.push(format!(
+                    "signal {signo} reached pid {} (start {}, image {image}): {}",
+                    id.pid,
+                    id.start_time,
+                    if sent_nothing {
+                        "the stop says it sent nothing"
+                    } else {
+                        "not a diagnosed member as it was diagnosed"
+                    }
+                ));
+            }
+        }
+        let termed = |id: &Identity| {
+            lines
+                .iter()
+                .any(|(l, image, s)| l == id && image == "orig" && *s == SIGTERM)
+        };
+        let logged = |id: &Identity| lines.iter().any(|(l, _, _)| l == id);
+        let running = |id: &Identity| self.running.contains(id);
+        // Deaths nobody explains.
+        for k in known.iter() {
+            if !running(&k.id) && !logged(&k.id) && k.ended.is_none() {
+                v.wrong_signals.push(format!(
+                    "pid {} ({:?}) ended with no signal logged and no event ending it",
+                    k.id.pid, k.origin
+                ));
+            }
+        }
+
+        // What the checks before the first signal had to see.
+        if let (Some(first), Some(_)) = (first_request, first_sent) {
+            let net_cut = last_before(&trace, first, |c| *c == Call::Survey);
+            let tree_cut = last_before(&trace, first, |c| *c == Call::Processes);
+            for f in fired.iter().filter(|f| f.done) {
+                let before = |cut: Option<usize>| cut.is_some_and(|c| f.at <= c);
+                let must_refuse = match f.kind {
+                    Kind::Connect => before(net_cut),
+                    Kind::Exec => {
+                        before(tree_cut)
+                            && f.target
+                                .is_some_and(|t| member(&t) && !ended_by(&known, t, tree_cut))
+                    }
+                    Kind::Exit | Kind::Recycle => before(tree_cut) && f.target == Some(self.root),
+                    Kind::Fork => false, // judged by its product, below
+                };
+                if must_refuse {
+                    v.disagreements.push(format!(
+                        "{:?} at call {} came before the checks' last look (network {net_cut:?}, \
+                         tree {tree_cut:?}), yet signals were sent",
+                        f.kind, f.at
+                    ));
+                }
+            }
+            for k in known.iter().filter(|k| k.origin == Origin::Forked) {
+                let cut = tree_cut.unwrap_or(0);
+                if k.born <= cut
+                    && !ended_by(&known, k.id, tree_cut)
+                    && under_root(&known, k, self.root, cut)
+                {
+                    v.disagreements.push(format!(
+                        "pid {} joined the tree at call {} before the tree check at {cut}, \
+                         yet signals were sent",
+                        k.id.pid, k.born
+                    ));
+                }
+            }
+        }
+
+        // One honest outcome per member.
+        let reported: BTreeSet<Identity> = self
+            .report
+            .members
+            .iter()
+            .map(|m| Identity {
+                pid: m.pid,
+                start_time: m.start_time,
+            })
+            .collect();
+        if first_request.is_some()
+            && !sent_nothing
+            && reported != self.initial.iter().copied().collect()
+        {
+            v.disagreements.push(format!(
+                "the report's members {reported:?} are not the diagnosed ones {:?}",
+                self.initial
+            ));
+        }
+        for m in &self.report.members {
+            let id = Identity {
+                pid: m.pid,
+                start_time: m.start_time,
+            };
+            let k = known.iter().find(|k| k.id == id);
+            let ended = k.and_then(|k| k.ended);
+            let exec = k.and_then(|k| k.exec_at);
+            let taken = fired.iter().any(|f| {
+                f.kind == Kind::Recycle && f.target == Some(id) && f.note.contains("taken")
+            });
+            // Killed by the test after Pier's signal went out (before its handler could log):
+            // it was signalled, and it did exit within the grace period.
+            let sent_to = self
+                .round
+                .signals
+                .borrow()
+                .iter()
+                .find(|(_, s, o)| *s == id && *o == pier::signal::SignalOutcome::Sent)
+                .map(|(n, _, _)| *n);
+            let killed_after_signal = ended.is_some_and(|e| sent_to.is_some_and(|s| e > s));
+            let ok = match m.outcome {
+                MemberOutcome::Stopped => (termed(&id) || killed_after_signal) && !running(&id),
+                MemberOutcome::StillRunning => termed(&id),
+                MemberOutcome::Exited => {
+                    // Gone before the first signal but after Pier's last look at it cannot be
+                    // told from gone after it; gone before that look must read "skipped".
+                    let last_look = first_sent
+                        .and_then(|s| last_before(&trace, s, |c| *c == Call::Identity(id.pid)));
+                    !termed(&id)
+                        && !running(&id)
+                        && ended.is_some_and(|e| last_look.is_none_or(|l| e > l))
+                }
+                MemberOutcome::Skipped => {
+                    !termed(&id)
+                        && (first_sent.is_none()
+                            || ended.is_some_and(|e| first_sent.is_some_and(|s| e <= s))
+                            || exec.is_some()
+                            || taken)
+                }
+                MemberOutcome::Failed => false,
+            };
+            if !ok {
+                v.disagreements.push(format!(
+                    "pid {} reported {} ({}), but: SIGTERM logged {}, running {}, ended at \
+                     {ended:?}, exec'd at {exec:?}, pid taken {taken}, first signal at \
+                     {first_sent:?}",
+                    m.pid,
+                    m.outcome.as_str(),
+                    m.detail,
+                    termed(&id),
+                    running(&id)
+                ));
+            }
+        }
+
+        // The resource's result.
+        let rescan = first_request.and_then(|f| {
+            trace[f..]
+                .iter()
+                .position(|c| *c == Call::Survey)
+                .map(|p| p + f)
+        });
+        let made = |k: &&Known| matches!(k.origin, Origin::Forked | Origin::Newcomer);
+        let left_behind: Vec<&Known> = known
+            .iter()
+            .filter(made)
+            .filter(|k| rescan.is_some_and(|r| k.born <= r && k.ended.is_none_or(|e| e > r)))
+            .collect();
+        let members_running: Vec<&Identity> =
+            self.initial.iter().filter(|id| running(id)).collect();
+        let bad_member = self.report.members.iter().any(|m| {
+            matches!(
+                m.outcome,
+                MemberOutcome::StillRunning | MemberOutcome::Failed
+            )
+        });
+        match self.report.result {
+            ResourceResult::Stopped => {
+                if bad_member || !left_behind.is_empty() || !members_running.is_empty() {
+                    v.disagreements.push(format!(
+                        "result stopped, but made by events and running at the rescan: {:?}; \
+                         members running: {members_running:?}",
+                        left_behind.iter().map(|k| k.id).collect::<Vec<_>>()
+                    ));
+                }
+            }
+            ResourceResult::PartiallyStopped => {
+                let any_made = known
+                    .iter()
+                    .filter(made)
+                    .any(|k| rescan.is_some_and(|r| k.ended.is_none_or(|e| e > r)));
+                if !bad_member && !any_made && members_running.is_empty() {
+                    v.disagreements.push(format!(
+                        "result partially_stopped ({}), but every member is gone and nothing \
+                         an event made ran at the rescan",
+                        self.report.reason
+                    ));
+                }
+            }
+            ResourceResult::Refused | ResourceResult::Failed => {
+                if self.report.timings.is_some() {
+                    v.disagreements
+                        .push("result refused or failed, but the stop has signal timings".into());
+                }
+            }
+        }
+        if fired.iter().all(|f| !f.done) && self.report.result != ResourceResult::Stopped {
+            v.disagreements.push(format!(
+                "nothing happened during the stop, yet it ended {} ({})",
+                self.report.result.as_str(),
+                self.report.reason
+            ));
+        }
+        v
+    }
+}
+
+/// Whether the test ended `id` at or before call `cut`.
+fn ended_by(known: &[Known], id: Identity, cut: Option<usize>) -> bool {
+    let cut = cut.unwrap_or(0);
+    known
+        .iter()
+        .any(|k| k.id == id && k.ended.is_some_and(|e| e <= cut))
+}
+
+/// Whether `k` hung under `root` at call `cut`: every process up its parent chain was there
+/// and not yet ended by the test.
+fn under_root(known: &[Known], k: &Known, root: Identity, cut: usize) -> bool {
+    let mut cur = k;
+    for _ in 0..known.len() + 1 {
+        if cur.id == root {
+            return true;
+        }
+        let parent = known
+            .iter()
+            .find(|p| p.id.pid == cur.ppid && p.born <= cut && p.ended.is_none_or(|e| e > cut));
+        match parent {
+            Some(p) => cur = p,
+            None => return false,
+        }
+    }
+    false
+}
