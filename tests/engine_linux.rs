@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use common::*;
 use pier::diagnose::model::Level;
-use pier::probe::Identity;
 use pier::restart::RestartResult;
-use pier::stop::{ResourceResult, Shown};
+use pier::stop::{shown_members, ResourceResult, Shown, ShownMember};
 use pier::store::Store;
 use pier::worker::{Engine, SystemEngine};
 
@@ -26,7 +25,7 @@ fn engine(sb: &Sandbox) -> SystemEngine {
 }
 
 /// The resource holding `pid` in the engine's scan: (id, project level, member identities).
-fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<Identity>) {
+fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<ShownMember>) {
     let scan = engine.refresh(1).0.expect("the scan runs");
     scan.projects
         .iter()
@@ -35,7 +34,7 @@ fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<Identity>) {
                 .resources
                 .iter()
                 .find(|r| r.members.iter().any(|m| m.pid == pid))?;
-            Some((r.id.clone(), p.level, r.identities()))
+            Some((r.id.clone(), p.level, shown_members(r)))
         })
         .expect("the fixture is in the scan")
 }
@@ -52,7 +51,7 @@ fn a_stop_is_refused_when_the_members_differ_from_what_the_card_showed() {
     assert_eq!(level, Level::Green);
 
     // The card showed one member with another start time: not the process that runs now.
-    members[0].start_time += 1;
+    members[0].identity.start_time += 1;
     let report = engine.stop(
         &id,
         &Shown {
@@ -69,7 +68,22 @@ fn a_stop_is_refused_when_the_members_differ_from_what_the_card_showed() {
     assert!(alive(pid(&server)), "nothing was signalled");
 
     // A card that showed the project as yellow is refused too, though it is green now.
-    members[0].start_time -= 1;
+    members[0].identity.start_time -= 1;
+
+    // A card that showed another executable for the same pid and start time: it exec'd since.
+    let shown_exe = members[0].exe.clone();
+    members[0].exe = Some("/usr/bin/something-else".into());
+    let report = engine.stop(
+        &id,
+        &Shown {
+            project_level: level,
+            members: members.clone(),
+        },
+    );
+    assert_eq!(report.result, ResourceResult::Refused, "{report:#?}");
+    assert!(report.reason.contains("exec'd"), "{}", report.reason);
+    assert!(alive(pid(&server)));
+    members[0].exe = shown_exe;
     let report = engine.stop(
         &id,
         &Shown {

@@ -131,10 +131,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
             pier::diagnose::model::Level::Green,
             "round {n}: the tree is not green before anything happens: {resource:#?}"
         );
-        let shown = Shown {
-            project_level: shown_project.level,
-            members: resource.identities(),
-        };
+        let shown = Shown::of(shown_project.level, resource);
 
         let hooked = Hooked {
             probe: probe.as_ref(),

@@ -124,7 +124,7 @@ impl Stopper<'_> {
         }
         if let Some(shown) = shown {
             let fresh: BTreeSet<Identity> = resource.identities().into_iter().collect();
-            let was: BTreeSet<Identity> = shown.members.iter().copied().collect();
+            let was: BTreeSet<Identity> = shown.members.iter().map(|m| m.identity).collect();
             if shown.project_level != project.level {
                 return Err(with_fresh(format!(
                     "the project is {} now, not {} as shown",
@@ -136,6 +136,20 @@ impl Stopper<'_> {
                 return Err(with_fresh(
                     "its processes changed since they were shown".into(),
                 ));
+            }
+            // Same pids and start times, but a member may have exec'd another program since.
+            let now = super::shown_members(&resource);
+            if let Some(m) = shown.members.iter().find(|m| !now.contains(m)) {
+                let exe_now = now
+                    .iter()
+                    .find(|n| n.identity == m.identity)
+                    .and_then(|n| n.exe.clone());
+                return Err(with_fresh(format!(
+                    "pid {} runs {} now, not {} as shown: it exec'd",
+                    m.identity.pid,
+                    exe_now.as_deref().unwrap_or("an unreadable executable"),
+                    m.exe.as_deref().unwrap_or("an unreadable executable"),
+                )));
             }
         }
         Ok((project, resource))

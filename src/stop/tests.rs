@@ -547,9 +547,12 @@ fn what_was_shown_must_still_hold() {
     let stopper = stopper(&w.probe, &ops, &waiter, &store, opts());
     let shown = Shown {
         project_level: crate::diagnose::model::Level::Green,
-        members: vec![crate::probe::Identity {
-            pid: 100,
-            start_time: 1000,
+        members: vec![ShownMember {
+            identity: crate::probe::Identity {
+                pid: 100,
+                start_time: 1000,
+            },
+            exe: Some("/bin/sh".into()),
         }],
     };
     let r = stopper.stop(ID, Some(&shown));

@@ -140,10 +140,7 @@ fn targets(state: &UiState, path: &str) -> Result<Vec<StopTarget>, String> {
         .map(|r| StopTarget {
             project: project.path.clone(),
             id: r.id.clone(),
-            shown: Shown {
-                project_level: project.level,
-                members: r.identities(),
-            },
+            shown: Shown::of(project.level, r),
         })
         .collect())
 }

@@ -61,8 +61,14 @@ fn clean_up_safely_carries_the_level_and_identities_the_card_showed() {
     assert_eq!(targets.len(), 1);
     assert_eq!(targets[0].id, "10-100");
     assert_eq!(targets[0].shown.project_level, Level::Green);
+    let shown: Vec<Identity> = targets[0]
+        .shown
+        .members
+        .iter()
+        .map(|m| m.identity)
+        .collect();
     assert_eq!(
-        targets[0].shown.members,
+        shown,
         vec![Identity {
             pid: 10,
             start_time: 100
