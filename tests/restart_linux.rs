@@ -11,13 +11,19 @@ use std::process::{Command, Stdio};
 use common::*;
 use serde_json::Value;
 
-/// Starts `argv` in `cwd` as an orphan with `PIER_TEST_VAR=hello` in its environment.
+/// A secret in every fixture's environment: it must reach the snapshot and the restarted
+/// program, and nothing Pier prints or logs.
+const SECRET: &str = "pier-test-secret-5b0e17c2";
+
+/// Starts `argv` in `cwd` as an orphan with `PIER_TEST_VAR=hello` and [`SECRET`] in its
+/// environment.
 fn spawn_with_var(cwd: &Path, argv: &[&str]) {
     let status = Command::new("setsid")
         .arg("-f")
         .args(argv)
         .current_dir(cwd)
         .env("PIER_TEST_VAR", "hello")
+        .env("PIER_TEST_TOKEN", SECRET)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -465,4 +471,99 @@ fn another_program_further_down_path_is_not_taken_for_the_one_that_ran() {
             .contains("not the program that ran"),
         "{r:#}"
     );
+}
+
+/// SECURITY.md: environments are recorded (the snapshot, 0600) and replayed, and never printed
+/// or logged, at any log level, by scan, stop, history or restart.
+#[test]
+fn the_environment_is_recorded_and_replayed_but_never_printed_or_logged() {
+    if fixtures_cannot_be_orphans("restart secrets") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let (_, before) = started(&sb, &[]);
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+            .args(args)
+            .env("PIER_STATE_DIR", sb.path().join("state"))
+            .env("PIER_LOG", "trace")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !text.contains(SECRET),
+            "pier {args:?} printed the secret:\n{text}"
+        );
+        (out, text)
+    };
+    let under = sb.path().to_str().unwrap();
+    run(&["scan", "--under", under, "--sample-ms", "50"]);
+    let (scan, _) = run(&[
+        "scan",
+        "--json",
+        "--all",
+        "--under",
+        under,
+        "--sample-ms",
+        "50",
+    ]);
+    let scan: Value = serde_json::from_slice(&scan.stdout).unwrap();
+    let (_, r) = resource_with(&scan, pid(&before)).expect("found");
+    let id = r["id"].as_str().unwrap();
+    let (stop, log) = run(&["stop", "--json", "--sample-ms", "100", id]);
+    assert!(
+        log.contains("TRACE") || log.contains("DEBUG"),
+        "logs were on:\n{log}"
+    );
+    let doc: Value = serde_json::from_slice(&stop.stdout).unwrap();
+    assert_eq!(doc["results"][0]["result"], "stopped", "{doc:#}");
+    let name = doc["results"][0]["snapshot"].as_str().unwrap().to_owned();
+    run(&["history"]);
+    run(&["history", "--json"]);
+    let (restart, _) = run(&["restart", "--json", "--wait", "10", &name]);
+    let r: Value = serde_json::from_slice(&restart.stdout).unwrap();
+    assert_eq!(r["result"], "ready", "{r:#}");
+    sb.own(Started {
+        pid: r["pid"].as_u64().unwrap() as u32,
+        start_time: r["start_time"].as_u64().unwrap(),
+    });
+    new_report(&sb, "app", pid(&before));
+
+    // The secret is where it must be: the snapshot, and the restarted program.
+    let environ = std::fs::read(format!("/proc/{}/environ", r["pid"])).unwrap();
+    assert!(
+        String::from_utf8_lossy(&environ).contains(SECRET),
+        "the restarted program has its environment back"
+    );
+    let mut holders = Vec::new();
+    for entry in walk(&sb.path().join("state")) {
+        if String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).contains(SECRET) {
+            holders.push(entry);
+        }
+    }
+    let snapshot = sb.path().join(format!("state/records/{name}.json"));
+    assert_eq!(
+        holders,
+        vec![snapshot],
+        "only the snapshot holds the secret"
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

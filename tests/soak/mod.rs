@@ -124,6 +124,18 @@ impl Rng {
     }
 }
 
+/// Starts a newcomer on a given pid, as an orphan: it steers the next pid (`ns_last_pid`),
+/// forks, and exits; its child takes the pid, starts a session and runs the tool exactly as the
+/// tree's own processes run it (same argv, same folder). argv: the pid, the tool's path.
+const STEER: &str = r#"
+import os, sys
+with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+    f.write(str(int(sys.argv[1]) - 1))
+if os.fork() == 0:
+    os.setsid()
+    os.execv("./" + sys.argv[2], ["./" + sys.argv[2]])
+"#;
+
 /// How long the round waits for a fixture to answer.
 const ANSWER: Duration = Duration::from_secs(10);
 
@@ -424,14 +436,22 @@ impl Round {
     /// Starts newcomers until one gets `old`'s pid (bounded); the others are ended at once.
     fn recycle(&self, old: Identity, port: Option<u16>, seq: u64, at: usize) -> String {
         for attempt in 0..40 {
-            // `setsid` takes the next pid and its fork the one after: the newcomer.
-            let _ = std::fs::write("/proc/sys/kernel/ns_last_pid", (old.pid - 2).to_string());
             let mut env = vec![("SOAK_SEQ", seq.to_string()), ("SOAK_KIDS", "[]".into())];
             if let Some(p) = port {
                 env.push(("SOAK_LISTEN", "1".into()));
                 env.push(("SOAK_PORT", p.to_string()));
             }
-            self.spawn(&env);
+            let status = Command::new(common::python())
+                .args(["-c", STEER, &old.pid.to_string(), common::VITE])
+                .current_dir(&self.project)
+                .env("SOAK_DIR", &self.dir)
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("python runs");
+            assert!(status.success());
             let got = self
                 .answer("the newcomer to report", None, |m| {
                     (m["seq"].as_u64() == Some(seq)).then(|| Identity {
