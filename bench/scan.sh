@@ -5,6 +5,8 @@
 # round checks that Pier found all N servers and K connections. Prints medians, the median of
 # the per-round ratios, Pier's peak memory, and what one refresh of the tray app costs
 # (examples/app_refresh.rs: the same scan plus the history, in one long-lived process).
+# Then the stop path at the same scale: STOPS (default 10) more servers with no connection, and
+# one `pier stop --all-green` over them all, checked to stop exactly those.
 # Everything it starts is ended by identity.
 #   bench/scan.sh [TOTAL] [N] [K] [R]     (defaults: 2000 60 200 15)
 # The idle processes run `sleep` in / (see bench/idle_procs.py); IDLE_KIND=python makes them
@@ -73,10 +75,37 @@ done
 peak_kb=$(/usr/bin/time -f %M "$pier" scan --json --sample-ms 0 2>&1 >/dev/null | tail -1)
 app_ms=$(PIER_STATE_DIR="$work/state" target/release/examples/app_refresh "$rounds")
 
-"$py" - "${tp[*]}" "${ts[*]}" "${tl[*]}" "$procs" "$socks" "$servers" "$conns" "$rounds" "$peak_kb" "$(nproc)" "$app_ms" "${IDLE_KIND:-sleep}" <<'PY'
-import statistics as st, sys
+# The stop path at the same scale: STOPS more servers with no connection (green), then one
+# `pier stop --all-green --under $work`, as "Clean up safely" runs it. It must stop exactly
+# those, and leave every server with a connection (red) running.
+stops=${STOPS:-10}
+for i in $(seq "$stops"); do fixture "g$i" package.json node_modules/.bin/vite; done
+PIER_STATE_DIR="$work/state" /usr/bin/time -f "%e %M" "$pier" stop --json --all-green \
+  --under "$work" 2>"$work/stop.time" >"$work/stop.json" || true
+"$py" - "$work" "$servers" "$stops" <<'PY'
+import json, os, sys
+work, n, g = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+results = json.load(open(f"{work}/stop.json"))["results"]
+def runs(name):
+    r = json.load(open(f"{work}/{name}.json"))
+    try:
+        stat = open(f"/proc/{r['pid']}/stat", "rb").read()
+    except OSError:
+        return False
+    fields = stat[stat.rindex(b")") + 2:].split()
+    return int(fields[19]) == r["start_time"] and fields[0] != b"Z"
+stopped = [r for r in results if r["result"] == "stopped"]
+red_gone = [i for i in range(1, n + 1) if not runs(f"s{i}")]
+green_left = [i for i in range(1, g + 1) if runs(f"g{i}")]
+if len(results) != g or len(stopped) != g or red_gone or green_left:
+    sys.exit(f"stop at scale: {len(stopped)} of {g} stopped ({len(results)} results), "
+             f"servers with a connection gone: {red_gone}, green left running: {green_left}")
+PY
+
+"$py" - "${tp[*]}" "${ts[*]}" "${tl[*]}" "$procs" "$socks" "$servers" "$conns" "$rounds" "$peak_kb" "$(nproc)" "$app_ms" "${IDLE_KIND:-sleep}" "$work" "$stops" <<'PY'
+import json, statistics as st, sys
 p, s, l = ([int(x) / 1000 for x in a.split()] for a in sys.argv[1:4])
-procs, socks, n, k, rounds, peak, cores, app, idle = sys.argv[4:13]
+procs, socks, n, k, rounds, peak, cores, app, idle, work, stops = sys.argv[4:15]
 med = st.median
 print(f"machine: {cores} cores, {procs} processes ({idle} idle), {socks} TCP sockets; "
       f"{n} servers, {k} connections; {rounds} paired rounds, all checked")
@@ -84,4 +113,11 @@ print(f"pier scan --json --sample-ms 0 : median {med(p):7.1f} ms   peak RSS {int
 print(f"ss -tanp                       : median {med(s):7.1f} ms   pier/ss   = {med(a / b for a, b in zip(p, s)):.2f}")
 print(f"lsof -iTCP -nP                 : median {med(l):7.1f} ms   pier/lsof = {med(a / b for a, b in zip(p, l)):.2f}")
 print(f"app refresh (scan + history)   : median {float(app):7.1f} ms   app/cli   = {float(app) / med(p):.2f}")
+wall, rss = open(f"{work}/stop.time").read().split()[-2:]
+timings = [r["timings"] for r in json.load(open(f"{work}/stop.json"))["results"]]
+first = [t["a_to_first_signal_ms"] for t in timings]
+print(f"pier stop --all-green ({stops} green, {n} red untouched, checked): {float(wall):.2f} s in all, "
+      f"{float(wall) * 1000 / int(stops):.0f} ms per resource; check (a) -> first SIGTERM median "
+      f"{med(first):.0f} ms, max {max(first):.0f} ms (window {timings[0]['sample_ms']} ms); "
+      f"peak RSS {int(rss) / 1024:.1f} MB")
 PY

@@ -72,15 +72,39 @@ mod linux {
         };
         // The pid may already belong to a newcomer: then ours has exited.
         let stat = std::fs::read(format!("/proc/{}/stat", e.identity.pid));
+        match judge(stat, e.identity.start_time) {
+            Judged::Exited => Watch::Exited,
+            Judged::Watch => Watch::Fd(fd),
+            Judged::Blind => Watch::Blind,
+        }
+    }
+
+    /// What the stat read after `pidfd_open` says of the member.
+    #[derive(Debug, PartialEq, Eq)]
+    pub(super) enum Judged {
+        Exited,
+        Watch,
+        Blind,
+    }
+
+    /// No such file, or ESRCH from a read of a file that was open (found by the stop soak: a
+    /// child reaped by its parent right after `pidfd_open` was called "blind", hence
+    /// "still running", though it had exited): whoever held the pid is gone, so ours is.
+    pub(super) fn judge(stat: std::io::Result<Vec<u8>>, start_time: u64) -> Judged {
         let stat = match stat {
             Ok(bytes) => bytes,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Watch::Exited,
-            Err(_) => return Watch::Blind,
+            Err(err)
+                if err.kind() == std::io::ErrorKind::NotFound
+                    || err.raw_os_error() == Some(Errno::SRCH.raw_os_error()) =>
+            {
+                return Judged::Exited
+            }
+            Err(_) => return Judged::Blind,
         };
         match crate::probe::procfs::parse_stat(&stat) {
-            Some((_, s)) if s.start_time == e.identity.start_time => Watch::Fd(fd),
-            Some(_) => Watch::Exited,
-            None => Watch::Blind,
+            Some((_, s)) if s.start_time == start_time => Judged::Watch,
+            Some(_) => Judged::Exited,
+            None => Judged::Blind,
         }
     }
 
@@ -126,6 +150,34 @@ mod linux {
             }
             exited
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::linux::{judge, Judged};
+
+    const STAT: &[u8] = b"42 (vite) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
+
+    #[test]
+    fn a_member_reaped_between_its_pidfd_and_its_stat_has_exited() {
+        let esrch = std::io::Error::from_raw_os_error(3);
+        assert_eq!(judge(Err(esrch), 777), Judged::Exited);
+        let enoent = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(judge(Err(enoent), 777), Judged::Exited);
+        let eacces = std::io::Error::from_raw_os_error(13);
+        assert_eq!(
+            judge(Err(eacces), 777),
+            Judged::Blind,
+            "unknown is not exited"
+        );
+    }
+
+    #[test]
+    fn the_pid_of_a_newcomer_means_ours_exited_and_ours_is_watched() {
+        assert_eq!(judge(Ok(STAT.to_vec()), 777), Judged::Watch);
+        assert_eq!(judge(Ok(STAT.to_vec()), 700), Judged::Exited);
+        assert_eq!(judge(Ok(b"garbage".to_vec()), 777), Judged::Blind);
     }
 }
 
