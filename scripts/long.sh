@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The long versions of the reliability checks that .ci/run runs short (issue 8): a million-case
-# run of the parser property tests, 20,000 SIGKILLs of a writing store, and the scan at scale
-# (5,000 processes, 500 listeners, 2,000 connections). Minutes, not seconds; run as root for
-# the mount-based store tests. Prints each part's own summary.
+# The long versions of the reliability checks that .ci/run runs short (issue 8): 200,000 cases
+# of each parser property, 20,000 of the diagnosis and stop properties, 1,000 rounds of the stop
+# soak, 20,000 SIGKILLs of a writing store, and the scan and stop at scale (5,000 processes,
+# 500 listeners, 2,000 connections). About an hour on 2 cores; run as root (pid steering, the
+# mount-based store tests). Prints each part's own summary.
 #   scripts/long.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,9 @@ PROPTEST_CASES=200000 cargo test --release --locked --test parsers_prop 2>&1 | g
 echo "== diagnosis and stop properties, 20,000 cases each"
 PROPTEST_CASES=20000 cargo test --release --locked --lib -- props:: 2>&1 | grep -E "test result"
 PROPTEST_CASES=20000 cargo test --release --locked --lib -- a_member_whose_identity 2>&1 | grep -E "test result"
+echo "== the stop soak, 1,000 rounds"
+PIER_SOAK_ROUNDS=1000 PIER_SOAK_SECS=3600 cargo test --release --locked --test stop_soak_linux \
+  -- --nocapture 2>&1 | grep -E "stop soak|test result"
 echo "== the store under 20,000 SIGKILLs"
 PIER_CRASH_KILLS=20000 cargo test --release --locked --test store_crash_linux -- --nocapture 2>&1 \
   | grep -E "SIGKILLs|test result"

@@ -55,6 +55,8 @@ struct Tally {
     results: BTreeMap<&'static str, usize>,
     events: BTreeMap<(Kind, bool), usize>,
     recycled: usize,
+    /// Rounds where some other process had taken a member's pid by the end.
+    reused: usize,
     wrong_signals: Vec<String>,
     disagreements: Vec<String>,
     calls: Vec<usize>,
@@ -162,12 +164,19 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
             .map(|k| k.id)
             .filter(|id| soak::runs(*id))
             .collect();
+        let reused: Vec<u32> = initial
+            .iter()
+            .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
+            .map(|id| id.pid)
+            .collect();
+        t.reused += usize::from(!reused.is_empty());
         let verdict = Facts {
             round: &round,
             report: &report,
             root,
             initial,
             running,
+            reused,
         }
         .judge();
 
@@ -227,8 +236,9 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         t.results
     );
     eprintln!(
-        "stop soak: events (kind, happened) {:?}; pids taken by a newcomer: {}",
-        t.events, t.recycled
+        "stop soak: events (kind, happened) {:?}; pids taken by a newcomer: {}; rounds where \
+         a member's pid held another process at the end: {}",
+        t.events, t.recycled, t.reused
     );
     eprintln!(
         "stop soak: calls per stop {}..{}; stop median {:.0} ms, max {:.0} ms",

@@ -40,6 +40,9 @@ pub struct Facts<'r> {
     pub initial: Vec<Identity>,
     /// Which known processes ran right after the stop returned.
     pub running: Vec<Identity>,
+    /// Members' pids held by another process right after the stop returned (a pid reuse,
+    /// which the rescan must report; anything on the machine can take a freed pid).
+    pub reused: Vec<u32>,
 }
 
 fn last_before(trace: &[Call], end: usize, want: impl Fn(&Call) -> bool) -> Option<usize> {
@@ -249,7 +252,8 @@ impl Facts<'_> {
                     .iter()
                     .filter(made)
                     .any(|k| rescan.is_some_and(|r| k.ended.is_none_or(|e| e > r)));
-                if !bad_member && !any_made && members_running.is_empty() {
+                if !bad_member && !any_made && members_running.is_empty() && self.reused.is_empty()
+                {
                     v.disagreements.push(format!(
                         "result partially_stopped ({}), but every member is gone and nothing \
                          an event made ran at the rescan",
@@ -264,7 +268,10 @@ impl Facts<'_> {
                 }
             }
         }
-        if fired.iter().all(|f| !f.done) && self.report.result != ResourceResult::Stopped {
+        if fired.iter().all(|f| !f.done)
+            && self.report.result != ResourceResult::Stopped
+            && self.reused.is_empty()
+        {
             v.disagreements.push(format!(
                 "nothing happened during the stop, yet it ended {} ({})",
                 self.report.result.as_str(),
