@@ -10,6 +10,8 @@
 //! - the rescan: the first survey after the first signal request; a process an event made
 //!   that runs then must keep the result from `stopped`.
 //!
+//! Before any signal, the trace must end with the whole checkpoint chain, in order.
+//!
 //! What is a wrong signal: any line in the fixtures' signal log that is not SIGTERM to a
 //! member of the diagnosed tree in its diagnosed image, any line at all when the stop says it
 //! sent nothing, and any process of the round that ended with no line, no event ending it and
@@ -98,6 +100,30 @@ impl Facts<'_> {
                 v.wrong_signals.push(format!(
                     "pid {} ({:?}) ended with no signal logged and no event ending it",
                     k.id.pid, k.origin
+                ));
+            }
+        }
+
+        // The chain of DESIGN.md §3 step 3 ran in full, in order, right before the first signal:
+        // (a) network, (b) activity, (c) network, (d) tree, (e) network and tree.
+        if let (Some(first), Some(_)) = (first_request, first_sent) {
+            let chain: Vec<Call> = trace[..first]
+                .iter()
+                .copied()
+                .filter(|c| matches!(c, Call::Survey | Call::Activity | Call::Processes))
+                .collect();
+            let want = [
+                Call::Survey,
+                Call::Activity,
+                Call::Survey,
+                Call::Processes,
+                Call::Survey,
+                Call::Processes,
+            ];
+            if !chain.ends_with(&want) {
+                v.disagreements.push(format!(
+                    "signals were sent after {chain:?}, which does not end with the full chain \
+                     {want:?}"
                 ));
             }
         }
