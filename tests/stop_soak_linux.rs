@@ -57,6 +57,10 @@ struct Tally {
     recycled: usize,
     /// Rounds where some other process had taken a member's pid by the end.
     reused: usize,
+    /// Refusals for the 2 s deadline.
+    deadline: usize,
+    /// Fixtures that failed on their own (a test error, not Pier's).
+    fixture_errors: Vec<String>,
     wrong_signals: Vec<String>,
     disagreements: Vec<String>,
     calls: Vec<usize>,
@@ -157,6 +161,8 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         let t0 = Instant::now();
         let report = stopper.stop(&resource.id, Some(&shown));
         t.stop_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        // Every signal already sent is handled and logged before anything is judged.
+        round.settle_signals();
         let running: Vec<_> = round
             .known
             .borrow()
@@ -164,11 +170,12 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
             .map(|k| k.id)
             .filter(|id| soak::runs(*id))
             .collect();
-        let reused: Vec<u32> = initial
+        let mut reused: Vec<u32> = initial
             .iter()
             .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
             .map(|id| id.pid)
             .collect();
+        reused.extend(round.reused_at_rescan.borrow().iter().flatten());
         t.reused += usize::from(!reused.is_empty());
         let verdict = Facts {
             round: &round,
@@ -216,6 +223,11 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         for d in verdict.disagreements {
             t.disagreements.push(format!("{d}\n  {}", context()));
         }
+        let crashes = round.crashes();
+        if !crashes.is_empty() {
+            t.fixture_errors.push(format!("round {n}: {crashes}"));
+        }
+        t.deadline += usize::from(report.reason.contains("passed between check (a)"));
         if report.result == ResourceResult::Failed {
             t.disagreements.push(format!(
                 "the stop failed: {}\n  {}",
@@ -223,7 +235,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
                 context()
             ));
         }
-        round.clean_up();
+        drop(round);
     }
 
     t.calls.sort_unstable();
@@ -251,6 +263,12 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         "stop soak: wrong signals {}, outcomes that disagree with the ground truth {}",
         t.wrong_signals.len(),
         t.disagreements.len()
+    );
+    eprintln!("stop soak: refusals for the 2 s deadline: {}", t.deadline);
+    assert!(
+        t.fixture_errors.is_empty(),
+        "fixtures failed (a test error):\n{}",
+        t.fixture_errors.join("\n")
     );
     assert!(
         t.wrong_signals.is_empty() && t.disagreements.is_empty(),

@@ -81,7 +81,11 @@ fn addr() -> impl Strategy<Value = &'static str> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    // 64 cases in the test suite; PROPTEST_CASES for the long run (`with_cases` alone would
+    // override it).
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+    ))]
 
     #[test]
     fn a_live_connection_on_any_members_listener_is_never_green(

@@ -729,6 +729,7 @@ fn force_skips_the_level_but_still_refuses_a_changed_identity() {
 use proptest::strategy::Strategy as _;
 
 proptest::proptest! {
+    // The space is small (3 members × up to 9 reads = 24 cases): 128 draws cover it.
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
 
     /// Whichever member loses its answer, from any identity read up to the one right before

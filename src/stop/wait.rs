@@ -186,6 +186,7 @@ mod macos {
     use std::time::{Duration, Instant};
 
     use super::ExitWaiter;
+    use crate::probe::IdentityRead;
     use crate::signal::Expected;
 
     pub struct KqueueWaiter;
@@ -211,6 +212,19 @@ mod macos {
                     unsafe { libc::kevent(kq, &ev, 1, std::ptr::null_mut(), 0, std::ptr::null()) };
                 if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
                     exited[i] = true;
+                }
+            }
+            // Registered by bare pid: if the pid already holds a newcomer, the event watches
+            // it, and ours has exited. Checked after registering, so an exit in between is
+            // caught either way. (Type-checked only: no Mac here.)
+            let probe = crate::probe::system_probe();
+            for (i, m) in members.iter().enumerate() {
+                match probe.identity(m.identity.pid) {
+                    IdentityRead::Gone => exited[i] = true,
+                    IdentityRead::Alive { identity, .. } if identity != m.identity => {
+                        exited[i] = true;
+                    }
+                    _ => {}
                 }
             }
             let end = Instant::now() + timeout;

@@ -39,6 +39,8 @@ pub trait Tick {
     fn before(&self, call: Call);
     /// The signaller answered a request.
     fn on_signal(&self, expected: &Expected, outcome: &SignalOutcome);
+    /// The waiter answered: what it said of each member.
+    fn after_wait(&self, members: &[Expected], exited: &[bool]);
 }
 
 /// Pier's real interfaces behind the hook.
@@ -112,7 +114,9 @@ impl Signaller for Hooked<'_> {
 impl ExitWaiter for Hooked<'_> {
     fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
         self.tick.before(Call::Wait);
-        self.waiter.wait_for_exit(members, timeout)
+        let exited = self.waiter.wait_for_exit(members, timeout);
+        self.tick.after_wait(members, &exited);
+        exited
     }
 }
 

@@ -70,8 +70,9 @@ pub struct Known {
     pub born: usize,
     /// The call number before which it exec'd another executable, if it did.
     pub exec_at: Option<usize>,
-    /// The call number before which the test ended it (an exit or a recycle event).
-    pub ended: Option<usize>,
+    /// The call number before which the test ended it, and how (an exit or a recycle event;
+    /// a recycle's stray newcomers are ended as recycles too).
+    pub ended: Option<(usize, Kind)>,
     pub port: Option<u16>,
 }
 
@@ -105,6 +106,10 @@ pub struct Round {
     rng: RefCell<Rng>,
     /// Whether recycle events can steer pids (root only).
     can_recycle: bool,
+    /// Whether each member was alive right after each wait, as the test saw it then.
+    pub after_wait: RefCell<Vec<(usize, Identity, bool)>>,
+    /// Diagnosed members' pids that another process held when the rescan began.
+    pub reused_at_rescan: RefCell<Option<Vec<u32>>>,
 }
 
 /// A small deterministic generator (splitmix64): a failing round's plan can be replayed from
@@ -201,6 +206,8 @@ impl Round {
             seq: Cell::new(0),
             rng: RefCell::new(rng),
             can_recycle: common::is_root(),
+            after_wait: RefCell::new(Vec::new()),
+            reused_at_rescan: RefCell::new(None),
         };
         round.spawn(&[
             ("SOAK_KIDS", shape.to_string()),
@@ -289,7 +296,8 @@ impl Round {
             pid: pid as u32,
             start_time: msg["start"].as_u64().unwrap(),
         };
-        let now = self.trace.borrow().len();
+        // Inside an event, the call it came before is already in the trace: that is its time.
+        let now = self.trace.borrow().len().saturating_sub(1);
         let mut known = self.known.borrow_mut();
         if let Some(k) = known.iter_mut().find(|k| k.id == id) {
             // The same process after an exec.
@@ -340,9 +348,9 @@ impl Round {
             .is_ok()
     }
 
-    fn end(&self, id: Identity, at: usize) {
+    fn end(&self, id: Identity, at: usize, how: Kind) {
         if let Some(k) = self.known.borrow_mut().iter_mut().find(|k| k.id == id) {
-            k.ended.get_or_insert(at);
+            k.ended.get_or_insert((at, how));
         }
     }
 
@@ -397,7 +405,7 @@ impl Round {
                 }
                 if kind == Kind::Exit {
                     common::wait_for("the member to exit", || (!runs(t)).then_some(()));
-                    self.end(t, at);
+                    self.end(t, at, Kind::Exit);
                     f.done = true;
                 } else {
                     f.done = self
@@ -418,9 +426,10 @@ impl Round {
                     pid: t.pid,
                     start_time: t.start_time,
                 });
-                self.end(t, at);
+                self.end(t, at, Kind::Recycle);
+                // Reaped: the pid holds no process with its start time, not even a zombie.
                 common::wait_for("the killed process to be reaped", || {
-                    (!Path::new(&format!("/proc/{}", t.pid)).exists()).then_some(())
+                    (common::start_time_of(t.pid) != Some(t.start_time)).then_some(())
                 });
                 f.done = true;
                 f.note = if self.can_recycle {
@@ -451,7 +460,9 @@ impl Round {
                 .stderr(Stdio::null())
                 .status()
                 .expect("python runs");
-            assert!(status.success());
+            if !status.success() {
+                return format!("killed; pids cannot be steered here ({status})");
+            }
             let got = self
                 .answer("the newcomer to report", None, |m| {
                     (m["seq"].as_u64() == Some(seq)).then(|| Identity {
@@ -470,7 +481,7 @@ impl Round {
                 pid: got.pid,
                 start_time: got.start_time,
             });
-            self.end(got, at);
+            self.end(got, at, Kind::Recycle);
             common::wait_for("a stray newcomer to end", || (!runs(got)).then_some(()));
         }
         format!("killed; no newcomer got pid {} in 40 tries", old.pid)
@@ -494,6 +505,32 @@ impl Round {
             .collect()
     }
 
+    /// Makes sure every signal already sent has been handled and logged: each known process
+    /// that runs answers a ping (a pending handler runs before the next command is read), or
+    /// ends. Then the log is complete.
+    pub fn settle_signals(&self) {
+        let running: Vec<Identity> = self
+            .known
+            .borrow()
+            .iter()
+            .map(|k| k.id)
+            .filter(|id| runs(*id))
+            .collect();
+        for id in running {
+            let seq = self.next_seq(Kind::Connect);
+            if self.command(id, json!({"do": "ping", "seq": seq})) {
+                self.answer("a ping to be answered", Some(id), |m| {
+                    (m["pong"].as_u64() == Some(seq)).then_some(())
+                });
+            }
+        }
+    }
+
+    /// What fixtures wrote when they failed: a test error, never Pier's doing.
+    pub fn crashes(&self) -> String {
+        std::fs::read_to_string(self.dir.join("crashes.log")).unwrap_or_default()
+    }
+
     /// Ends everything the round started that still runs, by identity, and waits for it.
     pub fn clean_up(&self) {
         self.clients.borrow_mut().clear();
@@ -512,6 +549,13 @@ impl Round {
     }
 }
 
+/// A round that ends in a panic still ends its processes.
+impl Drop for Round {
+    fn drop(&mut self) {
+        self.clean_up();
+    }
+}
+
 impl Tick for Round {
     fn before(&self, call: Call) {
         let n = {
@@ -519,6 +563,23 @@ impl Tick for Round {
             trace.push(call);
             trace.len() - 1
         };
+        // The first survey after a signal request is the rescan's: note whose pids are taken.
+        if call == Call::Survey
+            && self.reused_at_rescan.borrow().is_none()
+            && self
+                .trace
+                .borrow()
+                .iter()
+                .any(|c| matches!(c, Call::Signal(_)))
+        {
+            let reused = self
+                .initial()
+                .iter()
+                .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
+                .map(|id| id.pid)
+                .collect();
+            *self.reused_at_rescan.borrow_mut() = Some(reused);
+        }
         let due: Vec<Kind> = self
             .plan
             .iter()
@@ -527,6 +588,14 @@ impl Tick for Round {
             .collect();
         for kind in due {
             self.fire(n, kind);
+        }
+    }
+
+    fn after_wait(&self, members: &[Expected], _exited: &[bool]) {
+        let n = self.trace.borrow().len() - 1;
+        let mut seen = self.after_wait.borrow_mut();
+        for m in members {
+            seen.push((n, m.identity, runs(m.identity)));
         }
     }
 

@@ -470,12 +470,34 @@ impl Probe for LinuxProbe {
         if stat.state == b'Z' || stat.state == b'X' {
             return IdentityRead::Gone;
         }
+        let exe = fs::read_link(dir.join("exe")).ok();
+        // A process on its way out loses its executable a moment before it becomes a zombie;
+        // read as "unreadable", that made a dying member look changed (the review of the stop
+        // soak). Look once more: if it is a zombie or gone by now, it is gone.
+        if exe.is_none() {
+            let again = match read_small(&dir.join("stat")) {
+                Ok(bytes) => bytes,
+                Err(e) if is_gone(&e) => return IdentityRead::Gone,
+                Err(e) => return IdentityRead::Unknown(format!("{}/stat: {e}", dir.display())),
+            };
+            match parse::parse_stat(&again) {
+                Some((_, s)) if s.start_time != stat.start_time => return IdentityRead::Gone,
+                Some((_, s)) if s.state == b'Z' || s.state == b'X' => return IdentityRead::Gone,
+                Some(_) => {}
+                None => {
+                    return IdentityRead::Unknown(format!(
+                        "{}/stat: unexpected format",
+                        dir.display()
+                    ))
+                }
+            }
+        }
         IdentityRead::Alive {
             identity: Identity {
                 pid,
                 start_time: stat.start_time,
             },
-            exe: fs::read_link(dir.join("exe")).ok(),
+            exe,
         }
     }
 
