@@ -110,6 +110,11 @@ pub struct Round {
     pub after_wait: RefCell<Vec<(usize, Identity, bool)>>,
     /// Diagnosed members' pids that another process held when the rescan began.
     pub reused_at_rescan: RefCell<Option<Vec<u32>>>,
+    /// When each call was passed on (after its events): the test's own clock.
+    pub stamps: RefCell<Vec<Instant>>,
+    /// Where the stop's snapshot must be (the records folder, the resource id), and what the
+    /// test found there when the first signal was requested.
+    pub snapshot: RefCell<(Option<(PathBuf, String)>, Option<Result<(), String>>)>,
 }
 
 /// A small deterministic generator (splitmix64): a failing round's plan can be replayed from
@@ -208,6 +213,8 @@ impl Round {
             can_recycle: common::is_root(),
             after_wait: RefCell::new(Vec::new()),
             reused_at_rescan: RefCell::new(None),
+            stamps: RefCell::new(Vec::new()),
+            snapshot: RefCell::new((None, None)),
         };
         round.spawn(&[
             ("SOAK_KIDS", shape.to_string()),
@@ -526,6 +533,26 @@ impl Round {
         }
     }
 
+    /// Whether the snapshot of resource `id` is in `records`, parses, and names every member.
+    fn snapshot_on_disk(&self) -> Result<(), String> {
+        let (Some((records, id)), _) = &*self.snapshot.borrow() else {
+            return Err("the test did not say where the snapshot goes".into());
+        };
+        let prefix = format!("snap-{id}-");
+        let file = std::fs::read_dir(records)
+            .map_err(|e| format!("{}: {e}", records.display()))?
+            .filter_map(Result::ok)
+            .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .ok_or_else(|| format!("no {prefix}* in {}", records.display()))?;
+        let doc: Value = serde_json::from_slice(&std::fs::read(file.path()).unwrap_or_default())
+            .map_err(|e| format!("{}: {e}", file.path().display()))?;
+        let named = doc["members"].as_array().map_or(0, Vec::len);
+        if named != self.initial().len() {
+            return Err(format!("the snapshot names {named} members"));
+        }
+        Ok(())
+    }
+
     /// What fixtures wrote when they failed: a test error, never Pier's doing.
     pub fn crashes(&self) -> String {
         std::fs::read_to_string(self.dir.join("crashes.log")).unwrap_or_default()
@@ -563,23 +590,6 @@ impl Tick for Round {
             trace.push(call);
             trace.len() - 1
         };
-        // The first survey after a signal request is the rescan's: note whose pids are taken.
-        if call == Call::Survey
-            && self.reused_at_rescan.borrow().is_none()
-            && self
-                .trace
-                .borrow()
-                .iter()
-                .any(|c| matches!(c, Call::Signal(_)))
-        {
-            let reused = self
-                .initial()
-                .iter()
-                .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
-                .map(|id| id.pid)
-                .collect();
-            *self.reused_at_rescan.borrow_mut() = Some(reused);
-        }
         let due: Vec<Kind> = self
             .plan
             .iter()
@@ -589,6 +599,25 @@ impl Tick for Round {
         for kind in due {
             self.fire(n, kind);
         }
+        let signalled_before = self.trace.borrow()[..n]
+            .iter()
+            .any(|c| matches!(c, Call::Signal(_)));
+        // The first survey after a signal request is the rescan's: note whose pids are taken.
+        if call == Call::Survey && signalled_before && self.reused_at_rescan.borrow().is_none() {
+            let reused = self
+                .initial()
+                .iter()
+                .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
+                .map(|id| id.pid)
+                .collect();
+            *self.reused_at_rescan.borrow_mut() = Some(reused);
+        }
+        // Before the first signal request, the snapshot must be on disk, whole.
+        if matches!(call, Call::Signal(_)) && !signalled_before {
+            let found = self.snapshot_on_disk();
+            self.snapshot.borrow_mut().1 = Some(found);
+        }
+        self.stamps.borrow_mut().push(Instant::now());
     }
 
     fn after_wait(&self, members: &[Expected], _exited: &[bool]) {

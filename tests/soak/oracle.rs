@@ -27,6 +27,7 @@ use super::hook::Call;
 use super::{Kind, Known, Origin, Round};
 
 const SIGTERM: i32 = 15;
+const DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the judge found.
 #[derive(Debug, Default)]
@@ -126,6 +127,35 @@ impl Facts<'_> {
                     "signals were sent after {chain:?}, which does not end with the full chain \
                      {want:?}"
                 ));
+            }
+            // No signal without the snapshot on disk first.
+            match &self.round.snapshot.borrow().1 {
+                Some(Ok(())) => {}
+                Some(Err(why)) => v
+                    .disagreements
+                    .push(format!("no whole snapshot before the first signal: {why}")),
+                None => v
+                    .disagreements
+                    .push("the snapshot was not looked for before the first signal".into()),
+            }
+            // At most 2 s from check (a) to the first signal sent, on the test's own clock: the
+            // clock reads Pier made right before (a) and right before that signal.
+            let checks: Vec<usize> = (0..first)
+                .filter(|&i| matches!(trace[i], Call::Survey | Call::Activity | Call::Processes))
+                .collect();
+            let a = checks.len().checked_sub(want.len()).map(|i| checks[i]);
+            let stamps = self.round.stamps.borrow();
+            let clock_before = |i: usize| last_before(&trace, i, |c| *c == Call::Now);
+            if let (Some(a), Some(s)) = (a, first_sent) {
+                if let (Some(ta), Some(ts)) = (clock_before(a), clock_before(s)) {
+                    let took = stamps[ts].duration_since(stamps[ta]);
+                    if took > DEADLINE + std::time::Duration::from_millis(10) {
+                        v.disagreements.push(format!(
+                            "{} ms from check (a) to the first signal, over the 2 s limit",
+                            took.as_millis()
+                        ));
+                    }
+                }
             }
         }
 
