@@ -158,7 +158,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
                 ..StopOptions::default()
             },
         };
-        round.snapshot.borrow_mut().0 =
+        round.snapshot.borrow_mut().expected =
             Some((sb.path().join("state/records"), resource.id.clone()));
         let t0 = Instant::now();
         let report = stopper.stop(&resource.id, Some(&shown));

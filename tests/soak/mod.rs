@@ -112,9 +112,16 @@ pub struct Round {
     pub reused_at_rescan: RefCell<Option<Vec<u32>>>,
     /// When each call was passed on (after its events): the test's own clock.
     pub stamps: RefCell<Vec<Instant>>,
-    /// Where the stop's snapshot must be (the records folder, the resource id), and what the
-    /// test found there when the first signal was requested.
-    pub snapshot: RefCell<(Option<(PathBuf, String)>, Option<Result<(), String>>)>,
+    pub snapshot: RefCell<SnapshotWatch>,
+}
+
+/// Where the stop's snapshot must be, and what the test found there when the first signal was
+/// requested.
+#[derive(Default)]
+pub struct SnapshotWatch {
+    /// The records folder and the resource id.
+    pub expected: Option<(PathBuf, String)>,
+    pub found: Option<Result<(), String>>,
 }
 
 /// A small deterministic generator (splitmix64): a failing round's plan can be replayed from
@@ -214,7 +221,7 @@ impl Round {
             after_wait: RefCell::new(Vec::new()),
             reused_at_rescan: RefCell::new(None),
             stamps: RefCell::new(Vec::new()),
-            snapshot: RefCell::new((None, None)),
+            snapshot: RefCell::new(SnapshotWatch::default()),
         };
         round.spawn(&[
             ("SOAK_KIDS", shape.to_string()),
@@ -535,7 +542,7 @@ impl Round {
 
     /// Whether the snapshot of resource `id` is in `records`, parses, and names every member.
     fn snapshot_on_disk(&self) -> Result<(), String> {
-        let (Some((records, id)), _) = &*self.snapshot.borrow() else {
+        let Some((records, id)) = &self.snapshot.borrow().expected else {
             return Err("the test did not say where the snapshot goes".into());
         };
         let prefix = format!("snap-{id}-");
@@ -615,7 +622,7 @@ impl Tick for Round {
         // Before the first signal request, the snapshot must be on disk, whole.
         if matches!(call, Call::Signal(_)) && !signalled_before {
             let found = self.snapshot_on_disk();
-            self.snapshot.borrow_mut().1 = Some(found);
+            self.snapshot.borrow_mut().found = Some(found);
         }
         self.stamps.borrow_mut().push(Instant::now());
     }

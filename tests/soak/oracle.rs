@@ -129,7 +129,7 @@ impl Facts<'_> {
                 ));
             }
             // No signal without the snapshot on disk first.
-            match &self.round.snapshot.borrow().1 {
+            match &self.round.snapshot.borrow().found {
                 Some(Ok(())) => {}
                 Some(Err(why)) => v
                     .disagreements
