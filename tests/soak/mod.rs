@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use pier::probe::Identity;
@@ -258,9 +258,14 @@ impl Round {
 
     /// `setsid -f ./node_modules/.bin/vite` in the project, with the round's settings.
     fn spawn(&self, env: &[(&str, String)]) {
-        let status = Command::new("setsid")
-            .arg("-f")
-            .arg(format!("./{}", common::VITE))
+        let tool = format!("./{}", common::VITE);
+        assert!(self.run("setsid", &["-f", &tool], env).success());
+    }
+
+    /// Runs `program` in the project with the round's folder and `env`, and waits for it.
+    fn run(&self, program: &str, args: &[&str], env: &[(&str, String)]) -> ExitStatus {
+        Command::new(program)
+            .args(args)
             .current_dir(&self.project)
             .env("SOAK_DIR", &self.dir)
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -268,8 +273,7 @@ impl Round {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .expect("setsid runs");
-        assert!(status.success());
+            .unwrap_or_else(|e| panic!("{program} runs: {e}"))
     }
 
     /// Reads the fixtures' reports until `until` answers, or `target` stops running, or the
@@ -464,16 +468,8 @@ impl Round {
                 env.push(("SOAK_LISTEN", "1".into()));
                 env.push(("SOAK_PORT", p.to_string()));
             }
-            let status = Command::new(common::python())
-                .args(["-c", STEER, &old.pid.to_string(), common::VITE])
-                .current_dir(&self.project)
-                .env("SOAK_DIR", &self.dir)
-                .envs(env.iter().map(|(k, v)| (k, v)))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .expect("python runs");
+            let pid = old.pid.to_string();
+            let status = self.run(&common::python(), &["-c", STEER, &pid, common::VITE], &env);
             if !status.success() {
                 return format!("killed; pids cannot be steered here ({status})");
             }
