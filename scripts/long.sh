@@ -2,7 +2,7 @@
 # The long versions of the reliability checks that .ci/run runs short (issue 8): 200,000 cases
 # of each parser property, 20,000 of the diagnosis properties, 1,000 rounds of the stop
 # soak, 20,000 SIGKILLs of a writing store, and the scan and stop at scale (5,000 processes,
-# 500 listeners, 2,000 connections). About an hour on 2 cores; run as root (pid steering, the
+# 500 listeners, 2,000 connections). About 15 minutes on 2 cores; run as root (pid steering, the
 # mount-based store tests). Prints each part's summary; the whole output of each part is kept in
 # target/long/<part>.log.
 #   scripts/long.sh
