@@ -50,15 +50,19 @@ fn a_stop_is_refused_when_the_members_differ_from_what_the_card_showed() {
     let (id, level, mut members) = shown(&engine, pid(&server));
     assert_eq!(level, Level::Green);
 
+    let stop_as = |project_level: Level, members: &[ShownMember]| {
+        engine.stop(
+            &id,
+            &Shown {
+                project_level,
+                members: members.to_vec(),
+            },
+        )
+    };
+
     // The card showed one member with another start time: not the process that runs now.
     members[0].identity.start_time += 1;
-    let report = engine.stop(
-        &id,
-        &Shown {
-            project_level: level,
-            members: members.clone(),
-        },
-    );
+    let report = stop_as(level, &members);
     assert_eq!(report.result, ResourceResult::Refused, "{report:#?}");
     assert!(
         report.reason.contains("changed since they were shown"),
@@ -66,42 +70,24 @@ fn a_stop_is_refused_when_the_members_differ_from_what_the_card_showed() {
         report.reason
     );
     assert!(alive(pid(&server)), "nothing was signalled");
-
-    // A card that showed the project as yellow is refused too, though it is green now.
     members[0].identity.start_time -= 1;
 
     // A card that showed another executable for the same pid and start time: it exec'd since.
     let shown_exe = members[0].exe.clone();
     members[0].exe = Some("/usr/bin/something-else".into());
-    let report = engine.stop(
-        &id,
-        &Shown {
-            project_level: level,
-            members: members.clone(),
-        },
-    );
+    let report = stop_as(level, &members);
     assert_eq!(report.result, ResourceResult::Refused, "{report:#?}");
     assert!(report.reason.contains("exec'd"), "{}", report.reason);
     assert!(alive(pid(&server)));
     members[0].exe = shown_exe;
-    let report = engine.stop(
-        &id,
-        &Shown {
-            project_level: Level::Yellow,
-            members: members.clone(),
-        },
-    );
+
+    // A card that showed the project as yellow is refused too, though it is green now.
+    let report = stop_as(Level::Yellow, &members);
     assert_eq!(report.result, ResourceResult::Refused, "{report:#?}");
     assert!(alive(pid(&server)));
 
     // What the card really showed: stopped.
-    let report = engine.stop(
-        &id,
-        &Shown {
-            project_level: level,
-            members,
-        },
-    );
+    let report = stop_as(level, &members);
     assert_eq!(report.result, ResourceResult::Stopped, "{report:#?}");
     assert!(!alive(pid(&server)));
 }

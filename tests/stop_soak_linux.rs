@@ -84,7 +84,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
     let sb = common::Sandbox::new();
     std::env::set_var("PIER_STATE_DIR", sb.path().join("state"));
     let store = Store::open_at(sb.path().join("state")).unwrap();
-    let interpreter = soak::hook::interpreter_copy(sb.path());
+    let interpreter = soak::interpreter_copy(sb.path());
     let probe = pier::probe::system_probe();
     let signaller = pier::signal::system_signaller();
     let waiter = pier::stop::wait::system_waiter();

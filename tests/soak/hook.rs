@@ -3,7 +3,6 @@
 //! passed on unchanged, so the stop under test is the real one; the hook only chooses *when*
 //! the world changes: at the boundary between two of Pier's reads or signals.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use pier::probe::{
@@ -118,12 +117,4 @@ impl ExitWaiter for Hooked<'_> {
         self.tick.after_wait(members, &exited);
         exited
     }
-}
-
-/// The executable a re-exec'd member runs: a copy of the interpreter, so that its path differs.
-pub fn interpreter_copy(dir: &std::path::Path) -> PathBuf {
-    let python = std::fs::canonicalize(crate::common::python()).expect("python3 resolves");
-    let copy = dir.join("python3-reexec");
-    std::fs::copy(&python, &copy).expect("the interpreter can be copied");
-    copy
 }

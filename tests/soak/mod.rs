@@ -171,6 +171,14 @@ fn count(tree: &Value) -> usize {
     1 + tree.as_array().unwrap().iter().map(count).sum::<usize>()
 }
 
+/// The executable a re-exec'd member runs: a copy of the interpreter, so that its path differs.
+pub fn interpreter_copy(dir: &Path) -> PathBuf {
+    let python = std::fs::canonicalize(crate::common::python()).expect("python3 resolves");
+    let copy = dir.join("python3-reexec");
+    std::fs::copy(&python, &copy).expect("the interpreter can be copied");
+    copy
+}
+
 /// Whether the process `id` runs (a zombie does not).
 pub fn runs(id: Identity) -> bool {
     common::start_time_of(id.pid) == Some(id.start_time) && common::alive(id.pid)
@@ -338,11 +346,9 @@ impl Round {
         });
     }
 
-    fn next_seq(&self, kind: Kind) -> u64 {
-        let seq = self.seq.get() + 1;
-        self.seq.set(seq);
-        self.seqs.borrow_mut().insert(seq, kind);
-        seq
+    fn next_seq(&self) -> u64 {
+        self.seq.set(self.seq.get() + 1);
+        self.seq.get()
     }
 
     /// A live process of the tree (or made by an event), chosen at random.
@@ -379,7 +385,8 @@ impl Round {
     }
 
     fn happen(&self, at: usize, kind: Kind) -> Fired {
-        let seq = self.next_seq(kind);
+        let seq = self.next_seq();
+        self.seqs.borrow_mut().insert(seq, kind);
         let mut f = Fired {
             at,
             kind,
@@ -527,7 +534,7 @@ impl Round {
             .filter(|id| runs(*id))
             .collect();
         for id in running {
-            let seq = self.next_seq(Kind::Connect);
+            let seq = self.next_seq();
             if self.command(id, json!({"do": "ping", "seq": seq})) {
                 self.answer("a ping to be answered", Some(id), |m| {
                     (m["pong"].as_u64() == Some(seq)).then_some(())
