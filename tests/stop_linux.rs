@@ -113,6 +113,90 @@ fn a_server_that_ignores_sigterm_ends_still_running_and_is_never_killed() {
     assert!(alive(pid(&server)), "no automatic SIGKILL");
 }
 
+/// Found by trying uvicorn `--reload`: Python's `multiprocessing.resource_tracker` ignores
+/// SIGTERM, outlives its grace, and ends as soon as its parent is signalled. The stop said
+/// `still_running` / `partially_stopped` although nothing ran, and restart was refused forever.
+#[test]
+fn a_helper_that_outlives_its_grace_and_ends_with_its_parent_is_stopped_and_the_stop_complete() {
+    if fixtures_cannot_be_orphans("stop tracker") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &["--tracker"], |_| true);
+    let tracker = server["children"][0].as_u64().unwrap() as u32;
+    let id = id_of(&sb, &server);
+    let (code, doc) = stop(&sb, &id, &["--grace", "0.5"]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "stopped", "{doc:#}");
+    assert_eq!(code, 0);
+    assert_eq!(outcome_of(r, tracker), "stopped");
+    let detail = r["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["pid"] == tracker)
+        .unwrap()["detail"]
+        .clone();
+    assert_eq!(
+        detail, "outlived its grace, exited after its parent was signalled",
+        "{r:#}"
+    );
+    assert!(!alive(tracker) && !alive(pid(&server)));
+}
+
+/// Found by trying uvicorn `--workers 2`: the supervisor respawns the worker Pier signalled;
+/// the new worker served the port for seconds and was never named in the report.
+#[test]
+fn a_worker_respawned_during_the_stop_is_named_never_signalled_and_the_stop_partial() {
+    if fixtures_cannot_be_orphans("stop respawn") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &["--respawn"], |_| true);
+    let id = id_of(&sb, &server);
+    let (code, doc) = stop(&sb, &id, &["--grace", "0.5"]);
+    // The replacement, as the supervisor itself recorded it.
+    let report = sb.report("app", |r| {
+        r["respawned"].as_array().is_some_and(|a| !a.is_empty())
+    });
+    let (new_pid, new_start) = (
+        report["respawned"][0][0].as_u64().unwrap() as u32,
+        report["respawned"][0][1].as_u64().unwrap(),
+    );
+    sb.own(Started {
+        pid: new_pid,
+        start_time: new_start,
+    });
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "partially_stopped", "{doc:#}");
+    assert_eq!(code, 3);
+    let newcomers = r["newcomers"].as_array().unwrap();
+    assert_eq!(newcomers.len(), 1, "{r:#}");
+    let n = &newcomers[0];
+    assert_eq!(
+        (n["pid"].as_u64(), n["start_time"].as_u64()),
+        (Some(u64::from(new_pid)), Some(new_start))
+    );
+    // Seen under its parent before the parent's signal, or (if it came later than that look)
+    // on the listener it shares, at the last look.
+    let how = n["how"].as_str().unwrap();
+    if how.starts_with("child of") {
+        assert_eq!(how, format!("child of member pid {}", pid(&server)));
+        assert_eq!(n["parent"], pid(&server));
+    } else {
+        assert!(how.starts_with("listens on 127.0.0.1:"), "{n:#}");
+    }
+    assert_eq!(n["fate"], "still_running");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pid {new_pid} ({how}")),
+        "{r:#}"
+    );
+    assert!(alive(new_pid), "a newcomer is never signalled");
+}
+
 #[test]
 fn a_client_that_connects_after_the_scan_gets_the_stop_refused() {
     if fixtures_cannot_be_orphans("stop refused") {

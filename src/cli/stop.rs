@@ -206,6 +206,18 @@ fn text(reports: &[StopReport]) -> String {
                 m.detail
             );
         }
+        for n in &r.newcomers {
+            let _ = writeln!(
+                out,
+                "    pid {:<7} {:<14} {}  newcomer: {}, parent pid {}; {}",
+                n.pid,
+                n.fate.as_str(),
+                n.command,
+                n.how,
+                n.parent,
+                n.detail
+            );
+        }
         if let Some(t) = &r.timings {
             let _ = writeln!(
                 out,

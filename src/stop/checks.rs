@@ -99,12 +99,22 @@ pub fn expected(snapshot: &Snapshot) -> Vec<Expected> {
         .collect()
 }
 
+/// What a passing tree check saw.
+#[derive(Debug, Clone, Default)]
+pub struct TreeCheck {
+    /// The members found gone (or whose pid now holds another process): they get no signal,
+    /// and their outcome is `skipped`, since they were gone before the first signal.
+    pub gone: Vec<Identity>,
+    /// Every identity in the process table it read: after check (e), nothing here is a
+    /// newcomer.
+    pub present: Vec<Identity>,
+}
+
 /// (d) and (e): the tree under the root holds no member the snapshot lacks, and every member
-/// still alive is the same process (start time and executable). `Ok` lists the members found
-/// gone (or whose pid now holds another process): they get no signal, and their outcome is
-/// `skipped`, since they were gone before the first signal.
-pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<Vec<Identity>, String> {
+/// still alive is the same process (start time and executable).
+pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, String> {
     let list = probe.processes().map_err(|e| e.to_string())?;
+    let present: Vec<Identity> = list.processes.iter().map(|p| p.identity).collect();
     let table = ProcessTable::new(list.processes);
     let root = snapshot.root.pid;
     let recorded: BTreeSet<Identity> = snapshot.members.iter().map(|m| m.identity.into()).collect();
@@ -151,7 +161,7 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<Vec<Identity>, Str
             IdentityRead::Alive { .. } => {}
         }
     }
-    Ok(gone)
+    Ok(TreeCheck { gone, present })
 }
 
 /// Leaf-to-root order: members grouped by depth under the root, deepest first.

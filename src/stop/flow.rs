@@ -6,7 +6,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::bytes::ByteString;
 use super::checks;
-use super::outcome::{MemberOutcome, MemberReport, ResourceResult, StopReport, Timings};
+use super::newcomers::Watch;
+use super::outcome::{ResourceResult, StopReport, Timings};
 use super::signals::Signals;
 use super::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
 use super::wait::ExitWaiter;
@@ -33,6 +34,7 @@ fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopRe
         result,
         reason: reason.into(),
         members: Vec::new(),
+        newcomers: Vec::new(),
         snapshot: None,
         fresh: None,
         timings: None,
@@ -71,8 +73,12 @@ impl Stopper<'_> {
         out.snapshot = Some(name.clone());
         if out.result != ResourceResult::Refused {
             if let Some(why) = self.rescan(&project, &snapshot) {
+                out.reason = if out.result == ResourceResult::PartiallyStopped {
+                    format!("{}; {why}", out.reason)
+                } else {
+                    why
+                };
                 out.result = ResourceResult::PartiallyStopped;
-                out.reason = why;
             }
         }
         out.record_error = self.record_outcome(&name, &snapshot, &out);
@@ -257,13 +263,13 @@ impl Stopper<'_> {
         Ok((name, snapshot))
     }
 
-    /// Step 3: the checkpoint chain. `Ok`: when check (a) ran, and the members the last tree
-    /// check found gone. `Err` says why no signal may be sent.
+    /// Step 3: the checkpoint chain. `Ok`: when check (a) ran, and what the last tree check
+    /// saw. `Err` says why no signal may be sent.
     fn checkpoints(
         &self,
         snapshot: &Snapshot,
         pids: &[Pid],
-    ) -> Result<(Duration, Vec<Identity>), String> {
+    ) -> Result<(Duration, checks::TreeCheck), String> {
         let members: HashSet<Pid> = pids.iter().copied().collect();
         let t0 = self.probe.now();
         if !self.opts.force {
@@ -276,56 +282,51 @@ impl Stopper<'_> {
         if !self.opts.force {
             checks::network(self.probe, &members).map_err(|e| format!("check (e): {e}"))?;
         }
-        let gone = checks::tree(self.probe, snapshot).map_err(|e| format!("check (e): {e}"))?;
-        Ok((t0, gone))
+        let last = checks::tree(self.probe, snapshot).map_err(|e| format!("check (e): {e}"))?;
+        Ok((t0, last))
     }
 
-    /// Steps 3–5: checkpoints, then signals leaf to root with a bounded wait per level.
+    /// Steps 3–5: checkpoints, then signals leaf to root with a look for newcomers before and
+    /// a bounded wait after each level, then the outcomes as they are when the stop ends.
     fn signal_tree(&self, id: &str, snapshot: &Snapshot) -> StopReport {
         let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
-        let (t0, gone_before) = match self.checkpoints(snapshot, &pids) {
+        let (t0, last_check) = match self.checkpoints(snapshot, &pids) {
             Ok(checked) => checked,
             Err(why) => return report(id, ResourceResult::Refused, why),
         };
+        let members = snapshot.members.iter().map(|m| m.identity.into());
         let mut run = Signals {
             stopper: self,
             snapshot,
             t0,
-            gone_before,
+            gone_before: last_check.gone,
             members: Vec::new(),
             first: None,
             last: None,
+            watch: Watch::new(last_check.present, members),
+            signalled: HashSet::new(),
+            blind: None,
         };
         for level in checks::levels(snapshot) {
             let level = run.settle(level);
+            // Right before a parent's signal: what it spawned since its child's signal (a
+            // supervisor's replacement) still hangs under it, where a look can see it.
+            run.look_for_newcomers();
             let sent = match run.signal_level(level) {
                 Ok(sent) => sent,
                 Err(why) => return report(id, ResourceResult::Refused, why),
             };
             run.await_level(&sent);
         }
-        let Signals {
-            members,
-            first,
-            last,
-            ..
-        } = run;
-        // A member skipped because it changed (an exec) may still run as the same process.
-        let still_running: Vec<Pid> = members
-            .iter()
-            .filter(|m| m.outcome == MemberOutcome::Skipped)
-            .filter(|m| {
-                matches!(self.probe.identity(m.pid), crate::probe::IdentityRead::Alive { identity, .. }
-                    if identity.start_time == m.start_time)
-            })
-            .map(|m| m.pid)
-            .collect();
-        let (result, reason) = result_of(first.is_some(), &members, &still_running);
+        let (first, last) = (run.first, run.last);
+        let ending = run.finish();
+        let (result, reason) = result_of(first.is_some(), &ending.problems);
         StopReport {
             id: id.to_owned(),
             result,
             reason,
-            members,
+            members: ending.members,
+            newcomers: ending.newcomers,
             snapshot: None,
             fresh: None,
             record_error: None,
@@ -454,36 +455,18 @@ impl Stopper<'_> {
     }
 }
 
-/// Step 7 from the member outcomes (the rescan may still lower it).
-fn result_of(
-    signalled: bool,
-    members: &[MemberReport],
-    skipped_alive: &[Pid],
-) -> (ResourceResult, String) {
+/// Step 7 from what is true when the stop ends (the rescan may still lower it): `problems`
+/// are the members still running or failed and the newcomers still running.
+fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
     if !signalled {
         return (
             ResourceResult::Refused,
             "no signal was sent: every member was gone or had changed".into(),
         );
     }
-    let bad: Vec<String> = members
-        .iter()
-        .filter(|m| {
-            matches!(
-                m.outcome,
-                MemberOutcome::StillRunning | MemberOutcome::Failed
-            )
-        })
-        .map(|m| format!("pid {} {}", m.pid, m.outcome.as_str()))
-        .chain(
-            skipped_alive
-                .iter()
-                .map(|pid| format!("pid {pid} skipped and still runs")),
-        )
-        .collect();
-    if bad.is_empty() {
+    if problems.is_empty() {
         (ResourceResult::Stopped, "every member is gone".into())
     } else {
-        (ResourceResult::PartiallyStopped, bad.join(", "))
+        (ResourceResult::PartiallyStopped, problems.join(", "))
     }
 }

@@ -7,7 +7,9 @@
 //!    tree, with at most 2 s from (a) to the first signal on the probe's monotonic clock;
 //! 4. signal leaf to root, level by level, each member re-verified right before its signal by
 //!    the race-free signaller, then a bounded wait for the level to exit;
-//! 5. one honest outcome per member; 6. rescan the project; 7. one result for the resource.
+//! 5. one honest outcome per member, true when the stop ends, and every newcomer (a process
+//!    born during the stop: `newcomers.rs`) named with its parent and fate, never signalled;
+//! 6. rescan the project; 7. one result for the resource.
 //!
 //! There is no automatic SIGKILL. `force` sends SIGKILL instead of SIGTERM and skips only the
 //! level requirement and the network and activity checkpoints.
@@ -19,6 +21,7 @@ pub mod snapshot;
 pub mod wait;
 
 mod flow;
+pub mod newcomers;
 mod signals;
 
 use std::path::PathBuf;
@@ -29,7 +32,9 @@ use crate::diagnose::rules::Thresholds;
 use crate::probe::Identity;
 
 pub use flow::Stopper;
-pub use outcome::{MemberOutcome, MemberReport, ResourceResult, StopReport, Timings};
+pub use outcome::{
+    MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult, StopReport, Timings,
+};
 
 /// How to stop.
 #[derive(Debug, Clone)]

@@ -9,9 +9,10 @@ use crate::diagnose::model::Resource;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemberOutcome {
-    /// We signalled it and it exited within the grace period.
+    /// We signalled it and it is gone when the stop ends (within its grace, or after it: the
+    /// detail says which).
     Stopped,
-    /// We signalled it and it is alive after the grace period.
+    /// We signalled it and it is still alive when the stop ends.
     StillRunning,
     /// It exited on its own after the resource's first signal, before its own turn.
     Exited,
@@ -68,6 +69,41 @@ pub struct MemberReport {
     pub detail: String,
 }
 
+/// What became of a newcomer (a process born during the stop), read when the stop ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewcomerFate {
+    /// Gone when the stop ended.
+    Exited,
+    /// Still alive when the stop ended, after its bounded wait.
+    StillRunning,
+}
+
+impl NewcomerFate {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NewcomerFate::Exited => "exited",
+            NewcomerFate::StillRunning => "still_running",
+        }
+    }
+}
+
+/// A process born during the stop that belongs to it (DESIGN.md §3 step 5). Never signalled:
+/// the checkpoint chain did not verify it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewcomerReport {
+    pub pid: u32,
+    pub start_time: u64,
+    /// Its parent pid when it was first seen.
+    pub parent: u32,
+    /// How it is tied to the resource: "child of member pid N", "child of newcomer pid N",
+    /// "listens on ADDR, a port of the resource".
+    pub how: String,
+    pub command: String,
+    pub fate: NewcomerFate,
+    pub detail: String,
+}
+
 /// How long the checkpoint chain took, on the probe's monotonic clock.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Timings {
@@ -85,6 +121,8 @@ pub struct StopReport {
     pub result: ResourceResult,
     pub reason: String,
     pub members: Vec<MemberReport>,
+    /// Processes born during the stop, each with its parent and its fate.
+    pub newcomers: Vec<NewcomerReport>,
     /// The snapshot record's name, once written.
     pub snapshot: Option<String>,
     /// The fresh diagnosis, when the stop was refused because of it.

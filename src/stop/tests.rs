@@ -108,6 +108,17 @@ struct FakeOps<'a> {
     reused_on_pin: Cell<Option<Pid>>,
     /// This member exec's another program right after it is pinned.
     exec_on_pin: Cell<Option<Pid>>,
+    /// What the world does right after a signal to this pid went out (a supervisor respawns,
+    /// a helper ends with its parent).
+    after_send: RefCell<HashMap<Pid, AfterSend>>,
+}
+
+type AfterSend = Box<dyn FnMut(&mut FakeProbe)>;
+
+impl FakeOps<'_> {
+    fn after_send(&self, pid: Pid, f: impl FnMut(&mut FakeProbe) + 'static) {
+        self.after_send.borrow_mut().insert(pid, Box::new(f));
+    }
 }
 
 impl SignalOps for FakeOps<'_> {
@@ -142,6 +153,9 @@ impl SignalOps for FakeOps<'_> {
                 .processes
                 .retain(|p| p.identity.pid != *pin);
         }
+        if let Some(f) = self.after_send.borrow_mut().get_mut(pin) {
+            f(&mut self.probe.inner.borrow_mut());
+        }
         Ok(())
     }
 }
@@ -160,6 +174,7 @@ fn fake_ops(probe: &Scripted) -> FakeOps<'_> {
         refuses: HashSet::new(),
         reused_on_pin: Cell::new(None),
         exec_on_pin: Cell::new(None),
+        after_send: RefCell::new(HashMap::new()),
     }
 }
 
@@ -180,14 +195,44 @@ fn stopper<'a>(
     }
 }
 
-/// Exited = no longer in the fake table.
-struct FakeWaiter<'a>(&'a Scripted);
+/// Exited = no longer in the fake table (by identity).
+struct FakeWaiter<'a> {
+    probe: &'a Scripted,
+    /// (pid, n): this pid ends during the n-th wait that watches it.
+    ends_in_wait: Cell<Option<(Pid, usize)>>,
+    waits_of: RefCell<HashMap<Pid, usize>>,
+}
+
+impl<'a> FakeWaiter<'a> {
+    fn new(probe: &'a Scripted) -> Self {
+        Self {
+            probe,
+            ends_in_wait: Cell::new(None),
+            waits_of: RefCell::new(HashMap::new()),
+        }
+    }
+}
 
 impl ExitWaiter for FakeWaiter<'_> {
     fn wait_for_exit(&self, members: &[Expected], _timeout: Duration) -> Vec<bool> {
+        for e in members {
+            let mut waits = self.waits_of.borrow_mut();
+            let n = waits.entry(e.identity.pid).or_default();
+            *n += 1;
+            if self.ends_in_wait.get() == Some((e.identity.pid, *n)) {
+                let mut inner = self.probe.inner.borrow_mut();
+                inner.processes.retain(|p| p.identity != e.identity);
+            }
+        }
+        let inner = self.probe.inner.borrow();
         members
             .iter()
-            .map(|e| !self.0.alive(e.identity.pid))
+            .map(|e| {
+                !inner
+                    .processes
+                    .iter()
+                    .any(|p| p.identity == e.identity && !p.zombie)
+            })
             .collect()
     }
 }
@@ -236,10 +281,21 @@ fn opts() -> StopOptions {
 
 /// Runs one stop; returns the report and the pids signalled, in order.
 fn run_with(w: &World, o: StopOptions, tune: impl FnOnce(&mut FakeOps)) -> (StopReport, Vec<Pid>) {
+    run_waiting(w, o, tune, |_| {})
+}
+
+/// [`run_with`], with the waiter tuned too.
+fn run_waiting(
+    w: &World,
+    o: StopOptions,
+    tune: impl FnOnce(&mut FakeOps),
+    tune_waiter: impl FnOnce(&FakeWaiter),
+) -> (StopReport, Vec<Pid>) {
     let store = Store::open_at(w.store_dir.path()).unwrap();
     let mut ops = fake_ops(&w.probe);
     tune(&mut ops);
-    let waiter = FakeWaiter(&w.probe);
+    let waiter = FakeWaiter::new(&w.probe);
+    tune_waiter(&waiter);
     let stopper = stopper(&w.probe, &ops, &waiter, &store, o);
     let report = stopper.stop(ID, None);
     let sent = ops.sent.borrow().clone();
@@ -414,7 +470,7 @@ fn a_snapshot_that_cannot_be_written_means_zero_signals() {
     std::fs::remove_dir_all(store.folder().join("records")).unwrap();
     std::fs::write(store.folder().join("records"), b"").unwrap();
     let ops = fake_ops(&w.probe);
-    let waiter = FakeWaiter(&w.probe);
+    let waiter = FakeWaiter::new(&w.probe);
     let stopper = stopper(&w.probe, &ops, &waiter, &store, opts());
     let r = stopper.stop(ID, None);
     assert_eq!(r.result, ResourceResult::Failed, "{r:#?}");
@@ -543,7 +599,7 @@ fn what_was_shown_must_still_hold() {
     let w = world(|_, _, _| {});
     let store = Store::open_at(w.store_dir.path()).unwrap();
     let ops = fake_ops(&w.probe);
-    let waiter = FakeWaiter(&w.probe);
+    let waiter = FakeWaiter::new(&w.probe);
     let stopper = stopper(&w.probe, &ops, &waiter, &store, opts());
     let shown = Shown {
         project_level: crate::diagnose::model::Level::Green,
@@ -644,6 +700,109 @@ fn a_member_skipped_because_it_exec_d_and_still_runs_makes_the_stop_partial() {
         "{}",
         r.reason
     );
+}
+
+/// Found by the stop soak: a root that exec'd after its check (so it was rightly skipped) and
+/// then exited was reported "skipped and still runs", `partially_stopped`: the outcome was
+/// read when the last level's wait ended, not when the stop did.
+#[test]
+fn a_member_skipped_because_it_exec_d_that_ends_before_the_stop_does_leaves_it_complete() {
+    let w = world(|_, _, _| {});
+    // sh (100) exec's when it is pinned, then ends in the second wait that watches it (the
+    // first is its settle wait, before its turn; the second is the stop's last look).
+    let (r, sent) = run_waiting(
+        &w,
+        opts(),
+        |ops| ops.exec_on_pin.set(Some(100)),
+        |waiter| waiter.ends_in_wait.set(Some((100, 2))),
+    );
+    assert_eq!(sent, vec![102, 101], "{r:#?}");
+    assert_eq!(outcome(&r, 100), MemberOutcome::Skipped);
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+}
+
+/// Found by trying uvicorn `--reload`: Python's `multiprocessing.resource_tracker` ignores
+/// SIGTERM, outlives its grace, and exits as soon as its parent is signalled. It was reported
+/// `still_running` and the stop `partially_stopped` although nothing ran.
+#[test]
+fn a_member_that_outlives_its_grace_and_ends_after_its_parent_s_signal_is_stopped() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| {
+        ops.ignores_term.insert(102);
+        ops.after_send(101, |p| p.processes.retain(|x| x.identity.pid != 102));
+    });
+    assert_eq!(sent, vec![102, 101, 100]);
+    let m = r.members.iter().find(|m| m.pid == 102).unwrap();
+    assert_eq!(m.outcome, MemberOutcome::Stopped, "{r:#?}");
+    assert_eq!(
+        m.detail,
+        "outlived its grace, exited after its parent was signalled"
+    );
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+}
+
+/// esbuild (103) as a supervisor's replacement for 102: born to vite (101) right after 102's
+/// signal.
+fn respawn_after_102(ops: &FakeOps) {
+    ops.after_send(102, |p| {
+        *p = std::mem::take(p).with(
+            process(103, 101, &["/home/u/app/node_modules/esbuild/bin/esbuild"]),
+            APP,
+        );
+    });
+}
+
+/// Found by trying uvicorn `--workers 2`: the supervisor respawns the worker Pier signalled;
+/// the new worker served the port for seconds and was never named.
+#[test]
+fn a_respawned_child_is_named_never_signalled_and_makes_the_stop_partial_while_it_runs() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| respawn_after_102(ops));
+    assert_eq!(sent, vec![102, 101, 100], "the newcomer is never signalled");
+    assert_eq!(r.newcomers.len(), 1, "{r:#?}");
+    let n = &r.newcomers[0];
+    assert_eq!((n.pid, n.parent), (103, 101));
+    assert_eq!(n.how, "child of member pid 101");
+    assert_eq!(n.fate, NewcomerFate::StillRunning);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(
+        r.reason
+            .contains("pid 103 (child of member pid 101, /home/u/app/node_modules/esbuild/bin/esbuild) was born during the stop and still runs"),
+        "{}",
+        r.reason
+    );
+}
+
+#[test]
+fn a_respawned_child_that_ends_with_its_parent_is_named_and_the_stop_complete() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| {
+        respawn_after_102(ops);
+        ops.after_send(101, |p| p.processes.retain(|x| x.identity.pid != 103));
+    });
+    assert_eq!(sent, vec![102, 101, 100]);
+    assert_eq!(r.newcomers.len(), 1, "{r:#?}");
+    assert_eq!(r.newcomers[0].fate, NewcomerFate::Exited);
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+}
+
+#[test]
+fn a_stranger_listening_on_a_recorded_port_after_the_signals_is_a_newcomer() {
+    let w = world(|_, _, _| {});
+    let (r, _) = run_with(&w, opts(), |ops| {
+        ops.after_send(100, |p| {
+            *p = std::mem::take(p)
+                .with(process(300, 1, &["node", "other-server.js"]), "/tmp")
+                .listen("127.0.0.1:5173", 300);
+        });
+    });
+    assert_eq!(r.newcomers.len(), 1, "{r:#?}");
+    assert_eq!(r.newcomers[0].pid, 300);
+    assert_eq!(
+        r.newcomers[0].how,
+        "listens on 127.0.0.1:5173, a port of the resource"
+    );
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
 }
 
 #[test]

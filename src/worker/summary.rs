@@ -156,6 +156,7 @@ mod tests {
                     detail: String::new(),
                 })
                 .collect(),
+            newcomers: vec![],
             snapshot: None,
             fresh: None,
             timings: None,

@@ -63,6 +63,7 @@ impl Engine for Scripted {
             result: ResourceResult::Refused,
             reason: "a client is connected".into(),
             members: vec![],
+            newcomers: vec![],
             snapshot: None,
             fresh: None,
             timings: None,

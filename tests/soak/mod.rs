@@ -37,14 +37,19 @@ pub enum Kind {
     /// A live process of the tree is killed by the test and a newcomer running the same argv
     /// in the same folder takes its pid (`ns_last_pid`).
     Recycle,
+    /// Right after the first signal Pier sends at or after the planned call, the signalled
+    /// member's parent forks a replacement, as a supervisor respawns a worker (uvicorn
+    /// `--workers`, nodemon): a newcomer Pier must name and never signal.
+    Respawn,
 }
 
-pub const KINDS: [Kind; 5] = [
+pub const KINDS: [Kind; 6] = [
     Kind::Connect,
     Kind::Fork,
     Kind::Exit,
     Kind::Exec,
     Kind::Recycle,
+    Kind::Respawn,
 ];
 
 /// Where a process the round knows came from.
@@ -113,6 +118,8 @@ pub struct Round {
     /// When each call was passed on (after its events): the test's own clock.
     pub stamps: RefCell<Vec<Instant>>,
     pub snapshot: RefCell<SnapshotWatch>,
+    /// The calls at which respawn events came due; each waits for the next signal sent.
+    respawns_due: RefCell<Vec<usize>>,
 }
 
 /// Where the stop's snapshot must be, and what the test found there when the first signal was
@@ -230,6 +237,7 @@ impl Round {
             reused_at_rescan: RefCell::new(None),
             stamps: RefCell::new(Vec::new()),
             snapshot: RefCell::new(SnapshotWatch::default()),
+            respawns_due: RefCell::new(Vec::new()),
         };
         round.spawn(&[
             ("SOAK_KIDS", shape.to_string()),
@@ -440,6 +448,7 @@ impl Round {
                         .is_some();
                 }
             }
+            Kind::Respawn => f.note = "respawns happen after a signal (Round::respawn)".into(),
             Kind::Recycle => {
                 let Some(t) = self.live_target() else {
                     f.note = "no live target".into();
@@ -465,6 +474,52 @@ impl Round {
             }
         }
         f
+    }
+
+    /// A respawn that came due at call `due`, fired right after Pier's signal to `signalled`
+    /// (call `at`) went out: the signalled member's parent, if it is a running member, forks.
+    fn respawn(&self, due: usize, at: usize, signalled: Identity) {
+        let seq = self.next_seq();
+        self.seqs.borrow_mut().insert(seq, Kind::Respawn);
+        let mut f = Fired {
+            at,
+            kind: Kind::Respawn,
+            target: None,
+            done: false,
+            note: format!("due at call {due}"),
+        };
+        let parent = {
+            let known = self.known.borrow();
+            let ppid = known.iter().find(|k| k.id == signalled).map(|k| k.ppid);
+            known
+                .iter()
+                .find(|k| {
+                    Some(k.id.pid) == ppid
+                        && k.origin == Origin::Initial
+                        && k.ended.is_none()
+                        && runs(k.id)
+                })
+                .map(|k| k.id)
+        };
+        match parent {
+            None => f
+                .note
+                .push_str("; the signalled member has no running member as parent"),
+            Some(p) => {
+                f.target = Some(p);
+                if !self.command(p, json!({"do": "fork", "seq": seq})) {
+                    f.note
+                        .push_str("; the parent had no control socket: it was ending");
+                } else {
+                    f.done = self
+                        .answer("the replacement to report", Some(p), |m| {
+                            (m["seq"].as_u64() == Some(seq)).then_some(())
+                        })
+                        .is_some();
+                }
+            }
+        }
+        self.fired.borrow_mut().push(f);
     }
 
     /// Starts newcomers until one gets `old`'s pid (bounded); the others are ended at once.
@@ -607,7 +662,11 @@ impl Tick for Round {
             .map(|(_, k)| *k)
             .collect();
         for kind in due {
-            self.fire(n, kind);
+            if kind == Kind::Respawn {
+                self.respawns_due.borrow_mut().push(n);
+            } else {
+                self.fire(n, kind);
+            }
         }
         let signalled_before = self.trace.borrow()[..n]
             .iter()
@@ -643,5 +702,11 @@ impl Tick for Round {
         self.signals
             .borrow_mut()
             .push((n, expected.identity, outcome.clone()));
+        if *outcome == SignalOutcome::Sent {
+            let due: Vec<usize> = std::mem::take(&mut *self.respawns_due.borrow_mut());
+            for d in due {
+                self.respawn(d, n, expected.identity);
+            }
+        }
     }
 }

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 
 use pier::probe::Identity;
 use pier::signal::SignalOutcome;
-use pier::stop::{MemberOutcome, ResourceResult, StopReport};
+use pier::stop::{MemberOutcome, NewcomerFate, ResourceResult, StopReport};
 
 use super::hook::Call;
 use super::{Kind, Known, Origin, Round};
@@ -173,7 +173,7 @@ impl Facts<'_> {
                                 .is_some_and(|t| member(&t) && !ended_by(&known, t, tree_cut))
                     }
                     Kind::Exit | Kind::Recycle => before(tree_cut) && f.target == Some(self.root),
-                    Kind::Fork => false, // judged by its product, below
+                    Kind::Fork | Kind::Respawn => false, // judged by their products, below
                 };
                 if must_refuse {
                     v.disagreements.push(format!(
@@ -316,6 +316,7 @@ impl Facts<'_> {
                 .position(|c| *c == Call::Survey)
                 .map(|p| p + f)
         });
+        self.judge_newcomers(&mut v, first_request, rescan, seen_after_wait);
         let made = |k: &&Known| matches!(k.origin, Origin::Forked | Origin::Newcomer);
         let left_behind: Vec<&Known> = known
             .iter()
@@ -378,6 +379,135 @@ impl Facts<'_> {
             ));
         }
         v
+    }
+}
+
+impl Facts<'_> {
+    /// Newcomers (DESIGN.md §3 step 5): every one Pier names is a process an event made after
+    /// check (e), named with its birth parent and its true fate; every replacement a member's
+    /// parent made that Pier's looks could see as a member's child is named; one that still
+    /// runs keeps the result from `stopped`. (That none is signalled is the wrong-signal rule.)
+    ///
+    /// Pier's looks are the process-table reads after the first signal request and before the
+    /// rescan's survey.
+    fn judge_newcomers(
+        &self,
+        v: &mut Verdict,
+        first_request: Option<usize>,
+        rescan: Option<usize>,
+        seen_after_wait: impl Fn(&Identity) -> Option<bool>,
+    ) {
+        let trace = self.round.trace.borrow();
+        let known = self.round.known.borrow();
+        let (Some(first), Some(first_sent)) = (
+            first_request,
+            self.round
+                .signals
+                .borrow()
+                .iter()
+                .find(|(_, _, o)| *o == SignalOutcome::Sent)
+                .map(|(n, _, _)| *n),
+        ) else {
+            if !self.report.newcomers.is_empty() {
+                v.disagreements
+                    .push("newcomers reported, but no signal was sent".into());
+            }
+            return;
+        };
+        let tree_cut = last_before(&trace, first, |c| *c == Call::Processes).unwrap_or(0);
+        let end = rescan.unwrap_or(trace.len());
+        let looks: Vec<usize> = (first..end)
+            .filter(|&i| trace[i] == Call::Processes)
+            .collect();
+        for n in &self.report.newcomers {
+            let id = Identity {
+                pid: n.pid,
+                start_time: n.start_time,
+            };
+            let Some(k) = known.iter().find(|k| k.id == id) else {
+                v.disagreements.push(format!(
+                    "newcomer pid {} ({}) is no process an event of the round made",
+                    n.pid, n.how
+                ));
+                continue;
+            };
+            if k.origin == Origin::Initial || k.born <= tree_cut {
+                v.disagreements.push(format!(
+                    "newcomer pid {} was there at check (e) (born at call {}, cut {tree_cut})",
+                    n.pid, k.born
+                ));
+            }
+            if n.how.starts_with("child of") && n.parent != k.ppid {
+                v.disagreements.push(format!(
+                    "newcomer pid {} named with parent {}, but its parent was {}",
+                    n.pid, n.parent, k.ppid
+                ));
+            }
+            let alive = seen_after_wait(&id);
+            let fate_ok = match n.fate {
+                NewcomerFate::StillRunning => alive == Some(true),
+                NewcomerFate::Exited => alive == Some(false),
+            };
+            if !fate_ok {
+                v.disagreements.push(format!(
+                    "newcomer pid {} reported {}, but after the last wait the test saw it {}",
+                    n.pid,
+                    n.fate.as_str(),
+                    match alive {
+                        Some(true) => "running",
+                        Some(false) => "gone",
+                        None => "never waited for",
+                    }
+                ));
+            }
+            if n.fate == NewcomerFate::StillRunning && self.report.result == ResourceResult::Stopped
+            {
+                v.disagreements.push(format!(
+                    "result stopped, but newcomer pid {} still runs",
+                    n.pid
+                ));
+            }
+        }
+        let signals = self.round.signals.borrow();
+        let reported = |id: Identity| {
+            self.report
+                .newcomers
+                .iter()
+                .any(|n| n.pid == id.pid && n.start_time == id.start_time)
+        };
+        let ended_by_event = |id: Identity, at: usize| {
+            known
+                .iter()
+                .any(|k| k.id == id && k.ended.is_some_and(|(e, _)| e <= at))
+        };
+        for k in known
+            .iter()
+            .filter(|k| k.origin == Origin::Forked && k.born > tree_cut && k.born >= first_sent)
+        {
+            let Some(parent) = known
+                .iter()
+                .find(|p| p.id.pid == k.ppid && p.born <= k.born && p.origin == Origin::Initial)
+            else {
+                continue;
+            };
+            let signalled_before = |at: usize| {
+                signals
+                    .iter()
+                    .any(|(n, s, o)| *s == parent.id && *o == SignalOutcome::Sent && *n < at)
+            };
+            let visible = looks.iter().any(|&o| {
+                o >= k.born
+                    && !signalled_before(o)
+                    && !ended_by_event(parent.id, o)
+                    && !ended_by_event(k.id, o)
+            });
+            if visible && !reported(k.id) {
+                v.disagreements.push(format!(
+                    "pid {} was born to member pid {} at call {} and a look at {looks:?} could see it, but it is not named as a newcomer",
+                    k.id.pid, parent.id.pid, k.born
+                ));
+            }
+        }
     }
 }
 

@@ -1,0 +1,324 @@
+//! Newcomers (DESIGN.md §3 step 5): processes born during a stop that belong to it — absent at
+//! check (e), and, when seen, a descendant of a member (or of a newcomer), or a listener on one
+//! of the resource's recorded ports. A supervisor that respawns the worker Pier just signalled
+//! (uvicorn `--workers`, nodemon) makes one.
+//!
+//! The checkpoint chain never verified a newcomer, so it is **never signalled**: it is only
+//! named in the report, with its parent and its fate read after a bounded wait. One that still
+//! runs when the stop ends makes the result `partially_stopped`.
+//!
+//! Descent is judged on the parent's *identity* in the same read, never on a bare parent pid,
+//! and a newcomer once seen is followed by its identity: re-parented to init after its parent
+//! exited, it is still ours. The looks come right before each level's signals (so a parent's
+//! replacement for the child it just lost still hangs under it) and once at the end. What a
+//! look cannot see: a process born and re-parented between two looks (a parent that spawns
+//! while it dies of its own signal), unless it listens on a recorded port by the end; the
+//! rescan that follows still looks at the whole project for new candidates.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::probe::{Identity, Pid, ProcessInfo, ProcessList, SocketTable, TcpState};
+
+/// How a newcomer was tied to the resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tie {
+    /// Its parent, when it was first seen, was this member.
+    ChildOfMember(Pid),
+    /// Its parent, when it was first seen, was this newcomer.
+    ChildOfNewcomer(Pid),
+    /// It listens on this address, one of the resource's recorded ports.
+    Listens(String),
+}
+
+impl Tie {
+    /// The tie in words, for the report.
+    pub fn words(&self) -> String {
+        match self {
+            Tie::ChildOfMember(p) => format!("child of member pid {p}"),
+            Tie::ChildOfNewcomer(p) => format!("child of newcomer pid {p}"),
+            Tie::Listens(addr) => format!("listens on {addr}, a port of the resource"),
+        }
+    }
+}
+
+/// One newcomer as first seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub identity: Identity,
+    /// Its parent pid when first seen.
+    pub parent: Pid,
+    pub tie: Tie,
+    /// Its command line as read then (argv, else the kernel's name).
+    pub command: String,
+}
+
+/// What the stop has seen born so far.
+#[derive(Debug, Default)]
+pub struct Watch {
+    /// Every identity the process table held at check (e): none of them is a newcomer.
+    baseline: HashSet<Identity>,
+    /// The members, then every newcomer found by descent: a child of one of these is ours.
+    lineage: HashSet<Identity>,
+    seen: Vec<Seen>,
+}
+
+impl Watch {
+    /// `baseline`: every identity present at check (e); `members`: the resource's members.
+    pub fn new(
+        baseline: impl IntoIterator<Item = Identity>,
+        members: impl IntoIterator<Item = Identity>,
+    ) -> Self {
+        let members: HashSet<Identity> = members.into_iter().collect();
+        Self {
+            baseline: baseline.into_iter().collect(),
+            lineage: members,
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn seen(&self) -> &[Seen] {
+        &self.seen
+    }
+
+    fn known(&self, id: &Identity) -> bool {
+        self.baseline.contains(id) || self.seen.iter().any(|s| s.identity == *id)
+    }
+
+    /// Looks at one read of the process table: every live process of `uid` absent at check
+    /// (e) whose parent (by identity, in this same read) is a member or a newcomer is one.
+    /// Parents come before children however the table is ordered (repeated to a fixed point).
+    pub fn look(&mut self, list: &ProcessList, uid: u32) {
+        let by_pid: HashMap<Pid, &ProcessInfo> =
+            list.processes.iter().map(|p| (p.identity.pid, p)).collect();
+        loop {
+            let mut found = Vec::new();
+            for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
+                if self.known(&p.identity) || found.iter().any(|s: &Seen| s.identity == p.identity)
+                {
+                    continue;
+                }
+                let Some(parent) = by_pid.get(&p.ppid) else {
+                    continue;
+                };
+                if !self.lineage.contains(&parent.identity) {
+                    continue;
+                }
+                let member = self.baseline.contains(&parent.identity);
+                found.push(Seen {
+                    identity: p.identity,
+                    parent: p.ppid,
+                    tie: if member {
+                        Tie::ChildOfMember(p.ppid)
+                    } else {
+                        Tie::ChildOfNewcomer(p.ppid)
+                    },
+                    command: command_line(p),
+                });
+            }
+            if found.is_empty() {
+                return;
+            }
+            for s in found {
+                self.lineage.insert(s.identity);
+                self.seen.push(s);
+            }
+        }
+    }
+
+    /// The processes of `uid` in `list` that a listener check must walk: live, absent at
+    /// check (e), and not already newcomers.
+    pub fn unknown_pids(&self, list: &ProcessList, uid: u32) -> Vec<Pid> {
+        list.processes
+            .iter()
+            .filter(|p| p.uid == uid && !p.zombie && !self.known(&p.identity))
+            .map(|p| p.identity.pid)
+            .collect()
+    }
+
+    /// Looks at the socket table (owners among [`Watch::unknown_pids`] of the same `list`):
+    /// a listener on one of `ports` held by a process absent at check (e) is a newcomer.
+    pub fn look_at_listeners(
+        &mut self,
+        list: &ProcessList,
+        table: &SocketTable,
+        ports: &[u16],
+        uid: u32,
+    ) {
+        let unknown: HashSet<Pid> = self.unknown_pids(list, uid).into_iter().collect();
+        for s in table
+            .sockets
+            .iter()
+            .filter(|s| s.state == TcpState::Listen && ports.contains(&s.local.port()))
+        {
+            for owner in s.owners.iter().filter(|o| unknown.contains(o)) {
+                let Some(p) = list.processes.iter().find(|p| p.identity.pid == *owner) else {
+                    continue;
+                };
+                if self.known(&p.identity) {
+                    continue;
+                }
+                self.seen.push(Seen {
+                    identity: p.identity,
+                    parent: p.ppid,
+                    tie: Tie::Listens(s.local.to_string()),
+                    command: command_line(p),
+                });
+            }
+        }
+    }
+}
+
+/// A process's command line for a person: argv lossily joined, control characters blanked, cut
+/// at 60 characters; the kernel's name when argv was not read.
+fn command_line(p: &ProcessInfo) -> String {
+    let joined = if p.argv.is_empty() {
+        p.comm.clone()
+    } else {
+        p.argv
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let clean: String = joined
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match clean.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &clean[..cut]),
+        None => clean,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::fake::{process, FakeProbe, USER};
+    use crate::probe::Probe;
+
+    fn id(pid: Pid) -> Identity {
+        Identity {
+            pid,
+            start_time: u64::from(pid) * 10,
+        }
+    }
+
+    /// A table: 100 (member) → 101 (member); whatever `more` adds.
+    fn table(fake: &FakeProbe) -> ProcessList {
+        fake.processes().unwrap()
+    }
+
+    fn base() -> FakeProbe {
+        FakeProbe::default()
+            .with(process(100, 1, &["uvicorn", "main:app"]), "/p")
+            .with(process(101, 100, &["python", "-c", "worker"]), "/p")
+    }
+
+    /// Everything in `fake` was there at check (e); its processes but init are members.
+    fn watch(fake: &FakeProbe) -> Watch {
+        let ids: Vec<Identity> = fake.processes.iter().map(|p| p.identity).collect();
+        let members: Vec<Identity> = ids.iter().copied().filter(|i| i.pid != 1).collect();
+        Watch::new(ids, members)
+    }
+
+    #[test]
+    fn a_child_born_to_a_member_after_check_e_is_a_newcomer_named_with_its_parent() {
+        let before = base();
+        let mut w = watch(&before);
+        let list = table(&base().with(process(102, 100, &["python", "-c", "worker"]), "/p"));
+        w.look(&list, USER);
+        assert_eq!(w.seen().len(), 1);
+        assert_eq!(w.seen()[0].identity.pid, 102);
+        assert_eq!(w.seen()[0].tie, Tie::ChildOfMember(100));
+        assert_eq!(w.seen()[0].command, "python -c worker");
+    }
+
+    #[test]
+    fn a_process_present_at_check_e_is_never_a_newcomer() {
+        // 102 existed at check (e) outside the tree, and is now a child of a member.
+        let at_e = base().with(process(102, 1, &["other"]), "/p");
+        let mut w = Watch::new(
+            at_e.processes.iter().map(|p| p.identity),
+            [id(100), id(101)],
+        );
+        w.look(
+            &table(&base().with(process(102, 100, &["other"]), "/p")),
+            USER,
+        );
+        assert!(w.seen().is_empty());
+    }
+
+    #[test]
+    fn descent_is_judged_on_the_parent_s_identity_not_its_pid() {
+        let mut w = watch(&base());
+        // Pid 100 now holds another process (another start time): its child is not ours.
+        let mut reused = process(100, 1, &["other"]);
+        reused.identity.start_time += 7;
+        let list = table(
+            &FakeProbe::default()
+                .with(reused, "/p")
+                .with(process(103, 100, &["child"]), "/p"),
+        );
+        w.look(&list, USER);
+        assert!(w.seen().is_empty());
+    }
+
+    #[test]
+    fn a_grandchild_is_found_whatever_the_order_and_followed_after_re_parenting() {
+        let mut w = watch(&base());
+        // The grandchild comes first in the table.
+        let list = table(
+            &base()
+                .with(process(105, 104, &["grandchild"]), "/p")
+                .with(process(104, 101, &["child"]), "/p"),
+        );
+        w.look(&list, USER);
+        let ties: Vec<(Pid, Tie)> = w
+            .seen()
+            .iter()
+            .map(|s| (s.identity.pid, s.tie.clone()))
+            .collect();
+        assert!(ties.contains(&(104, Tie::ChildOfMember(101))), "{ties:?}");
+        assert!(ties.contains(&(105, Tie::ChildOfNewcomer(104))), "{ties:?}");
+        // Later its parents are gone and init adopted it: still one newcomer, not two.
+        w.look(
+            &table(&FakeProbe::default().with(process(105, 1, &["grandchild"]), "/p")),
+            USER,
+        );
+        assert_eq!(w.seen().len(), 2);
+    }
+
+    #[test]
+    fn another_user_s_child_and_a_zombie_are_not_newcomers() {
+        let mut w = watch(&base());
+        let mut theirs = process(106, 100, &["setuid-helper"]);
+        theirs.uid = USER + 1;
+        let mut zombie = process(107, 100, &["worker"]);
+        zombie.zombie = true;
+        w.look(&table(&base().with(theirs, "/p").with(zombie, "/p")), USER);
+        assert!(w.seen().is_empty());
+    }
+
+    #[test]
+    fn a_stranger_listening_on_a_recorded_port_is_a_newcomer_and_other_ports_are_not() {
+        let mut w = watch(&base());
+        let fake = base()
+            .with(
+                process(200, 1, &["python", "-m", "http.server", "8000"]),
+                "/q",
+            )
+            .listen("127.0.0.1:8000", 200)
+            .with(
+                process(201, 1, &["python", "-m", "http.server", "9000"]),
+                "/q",
+            )
+            .listen("127.0.0.1:9000", 201);
+        let list = table(&fake);
+        assert_eq!(w.unknown_pids(&list, USER), vec![200, 201]);
+        let sockets = fake.sockets(&[200, 201]).unwrap();
+        w.look_at_listeners(&list, &sockets, &[8000], USER);
+        assert_eq!(w.seen().len(), 1);
+        assert_eq!(w.seen()[0].identity.pid, 200);
+        assert_eq!(w.seen()[0].tie, Tie::Listens("127.0.0.1:8000".into()));
+    }
+}
