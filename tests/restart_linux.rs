@@ -155,9 +155,20 @@ fn a_stopped_server_comes_back_as_it_was_in_its_own_session_with_its_output_logg
     let h: Value = serde_json::from_slice(&history.stdout).unwrap();
     let entry = &h["snapshots"][0];
     assert_eq!(entry["restartable"], false, "it runs again: {entry:#}");
+    // Found by the real-tools suite: this said "port … is taken", true but not the reason.
     assert!(
-        entry["why_not"].as_str().unwrap().contains("is taken"),
+        entry["why_not"].as_str().unwrap().contains("already runs"),
         "{entry:#}"
+    );
+    let (code, again) = restart(&sb, &name);
+    assert_eq!(
+        (code, &again["result"]),
+        (3, &Value::from("refused")),
+        "{again:#}"
+    );
+    assert!(
+        again["reason"].as_str().unwrap().contains("already runs"),
+        "{again:#}"
     );
 }
 

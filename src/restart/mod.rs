@@ -120,13 +120,15 @@ pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     let arg0 = target.argv.first().ok_or("the recorded command is empty")?;
     let program = rules::resolve_program(&arg0.0, &cwd, &env)?;
     same_program(&program, &rules::recorded_exe(target))?;
-    ports_free(now, s)?;
+    // Before the ports: a second restart finds the first one's server on the port, and
+    // "already runs" is the reason a person needs (found by the real-tools suite).
     if let Some(pid) = already_running(now, s)? {
         return Err(format!(
             "the same command already runs in {} (pid {pid})",
             s.project.path
         ));
     }
+    ports_free(now, s)?;
     Ok((program, cwd))
 }
 
