@@ -16,7 +16,13 @@ enum Args {
     Sub(&'static [&'static str], bool),
     /// One of these flags is present anywhere (`tsc --watch`, `php -S`).
     Flag(&'static [&'static str]),
+    /// The subcommand is one of these, after the tool's own global options: those that take
+    /// a value (`flask --app hello run`) and those that do not (`flask --debug run`).
+    SubPast(Subs, Options, Options),
 }
+
+type Subs = &'static [&'static str];
+type Options = &'static [&'static str];
 
 /// One row of the tool table: the kind reported, the program, and the argument rule.
 struct KindRule {
@@ -105,7 +111,18 @@ const KINDS: &[KindRule] = &[
         Args::Sub(&["runserver"], false),
     ),
     rule("uvicorn", "uvicorn", Args::Any),
-    rule("flask-run", "flask", Args::Sub(&["run"], false)),
+    // Flask's own docs start an app as `flask --app hello run --debug`.
+    rule(
+        "flask-run",
+        "flask",
+        Args::SubPast(
+            &["run"],
+            &["--app", "-A", "--env-file", "-e"],
+            &["--debug", "--no-debug"],
+        ),
+    ),
+    // `fastapi run` is production; `fastapi dev` reloads.
+    rule("fastapi-dev", "fastapi", Args::Sub(&["dev"], false)),
     rule("python-http-server", "http.server", Args::Any),
     rule(
         "jupyter",
@@ -404,7 +421,28 @@ fn args_match(rule: Args, args: &[String]) -> bool {
         Args::Flag(flags) => args
             .iter()
             .any(|a| flags.contains(&a.split('=').next().unwrap_or(a))),
+        Args::SubPast(subs, with_value, flags) => {
+            sub_past(args, with_value, flags).is_some_and(|s| subs.contains(&s))
+        }
     }
+}
+
+/// The first argument that is neither one of the tool's global options nor an option's value
+/// (`--app hello`, `--app=hello`); `None` when an unknown flag comes first, as for
+/// [`Args::Sub`].
+fn sub_past(args: &[String], with_value: Options, flags: Options) -> Option<&str> {
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
+        let name = a.split('=').next().unwrap_or(a);
+        if with_value.contains(&name) {
+            if !a.contains('=') {
+                rest.next();
+            }
+        } else if !flags.contains(&a.as_str()) {
+            return (!a.starts_with('-')).then_some(a.as_str());
+        }
+    }
+    None
 }
 
 /// The dev tool kind of an argv, if it is one Pier knows. The program itself is tried first

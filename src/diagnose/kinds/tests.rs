@@ -197,3 +197,39 @@ fn names_of_no_tool_are_turned_down() {
         assert!(!name_may_matter(comm), "{comm}");
     }
 }
+
+/// Found by the real-tools suite: `flask --app app run --debug`, as Flask's docs start an app,
+/// was an unknown kind (its first argument is a flag).
+#[test]
+fn flask_run_is_known_past_its_global_options_and_fastapi_dev_is_known() {
+    for argv in [
+        &["flask", "run"][..],
+        &["flask", "--app", "app", "run", "--debug"],
+        &["flask", "--app=app", "--debug", "run"],
+        &[
+            "/v/bin/python3",
+            "/v/bin/flask",
+            "-A",
+            "hello",
+            "-e",
+            ".env",
+            "run",
+        ],
+    ] {
+        assert_eq!(kind(argv), Some("flask-run"), "{argv:?}");
+    }
+    for argv in [
+        &["flask", "--app", "app", "routes"][..],
+        &["flask", "--app", "run"],
+        &["flask", "--unknown", "run"],
+        &["flask", "shell"],
+    ] {
+        assert_eq!(kind(argv), None, "{argv:?}");
+    }
+    assert_eq!(kind(&["fastapi", "dev", "main.py"]), Some("fastapi-dev"));
+    assert_eq!(
+        kind(&["/v/bin/python3", "/v/bin/fastapi", "dev", "main.py"]),
+        Some("fastapi-dev")
+    );
+    assert_eq!(kind(&["fastapi", "run", "main.py"]), None, "production");
+}
