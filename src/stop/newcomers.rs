@@ -1,6 +1,7 @@
 //! Newcomers (DESIGN.md §3 step 5): processes born during a stop that belong to it — absent at
 //! check (e), and, when seen, a descendant of a member (or of a newcomer), or a listener on one
-//! of the resource's recorded ports. A supervisor that respawns the worker Pier just signalled
+//! of the resource's recorded ports, or an orphan (its parent init or a subreaper) working in
+//! the project's folder. A supervisor that respawns the worker Pier just signalled
 //! (uvicorn `--workers`, nodemon) makes one.
 //!
 //! The checkpoint chain never verified a newcomer, so it is **never signalled**: it is only
@@ -11,12 +12,14 @@
 //! and a newcomer once seen is followed by its identity: re-parented to init after its parent
 //! exited, it is still ours. The looks come right before each level's signals (so a parent's
 //! replacement for the child it just lost still hangs under it) and once at the end. What a
-//! look cannot see: a process born and re-parented between two looks (a parent that spawns
-//! while it dies of its own signal), unless it listens on a recorded port by the end; the
-//! rescan that follows still looks at the whole project for new candidates.
+//! look cannot see under its parent: a process born and re-parented between two looks (a parent
+//! that spawns while it dies of its own signal). Such a one is still found when it listens on a
+//! recorded port or works in the project's folder; one that does neither is missed.
 
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
+use crate::diagnose::kinds::{role, Role};
 use crate::probe::{Identity, Pid, ProcessInfo, ProcessList, SocketTable, TcpState};
 
 /// How a newcomer was tied to the resource.
@@ -28,6 +31,10 @@ pub enum Tie {
     ChildOfNewcomer(Pid),
     /// It listens on this address, one of the resource's recorded ports.
     Listens(String),
+    /// Init (or a subreaper) adopted it and it works inside the project: a child the dying
+    /// tree left behind that no look saw under its parent (Next's telemetry flush, spawned
+    /// detached by `next dev` as it exits).
+    OrphanInProject,
 }
 
 impl Tie {
@@ -37,6 +44,7 @@ impl Tie {
             Tie::ChildOfMember(p) => format!("child of member pid {p}"),
             Tie::ChildOfNewcomer(p) => format!("child of newcomer pid {p}"),
             Tie::Listens(addr) => format!("listens on {addr}, a port of the resource"),
+            Tie::OrphanInProject => "orphaned, working in the project".into(),
         }
     }
 }
@@ -122,6 +130,44 @@ impl Watch {
                 self.lineage.insert(s.identity);
                 self.seen.push(s);
             }
+        }
+    }
+
+    /// The processes of `uid` in `list`, absent at check (e) and not yet newcomers, whose
+    /// parent (in the same read) is init or a subreaper: their folders say whether they are
+    /// orphans of the stop ([`Watch::look_at_orphans`]).
+    pub fn orphans(&self, list: &ProcessList, uid: u32) -> Vec<Pid> {
+        let by_pid: HashMap<Pid, &ProcessInfo> =
+            list.processes.iter().map(|p| (p.identity.pid, p)).collect();
+        list.processes
+            .iter()
+            .filter(|p| p.uid == uid && !p.zombie && !self.known(&p.identity))
+            .filter(|p| {
+                by_pid
+                    .get(&p.ppid)
+                    .is_some_and(|parent| matches!(role(parent), Role::Init | Role::Subreaper))
+            })
+            .map(|p| p.identity.pid)
+            .collect()
+    }
+
+    /// `cwds`: the folders of (some of) [`Watch::orphans`] of the same `list`. One working
+    /// inside `project` is a newcomer.
+    pub fn look_at_orphans(&mut self, list: &ProcessList, cwds: &[(Pid, PathBuf)], project: &Path) {
+        for (pid, _) in cwds.iter().filter(|(_, cwd)| cwd.starts_with(project)) {
+            let Some(p) = list.processes.iter().find(|p| p.identity.pid == *pid) else {
+                continue;
+            };
+            if self.known(&p.identity) {
+                continue;
+            }
+            self.lineage.insert(p.identity);
+            self.seen.push(Seen {
+                identity: p.identity,
+                parent: p.ppid,
+                tie: Tie::OrphanInProject,
+                command: command_line(p),
+            });
         }
     }
 
@@ -297,6 +343,29 @@ mod tests {
         zombie.zombie = true;
         w.look(&table(&base().with(theirs, "/p").with(zombie, "/p")), USER);
         assert!(w.seen().is_empty());
+    }
+
+    #[test]
+    fn an_orphan_born_in_the_project_is_a_newcomer_and_one_elsewhere_or_with_a_live_parent_is_not()
+    {
+        let mut w = watch(&base());
+        let list = table(
+            &base()
+                .with(process(300, 1, &["node", "detached-flush.js"]), "/p/app")
+                .with(process(301, 1, &["node", "elsewhere.js"]), "/q")
+                .with(process(302, 100, &["child"]), "/p")
+                .with(process(303, 999, &["git", "status"]), "/p"),
+        );
+        // 302 is a member's child (a descendant, found by `look`); 303's parent is not init.
+        assert_eq!(w.orphans(&list, USER), vec![300, 301]);
+        let cwds = [(300, PathBuf::from("/p/app")), (301, PathBuf::from("/q"))];
+        w.look_at_orphans(&list, &cwds, Path::new("/p"));
+        assert_eq!(w.seen().len(), 1);
+        assert_eq!(w.seen()[0].identity.pid, 300);
+        assert_eq!(w.seen()[0].tie, Tie::OrphanInProject);
+        // Seen once, never twice.
+        w.look_at_orphans(&list, &cwds, Path::new("/p"));
+        assert_eq!(w.seen().len(), 1);
     }
 
     #[test]

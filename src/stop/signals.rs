@@ -166,11 +166,27 @@ impl Signals<'_, '_> {
         }
         let probe = self.stopper.probe;
         match probe.processes() {
-            Ok(list) => self.watch.look(&list, probe.current_uid()),
+            Ok(list) => self.look_at(&list),
             Err(e) => {
                 self.blind.get_or_insert(e.to_string());
             }
         }
+    }
+
+    /// One look at a read of the process table: members' children, then orphans working in
+    /// the project (their folders read one by one: there are few).
+    fn look_at(&mut self, list: &crate::probe::ProcessList) {
+        let probe = self.stopper.probe;
+        let uid = probe.current_uid();
+        self.watch.look(list, uid);
+        let cwds: Vec<(Pid, PathBuf)> = self
+            .watch
+            .orphans(list, uid)
+            .into_iter()
+            .filter_map(|pid| Some((pid, probe.details(pid)?.cwd.ok()?)))
+            .collect();
+        let project = std::path::Path::new(&self.snapshot.project.path);
+        self.watch.look_at_orphans(list, &cwds, project);
     }
 
     /// The last look, when every level has had its turn: children born since the last look,
@@ -296,7 +312,7 @@ impl Signals<'_, '_> {
                 return;
             }
         };
-        self.watch.look(&list, uid);
+        self.look_at(&list);
         let mut ports: Vec<u16> = self.snapshot.ports.iter().map(|p| p.port).collect();
         ports.sort_unstable();
         ports.dedup();
