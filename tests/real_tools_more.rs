@@ -1,0 +1,151 @@
+//! The real-tools suite, other ecosystems (docs/real-tools.md): Go (Hugo), Ruby (Jekyll), PHP's
+//! built-in server, Rust (`cargo watch`), Python docs (MkDocs) and the JS builders that are not
+//! frameworks (Eleventy, esbuild, Parcel), each started the way developers start it, orphaned,
+//! in a fresh temporary project, and taken through the whole cycle by the harness: scan, client
+//! → red, client gone → green, stop, restart, second restart — judged against `/proc`.
+//!
+//! Runs with its tools installed: `scripts/real-tools.sh`, then
+//! `PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test real_tools_more`.
+//! Without `PIER_REAL_TOOLS` every case skips with one line saying so.
+
+mod common;
+mod real_tools;
+
+use real_tools::{run, Case, Client};
+
+/// `hugo server` (Go): one process; the page's livereload script holds a websocket on the
+/// server's own port.
+#[test]
+fn hugo_server() {
+    run(Case {
+        name: "hugo server",
+        project: "hugo",
+        command: "hugo server --port {port} --bind 127.0.0.1",
+        kind: "hugo-server",
+        client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
+/// `jekyll serve --livereload` (Ruby): one process with two listeners, the site and the
+/// livereload websocket (on a port of its own, passed as a free one); the page holds the
+/// websocket.
+#[test]
+fn jekyll_serve_livereload() {
+    run(Case {
+        name: "jekyll serve --livereload",
+        project: "jekyll",
+        command:
+            "jekyll serve --port {port} --host 127.0.0.1 --livereload --livereload-port {port2}",
+        kind: "jekyll-serve",
+        client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
+/// `php -S localhost:PORT -t public`: PHP's built-in server, one process, no live reload: a
+/// held TCP connection is the client.
+#[test]
+fn php_builtin_server() {
+    run(Case {
+        name: "php -S",
+        project: "php",
+        command: "php -S localhost:{port} -t public",
+        kind: "php-server",
+        client: Client::Tcp,
+        ..Case::DEFAULT
+    });
+}
+
+/// `PHP_CLI_SERVER_WORKERS=3 php -S …`: the built-in server forks workers that share the
+/// listening socket — a tree of four, every one holding the port.
+#[test]
+fn php_builtin_server_with_workers() {
+    run(Case {
+        name: "php -S (3 workers)",
+        project: "php",
+        command: "php -S 127.0.0.1:{port} -t public",
+        env: &[("PHP_CLI_SERVER_WORKERS", "3")],
+        kind: "php-server",
+        client: Client::Tcp,
+        ..Case::DEFAULT
+    });
+}
+
+/// `cargo watch -x run` (Rust): cargo execs cargo-watch, which runs `sh -c 'cargo run; …'`,
+/// and cargo run execs the tiny std-only server (its port from `PORT`). The project builds
+/// into its own `target` (never the suite's, whatever `CARGO_TARGET_DIR` the test runs with).
+#[test]
+fn cargo_watch_run() {
+    run(Case {
+        name: "cargo watch -x run",
+        project: "cargo-watch",
+        cargo: Some("cargo-watch"),
+        command: "cargo watch -x run",
+        env: &[("PORT", "{port}"), ("CARGO_TARGET_DIR", "{project}/target")],
+        kind: "cargo-watch",
+        client: Client::Tcp,
+        restart_wait: 60,
+        ..Case::DEFAULT
+    });
+}
+
+/// `mkdocs serve` from the project's docs venv (a console script: `python …/bin/mkdocs
+/// serve`); its page's livereload long-polls the server.
+#[test]
+fn mkdocs_serve() {
+    run(Case {
+        name: "mkdocs serve",
+        project: "mkdocs",
+        venv: Some("more"),
+        command: "mkdocs serve -a 127.0.0.1:{port}",
+        kind: "mkdocs-serve",
+        client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
+/// `npx @11ty/eleventy --serve`: `npm exec` (retitled) → `sh -c eleventy …` → node; the dev
+/// server listens on `[::]` and its page holds a reload websocket.
+#[test]
+fn eleventy_serve() {
+    run(Case {
+        name: "npx @11ty/eleventy --serve",
+        project: "eleventy",
+        npm: Some("eleventy"),
+        command: "npx @11ty/eleventy --serve --port {port}",
+        kind: "eleventy",
+        client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
+/// `npm run dev -- --serve=…` with `esbuild --watch=forever --servedir`: npm → `sh -c` → the
+/// Go binary; the page keeps esbuild's live-reload EventSource (`/esbuild`) open.
+#[test]
+fn esbuild_serve_watch() {
+    run(Case {
+        name: "esbuild --serve --watch",
+        project: "esbuild",
+        npm: Some("esbuild"),
+        command: "npm run dev -- --serve=127.0.0.1:{port}",
+        kind: "esbuild",
+        client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
+/// `npm run dev -- --port P --hmr-port P2` with `"dev": "parcel"`: two listeners on `[::]`,
+/// the page's HMR websocket on the second.
+#[test]
+fn parcel_serve() {
+    run(Case {
+        name: "parcel",
+        project: "parcel",
+        npm: Some("parcel"),
+        command: "npm run dev -- --port {port} --hmr-port {port2}",
+        kind: "parcel",
+        client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
