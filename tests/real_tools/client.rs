@@ -29,7 +29,11 @@ impl Connected {
     pub fn ends(&self, servers: &std::collections::BTreeSet<SocketAddr>) -> Vec<SocketAddr> {
         let ends = truth::client_ends(&self.processes(), servers);
         match self {
-            Connected::Tcp(s) => s.local_addr().into_iter().filter(|a| ends.contains(a)).collect(),
+            Connected::Tcp(s) => s
+                .local_addr()
+                .into_iter()
+                .filter(|a| ends.contains(a))
+                .collect(),
             Connected::Browser { .. } => ends.into_iter().collect(),
         }
     }
@@ -68,7 +72,9 @@ pub fn browser(url: &str, profile: &Path, cwd: &Path) -> Result<Connected, Strin
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| {
-            format!("chromium could not be started ({e}): run scripts/real-tools.sh (apt: chromium)")
+            format!(
+                "chromium could not be started ({e}): run scripts/real-tools.sh (apt: chromium)"
+            )
         })?;
     let who = truth::identity(child.id()).ok_or("chromium exited at once")?;
     Ok(Connected::Browser { child, who })
@@ -98,16 +104,22 @@ pub fn http_get(to: SocketAddr, path: &str, wait: Duration) -> Result<String, St
 }
 
 fn get_once(to: SocketAddr, path: &str, wait: Duration) -> Result<String, String> {
-    let mut s = TcpStream::connect_timeout(&to, Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    let mut s =
+        TcpStream::connect_timeout(&to, Duration::from_secs(5)).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(wait.max(Duration::from_millis(100))))
         .map_err(|e| e.to_string())?;
     let host = match to {
         SocketAddr::V4(_) => format!("localhost:{}", to.port()),
         SocketAddr::V6(_) => format!("[::1]:{}", to.port()),
     };
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
-        .map_err(|e| e.to_string())?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
     let mut line = String::new();
-    BufReader::new(s).read_line(&mut line).map_err(|e| e.to_string())?;
+    BufReader::new(s)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
     Ok(line.trim_end().to_owned())
 }

@@ -19,7 +19,9 @@ pub fn fill(text: &str, ports: &[u16; 3], project: &Path) -> String {
 }
 
 fn fixture_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real_tools/projects").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/real_tools/projects")
+        .join(name)
 }
 
 /// Copies the case's fixture files into `project`, placeholders filled.
@@ -67,7 +69,10 @@ pub fn path_for(case: &Case, cache: &Path, project: &Path) -> String {
     if let Some(tool) = case.cargo {
         dirs.push(cache.join("cargo").join(tool).join("bin"));
     }
-    let mut path: Vec<String> = dirs.iter().map(|d| d.to_string_lossy().into_owned()).collect();
+    let mut path: Vec<String> = dirs
+        .iter()
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect();
     path.push(std::env::var("PATH").unwrap_or_default());
     path.join(":")
 }
@@ -93,7 +98,12 @@ fn orphan(project: &Path, command: &str, env: &[(String, String)]) -> Launched {
     let pidfile = project.with_extension("root.pid");
     let log = fs::File::create(project.with_extension("log")).unwrap();
     let status = Command::new("setsid")
-        .args(["-f", "sh", "-c", &format!("echo $$ > \"$0\"; exec {command}")])
+        .args([
+            "-f",
+            "sh",
+            "-c",
+            &format!("echo $$ > \"$0\"; exec {command}"),
+        ])
         .arg(&pidfile)
         .current_dir(project)
         .envs(env.iter().map(|(k, v)| (k, v)))
@@ -117,12 +127,24 @@ fn tmux_cmd(socket: &Path) -> Command {
 }
 
 /// A private tmux server (`-S socket`), one session in `project`, and `command` typed into
-/// its interactive shell; the root is the shell's child.
+/// its interactive shell (bash without rc files: nothing else runs under it); the root is
+/// the shell's child.
 fn tmux(project: &Path, command: &str, env: &[(String, String)]) -> Launched {
     let socket = project.with_extension("tmux");
     let ok = tmux_cmd(&socket)
-        .args(["new-session", "-d", "-s", "pier", "-x", "200", "-y", "50", "-c"])
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            "pier",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+        ])
         .arg(project)
+        .args(["bash", "--noprofile", "--norc", "-i"])
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .status()
@@ -132,7 +154,10 @@ fn tmux(project: &Path, command: &str, env: &[(String, String)]) -> Launched {
         .args(["display-message", "-p", "-t", "pier", "#{pane_pid}"])
         .output()
         .expect("tmux runs");
-    let shell: u32 = String::from_utf8_lossy(&pane.stdout).trim().parse().unwrap();
+    let shell: u32 = String::from_utf8_lossy(&pane.stdout)
+        .trim()
+        .parse()
+        .unwrap();
     let ok = tmux_cmd(&socket)
         .args(["send-keys", "-t", "pier", command, "Enter"])
         .status()

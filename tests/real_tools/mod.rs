@@ -80,6 +80,12 @@ pub struct Expect {
     pub why: &'static str,
 }
 
+/// A case's own step before the found step: a detail, or what went wrong.
+pub type Prepare = fn(&Ctx) -> Result<String, String>;
+
+/// A step of the plan.
+type StepFn = fn(&mut Ctx) -> Result<String, String>;
+
 /// One real tool, started one way. Fields with a default: see [`Case::DEFAULT`].
 #[derive(Clone, Copy)]
 pub struct Case {
@@ -113,7 +119,7 @@ pub struct Case {
     /// `pier restart --wait` seconds.
     pub restart_wait: u32,
     /// Run after the start, before the found step; it must wait for what it needs itself.
-    pub prepare: Option<fn(&Ctx) -> Result<String, String>>,
+    pub prepare: Option<Prepare>,
     pub expect: &'static [Expect],
 }
 
@@ -160,7 +166,10 @@ impl Ctx {
     pub fn scan(&self) -> Result<serde_json::Value, String> {
         let out = self.sandbox.pier(&["scan", "--json", "--sample-ms", "200"]);
         if !out.status.success() {
-            return Err(format!("pier scan failed: {}", String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "pier scan failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
         serde_json::from_slice(&out.stdout).map_err(|e| format!("pier scan printed no JSON: {e}"))
     }
@@ -250,7 +259,11 @@ pub fn run(case: Case) {
     }
     let _lock = lock(&cache);
     let sandbox = Sandbox::new();
-    let ports = [common::free_port(), common::free_port(), common::free_port()];
+    let ports = [
+        common::free_port(),
+        common::free_port(),
+        common::free_port(),
+    ];
     let project = launch::project(&case, &cache, sandbox.path(), &ports);
     let mut env = vec![("PATH".to_owned(), launch::path_for(&case, &cache, &project))];
     for (k, v) in case.env {
@@ -273,14 +286,17 @@ pub fn run(case: Case) {
     };
     ctx.cleanup.roots.push(started.root);
     ctx.cleanup.tmux = started.tmux;
-    eprintln!("{}: started `{command}` (root pid {})", case.name, started.root.pid);
+    eprintln!(
+        "{}: started `{command}` (root pid {})",
+        case.name, started.root.pid
+    );
 
-    let mut plan: Vec<(Step, fn(&mut Ctx) -> Result<String, String>)> = Vec::new();
+    let mut plan: Vec<(Step, StepFn)> = Vec::new();
     if case.prepare.is_some() {
         plan.push((Step::Prepare, |c| (c.case.prepare.unwrap())(c)));
     }
     plan.extend([
-        (Step::Found, steps::found as fn(&mut Ctx) -> _),
+        (Step::Found, steps::found as StepFn),
         (Step::Kind, steps::kind),
         (Step::Idle, steps::idle),
     ]);
@@ -292,7 +308,7 @@ pub fn run(case: Case) {
             plan.push((Step::ClientGone, steps::client_gone));
         }
         plan.extend([
-            (Step::Stop, steps::stop as fn(&mut Ctx) -> _),
+            (Step::Stop, steps::stop as StepFn),
             (Step::Restart, steps::restart),
             (Step::SecondRestart, steps::second_restart),
         ]);

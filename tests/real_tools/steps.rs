@@ -11,7 +11,11 @@ use super::{client, poll, truth, Client, Ctx, Launch};
 use crate::common::Started;
 
 /// Polls like [`poll`], but gives up at once when the case's root is gone (the tool died).
-fn poll_alive<T>(c: &Ctx, secs: u64, mut f: impl FnMut() -> Result<T, String>) -> Result<T, String> {
+fn poll_alive<T>(
+    c: &Ctx,
+    secs: u64,
+    mut f: impl FnMut() -> Result<T, String>,
+) -> Result<T, String> {
     poll(secs, || {
         let v = f();
         if v.is_err() && !truth::runs(c.root) {
@@ -39,7 +43,12 @@ fn described(p: &Started) -> String {
 fn list(ps: &BTreeSet<(u32, u64)>) -> String {
     let v: Vec<String> = ps
         .iter()
-        .map(|(pid, st)| described(&Started { pid: *pid, start_time: *st }))
+        .map(|(pid, st)| {
+            described(&Started {
+                pid: *pid,
+                start_time: *st,
+            })
+        })
         .collect();
     v.join(", ")
 }
@@ -90,15 +99,26 @@ fn matches(c: &Ctx) -> Result<(Value, Value), String> {
             .iter()
             .map(|(_, r)| format!("{} {} {}", r["id"], r["kind"], r["level"]))
             .collect();
-        format!("no resource holds the root {}; Pier shows {seen:?}", described(&c.root))
+        format!(
+            "no resource holds the root {}; Pier shows {seen:?}",
+            described(&c.root)
+        )
     })?;
     if ident(&r["root"]) != Some(c.root) {
-        return Err(format!("Pier's root is {}, not {}", r["root"], described(&c.root)));
+        return Err(format!(
+            "Pier's root is {}, not {}",
+            r["root"],
+            described(&c.root)
+        ));
     }
     let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     let path = std::path::PathBuf::from(project["path"].as_str().unwrap_or_default());
     if canon(&path) != canon(&c.project) {
-        return Err(format!("project {}, not {}", path.display(), c.project.display()));
+        return Err(format!(
+            "project {}, not {}",
+            path.display(),
+            c.project.display()
+        ));
     }
     let pier_members: BTreeSet<_> = r["members"]
         .as_array()
@@ -193,7 +213,9 @@ pub fn idle(c: &mut Ctx) -> Result<String, String> {
                 Launch::Orphan => r["level"] == "green" && has(&r, "orphaned", "green", ""),
                 Launch::Tmux => r["level"] == "yellow" && has(&r, "not_orphaned", "yellow", ""),
             };
-        settled.then_some(r.clone()).ok_or_else(|| evidence_text(&r))
+        settled
+            .then_some(r.clone())
+            .ok_or_else(|| evidence_text(&r))
     })?;
     Ok(format!(
         "after {:.1} s: {}",
@@ -331,7 +353,10 @@ pub fn stop(c: &mut Ctx) -> Result<String, String> {
         }
     } else if !strays.is_empty() {
         let v: Vec<String> = strays.iter().map(described).collect();
-        wrong.push(format!("not members, running after the stop: {}", v.join(", ")));
+        wrong.push(format!(
+            "not members, running after the stop: {}",
+            v.join(", ")
+        ));
     }
     let grace: u64 = c
         .case
@@ -340,9 +365,11 @@ pub fn stop(c: &mut Ctx) -> Result<String, String> {
         .find(|w| w[0] == "--grace")
         .and_then(|w| w[1].parse().ok())
         .unwrap_or(5);
-    let gone = poll(grace + 15, || match tree.iter().find(|p| truth::runs(**p)) {
-        Some(p) => Err(format!("{} still runs", described(p))),
-        None => Ok(()),
+    let gone = poll(grace + 15, || {
+        match tree.iter().find(|p| truth::runs(**p)) {
+            Some(p) => Err(format!("{} still runs", described(p))),
+            None => Ok(()),
+        }
     });
     if let Err(e) = gone {
         wrong.push(e);
@@ -351,11 +378,18 @@ pub fn stop(c: &mut Ctx) -> Result<String, String> {
         .iter()
         .map(|(p, o)| format!("{}={o}", p.pid))
         .collect();
-    let summary = format!("result {result} ({}), {}", res["reason"], outcomes.join(" "));
+    let summary = format!(
+        "result {result} ({}), {}",
+        res["reason"],
+        outcomes.join(" ")
+    );
     if wrong.is_empty() {
         Ok(summary)
     } else {
-        Err(format!("{summary}; against the truth: {}", wrong.join("; ")))
+        Err(format!(
+            "{summary}; against the truth: {}",
+            wrong.join("; ")
+        ))
     }
 }
 
@@ -375,7 +409,9 @@ pub fn restart(c: &mut Ctx) -> Result<String, String> {
     let main = main_listener(c)?;
     let now = truth::listeners(&truth::tree(new));
     if !now.contains(&main) {
-        return Err(format!("ready, but the new tree listens on {now:?}, not {main}"));
+        return Err(format!(
+            "ready, but the new tree listens on {now:?}, not {main}"
+        ));
     }
     let Some(path) = c.case.http_path else {
         return Ok(format!("ready as pid {}", new.pid));

@@ -160,7 +160,10 @@ pub fn socket_inodes(pids: &[Started]) -> HashSet<u64> {
         };
         for link in dir.filter_map(|e| fs::read_link(e.ok()?.path()).ok()) {
             let link = link.to_string_lossy().into_owned();
-            if let Some(n) = link.strip_prefix("socket:[").and_then(|l| l.strip_suffix(']')) {
+            if let Some(n) = link
+                .strip_prefix("socket:[")
+                .and_then(|l| l.strip_suffix(']'))
+            {
                 out.extend(n.parse::<u64>().ok());
             }
         }
@@ -215,5 +218,8 @@ pub fn reach(listen: SocketAddr) -> SocketAddr {
 
 /// An address as Pier prints it (`127.0.0.1`, `::1`, maybe bracketed), parsed.
 pub fn parse_ip(text: &str) -> Option<IpAddr> {
-    text.trim_start_matches('[').trim_end_matches(']').parse().ok()
+    text.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
 }
