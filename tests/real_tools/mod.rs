@@ -8,6 +8,7 @@
 //! there, cleanly. Everything the case started is killed by identity at the end ([`Cleanup`]).
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
+mod actions;
 mod client;
 mod launch;
 mod steps;
@@ -301,16 +302,16 @@ pub fn run(case: Case) {
         (Step::Idle, steps::idle),
     ]);
     if case.launch == Launch::Tmux {
-        plan.push((Step::StopRefused, steps::stop_refused));
+        plan.push((Step::StopRefused, actions::stop_refused));
     } else {
         if case.client != Client::None {
             plan.push((Step::Client, steps::client));
             plan.push((Step::ClientGone, steps::client_gone));
         }
         plan.extend([
-            (Step::Stop, steps::stop as StepFn),
-            (Step::Restart, steps::restart),
-            (Step::SecondRestart, steps::second_restart),
+            (Step::Stop, actions::stop as StepFn),
+            (Step::Restart, actions::restart),
+            (Step::SecondRestart, actions::second_restart),
         ]);
     }
     for (step, f) in plan {
