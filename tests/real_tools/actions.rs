@@ -53,13 +53,24 @@ pub fn stop(c: &mut Ctx) -> Result<String, String> {
             Some(_) => {}
         }
     }
-    let anything_runs = runs_now.iter().any(|(_, a)| *a) || !strays.is_empty();
-    if result == "stopped" && anything_runs {
-        wrong.push("result stopped while something of the project runs".into());
+    let running: Vec<String> = runs_now
+        .iter()
+        .filter(|(_, alive)| *alive)
+        .map(|(p, _)| p)
+        .chain(&strays)
+        .map(described)
+        .collect();
+    if result == "stopped" && !running.is_empty() {
+        wrong.push(format!(
+            "result stopped while these run (members, or not members of the tree): {}",
+            running.join(", ")
+        ));
     }
     if (code == 0) != (result == "stopped") {
         wrong.push(format!("exit code {code} with result {result}"));
     }
+    // Processes born during the stop: once Pier reports them, each one still running must be
+    // there, with that fate.
     if let Some(newcomers) = res.get("newcomers").and_then(Value::as_array) {
         for s in &strays {
             let listed = newcomers
@@ -72,12 +83,23 @@ pub fn stop(c: &mut Ctx) -> Result<String, String> {
                 ));
             }
         }
-    } else if !strays.is_empty() {
-        let v: Vec<String> = strays.iter().map(described).collect();
-        wrong.push(format!(
-            "not members, running after the stop: {}",
-            v.join(", ")
-        ));
+        for n in newcomers {
+            let Some(p) = ident(n) else {
+                wrong.push(format!("a newcomer without an identity: {n}"));
+                continue;
+            };
+            match n["fate"].as_str() {
+                Some("exited") if truth::runs(p) => wrong.push(format!(
+                    "newcomer {} reported exited but runs",
+                    described(&p)
+                )),
+                Some("still_running") if !strays.contains(&p) && !truth::runs(p) => wrong.push(
+                    format!("newcomer {} reported still_running but is gone", p.pid),
+                ),
+                Some("exited" | "still_running") => {}
+                _ => wrong.push(format!("newcomer {} with fate {}", p.pid, n["fate"])),
+            }
+        }
     }
     let grace: u64 = c
         .case
