@@ -113,6 +113,18 @@ fn django_runserver() {
     });
 }
 
+/// `python manage.py runserver -6 PORT`: the same on `[::1]` only, an IPv6-only listener.
+#[test]
+fn django_runserver_ipv6() {
+    run(Case {
+        name: "django_runserver_ipv6",
+        project: "django_runserver",
+        command: "python manage.py runserver -6 {port}",
+        kind: "django-runserver",
+        ..PY
+    });
+}
+
 /// `flask --app app run --debug`: the reloader parent and the serving child, as Flask's own
 /// documentation starts it.
 #[test]

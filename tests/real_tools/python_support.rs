@@ -407,12 +407,10 @@ pub fn uvicorn_respawn(cache: &Path) -> Result<String, String> {
                         "newcomer pid {} (parent {}, {fate}) is not in the report",
                         b.who.pid, b.parent
                     )),
-                    Some(n) if n["parent"].as_u64() != Some(u64::from(b.parent)) => {
-                        wrong.push(format!(
-                            "newcomer pid {}: parent {} reported as {}",
-                            b.who.pid, b.parent, n["parent"]
-                        ))
-                    }
+                    Some(n) if parent_pid(&n["parent"]) != Some(b.parent) => wrong.push(format!(
+                        "newcomer pid {}: parent {} reported as {}",
+                        b.who.pid, b.parent, n["parent"]
+                    )),
                     Some(n) if n["fate"] != fate => wrong.push(format!(
                         "newcomer pid {}: fate {} reported, but it is {fate}",
                         b.who.pid, n["fate"]
@@ -450,6 +448,11 @@ pub fn uvicorn_respawn(cache: &Path) -> Result<String, String> {
             wrong.join("; ")
         ))
     }
+}
+
+/// A newcomer's parent as the report gives it: a pid, or an identity with one.
+fn parent_pid(v: &Value) -> Option<u32> {
+    v.as_u64().or_else(|| v["pid"].as_u64()).map(|p| p as u32)
 }
 
 /// The harness's lock: one case at a time on this machine.
