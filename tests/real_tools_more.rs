@@ -11,7 +11,7 @@
 mod common;
 mod real_tools;
 
-use real_tools::{run, Case, Client};
+use real_tools::{run, Case, Client, Launch};
 
 /// `hugo server` (Go): one process; the page's livereload script holds a websocket on the
 /// server's own port.
@@ -23,6 +23,20 @@ fn hugo_server() {
         command: "hugo server --port {port} --bind 127.0.0.1",
         kind: "hugo-server",
         client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
+/// `hugo server` typed into the live shell of a tmux session: not residue, yellow, and the
+/// stop refuses, sending nothing.
+#[test]
+fn hugo_server_in_a_live_tmux_shell() {
+    run(Case {
+        name: "hugo server (tmux)",
+        project: "hugo",
+        command: "hugo server --port {port} --bind 127.0.0.1",
+        kind: "hugo-server",
+        launch: Launch::Tmux,
         ..Case::DEFAULT
     });
 }
@@ -105,6 +119,21 @@ fn mkdocs_serve() {
     });
 }
 
+/// `sphinx-autobuild docs _build/html` from the docs venv: one Python process (uvicorn inside)
+/// that rebuilds with Sphinx on change; its page holds a reload websocket.
+#[test]
+fn sphinx_autobuild() {
+    run(Case {
+        name: "sphinx-autobuild",
+        project: "sphinx-autobuild",
+        venv: Some("more"),
+        command: "sphinx-autobuild docs _build/html --host 127.0.0.1 --port {port}",
+        kind: "sphinx-autobuild",
+        client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
 /// `npx @11ty/eleventy --serve`: `npm exec` (retitled) → `sh -c eleventy …` → node; the dev
 /// server listens on `[::]` and its page holds a reload websocket.
 #[test]
@@ -146,6 +175,39 @@ fn parcel_serve() {
         command: "npm run dev -- --port {port} --hmr-port {port2}",
         kind: "parcel",
         client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
+/// `npm run watch` with `"watch": "tsc --watch"` (TypeScript 7: a node shim → the native
+/// compiler): a watcher with no port, so no client and no GET; the restart is ready at once.
+#[test]
+fn tsc_watch() {
+    run(Case {
+        name: "tsc --watch",
+        project: "tsc-watch",
+        npm: Some("typescript"),
+        command: "npm run watch",
+        kind: "tsc-watch",
+        main_port: false,
+        client: Client::None,
+        http_path: None,
+        ..Case::DEFAULT
+    });
+}
+
+/// `deno task dev` (Deno from its npm package) running `deno run --watch main.ts`, a
+/// `Deno.serve` on `PORT`: the task runner and its watching child.
+#[test]
+fn deno_task_dev() {
+    run(Case {
+        name: "deno task dev",
+        project: "deno",
+        npm: Some("deno"),
+        command: "deno task dev",
+        env: &[("PORT", "{port}"), ("DENO_NO_UPDATE_CHECK", "1")],
+        kind: "deno-task",
+        client: Client::Tcp,
         ..Case::DEFAULT
     });
 }
