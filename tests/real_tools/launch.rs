@@ -40,19 +40,26 @@ pub fn copy_fixture(from: &Path, to: &Path, ports: &[u16; 3], project: &Path) {
 }
 
 /// The project folder of `case` inside `sandbox`: its fixture files, and the npm tool's
-/// `node_modules` from the cache as a hard-link copy (the tools write caches into it; a
-/// symlink would let them write into the shared cache), a symlink across file systems.
+/// `node_modules` from the cache as a hard-link copy, or a plain copy across file systems (the
+/// tools write caches into it, which must not land in the shared cache, and a symlink would
+/// make Node resolve every module outside the project).
 pub fn project(case: &Case, cache: &Path, sandbox: &Path, ports: &[u16; 3]) -> PathBuf {
     let project = sandbox.join(case.project);
     copy_fixture(&fixture_dir(case.project), &project, ports, &project);
     if let Some(tool) = case.npm {
         let from = cache.join("npm").join(tool).join("node_modules");
         let to = project.join("node_modules");
-        let linked = Command::new("cp").arg("-al").arg(&from).arg(&to).status();
-        if !linked.is_ok_and(|s| s.success()) {
+        let copied = ["-al", "-a"].iter().any(|how| {
             let _ = fs::remove_dir_all(&to);
-            std::os::unix::fs::symlink(&from, &to).unwrap();
-        }
+            Command::new("cp")
+                .arg(how)
+                .arg(&from)
+                .arg(&to)
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        assert!(copied, "{}: could not copy {}", case.name, from.display());
     }
     project
 }
