@@ -11,7 +11,7 @@
 mod common;
 mod real_tools;
 
-use real_tools::{run, Case, Client, Launch};
+use real_tools::{run, Case, Client, Expect, Launch, Step};
 
 /// `hugo server` (Go): one process; the page's livereload script holds a websocket on the
 /// server's own port.
@@ -53,6 +53,26 @@ fn jekyll_serve_livereload() {
             "jekyll serve --port {port} --host 127.0.0.1 --livereload --livereload-port {port2}",
         kind: "jekyll-serve",
         client: Client::Browser,
+        ..Case::DEFAULT
+    });
+}
+
+/// `rails server` in a one-controller Rails app, served by Puma (Rails' default server): Puma
+/// rewrites its argv to `puma 5.6.5 (tcp://127.0.0.1:P) [app]` in the very process that ran
+/// `rails server` — there is no launcher left whose argv names the tool.
+#[test]
+fn rails_server_puma() {
+    run(Case {
+        name: "rails server (puma)",
+        project: "rails",
+        command: "rails server -p {port} -b 127.0.0.1",
+        kind: "rails-server",
+        client: Client::Tcp,
+        expect: &[Expect {
+            step: Step::Kind,
+            why: "retitled kinds: Puma rewrites its argv (\"puma 5.6.5 (tcp://…) [app]\", comm ruby), \
+                  so `rails server` is kind unknown and yellow",
+        }],
         ..Case::DEFAULT
     });
 }
