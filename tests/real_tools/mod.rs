@@ -259,6 +259,7 @@ pub fn run(case: Case) {
         return;
     }
     let _lock = lock(&cache);
+    let began = Instant::now();
     let sandbox = Sandbox::new();
     let ports = [
         common::free_port(),
@@ -327,13 +328,24 @@ pub fn run(case: Case) {
                     "{}: {step} fails as expected, issue 15: {}\n  {msg}",
                     case.name, e.why
                 );
+                eprintln!(
+                    "{}: ended in {:.1} s",
+                    case.name,
+                    began.elapsed().as_secs_f64()
+                );
                 return;
             }
             (Err(msg), None) => panic!(
-                "{}: {step} failed: {msg}\n--- the tool's output, last lines:\n{}",
+                "{}: {step} failed after {:.1} s: {msg}\n--- the tool's output, last lines:\n{}",
                 case.name,
+                began.elapsed().as_secs_f64(),
                 ctx.log_tail()
             ),
         }
     }
+    eprintln!(
+        "{}: passed in {:.1} s",
+        case.name,
+        began.elapsed().as_secs_f64()
+    );
 }
