@@ -31,6 +31,16 @@ fn vite_listening_on_ipv6_only() {
     });
 }
 
+/// `npx vite` runs the project's own vite under `npm exec`.
+#[test]
+fn vite_started_with_npx() {
+    run(Case {
+        name: "vite-npx",
+        command: "npx vite --port {port} --strictPort",
+        ..VITE
+    });
+}
+
 /// Typed into a live tmux shell: yellow (the launcher is alive), and the stop sends nothing.
 #[test]
 fn vite_inside_a_live_tmux_session_is_yellow_and_not_stopped() {
