@@ -1,6 +1,7 @@
 //! The real-tools suite, JS tools (docs/real-tools.md): Vite, Next, webpack-dev-server and
 //! nodemon, installed by scripts/real-tools.sh, each started the way developers start it and
 //! taken through scan, client, stop and restart against the ground truth of /proc.
+#![cfg(target_os = "linux")]
 
 mod common;
 mod real_tools;
