@@ -1,9 +1,9 @@
 //! The real-tools suite, Python group: Jupyter with a running kernel, uvicorn (reloader and
-//! workers), Django's runserver and Flask's debug server, each started orphaned the way a
-//! developer starts it, from the venv `scripts/real-tools.sh` builds
-//! (`tests/real_tools/python/python.txt`), and taken through the whole cycle by the harness
-//! (`tests/real_tools/mod.rs`). Run with
-//! `scripts/real-tools.sh && PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test real_tools_python`.
+//! workers), `fastapi dev`, Django's runserver and Flask's debug server, each started orphaned
+//! the way a developer starts it, from the venvs `scripts/real-tools.sh` builds
+//! (`tests/real_tools/python/python.txt`, `fastapi.txt`), and taken through the whole cycle by
+//! the harness (`tests/real_tools/mod.rs`). Run with `scripts/real-tools.sh &&
+//! PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test real_tools_python`.
 
 mod common;
 #[path = "real_tools/python_support.rs"]
@@ -99,6 +99,21 @@ fn uvicorn_workers() {
     if let Err(e) = respawn {
         panic!("uvicorn_workers: respawn during the stop failed: {e}");
     }
+}
+
+/// `fastapi dev main.py`, the way FastAPI's documentation starts an app (`fastapi[standard]`,
+/// its own venv): uvicorn with its reloader underneath, run by the `fastapi` script.
+#[test]
+fn fastapi_dev() {
+    run(Case {
+        name: "fastapi_dev",
+        project: "fastapi_dev",
+        venv: Some("fastapi"),
+        command: "fastapi dev main.py --port {port}",
+        kind: "fastapi-dev",
+        stop_args: &["--grace", "2"],
+        ..PY
+    });
 }
 
 /// `python manage.py runserver PORT`: the autoreloader parent and the serving child.
