@@ -4,6 +4,7 @@
 //! (`tests/real_tools/python/python.txt`, `fastapi.txt`), and taken through the whole cycle by
 //! the harness (`tests/real_tools/mod.rs`). Run with `scripts/real-tools.sh &&
 //! PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test real_tools_python`.
+#![cfg(target_os = "linux")]
 
 mod common;
 #[path = "real_tools/python_support.rs"]
