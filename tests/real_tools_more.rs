@@ -1,12 +1,14 @@
-//! The real-tools suite, other ecosystems (docs/real-tools.md): Go (Hugo), Ruby (Jekyll), PHP's
-//! built-in server, Rust (`cargo watch`), Python docs (MkDocs) and the JS builders that are not
-//! frameworks (Eleventy, esbuild, Parcel), each started the way developers start it, orphaned,
-//! in a fresh temporary project, and taken through the whole cycle by the harness: scan, client
-//! → red, client gone → green, stop, restart, second restart — judged against `/proc`.
+//! The real-tools suite, other ecosystems (docs/real-tools.md): Go (Hugo), Ruby (Jekyll,
+//! Rails on Puma), PHP's built-in server, Rust (`cargo watch`), Deno, Python docs servers
+//! (MkDocs, sphinx-autobuild) and the JS builders and watchers that are not frameworks
+//! (Eleventy, esbuild, Parcel, `tsc --watch`), each started the way developers start it in a
+//! fresh temporary project, and taken through the whole cycle by the harness: scan, client →
+//! red, client gone → green, stop, restart, second restart — judged against `/proc`.
 //!
 //! Runs with its tools installed: `scripts/real-tools.sh`, then
 //! `PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test real_tools_more`.
 //! Without `PIER_REAL_TOOLS` every case skips with one line saying so.
+#![cfg(target_os = "linux")]
 
 mod common;
 mod real_tools;
