@@ -142,6 +142,8 @@ const KINDS: &[KindRule] = &[
         Args::Sub(&["server", "serve"], false),
     ),
     rule("jekyll-serve", "jekyll", Args::Sub(&["serve", "s"], false)),
+    rule("mkdocs-serve", "mkdocs", Args::Sub(&["serve"], false)),
+    rule("sphinx-autobuild", "sphinx-autobuild", Args::Any),
     rule("watchexec", "watchexec", Args::Any),
     rule("air", "air", Args::Any),
     rule("deno-task", "deno", Args::Sub(&["task"], false)),

@@ -233,3 +233,35 @@ fn flask_run_is_known_past_its_global_options_and_fastapi_dev_is_known() {
     );
     assert_eq!(kind(&["fastapi", "run", "main.py"]), None, "production");
 }
+
+#[test]
+fn documentation_servers_are_known() {
+    // A venv's console script runs as `python <venv>/bin/mkdocs serve …`.
+    assert_eq!(
+        kind(&[
+            "/p/.venv/bin/python3",
+            "/p/.venv/bin/mkdocs",
+            "serve",
+            "-a",
+            "127.0.0.1:8000"
+        ]),
+        Some("mkdocs-serve")
+    );
+    assert_eq!(kind(&["mkdocs", "serve"]), Some("mkdocs-serve"));
+    assert_eq!(
+        kind(&["python3", "-m", "mkdocs", "serve"]),
+        Some("mkdocs-serve")
+    );
+    assert_eq!(kind(&["mkdocs", "build"]), None, "a build is not a server");
+    assert_eq!(kind(&["mkdocs", "gh-deploy"]), None);
+    assert_eq!(
+        kind(&[
+            "python3",
+            "/p/.venv/bin/sphinx-autobuild",
+            "docs",
+            "_build/html"
+        ]),
+        Some("sphinx-autobuild")
+    );
+    assert_eq!(kind(&["sphinx-build", "docs", "_build"]), None);
+}

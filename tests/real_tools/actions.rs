@@ -1,0 +1,203 @@
+//! The action steps of a case: `pier stop` (and its refusal under a live launcher), `pier
+//! restart`, a second restart. Each returns a one-line detail when it holds, or what Pier said
+//! against the ground truth when it does not.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::steps::{described, ident, main_listener};
+use super::{client, poll, truth, Ctx};
+use crate::common::Started;
+
+/// `pier ARGS --json` with the sandbox's state folder: the exit code and the document.
+fn pier_json(c: &Ctx, args: &[&str]) -> Result<(i32, Value), String> {
+    let out = c.sandbox.pier_exact(args);
+    let doc = serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!(
+            "pier {args:?} printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    Ok((out.status.code().unwrap_or(-1), doc))
+}
+
+pub fn stop(c: &mut Ctx) -> Result<String, String> {
+    let tree = truth::tree(c.root);
+    let mut args = vec!["stop", c.id.as_str(), "--json"];
+    args.extend(c.case.stop_args);
+    let (code, doc) = pier_json(c, &args)?;
+    let runs_now: Vec<(Started, bool)> = tree.iter().map(|p| (*p, truth::runs(*p))).collect();
+    let strays: Vec<Started> = truth::working_in(&c.project)
+        .into_iter()
+        .filter(|p| !tree.contains(p))
+        .collect();
+    let res = &doc["results"][0];
+    let result = res["result"].as_str().unwrap_or_default();
+    let mut wrong = Vec::new();
+    let reported: Vec<(Started, String)> = res["members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| Some((ident(m)?, m["outcome"].as_str()?.to_owned())))
+        .collect();
+    for (p, alive) in &runs_now {
+        match reported.iter().find(|(q, _)| q == p) {
+            None => wrong.push(format!("{} is not in the report", described(p))),
+            Some((_, o)) if *alive && o != "still_running" => {
+                wrong.push(format!("{} reported {o} but runs", described(p)))
+            }
+            Some((_, o)) if !*alive && o == "still_running" => {
+                wrong.push(format!("{} reported still_running but is gone", p.pid))
+            }
+            Some(_) => {}
+        }
+    }
+    let running: Vec<String> = runs_now
+        .iter()
+        .filter(|(_, alive)| *alive)
+        .map(|(p, _)| p)
+        .chain(&strays)
+        .map(described)
+        .collect();
+    if result == "stopped" && !running.is_empty() {
+        wrong.push(format!(
+            "result stopped while these run (members, or not members of the tree): {}",
+            running.join(", ")
+        ));
+    }
+    if (code == 0) != (result == "stopped") {
+        wrong.push(format!("exit code {code} with result {result}"));
+    }
+    // Processes born during the stop: once Pier reports them, each one still running must be
+    // there, with that fate.
+    if let Some(newcomers) = res.get("newcomers").and_then(Value::as_array) {
+        for s in &strays {
+            let listed = newcomers
+                .iter()
+                .any(|n| ident(n) == Some(*s) && n["fate"] == "still_running");
+            if !listed {
+                wrong.push(format!(
+                    "{} runs after the stop, not a member, not a newcomer still_running",
+                    described(s)
+                ));
+            }
+        }
+        for n in newcomers {
+            let Some(p) = ident(n) else {
+                wrong.push(format!("a newcomer without an identity: {n}"));
+                continue;
+            };
+            match n["fate"].as_str() {
+                Some("exited") if truth::runs(p) => wrong.push(format!(
+                    "newcomer {} reported exited but runs",
+                    described(&p)
+                )),
+                Some("still_running") if !strays.contains(&p) && !truth::runs(p) => wrong.push(
+                    format!("newcomer {} reported still_running but is gone", p.pid),
+                ),
+                Some("exited" | "still_running") => {}
+                _ => wrong.push(format!("newcomer {} with fate {}", p.pid, n["fate"])),
+            }
+        }
+    }
+    let grace: u64 = c
+        .case
+        .stop_args
+        .windows(2)
+        .find(|w| w[0] == "--grace")
+        .and_then(|w| w[1].parse().ok())
+        .unwrap_or(5);
+    let gone = poll(grace + 15, || {
+        match tree.iter().find(|p| truth::runs(**p)) {
+            Some(p) => Err(format!("{} still runs", described(p))),
+            None => Ok(()),
+        }
+    });
+    if let Err(e) = gone {
+        wrong.push(e);
+    }
+    let outcomes: Vec<String> = reported
+        .iter()
+        .map(|(p, o)| format!("{}={o}", p.pid))
+        .collect();
+    let summary = format!(
+        "result {result} ({}), {}",
+        res["reason"],
+        outcomes.join(" ")
+    );
+    if wrong.is_empty() {
+        Ok(summary)
+    } else {
+        Err(format!(
+            "{summary}; against the truth: {}",
+            wrong.join("; ")
+        ))
+    }
+}
+
+pub fn restart(c: &mut Ctx) -> Result<String, String> {
+    let wait = c.case.restart_wait.to_string();
+    let (code, doc) = pier_json(c, &["restart", &c.id, "--json", "--wait", &wait])?;
+    if let Some(new) = ident(&doc) {
+        c.cleanup.roots.push(new);
+    }
+    if code != 0 || doc["result"] != "ready" {
+        return Err(format!(
+            "exit code {code}, {} ({}); log: {}",
+            doc["result"], doc["reason"], doc["log_tail"]
+        ));
+    }
+    let new = ident(&doc).ok_or("ready without a pid")?;
+    let main = main_listener(c)?;
+    let now = truth::listeners(&truth::tree(new));
+    if !now.contains(&main) {
+        return Err(format!(
+            "ready, but the new tree listens on {now:?}, not {main}"
+        ));
+    }
+    let Some(path) = c.case.http_path else {
+        return Ok(format!("ready as pid {}", new.pid));
+    };
+    let line = client::http_get(truth::reach(main), path, Duration::from_secs(60))?;
+    Ok(format!("ready as pid {}, GET {path}: {line}", new.pid))
+}
+
+pub fn second_restart(c: &mut Ctx) -> Result<String, String> {
+    let (code, doc) = pier_json(c, &["restart", &c.id, "--json"])?;
+    if let Some(new) = ident(&doc) {
+        c.cleanup.roots.push(new);
+    }
+    let reason = doc["reason"].as_str().unwrap_or_default();
+    if code == 3 && doc["result"] == "refused" && reason.contains("already runs") {
+        Ok(format!("refused: {reason}"))
+    } else {
+        Err(format!(
+            "exit code {code}, {} ({reason:?}); expected refused, saying it already runs",
+            doc["result"]
+        ))
+    }
+}
+
+pub fn stop_refused(c: &mut Ctx) -> Result<String, String> {
+    let tree = truth::tree(c.root);
+    let (code, doc) = pier_json(c, &["stop", &c.id, "--json"])?;
+    let res = &doc["results"][0];
+    let mut wrong = Vec::new();
+    if code != 3 || res["result"] != "refused" {
+        wrong.push(format!("exit code {code}, result {}", res["result"]));
+    }
+    if truth::tree(c.root) != tree {
+        wrong.push("the tree changed".to_owned());
+    }
+    wrong.extend(
+        tree.iter()
+            .filter(|p| !truth::runs(**p))
+            .map(|p| format!("{} is gone", p.pid)),
+    );
+    if wrong.is_empty() {
+        Ok(format!("refused ({}), the tree runs on", res["reason"]))
+    } else {
+        Err(format!("{}; {res}", wrong.join("; ")))
+    }
+}

@@ -1,0 +1,3 @@
+module example.com/pier-real-hugo-site
+
+go 1.19

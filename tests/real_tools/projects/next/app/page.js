@@ -1,0 +1,3 @@
+export default function Page() {
+  return <h1>pier real next</h1>;
+}

@@ -1,0 +1,1 @@
+document.body.append("hello from parcel");

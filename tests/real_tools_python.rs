@@ -1,0 +1,155 @@
+//! The real-tools suite, Python group: Jupyter with a running kernel, uvicorn (reloader and
+//! workers), `fastapi dev`, Django's runserver and Flask's debug server, each started orphaned
+//! the way a developer starts it, from the venvs `scripts/real-tools.sh` builds
+//! (`tests/real_tools/python/python.txt`, `fastapi.txt`), and taken through the whole cycle by
+//! the harness (`tests/real_tools/mod.rs`). Run with `scripts/real-tools.sh &&
+//! PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test real_tools_python`.
+#![cfg(target_os = "linux")]
+
+mod common;
+#[path = "real_tools/python_support.rs"]
+mod python_support;
+mod real_tools;
+
+use real_tools::{run, Case, Client, Expect, Step};
+
+/// What every case of this group shares: the group's venv on `PATH`, a held TCP connection as
+/// the client.
+const PY: Case = Case {
+    venv: Some("python"),
+    client: Client::Tcp,
+    ..Case::DEFAULT
+};
+
+/// The jupyter environment: every folder Jupyter and IPython write kept in the sandbox, beside
+/// the project (the runtime folder holds the kernel's connection file).
+const JUPYTER_ENV: &[(&str, &str)] = &[
+    ("JUPYTER_RUNTIME_DIR", "{project}-runtime"),
+    ("JUPYTER_CONFIG_DIR", "{project}-config"),
+    ("JUPYTER_DATA_DIR", "{project}-data"),
+    ("IPYTHONDIR", "{project}-ipython"),
+];
+
+/// `jupyter lab` with a running kernel: the kernel's ZMQ listeners belong to the tree, and its
+/// connections to the server are internal. The restart waits for every recorded port, the
+/// kernel's random ones too, so it reports not_ready (issue 15).
+#[test]
+fn jupyter() {
+    run(Case {
+        name: "jupyter",
+        project: "jupyter",
+        command: "jupyter lab --no-browser --allow-root --port {port} \
+                  --IdentityProvider.token=pier-real-tools",
+        env: JUPYTER_ENV,
+        kind: "jupyter",
+        http_path: Some("/api"),
+        prepare: Some(python_support::start_kernel),
+        restart_wait: 10,
+        expect: &[Expect {
+            step: Step::Restart,
+            why: "the server's ports, not its helpers': the restart waits for the kernel's \
+                  ZMQ ports and reports not_ready",
+        }],
+        ..PY
+    });
+}
+
+/// `uvicorn --reload`: the WatchFiles reloader, `multiprocessing.resource_tracker` (which
+/// ignores SIGTERM and exits when its parent goes: one grace, so `--grace 2`) and the server.
+#[test]
+fn uvicorn_reload() {
+    run(Case {
+        name: "uvicorn_reload",
+        project: "uvicorn_reload",
+        command: "uvicorn main:app --reload --port {port}",
+        kind: "uvicorn",
+        stop_args: &["--grace", "2"],
+        ..PY
+    });
+}
+
+/// `uvicorn --workers 2`: the supervisor, the resource tracker and two workers sharing the
+/// listener; then the respawn the stop provokes, held to the truth
+/// ([`python_support::uvicorn_respawn`]).
+#[test]
+fn uvicorn_workers() {
+    let cycle = std::panic::catch_unwind(|| {
+        run(Case {
+            name: "uvicorn_workers",
+            project: "uvicorn_workers",
+            command: "uvicorn main:app --workers 2 --port {port}",
+            kind: "uvicorn",
+            stop_args: &["--grace", "2"],
+            ..PY
+        })
+    });
+    let Some(cache) = std::env::var_os("PIER_REAL_TOOLS") else {
+        return;
+    };
+    if common::fixtures_cannot_be_orphans("uvicorn_workers") {
+        return;
+    }
+    let respawn = python_support::uvicorn_respawn(std::path::Path::new(&cache));
+    match &respawn {
+        Ok(detail) => eprintln!("uvicorn_workers: respawn during the stop ok: {detail}"),
+        Err(e) => eprintln!("uvicorn_workers: respawn during the stop failed: {e}"),
+    }
+    if let Err(panic) = cycle {
+        std::panic::resume_unwind(panic);
+    }
+    if let Err(e) = respawn {
+        panic!("uvicorn_workers: respawn during the stop failed: {e}");
+    }
+}
+
+/// `fastapi dev main.py`, the way FastAPI's documentation starts an app (`fastapi[standard]`,
+/// its own venv): uvicorn with its reloader underneath, run by the `fastapi` script.
+#[test]
+fn fastapi_dev() {
+    run(Case {
+        name: "fastapi_dev",
+        project: "fastapi_dev",
+        venv: Some("fastapi"),
+        command: "fastapi dev main.py --port {port}",
+        kind: "fastapi-dev",
+        stop_args: &["--grace", "2"],
+        ..PY
+    });
+}
+
+/// `python manage.py runserver PORT`: the autoreloader parent and the serving child.
+#[test]
+fn django_runserver() {
+    run(Case {
+        name: "django_runserver",
+        project: "django_runserver",
+        command: "python manage.py runserver {port}",
+        kind: "django-runserver",
+        ..PY
+    });
+}
+
+/// `python manage.py runserver -6 PORT`: the same on `[::1]` only, an IPv6-only listener.
+#[test]
+fn django_runserver_ipv6() {
+    run(Case {
+        name: "django_runserver_ipv6",
+        project: "django_runserver",
+        command: "python manage.py runserver -6 {port}",
+        kind: "django-runserver",
+        ..PY
+    });
+}
+
+/// `flask --app app run --debug`: the reloader parent and the serving child, as Flask's own
+/// documentation starts it.
+#[test]
+fn flask_debug() {
+    run(Case {
+        name: "flask_debug",
+        project: "flask_debug",
+        command: "flask --app app run --debug --port {port}",
+        kind: "flask-run",
+        ..PY
+    });
+}
