@@ -270,6 +270,8 @@ const WRAPPERS: &[&str] = &[
     "bun",
     "deno",
     "cargo",
+    // `composer run dev` (Laravel's dev script): found by the real-tools suite.
+    "composer",
 ];
 const TERMINALS: &[&str] = &[
     "gnome-terminal-server",

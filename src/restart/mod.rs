@@ -341,6 +341,10 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
             unrecorded.or(record(store, name, &snapshot, pid, report.start_time, true).err());
     }
     (report.result, report.reason) = match end {
+        spawn::WaitEnd::Ready if snapshot.ports.is_empty() => (
+            RestartResult::Ready,
+            format!("running again as pid {pid} (it had no port to wait for)"),
+        ),
         spawn::WaitEnd::Ready => (
             RestartResult::Ready,
             format!("listening again as pid {pid}"),

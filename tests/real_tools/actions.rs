@@ -149,6 +149,14 @@ pub fn restart(c: &mut Ctx) -> Result<String, String> {
         ));
     }
     let new = ident(&doc).ok_or("ready without a pid")?;
+    if c.listeners.is_empty() {
+        // A watcher with no port: ready means started; the tree runs.
+        return if truth::runs(new) {
+            Ok(format!("ready as pid {}, no port", new.pid))
+        } else {
+            Err(format!("ready, but pid {} no longer runs", new.pid))
+        };
+    }
     let main = main_listener(c)?;
     let now = truth::listeners(&truth::tree(new));
     if !now.contains(&main) {

@@ -154,6 +154,11 @@ fn parents_that_own_a_session_are_not_launchers() {
         Role::Wrapper,
         "a retitled npm"
     );
+    // Found by the real-tools suite: `composer run dev` was taken for a live parent.
+    assert_eq!(
+        role(&process(5, 1, &["php", "/usr/bin/composer", "run", "dev"])),
+        Role::Wrapper
+    );
 }
 
 #[test]
