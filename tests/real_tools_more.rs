@@ -93,6 +93,22 @@ fn php_builtin_server() {
     });
 }
 
+/// `composer run dev`, the project's dev script (`php -S`, with composer's process timeout
+/// off, as Laravel's is): composer → `sh -c` → php. Composer runs scripts the way npm does, so
+/// it belongs to the resource and the tree is orphaned.
+#[test]
+fn composer_run_dev() {
+    run(Case {
+        name: "composer run dev",
+        project: "composer",
+        command: "composer run dev",
+        env: &[("COMPOSER_ALLOW_SUPERUSER", "1")],
+        kind: "php-server",
+        client: Client::Tcp,
+        ..Case::DEFAULT
+    });
+}
+
 /// `PHP_CLI_SERVER_WORKERS=3 php -S …`: the built-in server forks workers that share the
 /// listening socket — a tree of four, every one holding the port.
 #[test]

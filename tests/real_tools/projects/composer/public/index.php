@@ -1,0 +1,3 @@
+<?php
+header('Content-Type: text/plain');
+echo "hello from php -S\n";
