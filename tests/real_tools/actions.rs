@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::steps::{described, ident, main_listener};
+use super::verdict;
 use super::{client, poll, truth, Ctx};
 use crate::common::Started;
 
@@ -126,14 +127,7 @@ pub fn stop(c: &mut Ctx) -> Result<String, String> {
         res["reason"],
         outcomes.join(" ")
     );
-    if wrong.is_empty() {
-        Ok(summary)
-    } else {
-        Err(format!(
-            "{summary}; against the truth: {}",
-            wrong.join("; ")
-        ))
-    }
+    verdict(summary, &wrong)
 }
 
 pub fn restart(c: &mut Ctx) -> Result<String, String> {

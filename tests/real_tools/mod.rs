@@ -12,7 +12,7 @@ mod actions;
 mod client;
 mod launch;
 mod steps;
-mod truth;
+pub mod truth;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -348,4 +348,16 @@ pub fn run(case: Case) {
         case.name,
         began.elapsed().as_secs_f64()
     );
+}
+
+/// A step's answer: `summary` when nothing was found `wrong`, else both.
+pub fn verdict(summary: String, wrong: &[String]) -> Result<String, String> {
+    if wrong.is_empty() {
+        Ok(summary)
+    } else {
+        Err(format!(
+            "{summary}; against the truth: {}",
+            wrong.join("; ")
+        ))
+    }
 }

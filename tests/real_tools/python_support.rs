@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::{self, Started};
-use crate::real_tools::{poll, Ctx};
+use crate::real_tools::{poll, truth, verdict, Ctx};
 
 /// The token the Jupyter case passes (`--IdentityProvider.token=`): a test value, not a secret.
 pub const JUPYTER_TOKEN: &str = "pier-real-tools";
@@ -125,78 +125,12 @@ fn http(to: SocketAddr, method: &str, path: &str, body: &str) -> Result<(String,
     Ok((status, body))
 }
 
-/// One row of `/proc/<pid>/stat`: the identity and the parent, if it runs (not a zombie).
-fn row(pid: u32) -> Option<(Started, u32)> {
-    let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let (_, s) = pier::probe::procfs::parse_stat(&stat)?;
-    (s.state != b'Z').then_some((
-        Started {
-            pid,
-            start_time: s.start_time,
-        },
-        s.ppid,
-    ))
-}
-
-/// Every running process: its identity and parent pid.
-fn table() -> Vec<(Started, u32)> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .filter_map(row)
-        .collect()
-}
-
-/// `root` and its running descendants.
-fn tree(root: Started) -> Vec<Started> {
-    let all = table();
-    if !all.iter().any(|(p, _)| *p == root) {
-        return Vec::new();
-    }
-    let mut out = vec![root];
-    let mut i = 0;
-    while i < out.len() {
-        let parent = out[i].pid;
-        out.extend(all.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
-        i += 1;
-    }
-    out
-}
-
-/// The ports the tree of `root` listens on (`/proc/net/tcp{,6}` rows in LISTEN whose inode one
-/// of its processes holds).
+/// The ports the tree of `root` listens on.
 fn tree_listen_ports(root: Started) -> Vec<u16> {
-    let mut inodes = std::collections::HashSet::new();
-    for p in tree(root) {
-        let Ok(dir) = fs::read_dir(format!("/proc/{}/fd", p.pid)) else {
-            continue;
-        };
-        for link in dir.filter_map(|e| fs::read_link(e.ok()?.path()).ok()) {
-            let link = link.to_string_lossy().into_owned();
-            if let Some(n) = link
-                .strip_prefix("socket:[")
-                .and_then(|l| l.strip_suffix(']'))
-            {
-                inodes.extend(n.parse::<u64>().ok());
-            }
-        }
-    }
-    let mut ports = Vec::new();
-    for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        for line in fs::read_to_string(file).unwrap_or_default().lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() < 10 || f[3] != "0A" || !f[9].parse().is_ok_and(|i| inodes.contains(&i)) {
-                continue;
-            }
-            let port = f[1]
-                .rsplit(':')
-                .next()
-                .and_then(|p| u16::from_str_radix(p, 16).ok());
-            ports.extend(port);
-        }
-    }
-    ports
+    truth::listeners(&truth::tree(root))
+        .iter()
+        .map(|a| a.port())
+        .collect()
 }
 
 /// A process born inside the watched tree, as `/proc` showed it.
@@ -226,7 +160,7 @@ impl Watch {
         let thread = std::thread::spawn(move || {
             let mut inside: Vec<Started> = known.clone();
             while !s.load(Ordering::Relaxed) {
-                let all = table();
+                let all = truth::table();
                 let mut grew = true;
                 while grew {
                     grew = false;
@@ -270,16 +204,11 @@ impl Drop for Watch {
     }
 }
 
-/// Whether `p` runs now (same start time, not a zombie).
-pub fn runs(p: Started) -> bool {
-    row(p.pid).is_some_and(|(who, _)| who == p)
-}
-
 /// Waits up to `secs` for every process of `list` to be gone; the ones still running.
 pub fn wait_gone(list: &[Started], secs: u64) -> Vec<Started> {
     let end = Instant::now() + Duration::from_secs(secs);
     loop {
-        let left: Vec<Started> = list.iter().copied().filter(|p| runs(*p)).collect();
+        let left: Vec<Started> = list.iter().copied().filter(|p| truth::runs(*p)).collect();
         if left.is_empty() || Instant::now() >= end {
             return left;
         }
@@ -331,15 +260,13 @@ pub fn uvicorn_respawn(cache: &Path) -> Result<String, String> {
             .trim()
             .parse()
             .map_err(|e| format!("{e}"))?;
-        row(pid)
-            .map(|(p, _)| p)
-            .ok_or("the root is gone".to_owned())
+        truth::identity(pid).ok_or("the root is gone".to_owned())
     })?;
     sandbox.own(root);
     let _cleanup = KillTree(root);
     // Green, with the whole tree (supervisor, tracker, two workers) as Pier's members.
     let (id, members) = poll(90, || {
-        let tree = tree(root);
+        let tree = truth::tree(root);
         if tree.len() < 4 || !tree_listen_ports(root).contains(&port) {
             return Err(format!(
                 "the tree is {} processes, not listening yet",
@@ -359,7 +286,7 @@ pub fn uvicorn_respawn(cache: &Path) -> Result<String, String> {
     let mut watch = Watch::start(&members);
     let out = sandbox.pier_exact(&["stop", &id, "--json", "--grace", "2"]);
     let births = watch.so_far();
-    let running: Vec<(Birth, bool)> = births.iter().map(|b| (*b, runs(b.who))).collect();
+    let running: Vec<(Birth, bool)> = births.iter().map(|b| (*b, truth::runs(b.who))).collect();
     let watch_births = watch.finish();
     for b in &watch_births {
         sandbox.own(b.who);
@@ -440,14 +367,7 @@ pub fn uvicorn_respawn(cache: &Path) -> Result<String, String> {
         res["reason"],
         seen.join(", ")
     );
-    if wrong.is_empty() {
-        Ok(summary)
-    } else {
-        Err(format!(
-            "{summary}; against the truth: {}",
-            wrong.join("; ")
-        ))
-    }
+    verdict(summary, &wrong)
 }
 
 /// A newcomer's parent as the report gives it: a pid, or an identity with one.
@@ -479,7 +399,7 @@ struct KillTree(Started);
 
 impl Drop for KillTree {
     fn drop(&mut self) {
-        for p in tree(self.0) {
+        for p in truth::tree(self.0) {
             common::kill_by_identity(p);
         }
     }

@@ -47,6 +47,15 @@ pub fn runs(p: Started) -> bool {
     identity(p.pid) == Some(p)
 }
 
+/// Every live process: its identity and its parent pid.
+pub fn table() -> Vec<(Started, u32)> {
+    rows()
+        .into_iter()
+        .filter(|r| !r.zombie)
+        .map(|r| (r.who, r.ppid))
+        .collect()
+}
+
 /// `root` and every live descendant (walking parent pids), root first; empty when `root` is gone.
 pub fn tree(root: Started) -> Vec<Started> {
     if !runs(root) {
