@@ -6,7 +6,8 @@
 //! behind a hook (`soak/hook.rs`) that, before a randomly chosen call, makes something happen:
 //! a client connects, a process of the tree forks, exits, execs another executable, or is
 //! killed and a newcomer running the same argv in the same folder takes its pid
-//! (`ns_last_pid`, as root). The ground truth is the round's own (`soak/mod.rs`): the processes
+//! (`ns_last_pid`, as root); or, right after one of Pier's signals, the signalled member's
+//! parent forks a replacement (a respawn, as a supervisor does). The ground truth is the round's own (`soak/mod.rs`): the processes
 //! reported by the fixtures themselves, the events, and the signals each fixture logged.
 //! `soak/oracle.rs` judges each report against it.
 //!
@@ -163,6 +164,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         let t0 = Instant::now();
         let report = stopper.stop(&resource.id, Some(&shown));
         t.stop_ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        round.close_plan();
         // Every signal already sent is handled and logged before anything is judged.
         round.settle_signals();
         let running: Vec<_> = round

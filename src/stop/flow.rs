@@ -311,7 +311,7 @@ impl Stopper<'_> {
             let level = run.settle(level);
             // Right before a parent's signal: what it spawned since its child's signal (a
             // supervisor's replacement) still hangs under it, where a look can see it.
-            run.look_for_newcomers();
+            run.before_level();
             let sent = match run.signal_level(level) {
                 Ok(sent) => sent,
                 Err(why) => return report(id, ResourceResult::Refused, why),
@@ -467,6 +467,6 @@ fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
     if problems.is_empty() {
         (ResourceResult::Stopped, "every member is gone".into())
     } else {
-        (ResourceResult::PartiallyStopped, problems.join(", "))
+        (ResourceResult::PartiallyStopped, problems.join("; "))
     }
 }

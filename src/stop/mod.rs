@@ -20,6 +20,7 @@ pub mod outcome;
 pub mod snapshot;
 pub mod wait;
 
+mod ending;
 mod flow;
 pub mod newcomers;
 mod signals;
@@ -33,7 +34,8 @@ use crate::probe::Identity;
 
 pub use flow::Stopper;
 pub use outcome::{
-    MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult, StopReport, Timings,
+    MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult, StopReport, TieKind,
+    Timings,
 };
 
 /// How to stop.

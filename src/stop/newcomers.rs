@@ -19,6 +19,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use super::outcome::{command_for_a_person, TieKind};
 use crate::diagnose::kinds::{role, Role};
 use crate::probe::{Identity, Pid, ProcessInfo, ProcessList, SocketTable, TcpState};
 
@@ -38,6 +39,16 @@ pub enum Tie {
 }
 
 impl Tie {
+    /// The tie as the report's `tie` field names it.
+    pub fn kind(&self) -> TieKind {
+        match self {
+            Tie::ChildOfMember(_) => TieKind::ChildOfMember,
+            Tie::ChildOfNewcomer(_) => TieKind::ChildOfNewcomer,
+            Tie::Listens(_) => TieKind::Listens,
+            Tie::OrphanInProject => TieKind::OrphanInProject,
+        }
+    }
+
     /// The tie in words, for the report.
     pub fn words(&self) -> String {
         match self {
@@ -133,6 +144,19 @@ impl Watch {
         }
     }
 
+    /// Forgets the newcomers seen from index `from` on that fail `keep` (a later read by bare
+    /// pid found a process that no longer runs as itself).
+    pub fn keep_from(&mut self, from: usize, keep: impl Fn(Identity) -> bool) {
+        let new = self.seen.split_off(from.min(self.seen.len()));
+        for s in new {
+            if keep(s.identity) {
+                self.seen.push(s);
+            } else {
+                self.lineage.remove(&s.identity);
+            }
+        }
+    }
+
     /// The processes of `uid` in `list`, absent at check (e) and not yet newcomers, whose
     /// parent (in the same read) is init or a subreaper: their folders say whether they are
     /// orphans of the stop ([`Watch::look_at_orphans`]).
@@ -214,25 +238,12 @@ impl Watch {
     }
 }
 
-/// A process's command line for a person: argv lossily joined, control characters blanked, cut
-/// at 60 characters; the kernel's name when argv was not read.
+/// A process's command line for a person; the kernel's name when argv was not read.
 fn command_line(p: &ProcessInfo) -> String {
-    let joined = if p.argv.is_empty() {
-        p.comm.clone()
+    if p.argv.is_empty() {
+        command_for_a_person([p.comm.as_bytes()])
     } else {
-        p.argv
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let clean: String = joined
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    match clean.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", &clean[..cut]),
-        None => clean,
+        command_for_a_person(p.argv.iter().map(Vec::as_slice))
     }
 }
 

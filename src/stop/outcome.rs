@@ -88,6 +88,37 @@ impl NewcomerFate {
     }
 }
 
+/// How a newcomer is tied to the resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieKind {
+    /// Its parent, when first seen, was a member.
+    ChildOfMember,
+    /// Its parent, when first seen, was a newcomer.
+    ChildOfNewcomer,
+    /// It listens on one of the resource's recorded ports.
+    Listens,
+    /// Init or a subreaper adopted it, and it works inside the project's folder.
+    OrphanInProject,
+}
+
+/// A command line for a person: lossy, control characters blanked, cut at 60 characters.
+pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let joined = argv
+        .into_iter()
+        .map(String::from_utf8_lossy)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let clean: String = joined
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    match clean.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &clean[..cut]),
+        None => clean,
+    }
+}
+
 /// A process born during the stop that belongs to it (DESIGN.md §3 step 5). Never signalled:
 /// the checkpoint chain did not verify it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -96,9 +127,11 @@ pub struct NewcomerReport {
     pub start_time: u64,
     /// Its parent pid when it was first seen.
     pub parent: u32,
-    /// How it is tied to the resource: "child of member pid N", "child of newcomer pid N",
-    /// "listens on ADDR, a port of the resource".
+    /// How it is tied to the resource, in words: "child of member pid N", "child of newcomer
+    /// pid N", "listens on ADDR, a port of the resource", "orphaned, working in the project".
     pub how: String,
+    /// The same, as a value.
+    pub tie: TieKind,
     pub command: String,
     pub fate: NewcomerFate,
     pub detail: String,

@@ -721,6 +721,28 @@ fn a_member_skipped_because_it_exec_d_that_ends_before_the_stop_does_leaves_it_c
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
 }
 
+/// Found in review: a member skipped while alive (it exec'd) whose identity can no longer be
+/// read at the end was taken for gone, and the stop for complete.
+#[test]
+fn a_skipped_member_whose_identity_has_no_answer_at_the_end_makes_the_stop_partial() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| {
+        ops.exec_on_pin.set(Some(102));
+        ops.after_send(101, |p| {
+            p.identity_unknown.insert(102);
+        });
+    });
+    assert_eq!(sent, vec![101, 100], "{r:#?}");
+    assert_eq!(outcome(&r, 102), MemberOutcome::Skipped);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(
+        r.reason
+            .contains("pid 102 skipped, and whether it still runs could not be read"),
+        "{}",
+        r.reason
+    );
+}
+
 /// Found by trying uvicorn `--reload`: Python's `multiprocessing.resource_tracker` ignores
 /// SIGTERM, outlives its grace, and exits as soon as its parent is signalled. It was reported
 /// `still_running` and the stop `partially_stopped` although nothing ran.

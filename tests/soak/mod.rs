@@ -522,6 +522,20 @@ impl Round {
         self.fired.borrow_mut().push(f);
     }
 
+    /// Records the respawns that came due but found no signal after them (the stop ended
+    /// first, or sent nothing): planned, not done.
+    pub fn close_plan(&self) {
+        for due in std::mem::take(&mut *self.respawns_due.borrow_mut()) {
+            self.fired.borrow_mut().push(Fired {
+                at: due,
+                kind: Kind::Respawn,
+                target: None,
+                done: false,
+                note: "no signal went out after it came due".into(),
+            });
+        }
+    }
+
     /// Starts newcomers until one gets `old`'s pid (bounded); the others are ended at once.
     fn recycle(&self, old: Identity, port: Option<u16>, seq: u64, at: usize) -> String {
         for attempt in 0..40 {

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 
 use pier::probe::Identity;
 use pier::signal::SignalOutcome;
-use pier::stop::{MemberOutcome, NewcomerFate, ResourceResult, StopReport};
+use pier::stop::{MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind};
 
 use super::hook::Call;
 use super::{Kind, Known, Origin, Round};
@@ -399,7 +399,7 @@ impl Facts<'_> {
     ) {
         let trace = self.round.trace.borrow();
         let known = self.round.known.borrow();
-        let (Some(first), Some(first_sent)) = (
+        let (Some(first), Some(_)) = (
             first_request,
             self.round
                 .signals
@@ -437,15 +437,39 @@ impl Facts<'_> {
                     n.pid, k.born
                 ));
             }
-            if n.how.starts_with("child of") && n.parent != k.ppid {
+            let child = matches!(n.tie, TieKind::ChildOfMember | TieKind::ChildOfNewcomer);
+            if child && n.parent != k.ppid {
                 v.disagreements.push(format!(
                     "newcomer pid {} named with parent {}, but its parent was {}",
                     n.pid, n.parent, k.ppid
                 ));
             }
+            // The parent it was born to, and what that parent was to the round.
+            let parent = known
+                .iter()
+                .find(|p| p.id.pid == k.ppid && p.born <= k.born)
+                .map(|p| p.origin);
+            let tie_ok = match n.tie {
+                TieKind::ChildOfMember => parent == Some(Origin::Initial),
+                TieKind::ChildOfNewcomer => {
+                    matches!(parent, Some(Origin::Forked | Origin::Newcomer))
+                }
+                // Only the root listens, and only on the recorded port; the projects' folders
+                // hold only the round's processes.
+                TieKind::Listens | TieKind::OrphanInProject => true,
+            };
+            if !tie_ok {
+                v.disagreements.push(format!(
+                    "newcomer pid {} named as {:?} ({}), but its parent was {parent:?}",
+                    n.pid, n.tie, n.how
+                ));
+            }
             let alive = seen_after_wait(&id);
             let fate_ok = match n.fate {
-                NewcomerFate::StillRunning => alive == Some(true),
+                NewcomerFate::StillRunning => {
+                    // Seen only by the look after the last wait: running then.
+                    alive == Some(true) || (alive.is_none() && self.running.contains(&id))
+                }
                 NewcomerFate::Exited => alive == Some(false),
             };
             if !fate_ok {
@@ -480,9 +504,13 @@ impl Facts<'_> {
                 .iter()
                 .any(|k| k.id == id && k.ended.is_some_and(|(e, _)| e <= at))
         };
+        // A look that could not read the process table is reported as such: nothing to demand.
+        if self.report.reason.contains("could not be looked for") {
+            return;
+        }
         for k in known
             .iter()
-            .filter(|k| k.origin == Origin::Forked && k.born > tree_cut && k.born >= first_sent)
+            .filter(|k| k.origin == Origin::Forked && k.born > tree_cut)
         {
             let Some(parent) = known
                 .iter()

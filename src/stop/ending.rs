@@ -1,0 +1,313 @@
+//! The end of a stop (DESIGN.md §3 step 5): the looks for newcomers, and every outcome as it is
+//! **when the stop ends**, not when a level's wait ended.
+//!
+//! Once a first signal has gone out, before each further level's signals: members that outlived
+//! their grace and are gone by now are `stopped` (the detail says whether their parent had been
+//! signalled), and one read of the process table looks for newcomers. After the last level: a last look (children,
+//! orphans in the project, strangers on a recorded port), one bounded wait for whatever may
+//! still end — members that outlived their grace, members skipped while alive, newcomers — and
+//! one more look for anything born during that wait. A newcomer is only ever waited for, never
+//! signalled.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::newcomers::Seen;
+use super::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerReport};
+use super::signals::Signals;
+use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
+use crate::signal::Expected;
+
+/// How long, at the end, a member that outlived its own grace gets to show it exited after a
+/// later signal (a `multiprocessing.resource_tracker` ends when its parent does): it has had
+/// its grace already, and what a later signal brings about comes at once.
+const LAST_LOOK: Duration = Duration::from_secs(1);
+
+/// What is true when the stop ends.
+pub(super) struct Ending {
+    pub(super) members: Vec<MemberReport>,
+    pub(super) newcomers: Vec<NewcomerReport>,
+    /// Why the stop cannot be called complete, from the members and newcomers alone.
+    pub(super) problems: Vec<String>,
+}
+
+/// What the waiter watches: an identity (the waiter never signals, and needs no executable).
+fn watched(identity: Identity) -> Expected {
+    Expected {
+        identity,
+        exe: PathBuf::new(),
+    }
+}
+
+/// Whether the process `id` still runs as itself: a later read by bare pid (its folder, its
+/// sockets) must not lend another process's answer to it.
+fn still_is(probe: &dyn Probe, id: Identity) -> bool {
+    matches!(probe.identity(id.pid), IdentityRead::Alive { identity, .. } if identity == id)
+}
+
+fn identity_of(m: &MemberReport) -> Identity {
+    Identity {
+        pid: m.pid,
+        start_time: m.start_time,
+    }
+}
+
+impl Signals<'_, '_> {
+    /// Right before a level's signals, once a signal has gone out.
+    pub(super) fn before_level(&mut self) {
+        if self.first.is_none() {
+            return;
+        }
+        self.recheck_outlived();
+        self.look();
+    }
+
+    /// Members that outlived their grace and are gone now, before the next level's signal.
+    fn recheck_outlived(&mut self) {
+        let late: Vec<usize> = (0..self.members.len())
+            .filter(|&i| self.members[i].outcome == MemberOutcome::StillRunning)
+            .collect();
+        if late.is_empty() {
+            return;
+        }
+        let ids: Vec<Expected> = late
+            .iter()
+            .map(|&i| watched(identity_of(&self.members[i])))
+            .collect();
+        let gone = self.stopper.waiter.wait_for_exit(&ids, Duration::ZERO);
+        for (&i, gone) in late.iter().zip(gone) {
+            if gone {
+                let detail = self.after_grace(identity_of(&self.members[i]), false);
+                let m = &mut self.members[i];
+                m.outcome = MemberOutcome::Stopped;
+                m.detail = detail;
+            }
+        }
+    }
+
+    /// One read of the process table, looked at; a failed read means newcomers cannot be
+    /// ruled out.
+    fn look(&mut self) -> Option<ProcessList> {
+        match self.stopper.probe.processes() {
+            Ok(list) => {
+                self.look_at(&list);
+                Some(list)
+            }
+            Err(e) => {
+                self.blind.get_or_insert(e.to_string());
+                None
+            }
+        }
+    }
+
+    /// Members' children, then orphans working in the project (their folders read one by one:
+    /// there are few).
+    fn look_at(&mut self, list: &ProcessList) {
+        let probe = self.stopper.probe;
+        let uid = probe.current_uid();
+        self.watch.look(list, uid);
+        let cwds: Vec<(Pid, PathBuf)> = self
+            .watch
+            .orphans(list, uid)
+            .into_iter()
+            .filter_map(|pid| Some((pid, probe.details(pid)?.cwd.ok()?)))
+            .collect();
+        let from = self.watch.seen().len();
+        self.watch
+            .look_at_orphans(list, &cwds, Path::new(&self.snapshot.project.path));
+        self.watch.keep_from(from, |id| still_is(probe, id));
+    }
+
+    /// After the last level: a look, then the listeners on recorded ports held by processes
+    /// absent at check (e).
+    fn last_look(&mut self) {
+        let Some(list) = self.look() else {
+            return;
+        };
+        let mut ports: Vec<u16> = self.snapshot.ports.iter().map(|p| p.port).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        if ports.is_empty() {
+            return;
+        }
+        let probe = self.stopper.probe;
+        let uid = probe.current_uid();
+        match probe.sockets(&self.watch.unknown_pids(&list, uid)) {
+            Ok(table) => {
+                let from = self.watch.seen().len();
+                self.watch.look_at_listeners(&list, &table, &ports, uid);
+                self.watch.keep_from(from, |id| still_is(probe, id));
+            }
+            Err(e) => {
+                self.blind.get_or_insert(e.to_string());
+            }
+        }
+    }
+
+    /// The end: the last look, one bounded wait, every outcome re-read from it, and a look for
+    /// anything born during the wait. A stop that sent nothing ends as it is.
+    pub(super) fn finish(mut self) -> Ending {
+        if self.first.is_none() {
+            return Ending {
+                members: self.members,
+                newcomers: Vec::new(),
+                problems: Vec::new(),
+            };
+        }
+        self.last_look();
+        let mut problems = Vec::new();
+        let pending = self.pending(&mut problems);
+        let seen: Vec<Seen> = self.watch.seen().to_vec();
+        let mut ids: Vec<Expected> = pending
+            .iter()
+            .map(|&i| watched(identity_of(&self.members[i])))
+            .collect();
+        ids.extend(seen.iter().map(|n| watched(n.identity)));
+        let grace = self.stopper.opts.grace;
+        let bound = if seen.is_empty() {
+            LAST_LOOK.min(grace)
+        } else {
+            grace
+        };
+        let exited = if ids.is_empty() {
+            Vec::new()
+        } else {
+            self.stopper.waiter.wait_for_exit(&ids, bound)
+        };
+        let (members_gone, newcomers_gone) = exited.split_at(pending.len());
+        self.settle_members(&pending, members_gone, &mut problems);
+        let mut newcomers: Vec<NewcomerReport> = seen
+            .into_iter()
+            .zip(newcomers_gone)
+            .map(|(n, &gone)| report(n, gone, bound, &mut problems))
+            .collect();
+        // Born during that wait (a newcomer's own child, a flush spawned by a late exit).
+        let before = self.watch.seen().len();
+        self.look();
+        for n in self.watch.seen()[before..].iter().cloned() {
+            newcomers.push(report(n, false, Duration::ZERO, &mut problems));
+        }
+        if let Some(why) = self.blind.take() {
+            problems.push(format!(
+                "processes born during the stop could not be looked for: {why}"
+            ));
+        }
+        Ending {
+            members: self.members,
+            newcomers,
+            problems,
+        }
+    }
+
+    /// The members whose end is still open: outlived their grace, or skipped while alive. A
+    /// skipped member whose identity cannot be read is a problem: it may run.
+    fn pending(&self, problems: &mut Vec<String>) -> Vec<usize> {
+        let probe = self.stopper.probe;
+        (0..self.members.len())
+            .filter(|&i| {
+                let m = &self.members[i];
+                match m.outcome {
+                    MemberOutcome::StillRunning => true,
+                    MemberOutcome::Skipped => match probe.identity(m.pid) {
+                        IdentityRead::Alive { identity, .. } => identity == identity_of(m),
+                        IdentityRead::Gone => false,
+                        IdentityRead::Unknown(why) => {
+                            problems.push(format!(
+                                "pid {} skipped, and whether it still runs could not be read: \
+                                 {why}",
+                                m.pid
+                            ));
+                            false
+                        }
+                    },
+                    _ => false,
+                }
+            })
+            .collect()
+    }
+
+    /// The pending members' outcomes from the final wait; the failed ones are problems too.
+    fn settle_members(&mut self, pending: &[usize], gone: &[bool], problems: &mut Vec<String>) {
+        for (&i, &gone) in pending.iter().zip(gone) {
+            let detail = self.after_grace(identity_of(&self.members[i]), true);
+            let m = &mut self.members[i];
+            match (m.outcome, gone) {
+                (MemberOutcome::StillRunning, true) => {
+                    m.outcome = MemberOutcome::Stopped;
+                    m.detail = detail;
+                }
+                (MemberOutcome::StillRunning, false) => {
+                    problems.push(format!("pid {} still_running", m.pid));
+                }
+                (_, false) => problems.push(format!("pid {} skipped and still runs", m.pid)),
+                (_, true) => {}
+            }
+        }
+        for m in self
+            .members
+            .iter()
+            .filter(|m| m.outcome == MemberOutcome::Failed)
+        {
+            problems.push(format!("pid {} failed", m.pid));
+        }
+    }
+
+    /// The detail of a member that outlived its grace and is gone now. It was seen alive right
+    /// before each later level's signals, so once its parent's signal went out, it ended after
+    /// it. `at_end`: seen gone at the end of the stop, not before a level's signals.
+    fn after_grace(&self, id: Identity, at_end: bool) -> String {
+        let parent = self
+            .snapshot
+            .members
+            .iter()
+            .find(|m| Identity::from(m.identity) == id)
+            .and_then(|m| {
+                self.snapshot
+                    .members
+                    .iter()
+                    .find(|p| p.identity.pid == m.ppid)
+            })
+            .map(|p| Identity::from(p.identity));
+        if parent.is_some_and(|p| self.signalled.contains(&p)) {
+            "outlived its grace, exited after its parent was signalled".into()
+        } else if at_end {
+            "outlived its grace, exited before the stop ended".into()
+        } else {
+            "outlived its grace, exited before its parent was signalled".into()
+        }
+    }
+}
+
+/// One newcomer's line; one still running is a problem.
+fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<String>) -> NewcomerReport {
+    if !gone {
+        problems.push(format!(
+            "pid {} ({}, {}) was born during the stop and still runs",
+            n.identity.pid,
+            n.tie.words(),
+            n.command
+        ));
+    }
+    let detail = match (gone, waited.is_zero()) {
+        (true, _) => "born during the stop, never signalled; gone when the stop ended".into(),
+        (false, true) => "born during the stop's last wait, never signalled; running".into(),
+        (false, false) => format!(
+            "born during the stop, never signalled; still running {} s later",
+            waited.as_secs_f64()
+        ),
+    };
+    NewcomerReport {
+        pid: n.identity.pid,
+        start_time: n.identity.start_time,
+        parent: n.parent,
+        how: n.tie.words(),
+        tie: n.tie.kind(),
+        command: n.command,
+        fate: if gone {
+            NewcomerFate::Exited
+        } else {
+            NewcomerFate::StillRunning
+        },
+        detail,
+    }
+}
