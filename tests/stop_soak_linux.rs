@@ -46,7 +46,11 @@ fn plan(rng: &mut Rng, horizon: usize) -> Vec<(usize, Kind)> {
         _ => 2,
     };
     (0..n)
-        .map(|_| (rng.below(horizon), KINDS[rng.below(KINDS.len())]))
+        .map(|_| match KINDS[rng.below(KINDS.len())] {
+            // A respawn fires at the first signal after it comes due: due early, it meets one.
+            Kind::Respawn => (rng.below(horizon / 2), Kind::Respawn),
+            kind => (rng.below(horizon), kind),
+        })
         .collect()
 }
 
