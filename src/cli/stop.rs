@@ -16,7 +16,7 @@ use crate::diagnose::{self, project, ScanOptions};
 use crate::probe;
 use crate::signal;
 use crate::stop::snapshot::Snapshot;
-use crate::stop::{wait, ResourceResult, StopOptions, StopReport, Stopper};
+use crate::stop::{wait, ResourceResult, StopOptions, StopReport, Stopper, TieKind};
 use crate::store::Store;
 
 #[derive(Debug, Args)]
@@ -207,14 +207,18 @@ fn text(reports: &[StopReport]) -> String {
             );
         }
         for n in &r.newcomers {
+            // A child's tie already names its parent.
+            let parent = match n.tie {
+                TieKind::ChildOfMember | TieKind::ChildOfNewcomer => String::new(),
+                TieKind::Listens | TieKind::OrphanInProject => format!(", parent pid {}", n.parent),
+            };
             let _ = writeln!(
                 out,
-                "    pid {:<7} {:<14} {}  newcomer: {}, parent pid {}; {}",
+                "    pid {:<7} {:<14} {}  newcomer ({}{parent}): {}",
                 n.pid,
                 n.fate.as_str(),
                 n.command,
                 n.how,
-                n.parent,
                 n.detail
             );
         }
