@@ -1,13 +1,14 @@
-//! The end of a stop (DESIGN.md §3 step 5): the looks for newcomers, and every outcome as it is
-//! **when the stop ends**, not when a level's wait ended.
+//! The end of a stop (ARCHITECTURE.md, "Outcomes are what is true when the stop ends"): the
+//! looks for newcomers (`newcomers.rs`), and every outcome as it is **when the stop ends**, not
+//! when a level's wait ended.
 //!
 //! Once a first signal has gone out, before each further level's signals: members that outlived
 //! their grace and are gone by now are `stopped` (the detail says whether their parent had been
-//! signalled), and one read of the process table looks for newcomers. After the last level: a last look (children,
-//! orphans in the project, strangers on a recorded port), one bounded wait for whatever may
-//! still end — members that outlived their grace, members skipped while alive, newcomers — and
-//! one more look for anything born during that wait. A newcomer is only ever waited for, never
-//! signalled.
+//! signalled), and one read of the process table looks for newcomers. After the last level: a
+//! last look (children, orphans in the project, strangers on a recorded port), one bounded wait
+//! for whatever may still end — members that outlived their grace, members skipped while alive,
+//! newcomers — and one more look for anything born during that wait. A newcomer is only ever
+//! waited for, never signalled.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,13 +46,6 @@ fn still_is(probe: &dyn Probe, id: Identity) -> bool {
     matches!(probe.identity(id.pid), IdentityRead::Alive { identity, .. } if identity == id)
 }
 
-fn identity_of(m: &MemberReport) -> Identity {
-    Identity {
-        pid: m.pid,
-        start_time: m.start_time,
-    }
-}
-
 impl Signals<'_, '_> {
     /// Right before a level's signals, once a signal has gone out.
     pub(super) fn before_level(&mut self) {
@@ -72,12 +66,12 @@ impl Signals<'_, '_> {
         }
         let ids: Vec<Expected> = late
             .iter()
-            .map(|&i| watched(identity_of(&self.members[i])))
+            .map(|&i| watched(self.members[i].identity()))
             .collect();
         let gone = self.stopper.waiter.wait_for_exit(&ids, Duration::ZERO);
         for (&i, gone) in late.iter().zip(gone) {
             if gone {
-                let detail = self.after_grace(identity_of(&self.members[i]), false);
+                let detail = self.after_grace(self.members[i].identity(), false);
                 let m = &mut self.members[i];
                 m.outcome = MemberOutcome::Stopped;
                 m.detail = detail;
@@ -160,7 +154,7 @@ impl Signals<'_, '_> {
         let seen: Vec<Seen> = self.watch.seen().to_vec();
         let mut ids: Vec<Expected> = pending
             .iter()
-            .map(|&i| watched(identity_of(&self.members[i])))
+            .map(|&i| watched(self.members[i].identity()))
             .collect();
         ids.extend(seen.iter().map(|n| watched(n.identity)));
         let grace = self.stopper.opts.grace;
@@ -209,7 +203,7 @@ impl Signals<'_, '_> {
                 match m.outcome {
                     MemberOutcome::StillRunning => true,
                     MemberOutcome::Skipped => match probe.identity(m.pid) {
-                        IdentityRead::Alive { identity, .. } => identity == identity_of(m),
+                        IdentityRead::Alive { identity, .. } => identity == m.identity(),
                         IdentityRead::Gone => false,
                         IdentityRead::Unknown(why) => {
                             problems.push(format!(
@@ -229,7 +223,7 @@ impl Signals<'_, '_> {
     /// The pending members' outcomes from the final wait; the failed ones are problems too.
     fn settle_members(&mut self, pending: &[usize], gone: &[bool], problems: &mut Vec<String>) {
         for (&i, &gone) in pending.iter().zip(gone) {
-            let detail = self.after_grace(identity_of(&self.members[i]), true);
+            let detail = self.after_grace(self.members[i].identity(), true);
             let m = &mut self.members[i];
             match (m.outcome, gone) {
                 (MemberOutcome::StillRunning, true) => {
@@ -284,7 +278,7 @@ fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<String>) -> 
         problems.push(format!(
             "pid {} ({}, {}) was born during the stop and still runs",
             n.identity.pid,
-            n.tie.words(),
+            n.how(),
             n.command
         ));
     }
@@ -300,7 +294,7 @@ fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<String>) -> 
         pid: n.identity.pid,
         start_time: n.identity.start_time,
         parent: n.parent,
-        how: n.tie.words(),
+        how: n.how(),
         tie: n.tie.kind(),
         command: n.command,
         fate: if gone {

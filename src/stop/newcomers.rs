@@ -1,4 +1,4 @@
-//! Newcomers (DESIGN.md §3 step 5): processes born during a stop that belong to it — absent at
+//! Newcomers (ARCHITECTURE.md, "Newcomers"): processes born during a stop that belong to it — absent at
 //! check (e), and, when seen, a descendant of a member (or of a newcomer), or a listener on one
 //! of the resource's recorded ports, or an orphan (its parent init or a subreaper) working in
 //! the project's folder. A supervisor that respawns the worker Pier just signalled
@@ -10,8 +10,9 @@
 //!
 //! Descent is judged on the parent's *identity* in the same read, never on a bare parent pid,
 //! and a newcomer once seen is followed by its identity: re-parented to init after its parent
-//! exited, it is still ours. The looks come right before each level's signals (so a parent's
-//! replacement for the child it just lost still hangs under it) and once at the end. What a
+//! exited, it is still ours. The looks come right before each level's signals once a signal has
+//! gone out (so a parent's replacement for the child it just lost still hangs under it), at the
+//! end, and once more after the stop's last wait (`ending.rs`). What a
 //! look cannot see under its parent: a process born and re-parented between two looks (a parent
 //! that spawns while it dies of its own signal). Such a one is still found when it listens on a
 //! recorded port or works in the project's folder; one that does neither is missed.
@@ -23,13 +24,13 @@ use super::outcome::{command_for_a_person, TieKind};
 use crate::diagnose::kinds::{role, Role};
 use crate::probe::{Identity, Pid, ProcessInfo, ProcessList, SocketTable, TcpState};
 
-/// How a newcomer was tied to the resource.
+/// How a newcomer was tied to the resource. A child's parent is [`Seen::parent`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tie {
-    /// Its parent, when it was first seen, was this member.
-    ChildOfMember(Pid),
-    /// Its parent, when it was first seen, was this newcomer.
-    ChildOfNewcomer(Pid),
+    /// Its parent, when it was first seen, was a member.
+    ChildOfMember,
+    /// Its parent, when it was first seen, was a newcomer.
+    ChildOfNewcomer,
     /// It listens on this address, one of the resource's recorded ports.
     Listens(String),
     /// Init (or a subreaper) adopted it and it works inside the project: a child the dying
@@ -42,20 +43,10 @@ impl Tie {
     /// The tie as the report's `tie` field names it.
     pub fn kind(&self) -> TieKind {
         match self {
-            Tie::ChildOfMember(_) => TieKind::ChildOfMember,
-            Tie::ChildOfNewcomer(_) => TieKind::ChildOfNewcomer,
+            Tie::ChildOfMember => TieKind::ChildOfMember,
+            Tie::ChildOfNewcomer => TieKind::ChildOfNewcomer,
             Tie::Listens(_) => TieKind::Listens,
             Tie::OrphanInProject => TieKind::OrphanInProject,
-        }
-    }
-
-    /// The tie in words, for the report.
-    pub fn words(&self) -> String {
-        match self {
-            Tie::ChildOfMember(p) => format!("child of member pid {p}"),
-            Tie::ChildOfNewcomer(p) => format!("child of newcomer pid {p}"),
-            Tie::Listens(addr) => format!("listens on {addr}, a port of the resource"),
-            Tie::OrphanInProject => "orphaned, working in the project".into(),
         }
     }
 }
@@ -69,6 +60,18 @@ pub struct Seen {
     pub tie: Tie,
     /// Its command line as read then (argv, else the kernel's name).
     pub command: String,
+}
+
+impl Seen {
+    /// How it is tied to the resource, in words, for the report.
+    pub fn how(&self) -> String {
+        match &self.tie {
+            Tie::ChildOfMember => format!("child of member pid {}", self.parent),
+            Tie::ChildOfNewcomer => format!("child of newcomer pid {}", self.parent),
+            Tie::Listens(addr) => format!("listens on {addr}, a port of the resource"),
+            Tie::OrphanInProject => "orphaned, working in the project".into(),
+        }
+    }
 }
 
 /// What the stop has seen born so far.
@@ -122,14 +125,16 @@ impl Watch {
                 if !self.lineage.contains(&parent.identity) {
                     continue;
                 }
+                // A newcomer is never in the baseline: a parent of the lineage that is, is a
+                // member.
                 let member = self.baseline.contains(&parent.identity);
                 found.push(Seen {
                     identity: p.identity,
                     parent: p.ppid,
                     tie: if member {
-                        Tie::ChildOfMember(p.ppid)
+                        Tie::ChildOfMember
                     } else {
-                        Tie::ChildOfNewcomer(p.ppid)
+                        Tie::ChildOfNewcomer
                     },
                     command: command_line(p),
                 });
@@ -286,7 +291,8 @@ mod tests {
         w.look(&list, USER);
         assert_eq!(w.seen().len(), 1);
         assert_eq!(w.seen()[0].identity.pid, 102);
-        assert_eq!(w.seen()[0].tie, Tie::ChildOfMember(100));
+        assert_eq!(w.seen()[0].tie, Tie::ChildOfMember);
+        assert_eq!(w.seen()[0].how(), "child of member pid 100");
         assert_eq!(w.seen()[0].command, "python -c worker");
     }
 
@@ -330,13 +336,15 @@ mod tests {
                 .with(process(104, 101, &["child"]), "/p"),
         );
         w.look(&list, USER);
-        let ties: Vec<(Pid, Tie)> = w
-            .seen()
-            .iter()
-            .map(|s| (s.identity.pid, s.tie.clone()))
-            .collect();
-        assert!(ties.contains(&(104, Tie::ChildOfMember(101))), "{ties:?}");
-        assert!(ties.contains(&(105, Tie::ChildOfNewcomer(104))), "{ties:?}");
+        let ties: Vec<(Pid, String)> = w.seen().iter().map(|s| (s.identity.pid, s.how())).collect();
+        assert!(
+            ties.contains(&(104, "child of member pid 101".into())),
+            "{ties:?}"
+        );
+        assert!(
+            ties.contains(&(105, "child of newcomer pid 104".into())),
+            "{ties:?}"
+        );
         // Later its parents are gone and init adopted it: still one newcomer, not two.
         w.look(
             &table(&FakeProbe::default().with(process(105, 1, &["grandchild"]), "/p")),

@@ -88,6 +88,15 @@ impl NewcomerFate {
     }
 }
 
+impl MemberReport {
+    pub fn identity(&self) -> crate::probe::Identity {
+        crate::probe::Identity {
+            pid: self.pid,
+            start_time: self.start_time,
+        }
+    }
+}
+
 /// How a newcomer is tied to the resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -119,7 +128,7 @@ pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> Str
     }
 }
 
-/// A process born during the stop that belongs to it (DESIGN.md §3 step 5). Never signalled:
+/// A process born during the stop that belongs to it (`newcomers.rs`). Never signalled:
 /// the checkpoint chain did not verify it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NewcomerReport {

@@ -383,7 +383,7 @@ impl Facts<'_> {
 }
 
 impl Facts<'_> {
-    /// Newcomers (DESIGN.md §3 step 5): every one Pier names is a process an event made after
+    /// Newcomers (`src/stop/newcomers.rs`): every one Pier names is a process an event made after
     /// check (e), named with its birth parent and its true fate; every replacement a member's
     /// parent made that Pier's looks could see as a member's child is named; one that still
     /// runs keeps the result from `stopped`. (That none is signalled is the wrong-signal rule.)
