@@ -354,6 +354,35 @@ mod tests {
     }
 
     #[test]
+    fn a_newcomer_dropped_by_a_later_identity_check_is_forgotten_with_its_lineage() {
+        let mut w = watch(&base());
+        w.look(
+            &table(&base().with(process(102, 100, &["worker"]), "/p")),
+            USER,
+        );
+        let from = w.seen().len();
+        w.look(
+            &table(&base().with(process(103, 101, &["worker"]), "/p")),
+            USER,
+        );
+        assert_eq!(w.seen().len(), 2);
+        // 103's pid now answers with another start time: it is not ours.
+        w.keep_from(from, |id| id.pid != 103);
+        let pids: Vec<Pid> = w.seen().iter().map(|s| s.identity.pid).collect();
+        assert_eq!(
+            pids,
+            vec![102],
+            "earlier ones are kept whatever `keep` says"
+        );
+        // Later 103 hangs from init: a child of it is not a child of a newcomer.
+        let later = base()
+            .with(process(103, 1, &["worker"]), "/p")
+            .with(process(105, 103, &["grandchild"]), "/p");
+        w.look(&table(&later), USER);
+        assert_eq!(w.seen().len(), 1, "{:?}", w.seen());
+    }
+
+    #[test]
     fn another_user_s_child_and_a_zombie_are_not_newcomers() {
         let mut w = watch(&base());
         let mut theirs = process(106, 100, &["setuid-helper"]);

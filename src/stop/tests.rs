@@ -198,8 +198,8 @@ fn stopper<'a>(
 /// Exited = no longer in the fake table (by identity).
 struct FakeWaiter<'a> {
     probe: &'a Scripted,
-    /// (pid, n): this pid ends during the n-th wait that watches it.
-    ends_in_wait: Cell<Option<(Pid, usize)>>,
+    /// What the world does during the n-th wait that watches a pid.
+    in_wait: RefCell<HashMap<(Pid, usize), AfterSend>>,
     waits_of: RefCell<HashMap<Pid, usize>>,
 }
 
@@ -207,21 +207,35 @@ impl<'a> FakeWaiter<'a> {
     fn new(probe: &'a Scripted) -> Self {
         Self {
             probe,
-            ends_in_wait: Cell::new(None),
+            in_wait: RefCell::new(HashMap::new()),
             waits_of: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// During the `n`-th wait that watches `pid`, `f` changes the world.
+    fn during(&self, pid: Pid, n: usize, f: impl FnMut(&mut FakeProbe) + 'static) {
+        self.in_wait.borrow_mut().insert((pid, n), Box::new(f));
+    }
+
+    /// `pid` ends during the `n`-th wait that watches it.
+    fn ends_in_wait(&self, pid: Pid, n: usize) {
+        self.during(pid, n, move |p| {
+            p.processes.retain(|x| x.identity.pid != pid)
+        });
     }
 }
 
 impl ExitWaiter for FakeWaiter<'_> {
     fn wait_for_exit(&self, members: &[Expected], _timeout: Duration) -> Vec<bool> {
         for e in members {
-            let mut waits = self.waits_of.borrow_mut();
-            let n = waits.entry(e.identity.pid).or_default();
-            *n += 1;
-            if self.ends_in_wait.get() == Some((e.identity.pid, *n)) {
-                let mut inner = self.probe.inner.borrow_mut();
-                inner.processes.retain(|p| p.identity != e.identity);
+            let n = {
+                let mut waits = self.waits_of.borrow_mut();
+                let n = waits.entry(e.identity.pid).or_default();
+                *n += 1;
+                *n
+            };
+            if let Some(f) = self.in_wait.borrow_mut().get_mut(&(e.identity.pid, n)) {
+                f(&mut self.probe.inner.borrow_mut());
             }
         }
         let inner = self.probe.inner.borrow();
@@ -714,7 +728,7 @@ fn a_member_skipped_because_it_exec_d_that_ends_before_the_stop_does_leaves_it_c
         &w,
         opts(),
         |ops| ops.exec_on_pin.set(Some(100)),
-        |waiter| waiter.ends_in_wait.set(Some((100, 2))),
+        |waiter| waiter.ends_in_wait(100, 2),
     );
     assert_eq!(sent, vec![102, 101], "{r:#?}");
     assert_eq!(outcome(&r, 100), MemberOutcome::Skipped);
@@ -761,6 +775,60 @@ fn a_member_that_outlives_its_grace_and_ends_after_its_parent_s_signal_is_stoppe
         "outlived its grace, exited after its parent was signalled"
     );
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+}
+
+#[test]
+fn a_member_that_outlives_its_grace_and_ends_before_its_parent_s_signal_says_so() {
+    let w = world(|_, _, _| {});
+    // esbuild (102) ignores SIGTERM; its waits: its own level's, then the look before vite's
+    // (101) signal, during which it ends.
+    let (r, sent) = run_waiting(
+        &w,
+        opts(),
+        |ops| {
+            ops.ignores_term.insert(102);
+        },
+        |waiter| waiter.ends_in_wait(102, 2),
+    );
+    assert_eq!(sent, vec![102, 101, 100]);
+    let m = r.members.iter().find(|m| m.pid == 102).unwrap();
+    assert_eq!(m.outcome, MemberOutcome::Stopped, "{r:#?}");
+    assert_eq!(
+        m.detail,
+        "outlived its grace, exited before its parent was signalled"
+    );
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+}
+
+/// A member that never ends keeps the stop's last wait watching it; a child it forks during
+/// that wait is seen by the look after it, and named still running.
+#[test]
+fn a_child_born_during_the_stop_s_last_wait_is_named_still_running() {
+    let w = world(|_, _, _| {});
+    // esbuild's (102) waits: its level's, the looks before 101 and 100, then the last one.
+    let (r, sent) = run_waiting(
+        &w,
+        opts(),
+        |ops| {
+            ops.ignores_term.insert(102);
+        },
+        |waiter| {
+            waiter.during(102, 4, |p| {
+                *p = std::mem::take(p).with(process(104, 102, &["esbuild-helper"]), APP);
+            })
+        },
+    );
+    assert_eq!(sent, vec![102, 101, 100], "the newcomer is never signalled");
+    assert_eq!(outcome(&r, 102), MemberOutcome::StillRunning, "{r:#?}");
+    assert_eq!(r.newcomers.len(), 1, "{r:#?}");
+    let n = &r.newcomers[0];
+    assert_eq!((n.pid, n.parent), (104, 102));
+    assert_eq!(n.fate, NewcomerFate::StillRunning);
+    assert_eq!(
+        n.detail,
+        "born during the stop's last wait, never signalled; running"
+    );
+    assert_eq!(r.result, ResourceResult::PartiallyStopped);
 }
 
 /// esbuild (103) as a supervisor's replacement for 102: born to vite (101) right after 102's
