@@ -23,11 +23,12 @@ fn vite_started_with_npm_run_dev() {
     run(VITE);
 }
 
+/// `npm run dev -- --host ::1`: the same project, an IPv6-only listener.
 #[test]
 fn vite_listening_on_ipv6_only() {
     run(Case {
         name: "vite-ipv6",
-        project: "vite-ipv6",
+        command: "npm run dev -- --host ::1",
         ..VITE
     });
 }
