@@ -318,10 +318,23 @@ impl Facts<'_> {
         });
         self.judge_newcomers(&mut v, first_request, rescan, seen_after_wait);
         let made = |k: &&Known| matches!(k.origin, Origin::Forked | Origin::Newcomer);
+        // The rescan spans its survey, the folder reads of what it found, and the process read
+        // of its argv-twin rule: only what ran throughout it must have been seen (found by the
+        // soak: a recycled newcomer that exited between the survey and its folder read).
+        let rescan_end = rescan.map(|r| {
+            trace[r..]
+                .iter()
+                .position(|c| *c == Call::Processes)
+                .map_or(trace.len(), |p| p + r)
+        });
         let left_behind: Vec<&Known> = known
             .iter()
             .filter(made)
-            .filter(|k| rescan.is_some_and(|r| k.born <= r && k.ended.is_none_or(|(e, _)| e > r)))
+            .filter(|k| {
+                rescan
+                    .zip(rescan_end)
+                    .is_some_and(|(r, end)| k.born <= r && k.ended.is_none_or(|(e, _)| e > end))
+            })
             .collect();
         let members_running: Vec<&Identity> =
             self.initial.iter().filter(|id| running(id)).collect();
@@ -346,7 +359,18 @@ impl Facts<'_> {
                     .iter()
                     .filter(made)
                     .any(|k| rescan.is_some_and(|r| k.ended.is_none_or(|(e, _)| e > r)));
-                if !bad_member && !any_made && members_running.is_empty() && self.reused.is_empty()
+                // A skipped member the stop's last wait saw running justifies it, even if it
+                // ended right after (found by the soak: an exec'd member that an exit event
+                // ended after the wait).
+                let skipped_alive = self.report.members.iter().any(|m| {
+                    m.outcome == MemberOutcome::Skipped
+                        && seen_after_wait(&m.identity()) == Some(true)
+                });
+                if !bad_member
+                    && !any_made
+                    && !skipped_alive
+                    && members_running.is_empty()
+                    && self.reused.is_empty()
                 {
                     v.disagreements.push(format!(
                         "result partially_stopped ({}), but every member is gone and nothing \
