@@ -7,7 +7,7 @@ use super::connections;
 use super::model::{Connection, Evidence, Member, Port, Resource, RootIdentity};
 use super::rules::{self, ActivityFacts, Parentage, Thresholds};
 use super::{kinds, Draft, Facts};
-use crate::probe::{ActivitySample, Pid};
+use crate::probe::{ActivitySample, Pid, ProcessInfo};
 
 pub(crate) fn resource(
     facts: &mut Facts,
@@ -32,15 +32,22 @@ pub(crate) fn resource(
         .get(draft.root)
         .expect("a draft's root comes from the table")
         .clone();
-    let kind = draft
+    let (ports, connections, net_evidence) = network(facts, &member_pids);
+    let tree: Vec<&ProcessInfo> = draft
         .members
         .iter()
         .filter_map(|&m| facts.table.get(m))
-        .find_map(|p| kinds::classify(&p.argv));
-    evidence.push(rules::kind_evidence(kind, &root));
+        .collect();
+    let recognised = kinds::chain::recognise(&tree, !ports.is_empty());
+    // The process the evidence names: the one that listens, else the root.
+    let listener = ports
+        .first()
+        .and_then(|p| facts.table.get(p.pid))
+        .unwrap_or(&root);
+    evidence.push(rules::kind_evidence(recognised.as_ref(), listener));
+    evidence.extend(rules::restart_evidence(&tree));
+    let kind = recognised.map(|r| r.kind);
     evidence.extend(protected(facts, &draft.members));
-
-    let (ports, connections, net_evidence) = network(facts, &member_pids);
     evidence.extend(net_evidence);
 
     let cgroup = facts

@@ -7,6 +7,8 @@
 
 use crate::probe::ProcessInfo;
 
+pub mod chain;
+
 /// How a tool's arguments must look for it to count as a dev server or watcher.
 #[derive(Debug, Clone, Copy)]
 enum Args {

@@ -333,6 +333,8 @@ fn other_listeners(
 }
 
 #[cfg(test)]
+mod launch_tests;
+#[cfg(test)]
 mod props;
 #[cfg(test)]
 mod tests;

@@ -52,6 +52,9 @@ pub enum EvidenceKind {
     FdTableUnreadable,
     /// PID 1, Pier itself, an ancestor of Pier, or another user's process.
     Protected,
+    /// No process of the tree has its command line any more (each rewrote it): a restart
+    /// could not bring it back.
+    NotRestartable,
     /// A listening socket the resource shares with a process outside it: stopping the
     /// resource would not free the port, and the other holder may be serving on it.
     SharedListener,

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::connections::Conn;
+use super::kinds::chain::{is_title, How, Recognised};
 use super::kinds::Role;
 use super::model::{Activity, Evidence, EvidenceKind, Level};
 use crate::probe::{ActivityDelta, ProcessInfo};
@@ -29,25 +30,82 @@ pub fn level_of(evidence: &[Evidence]) -> Level {
 }
 
 /// Known tools are what Pier understands; anything else listening in a project is worth a look,
-/// not a stop.
-pub fn kind_evidence(kind: Option<&str>, root: &ProcessInfo) -> Evidence {
-    match kind {
-        Some(k) => evidence(
-            EvidenceKind::ToolKind,
-            Level::Green,
-            format!("known dev tool: {k}"),
-            "argv",
-        ),
-        None => evidence(
+/// not a stop. The evidence says how the kind was read and names the process: for an unknown
+/// tree, the one that listens (`listener`), not its launcher.
+pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) -> Evidence {
+    let Some(r) = recognised else {
+        return evidence(
             EvidenceKind::UnknownKind,
             Level::Yellow,
             format!(
-                "{} listens inside a project but is not a dev tool Pier knows",
-                root.comm
+                "{} (pid {}) listens inside a project but is not a dev tool Pier knows",
+                listener.comm, listener.identity.pid
             ),
             "argv",
+        );
+    };
+    let (message, source) = match &r.how {
+        How::Argv => (
+            format!("known dev tool: {} (pid {})", r.kind, r.pid),
+            "argv",
         ),
+        How::Launcher { command } => (
+            format!(
+                "known dev tool: {}, from the command its launcher runs (pid {}: {command})",
+                r.kind, r.pid
+            ),
+            "launcher's argv",
+        ),
+        How::Title { title } => (
+            format!(
+                "known dev tool: {}, from the title pid {} gave itself (\"{title}\")",
+                r.kind, r.pid
+            ),
+            "title",
+        ),
+        How::DevScript { manager, script } => (
+            format!(
+                "known dev tool: a dev script, `{manager} run {script}` (pid {}); {} (pid {}) \
+                 listens",
+                r.pid, listener.comm, listener.identity.pid
+            ),
+            "package-manager script",
+        ),
+    };
+    evidence(EvidenceKind::ToolKind, Level::Green, message, source)
+}
+
+/// A tree in which every process wrote a title over its argv (Puma does, in the process that
+/// ran `rails server`) has no command left to replay: a restart could not bring it back, so
+/// stopping it is the user's call (Force), as for an environment the OS withholds.
+pub fn restart_evidence(tree: &[&ProcessInfo]) -> Option<Evidence> {
+    if !tree.iter().all(|p| is_title(&p.argv)) {
+        return None;
     }
+    let root = tree.first()?;
+    let title = root
+        .argv
+        .iter()
+        .map(|a| String::from_utf8_lossy(a))
+        .filter(|a| !a.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let others = match tree.len() - 1 {
+        0 => String::new(),
+        1 => " and so did the process it started".to_owned(),
+        n => format!(" and so did the {n} processes it started"),
+    };
+    Some(evidence(
+        EvidenceKind::NotRestartable,
+        Level::Yellow,
+        format!(
+            "could not be restarted: pid {} rewrote its command line (\"{}\"){others}, so the \
+             command that started it is lost; only Force stops it",
+            root.identity.pid,
+            title.trim()
+        ),
+        "argv",
+    ))
 }
 
 /// A systemd unit the manager runs on purpose: a `.service` other than the per-user manager

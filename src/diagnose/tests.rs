@@ -28,7 +28,7 @@ pub(super) fn opts() -> ScanOptions {
     }
 }
 
-fn run(probe: &FakeProbe) -> Scan {
+pub(super) fn run(probe: &FakeProbe) -> Scan {
     scan(probe, &opts(), &markers).expect("scan")
 }
 
@@ -42,13 +42,13 @@ fn orphan_vite() -> FakeProbe {
         .listen("127.0.0.1:5173", 100)
 }
 
-fn only(scan: &Scan) -> &Resource {
+pub(super) fn only(scan: &Scan) -> &Resource {
     assert_eq!(scan.projects.len(), 1, "{scan:#?}");
     assert_eq!(scan.projects[0].resources.len(), 1, "{scan:#?}");
     &scan.projects[0].resources[0]
 }
 
-fn has(r: &Resource, kind: EvidenceKind) -> bool {
+pub(super) fn has(r: &Resource, kind: EvidenceKind) -> bool {
     r.evidence.iter().any(|e| e.kind == kind)
 }
 

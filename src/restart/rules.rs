@@ -6,17 +6,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::diagnose::kinds::chain;
 use crate::stop::snapshot::{Snapshot, SnapshotMember};
 use crate::stop::ResourceResult;
 
-/// A title the process wrote over its argv (libuv's `uv_set_process_title`, `next-server
-/// (v…)`, npm's "npm run dev"): a program name with spaces, or padding of empty arguments.
-/// Such an argv is not a command and is never exec'd.
+/// A title the process wrote over its argv: never exec'd (see [`chain::is_title`]).
 pub fn is_rewritten(m: &SnapshotMember) -> bool {
-    let Some(first) = m.argv.first() else {
-        return true;
-    };
-    first.0.contains(&b' ') || (m.argv.len() > 1 && m.argv[1..].iter().all(|a| a.0.is_empty()))
+    let argv: Vec<&[u8]> = m.argv.iter().map(|a| a.0.as_slice()).collect();
+    chain::is_title(&argv)
 }
 
 /// The member to restart: the root, unless its title was rewritten — then the highest member

@@ -1,0 +1,239 @@
+//! A resource's kind from its launch chain (DESIGN.md §2, "kinds", "dev scripts"): for a tool
+//! that rewrote its own title, and for a package manager's dev script.
+//!
+//! Everything here reads argv structure — a title split into words, a wrapper shell's
+//! `-c` command split into words, a package manager's `run <script>` — and never searches the
+//! joined command line. The kind of a whole tree is decided by [`recognise`], in this order:
+//!
+//! 1. a member's own argv names a tool (`node …/vite.js`);
+//! 2. a member is a wrapper shell whose command is one plain command naming a tool
+//!    (`sh -c 'webpack serve'`, which npm runs for `"dev": "webpack serve"`, while webpack-cli
+//!    sets `process.title = "webpack"` and its own argv loses `serve`);
+//! 3. a member's title is one a tool is known to give itself (Puma's
+//!    `puma 5.6.5 (tcp://127.0.0.1:3000) [app]`, written over the argv of `rails server`);
+//! 4. the tree listens, and a member runs a dev script (`npm run dev`, `pnpm dev`, `yarn
+//!    watch`, `bun run serve`): the script is the developer's own dev server.
+
+use super::{basename, classify, program_and_args, strip_script_ext, SHELLS};
+use crate::probe::{Pid, ProcessInfo};
+
+/// The script events that are a dev server or watcher. `start` is not one: it is as often
+/// what a production host runs (`npm start` in a container).
+const DEV_SCRIPTS: &[&str] = &["dev", "serve", "develop", "watch", "start:dev"];
+
+/// Titles tools write over their argv: the first word of the title, then a version, names the
+/// kind. Puma does it in the very process that ran `rails server`.
+const TITLES: &[(&str, &str)] = &[("puma", "puma")];
+
+/// How a kind was recognised, for the evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum How {
+    /// From the member's own argv.
+    Argv,
+    /// From the command of the wrapper shell that started the tool.
+    Launcher { command: String },
+    /// From the title the process gave itself.
+    Title { title: String },
+    /// From the package manager's script that started the tree.
+    DevScript {
+        manager: &'static str,
+        script: String,
+    },
+}
+
+/// A tree's kind, the member it was read from, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recognised {
+    pub kind: &'static str,
+    pub pid: Pid,
+    pub how: How,
+}
+
+/// The kind that the tree `members` (root first) is, if Pier knows it. `listens`: whether the
+/// tree has a listening socket — a dev script is a known kind for its listeners only.
+pub fn recognise(members: &[&ProcessInfo], listens: bool) -> Option<Recognised> {
+    let found = |kind, p: &ProcessInfo, how| Recognised {
+        kind,
+        pid: p.identity.pid,
+        how,
+    };
+    let own = members
+        .iter()
+        .find_map(|p| classify(&p.argv).map(|k| found(k, p, How::Argv)));
+    own.or_else(|| {
+        members.iter().find_map(|p| {
+            let words = shell_command(&p.argv)?;
+            let kind = classify(&words)?;
+            let command = lossy_words(&words);
+            Some(found(kind, p, How::Launcher { command }))
+        })
+    })
+    .or_else(|| {
+        members.iter().find_map(|p| {
+            let kind = title_kind(&p.argv)?;
+            let title = lossy_words(&title_words(&p.argv)?);
+            Some(found(kind, p, How::Title { title }))
+        })
+    })
+    .or_else(|| {
+        members.iter().filter(|_| listens).find_map(|p| {
+            let (manager, script) = dev_script(&p.argv)?;
+            Some(found("dev-script", p, How::DevScript { manager, script }))
+        })
+    })
+}
+
+/// A title the process wrote over its argv (libuv's `uv_set_process_title`, `next-server
+/// (v…)`, npm's "npm run dev", Puma's): a program name with spaces, or padding of empty
+/// arguments. Such an argv is not a command: it is never exec'd, and never read as one.
+pub fn is_title<A: AsRef<[u8]>>(argv: &[A]) -> bool {
+    let Some(first) = argv.first() else {
+        return true;
+    };
+    first.as_ref().contains(&b' ')
+        || (argv.len() > 1 && argv[1..].iter().all(|a| a.as_ref().is_empty()))
+}
+
+/// The words of a title (`"npm run dev"` → `npm`, `run`, `dev`), without its padding.
+fn title_words(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    if !is_title(argv) {
+        return None;
+    }
+    let words: Vec<Vec<u8>> = argv
+        .iter()
+        .flat_map(|a| a.split(|b| b.is_ascii_whitespace()))
+        .filter(|w| !w.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    (!words.is_empty()).then_some(words)
+}
+
+/// `puma 5.6.5 (tcp://…) [app]`: a known title word, then a version.
+fn title_kind(argv: &[Vec<u8>]) -> Option<&'static str> {
+    let words = title_words(argv)?;
+    let version = words.get(1)?;
+    let is_version = version.first().is_some_and(u8::is_ascii_digit)
+        && version.iter().all(|b| b.is_ascii_digit() || *b == b'.');
+    let first = String::from_utf8_lossy(&words[0]);
+    TITLES
+        .iter()
+        .find(|(word, _)| *word == first && is_version)
+        .map(|(_, kind)| *kind)
+}
+
+/// The words of the one plain command a wrapper shell runs: `sh -c 'webpack serve'` →
+/// `webpack`, `serve`. Leading variable assignments (`NODE_ENV=development next dev`) and
+/// `exec` / `env` / `cross-env` / `npx` are passed over. Anything a shell would interpret —
+/// quotes, `$`, `;`, `&&`, pipes, redirections, globs — makes it no plain command: `None`.
+fn shell_command(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    let shell = basename(argv.first()?);
+    if !SHELLS.contains(&shell.as_str()) {
+        return None;
+    }
+    // Shell flags may come before `-c` (`sh -e -c …`), never arguments.
+    let c = argv[1..].iter().position(|a| a.as_slice() == b"-c")? + 1;
+    if !argv[1..c].iter().all(|a| a.starts_with(b"-")) {
+        return None;
+    }
+    let script = argv.get(c + 1)?;
+    let plain = |b: &u8| b.is_ascii_alphanumeric() || b" \t_-./:=@%+,".contains(b);
+    if !script.iter().all(plain) {
+        return None;
+    }
+    let mut words = script
+        .split(|b| *b == b' ' || *b == b'\t')
+        .filter(|w| !w.is_empty())
+        .peekable();
+    const PASSED_OVER: &[&[u8]] = &[b"exec", b"env", b"cross-env", b"npx", b"bunx", b"pnpx"];
+    while words
+        .peek()
+        .is_some_and(|w| is_assignment(w) || PASSED_OVER.contains(w))
+    {
+        words.next();
+    }
+    let words: Vec<Vec<u8>> = words.map(<[u8]>::to_vec).collect();
+    (!words.is_empty()).then_some(words)
+}
+
+/// `NAME=value`, as a shell reads a word before the command.
+fn is_assignment(word: &[u8]) -> bool {
+    let Some(eq) = word.iter().position(|b| *b == b'=') else {
+        return false;
+    };
+    let name = &word[..eq];
+    name.first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+        && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+}
+
+/// The package manager and dev script a process runs: `npm run dev` (npm's own title, or
+/// `node …/npm-cli.js run dev`), `pnpm dev`, `yarn run watch`, `bun run serve`.
+fn dev_script(argv: &[Vec<u8>]) -> Option<(&'static str, String)> {
+    let argv = title_words(argv).unwrap_or_else(|| argv.to_vec());
+    // `bun` is also an interpreter: its own name comes first, then the script it may run.
+    let direct = (
+        basename(argv.first()?),
+        argv[1..]
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    );
+    let (program, args): (String, Vec<String>) = if manager_of(&direct.0).is_some() {
+        direct
+    } else {
+        program_and_args(&argv)?
+    };
+    let manager = manager_of(&program)?;
+    // Options that take a value, so the value is not taken for the script.
+    const VALUE: &[&str] = &[
+        "--prefix",
+        "-w",
+        "--workspace",
+        "--filter",
+        "-F",
+        "-C",
+        "--dir",
+    ];
+    let mut words = Vec::new();
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
+        if VALUE.contains(&a.as_str()) {
+            rest.next();
+        } else if a == "--" {
+            break;
+        } else if !a.starts_with('-') {
+            words.push(a.as_str());
+        }
+    }
+    let script = match words.as_slice() {
+        ["run" | "run-script" | "rum" | "urn", script, ..] => *script,
+        // npm runs only its lifecycle scripts without `run`; the others run any script.
+        [script, ..] if manager != "npm" => *script,
+        _ => return None,
+    };
+    DEV_SCRIPTS
+        .contains(&script)
+        .then(|| (manager, script.to_owned()))
+}
+
+/// The package manager a program is (`npm-cli.js` is npm's own script).
+fn manager_of(program: &str) -> Option<&'static str> {
+    Some(match strip_script_ext(program) {
+        "npm" | "npm-cli" => "npm",
+        "pnpm" => "pnpm",
+        "yarn" => "yarn",
+        "bun" => "bun",
+        _ => return None,
+    })
+}
+
+fn lossy_words(words: &[Vec<u8>]) -> String {
+    words
+        .iter()
+        .map(|w| String::from_utf8_lossy(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,92 @@
+//! Kinds from the launch chain through the whole diagnosis (DESIGN.md §2): what the card says
+//! for a retitled tool, a dev script and a tree with no command left.
+
+use super::model::{EvidenceKind, Level, Resource};
+use super::tests::{has, only, run, APP};
+use crate::probe::fake::{process, FakeProbe};
+use crate::probe::ProcessInfo;
+
+/// A title written over the argv area, as /proc shows it: the title, then empty arguments.
+fn titled(pid: u32, ppid: u32, title: &str) -> ProcessInfo {
+    let mut p = process(pid, ppid, &[title]);
+    p.argv.extend(std::iter::repeat_n(Vec::new(), 12));
+    p
+}
+
+fn message(r: &Resource, kind: EvidenceKind) -> String {
+    r.evidence
+        .iter()
+        .find(|e| e.kind == kind)
+        .map(|e| e.message.clone())
+        .unwrap_or_else(|| panic!("no {kind:?} evidence: {r:#?}"))
+}
+
+#[test]
+fn webpack_retitled_under_npm_is_known_from_its_launcher_and_green() {
+    // `"dev": "webpack serve"`: npm → sh -c 'webpack serve' → node, retitled "webpack".
+    let probe = FakeProbe::default()
+        .with(titled(10, 1, "npm run dev"), APP)
+        .with(process(11, 10, &["sh", "-c", "webpack serve"]), APP)
+        .with(titled(12, 11, "webpack"), APP)
+        .listen("127.0.0.1:8080", 12);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!((r.kind.as_str(), r.root.pid), ("webpack", 10), "{r:#?}");
+    assert_eq!(r.level, Level::Green, "{r:#?}");
+    let why = message(r, EvidenceKind::ToolKind);
+    assert!(why.contains("pid 11: webpack serve"), "{why}");
+    assert!(!has(r, EvidenceKind::NotRestartable), "sh -c is a command");
+}
+
+#[test]
+fn a_plain_dev_script_is_known_and_the_evidence_names_the_listener() {
+    let probe = FakeProbe::default()
+        .with(titled(10, 1, "npm run dev"), APP)
+        .with(process(11, 10, &["sh", "-c", "node server.js"]), APP)
+        .with(process(12, 11, &["node", "server.js"]), APP)
+        .listen("127.0.0.1:3000", 12);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.kind, "dev-script", "{r:#?}");
+    assert_eq!(r.level, Level::Green, "{r:#?}");
+    let why = message(r, EvidenceKind::ToolKind);
+    assert!(
+        why.contains("`npm run dev` (pid 10); node (pid 12) listens"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_start_script_stays_unknown_and_names_the_listener_not_its_launcher() {
+    let probe = FakeProbe::default()
+        .with(titled(10, 1, "npm start"), APP)
+        .with(process(11, 10, &["sh", "-c", "node server.js"]), APP)
+        .with(process(12, 11, &["node", "server.js"]), APP)
+        .listen("127.0.0.1:3000", 12);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!((r.kind.as_str(), r.level), ("unknown", Level::Yellow));
+    let why = message(r, EvidenceKind::UnknownKind);
+    assert!(why.starts_with("node (pid 12) listens"), "{why}");
+}
+
+#[test]
+fn a_tree_with_no_command_left_is_known_but_yellow() {
+    // `rails server`: Puma writes its title over the argv of the process that ran it.
+    let probe = FakeProbe::default()
+        .with(
+            titled(10, 1, "puma 5.6.5 (tcp://127.0.0.1:3000) [app]"),
+            APP,
+        )
+        .listen("127.0.0.1:3000", 10);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.kind, "puma", "{r:#?}");
+    assert_eq!(r.level, Level::Yellow, "{r:#?}");
+    let why = message(r, EvidenceKind::NotRestartable);
+    assert!(why.contains("could not be restarted"), "{why}");
+    assert!(
+        why.contains("puma 5.6.5 (tcp://127.0.0.1:3000) [app]\")"),
+        "{why}"
+    );
+}
