@@ -6,7 +6,7 @@
 mod common;
 mod real_tools;
 
-use real_tools::{run, Case, Client, Expect, Launch, Step};
+use real_tools::{run, Case, Client, Launch};
 
 const VITE: Case = Case {
     name: "vite",
@@ -68,6 +68,19 @@ fn next_dev_started_with_npm_run_dev() {
     });
 }
 
+/// A project's own server, `"dev": "node server.js"`: no tool Pier knows is in any argv, so the
+/// dev script is the kind (DESIGN.md §2), and the evidence names `node`, the listener.
+#[test]
+fn a_plain_dev_script_started_with_npm_run_dev() {
+    run(Case {
+        name: "npm run dev (node server.js)",
+        project: "node-dev",
+        command: "npm run dev",
+        kind: "dev-script",
+        ..Case::DEFAULT
+    });
+}
+
 #[test]
 fn webpack_serve_started_with_npm_run_dev() {
     run(Case {
@@ -77,11 +90,21 @@ fn webpack_serve_started_with_npm_run_dev() {
         command: "npm run dev",
         kind: "webpack",
         client: Client::Browser,
-        expect: &[Expect {
-            step: Step::Kind,
-            why: "retitled kinds: webpack-cli sets process.title = \"webpack\", so \
-                  `webpack serve` loses its subcommand and is kind unknown, yellow",
-        }],
+        ..Case::DEFAULT
+    });
+}
+
+/// `npx webpack-dev-server`: npm exec → `sh -c webpack-dev-server` → node, retitled
+/// "webpack" by webpack-cli; the launcher's command names the tool.
+#[test]
+fn webpack_dev_server_started_with_npx() {
+    run(Case {
+        name: "webpack-dev-server (npx)",
+        project: "webpack",
+        npm: Some("webpack"),
+        command: "npx webpack-dev-server",
+        kind: "webpack-dev-server",
+        client: Client::Tcp,
         ..Case::DEFAULT
     });
 }

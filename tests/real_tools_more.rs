@@ -13,7 +13,7 @@
 mod common;
 mod real_tools;
 
-use real_tools::{run, Case, Client, Expect, Launch, Step};
+use real_tools::{run, Case, Client, Launch, Yellow};
 
 /// `hugo server` (Go): one process; the page's livereload script holds a websocket on the
 /// server's own port.
@@ -61,20 +61,20 @@ fn jekyll_serve_livereload() {
 
 /// `rails server` in a one-controller Rails app, served by Puma (Rails' default server): Puma
 /// rewrites its argv to `puma 5.6.5 (tcp://127.0.0.1:P) [app]` in the very process that ran
-/// `rails server` — there is no launcher left whose argv names the tool.
+/// `rails server`, so its kind comes from that title — and no command is left to restart it
+/// with: it is yellow ("could not be restarted"), and only Force stops it.
 #[test]
 fn rails_server_puma() {
     run(Case {
         name: "rails server (puma)",
         project: "rails",
         command: "rails server -p {port} -b 127.0.0.1",
-        kind: "rails-server",
-        client: Client::Tcp,
-        expect: &[Expect {
-            step: Step::Kind,
-            why: "retitled kinds: Puma rewrites its argv (\"puma 5.6.5 (tcp://…) [app]\", comm ruby), \
-                  so `rails server` is kind unknown and yellow",
-        }],
+        kind: "puma",
+        client: Client::None,
+        yellow: Some(Yellow {
+            evidence: ("not_restartable", "could not be restarted"),
+            restart_refused: "rewritten its command line",
+        }),
         ..Case::DEFAULT
     });
 }

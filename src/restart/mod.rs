@@ -101,7 +101,7 @@ impl<'p> Now<'p> {
 pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     rules::stop_was_complete(s)?;
     let target = rules::target(s)
-        .ok_or("every recorded command is a rewritten title: Pier cannot know the real one")?;
+        .ok_or("every process in it had rewritten its command line, so the command that started it is not known")?;
     let env: Vec<Vec<u8>> = target
         .env
         .as_ref()

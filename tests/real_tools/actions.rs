@@ -24,9 +24,19 @@ fn pier_json(c: &Ctx, args: &[&str]) -> Result<(i32, Value), String> {
 }
 
 pub fn stop(c: &mut Ctx) -> Result<String, String> {
+    stop_with(c, &[])
+}
+
+/// A yellow case's stop: only Force stops it.
+pub fn force_stop(c: &mut Ctx) -> Result<String, String> {
+    stop_with(c, &["--force"])
+}
+
+fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
     let tree = truth::tree(c.root);
     let mut args = vec!["stop", c.id.as_str(), "--json"];
     args.extend(c.case.stop_args);
+    args.extend(extra);
     let (code, doc) = pier_json(c, &args)?;
     let runs_now: Vec<(Started, bool)> = tree.iter().map(|p| (*p, truth::runs(*p))).collect();
     let strays: Vec<Started> = truth::working_in(&c.project)
@@ -176,6 +186,24 @@ pub fn second_restart(c: &mut Ctx) -> Result<String, String> {
     } else {
         Err(format!(
             "exit code {code}, {} ({reason:?}); expected refused, saying it already runs",
+            doc["result"]
+        ))
+    }
+}
+
+/// A yellow case's restart: refused (exit 3), the reason saying what [`Case::yellow`] said.
+pub fn restart_refused(c: &mut Ctx) -> Result<String, String> {
+    let (code, doc) = pier_json(c, &["restart", &c.id, "--json"])?;
+    if let Some(new) = ident(&doc) {
+        c.cleanup.roots.push(new);
+    }
+    let reason = doc["reason"].as_str().unwrap_or_default();
+    let expected = c.case.yellow.map_or("", |y| y.restart_refused);
+    if code == 3 && doc["result"] == "refused" && reason.contains(expected) {
+        Ok(format!("refused: {reason}"))
+    } else {
+        Err(format!(
+            "exit code {code}, {} ({reason:?}); expected refused, saying {expected:?}",
             doc["result"]
         ))
     }

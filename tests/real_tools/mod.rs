@@ -60,8 +60,12 @@ pub enum Step {
     ClientGone,
     /// `pier stop ID`: every pid of the tree gone, every reported outcome true.
     Stop,
-    /// tmux: `pier stop ID` refuses and the tree runs on, same identities.
+    /// tmux, or [`Case::yellow`]: `pier stop ID` refuses and the tree runs on, same identities.
     StopRefused,
+    /// [`Case::yellow`]: `pier stop ID --force` stops it, every reported outcome true.
+    ForceStop,
+    /// [`Case::yellow`]: `pier restart ID` is refused with its reason.
+    RestartRefused,
     /// `pier restart ID` is ready and the server answers HTTP.
     Restart,
     /// A second `pier restart ID` is refused: it already runs.
@@ -72,6 +76,16 @@ impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self, f)
     }
+}
+
+/// A case expected yellow (with "idle" and "orphaned") for one piece of evidence: `pier stop`
+/// refuses, `--force` stops it, and the restart is refused.
+#[derive(Debug, Clone, Copy)]
+pub struct Yellow {
+    /// The evidence kind (`"not_restartable"`) and words its message holds.
+    pub evidence: (&'static str, &'static str),
+    /// Words the refused restart's reason holds.
+    pub restart_refused: &'static str,
 }
 
 /// A step known to fail today, with why (the issue that fixes it).
@@ -121,6 +135,8 @@ pub struct Case {
     pub restart_wait: u32,
     /// Run after the start, before the found step; it must wait for what it needs itself.
     pub prepare: Option<Prepare>,
+    /// Expected yellow for a reason of its own (no client steps): see [`Yellow`].
+    pub yellow: Option<Yellow>,
     pub expect: &'static [Expect],
 }
 
@@ -141,6 +157,7 @@ impl Case {
         stop_args: &[],
         restart_wait: 30,
         prepare: None,
+        yellow: None,
         expect: &[],
     };
 }
@@ -304,6 +321,12 @@ pub fn run(case: Case) {
     ]);
     if case.launch == Launch::Tmux {
         plan.push((Step::StopRefused, actions::stop_refused));
+    } else if case.yellow.is_some() {
+        plan.extend([
+            (Step::StopRefused, actions::stop_refused as StepFn),
+            (Step::ForceStop, actions::force_stop),
+            (Step::RestartRefused, actions::restart_refused),
+        ]);
     } else {
         if case.client != Client::None {
             plan.push((Step::Client, steps::client));

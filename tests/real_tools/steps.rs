@@ -209,9 +209,16 @@ pub fn idle(c: &mut Ctx) -> Result<String, String> {
     let r = poll_alive(c, 90, || {
         let (r, _) = matches(c)?;
         let settled = has(&r, "activity", "green", "idle")
-            && match c.case.launch {
-                Launch::Orphan => r["level"] == "green" && has(&r, "orphaned", "green", ""),
-                Launch::Tmux => r["level"] == "yellow" && has(&r, "not_orphaned", "yellow", ""),
+            && match (c.case.launch, c.case.yellow) {
+                (Launch::Orphan, None) => r["level"] == "green" && has(&r, "orphaned", "green", ""),
+                (Launch::Orphan, Some(y)) => {
+                    r["level"] == "yellow"
+                        && has(&r, "orphaned", "green", "")
+                        && has(&r, y.evidence.0, "yellow", y.evidence.1)
+                }
+                (Launch::Tmux, _) => {
+                    r["level"] == "yellow" && has(&r, "not_orphaned", "yellow", "")
+                }
             };
         settled
             .then_some(r.clone())

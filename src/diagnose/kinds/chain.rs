@@ -122,9 +122,10 @@ fn title_kind(argv: &[Vec<u8>]) -> Option<&'static str> {
 }
 
 /// The words of the one plain command a wrapper shell runs: `sh -c 'webpack serve'` →
-/// `webpack`, `serve`. Leading variable assignments (`NODE_ENV=development next dev`) and
-/// `exec` / `env` / `cross-env` / `npx` are passed over. Anything a shell would interpret —
-/// quotes, `$`, `;`, `&&`, pipes, redirections, globs — makes it no plain command: `None`.
+/// `webpack`, `serve` (npm exec quotes each word: `sh -c "'webpack-dev-server'"`). Leading
+/// variable assignments (`NODE_ENV=development next dev`) and `exec` / `env` / `cross-env` /
+/// `npx` are passed over. Anything else a shell would interpret — `$`, `;`, `&&`, pipes,
+/// redirections, globs, double quotes, backslashes — makes it no plain command: `None`.
 fn shell_command(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
     let shell = basename(argv.first()?);
     if !SHELLS.contains(&shell.as_str()) {
@@ -135,24 +136,39 @@ fn shell_command(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
     if !argv[1..c].iter().all(|a| a.starts_with(b"-")) {
         return None;
     }
-    let script = argv.get(c + 1)?;
-    let plain = |b: &u8| b.is_ascii_alphanumeric() || b" \t_-./:=@%+,".contains(b);
-    if !script.iter().all(plain) {
-        return None;
-    }
-    let mut words = script
-        .split(|b| *b == b' ' || *b == b'\t')
-        .filter(|w| !w.is_empty())
-        .peekable();
+    let words = plain_words(argv.get(c + 1)?)?;
     const PASSED_OVER: &[&[u8]] = &[b"exec", b"env", b"cross-env", b"npx", b"bunx", b"pnpx"];
-    while words
-        .peek()
-        .is_some_and(|w| is_assignment(w) || PASSED_OVER.contains(w))
-    {
-        words.next();
+    let first = words
+        .iter()
+        .position(|w| !is_assignment(w) && !PASSED_OVER.contains(&w.as_slice()))?;
+    Some(words[first..].to_vec())
+}
+
+/// A script's words, when it is plain words (letters, digits, `_-./:=@%+,`) and single-quoted
+/// parts, which a shell takes literally; `None` for anything a shell would interpret.
+fn plain_words(script: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"_-./:=@%+,".contains(&b);
+    let mut words = Vec::new();
+    let mut word: Option<Vec<u8>> = None;
+    let mut bytes = script.iter().copied();
+    while let Some(b) = bytes.next() {
+        match b {
+            b' ' | b'\t' => words.extend(word.take()),
+            b'\'' => {
+                let w = word.get_or_insert_with(Vec::new);
+                loop {
+                    match bytes.next()? {
+                        b'\'' => break,
+                        q => w.push(q),
+                    }
+                }
+            }
+            _ if plain(b) => word.get_or_insert_with(Vec::new).push(b),
+            _ => return None,
+        }
     }
-    let words: Vec<Vec<u8>> = words.map(<[u8]>::to_vec).collect();
-    (!words.is_empty()).then_some(words)
+    words.extend(word);
+    Some(words)
 }
 
 /// `NAME=value`, as a shell reads a word before the command.

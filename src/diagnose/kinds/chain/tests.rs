@@ -61,10 +61,26 @@ fn only_a_plain_command_is_read_from_a_shell() {
         words("exec vite --host ::1"),
         Some(argv(&["vite", "--host", "::1"]))
     );
+    // npm exec quotes every word; a single-quoted part is literal, `$` and `;` included.
+    assert_eq!(
+        words("'webpack-dev-server'"),
+        Some(argv(&["webpack-dev-server"]))
+    );
+    assert_eq!(
+        words("'vite' --base '/a b;$x' ''"),
+        Some(argv(&["vite", "--base", "/a b;$x", ""]))
+    );
+    assert_eq!(
+        words("echo 'webpack serve'"),
+        Some(argv(&["echo", "webpack serve"]))
+    );
+    assert_eq!(words("'vite"), None, "an unclosed quote");
+    assert_eq!(words("   "), None);
     for shell_syntax in [
         "tsc && webpack serve",
         "webpack serve; echo",
-        "echo 'webpack serve'",
+        "echo \"webpack serve\"",
+        "webpack\\ serve",
         "$BIN serve",
         "webpack serve > log",
         "webpack serve | tee log",
