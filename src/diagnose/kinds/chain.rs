@@ -76,10 +76,11 @@ pub fn recognise(members: &[&ProcessInfo], listens: bool) -> Option<Recognised> 
         })
     })
     .or_else(|| {
-        members.iter().filter(|_| listens).find_map(|p| {
+        let script = |p: &&ProcessInfo| {
             let (manager, script) = dev_script(&p.argv)?;
             Some(found("dev-script", p, How::DevScript { manager, script }))
-        })
+        };
+        listens.then(|| members.iter().find_map(script)).flatten()
     })
 }
 
