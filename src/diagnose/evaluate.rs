@@ -1,12 +1,12 @@
 //! Judging one resource: gather its facts, ask each rule, keep every piece of evidence.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 
 use super::connections;
 use super::model::{Connection, Evidence, Member, Port, Resource, RootIdentity};
 use super::rules::{self, ActivityFacts, Parentage, Thresholds};
-use super::{kinds, Draft, Facts};
+use super::{helpers, kinds, Draft, Facts};
 use crate::probe::{ActivitySample, Pid};
 
 pub(crate) fn resource(
@@ -40,7 +40,8 @@ pub(crate) fn resource(
     evidence.push(rules::kind_evidence(kind, &root));
     evidence.extend(protected(facts, &draft.members));
 
-    let (ports, connections, net_evidence) = network(facts, &member_pids);
+    let helpers = helpers::helpers_among(&facts.table, &draft.members);
+    let (ports, connections, net_evidence) = network(facts, &member_pids, &helpers);
     evidence.extend(net_evidence);
 
     let cgroup = facts
@@ -135,8 +136,13 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
         .collect()
 }
 
-/// Ports, connections and their evidence, from the scan's socket table.
-fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>, Vec<Evidence>) {
+/// Ports (each the server's or a helper's), connections and their evidence, from the scan's
+/// socket table. Every listener counts for the connections, a helper's too.
+fn network(
+    facts: &Facts,
+    members: &HashSet<Pid>,
+    helpers: &HashMap<Pid, &'static str>,
+) -> (Vec<Port>, Vec<Connection>, Vec<Evidence>) {
     let table = match &facts.sockets {
         Ok(table) => table,
         Err(e) => {
@@ -178,6 +184,7 @@ fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>
             port: s.local.port(),
             address,
             pid: inside[0],
+            helper: helpers::listener_helper(&inside, helpers).map(str::to_owned),
         });
     }
     ports.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));

@@ -18,6 +18,7 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
             port,
             address: "127.0.0.1".into(),
             pid,
+            helper: None,
         }],
         members: vec![Member {
             pid,
