@@ -270,6 +270,7 @@ fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Histor
             "5173".into(),
         ],
         ports: vec!["127.0.0.1:5173".into()],
+        helper_ports: vec![],
         stopped_at: "2026-11-29T12:00:00Z".into(),
         result: Some("stopped".into()),
         restartable,
