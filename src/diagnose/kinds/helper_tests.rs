@@ -8,10 +8,11 @@ fn helper(args: &[&str]) -> Option<&'static str> {
 
 #[test]
 fn notebook_kernels_are_known_as_their_launchers_start_them() {
-    // jupyter_server 2 with ipykernel 7 (the real-tools suite's JupyterLab 4.6.6).
+    // jupyter_server 2.21 with ipykernel 7.4 (the real-tools suite's JupyterLab 4.6.6), as
+    // `/proc/<pid>/cmdline` showed it: the kernelspec's "python" replaced by the venv's.
     assert_eq!(
         helper(&[
-            "/home/u/.cache/pier-real-tools/venv/python/bin/python",
+            "/root/.cache/pier-real-tools/venv/python/bin/python3",
             "-m",
             "ipykernel_launcher",
             "-f",
