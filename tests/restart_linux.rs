@@ -3,6 +3,8 @@
 #![cfg(target_os = "linux")]
 
 mod common;
+#[path = "restart/kernel.rs"]
+mod kernel;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

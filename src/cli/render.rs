@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::diagnose::model::{Level, Project, Resource, Scan};
+use crate::diagnose::model::{Level, Port, Project, Resource, Scan};
 
 struct Style {
     colour: bool,
@@ -90,17 +90,7 @@ fn project_card(out: &mut String, project: &Project, style: &Style) {
 }
 
 fn resource_block(out: &mut String, r: &Resource, style: &Style) {
-    let ports: Vec<String> = r
-        .ports
-        .iter()
-        .map(|p| {
-            if p.address.contains(':') {
-                format!("[{}]:{}", p.address, p.port)
-            } else {
-                format!("{}:{}", p.address, p.port)
-            }
-        })
-        .collect();
+    let ports: Vec<String> = r.server_ports().map(Port::endpoint).collect();
     let pids: Vec<String> = r.members.iter().map(|m| m.pid.to_string()).collect();
     let _ = writeln!(
         out,
@@ -116,6 +106,9 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         r.age_seconds.map_or("unknown".to_owned(), age),
         r.id
     );
+    for (helper, ports) in r.helper_ports() {
+        let _ = writeln!(out, "    {helper}: {}", ports.join(", "));
+    }
     for e in &r.evidence {
         let _ = writeln!(out, "    {} {}", style.mark(e.level), e.message);
     }
@@ -147,6 +140,22 @@ mod tests {
         assert_eq!(age(125), "2m 5s");
         assert_eq!(age(3_725), "1h 2m");
         assert_eq!(age(90_000), "1d 1h");
+    }
+
+    #[test]
+    fn a_card_shows_the_servers_ports_as_its_ports_and_a_helpers_apart() {
+        let project = crate::ui::spec::tests::notebook("/w/lab");
+        let mut out = String::new();
+        resource_block(&mut out, &project.resources[0], &Style { colour: false });
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(
+            lines[0].starts_with("  GREEN jupyter  ports 127.0.0.1:8888  pids 30  "),
+            "{out}"
+        );
+        assert_eq!(
+            lines[1],
+            "    notebook kernel: 127.0.0.1:40001, 127.0.0.1:40002"
+        );
     }
 
     #[test]

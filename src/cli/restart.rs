@@ -26,7 +26,8 @@ pub struct RestartArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
-    /// Seconds to wait for the recorded ports to listen again.
+    /// Seconds to wait for the server's recorded ports to listen again (a helper's are not
+    /// waited for).
     #[arg(long, value_name = "SECS", default_value_t = 15.0)]
     wait: f64,
 }
@@ -75,6 +76,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         out.push_str("No snapshots yet.\n");
     }
     for e in &entries {
+        let server: Vec<&str> = e.server_ports().map(String::as_str).collect();
         let _ = writeln!(
             out,
             "{}  {}  stopped {}  {}  ports {}",
@@ -82,12 +84,15 @@ pub fn history(args: HistoryArgs) -> ExitCode {
             e.project,
             e.stopped_at,
             e.result.as_deref().unwrap_or("unfinished"),
-            if e.ports.is_empty() {
+            if server.is_empty() {
                 "none".into()
             } else {
-                e.ports.join(", ")
+                server.join(", ")
             }
         );
+        if !e.helper_ports.is_empty() {
+            let _ = writeln!(out, "    a helper's ports: {}", e.helper_ports.join(", "));
+        }
         let _ = writeln!(out, "    {}", e.root_command.join(" "));
         let _ = match &e.why_not {
             None => writeln!(out, "    can be restarted"),
@@ -128,6 +133,7 @@ pub fn restart(args: RestartArgs) -> ExitCode {
             start_time: None,
             log: None,
             log_tail: Vec::new(),
+            helper_ports: Vec::new(),
         },
     };
     let written = if args.json {
@@ -138,6 +144,13 @@ pub fn restart(args: RestartArgs) -> ExitCode {
         let result = serde_json::to_value(report.result).expect("a result serialises");
         let result = result.as_str().unwrap_or_default().to_uppercase();
         let mut out = format!("{}  {result}  {}\n", report.snapshot, report.reason);
+        if !report.helper_ports.is_empty() {
+            let _ = writeln!(
+                out,
+                "    not waited for (a helper's ports): {}",
+                report.helper_ports.join(", ")
+            );
+        }
         if let Some(log) = &report.log {
             let _ = writeln!(out, "    log {log}");
         }

@@ -1,12 +1,12 @@
 //! Judging one resource: gather its facts, ask each rule, keep every piece of evidence.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 
 use super::connections;
 use super::model::{Connection, Evidence, Member, Port, Resource, RootIdentity};
 use super::rules::{self, ActivityFacts, Parentage, Thresholds};
-use super::{kinds, Draft, Facts};
+use super::{helpers, kinds, Draft, Facts};
 use crate::probe::{ActivitySample, Pid, ProcessInfo};
 
 pub(crate) fn resource(
@@ -32,7 +32,8 @@ pub(crate) fn resource(
         .get(draft.root)
         .expect("a draft's root comes from the table")
         .clone();
-    let (ports, connections, net_evidence) = network(facts, &member_pids);
+    let helpers = helpers::helpers_among(&facts.table, &draft.members);
+    let (ports, connections, net_evidence) = network(facts, &member_pids, &helpers);
     let tree: Vec<&ProcessInfo> = draft
         .members
         .iter()
@@ -142,8 +143,13 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
         .collect()
 }
 
-/// Ports, connections and their evidence, from the scan's socket table.
-fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>, Vec<Evidence>) {
+/// Ports (each the server's or a helper's), connections and their evidence, from the scan's
+/// socket table. Every listener counts for the connections, a helper's too.
+fn network(
+    facts: &Facts,
+    members: &HashSet<Pid>,
+    helpers: &HashMap<Pid, &'static str>,
+) -> (Vec<Port>, Vec<Connection>, Vec<Evidence>) {
     let table = match &facts.sockets {
         Ok(table) => table,
         Err(e) => {
@@ -185,6 +191,7 @@ fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>
             port: s.local.port(),
             address,
             pid: inside[0],
+            helper: helpers::listener_helper(&inside, helpers).map(str::to_owned),
         });
     }
     ports.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));

@@ -8,6 +8,9 @@
 use crate::probe::ProcessInfo;
 
 pub mod chain;
+mod helper;
+
+pub use helper::helper_of;
 
 /// How a tool's arguments must look for it to count as a dev server or watcher.
 #[derive(Debug, Clone, Copy)]

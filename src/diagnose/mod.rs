@@ -9,6 +9,7 @@
 //! resource, never the scan — only an unreadable process table fails the scan as a whole.
 
 pub mod connections;
+pub mod helpers;
 pub mod kinds;
 pub mod model;
 pub mod project;

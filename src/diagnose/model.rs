@@ -80,6 +80,28 @@ pub struct Port {
     pub port: u16,
     pub address: String,
     pub pid: u32,
+    /// The helper whose listener this is (`"notebook kernel"`), or `None`: the server's own
+    /// (the rule is in `diagnose::helpers`). A helper's port is shown apart, never offered to
+    /// open and never waited for by a restart; it still counts for connections and the stop's
+    /// checks. Absent in snapshots written before it was kept: those read as the server's.
+    #[serde(default)]
+    pub helper: Option<String>,
+}
+
+impl Port {
+    /// The server's own listener (not a helper's).
+    pub fn is_server(&self) -> bool {
+        self.helper.is_none()
+    }
+
+    /// `127.0.0.1:5173`, `[::1]:5173`.
+    pub fn endpoint(&self) -> String {
+        if self.address.contains(':') {
+            format!("[{}]:{}", self.address, self.port)
+        } else {
+            format!("{}:{}", self.address, self.port)
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -132,6 +154,27 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// The server's own listeners: the ones to open, and the ones a restart waits for.
+    pub fn server_ports(&self) -> impl Iterator<Item = &Port> {
+        self.ports.iter().filter(|p| p.is_server())
+    }
+
+    /// The helpers' listeners as endpoints, per helper in order of first appearance, to be
+    /// shown apart from the server's (`notebook kernel: 127.0.0.1:40123, …`).
+    pub fn helper_ports(&self) -> Vec<(&str, Vec<String>)> {
+        let mut out: Vec<(&str, Vec<String>)> = Vec::new();
+        for p in &self.ports {
+            let Some(helper) = p.helper.as_deref() else {
+                continue;
+            };
+            match out.iter_mut().find(|(h, _)| *h == helper) {
+                Some((_, list)) => list.push(p.endpoint()),
+                None => out.push((helper, vec![p.endpoint()])),
+            }
+        }
+        out
+    }
+
     /// Every member's identity, root first, as the stop compares them with what was shown.
     pub fn identities(&self) -> Vec<crate::probe::Identity> {
         self.members

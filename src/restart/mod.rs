@@ -5,8 +5,10 @@
 //! exactly as recorded (a recorded `sh -c '…'` is replayed as it was), with the recorded
 //! environment only, in the recorded cwd, in a new session, stdin closed, output appended to a
 //! log in the state folder. Refused, with the reason, when the stop was partial, the cwd or the
-//! program is gone, a recorded port is taken, or the same command already runs in that folder.
-//! Pier does not supervise what it restarted.
+//! program is gone, a recorded server port is taken, or the same command already runs in that
+//! folder. Ready when the server's recorded ports listen again: a helper's (a notebook
+//! kernel's, see `diagnose::helpers`) are neither checked nor waited for. Pier does not
+//! supervise what it restarted.
 
 pub mod rules;
 mod spawn;
@@ -20,6 +22,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::diagnose::connections;
+use crate::diagnose::model::Port;
 use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
 use crate::stop::snapshot::{RecordedRestart, Snapshot};
 use crate::store::Store;
@@ -28,9 +31,9 @@ use crate::store::Store;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RestartResult {
-    /// Started, and every recorded port listens from the new tree.
+    /// Started, and every recorded server port listens from the new tree.
     Ready,
-    /// Started, but not every recorded port listened within the wait (see the log).
+    /// Started, but not every recorded server port listened within the wait (see the log).
     NotReady,
     /// Not started: a rule said no.
     Refused,
@@ -49,6 +52,10 @@ pub struct RestartReport {
     pub log: Option<String>,
     /// The last lines of the log, when not ready.
     pub log_tail: Vec<String>,
+    /// The recorded ports that were a helper's (`127.0.0.1:40123`): not waited for, since a
+    /// helper picks new ones at each start. Absent from reports of older `pier` binaries.
+    #[serde(default)]
+    pub helper_ports: Vec<String>,
 }
 
 /// One line of `pier history`.
@@ -60,23 +67,39 @@ pub struct HistoryEntry {
     pub kind: Option<String>,
     pub project: String,
     pub root_command: Vec<String>,
+    /// Every recorded listener (`127.0.0.1:5173`, `[::1]:5173`).
     pub ports: Vec<String>,
+    /// Those of `ports` that were a helper's: shown apart, not checked or waited for.
+    pub helper_ports: Vec<String>,
     pub stopped_at: String,
     pub result: Option<String>,
     pub restartable: bool,
     pub why_not: Option<String>,
 }
 
+impl HistoryEntry {
+    /// The server's recorded ports: `ports` without the helpers'.
+    pub fn server_ports(&self) -> impl Iterator<Item = &String> {
+        self.ports.iter().filter(|p| !self.helper_ports.contains(p))
+    }
+}
+
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn endpoint(address: &str, port: u16) -> String {
-    if address.contains(':') {
-        format!("[{address}]:{port}")
-    } else {
-        format!("{address}:{port}")
-    }
+/// The server's recorded ports: what a restart checks and waits for.
+fn server_ports(s: &Snapshot) -> Vec<&Port> {
+    s.ports.iter().filter(|p| p.is_server()).collect()
+}
+
+/// The helpers' recorded ports, as endpoints.
+fn helper_endpoints(s: &Snapshot) -> Vec<String> {
+    s.ports
+        .iter()
+        .filter(|p| !p.is_server())
+        .map(Port::endpoint)
+        .collect()
 }
 
 /// What is running and listening now, read once and judged against any number of snapshots.
@@ -159,13 +182,14 @@ fn same_program(program: &Path, recorded: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// No recorded port may be held by anyone now.
+/// No recorded server port may be held by anyone now. A helper's may: it picks new ones at
+/// each start, so another process on one of its old ports takes nothing from the restart.
 fn ports_free(now: &Now, s: &Snapshot) -> Result<(), String> {
     let table = now
         .sockets
         .as_ref()
         .map_err(|e| format!("the ports could not be checked: {e}"))?;
-    for port in &s.ports {
+    for port in server_ports(s) {
         let ip: IpAddr = port
             .address
             .parse()
@@ -176,10 +200,7 @@ fn ports_free(now: &Now, s: &Snapshot) -> Result<(), String> {
                 && (connections::serves(t.local, want) || connections::serves(want, t.local))
         });
         if taken {
-            return Err(format!(
-                "port {} is taken",
-                endpoint(&port.address, port.port)
-            ));
+            return Err(format!("port {} is taken", port.endpoint()));
         }
     }
     Ok(())
@@ -240,11 +261,8 @@ pub fn history(
                 root_command: rules::target(&s)
                     .map(|m| m.argv.iter().map(|a| lossy(&a.0)).collect())
                     .unwrap_or_default(),
-                ports: s
-                    .ports
-                    .iter()
-                    .map(|p| endpoint(&p.address, p.port))
-                    .collect(),
+                ports: s.ports.iter().map(Port::endpoint).collect(),
+                helper_ports: helper_endpoints(&s),
                 stopped_at: s.created_at.clone(),
                 result: s.result.map(|r| r.as_str().to_owned()),
                 restartable: why_not.is_none(),
@@ -291,6 +309,7 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
         start_time: None,
         log: None,
         log_tail: Vec::new(),
+        helper_ports: Vec::new(),
     };
     // One lock per project: two snapshots of one command must not both start.
     let _lock = match store.lock(&format!(
@@ -316,6 +335,7 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
             return report;
         }
     };
+    report.helper_ports = helper_endpoints(&snapshot);
     let log = store.folder().join("logs").join(format!("{name}.log"));
     report.log = Some(log.display().to_string());
     let log_start = std::fs::metadata(&log).map_or(0, |m| m.len());
@@ -332,7 +352,8 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
     };
     // Recorded at once, so an interrupted wait never leaves a restart unrecorded.
     let mut unrecorded = record(store, name, &snapshot, pid, report.start_time, false).err();
-    let end = spawn::wait_for_ports(probe, &mut child, &snapshot.ports, wait);
+    let awaited = server_ports(&snapshot);
+    let end = spawn::wait_for_ports(probe, &mut child, &awaited, wait);
     // Reaped when it exits; in the CLI, Pier exits first and init adopts it.
     std::thread::spawn(move || child.wait());
     let ready = end == spawn::WaitEnd::Ready;
@@ -340,27 +361,7 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
         unrecorded =
             unrecorded.or(record(store, name, &snapshot, pid, report.start_time, true).err());
     }
-    (report.result, report.reason) = match end {
-        spawn::WaitEnd::Ready if snapshot.ports.is_empty() => (
-            RestartResult::Ready,
-            format!("running again as pid {pid} (it had no port to wait for)"),
-        ),
-        spawn::WaitEnd::Ready => (
-            RestartResult::Ready,
-            format!("listening again as pid {pid}"),
-        ),
-        spawn::WaitEnd::TimedOut => (
-            RestartResult::NotReady,
-            format!(
-                "started as pid {pid}, but not every recorded port listened within {} s",
-                wait.as_secs_f64()
-            ),
-        ),
-        spawn::WaitEnd::Exited(status) => (
-            RestartResult::NotReady,
-            format!("started as pid {pid}, which exited ({status}) before listening"),
-        ),
-    };
+    (report.result, report.reason) = outcome(&end, pid, &snapshot, wait);
     if !ready {
         report.log_tail = spawn::tail(&log, log_start, 10);
     }
@@ -368,6 +369,46 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
         report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
     }
     report
+}
+
+/// The result and its sentence, from how the wait for the server's ports ended. A snapshot
+/// with only a helper's ports had nothing of its own to wait for: running is ready, as for a
+/// watcher with no port.
+fn outcome(
+    end: &spawn::WaitEnd,
+    pid: Pid,
+    snapshot: &Snapshot,
+    wait: Duration,
+) -> (RestartResult, String) {
+    match end {
+        spawn::WaitEnd::Ready if snapshot.ports.is_empty() => (
+            RestartResult::Ready,
+            format!("running again as pid {pid} (it had no port to wait for)"),
+        ),
+        spawn::WaitEnd::Ready if server_ports(snapshot).is_empty() => (
+            RestartResult::Ready,
+            format!(
+                "running again as pid {pid} (it had no port of its own to wait for, only a \
+                 helper's)"
+            ),
+        ),
+        spawn::WaitEnd::Ready => (
+            RestartResult::Ready,
+            format!("listening again as pid {pid}"),
+        ),
+        spawn::WaitEnd::TimedOut(missing) => (
+            RestartResult::NotReady,
+            format!(
+                "started as pid {pid}, but {} did not listen again within {} s",
+                missing.join(", "),
+                wait.as_secs_f64()
+            ),
+        ),
+        spawn::WaitEnd::Exited(status) => (
+            RestartResult::NotReady,
+            format!("started as pid {pid}, which exited ({status}) before listening"),
+        ),
+    }
 }
 
 /// Adds (or completes) this restart in the snapshot. The update is on behalf of the identity

@@ -73,16 +73,18 @@ pub fn start(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WaitEnd {
     Ready,
-    TimedOut,
+    /// The wait ended with these ports (`127.0.0.1:8888`) not listening from the new tree.
+    TimedOut(Vec<String>),
     /// The process exited (and was reaped) before its ports listened.
     Exited(String),
 }
 
-/// Polls until every recorded port listens from the new tree, bounded by `wait`.
+/// Polls until every port of `ports` listens from the new tree, bounded by `wait`. The caller
+/// passes the server's recorded ports only: a helper's are chosen afresh at each start.
 pub fn wait_for_ports(
     probe: &dyn Probe,
     child: &mut Child,
-    ports: &[Port],
+    ports: &[&Port],
     wait: Duration,
 ) -> WaitEnd {
     let end = Instant::now() + wait;
@@ -91,11 +93,12 @@ pub fn wait_for_ports(
         if let Ok(Some(status)) = child.try_wait() {
             return WaitEnd::Exited(status.to_string());
         }
-        if listening(probe, pid, ports) {
+        let missing = not_listening(probe, pid, ports);
+        if missing.is_empty() {
             return WaitEnd::Ready;
         }
         if Instant::now() >= end {
-            return WaitEnd::TimedOut;
+            return WaitEnd::TimedOut(missing.iter().map(|p| p.endpoint()).collect());
         }
         // A bounded poll of the socket table: the new server gives no other sign of readiness.
         std::thread::sleep(
@@ -104,25 +107,31 @@ pub fn wait_for_ports(
     }
 }
 
-fn listening(probe: &dyn Probe, root: Pid, ports: &[Port]) -> bool {
+/// The ports of `ports` that no process of the tree of `root` listens on; all of them when the
+/// tables cannot be read.
+pub(super) fn not_listening<'a>(probe: &dyn Probe, root: Pid, ports: &[&'a Port]) -> Vec<&'a Port> {
     let Ok(list) = probe.processes() else {
-        return false;
+        return ports.to_vec();
     };
     let members = ProcessTable::new(list.processes).members(root);
     let Ok(table) = probe.sockets(&members) else {
-        return false;
+        return ports.to_vec();
     };
-    ports.iter().all(|p| {
-        let Ok(want) = p.address.parse::<std::net::IpAddr>() else {
-            return false;
-        };
-        let want = std::net::SocketAddr::new(want, p.port);
-        table.sockets.iter().any(|s| {
-            s.state == TcpState::Listen
-                && s.owners.iter().any(|o| members.contains(o))
-                && (s.local == want || connections::serves(s.local, want))
+    ports
+        .iter()
+        .copied()
+        .filter(|p| {
+            let Ok(want) = p.address.parse::<std::net::IpAddr>() else {
+                return true;
+            };
+            let want = std::net::SocketAddr::new(want, p.port);
+            !table.sockets.iter().any(|s| {
+                s.state == TcpState::Listen
+                    && s.owners.iter().any(|o| members.contains(o))
+                    && (s.local == want || connections::serves(s.local, want))
+            })
         })
-    })
+        .collect()
 }
 
 /// The last `n` lines this run wrote to the log (from byte `from` on), decoded leniently.

@@ -1,6 +1,11 @@
 //! The restart rules over recorded snapshots.
 
 use super::rules::stop_was_complete;
+use std::time::Duration;
+
+use super::{helper_endpoints, outcome, ports_free, server_ports, spawn, Now, RestartResult};
+use crate::diagnose::model::Port;
+use crate::probe::fake::{process, FakeProbe};
 use crate::stop::snapshot::{RecordedIdentity, Snapshot, SnapshotProject};
 use crate::stop::ResourceResult;
 
@@ -44,4 +49,104 @@ fn only_a_complete_recorded_stop_can_be_restarted() {
         stop_was_complete(&snap(Some(true), None)).is_err(),
         "no result, no restart"
     );
+}
+
+fn port(address: &str, port: u16, helper: Option<&str>) -> Port {
+    Port {
+        port,
+        address: address.into(),
+        pid: 100,
+        helper: helper.map(Into::into),
+    }
+}
+
+/// A notebook server's snapshot: its own port 8888 and its kernel's 40001 and 40002.
+fn notebook() -> Snapshot {
+    let mut s = snap(Some(true), Some(ResourceResult::Stopped));
+    s.ports = vec![
+        port("127.0.0.1", 8888, None),
+        port("127.0.0.1", 40001, Some("notebook kernel")),
+        port("127.0.0.1", 40002, Some("notebook kernel")),
+    ];
+    s
+}
+
+#[test]
+fn a_snapshot_written_before_helpers_were_told_apart_reads_every_port_as_the_servers() {
+    let old = r#"{"port": 5173, "address": "127.0.0.1", "pid": 42}"#;
+    let p: Port = serde_json::from_str(old).unwrap();
+    assert!(p.is_server(), "{p:?}");
+    let mut s = notebook();
+    for p in &mut s.ports {
+        p.helper = None;
+    }
+    assert_eq!(server_ports(&s).len(), 3);
+}
+
+#[test]
+fn a_restart_checks_and_waits_for_the_servers_ports_only() {
+    let ports: Vec<u16> = server_ports(&notebook()).iter().map(|p| p.port).collect();
+    assert_eq!(ports, [8888]);
+    assert_eq!(
+        helper_endpoints(&notebook()),
+        ["127.0.0.1:40001", "127.0.0.1:40002"]
+    );
+}
+
+#[test]
+fn a_helpers_old_port_taken_by_another_process_does_not_refuse_a_restart() {
+    let probe = FakeProbe::default()
+        .with(process(300, 1, &["other"]), "/elsewhere")
+        .listen("127.0.0.1:40001", 300);
+    assert_eq!(ports_free(&Now::read(&probe), &notebook()), Ok(()));
+}
+
+#[test]
+fn the_servers_port_taken_refuses_a_restart() {
+    let probe = FakeProbe::default()
+        .with(process(300, 1, &["other"]), "/elsewhere")
+        .listen("0.0.0.0:8888", 300);
+    assert_eq!(
+        ports_free(&Now::read(&probe), &notebook()),
+        Err("port 127.0.0.1:8888 is taken".into())
+    );
+}
+
+#[test]
+fn readiness_names_the_server_ports_that_do_not_listen_from_the_new_tree() {
+    let s = notebook();
+    let awaited = server_ports(&s);
+    // The new tree (root 100) listens on nothing yet; a stranger holds 8888's twin on ::1.
+    let probe = FakeProbe::default()
+        .with(process(100, 1, &["jupyter-lab"]), "/p")
+        .with(process(300, 1, &["other"]), "/elsewhere")
+        .listen("[::1]:8888", 300);
+    let missing: Vec<String> = spawn::not_listening(&probe, 100, &awaited)
+        .iter()
+        .map(|p| p.endpoint())
+        .collect();
+    assert_eq!(missing, ["127.0.0.1:8888"]);
+    // Once the new server listens, nothing is missing: the kernel's ports are not asked for.
+    let probe = probe.listen("127.0.0.1:8888", 100);
+    assert!(spawn::not_listening(&probe, 100, &awaited).is_empty());
+}
+
+#[test]
+fn a_restart_not_ready_names_the_server_ports_that_did_not_come_back() {
+    let end = spawn::WaitEnd::TimedOut(vec!["127.0.0.1:8888".into()]);
+    let (result, why) = outcome(&end, 7, &notebook(), Duration::from_secs(15));
+    assert_eq!(result, RestartResult::NotReady);
+    assert_eq!(
+        why,
+        "started as pid 7, but 127.0.0.1:8888 did not listen again within 15 s"
+    );
+}
+
+#[test]
+fn a_snapshot_with_only_a_helpers_ports_is_ready_once_running_as_a_portless_one() {
+    let mut s = notebook();
+    s.ports.remove(0);
+    let (result, why) = outcome(&spawn::WaitEnd::Ready, 7, &s, Duration::from_secs(15));
+    assert_eq!(result, RestartResult::Ready);
+    assert!(why.contains("no port of its own"), "{why}");
 }

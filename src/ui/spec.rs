@@ -150,12 +150,13 @@ fn tone_mark(tone: Tone) -> &'static str {
     }
 }
 
-/// "vite :5173, cargo-watch": the kinds and ports of a project's resources.
+/// "vite :5173, cargo-watch": the kinds and the server's ports of a project's resources (a
+/// helper's, such as a notebook kernel's, are shown inside the card).
 fn kinds_and_ports(p: &Project) -> String {
     let mut parts = Vec::new();
     for r in &p.resources {
         let mut s = r.kind.clone();
-        let mut ports: Vec<u16> = r.ports.iter().map(|p| p.port).collect();
+        let mut ports: Vec<u16> = r.server_ports().map(|p| p.port).collect();
         ports.sort_unstable();
         ports.dedup();
         for port in ports {
@@ -207,10 +208,10 @@ fn evidence_line(e: &Evidence) -> String {
     format!("{mark} {} ({})", e.message, e.source)
 }
 
+/// "jupyter · pid 10 · 2 processes · 127.0.0.1:8888 · notebook kernel: 127.0.0.1:40123, …".
 fn resource_line(r: &Resource) -> String {
     let mut ports: Vec<String> = r
-        .ports
-        .iter()
+        .server_ports()
         .map(|p| format!("{}:{}", p.address, p.port))
         .collect();
     ports.dedup();
@@ -219,6 +220,9 @@ fn resource_line(r: &Resource) -> String {
     let mut line = format!("{} · pid {} · {n} {noun}", r.kind, r.root.pid);
     if !ports.is_empty() {
         let _ = write!(line, " · {}", ports.join(", "));
+    }
+    for (helper, ports) in r.helper_ports() {
+        let _ = write!(line, " · {helper}: {}", ports.join(", "));
     }
     line
 }
@@ -267,10 +271,11 @@ fn card(state: &UiState, p: &Project) -> Entry {
         "Clean up safely",
         p.level == Level::Green && !state.is_running(&key),
     ));
+    // The server's ports only: a helper's (a kernel's ZMQ sockets) is no page to open.
     let mut urls: Vec<String> = p
         .resources
         .iter()
-        .flat_map(|r| r.ports.iter().map(|port| url(&port.address, port.port)))
+        .flat_map(|r| r.server_ports().map(|port| url(&port.address, port.port)))
         .collect();
     urls.sort();
     urls.dedup();
@@ -304,7 +309,7 @@ pub fn snapshot_label(e: &HistoryEntry) -> String {
             .unwrap_or_default()
     });
     let mut label = format!("{} · {tool}", project_name(&e.project));
-    for p in &e.ports {
+    for p in e.server_ports() {
         if let Some((_, port)) = p.rsplit_once(':') {
             let _ = write!(label, " :{port}");
         }

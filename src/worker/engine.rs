@@ -127,5 +127,6 @@ fn failed(snapshot: &str, reason: String) -> RestartReport {
         start_time: None,
         log: None,
         log_tail: Vec::new(),
+        helper_ports: Vec::new(),
     }
 }

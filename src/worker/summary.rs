@@ -271,11 +271,12 @@ mod tests {
         let r = RestartReport {
             snapshot: "snap-1".into(),
             result: RestartResult::NotReady,
-            reason: "started as pid 9, but not every recorded port listened within 10 s".into(),
+            reason: "started as pid 9, but 127.0.0.1:8888 did not listen again within 10 s".into(),
             pid: Some(9),
             start_time: None,
             log: None,
             log_tail: Vec::new(),
+            helper_ports: Vec::new(),
         };
         let a = restart_summary(ActionKey::Snapshot("snap-1".into()), "shop", &r);
         assert_eq!(a.tone, Tone::Partial);

@@ -79,6 +79,7 @@ impl Engine for Scripted {
             start_time: None,
             log: None,
             log_tail: vec![],
+            helper_ports: vec![],
         }
     }
 }

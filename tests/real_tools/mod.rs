@@ -48,8 +48,11 @@ pub enum Client {
 pub enum Step {
     /// [`Case::prepare`], when the case has one (e.g. start a notebook kernel).
     Prepare,
-    /// The scan finds the tree: its root, project, every member and every listening port.
+    /// The scan finds the tree: its root, project, every member and every listening port
+    /// (each the server's, unless the case has [`Case::roles`]).
     Found,
+    /// [`Case::roles`], when the case has one: which ports are a helper's, against the truth.
+    Roles,
     /// The resource's kind is [`Case::kind`].
     Kind,
     /// Settled: green (tmux: yellow, not orphaned) with "idle" evidence.
@@ -98,6 +101,10 @@ pub struct Expect {
 /// A case's own step before the found step: a detail, or what went wrong.
 pub type Prepare = fn(&Ctx) -> Result<String, String>;
 
+/// A case's own check of the scan, after the found step: a detail, or what Pier said against
+/// the truth.
+pub type Check = fn(&Ctx) -> Result<String, String>;
+
 /// A step of the plan.
 type StepFn = fn(&mut Ctx) -> Result<String, String>;
 
@@ -137,6 +144,10 @@ pub struct Case {
     pub prepare: Option<Prepare>,
     /// Expected yellow for a reason of its own (no client steps): see [`Yellow`].
     pub yellow: Option<Yellow>,
+    /// For a tool with helpers (a notebook kernel): checks, against the truth, which of the
+    /// tree's listeners Pier calls a helper's. `None`: the tool has no helper, and the found
+    /// step requires every port to be the server's.
+    pub roles: Option<Check>,
     pub expect: &'static [Expect],
 }
 
@@ -158,6 +169,7 @@ impl Case {
         restart_wait: 30,
         prepare: None,
         yellow: None,
+        roles: None,
         expect: &[],
     };
 }
@@ -314,9 +326,12 @@ pub fn run(case: Case) {
     if case.prepare.is_some() {
         plan.push((Step::Prepare, |c| (c.case.prepare.unwrap())(c)));
     }
+    plan.push((Step::Found, steps::found as StepFn));
+    if case.roles.is_some() {
+        plan.push((Step::Roles, |c| (c.case.roles.unwrap())(c)));
+    }
     plan.extend([
-        (Step::Found, steps::found as StepFn),
-        (Step::Kind, steps::kind),
+        (Step::Kind, steps::kind as StepFn),
         (Step::Idle, steps::idle),
     ]);
     if case.launch == Launch::Tmux {

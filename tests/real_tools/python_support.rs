@@ -4,6 +4,7 @@
 //! `pier stop`, so the processes born during the stop (a uvicorn supervisor respawning the
 //! worker the stop signalled) are known from `/proc`, not from Pier's report.
 
+use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -123,6 +124,157 @@ fn http(to: SocketAddr, method: &str, path: &str, body: &str) -> Result<(String,
         _ => body.to_owned(),
     };
     Ok((status, body))
+}
+
+/// The Jupyter case's roles check (issue 15): by `/proc` and the kernel's own connection file,
+/// the kernel's listeners are a helper's — every tree process holding one is a kernel (a tree
+/// process holding a port its connection file names) or a kernel's descendant — and the rest,
+/// the server's port among them, are the server's. Pier must show exactly that: each kernel
+/// listener with helper `"notebook kernel"`, each other one with none.
+pub fn kernel_ports_are_the_helpers(ctx: &Ctx) -> Result<String, String> {
+    poll(30, || {
+        let Roles {
+            server,
+            kernel,
+            kernels,
+        } = roles_by_truth(ctx)?;
+        let scan = ctx.scan()?;
+        if roles_by_truth(ctx)?.server != server {
+            return Err("the tree's listeners changed during the scan".into());
+        }
+        let (_, r) = common::resource_with(&scan, ctx.root.pid)
+            .ok_or("no resource holds the root".to_owned())?;
+        let mut pier_server = BTreeSet::new();
+        let mut pier_kernel = BTreeSet::new();
+        for p in r["ports"].as_array().into_iter().flatten() {
+            let ip = p["address"].as_str().and_then(truth::parse_ip);
+            let port = p["port"].as_u64().map(|n| n as u16);
+            let (Some(ip), Some(port)) = (ip, port) else {
+                return Err(format!("a port Pier shows cannot be read: {p}"));
+            };
+            let addr = SocketAddr::new(ip, port);
+            match p["helper"].as_str() {
+                None => pier_server.insert(addr),
+                Some("notebook kernel") => pier_kernel.insert(addr),
+                Some(other) => return Err(format!("{addr} is called the helper {other:?}")),
+            };
+        }
+        let mut wrong = Vec::new();
+        if pier_server != server {
+            wrong.push(format!(
+                "the server's ports are {server:?}, Pier's server ports {pier_server:?}"
+            ));
+        }
+        if pier_kernel != kernel {
+            wrong.push(format!(
+                "the kernel's ports are {kernel:?}, Pier's notebook kernel ports {pier_kernel:?}"
+            ));
+        }
+        let who: Vec<String> = kernels
+            .iter()
+            .map(|k| format!("pid {}: {}", k.pid, truth::command(k.pid)))
+            .collect();
+        verdict(
+            format!(
+                "server {server:?}, notebook kernel {kernel:?} ({})",
+                who.join("; ")
+            ),
+            &wrong,
+        )
+    })
+}
+
+/// Whose each listener of a Jupyter tree is, by the truth.
+struct Roles {
+    server: BTreeSet<SocketAddr>,
+    kernel: BTreeSet<SocketAddr>,
+    /// The kernel processes: the tree's holders of a port a connection file names.
+    kernels: Vec<Started>,
+}
+
+/// [`Roles`] from `/proc` and the connection files in the case's runtime folder.
+fn roles_by_truth(ctx: &Ctx) -> Result<Roles, String> {
+    let runtime = ctx
+        .project
+        .with_file_name(format!("{}-runtime", file_name(&ctx.project)));
+    let mut named: BTreeSet<u16> = BTreeSet::new();
+    for entry in fs::read_dir(&runtime).map_err(|e| format!("{}: {e}", runtime.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let is_kernel = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("kernel-") && n.ends_with(".json"));
+        if !is_kernel {
+            continue;
+        }
+        let v: Value = serde_json::from_slice(&fs::read(&path).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        for k in [
+            "shell_port",
+            "iopub_port",
+            "stdin_port",
+            "control_port",
+            "hb_port",
+        ] {
+            named.extend(v[k].as_u64().map(|p| p as u16));
+        }
+    }
+    let tree = truth::tree(ctx.root);
+    let kernels: Vec<Started> = tree
+        .iter()
+        .copied()
+        .filter(|m| {
+            truth::listeners(&[*m])
+                .iter()
+                .any(|l| named.contains(&l.port()))
+        })
+        .collect();
+    if kernels.is_empty() || kernels.contains(&ctx.root) {
+        return Err(format!(
+            "the kernel's ports {named:?} are held by {kernels:?}, not by a child of the root"
+        ));
+    }
+    let kernel_side: Vec<Started> = tree
+        .iter()
+        .copied()
+        .filter(|m| kernels.iter().any(|k| truth::tree(*k).contains(m)))
+        .collect();
+    let held: Vec<(Started, HashSet<u64>)> = tree
+        .iter()
+        .map(|m| (*m, truth::socket_inodes(&[*m])))
+        .collect();
+    let (mut server, mut kernel) = (BTreeSet::new(), BTreeSet::new());
+    for s in truth::sockets().into_iter().filter(|s| s.listen) {
+        let holders: Vec<Started> = held
+            .iter()
+            .filter(|(_, inodes)| inodes.contains(&s.inode))
+            .map(|(m, _)| *m)
+            .collect();
+        if holders.is_empty() {
+            continue;
+        }
+        if holders.iter().all(|h| kernel_side.contains(h)) {
+            kernel.insert(s.local);
+        } else {
+            server.insert(s.local);
+        }
+    }
+    let missing: Vec<u16> = named
+        .iter()
+        .copied()
+        .filter(|p| !kernel.iter().any(|l| l.port() == *p))
+        .collect();
+    if !missing.is_empty() || !server.iter().any(|l| l.port() == ctx.ports[0]) {
+        return Err(format!(
+            "by the truth, the server listens on {server:?} and the kernel on {kernel:?}; \
+             its connection file names {named:?}"
+        ));
+    }
+    Ok(Roles {
+        server,
+        kernel,
+        kernels,
+    })
 }
 
 /// The ports the tree of `root` listens on.

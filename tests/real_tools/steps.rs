@@ -149,6 +149,19 @@ fn matches(c: &Ctx) -> Result<(Value, Value), String> {
             "ports: the tree listens on {listeners:?}, Pier shows {pier_ports:?}"
         ));
     }
+    // A tool with no helper has only the server's ports (a case with helpers checks them in
+    // its own roles step).
+    let helpers: Vec<&Value> = r["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| !p["helper"].is_null())
+        .collect();
+    if c.case.roles.is_none() && !helpers.is_empty() {
+        return Err(format!(
+            "Pier calls these ports a helper's, in a tool with no helper: {helpers:?}"
+        ));
+    }
     Ok((r, project))
 }
 

@@ -147,6 +147,7 @@ fn restart_needs_a_restartable_snapshot() {
         project: "/w/shop".into(),
         root_command: vec!["vite".into()],
         ports: vec![],
+        helper_ports: vec![],
         stopped_at: String::new(),
         result: Some("stopped".into()),
         restartable: ok,

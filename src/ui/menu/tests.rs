@@ -4,7 +4,7 @@
 use super::*;
 use crate::diagnose::model::Level;
 use crate::ui::spec::menu;
-use crate::ui::spec::tests::{project, resource, scanned, shop_and_api, stop_id};
+use crate::ui::spec::tests::{notebook, project, resource, scanned, shop_and_api, stop_id};
 use crate::ui::spec::Entry;
 use crate::ui::state::UiState;
 use crate::worker::ActionKey;
@@ -125,5 +125,23 @@ fn an_ampersand_in_a_command_line_is_kept_not_read_as_a_mnemonic() {
         live.read("info:cmd").unwrap().0,
         "sh -c 'a && b'",
         "not doubled again"
+    );
+}
+
+#[test]
+fn the_built_menu_opens_a_notebook_server_but_not_its_kernel() {
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(1, vec![notebook("/w/lab")]));
+    let live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
+    assert_eq!(
+        live.read("open:http://localhost:8888"),
+        Some(("Open http://localhost:8888".into(), true))
+    );
+    for port in [40001, 40002] {
+        assert_eq!(live.read(&format!("open:http://localhost:{port}")), None);
+    }
+    assert_eq!(
+        live.read("card:/w/lab").unwrap().0,
+        "● green · lab — jupyter :8888"
     );
 }

@@ -18,6 +18,7 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
             port,
             address: "127.0.0.1".into(),
             pid,
+            helper: None,
         }],
         members: vec![Member {
             pid,
@@ -269,6 +270,7 @@ fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Histor
             "5173".into(),
         ],
         ports: vec!["127.0.0.1:5173".into()],
+        helper_ports: vec![],
         stopped_at: "2026-11-29T12:00:00Z".into(),
         result: Some("stopped".into()),
         restartable,
@@ -352,4 +354,66 @@ fn durations_are_short() {
     assert_eq!(short_duration(Duration::from_secs(40)), "40s");
     assert_eq!(short_duration(Duration::from_secs(7_500)), "2h 5m");
     assert_eq!(short_duration(Duration::from_secs(90_000)), "1d 1h");
+}
+
+/// A notebook server on 127.0.0.1:8888 whose kernel listens on two random loopback ports.
+pub fn notebook(path: &str) -> Project {
+    let mut r = resource("30-100", Level::Green, 8888);
+    r.kind = "jupyter".into();
+    for port in [40001, 40002] {
+        r.ports.push(Port {
+            port,
+            address: "127.0.0.1".into(),
+            pid: 31,
+            helper: Some("notebook kernel".into()),
+        });
+    }
+    project(path, Level::Green, vec![r])
+}
+
+fn open_items(entries: &[Entry]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in entries {
+        match e {
+            Entry::Item { id, .. } if id.starts_with("open:") => out.push(id.clone()),
+            Entry::Submenu { children, .. } => out.extend(open_items(children)),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn a_notebook_card_offers_to_open_the_server_only_and_shows_the_kernels_ports_apart() {
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(1, vec![notebook("/w/lab")]));
+    let m = menu(&s, now());
+    assert_eq!(open_items(&m), ["open:http://localhost:8888"]);
+    assert_eq!(
+        text_enabled(find(&m, "card:/w/lab").unwrap()).0,
+        "● green · lab — jupyter :8888",
+        "the title's ports are the server's"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "info:card:/w/lab:res:0").unwrap()).0,
+        "jupyter · pid 30 · 1 process · 127.0.0.1:8888 · notebook kernel: 127.0.0.1:40001, \
+         127.0.0.1:40002"
+    );
+}
+
+#[test]
+fn a_snapshot_is_named_by_the_servers_ports() {
+    let mut e = history_entry("snap-a", true, None);
+    e.kind = Some("jupyter".into());
+    e.ports = vec![
+        "127.0.0.1:8888".into(),
+        "127.0.0.1:40001".into(),
+        "127.0.0.1:40002".into(),
+    ];
+    e.helper_ports = vec!["127.0.0.1:40001".into(), "127.0.0.1:40002".into()];
+    let m = menu(&with_history(vec![e]), now());
+    assert_eq!(
+        text_enabled(find(&m, "snap:snap-a").unwrap()).0,
+        "shop · jupyter :8888"
+    );
 }
