@@ -126,7 +126,7 @@ fn nodemon_started_directly() {
 
 /// The server traps SIGTERM and ignores it; nodemon takes it down itself once signalled. The
 /// server outlived its grace and exited after its parent was signalled: `stopped`, and the
-/// resource `stopped` (fails until the lead's fix of issue 14 part 2 is merged).
+/// resource `stopped`.
 #[test]
 fn nodemon_with_a_server_that_ignores_sigterm() {
     run(Case {

@@ -34,7 +34,7 @@ const JUPYTER_ENV: &[(&str, &str)] = &[
 /// connections to the server are internal. They are the kernel's, a helper's, not the
 /// server's ([`python_support::kernel_ports_are_the_helpers`] holds Pier to `/proc`): the
 /// restart waits for the server's port only, since a restarted server has no kernel until a
-/// notebook opens (issue 15).
+/// notebook opens.
 #[test]
 fn jupyter() {
     run(Case {

@@ -1,4 +1,4 @@
-//! Whose listener it is: the server's own, or a helper's (issue 15). A helper is a process the
+//! Whose listener it is: the server's own, or a helper's. A helper is a process the
 //! server starts to do work for it — a notebook kernel — named by [`kinds::helper_of`].
 //!
 //! The rule: a listener is a helper's when every member of the resource holding it is a helper,

@@ -358,12 +358,12 @@ pub fn run(case: Case) {
         match (f(&mut ctx), expected) {
             (Ok(detail), None) => eprintln!("{}: {step} ok: {detail}", case.name),
             (Ok(detail), Some(e)) => panic!(
-                "{}: {step} now passes: remove the expectation (issue 15: {}); {detail}",
+                "{}: {step} now passes: remove the expectation ({}); {detail}",
                 case.name, e.why
             ),
             (Err(msg), Some(e)) => {
                 eprintln!(
-                    "{}: {step} fails as expected, issue 15: {}\n  {msg}",
+                    "{}: {step} fails as expected: {}\n  {msg}",
                     case.name, e.why
                 );
                 eprintln!(

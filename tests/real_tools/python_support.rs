@@ -126,7 +126,7 @@ fn http(to: SocketAddr, method: &str, path: &str, body: &str) -> Result<(String,
     Ok((status, body))
 }
 
-/// The Jupyter case's roles check (issue 15): by `/proc` and the kernel's own connection file,
+/// The Jupyter case's roles check: by `/proc` and the kernel's own connection file,
 /// the kernel's listeners are a helper's — every tree process holding one is a kernel (a tree
 /// process holding a port its connection file names) or a kernel's descendant — and the rest,
 /// the server's port among them, are the server's. Pier must show exactly that: each kernel

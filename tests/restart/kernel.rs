@@ -1,4 +1,4 @@
-//! A server with a helper (issue 15): the dev-server fixture with a stand-in notebook kernel
+//! A server with a helper: the dev-server fixture with a stand-in notebook kernel
 //! as its child (`tests/fixtures/kernel.py`, run as `python3 -m ipykernel_launcher -f …`, the
 //! argv Jupyter gives a real kernel), whose two random loopback ports are the kernel's, not the
 //! server's. The real JupyterLab is held to the same rule by the real-tools suite.
