@@ -5,9 +5,10 @@ use std::net::SocketAddr;
 
 use super::connections;
 use super::model::{Connection, Evidence, Member, Port, Resource, RootIdentity};
-use super::rules::{self, ActivityFacts, Parentage, Thresholds};
+use super::rules::{self, ActivityFacts, MemberActivity, Parentage, Thresholds};
 use super::{kinds, Draft, Facts};
 use crate::probe::{ActivitySample, Pid};
+use crate::words;
 
 pub(crate) fn resource(
     facts: &mut Facts,
@@ -54,7 +55,7 @@ pub(crate) fn resource(
     }));
 
     let (activity_evidence, activity) =
-        rules::activity_evidence(&activity_facts(sample, &member_pids), thresholds);
+        rules::activity_evidence(&activity_facts(sample, &members), thresholds);
     evidence.push(activity_evidence);
 
     Resource {
@@ -205,17 +206,34 @@ fn network(facts: &Facts, members: &HashSet<Pid>) -> (Vec<Port>, Vec<Connection>
     (ports, shown, evidence)
 }
 
-/// The members' share of the scan's sample.
-fn activity_facts(sample: Option<&ActivitySample>, members: &HashSet<Pid>) -> ActivityFacts {
+/// The members' share of the scan's sample, each named by its command line.
+fn activity_facts(sample: Option<&ActivitySample>, members: &[Member]) -> ActivityFacts {
     let Some(sample) = sample else {
         return ActivityFacts::NotSampled;
     };
-    let mut deltas = Vec::new();
-    for (pid, delta) in sample.per_pid.iter().filter(|(p, _)| members.contains(p)) {
+    let mut measured = Vec::new();
+    for (pid, delta) in &sample.per_pid {
+        let Some(m) = members.iter().find(|m| m.pid == *pid) else {
+            continue;
+        };
         match delta {
-            Ok(d) => deltas.push(*d),
+            Ok(d) => measured.push(MemberActivity {
+                pid: *pid,
+                command: member_command(m),
+                delta: *d,
+            }),
             Err(e) => return ActivityFacts::Unreadable(format!("pid {pid}: {e}")),
         }
     }
-    ActivityFacts::Measured(deltas, sample.window)
+    ActivityFacts::Measured(measured, sample.window)
+}
+
+/// A member's command line for a person; the kernel's name when its argv is empty.
+fn member_command(m: &Member) -> String {
+    let shown = words::command_of_strings(&m.argv);
+    if shown.is_empty() {
+        m.command.clone()
+    } else {
+        shown
+    }
 }

@@ -111,22 +111,7 @@ pub enum TieKind {
     OrphanInProject,
 }
 
-/// A command line for a person: lossy, control characters blanked, cut at 60 characters.
-pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
-    let joined = argv
-        .into_iter()
-        .map(String::from_utf8_lossy)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let clean: String = joined
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    match clean.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", &clean[..cut]),
-        None => clean,
-    }
-}
+pub use crate::words::command_for_a_person;
 
 /// A process born during the stop that belongs to it (`newcomers.rs`). Never signalled:
 /// the checkpoint chain did not verify it.

@@ -188,7 +188,7 @@ fn age_line(p: &Project) -> String {
         Some(s) => format!("Up {}", short_duration(Duration::from_secs(s))),
         None => "Age unknown".into(),
     };
-    let activity: Vec<_> = p.resources.iter().map(|r| r.activity).collect();
+    let activity: Vec<_> = p.resources.iter().map(|r| r.activity.as_ref()).collect();
     if activity.iter().all(Option::is_some) && !activity.is_empty() {
         let cpu: f64 = activity.iter().flatten().map(|a| a.cpu_percent).sum();
         let _ = write!(line, " · {cpu:.1} % CPU over the sample");
