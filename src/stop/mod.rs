@@ -34,7 +34,7 @@ use crate::probe::Identity;
 
 pub use flow::Stopper;
 pub use outcome::{
-    MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult, StopReport, TieKind,
+    Checkpoint, MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult, StopReport, TieKind,
     Timings,
 };
 

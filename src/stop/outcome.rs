@@ -131,6 +131,25 @@ pub struct NewcomerReport {
     pub detail: String,
 }
 
+/// The checkpoint of DESIGN.md §3 step 3 that refused a stop, for programs; the reason says in
+/// words what it saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Checkpoint {
+    /// (a) ports and connections, before the activity sample.
+    A,
+    /// (b) the activity sample.
+    B,
+    /// (c) ports and connections, after the sample.
+    C,
+    /// (d) the process tree and every member's identity.
+    D,
+    /// (e) ports, connections and the process tree, one last time.
+    E,
+    /// The checks passed, but more time than allowed went by from (a) to the first signal.
+    Deadline,
+}
+
 /// How long the checkpoint chain took, on the probe's monotonic clock.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Timings {
@@ -147,6 +166,9 @@ pub struct StopReport {
     pub id: String,
     pub result: ResourceResult,
     pub reason: String,
+    /// The checkpoint that refused the stop (`null` otherwise: signals went out, or the stop
+    /// ended before the checkpoints).
+    pub checkpoint: Option<Checkpoint>,
     pub members: Vec<MemberReport>,
     /// Processes born during the stop, each with its parent and its fate.
     pub newcomers: Vec<NewcomerReport>,

@@ -105,6 +105,18 @@ pub struct RecordedRestart {
     pub ready: bool,
 }
 
+impl Snapshot {
+    /// A member's command line for a person, from its exact recorded argv (empty when `pid`
+    /// is not a member).
+    pub fn command_of(&self, pid: u32) -> String {
+        let argv = self.members.iter().find(|m| m.identity.pid == pid);
+        crate::words::command_for_a_person(
+            argv.into_iter()
+                .flat_map(|m| m.argv.iter().map(|a| a.0.as_slice())),
+        )
+    }
+}
+
 impl Versioned for Snapshot {
     const SCHEMA: u32 = 1;
     fn schema(&self) -> u32 {
