@@ -17,13 +17,10 @@ const COMMAND_CHARS: usize = 60;
 /// `/proc/<pid>/cmdline` reads as the title followed by dozens of empty arguments, or as one
 /// argument ending in spaces. Printed as it is, that is a line of blanks cut at 60 characters.
 pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
-    let mut args: Vec<&[u8]> = argv.into_iter().collect();
-    while args.last().is_some_and(|a| a.is_empty()) {
-        args.pop();
-    }
-    let joined = args
-        .iter()
-        .map(|a| String::from_utf8_lossy(a))
+    // Trailing empty arguments join into trailing spaces: one trim drops both kinds of padding.
+    let joined = argv
+        .into_iter()
+        .map(String::from_utf8_lossy)
         .collect::<Vec<_>>()
         .join(" ");
     let clean: String = joined
