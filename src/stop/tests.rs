@@ -1010,3 +1010,5 @@ proptest::proptest! {
         proptest::prop_assert_ne!(r.result, ResourceResult::Stopped);
     }
 }
+
+mod words;
