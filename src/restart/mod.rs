@@ -61,10 +61,24 @@ pub struct HistoryEntry {
     pub project: String,
     pub root_command: Vec<String>,
     pub ports: Vec<String>,
+    /// When the stop began (its snapshot was written), whatever became of it.
     pub stopped_at: String,
     pub result: Option<String>,
+    /// Whether the stop sent any signal: `false` when a check refused it before the first
+    /// one (nothing was stopped), `null` when it never finished recording its outcome.
+    pub signalled: Option<bool>,
+    /// The stop's reason, as it reported it; `null` until it finished.
+    pub reason: Option<String>,
     pub restartable: bool,
     pub why_not: Option<String>,
+}
+
+impl HistoryEntry {
+    /// A stop that sent no signal stopped nothing: its record is kept (DESIGN.md §5), but it
+    /// is never shown as a stop.
+    pub fn sent_nothing(&self) -> bool {
+        self.signalled == Some(false)
+    }
 }
 
 fn lossy(b: &[u8]) -> String {
@@ -247,6 +261,8 @@ pub fn history(
                     .collect(),
                 stopped_at: s.created_at.clone(),
                 result: s.result.map(|r| r.as_str().to_owned()),
+                signalled: s.signalled,
+                reason: s.reason.clone(),
                 restartable: why_not.is_none(),
                 why_not,
             }
