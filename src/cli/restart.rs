@@ -127,6 +127,9 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
 
 /// Runs `pier restart`.
 pub fn restart(args: RestartArgs) -> ExitCode {
+    if let Err(code) = super::check_snapshot_or_id(&args.snapshot) {
+        return code;
+    }
     if !args.wait.is_finite() || args.wait < 0.0 {
         return usage(&format!(
             "--wait {}: must be a number of seconds, zero or more",

@@ -96,6 +96,9 @@ pub fn run(args: StopArgs) -> ExitCode {
     if args.ids.is_empty() && args.project.is_none() && !args.all_green {
         return usage("say what to stop: resource ids, --project PATH, or --all-green");
     }
+    if let Err(code) = super::check_resource_ids(&args.ids) {
+        return code;
+    }
     if args.sample_ms == 0 {
         return usage("--sample-ms 0: a stop always samples activity (give at least 1 ms)");
     }
