@@ -23,5 +23,5 @@ pub mod signal;
 pub mod stop;
 pub mod store;
 pub mod ui;
-pub mod worker;
 pub mod words;
+pub mod worker;

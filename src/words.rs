@@ -34,7 +34,28 @@ pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> Str
     }
 }
 
-/// The same, for an argv already held as text (the scan's members, the history's commands).
+/// A command line short enough to name a process inside a sentence: as
+/// [`command_for_a_person`], with the program, and a script right after it, by file name
+/// (`/home/me/api/.venv/bin/python3 /home/me/api/.venv/bin/uvicorn main:app --reload` reads
+/// `python3 uvicorn main:app --reload`). Why: cut at 60 characters, the two paths alone would
+/// hide the very name that tells a reloader from the server. The pid beside it, and the JSON's
+/// exact argv, say which files they are.
+pub fn short_command<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let file_name = |a: &'a [u8]| -> &'a [u8] {
+        match a.iter().rposition(|&b| b == b'/') {
+            Some(i) if i + 1 < a.len() => &a[i + 1..],
+            _ => a,
+        }
+    };
+    let shortened = argv.into_iter().enumerate().map(|(i, a)| match i {
+        0 => file_name(a),
+        1 if !a.starts_with(b"-") => file_name(a),
+        _ => a,
+    });
+    command_for_a_person(shortened)
+}
+
+/// [`command_for_a_person`], for an argv already held as text (the history's commands).
 pub fn command_of_strings(argv: &[String]) -> String {
     command_for_a_person(argv.iter().map(|a| a.as_bytes()))
 }
@@ -104,7 +125,40 @@ mod tests {
         assert_eq!(shown.chars().count(), 61, "{shown}");
         assert!(shown.ends_with('…'));
         let shown = cmd(&["sh", "-c", "vite\n"]);
-        assert_eq!(shown, "sh -c vite", "control characters are blanked, then trimmed");
+        assert_eq!(
+            shown, "sh -c vite",
+            "control characters are blanked, then trimmed"
+        );
+    }
+
+    #[test]
+    fn a_short_command_names_the_program_and_its_script_by_file_name() {
+        let short = |argv: &[&str]| short_command(argv.iter().map(|a| a.as_bytes()));
+        assert_eq!(
+            short(&[
+                "/home/me/api/.venv/bin/python3",
+                "/home/me/api/.venv/bin/uvicorn",
+                "main:app",
+                "--reload",
+                "--reload-dir",
+                "/home/me/src",
+            ]),
+            "python3 uvicorn main:app --reload --reload-dir /home/me/src",
+            "only the program and its script are shortened"
+        );
+        assert_eq!(
+            short(&["sh", "-c", "./node_modules/.bin/vite"]),
+            "sh -c ./node_modules/.bin/vite"
+        );
+        assert_eq!(
+            short(&["/usr/bin/node", "./node_modules/.bin/vite", ""]),
+            "node vite"
+        );
+        assert_eq!(
+            short(&["next-server (v16.4.6)", "", ""]),
+            "next-server (v16.4.6)"
+        );
+        assert_eq!(short(&["/weird/"]), "/weird/", "no file name: kept");
     }
 
     #[test]

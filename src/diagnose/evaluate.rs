@@ -228,9 +228,9 @@ fn activity_facts(sample: Option<&ActivitySample>, members: &[Member]) -> Activi
     ActivityFacts::Measured(measured, sample.window)
 }
 
-/// A member's command line for a person; the kernel's name when its argv is empty.
+/// A member's short command line; the kernel's name when its argv is empty.
 fn member_command(m: &Member) -> String {
-    let shown = words::command_of_strings(&m.argv);
+    let shown = words::short_command(m.argv.iter().map(|a| a.as_bytes()));
     if shown.is_empty() {
         m.command.clone()
     } else {

@@ -118,7 +118,8 @@ pub struct Activity {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BusiestMember {
     pub pid: u32,
-    /// Its command line for a person (a rewritten title's padding dropped, cut at 60).
+    /// Its command line, short: the program and its script by file name, then the arguments
+    /// (a rewritten title's padding dropped, cut at 60 characters).
     pub command: String,
     /// Percent of one core.
     pub cpu_percent: f64,

@@ -57,7 +57,12 @@ pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), String> 
         .find(|c| !c.internal);
     if let Some(c) = live {
         let who = match c.peer_pid {
-            Some(pid) => match survey.processes.processes.iter().find(|p| p.identity.pid == pid) {
+            Some(pid) => match survey
+                .processes
+                .processes
+                .iter()
+                .find(|p| p.identity.pid == pid)
+            {
                 Some(p) => format!("pid {pid}, {}", p.comm),
                 None => format!("pid {pid}"),
             },
@@ -98,7 +103,7 @@ pub fn activity(
             .map_err(|e| format!("the activity of pid {pid} could not be read: {e}"))?;
         measured.push(MemberActivity {
             pid: *pid,
-            command: snapshot.command_of(*pid),
+            command: snapshot.short_command_of(*pid),
             delta: *d,
         });
     }
@@ -149,7 +154,7 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, String>
         // Its children now hang elsewhere, where new ones could not be seen: the tree changed.
         return Err(format!(
             "the root process {root} ({}) exited during the checks",
-            snapshot.command_of(root)
+            snapshot.short_command_of(root)
         ));
     }
     for pid in table.members(root) {

@@ -106,14 +106,22 @@ pub struct RecordedRestart {
 }
 
 impl Snapshot {
+    fn argv_of(&self, pid: u32) -> impl Iterator<Item = &[u8]> {
+        let member = self.members.iter().find(|m| m.identity.pid == pid);
+        member
+            .into_iter()
+            .flat_map(|m| m.argv.iter().map(|a| a.0.as_slice()))
+    }
+
     /// A member's command line for a person, from its exact recorded argv (empty when `pid`
     /// is not a member).
     pub fn command_of(&self, pid: u32) -> String {
-        let argv = self.members.iter().find(|m| m.identity.pid == pid);
-        crate::words::command_for_a_person(
-            argv.into_iter()
-                .flat_map(|m| m.argv.iter().map(|a| a.0.as_slice())),
-        )
+        crate::words::command_for_a_person(self.argv_of(pid))
+    }
+
+    /// The same, short enough to name the member inside a sentence.
+    pub fn short_command_of(&self, pid: u32) -> String {
+        crate::words::short_command(self.argv_of(pid))
     }
 }
 

@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use crate::diagnose::model::{Evidence, Level, Project, Resource};
 use crate::restart::HistoryEntry;
-use crate::worker::{project_name, ActionKey, Tone};
 use crate::words;
+use crate::worker::{project_name, ActionKey, Tone};
 
 use super::ids::Click;
 use super::state::UiState;
@@ -330,7 +330,8 @@ fn recently_stopped(state: &UiState, now: SystemTime) -> Entry {
         Some(Err(e)) => children.push(Entry::info("history", format!("Unreadable: {e}"))),
         Some(Ok(h)) => {
             // A stop that sent no signal stopped nothing: `pier history` lists its record.
-            let stops: Vec<&HistoryEntry> = h.entries.iter().filter(|e| !e.sent_nothing()).collect();
+            let stops: Vec<&HistoryEntry> =
+                h.entries.iter().filter(|e| !e.sent_nothing()).collect();
             if stops.is_empty() {
                 children.push(Entry::info("history", "Nothing stopped yet"));
             }

@@ -205,7 +205,11 @@ fn idle_activity_keeps_its_short_words() {
     let w = Duration::from_millis(500);
     let (e, a) = activity_evidence(&ActivityFacts::Measured(named(vec![cpu_ms(1)]), w), t);
     assert_eq!(e.message, "idle over 500 ms: 0.2% CPU, 0 B/s disk I/O");
-    assert_eq!(a.unwrap().busiest.unwrap().pid, 100, "still named in the JSON");
+    assert_eq!(
+        a.unwrap().busiest.unwrap().pid,
+        100,
+        "still named in the JSON"
+    );
     let (e, a) = activity_evidence(&ActivityFacts::Measured(Vec::new(), w), t);
     assert_eq!(e.level, Level::Green);
     assert_eq!(a.unwrap().busiest, None, "no member measured");

@@ -66,8 +66,9 @@ fn a_member_still_running_or_not_signalled_is_worded_with_its_command() {
     assert_eq!(r.result, ResourceResult::PartiallyStopped);
     // The rescan then finds vite running on as a resource of its own, and says so too.
     assert!(
-        r.reason
-            .starts_with("pid 101 (node /home/u/app/node_modules/.bin/vite) still runs after its signal; "),
+        r.reason.starts_with(
+            "pid 101 (node /home/u/app/node_modules/.bin/vite) still runs after its signal; "
+        ),
         "{}",
         r.reason
     );
