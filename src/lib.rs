@@ -12,7 +12,8 @@
 //!   scans stamped with their generation;
 //! - [`ui`]: the tray app: state → menu spec → muda menu, clicks → commands;
 //! - [`cli`]: `pier scan`, `pier stop`, `pier history`, `pier restart`, as text or JSON, and
-//!   `pier` / `pier app` for the tray app.
+//!   `pier` / `pier app` for the tray app;
+//! - [`words`]: how a command, a rate or a level's reasons read for a person.
 
 pub mod cli;
 pub mod diagnose;
@@ -22,4 +23,5 @@ pub mod signal;
 pub mod stop;
 pub mod store;
 pub mod ui;
+pub mod words;
 pub mod worker;

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use pier::diagnose::{self, project, ScanOptions};
-use pier::stop::{ResourceResult, Shown, StopOptions, Stopper};
+use pier::stop::{Checkpoint, ResourceResult, Shown, StopOptions, Stopper};
 use pier::store::Store;
 use soak::hook::{Call, Hooked};
 use soak::oracle::Facts;
@@ -235,7 +235,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         if !crashes.is_empty() {
             t.fixture_errors.push(format!("round {n}: {crashes}"));
         }
-        t.deadline += usize::from(report.reason.contains("passed between check (a)"));
+        t.deadline += usize::from(report.checkpoint == Some(Checkpoint::Deadline));
         if report.result == ResourceResult::Failed {
             t.disagreements.push(format!(
                 "the stop failed: {}\n  {}",

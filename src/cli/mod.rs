@@ -5,7 +5,8 @@
 //!
 //! Exit codes: 0 done (a scan ran, whatever it found; every requested resource was stopped);
 //! 1 Pier could not work at all (the process table or the state folder was unreadable);
-//! 2 the command line was wrong (an unknown flag, a `--under` folder that does not exist);
+//! 2 the command line was wrong (an unknown flag, a `--under` folder that does not exist, a
+//! malformed resource id or snapshot name);
 //! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed),
 //! or a restart was refused or did not get ready in time.
 
@@ -71,6 +72,52 @@ fn resolve_dirs(flag: &str, dirs: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> 
         }
     }
     Ok(out)
+}
+
+/// What a resource id looks like, for the sentence that refuses a malformed one.
+const ID_FORM: &str = "a resource id is <root pid>-<root start time>, two whole numbers as \
+                       `pier scan` shows them (e.g. 17824-71008)";
+
+/// Whether `id` is a resource id as `pier scan` prints it: `<pid>-<start time>`, both whole
+/// numbers written plainly. Why so strict: ids are matched as text, so "017824-71008" or
+/// "+17824-71008" would never match anything and would read as a refusal, not as a typo; and a
+/// bare "17824" would match the snapshots of every resource whose id starts with it.
+fn is_resource_id(id: &str) -> bool {
+    let Some((pid, start)) = id.split_once('-') else {
+        return false;
+    };
+    matches!(
+        (pid.parse::<u32>(), start.parse::<u64>()),
+        (Ok(p), Ok(s)) if format!("{p}-{s}") == id
+    )
+}
+
+/// Whether `name` is a snapshot as `pier history` names it: `snap-<resource id>-<unix ms>`.
+fn is_snapshot_name(name: &str) -> bool {
+    let Some((id, ms)) = name.strip_prefix("snap-").and_then(|r| r.rsplit_once('-')) else {
+        return false;
+    };
+    is_resource_id(id) && matches!(ms.parse::<u128>(), Ok(m) if m.to_string() == ms)
+}
+
+/// Every id of `pier stop ID...` must be a resource id; the first that is not is a usage
+/// error (exit 2), before anything is read or locked.
+fn check_resource_ids(ids: &[String]) -> Result<(), ExitCode> {
+    match ids.iter().find(|id| !is_resource_id(id)) {
+        Some(bad) => Err(usage(&format!("{bad:?} is not a resource id: {ID_FORM}."))),
+        None => Ok(()),
+    }
+}
+
+/// `pier restart`'s argument: a snapshot name or a resource id, else a usage error (exit 2).
+fn check_snapshot_or_id(arg: &str) -> Result<(), ExitCode> {
+    if is_snapshot_name(arg) || is_resource_id(arg) {
+        return Ok(());
+    }
+    Err(usage(&format!(
+        "{arg:?} is neither a snapshot nor a resource id: a snapshot is named as `pier \
+         history` shows it (e.g. snap-17824-71008-1764590000000); {ID_FORM}."
+    )))
 }
 
 /// Thresholds from the command line; negative or NaN values are usage errors.
@@ -155,6 +202,46 @@ fn usage(message: &str) -> ExitCode {
 mod tests {
     use super::*;
     use std::ffi::OsStr;
+
+    /// Found by trying real tools: `pier stop 12x` said "refused … no resource 12x now" and
+    /// exited 3, as if a resource had been looked at.
+    #[test]
+    fn resource_ids_are_two_plain_whole_numbers() {
+        for good in ["17824-71008", "1-0", "4294967295-18446744073709551615"] {
+            assert!(is_resource_id(good), "{good}");
+        }
+        for bad in [
+            "12x",
+            "17824",
+            "17824-",
+            "-71008",
+            "17824-71008-1",
+            "017824-71008",
+            "+17824-71008",
+            "17824-+71008",
+            " 17824-71008",
+            "4294967296-1",
+            "snap-17824-71008-1764590000000",
+            "",
+        ] {
+            assert!(!is_resource_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn snapshot_names_are_snap_an_id_and_a_time() {
+        assert!(is_snapshot_name("snap-17824-71008-1764590000000"));
+        for bad in [
+            "snap-",
+            "snap-17824-71008",
+            "snap-17824-1764590000000x",
+            "snap-12x-1-1",
+            "snap-../../etc-1",
+            "17824-71008-1764590000000",
+        ] {
+            assert!(!is_snapshot_name(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn colour_needs_a_terminal_and_no_no_color() {

@@ -51,8 +51,9 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
             out.push_str("  none\n");
         }
         for l in others {
+            // A retitled process may pad its name; the JSON keeps it as the kernel gave it.
             let who = match (l.pid, &l.command) {
-                (Some(pid), Some(cmd)) => format!("{cmd} (pid {pid})"),
+                (Some(pid), Some(cmd)) => format!("{} (pid {pid})", cmd.trim_end()),
                 (Some(pid), None) => format!("pid {pid}"),
                 _ => "unknown owner".to_owned(),
             };
@@ -155,6 +156,29 @@ mod tests {
         assert_eq!(
             lines[1],
             "    notebook kernel: 127.0.0.1:40001, 127.0.0.1:40002"
+        );
+    }
+
+    #[test]
+    fn another_listeners_padded_name_is_trimmed() {
+        let scan = Scan {
+            schema: 1,
+            generation: 1,
+            scanned_at: String::new(),
+            sample_ms: 0,
+            projects: Vec::new(),
+            other_listeners: Some(vec![crate::diagnose::model::OtherListener {
+                port: 3000,
+                address: "::".into(),
+                pid: Some(7),
+                command: Some("next-server    ".into()),
+                reason: "not a known dev tool".into(),
+            }]),
+        };
+        assert!(
+            cards(&scan, false).contains("  :::3000  next-server (pid 7)  not a known dev tool\n"),
+            "{}",
+            cards(&scan, false)
         );
     }
 

@@ -11,6 +11,7 @@ use super::{print, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
 use crate::probe;
 use crate::restart::{self, HistoryEntry, RestartReport, RestartResult};
 use crate::store::Store;
+use crate::words;
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
@@ -71,42 +72,69 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         text.push(b'\n');
         return print(&text);
     }
+    print(history_text(&entries, &unreadable).as_bytes())
+}
+
+/// `pier history` for a person. A stop that sent no signal reads "not stopped: refused
+/// because …": it stopped nothing, so it is never worded as a stop, nor offered for restart.
+fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
     let mut out = String::new();
     if entries.is_empty() && unreadable.is_empty() {
         out.push_str("No snapshots yet.\n");
     }
-    for e in &entries {
+    for e in entries {
+        let command = words::command_of_strings(&e.root_command);
         let server: Vec<&str> = e.server_ports().map(String::as_str).collect();
-        let _ = writeln!(
-            out,
-            "{}  {}  stopped {}  {}  ports {}",
-            e.snapshot,
-            e.project,
-            e.stopped_at,
-            e.result.as_deref().unwrap_or("unfinished"),
-            if server.is_empty() {
-                "none".into()
-            } else {
-                server.join(", ")
-            }
-        );
+        let ports = if server.is_empty() {
+            "none".into()
+        } else {
+            server.join(", ")
+        };
+        if e.sent_nothing() {
+            let _ = writeln!(
+                out,
+                "{}  {}  not stopped: {} because {} (tried {}; no signal was sent)",
+                e.snapshot,
+                e.project,
+                e.result.as_deref().unwrap_or("refused"),
+                e.reason.as_deref().unwrap_or("no reason was recorded"),
+                e.stopped_at,
+            );
+            let _ = writeln!(out, "    {command}");
+            continue;
+        }
+        let _ = match e.result.as_deref() {
+            Some(result) => writeln!(
+                out,
+                "{}  {}  stopped {}  {result}  ports {ports}",
+                e.snapshot, e.project, e.stopped_at
+            ),
+            None => writeln!(
+                out,
+                "{}  {}  stop began {}, never finished  ports {ports}",
+                e.snapshot, e.project, e.stopped_at
+            ),
+        };
         if !e.helper_ports.is_empty() {
             let _ = writeln!(out, "    a helper's ports: {}", e.helper_ports.join(", "));
         }
-        let _ = writeln!(out, "    {}", e.root_command.join(" "));
+        let _ = writeln!(out, "    {command}");
         let _ = match &e.why_not {
             None => writeln!(out, "    can be restarted"),
             Some(why) => writeln!(out, "    cannot be restarted: {why}"),
         };
     }
-    for u in &unreadable {
+    for u in unreadable {
         let _ = writeln!(out, "unreadable: {u}");
     }
-    print(out.as_bytes())
+    out
 }
 
 /// Runs `pier restart`.
 pub fn restart(args: RestartArgs) -> ExitCode {
+    if let Err(code) = super::check_snapshot_or_id(&args.snapshot) {
+        return code;
+    }
     if !args.wait.is_finite() || args.wait < 0.0 {
         return usage(&format!(
             "--wait {}: must be a number of seconds, zero or more",
@@ -166,5 +194,76 @@ pub fn restart(args: RestartArgs) -> ExitCode {
         RestartResult::Ready => ExitCode::SUCCESS,
         RestartResult::Failed => ExitCode::from(EXIT_FAILED),
         RestartResult::NotReady | RestartResult::Refused => ExitCode::from(EXIT_NOT_ALL_STOPPED),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(result: &str, signalled: Option<bool>, reason: &str) -> HistoryEntry {
+        HistoryEntry {
+            snapshot: "snap-100-1000-1".into(),
+            id: "100-1000".into(),
+            kind: Some("vite".into()),
+            project: "/home/u/app".into(),
+            root_command: vec!["node".into(), "vite".into(), String::new(), String::new()],
+            helper_ports: Vec::new(),
+            ports: vec!["127.0.0.1:5173".into()],
+            stopped_at: "2026-12-01T12:00:00Z".into(),
+            result: Some(result.into()).filter(|r: &String| !r.is_empty()),
+            signalled,
+            reason: Some(reason.into()),
+            restartable: false,
+            why_not: Some("nothing was stopped, so there is nothing to restart".into()),
+        }
+    }
+
+    /// Found by trying real tools: a stop refused at its activity check (no signal sent) was
+    /// listed as "stopped … refused … cannot be restarted".
+    #[test]
+    fn a_stop_that_sent_no_signal_is_never_worded_as_a_stop() {
+        let busy = "busy over 500 ms: 15.8% CPU (more than 5%), 0 B/s disk I/O";
+        let text = history_text(&[entry("refused", Some(false), busy)], &[]);
+        assert_eq!(
+            text,
+            format!(
+                "snap-100-1000-1  /home/u/app  not stopped: refused because {busy} (tried \
+                 2026-12-01T12:00:00Z; no signal was sent)\n    node vite\n"
+            )
+        );
+        assert!(
+            !text.replace("not stopped", "").contains("stopped"),
+            "{text}"
+        );
+        assert!(!text.contains("restart"), "nothing to restart is not news");
+    }
+
+    #[test]
+    fn a_stop_that_signalled_reads_as_a_stop_with_its_restart_answer() {
+        let mut e = entry("stopped", Some(true), "every member is gone");
+        e.restartable = true;
+        e.why_not = None;
+        let text = history_text(&[e], &[]);
+        assert_eq!(
+            text,
+            "snap-100-1000-1  /home/u/app  stopped 2026-12-01T12:00:00Z  stopped  ports \
+             127.0.0.1:5173\n    node vite\n    can be restarted\n"
+        );
+    }
+
+    #[test]
+    fn an_unfinished_stop_says_it_never_finished() {
+        let mut e = entry("", None, "");
+        e.reason = None;
+        e.why_not = Some("the stop never finished recording its outcome".into());
+        let text = history_text(&[e], &["snap-1-1-1: kept as it is".into()]);
+        assert!(
+            text.starts_with(
+                "snap-100-1000-1  /home/u/app  stop began 2026-12-01T12:00:00Z, never finished"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("unreadable: snap-1-1-1: kept as it is\n"));
     }
 }

@@ -10,7 +10,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{print, resolve_dirs, thresholds, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
-use crate::diagnose::model::Level;
+use crate::diagnose::model::{Level, Project, Resource};
 use crate::diagnose::rules::Thresholds;
 use crate::diagnose::{self, project, ScanOptions};
 use crate::probe;
@@ -18,6 +18,7 @@ use crate::signal;
 use crate::stop::snapshot::Snapshot;
 use crate::stop::{wait, ResourceResult, StopOptions, StopReport, Stopper, TieKind};
 use crate::store::Store;
+use crate::words;
 
 #[derive(Debug, Args)]
 pub struct StopArgs {
@@ -52,11 +53,40 @@ pub struct StopArgs {
     io_threshold: f64,
 }
 
+/// A resource a batch did not try to stop, and why: it was not green.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct LeftAlone {
+    id: String,
+    kind: String,
+    level: Level,
+    /// The project's folder (or the working directory, outside any project).
+    project: String,
+    /// The root's pid.
+    pid: u32,
+    /// Its level's evidence, in words.
+    reason: String,
+}
+
+impl LeftAlone {
+    fn of(project: &Project, r: &Resource) -> Self {
+        Self {
+            id: r.id.clone(),
+            kind: r.kind.clone(),
+            level: r.level,
+            project: project.path.clone(),
+            pid: r.root.pid,
+            reason: words::level_reasons(r),
+        }
+    }
+}
+
 /// The `--json` document.
 #[derive(Serialize)]
 struct StopDocument<'a> {
     schema: u32,
     results: &'a [StopReport],
+    /// With `--all-green`: the resources in scope that were not green, so not stopped.
+    left_alone: &'a [LeftAlone],
     /// Records in the state folder that could not be read; they were kept as they are.
     damaged_records: Vec<String>,
 }
@@ -65,6 +95,9 @@ struct StopDocument<'a> {
 pub fn run(args: StopArgs) -> ExitCode {
     if args.ids.is_empty() && args.project.is_none() && !args.all_green {
         return usage("say what to stop: resource ids, --project PATH, or --all-green");
+    }
+    if let Err(code) = super::check_resource_ids(&args.ids) {
+        return code;
     }
     if args.sample_ms == 0 {
         return usage("--sample-ms 0: a stop always samples activity (give at least 1 ms)");
@@ -94,8 +127,8 @@ pub fn run(args: StopArgs) -> ExitCode {
         eprintln!("pier: warning: {d}");
     }
     let probe = probe::system_probe();
-    let ids = match select(&args, probe.as_ref(), thresholds) {
-        Ok(ids) => ids,
+    let (ids, left_alone) = match select(&args, probe.as_ref(), thresholds) {
+        Ok(selected) => selected,
         Err(code) => return code,
     };
     let signaller = signal::system_signaller();
@@ -119,13 +152,14 @@ pub fn run(args: StopArgs) -> ExitCode {
         let doc = StopDocument {
             schema: 1,
             results: &reports,
+            left_alone: &left_alone,
             damaged_records: damaged,
         };
         let mut text = serde_json::to_vec_pretty(&doc).expect("reports serialise");
         text.push(b'\n');
         print(&text)
     } else {
-        print(text(&reports).as_bytes())
+        print(text(&reports, &left_alone).as_bytes())
     };
     if written != ExitCode::SUCCESS {
         return written;
@@ -146,14 +180,15 @@ pub fn run(args: StopArgs) -> ExitCode {
     }
 }
 
-/// The ids to stop: as given, or every resource of a project, or every green one.
+/// The ids to stop: as given, or every resource of a project, or every green one — and, for
+/// the last, every resource in scope it leaves alone because it is not green.
 fn select(
     args: &StopArgs,
     probe: &dyn probe::Probe,
     t: Thresholds,
-) -> Result<Vec<String>, ExitCode> {
+) -> Result<(Vec<String>, Vec<LeftAlone>), ExitCode> {
     if !args.ids.is_empty() {
-        return Ok(args.ids.clone());
+        return Ok((args.ids.clone(), Vec::new()));
     }
     let under = match &args.project {
         Some(p) => resolve_dirs("--project", std::slice::from_ref(p))?,
@@ -169,24 +204,31 @@ fn select(
         eprintln!("pier: {e}");
         ExitCode::from(EXIT_FAILED)
     })?;
-    let ids = scan
-        .projects
-        .iter()
-        .filter(|p| {
-            args.project.is_none() || under.iter().any(|u| u.as_os_str() == p.path.as_str())
-        })
-        .flat_map(|p| p.resources.iter())
-        .filter(|r| args.project.is_some() || r.level == Level::Green)
-        .map(|r| r.id.clone())
-        .collect();
-    Ok(ids)
+    let mut ids = Vec::new();
+    let mut left_alone = Vec::new();
+    let in_scope = scan.projects.iter().filter(|p| {
+        args.project.is_none() || under.iter().any(|u| u.as_os_str() == p.path.as_str())
+    });
+    for p in in_scope {
+        for r in &p.resources {
+            // `--project` hands every resource to the stop, which refuses what is not green.
+            if args.project.is_some() || r.level == Level::Green {
+                ids.push(r.id.clone());
+            } else {
+                left_alone.push(LeftAlone::of(p, r));
+            }
+        }
+    }
+    Ok((ids, left_alone))
 }
 
-/// The reports for a person.
-fn text(reports: &[StopReport]) -> String {
+/// The reports for a person, then what a batch left alone and why.
+fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
     let mut out = String::new();
-    if reports.is_empty() {
-        out.push_str("Nothing to stop.\n");
+    match (reports.is_empty(), left_alone.is_empty()) {
+        (true, true) => out.push_str("Nothing to stop.\n"),
+        (true, false) => out.push_str("Nothing to stop: nothing here is green.\n"),
+        _ => {}
     }
     for r in reports {
         let _ = writeln!(
@@ -230,13 +272,75 @@ fn text(reports: &[StopReport]) -> String {
             );
         }
         if let Some(s) = &r.snapshot {
-            let _ = writeln!(out, "    snapshot {s}");
+            let _ = match r.result {
+                ResourceResult::Refused | ResourceResult::Failed => writeln!(
+                    out,
+                    "    snapshot {s} kept: nothing was signalled, so it is not offered for restart"
+                ),
+                _ => writeln!(out, "    snapshot {s}"),
+            };
         }
+    }
+    if !left_alone.is_empty() {
+        out.push_str("\nLeft alone (not green):\n");
+    }
+    for l in left_alone {
+        let _ = writeln!(
+            out,
+            "    {} (pid {}, id {}) in {} — {}: {}",
+            l.kind,
+            l.pid,
+            l.id,
+            l.project,
+            l.level.as_str(),
+            l.reason
+        );
     }
     let stopped = reports
         .iter()
         .filter(|r| r.result == ResourceResult::Stopped)
         .count();
-    let _ = writeln!(out, "\n{stopped} of {} stopped", reports.len());
+    let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
+    if !left_alone.is_empty() {
+        let _ = write!(out, ", {} left alone", left_alone.len());
+    }
+    out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn left(kind: &str, pid: u32, reason: &str) -> LeftAlone {
+        LeftAlone {
+            id: format!("{pid}-1000"),
+            kind: kind.into(),
+            level: Level::Yellow,
+            project: "/home/u/docs".into(),
+            pid,
+            reason: reason.into(),
+        }
+    }
+
+    /// Found by trying real tools: `pier stop --all-green --under DIR` said "Nothing to stop"
+    /// and named none of the yellow and red resources it had left alone.
+    #[test]
+    fn a_batch_names_each_resource_it_left_alone_and_why() {
+        let shell = "parent sh (pid 99) is a live interactive shell";
+        let text = text(&[], &[left("vite", 100, shell)]);
+        assert_eq!(
+            text,
+            format!(
+                "Nothing to stop: nothing here is green.\n\nLeft alone (not green):\n    vite \
+                 (pid 100, id 100-1000) in /home/u/docs — yellow: {shell}\n\n0 of 0 stopped, 1 \
+                 left alone\n"
+            )
+        );
+    }
+
+    #[test]
+    fn nothing_in_scope_says_nothing_to_stop() {
+        assert_eq!(text(&[], &[]), "Nothing to stop.\n\n0 of 0 stopped\n");
+    }
 }

@@ -5,9 +5,10 @@ use std::net::SocketAddr;
 
 use super::connections;
 use super::model::{Connection, Evidence, Member, Port, Resource, RootIdentity};
-use super::rules::{self, ActivityFacts, Parentage, Thresholds};
+use super::rules::{self, ActivityFacts, MemberActivity, Parentage, Thresholds};
 use super::{helpers, kinds, Draft, Facts};
 use crate::probe::{ActivitySample, Pid, ProcessInfo};
+use crate::words;
 
 pub(crate) fn resource(
     facts: &mut Facts,
@@ -40,9 +41,12 @@ pub(crate) fn resource(
         .filter_map(|&m| facts.table.get(m))
         .collect();
     let recognised = kinds::chain::recognise(&tree, !ports.is_empty());
-    // The process the evidence names: the one that listens, else the root.
+    // The process the evidence names: the one that serves (a helper's port only if there is
+    // no other), else the root.
     let listener = ports
-        .first()
+        .iter()
+        .find(|p| p.is_server())
+        .or(ports.first())
         .and_then(|p| facts.table.get(p.pid))
         .unwrap_or(&root);
     evidence.push(rules::kind_evidence(recognised.as_ref(), listener));
@@ -62,7 +66,7 @@ pub(crate) fn resource(
     }));
 
     let (activity_evidence, activity) =
-        rules::activity_evidence(&activity_facts(sample, &member_pids), thresholds);
+        rules::activity_evidence(&activity_facts(sample, &members), thresholds);
     evidence.push(activity_evidence);
 
     Resource {
@@ -219,17 +223,34 @@ fn network(
     (ports, shown, evidence)
 }
 
-/// The members' share of the scan's sample.
-fn activity_facts(sample: Option<&ActivitySample>, members: &HashSet<Pid>) -> ActivityFacts {
+/// The members' share of the scan's sample, each named by its command line.
+fn activity_facts(sample: Option<&ActivitySample>, members: &[Member]) -> ActivityFacts {
     let Some(sample) = sample else {
         return ActivityFacts::NotSampled;
     };
-    let mut deltas = Vec::new();
-    for (pid, delta) in sample.per_pid.iter().filter(|(p, _)| members.contains(p)) {
+    let mut measured = Vec::new();
+    for (pid, delta) in &sample.per_pid {
+        let Some(m) = members.iter().find(|m| m.pid == *pid) else {
+            continue;
+        };
         match delta {
-            Ok(d) => deltas.push(*d),
+            Ok(d) => measured.push(MemberActivity {
+                pid: *pid,
+                command: member_command(m),
+                delta: *d,
+            }),
             Err(e) => return ActivityFacts::Unreadable(format!("pid {pid}: {e}")),
         }
     }
-    ActivityFacts::Measured(deltas, sample.window)
+    ActivityFacts::Measured(measured, sample.window)
+}
+
+/// A member's short command line; the kernel's name when its argv is empty.
+fn member_command(m: &Member) -> String {
+    let shown = words::short_command(m.argv.iter().map(|a| a.as_bytes()));
+    if shown.is_empty() {
+        m.command.clone()
+    } else {
+        shown
+    }
 }

@@ -128,9 +128,24 @@ pub struct Connection {
 }
 
 /// CPU and disk I/O of all members over the sample window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Activity {
     pub window_ms: u64,
+    /// Percent of one core.
+    pub cpu_percent: f64,
+    pub io_bytes_per_second: f64,
+    /// The member that used the most (CPU, or disk I/O when only that is over the threshold);
+    /// `null` when no member was measured.
+    pub busiest: Option<BusiestMember>,
+}
+
+/// One member's share of the sample: the process the activity evidence names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BusiestMember {
+    pub pid: u32,
+    /// Its command line, short: the program and its script by file name, then the arguments
+    /// (a rewritten title's padding dropped, cut at 60 characters).
+    pub command: String,
     /// Percent of one core.
     pub cpu_percent: f64,
     pub io_bytes_per_second: f64,

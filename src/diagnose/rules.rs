@@ -3,13 +3,15 @@
 //!
 //! Fail closed everywhere: a fact that could not be read argues against stopping.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::connections::Conn;
 use super::kinds::chain::{is_title, How, Recognised};
 use super::kinds::Role;
-use super::model::{Activity, Evidence, EvidenceKind, Level};
+use super::model::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
 use crate::probe::{ActivityDelta, ProcessInfo};
+use crate::words;
 
 fn evidence(kind: EvidenceKind, level: Level, message: String, source: &str) -> Evidence {
     Evidence {
@@ -293,17 +295,31 @@ impl Default for Thresholds {
     }
 }
 
+/// One member's share of an activity sample, with what names it for a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberActivity {
+    pub pid: u32,
+    /// Its command line for a person ([`crate::words::command_for_a_person`]).
+    pub command: String,
+    pub delta: ActivityDelta,
+}
+
 /// Summed activity of the members, or why it is missing.
 pub enum ActivityFacts {
     NotSampled,
     Unreadable(String),
-    Measured(Vec<ActivityDelta>, Duration),
+    Measured(Vec<MemberActivity>, Duration),
 }
 
 /// Activity above the threshold argues the tool is working; unreadable activity cannot argue
 /// it is idle. Returns the evidence and the measured figures.
+///
+/// Pier cannot tell a reloader polling files from a server at work: both are CPU a stop
+/// would interrupt, so a busy polling reloader (uvicorn's StatReload walking a `.venv`) stays
+/// busy. The words name the busiest member, its figures and the window, so the user sees
+/// which process it is (ARCHITECTURE.md, "Polling reloaders are busy").
 pub fn activity_evidence(facts: &ActivityFacts, t: Thresholds) -> (Evidence, Option<Activity>) {
-    let (deltas, window) = match facts {
+    let (members, window) = match facts {
         ActivityFacts::NotSampled => {
             return (
                 evidence(
@@ -326,30 +342,102 @@ pub fn activity_evidence(facts: &ActivityFacts, t: Thresholds) -> (Evidence, Opt
                 None,
             )
         }
-        ActivityFacts::Measured(d, w) => (d, *w),
+        ActivityFacts::Measured(m, w) => (m, *w),
     };
     let secs = window.as_secs_f64().max(1e-9);
-    let cpu_ns: u64 = deltas.iter().map(|d| d.cpu_ns).sum();
-    let io: u64 = deltas.iter().map(|d| d.io_bytes).sum();
+    let cpu = |ns: u64| ns as f64 / 1e9 / secs * 100.0;
+    let io = |bytes: u64| bytes as f64 / secs;
+    let cpu_ns = members
+        .iter()
+        .fold(0u64, |s, m| s.saturating_add(m.delta.cpu_ns));
+    let io_bytes = members
+        .iter()
+        .fold(0u64, |s, m| s.saturating_add(m.delta.io_bytes));
+    let cpu_busy = cpu(cpu_ns) > t.cpu_percent;
+    let io_busy = io(io_bytes) > t.io_bytes_per_second;
+    // The member that made it busy: by disk I/O when only that is over, else by CPU.
+    let busiest = members.iter().fold(None::<&MemberActivity>, |best, m| {
+        let key = |m: &MemberActivity| {
+            if io_busy && !cpu_busy {
+                m.delta.io_bytes
+            } else {
+                m.delta.cpu_ns
+            }
+        };
+        match best {
+            Some(b) if key(b) >= key(m) => Some(b),
+            _ => Some(m),
+        }
+    });
     let activity = Activity {
         window_ms: window.as_millis() as u64,
-        cpu_percent: cpu_ns as f64 / 1e9 / secs * 100.0,
-        io_bytes_per_second: io as f64 / secs,
+        cpu_percent: cpu(cpu_ns),
+        io_bytes_per_second: io(io_bytes),
+        busiest: busiest.map(|m| BusiestMember {
+            pid: m.pid,
+            command: m.command.clone(),
+            cpu_percent: cpu(m.delta.cpu_ns),
+            io_bytes_per_second: io(m.delta.io_bytes),
+        }),
     };
-    let busy = activity.cpu_percent > t.cpu_percent
-        || activity.io_bytes_per_second > t.io_bytes_per_second;
-    let message = format!(
-        "{} over {} ms: {:.1}% CPU, {:.0} B/s disk I/O",
-        if busy { "busy" } else { "idle" },
-        activity.window_ms,
-        activity.cpu_percent,
-        activity.io_bytes_per_second
-    );
-    let level = if busy { Level::Yellow } else { Level::Green };
+    let (message, level) = if cpu_busy || io_busy {
+        (busy_words(&activity, t, cpu_busy, io_busy), Level::Yellow)
+    } else {
+        (
+            format!(
+                "idle over {} ms: {:.1}% CPU, {} disk I/O",
+                activity.window_ms,
+                activity.cpu_percent,
+                words::byte_rate(activity.io_bytes_per_second)
+            ),
+            Level::Green,
+        )
+    };
     (
         evidence(EvidenceKind::Activity, level, message, "activity sample"),
         Some(activity),
     )
+}
+
+/// "busy over 500 ms: 15.8% CPU (more than 5%), 0 B/s disk I/O; the busiest member is pid 123
+/// (uvicorn main:app --reload), at 15.6% CPU": what was measured, against which threshold,
+/// and in which process.
+fn busy_words(a: &Activity, t: Thresholds, cpu_busy: bool, io_busy: bool) -> String {
+    let over = |busy: bool, limit: String| {
+        if busy {
+            format!(" (more than {limit})")
+        } else {
+            String::new()
+        }
+    };
+    let mut out = format!(
+        "busy over {} ms: {:.1}% CPU{}, {} disk I/O{}",
+        a.window_ms,
+        a.cpu_percent,
+        over(cpu_busy, format!("{}%", t.cpu_percent)),
+        words::byte_rate(a.io_bytes_per_second),
+        over(io_busy, words::byte_rate(t.io_bytes_per_second)),
+    );
+    if let Some(b) = &a.busiest {
+        let mut figures = Vec::new();
+        if cpu_busy {
+            figures.push(format!("{:.1}% CPU", b.cpu_percent));
+        }
+        if io_busy {
+            figures.push(format!(
+                "{} disk I/O",
+                words::byte_rate(b.io_bytes_per_second)
+            ));
+        }
+        let _ = write!(
+            out,
+            "; the busiest member is pid {} ({}), at {}",
+            b.pid,
+            b.command,
+            figures.join(" and ")
+        );
+    }
+    out
 }
 
 /// PID 1, Pier itself and Pier's ancestors are never touched.

@@ -71,8 +71,14 @@ pub struct HistoryEntry {
     pub ports: Vec<String>,
     /// Those of `ports` that were a helper's: shown apart, not checked or waited for.
     pub helper_ports: Vec<String>,
+    /// When the stop began (its snapshot was written), whatever became of it.
     pub stopped_at: String,
     pub result: Option<String>,
+    /// Whether the stop sent any signal: `false` when a check refused it before the first
+    /// one (nothing was stopped), `null` when it never finished recording its outcome.
+    pub signalled: Option<bool>,
+    /// The stop's reason, as it reported it; `null` until it finished.
+    pub reason: Option<String>,
     pub restartable: bool,
     pub why_not: Option<String>,
 }
@@ -81,6 +87,12 @@ impl HistoryEntry {
     /// The server's recorded ports: `ports` without the helpers'.
     pub fn server_ports(&self) -> impl Iterator<Item = &String> {
         self.ports.iter().filter(|p| !self.helper_ports.contains(p))
+    }
+
+    /// A stop that sent no signal stopped nothing: its record is kept (DESIGN.md §5), but it
+    /// is never shown as a stop.
+    pub fn sent_nothing(&self) -> bool {
+        self.signalled == Some(false)
     }
 }
 
@@ -265,6 +277,8 @@ pub fn history(
                 helper_ports: helper_endpoints(&s),
                 stopped_at: s.created_at.clone(),
                 result: s.result.map(|r| r.as_str().to_owned()),
+                signalled: s.signalled,
+                reason: s.reason.clone(),
                 restartable: why_not.is_none(),
                 why_not,
             }

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 use super::snapshot::Snapshot;
 use crate::diagnose::connections;
-use crate::diagnose::rules::Thresholds;
+use crate::diagnose::model::Level;
+use crate::diagnose::rules::{self, ActivityFacts, MemberActivity, Thresholds};
 use crate::diagnose::tree::ProcessTable;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, TcpState};
 use crate::signal::Expected;
@@ -17,7 +18,9 @@ use crate::signal::Expected;
 /// (a), (c), (e): no live connection on the members' listeners, every source readable.
 pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), String> {
     // argv plays no part in a network check: none is read beyond the socket holders'.
-    let survey = probe.survey(&|_| false).map_err(|e| e.to_string())?;
+    let survey = probe
+        .survey(&|_| false)
+        .map_err(|e| format!("the ports and connections could not be checked: {e}"))?;
     // A member whose row cannot be read was not walked: its sockets are unknown.
     if let Some(u) = survey
         .processes
@@ -25,16 +28,23 @@ pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), String> 
         .iter()
         .find(|u| members.contains(&u.pid))
     {
-        return Err(format!("pid {} could not be read: {}", u.pid, u.error));
+        return Err(format!(
+            "pid {} could not be read, so its connections are unknown: {}",
+            u.pid, u.error
+        ));
     }
     let table = survey
         .sockets
         .map_err(|e| format!("connection data could not be read: {e}"))?;
     if let Some((pid, why)) = table.blind.iter().find(|(p, _)| members.contains(p)) {
-        return Err(format!("connections of pid {pid} cannot be seen: {why}"));
+        return Err(format!(
+            "the connections of pid {pid} cannot be seen: {why}"
+        ));
     }
     if let Some((pid, why)) = table.unreadable.iter().find(|(p, _)| members.contains(p)) {
-        return Err(format!("open files of pid {pid} could not be read: {why}"));
+        return Err(format!(
+            "the open files of pid {pid} could not be read, so its connections are unknown: {why}"
+        ));
     }
     let listeners: Vec<_> = table
         .sockets
@@ -46,45 +56,62 @@ pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), String> 
         .into_iter()
         .find(|c| !c.internal);
     if let Some(c) = live {
-        return Err(format!("live connection {} ← {}", c.local, c.peer));
+        let who = match c.peer_pid {
+            Some(pid) => match survey
+                .processes
+                .processes
+                .iter()
+                .find(|p| p.identity.pid == pid)
+            {
+                Some(p) => format!("pid {pid}, {}", p.comm),
+                None => format!("pid {pid}"),
+            },
+            None => "a process Pier cannot see".to_owned(),
+        };
+        return Err(format!(
+            "a client is connected: live connection {} ← {} ({who})",
+            c.local, c.peer
+        ));
     }
     let queued = connections::queued_on(&listeners);
     if queued > 0 {
-        return Err(format!("{queued} connection(s) waiting to be accepted"));
+        return Err(format!(
+            "a client is waiting: {queued} connection(s) not yet accepted"
+        ));
     }
     Ok(())
 }
 
-/// (b): the members are idle over the window.
+/// (b): the members are idle over the window, judged by the scan's own activity rule, so the
+/// refusal names what was seen in the same words as the card: the figures, the window and the
+/// busiest member.
 pub fn activity(
     probe: &dyn Probe,
-    members: &[Pid],
+    snapshot: &Snapshot,
     window: std::time::Duration,
     t: Thresholds,
 ) -> Result<(), String> {
     if window.is_zero() {
         return Err("activity cannot be judged over an empty window".into());
     }
-    let sample = probe.activity(members, window);
-    let mut cpu_ns = 0u64;
-    let mut io = 0u64;
+    let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
+    let sample = probe.activity(&pids, window);
+    let mut measured = Vec::new();
     for (pid, delta) in &sample.per_pid {
         let d = delta
             .as_ref()
-            .map_err(|e| format!("activity of pid {pid} could not be read: {e}"))?;
-        cpu_ns = cpu_ns.saturating_add(d.cpu_ns);
-        io = io.saturating_add(d.io_bytes);
+            .map_err(|e| format!("the activity of pid {pid} could not be read: {e}"))?;
+        measured.push(MemberActivity {
+            pid: *pid,
+            command: snapshot.short_command_of(*pid),
+            delta: *d,
+        });
     }
-    let secs = window.as_secs_f64().max(1e-9);
-    let cpu_percent = cpu_ns as f64 / 1e9 / secs * 100.0;
-    let io_rate = io as f64 / secs;
-    if cpu_percent > t.cpu_percent || io_rate > t.io_bytes_per_second {
-        return Err(format!(
-            "busy: {cpu_percent:.1}% CPU, {io_rate:.0} B/s disk I/O over {} ms",
-            window.as_millis()
-        ));
+    let (evidence, _) = rules::activity_evidence(&ActivityFacts::Measured(measured, window), t);
+    match evidence.level {
+        Level::Green => Ok(()),
+        Level::Yellow | Level::Red => Err(evidence.message),
     }
-    Ok(())
 }
 
 /// What each member must still be: its identity and executable from the snapshot.
@@ -113,7 +140,9 @@ pub struct TreeCheck {
 /// (d) and (e): the tree under the root holds no member the snapshot lacks, and every member
 /// still alive is the same process (start time and executable).
 pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, String> {
-    let list = probe.processes().map_err(|e| e.to_string())?;
+    let list = probe
+        .processes()
+        .map_err(|e| format!("the process tree could not be checked: {e}"))?;
     let present: Vec<Identity> = list.processes.iter().map(|p| p.identity).collect();
     let table = ProcessTable::new(list.processes);
     let root = snapshot.root.pid;
@@ -123,14 +152,17 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, String>
         .is_some_and(|p| p.identity.start_time == snapshot.root.start_time && !p.zombie);
     if !root_alive {
         // Its children now hang elsewhere, where new ones could not be seen: the tree changed.
-        return Err(format!("the root process {root} exited"));
+        return Err(format!(
+            "the root process {root} ({}) exited during the checks",
+            snapshot.short_command_of(root)
+        ));
     }
     for pid in table.members(root) {
         let p = table.get(pid).expect("members come from the table");
         if !recorded.contains(&p.identity) {
             return Err(format!(
-                "a new process joined the tree: pid {pid} ({})",
-                p.comm
+                "a new process joined the tree during the checks: pid {pid} ({}), child of pid {}",
+                p.comm, p.ppid
             ));
         }
     }
@@ -140,22 +172,24 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, String>
             IdentityRead::Gone => gone.push(e.identity),
             IdentityRead::Unknown(why) => {
                 return Err(format!(
-                    "pid {} could not be re-read: {why}",
+                    "whether pid {} is still the same process could not be read: {why}",
                     e.identity.pid
                 ))
             }
             IdentityRead::Alive { identity, .. } if identity != e.identity => gone.push(e.identity),
             IdentityRead::Alive { exe: None, .. } => {
                 return Err(format!(
-                    "the executable of pid {} can no longer be read",
+                    "the executable of pid {} can no longer be read, so it cannot be shown to \
+                     be the same program",
                     e.identity.pid
                 ))
             }
             IdentityRead::Alive { exe: Some(exe), .. } if exe != e.exe => {
                 return Err(format!(
-                    "pid {} now runs {}: it exec'd",
+                    "pid {} now runs {}, not {}: it exec'd another program",
                     e.identity.pid,
-                    exe.display()
+                    exe.display(),
+                    e.exe.display()
                 ))
             }
             IdentityRead::Alive { .. } => {}

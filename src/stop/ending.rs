@@ -231,7 +231,10 @@ impl Signals<'_, '_> {
                     m.detail = detail;
                 }
                 (MemberOutcome::StillRunning, false) => {
-                    problems.push(format!("pid {} still_running", m.pid));
+                    problems.push(format!(
+                        "pid {} ({}) still runs after its signal",
+                        m.pid, m.command
+                    ));
                 }
                 (_, false) => problems.push(format!("pid {} skipped and still runs", m.pid)),
                 (_, true) => {}
@@ -242,7 +245,10 @@ impl Signals<'_, '_> {
             .iter()
             .filter(|m| m.outcome == MemberOutcome::Failed)
         {
-            problems.push(format!("pid {} failed", m.pid));
+            problems.push(format!(
+                "pid {} ({}) could not be signalled: {}",
+                m.pid, m.command, m.detail
+            ));
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::bytes::ByteString;
 use super::checks;
 use super::newcomers::Watch;
-use super::outcome::{ResourceResult, StopReport, Timings};
+use super::outcome::{Checkpoint, ResourceResult, StopReport, Timings};
 use super::signals::Signals;
 use super::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
 use super::wait::ExitWaiter;
@@ -17,6 +17,7 @@ use crate::diagnose::{self, MarkerLookup, ScanOptions};
 use crate::probe::{Identity, Pid, Probe};
 use crate::signal::Signaller;
 use crate::store::Store;
+use crate::words;
 
 /// Everything a stop needs, each behind its interface.
 pub struct Stopper<'a> {
@@ -33,6 +34,7 @@ fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopRe
         id: id.to_owned(),
         result,
         reason: reason.into(),
+        checkpoint: None,
         members: Vec::new(),
         newcomers: Vec::new(),
         snapshot: None,
@@ -116,16 +118,10 @@ impl Stopper<'_> {
             return Err(with_fresh(format!("never touched: {}", p.message)));
         }
         if !self.opts.force && resource.level != Level::Green {
-            let why = resource
-                .evidence
-                .iter()
-                .filter(|e| e.level == resource.level)
-                .map(|e| e.message.as_str())
-                .collect::<Vec<_>>()
-                .join("; ");
             return Err(with_fresh(format!(
-                "now {}: {why}",
-                resource.level.as_str()
+                "it is {} now, not green: {}",
+                resource.level.as_str(),
+                words::level_reasons(&resource)
             )));
         }
         if let Some(shown) = shown {
@@ -264,25 +260,27 @@ impl Stopper<'_> {
     }
 
     /// Step 3: the checkpoint chain. `Ok`: when check (a) ran, and what the last tree check
-    /// saw. `Err` says why no signal may be sent.
+    /// saw. `Err` says which check refused, and what it saw, in words (the reason a person
+    /// reads carries no checkpoint label; the report's `checkpoint` does).
     fn checkpoints(
         &self,
         snapshot: &Snapshot,
         pids: &[Pid],
-    ) -> Result<(Duration, checks::TreeCheck), String> {
+    ) -> Result<(Duration, checks::TreeCheck), (Checkpoint, String)> {
         let members: HashSet<Pid> = pids.iter().copied().collect();
+        let at = |c: Checkpoint| move |why: String| (c, why);
         let t0 = self.probe.now();
         if !self.opts.force {
-            checks::network(self.probe, &members).map_err(|e| format!("check (a): {e}"))?;
-            checks::activity(self.probe, pids, self.opts.sample, self.opts.thresholds)
-                .map_err(|e| format!("check (b): {e}"))?;
-            checks::network(self.probe, &members).map_err(|e| format!("check (c): {e}"))?;
+            checks::network(self.probe, &members).map_err(at(Checkpoint::A))?;
+            checks::activity(self.probe, snapshot, self.opts.sample, self.opts.thresholds)
+                .map_err(at(Checkpoint::B))?;
+            checks::network(self.probe, &members).map_err(at(Checkpoint::C))?;
         }
-        checks::tree(self.probe, snapshot).map_err(|e| format!("check (d): {e}"))?;
+        checks::tree(self.probe, snapshot).map_err(at(Checkpoint::D))?;
         if !self.opts.force {
-            checks::network(self.probe, &members).map_err(|e| format!("check (e): {e}"))?;
+            checks::network(self.probe, &members).map_err(at(Checkpoint::E))?;
         }
-        let last = checks::tree(self.probe, snapshot).map_err(|e| format!("check (e): {e}"))?;
+        let last = checks::tree(self.probe, snapshot).map_err(at(Checkpoint::E))?;
         Ok((t0, last))
     }
 
@@ -290,9 +288,13 @@ impl Stopper<'_> {
     /// a bounded wait after each level, then the outcomes as they are when the stop ends.
     fn signal_tree(&self, id: &str, snapshot: &Snapshot) -> StopReport {
         let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
+        let refused_at = |checkpoint: Checkpoint, why: String| StopReport {
+            checkpoint: Some(checkpoint),
+            ..report(id, ResourceResult::Refused, why)
+        };
         let (t0, last_check) = match self.checkpoints(snapshot, &pids) {
             Ok(checked) => checked,
-            Err(why) => return report(id, ResourceResult::Refused, why),
+            Err((checkpoint, why)) => return refused_at(checkpoint, why),
         };
         let members = snapshot.members.iter().map(|m| m.identity.into());
         let mut run = Signals {
@@ -314,7 +316,7 @@ impl Stopper<'_> {
             run.before_level();
             let sent = match run.signal_level(level) {
                 Ok(sent) => sent,
-                Err(why) => return report(id, ResourceResult::Refused, why),
+                Err(why) => return refused_at(Checkpoint::Deadline, why),
             };
             run.await_level(&sent);
         }
@@ -325,6 +327,7 @@ impl Stopper<'_> {
             id: id.to_owned(),
             result,
             reason,
+            checkpoint: None,
             members: ending.members,
             newcomers: ending.newcomers,
             snapshot: None,

@@ -34,8 +34,8 @@ use crate::probe::Identity;
 
 pub use flow::Stopper;
 pub use outcome::{
-    MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult, StopReport, TieKind,
-    Timings,
+    Checkpoint, MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult,
+    StopReport, TieKind, Timings,
 };
 
 /// How to stop.

@@ -111,22 +111,7 @@ pub enum TieKind {
     OrphanInProject,
 }
 
-/// A command line for a person: lossy, control characters blanked, cut at 60 characters.
-pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
-    let joined = argv
-        .into_iter()
-        .map(String::from_utf8_lossy)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let clean: String = joined
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    match clean.char_indices().nth(60) {
-        Some((cut, _)) => format!("{}…", &clean[..cut]),
-        None => clean,
-    }
-}
+pub use crate::words::command_for_a_person;
 
 /// A process born during the stop that belongs to it (`newcomers.rs`). Never signalled:
 /// the checkpoint chain did not verify it.
@@ -146,6 +131,25 @@ pub struct NewcomerReport {
     pub detail: String,
 }
 
+/// The checkpoint of DESIGN.md §3 step 3 that refused a stop, for programs; the reason says in
+/// words what it saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Checkpoint {
+    /// (a) ports and connections, before the activity sample.
+    A,
+    /// (b) the activity sample.
+    B,
+    /// (c) ports and connections, after the sample.
+    C,
+    /// (d) the process tree and every member's identity.
+    D,
+    /// (e) ports, connections and the process tree, one last time.
+    E,
+    /// The checks passed, but more time than allowed went by from (a) to the first signal.
+    Deadline,
+}
+
 /// How long the checkpoint chain took, on the probe's monotonic clock.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Timings {
@@ -162,6 +166,9 @@ pub struct StopReport {
     pub id: String,
     pub result: ResourceResult,
     pub reason: String,
+    /// The checkpoint that refused the stop (`null` otherwise: signals went out, or the stop
+    /// ended before the checkpoints).
+    pub checkpoint: Option<Checkpoint>,
     pub members: Vec<MemberReport>,
     /// Processes born during the stop, each with its parent and its fate.
     pub newcomers: Vec<NewcomerReport>,

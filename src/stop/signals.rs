@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use super::flow::Stopper;
 use super::newcomers::Watch;
-use super::outcome::{command_for_a_person, MemberOutcome, MemberReport};
+use super::outcome::{MemberOutcome, MemberReport};
 use super::snapshot::Snapshot;
-use crate::probe::{Identity, Pid};
+use crate::probe::Identity;
 use crate::signal::{Expected, Sig, SignalOutcome};
 
 /// How long a parent gets to exit on its own after its children did, before its signal.
@@ -44,7 +44,7 @@ impl Signals<'_, '_> {
         MemberReport {
             pid: e.identity.pid,
             start_time: e.identity.start_time,
-            command: command_of(self.snapshot, e.identity.pid),
+            command: self.snapshot.command_of(e.identity.pid),
             outcome,
             detail,
         }
@@ -97,7 +97,9 @@ impl Signals<'_, '_> {
             let since = self.stopper.probe.now().saturating_sub(self.t0);
             if self.first.is_none() && since > opts.deadline {
                 return Err(format!(
-                    "more than {} s passed between check (a) and the first signal; nothing was sent",
+                    "the checks took too long: more than {} s passed between the first look at \
+                     its connections and the first signal, so nothing was sent (the machine may \
+                     be busy; try again)",
                     opts.deadline.as_secs_f64()
                 ));
             }
@@ -145,13 +147,4 @@ impl Signals<'_, '_> {
             self.members.push(line);
         }
     }
-}
-
-/// A member's command line for a person.
-pub(super) fn command_of(snapshot: &Snapshot, pid: Pid) -> String {
-    let argv = snapshot.members.iter().find(|m| m.identity.pid == pid);
-    command_for_a_person(
-        argv.into_iter()
-            .flat_map(|m| m.argv.iter().map(|a| a.0.as_slice())),
-    )
 }

@@ -105,6 +105,26 @@ pub struct RecordedRestart {
     pub ready: bool,
 }
 
+impl Snapshot {
+    fn argv_of(&self, pid: u32) -> impl Iterator<Item = &[u8]> {
+        let member = self.members.iter().find(|m| m.identity.pid == pid);
+        member
+            .into_iter()
+            .flat_map(|m| m.argv.iter().map(|a| a.0.as_slice()))
+    }
+
+    /// A member's command line for a person, from its exact recorded argv (empty when `pid`
+    /// is not a member).
+    pub fn command_of(&self, pid: u32) -> String {
+        crate::words::command_for_a_person(self.argv_of(pid))
+    }
+
+    /// The same, short enough to name the member inside a sentence.
+    pub fn short_command_of(&self, pid: u32) -> String {
+        crate::words::short_command(self.argv_of(pid))
+    }
+}
+
 impl Versioned for Snapshot {
     const SCHEMA: u32 = 1;
     fn schema(&self) -> u32 {

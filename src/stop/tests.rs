@@ -364,15 +364,17 @@ fn connection_at(read: usize) -> (StopReport, Vec<Pid>) {
 
 #[test]
 fn a_connection_appearing_at_a_c_or_e_refuses_with_zero_signals() {
-    for (read, check) in [(2, "(a)"), (3, "(c)"), (4, "(e)")] {
+    for (read, check) in [(2, Checkpoint::A), (3, Checkpoint::C), (4, Checkpoint::E)] {
         let (r, sent) = connection_at(read);
-        assert_eq!(r.result, ResourceResult::Refused, "{check}: {r:#?}");
-        assert!(
-            r.reason.contains(check) && r.reason.contains("live connection"),
-            "{}",
-            r.reason
+        assert_eq!(r.result, ResourceResult::Refused, "{check:?}: {r:#?}");
+        assert_eq!(r.checkpoint, Some(check), "{r:#?}");
+        assert_eq!(
+            r.reason,
+            "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 \
+             (a process Pier cannot see)",
+            "in words, with no checkpoint label"
         );
-        assert!(sent.is_empty(), "{check}: nothing sent");
+        assert!(sent.is_empty(), "{check:?}: nothing sent");
     }
 }
 
@@ -428,10 +430,13 @@ fn activity_above_the_threshold_refuses() {
     });
     let (r, sent) = run(&w);
     assert_eq!(r.result, ResourceResult::Refused);
-    assert!(
-        r.reason.contains("(b)") && r.reason.contains("busy"),
-        "{}",
-        r.reason
+    assert_eq!(r.checkpoint, Some(Checkpoint::B));
+    // 90 ms of CPU over the 100 ms window, all of it in vite.
+    assert_eq!(
+        r.reason,
+        "busy over 100 ms: 90.0% CPU (more than 5%), 0 B/s disk I/O; the busiest member is \
+         pid 101 (node vite), at 90.0% CPU",
+        "what was seen, in plain words"
     );
     assert!(sent.is_empty());
 }
@@ -445,10 +450,10 @@ fn a_new_child_appearing_refuses() {
     });
     let (r, sent) = run(&w);
     assert_eq!(r.result, ResourceResult::Refused);
-    assert!(
-        r.reason.contains("(d)") && r.reason.contains("new process"),
-        "{}",
-        r.reason
+    assert_eq!(r.checkpoint, Some(Checkpoint::D));
+    assert_eq!(
+        r.reason,
+        "a new process joined the tree during the checks: pid 103 (node), child of pid 101"
     );
     assert!(sent.is_empty());
 }
@@ -500,6 +505,7 @@ fn more_than_two_seconds_from_check_a_to_the_first_signal_means_zero_signals() {
     o.sample = Duration::from_millis(2_100);
     let (r, sent) = run_with(&w, o, |_| {});
     assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.checkpoint, Some(Checkpoint::Deadline), "{r:#?}");
     assert!(r.reason.contains("first signal"), "{}", r.reason);
     assert!(sent.is_empty());
 }
@@ -698,7 +704,11 @@ fn a_root_that_exits_during_the_checks_is_a_changed_tree() {
     });
     let (r, sent) = run(&w);
     assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
-    assert!(r.reason.contains("root process 100 exited"), "{}", r.reason);
+    assert!(
+        r.reason.contains("root process 100 (sh -c vite) exited"),
+        "{}",
+        r.reason
+    );
     assert!(sent.is_empty());
 }
 
@@ -1000,3 +1010,5 @@ proptest::proptest! {
         proptest::prop_assert_ne!(r.result, ResourceResult::Stopped);
     }
 }
+
+mod words;

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::diagnose::model::{Evidence, Level, Project, Resource};
 use crate::restart::HistoryEntry;
+use crate::words;
 use crate::worker::{project_name, ActionKey, Tone};
 
 use super::ids::Click;
@@ -189,7 +190,7 @@ fn age_line(p: &Project) -> String {
         Some(s) => format!("Up {}", short_duration(Duration::from_secs(s))),
         None => "Age unknown".into(),
     };
-    let activity: Vec<_> = p.resources.iter().map(|r| r.activity).collect();
+    let activity: Vec<_> = p.resources.iter().map(|r| r.activity.as_ref()).collect();
     if activity.iter().all(Option::is_some) && !activity.is_empty() {
         let cpu: f64 = activity.iter().flatten().map(|a| a.cpu_percent).sum();
         let _ = write!(line, " · {cpu:.1} % CPU over the sample");
@@ -333,10 +334,13 @@ fn recently_stopped(state: &UiState, now: SystemTime) -> Entry {
         None => children.push(Entry::info("history", "Reading the snapshots…")),
         Some(Err(e)) => children.push(Entry::info("history", format!("Unreadable: {e}"))),
         Some(Ok(h)) => {
-            if h.entries.is_empty() {
+            // A stop that sent no signal stopped nothing: `pier history` lists its record.
+            let stops: Vec<&HistoryEntry> =
+                h.entries.iter().filter(|e| !e.sent_nothing()).collect();
+            if stops.is_empty() {
                 children.push(Entry::info("history", "Nothing stopped yet"));
             }
-            for e in h.entries.iter().rev().take(SNAPSHOTS_SHOWN) {
+            for e in stops.into_iter().rev().take(SNAPSHOTS_SHOWN) {
                 children.push(snapshot_entry(state, e, now));
             }
             if !h.damaged.is_empty() {
@@ -372,7 +376,7 @@ fn snapshot_entry(state: &UiState, e: &HistoryEntry, now: SystemTime) -> Entry {
             at("when"),
             format!("Stopped {} · {result}", ago(&e.stopped_at, now)),
         ),
-        Entry::info(at("command"), e.root_command.join(" ")),
+        Entry::info(at("command"), words::command_of_strings(&e.root_command)),
     ];
     if let Some(r) = state.last_result(&key) {
         children.push(Entry::info(

@@ -145,6 +145,7 @@ mod tests {
             id: "10-100".into(),
             result,
             reason: reason.into(),
+            checkpoint: None,
             members: outcomes
                 .iter()
                 .enumerate()

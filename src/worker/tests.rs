@@ -62,6 +62,7 @@ impl Engine for Scripted {
             id: id.into(),
             result: ResourceResult::Refused,
             reason: "a client is connected".into(),
+            checkpoint: None,
             members: vec![],
             newcomers: vec![],
             snapshot: None,

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 
 use pier::probe::Identity;
 use pier::signal::SignalOutcome;
-use pier::stop::{MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind};
+use pier::stop::{Checkpoint, MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind};
 
 use super::hook::Call;
 use super::{Kind, Known, Origin, Round};
@@ -387,10 +387,7 @@ impl Facts<'_> {
             }
         }
         // A refusal for the 2 s deadline is right whatever happened (a loaded machine).
-        let deadline = self
-            .report
-            .reason
-            .contains("passed between check (a) and the first signal");
+        let deadline = self.report.checkpoint == Some(Checkpoint::Deadline);
         if fired.iter().all(|f| !f.done)
             && self.report.result != ResourceResult::Stopped
             && self.reused.is_empty()

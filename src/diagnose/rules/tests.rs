@@ -110,8 +110,11 @@ fn activity_above_either_threshold_is_busy() {
         cpu_ns: 0,
         io_bytes: 1_000_001,
     };
-    let level =
-        |d: Vec<ActivityDelta>| activity_evidence(&ActivityFacts::Measured(d, w), t).0.level;
+    let level = |d: Vec<ActivityDelta>| {
+        activity_evidence(&ActivityFacts::Measured(named(d), w), t)
+            .0
+            .level
+    };
     assert_eq!(level(vec![idle]), Level::Green);
     assert_eq!(level(vec![cpu]), Level::Yellow);
     assert_eq!(level(vec![io]), Level::Yellow);
@@ -121,6 +124,95 @@ fn activity_above_either_threshold_is_busy() {
     };
     assert_eq!(level(vec![half, half]), Level::Yellow, "members add up");
     assert_eq!(level(vec![]), Level::Green);
+}
+
+/// Members 100, 101, … named "cmd 100", "cmd 101", …, in order.
+fn named(deltas: Vec<ActivityDelta>) -> Vec<MemberActivity> {
+    deltas
+        .into_iter()
+        .zip(100..)
+        .map(|(delta, pid)| MemberActivity {
+            pid,
+            command: format!("cmd {pid}"),
+            delta,
+        })
+        .collect()
+}
+
+fn cpu_ms(ms: u64) -> ActivityDelta {
+    ActivityDelta {
+        cpu_ns: ms * 1_000_000,
+        io_bytes: 0,
+    }
+}
+
+/// Found by trying uvicorn without watchfiles: "busy" said neither which process nor how much
+/// of it, so a polling reloader could not be told from a server at work.
+#[test]
+fn busy_activity_names_the_busiest_member_its_figure_and_the_window() {
+    let t = Thresholds::default();
+    let w = Duration::from_millis(500);
+    let facts = ActivityFacts::Measured(named(vec![cpu_ms(2), cpu_ms(77), cpu_ms(0)]), w);
+    let (e, a) = activity_evidence(&facts, t);
+    assert_eq!(e.level, Level::Yellow);
+    assert_eq!(
+        e.message,
+        "busy over 500 ms: 15.8% CPU (more than 5%), 0 B/s disk I/O; the busiest member is \
+         pid 101 (cmd 101), at 15.4% CPU"
+    );
+    let busiest = a.unwrap().busiest.unwrap();
+    assert_eq!((busiest.pid, busiest.command.as_str()), (101, "cmd 101"));
+    assert!((busiest.cpu_percent - 15.4).abs() < 1e-9);
+}
+
+#[test]
+fn busy_disk_io_alone_names_the_member_doing_the_io() {
+    let t = Thresholds::default();
+    let w = Duration::from_secs(1);
+    let writer = ActivityDelta {
+        cpu_ns: 1_000_000,
+        io_bytes: 2_300_000,
+    };
+    let facts = ActivityFacts::Measured(named(vec![cpu_ms(30), writer]), w);
+    let (e, _) = activity_evidence(&facts, t);
+    assert_eq!(
+        e.message,
+        "busy over 1000 ms: 3.1% CPU, 2.3 MB/s disk I/O (more than 1.0 MB/s); the busiest \
+         member is pid 101 (cmd 101), at 2.3 MB/s disk I/O",
+        "by disk I/O, not by CPU, when only disk I/O is over"
+    );
+}
+
+#[test]
+fn busy_on_both_counts_names_both_figures_of_the_busiest_by_cpu() {
+    let t = Thresholds::default();
+    let w = Duration::from_secs(1);
+    let both = ActivityDelta {
+        cpu_ns: 200_000_000,
+        io_bytes: 5_000_000,
+    };
+    let (e, _) = activity_evidence(&ActivityFacts::Measured(named(vec![both]), w), t);
+    assert_eq!(
+        e.message,
+        "busy over 1000 ms: 20.0% CPU (more than 5%), 5.0 MB/s disk I/O (more than 1.0 MB/s); \
+         the busiest member is pid 100 (cmd 100), at 20.0% CPU and 5.0 MB/s disk I/O"
+    );
+}
+
+#[test]
+fn idle_activity_keeps_its_short_words() {
+    let t = Thresholds::default();
+    let w = Duration::from_millis(500);
+    let (e, a) = activity_evidence(&ActivityFacts::Measured(named(vec![cpu_ms(1)]), w), t);
+    assert_eq!(e.message, "idle over 500 ms: 0.2% CPU, 0 B/s disk I/O");
+    assert_eq!(
+        a.unwrap().busiest.unwrap().pid,
+        100,
+        "still named in the JSON"
+    );
+    let (e, a) = activity_evidence(&ActivityFacts::Measured(Vec::new(), w), t);
+    assert_eq!(e.level, Level::Green);
+    assert_eq!(a.unwrap().busiest, None, "no member measured");
 }
 
 #[test]

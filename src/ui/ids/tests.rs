@@ -150,6 +150,8 @@ fn restart_needs_a_restartable_snapshot() {
         helper_ports: vec![],
         stopped_at: String::new(),
         result: Some("stopped".into()),
+        signalled: Some(true),
+        reason: None,
         restartable: ok,
         why_not: (!ok).then(|| "the stop was partial".into()),
     };

@@ -273,6 +273,8 @@ fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Histor
         helper_ports: vec![],
         stopped_at: "2026-11-29T12:00:00Z".into(),
         result: Some("stopped".into()),
+        signalled: Some(true),
+        reason: Some("every member is gone".into()),
         restartable,
         why_not: why_not.map(Into::into),
     }
@@ -328,6 +330,28 @@ fn recently_stopped_offers_restart_only_when_restartable_and_says_why_not() {
         panic!("start at login is a check item");
     };
     assert!(*checked);
+}
+
+/// Found by trying real tools: a stop refused before any signal was listed under "Recently
+/// stopped" as "Stopped 5m ago · refused".
+#[test]
+fn a_stop_that_sent_no_signal_is_not_listed_as_recently_stopped() {
+    let mut refused = history_entry("snap-r", false, Some("nothing was stopped"));
+    refused.result = Some("refused".into());
+    refused.signalled = Some(false);
+    let m = menu(&with_history(vec![refused.clone()]), now());
+    assert!(find(&m, "snap:snap-r").is_none(), "not a stop");
+    assert_eq!(
+        text_enabled(find(&m, "info:history").unwrap()).0,
+        "Nothing stopped yet"
+    );
+    let m = menu(
+        &with_history(vec![history_entry("snap-a", true, None), refused]),
+        now(),
+    );
+    assert!(find(&m, "snap:snap-a").is_some());
+    assert!(find(&m, "snap:snap-r").is_none());
+    assert!(find(&m, "info:history").is_none());
 }
 
 #[test]

@@ -1,0 +1,172 @@
+//! How Pier says things to a person: a command line, a byte rate, why a resource has its level.
+//! Pure functions, shared by the scan's evidence, the stop's reasons and every text output.
+//!
+//! Words only: the snapshot keeps every argv byte as it was, and the JSON keeps the exact argv;
+//! what is trimmed here is trimmed for reading.
+
+use crate::diagnose::model::Resource;
+
+/// The longest command shown, in characters; longer ones end in "…".
+const COMMAND_CHARS: usize = 60;
+
+/// A command line for a person: lossy UTF-8, control characters blanked, a rewritten title's
+/// padding dropped, cut at 60 characters.
+///
+/// Why the padding goes: a tool that rewrites its title over its argv (Next's
+/// `next-server (v16.4.6)`, libuv's `uv_set_process_title`) pads it to the old length, so
+/// `/proc/<pid>/cmdline` reads as the title followed by dozens of empty arguments, or as one
+/// argument ending in spaces. Printed as it is, that is a line of blanks cut at 60 characters.
+pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
+    // Trailing empty arguments join into trailing spaces: one trim drops both kinds of padding.
+    let joined = argv
+        .into_iter()
+        .map(String::from_utf8_lossy)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let clean: String = joined
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let clean = clean.trim_end();
+    match clean.char_indices().nth(COMMAND_CHARS) {
+        Some((cut, _)) => format!("{}…", clean[..cut].trim_end()),
+        None => clean.to_owned(),
+    }
+}
+
+/// A command line short enough to name a process inside a sentence: as
+/// [`command_for_a_person`], with the program, and a script right after it, by file name
+/// (`/home/me/api/.venv/bin/python3 /home/me/api/.venv/bin/uvicorn main:app --reload` reads
+/// `python3 uvicorn main:app --reload`). Why: cut at 60 characters, the two paths alone would
+/// hide the very name that tells a reloader from the server. The pid beside it, and the JSON's
+/// exact argv, say which files they are.
+pub fn short_command<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let file_name = |a: &'a [u8]| -> &'a [u8] {
+        match a.iter().rposition(|&b| b == b'/') {
+            Some(i) if i + 1 < a.len() => &a[i + 1..],
+            _ => a,
+        }
+    };
+    let shortened = argv.into_iter().enumerate().map(|(i, a)| match i {
+        0 => file_name(a),
+        1 if !a.starts_with(b"-") => file_name(a),
+        _ => a,
+    });
+    command_for_a_person(shortened)
+}
+
+/// [`command_for_a_person`], for an argv already held as text (the history's commands).
+pub fn command_of_strings(argv: &[String]) -> String {
+    command_for_a_person(argv.iter().map(|a| a.as_bytes()))
+}
+
+/// A rate of disk I/O for a person: "0 B/s", "512 B/s", "41.0 kB/s", "2.3 MB/s".
+pub fn byte_rate(bytes_per_second: f64) -> String {
+    let b = bytes_per_second.max(0.0);
+    if b < 999.5 {
+        format!("{b:.0} B/s")
+    } else if b < 999_950.0 {
+        format!("{:.1} kB/s", b / 1e3)
+    } else {
+        format!("{:.1} MB/s", b / 1e6)
+    }
+}
+
+/// Why a resource has its level, in the words of the evidence that set it: every fact at
+/// that level, joined. Used where Pier leaves a resource alone (a stop refused at the
+/// re-diagnosis, a batch that only stops green ones).
+pub fn level_reasons(r: &Resource) -> String {
+    let reasons: Vec<&str> = r
+        .evidence
+        .iter()
+        .filter(|e| e.level == r.level)
+        .map(|e| e.message.as_str())
+        .collect();
+    if reasons.is_empty() {
+        // `level_of` says yellow when there is no evidence at all.
+        return "nothing is known about it".to_owned();
+    }
+    reasons.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(argv: &[&str]) -> String {
+        command_for_a_person(argv.iter().map(|a| a.as_bytes()))
+    }
+
+    /// Next 16's server child, as `/proc/<pid>/cmdline` splits it: the title, then the padding.
+    #[test]
+    fn a_rewritten_title_loses_its_padding_of_empty_arguments() {
+        let mut argv = vec!["next-server (v16.4.6)"];
+        argv.extend(std::iter::repeat_n("", 40));
+        assert_eq!(cmd(&argv), "next-server (v16.4.6)");
+    }
+
+    #[test]
+    fn a_rewritten_title_loses_its_padding_of_trailing_spaces() {
+        let padded = format!("next-server (v16.4.6){}", " ".repeat(200));
+        assert_eq!(cmd(&[&padded]), "next-server (v16.4.6)");
+        let with_nuls = format!("next-server (v16.4.6){}", "\0".repeat(30));
+        assert_eq!(cmd(&[&with_nuls]), "next-server (v16.4.6)");
+    }
+
+    #[test]
+    fn inner_empty_arguments_and_spaces_are_kept() {
+        assert_eq!(cmd(&["printf", "", "a  b", "x"]), "printf  a  b x");
+    }
+
+    #[test]
+    fn a_long_command_is_cut_at_sixty_characters() {
+        let long = "a".repeat(100);
+        let shown = cmd(&["node", &long]);
+        assert_eq!(shown.chars().count(), 61, "{shown}");
+        assert!(shown.ends_with('…'));
+        let shown = cmd(&["sh", "-c", "vite\n"]);
+        assert_eq!(
+            shown, "sh -c vite",
+            "control characters are blanked, then trimmed"
+        );
+    }
+
+    #[test]
+    fn a_short_command_names_the_program_and_its_script_by_file_name() {
+        let short = |argv: &[&str]| short_command(argv.iter().map(|a| a.as_bytes()));
+        assert_eq!(
+            short(&[
+                "/home/me/api/.venv/bin/python3",
+                "/home/me/api/.venv/bin/uvicorn",
+                "main:app",
+                "--reload",
+                "--reload-dir",
+                "/home/me/src",
+            ]),
+            "python3 uvicorn main:app --reload --reload-dir /home/me/src",
+            "only the program and its script are shortened"
+        );
+        assert_eq!(
+            short(&["sh", "-c", "./node_modules/.bin/vite"]),
+            "sh -c ./node_modules/.bin/vite"
+        );
+        assert_eq!(
+            short(&["/usr/bin/node", "./node_modules/.bin/vite", ""]),
+            "node vite"
+        );
+        assert_eq!(
+            short(&["next-server (v16.4.6)", "", ""]),
+            "next-server (v16.4.6)"
+        );
+        assert_eq!(short(&["/weird/"]), "/weird/", "no file name: kept");
+    }
+
+    #[test]
+    fn byte_rates_use_a_unit_a_person_reads() {
+        assert_eq!(byte_rate(0.0), "0 B/s");
+        assert_eq!(byte_rate(512.0), "512 B/s");
+        assert_eq!(byte_rate(41_000.0), "41.0 kB/s");
+        assert_eq!(byte_rate(999_999.0), "1.0 MB/s");
+        assert_eq!(byte_rate(2_300_000.0), "2.3 MB/s");
+    }
+}
