@@ -267,7 +267,7 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
         if let Some(t) = &r.timings {
             let _ = writeln!(
                 out,
-                "    check (a) → first signal {:.0} ms, → last signal {:.0} ms (sample {} ms)",
+                "    first check to first signal {:.0} ms, to last signal {:.0} ms (activity sampled over {} ms)",
                 t.a_to_first_signal_ms, t.a_to_last_signal_ms, t.sample_ms
             );
         }
