@@ -40,7 +40,8 @@ pub(crate) fn resource(
         .iter()
         .filter_map(|&m| facts.table.get(m))
         .collect();
-    let recognised = kinds::chain::recognise(&tree, !ports.is_empty());
+    let listeners: Vec<Pid> = ports.iter().map(|p| p.pid).collect();
+    let recognised = kinds::chain::recognise(&tree, &listeners);
     // The process the evidence names: the one that serves (a helper's port only if there is
     // no other), else the root.
     let listener = ports

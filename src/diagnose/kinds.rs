@@ -533,11 +533,21 @@ pub fn role(p: &ProcessInfo) -> Role {
     // A launcher that rewrote its title ("npm run dev", in argv[0] and comm) is still one.
     let titled = [name, p.comm.as_str()]
         .iter()
-        .any(|t| t.contains(' ') && t.split(' ').next().is_some_and(|w| WRAPPERS.contains(&w)));
+        .any(|t| is_titled_launcher(t));
     if is(WRAPPERS) || titled || through.is_some_and(|prog| WRAPPERS.contains(&prog.as_str())) {
         return Role::Wrapper;
     }
     Role::Other
+}
+
+/// A title a launcher wrote over its argv ("npm run dev", "npm exec vite"): words, the first
+/// of them a launcher's name.
+pub fn is_titled_launcher(title: &str) -> bool {
+    title.contains(' ')
+        && title
+            .split(' ')
+            .next()
+            .is_some_and(|w| WRAPPERS.contains(&w))
 }
 
 /// A shell is interactive when it leads a session on a terminal, or runs neither `-c` nor a

@@ -3,15 +3,8 @@
 
 use super::model::{EvidenceKind, Level, Resource};
 use super::tests::{has, only, run, APP};
+use crate::diagnose::kinds::chain::tests::titled;
 use crate::probe::fake::{process, FakeProbe};
-use crate::probe::ProcessInfo;
-
-/// A title written over the argv area, as /proc shows it: the title, then empty arguments.
-fn titled(pid: u32, ppid: u32, title: &str) -> ProcessInfo {
-    let mut p = process(pid, ppid, &[title]);
-    p.argv.extend(std::iter::repeat_n(Vec::new(), 12));
-    p
-}
 
 fn message(r: &Resource, kind: EvidenceKind) -> String {
     r.evidence
@@ -88,5 +81,45 @@ fn a_tree_with_no_command_left_is_known_but_yellow() {
     assert!(
         why.contains("puma 5.6.5 (tcp://127.0.0.1:3000) [app]\")"),
         "{why}"
+    );
+}
+
+#[test]
+fn puma_with_a_watcher_child_is_not_restartable_and_not_the_watchers_kind_green() {
+    // tailwindcss-rails' Puma plugin: the watcher runs under Puma, whose argv is a title.
+    let probe = FakeProbe::default()
+        .with(
+            titled(10, 1, "puma 5.6.5 (tcp://127.0.0.1:3000) [app]"),
+            APP,
+        )
+        .with(
+            process(
+                11,
+                10,
+                &["/home/u/app/bin/tailwindcss", "-i", "app.css", "-w"],
+            ),
+            APP,
+        )
+        .listen("127.0.0.1:3000", 10);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Yellow, "{r:#?}");
+    let why = message(r, EvidenceKind::NotRestartable);
+    assert!(why.contains("pid 10 rewrote its command line"), "{why}");
+}
+
+#[test]
+fn a_dev_script_outside_the_listeners_tree_makes_nothing_known() {
+    let probe = FakeProbe::default()
+        .with(process(10, 1, &["python3", "app.py"]), APP)
+        .with(process(11, 10, &["npm", "run", "watch"]), APP)
+        .with(process(12, 11, &["sh", "-c", "node build.js --watch"]), APP)
+        .listen("127.0.0.1:8000", 10);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(
+        (r.kind.as_str(), r.level),
+        ("unknown", Level::Yellow),
+        "{r:#?}"
     );
 }

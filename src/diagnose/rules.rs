@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::connections::Conn;
-use super::kinds::chain::{is_title, How, Recognised};
+use super::kinds::chain::{tree_restart_target, How, NoTarget, Recognised};
 use super::kinds::Role;
 use super::model::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
 use crate::probe::{ActivityDelta, ProcessInfo};
@@ -35,13 +35,17 @@ pub fn level_of(evidence: &[Evidence]) -> Level {
 /// not a stop. The evidence says how the kind was read and names the process: for an unknown
 /// tree, the one that listens (`listener`), not its launcher.
 pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) -> Evidence {
+    // What a process wrote (its title, its name, a quoted command) is shown as words only:
+    // control characters blanked, padding dropped.
+    let said = |text: &str| words::command_for_a_person([text.as_bytes()]);
+    let comm = said(&listener.comm);
     let Some(r) = recognised else {
         return evidence(
             EvidenceKind::UnknownKind,
             Level::Yellow,
             format!(
-                "{} (pid {}) listens inside a project but is not a dev tool Pier knows",
-                listener.comm, listener.identity.pid
+                "{comm} (pid {}) listens inside a project but is not a dev tool Pier knows",
+                listener.identity.pid
             ),
             "argv",
         );
@@ -53,23 +57,29 @@ pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) ->
         ),
         How::Launcher { command } => (
             format!(
-                "known dev tool: {}, from the command its launcher runs (pid {}: {command})",
-                r.kind, r.pid
+                "known dev tool: {}, from the command its launcher runs (pid {}: {})",
+                r.kind,
+                r.pid,
+                said(command)
             ),
             "launcher's argv",
         ),
         How::Title { title } => (
             format!(
-                "known dev tool: {}, from the title pid {} gave itself (\"{title}\")",
-                r.kind, r.pid
+                "known dev tool: {}, from the title pid {} gave itself (\"{}\")",
+                r.kind,
+                r.pid,
+                said(title)
             ),
             "title",
         ),
         How::DevScript { manager, script } => (
             format!(
-                "known dev tool: a dev script, `{manager} run {script}` (pid {}); {} (pid {}) \
+                "known dev tool: a dev script, `{manager} run {}` (pid {}); {comm} (pid {}) \
                  listens",
-                r.pid, listener.comm, listener.identity.pid
+                said(script),
+                r.pid,
+                listener.identity.pid
             ),
             "package-manager script",
         ),
@@ -77,34 +87,27 @@ pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) ->
     evidence(EvidenceKind::ToolKind, Level::Green, message, source)
 }
 
-/// A tree in which every process wrote a title over its argv (Puma does, in the process that
-/// ran `rails server`) has no command left to replay: a restart could not bring it back, so
-/// stopping it is the user's call (Force), as for an environment the OS withholds.
+/// A tree with no member whose command brings the whole tree back (`chain::restart_target`)
+/// cannot be restarted: Puma writes its title over the argv of `rails server`, and Linux keeps
+/// no copy. Stopping it is then the user's call (Force), as for an environment the OS withholds.
 pub fn restart_evidence(tree: &[&ProcessInfo]) -> Option<Evidence> {
-    if !tree.iter().all(|p| is_title(&p.argv)) {
-        return None;
-    }
-    let root = tree.first()?;
-    let title = root
-        .argv
-        .iter()
-        .map(|a| String::from_utf8_lossy(a))
-        .filter(|a| !a.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let others = match tree.len() - 1 {
-        0 => String::new(),
-        1 => " and so did the process it started".to_owned(),
-        n => format!(" and so did the {n} processes it started"),
+    let (at, why) = match tree_restart_target(tree) {
+        Ok(_) => return None,
+        Err(NoTarget::Lost(at)) => (at, "so the command that started it is lost"),
+        Err(NoTarget::Several(at)) => (
+            at,
+            "and runs several processes: no one command of theirs brings the whole tree back",
+        ),
     };
+    let p = tree.get(at)?;
+    let title = words::command_for_a_person(p.argv.iter().map(Vec::as_slice));
     Some(evidence(
         EvidenceKind::NotRestartable,
         Level::Yellow,
         format!(
-            "could not be restarted: pid {} rewrote its command line (\"{}\"){others}, so the \
-             command that started it is lost; only Force stops it",
-            root.identity.pid,
-            title.trim()
+            "could not be restarted: pid {} rewrote its command line (\"{title}\"), {why}; only \
+             Force stops it",
+            p.identity.pid
         ),
         "argv",
     ))

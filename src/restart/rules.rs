@@ -16,15 +16,22 @@ pub fn is_rewritten(m: &SnapshotMember) -> bool {
     chain::is_title(&argv)
 }
 
-/// The member to restart: the root, unless its title was rewritten — then the highest member
-/// whose argv is still its command (the root's own child, e.g. the `sh -c` npm started).
+/// The member to restart: the root, or below a root that rewrote its title, the member whose
+/// command brings the whole tree back (see [`chain::restart_target`]; npm's `sh -c`).
 pub fn target(s: &Snapshot) -> Option<&SnapshotMember> {
-    let root = s.members.iter().find(|m| m.identity == s.root)?;
-    if !is_rewritten(root) {
-        return Some(root);
-    }
-    // Members are recorded root first, then breadth first: the first good one is the highest.
-    s.members.iter().find(|m| !is_rewritten(m))
+    let root = s.members.iter().position(|m| m.identity == s.root)?;
+    let nodes: Vec<chain::Node> = s
+        .members
+        .iter()
+        .map(|m| chain::Node {
+            pid: m.identity.pid,
+            ppid: m.ppid,
+            argv: chain::ArgvIs::of(&m.argv.iter().map(|a| a.0.as_slice()).collect::<Vec<_>>()),
+        })
+        .collect();
+    chain::restart_target(&nodes, root)
+        .ok()
+        .map(|i| &s.members[i])
 }
 
 /// What a file would be exec'd as. Anything else would make `execvp` fall back to running it

@@ -10,11 +10,15 @@
 //!    (`sh -c 'webpack serve'`, which npm runs for `"dev": "webpack serve"`, while webpack-cli
 //!    sets `process.title = "webpack"` and its own argv loses `serve`);
 //! 3. a member's title is one a tool is known to give itself (Puma's
-//!    `puma 5.6.5 (tcp://127.0.0.1:3000) [app]`, written over the argv of `rails server`);
-//! 4. the tree listens, and a member runs a dev script (`npm run dev`, `pnpm dev`, `yarn
-//!    watch`, `bun run serve`): the script is the developer's own dev server.
+//!    `puma 5.6.5 (tcp://127.0.0.1:3000) [app]`, written over the argv of `rails server`) —
+//!    only in a tree with no command left: a title is a weaker sign than a command (it does not
+//!    tell `rails server` from a production `puma`), and such a tree is never green anyway
+//!    (it cannot be restarted);
+//! 4. a member runs a dev script (`npm run dev`, `pnpm dev`, `yarn watch`, `bun run serve`)
+//!    and a listener of the tree is that member or one of its descendants: the script is the
+//!    developer's own dev server, and a known kind for the listeners of its own tree only.
 
-use super::{basename, classify, program_and_args, strip_script_ext, SHELLS};
+use super::{basename, classify, is_titled_launcher, program_and_args, strip_script_ext};
 use crate::probe::{Pid, ProcessInfo};
 
 /// The script events that are a dev server or watcher. `start` is not one: it is as often
@@ -49,9 +53,10 @@ pub struct Recognised {
     pub how: How,
 }
 
-/// The kind that the tree `members` (root first) is, if Pier knows it. `listens`: whether the
-/// tree has a listening socket — a dev script is a known kind for its listeners only.
-pub fn recognise(members: &[&ProcessInfo], listens: bool) -> Option<Recognised> {
+/// The kind that the tree `members` (root first) is, if Pier knows it. `listeners`: the
+/// members that hold a listening socket — a dev script is a known kind for its own listeners
+/// only.
+pub fn recognise(members: &[&ProcessInfo], listeners: &[Pid]) -> Option<Recognised> {
     let found = |kind, p: &ProcessInfo, how| Recognised {
         kind,
         pid: p.identity.pid,
@@ -69,6 +74,8 @@ pub fn recognise(members: &[&ProcessInfo], listens: bool) -> Option<Recognised> 
         })
     })
     .or_else(|| {
+        let nodes = nodes(members);
+        restart_target(&nodes, 0).is_err().then_some(())?;
         members.iter().find_map(|p| {
             let kind = title_kind(&p.argv)?;
             let title = lossy_words(&title_words(&p.argv)?);
@@ -76,12 +83,120 @@ pub fn recognise(members: &[&ProcessInfo], listens: bool) -> Option<Recognised> 
         })
     })
     .or_else(|| {
-        let script = |p: &&ProcessInfo| {
-            let (manager, script) = dev_script(&p.argv)?;
-            Some(found("dev-script", p, How::DevScript { manager, script }))
-        };
-        listens.then(|| members.iter().find_map(script)).flatten()
+        members
+            .iter()
+            .filter(|p| leads_to_a_listener(members, p.identity.pid, listeners))
+            .find_map(|p| {
+                let (manager, script) = dev_script(&p.argv)?;
+                Some(found("dev-script", p, How::DevScript { manager, script }))
+            })
     })
+}
+
+/// Whether `pid` is, or is an ancestor within `members` of, one of `listeners`.
+fn leads_to_a_listener(members: &[&ProcessInfo], pid: Pid, listeners: &[Pid]) -> bool {
+    let parent = |p: Pid| members.iter().find(|m| m.identity.pid == p).map(|m| m.ppid);
+    listeners.iter().any(|&l| {
+        let mut cur = Some(l);
+        // A tree has no cycles; the bound only guards against a table that does.
+        for _ in 0..=members.len() {
+            match cur {
+                Some(c) if c == pid => return true,
+                Some(c) => cur = parent(c),
+                None => return false,
+            }
+        }
+        false
+    })
+}
+
+/// One process of a tree, as the restart rule sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node {
+    pub pid: Pid,
+    pub ppid: Pid,
+    pub argv: ArgvIs,
+}
+
+/// What a process's argv is to a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgvIs {
+    /// Its command: replaying it runs the process again.
+    Command,
+    /// A launcher's title ("npm run dev"): the launcher started what runs below it.
+    LauncherTitle,
+    /// Any other title (Puma's, a server's `process.title`): the command is lost.
+    Title,
+}
+
+impl ArgvIs {
+    pub fn of<A: AsRef<[u8]>>(argv: &[A]) -> ArgvIs {
+        if !is_title(argv) {
+            ArgvIs::Command
+        } else if argv
+            .first()
+            .is_some_and(|t| is_titled_launcher(&String::from_utf8_lossy(t.as_ref())))
+        {
+            ArgvIs::LauncherTitle
+        } else {
+            ArgvIs::Title
+        }
+    }
+}
+
+fn nodes(members: &[&ProcessInfo]) -> Vec<Node> {
+    members
+        .iter()
+        .map(|p| Node {
+            pid: p.identity.pid,
+            ppid: p.ppid,
+            argv: ArgvIs::of(&p.argv),
+        })
+        .collect()
+}
+
+/// Why no member of a tree can bring it back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoTarget {
+    /// The member at this index wrote a title over its argv, and it is no launcher's.
+    Lost(usize),
+    /// The member at this index is a launcher that retitled itself and runs several
+    /// processes: replaying one of them would bring back only part of the tree.
+    Several(usize),
+}
+
+/// The member a restart replays (an index into `nodes`): the root, or — when the root is a
+/// launcher that wrote a title over its argv (npm's "npm run dev") — its only child, and so on
+/// down, until a member whose argv is still its command (npm's `sh -c`). That member is an
+/// ancestor of every member but the retitled launchers above it, so replaying it brings the
+/// whole tree back. Any other title (Puma's, over the argv of `rails server`) is the server
+/// itself, whose command is lost: replaying a child of it (Puma's tailwind watcher) would
+/// bring back the wrong thing.
+pub fn restart_target(nodes: &[Node], root: usize) -> Result<usize, NoTarget> {
+    let mut cur = root;
+    for _ in 0..nodes.len() {
+        let node = nodes[cur];
+        match node.argv {
+            ArgvIs::Command => return Ok(cur),
+            ArgvIs::Title => return Err(NoTarget::Lost(cur)),
+            ArgvIs::LauncherTitle => {}
+        }
+        let mut children = (0..nodes.len()).filter(|&i| nodes[i].ppid == node.pid && i != cur);
+        match (children.next(), children.next()) {
+            (Some(only), None) => cur = only,
+            (None, _) => return Err(NoTarget::Lost(cur)),
+            (Some(_), Some(_)) => return Err(NoTarget::Several(cur)),
+        }
+    }
+    Err(NoTarget::Lost(cur))
+}
+
+/// [`restart_target`] over a tree as the scan read it, root first.
+pub fn tree_restart_target(members: &[&ProcessInfo]) -> Result<usize, NoTarget> {
+    if members.is_empty() {
+        return Err(NoTarget::Lost(0));
+    }
+    restart_target(&nodes(members), 0)
 }
 
 /// A title the process wrote over its argv (libuv's `uv_set_process_title`, `next-server
@@ -128,13 +243,18 @@ fn title_kind(argv: &[Vec<u8>]) -> Option<&'static str> {
 /// `npx` are passed over. Anything else a shell would interpret — `$`, `;`, `&&`, pipes,
 /// redirections, globs, double quotes, backslashes — makes it no plain command: `None`.
 fn shell_command(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
-    let shell = basename(argv.first()?);
-    if !SHELLS.contains(&shell.as_str()) {
+    // Shells whose quoting is POSIX's (fish, nu, pwsh, csh quote otherwise).
+    const POSIX: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh"];
+    if !POSIX.contains(&basename(argv.first()?).as_str()) {
         return None;
     }
-    // Shell flags may come before `-c` (`sh -e -c …`), never arguments.
+    // Shell flags may come before `-c` (`sh -e -c …`), never arguments; an interactive shell
+    // (`-i`) expands aliases, so its words are not the command.
     let c = argv[1..].iter().position(|a| a.as_slice() == b"-c")? + 1;
-    if !argv[1..c].iter().all(|a| a.starts_with(b"-")) {
+    if !argv[1..c]
+        .iter()
+        .all(|a| a.starts_with(b"-") && (a.starts_with(b"--") || !a.contains(&b'i')))
+    {
         return None;
     }
     let words = plain_words(argv.get(c + 1)?)?;
@@ -201,7 +321,9 @@ fn dev_script(argv: &[Vec<u8>]) -> Option<(&'static str, String)> {
         program_and_args(&argv)?
     };
     let manager = manager_of(&program)?;
-    // Options that take a value, so the value is not taken for the script.
+    // Options that take a value, so the value is not taken for the script, and options that
+    // take none. Any other option might take one (`yarn --cwd dev build`): then no script is
+    // read at all.
     const VALUE: &[&str] = &[
         "--prefix",
         "-w",
@@ -210,16 +332,31 @@ fn dev_script(argv: &[Vec<u8>]) -> Option<(&'static str, String)> {
         "-F",
         "-C",
         "--dir",
+        "--cwd",
+    ];
+    const FLAGS: &[&str] = &[
+        "-s",
+        "--silent",
+        "-q",
+        "--quiet",
+        "--if-present",
+        "-r",
+        "--recursive",
+        "--parallel",
+        "--stream",
+        "--ignore-scripts",
     ];
     let mut words = Vec::new();
     let mut rest = args.iter();
     while let Some(a) = rest.next() {
-        if VALUE.contains(&a.as_str()) {
-            rest.next();
-        } else if a == "--" {
+        if a == "--" {
             break;
+        } else if VALUE.contains(&a.as_str()) {
+            rest.next();
         } else if !a.starts_with('-') {
             words.push(a.as_str());
+        } else if !FLAGS.contains(&a.as_str()) && !a.contains('=') {
+            return None;
         }
     }
     let script = match words.as_slice() {
@@ -253,4 +390,4 @@ fn lossy_words(words: &[Vec<u8>]) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -7,26 +7,26 @@ fn argv(args: &[&str]) -> Vec<Vec<u8>> {
 }
 
 /// A title written over the argv area: the title, then NUL padding (as /proc shows it).
-fn titled(title: &str, padding: usize) -> ProcessInfo {
-    let mut p = process(30, 1, &[title]);
-    p.argv.extend(std::iter::repeat_n(Vec::new(), padding));
+pub(crate) fn titled(pid: Pid, ppid: Pid, title: &str) -> ProcessInfo {
+    let mut p = process(pid, ppid, &[title]);
+    p.argv.extend(std::iter::repeat_n(Vec::new(), 12));
     p
 }
 
-fn kind_of(tree: &[ProcessInfo], listens: bool) -> Option<Recognised> {
+fn kind_of(tree: &[ProcessInfo], listeners: &[Pid]) -> Option<Recognised> {
     let refs: Vec<&ProcessInfo> = tree.iter().collect();
-    recognise(&refs, listens)
+    recognise(&refs, listeners)
 }
 
 #[test]
 fn a_retitled_tool_is_known_from_the_shell_that_started_it() {
     // npm run dev → sh -c 'webpack serve' → node, retitled "webpack" (webpack-cli).
     let tree = [
-        titled("npm run dev", 16),
+        titled(30, 1, "npm run dev"),
         process(31, 30, &["sh", "-c", "webpack serve"]),
-        titled("webpack", 40),
+        titled(32, 31, "webpack"),
     ];
-    let r = kind_of(&tree, true).expect("known");
+    let r = kind_of(&tree, &[32]).expect("known");
     assert_eq!(r.kind, "webpack");
     assert_eq!(r.pid, 31);
     assert_eq!(
@@ -36,7 +36,7 @@ fn a_retitled_tool_is_known_from_the_shell_that_started_it() {
         }
     );
     // The title alone says nothing: `webpack` without `serve` is a build.
-    assert_eq!(kind_of(&tree[2..], true), None);
+    assert_eq!(kind_of(&tree[2..], &[32]), None);
 }
 
 #[test]
@@ -45,7 +45,7 @@ fn a_members_own_argv_comes_before_its_launcher() {
         process(31, 1, &["sh", "-c", "webpack serve"]),
         process(32, 31, &["node", "/p/node_modules/.bin/vite"]),
     ];
-    let r = kind_of(&tree, true).unwrap();
+    let r = kind_of(&tree, &[32]).unwrap();
     assert_eq!((r.kind, r.pid, r.how), ("vite", 32, How::Argv));
 }
 
@@ -99,6 +99,13 @@ fn only_a_plain_command_is_read_from_a_shell() {
         "a script's own arguments are not the shell's"
     );
     assert_eq!(shell_command(&argv(&["python3", "-c", "vite"])), None);
+    // Other shells quote otherwise; an interactive shell expands aliases.
+    assert_eq!(shell_command(&argv(&["fish", "-c", "vite"])), None);
+    assert_eq!(shell_command(&argv(&["bash", "-i", "-c", "vite"])), None);
+    assert_eq!(
+        shell_command(&argv(&["bash", "--norc", "-c", "vite"])),
+        Some(argv(&["vite"]))
+    );
 }
 
 #[test]
@@ -142,17 +149,32 @@ fn a_dev_script_is_read_from_the_package_manager() {
     assert_eq!(script(&["npm", "dev"]), None);
     assert_eq!(script(&["pnpm", "--filter", "dev", "build"]), None);
     assert_eq!(script(&["make", "dev"]), None);
+    // An option Pier does not know might take a value: no script is read.
+    assert_eq!(
+        script(&["yarn", "--cwd", "web", "dev"]),
+        Some(("yarn", "dev".into()))
+    );
+    assert_eq!(script(&["yarn", "--mystery", "dev", "build"]), None);
+    assert_eq!(script(&["bun", "--cwd", "dev", "run", "build"]), None);
+    assert_eq!(
+        script(&["npm", "run", "--silent", "dev"]),
+        Some(("npm", "dev".into()))
+    );
+    assert_eq!(
+        script(&["npm", "--loglevel=warn", "run", "dev"]),
+        Some(("npm", "dev".into()))
+    );
 }
 
 #[test]
-fn a_dev_script_is_a_kind_only_for_a_tree_that_listens() {
+fn a_dev_script_is_a_kind_only_for_the_listeners_of_its_own_tree() {
     // npm run dev → sh -c 'node server.js' → node server.js (listening).
     let tree = [
-        titled("npm run dev", 16),
+        titled(30, 1, "npm run dev"),
         process(31, 30, &["sh", "-c", "node server.js"]),
         process(32, 31, &["node", "server.js"]),
     ];
-    let r = kind_of(&tree, true).unwrap();
+    let r = kind_of(&tree, &[32]).unwrap();
     assert_eq!(r.kind, "dev-script");
     assert_eq!(
         r.how,
@@ -162,13 +184,22 @@ fn a_dev_script_is_a_kind_only_for_a_tree_that_listens() {
         }
     );
     assert_eq!(r.pid, 30);
-    assert_eq!(kind_of(&tree, false), None);
+    assert_eq!(kind_of(&tree, &[]), None, "a tree that does not listen");
+    // A listening `python app.py` that runs `npm run watch` as a child: the listener is not
+    // in the script's tree.
+    let outside = [
+        process(40, 1, &["python3", "app.py"]),
+        process(41, 40, &["npm", "run", "watch"]),
+        process(42, 41, &["sh", "-c", "node build.js --watch"]),
+    ];
+    assert_eq!(kind_of(&outside, &[40]), None);
+    assert_eq!(kind_of(&outside, &[42]).unwrap().pid, 41);
 }
 
 #[test]
-fn a_known_title_names_its_tool() {
-    let puma = titled("puma 5.6.5 (tcp://127.0.0.1:3000) [rails]", 13);
-    let r = kind_of(std::slice::from_ref(&puma), true).unwrap();
+fn a_known_title_names_its_tool_only_in_a_tree_with_no_command_left() {
+    let puma = titled(30, 1, "puma 5.6.5 (tcp://127.0.0.1:3000) [rails]");
+    let r = kind_of(std::slice::from_ref(&puma), &[30]).unwrap();
     assert_eq!(r.kind, "puma");
     assert_eq!(
         r.how,
@@ -178,12 +209,55 @@ fn a_known_title_names_its_tool() {
     );
     // A worker's title, a bare word, or the same word as a real argv are not Puma's title.
     for other in [
-        titled("puma: cluster worker 0: 123 [rails]", 4),
-        titled("puma", 4),
+        titled(30, 1, "puma: cluster worker 0: 123 [rails]"),
+        titled(30, 1, "puma"),
         process(30, 1, &["puma", "5.6.5"]),
     ] {
-        assert_eq!(kind_of(&[other], true), None);
+        assert_eq!(kind_of(&[other], &[30]), None);
     }
+    // Under a launcher that kept its command (`bundle exec puma -e production`), the title
+    // does not tell a dev server from production: no kind.
+    let launched = [
+        process(29, 1, &["sh", "-c", "bundle exec puma -e production"]),
+        titled(30, 29, "puma 5.6.5 (tcp://127.0.0.1:3000) [rails]"),
+    ];
+    assert_eq!(kind_of(&launched, &[30]), None);
+}
+
+fn node(pid: Pid, ppid: Pid, argv: ArgvIs) -> Node {
+    Node { pid, ppid, argv }
+}
+
+#[test]
+fn a_restart_replays_the_member_whose_command_brings_the_whole_tree_back() {
+    use ArgvIs::{Command, LauncherTitle, Title};
+    // npm run dev (its title) → sh -c → node: the sh.
+    let npm = [
+        node(30, 1, LauncherTitle),
+        node(31, 30, Command),
+        node(32, 31, Title),
+    ];
+    assert_eq!(restart_target(&npm, 0), Ok(1));
+    assert_eq!(restart_target(&[node(30, 1, Command)], 0), Ok(0));
+    // Puma over `rails server`, with its tailwind watcher: the watcher is not the server.
+    let puma = [node(30, 1, Title), node(31, 30, Command)];
+    assert_eq!(restart_target(&puma, 0), Err(NoTarget::Lost(0)));
+    // A retitled launcher with two children: neither brings the other back.
+    let two = [
+        node(30, 1, LauncherTitle),
+        node(31, 30, Command),
+        node(32, 30, Command),
+    ];
+    assert_eq!(restart_target(&two, 0), Err(NoTarget::Several(0)));
+    assert_eq!(
+        restart_target(&[node(30, 1, LauncherTitle)], 0),
+        Err(NoTarget::Lost(0))
+    );
+    assert_eq!(ArgvIs::of(&argv(&["npm run dev", "", ""])), LauncherTitle);
+    assert_eq!(ArgvIs::of(&argv(&["npm exec vite"])), LauncherTitle);
+    assert_eq!(ArgvIs::of(&argv(&["puma 5.6.5 (tcp://x) [a]"])), Title);
+    assert_eq!(ArgvIs::of(&argv(&["webpack", "", ""])), Title);
+    assert_eq!(ArgvIs::of(&argv(&["sh", "-c", "vite"])), Command);
 }
 
 #[test]
