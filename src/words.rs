@@ -4,6 +4,8 @@
 //! Words only: the snapshot keeps every argv byte as it was, and the JSON keeps the exact argv;
 //! what is trimmed here is trimmed for reading.
 
+use crate::diagnose::kinds::chain::is_title;
+use crate::diagnose::kinds::is_interpreter;
 use crate::diagnose::model::Resource;
 
 /// The longest command shown, in characters; longer ones end in "…".
@@ -40,16 +42,27 @@ pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> Str
 /// `python3 uvicorn main:app --reload`). Why: cut at 60 characters, the two paths alone would
 /// hide the very name that tells a reloader from the server. The pid beside it, and the JSON's
 /// exact argv, say which files they are.
+///
+/// A title is shown as it is (`puma 5.6.5 (tcp://127.0.0.1:3000) [app]` has no program path to
+/// shorten), and the argument after the program only after an interpreter (`tail /var/log/x`
+/// names a file, not a script).
 pub fn short_command<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let argv: Vec<&[u8]> = argv.into_iter().collect();
+    if is_title(&argv) {
+        return command_for_a_person(argv);
+    }
     let file_name = |a: &'a [u8]| -> &'a [u8] {
         match a.iter().rposition(|&b| b == b'/') {
             Some(i) if i + 1 < a.len() => &a[i + 1..],
             _ => a,
         }
     };
+    let interpreter = argv
+        .first()
+        .is_some_and(|a| is_interpreter(&String::from_utf8_lossy(file_name(a))));
     let shortened = argv.into_iter().enumerate().map(|(i, a)| match i {
         0 => file_name(a),
-        1 if !a.starts_with(b"-") => file_name(a),
+        1 if interpreter && !a.starts_with(b"-") => file_name(a),
         _ => a,
     });
     command_for_a_person(shortened)
@@ -159,6 +172,20 @@ mod tests {
             "next-server (v16.4.6)"
         );
         assert_eq!(short(&["/weird/"]), "/weird/", "no file name: kept");
+        assert_eq!(
+            short(&["puma 5.6.5 (tcp://127.0.0.1:3000) [app]", "", ""]),
+            "puma 5.6.5 (tcp://127.0.0.1:3000) [app]",
+            "a title has no path to shorten"
+        );
+        assert_eq!(
+            short(&["/usr/bin/tail", "-f", "/var/log/app.log"]),
+            "tail -f /var/log/app.log"
+        );
+        assert_eq!(
+            short(&["/usr/bin/cat", "/var/log/app.log"]),
+            "cat /var/log/app.log",
+            "a file after a program that is no interpreter is no script"
+        );
     }
 
     #[test]

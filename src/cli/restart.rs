@@ -91,13 +91,19 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
             server.join(", ")
         };
         if e.sent_nothing() {
+            let reason = e.reason.as_deref().unwrap_or("no reason was recorded");
+            // The stop's own reason may already say it.
+            let sent = if reason.starts_with("no signal was sent") {
+                ""
+            } else {
+                "; no signal was sent"
+            };
             let _ = writeln!(
                 out,
-                "{}  {}  not stopped: {} because {} (tried {}; no signal was sent)",
+                "{}  {}  not stopped: {} because {reason} (tried {}{sent})",
                 e.snapshot,
                 e.project,
                 e.result.as_deref().unwrap_or("refused"),
-                e.reason.as_deref().unwrap_or("no reason was recorded"),
                 e.stopped_at,
             );
             let _ = writeln!(out, "    {command}");
@@ -237,6 +243,13 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("restart"), "nothing to restart is not news");
+        let own = "no signal was sent: every member was gone or had changed";
+        let text = history_text(&[entry("refused", Some(false), own)], &[]);
+        assert_eq!(
+            text.matches("no signal was sent").count(),
+            1,
+            "said once: {text}"
+        );
     }
 
     #[test]

@@ -359,6 +359,11 @@ fn basename(arg: &[u8]) -> String {
     String::from_utf8_lossy(name).into_owned()
 }
 
+/// A program that runs a script named in its arguments (`node`, `python3.12`, `ruby`, …).
+pub fn is_interpreter(name: &str) -> bool {
+    is_python(name) || INTERPRETERS.contains(&name)
+}
+
 fn is_python(name: &str) -> bool {
     // python, python3, python3.12, pypy3 …
     let rest = name

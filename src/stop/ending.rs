@@ -142,10 +142,13 @@ impl Signals<'_, '_> {
     /// anything born during the wait. A stop that sent nothing ends as it is.
     pub(super) fn finish(mut self) -> Ending {
         if self.first.is_none() {
+            // Nothing was sent, so nothing to wait for; a signal the kernel refused is still
+            // what the reason must say.
+            let problems = failed(&self.members);
             return Ending {
                 members: self.members,
                 newcomers: Vec::new(),
-                problems: Vec::new(),
+                problems,
             };
         }
         self.last_look();
@@ -207,9 +210,9 @@ impl Signals<'_, '_> {
                         IdentityRead::Gone => false,
                         IdentityRead::Unknown(why) => {
                             problems.push(format!(
-                                "pid {} skipped, and whether it still runs could not be read: \
-                                 {why}",
-                                m.pid
+                                "pid {} ({}) was not signalled, and whether it still runs could \
+                                 not be read: {why}",
+                                m.pid, m.command
                             ));
                             false
                         }
@@ -236,20 +239,14 @@ impl Signals<'_, '_> {
                         m.pid, m.command
                     ));
                 }
-                (_, false) => problems.push(format!("pid {} skipped and still runs", m.pid)),
+                (_, false) => problems.push(format!(
+                    "pid {} ({}) was not signalled ({}) and still runs",
+                    m.pid, m.command, m.detail
+                )),
                 (_, true) => {}
             }
         }
-        for m in self
-            .members
-            .iter()
-            .filter(|m| m.outcome == MemberOutcome::Failed)
-        {
-            problems.push(format!(
-                "pid {} ({}) could not be signalled: {}",
-                m.pid, m.command, m.detail
-            ));
-        }
+        problems.extend(failed(&self.members));
     }
 
     /// The detail of a member that outlived its grace and is gone now. It was seen alive right
@@ -310,4 +307,18 @@ fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<String>) -> 
         },
         detail,
     }
+}
+
+/// The members whose signal the kernel refused, in words.
+fn failed(members: &[MemberReport]) -> Vec<String> {
+    members
+        .iter()
+        .filter(|m| m.outcome == MemberOutcome::Failed)
+        .map(|m| {
+            format!(
+                "pid {} ({}) could not be signalled: {}",
+                m.pid, m.command, m.detail
+            )
+        })
+        .collect()
 }

@@ -462,9 +462,16 @@ impl Stopper<'_> {
 /// are the members still running or failed and the newcomers still running.
 fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
     if !signalled {
+        // Nothing was sent: say why in the members' words (a signal the kernel refused), or
+        // that there was no one left to send it to.
+        let why = if problems.is_empty() {
+            "every member was gone or had changed".to_owned()
+        } else {
+            problems.join("; ")
+        };
         return (
             ResourceResult::Refused,
-            "no signal was sent: every member was gone or had changed".into(),
+            format!("no signal was sent: {why}"),
         );
     }
     if problems.is_empty() {

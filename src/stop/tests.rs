@@ -720,7 +720,7 @@ fn a_member_skipped_because_it_exec_d_and_still_runs_makes_the_stop_partial() {
     assert!(!sent.contains(&102));
     assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
     assert!(
-        r.reason.contains("pid 102 skipped and still runs"),
+        r.reason.contains("pid 102 (") && r.reason.contains("was not signalled ("),
         "{}",
         r.reason
     );
@@ -761,7 +761,7 @@ fn a_skipped_member_whose_identity_has_no_answer_at_the_end_makes_the_stop_parti
     assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
     assert!(
         r.reason
-            .contains("pid 102 skipped, and whether it still runs could not be read"),
+            .contains("was not signalled, and whether it still runs could not be read"),
         "{}",
         r.reason
     );

@@ -81,3 +81,22 @@ fn a_member_still_running_or_not_signalled_is_worded_with_its_command() {
         "pid 102 (/home/u/app/node_modules/esbuild/bin/esbuild) could not be signalled: EPERM"
     );
 }
+
+/// Found in review: a stop whose every signal the kernel refused said "every member was gone
+/// or had changed", which was not what happened.
+#[test]
+fn a_stop_whose_every_signal_was_refused_says_so() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| {
+        ops.refuses.extend([100, 101, 102]);
+    });
+    assert!(sent.is_empty(), "{sent:?}");
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(
+        r.reason.starts_with("no signal was sent: pid ")
+            && r.reason.contains("could not be signalled"),
+        "{}",
+        r.reason
+    );
+    assert!(!r.reason.contains("gone or had changed"), "{}", r.reason);
+}
