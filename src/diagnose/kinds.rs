@@ -3,7 +3,8 @@
 //!
 //! The program is the basename of argv[0]; for an interpreter (node, python, ruby, bun, deno,
 //! php) it is the script's basename (or `-m module`). A subcommand is the argument right after
-//! the program, when it is not a flag. The tables below are the only place tools are named.
+//! the program, when it is not a flag. The tables below, with `chain.rs`'s dev scripts and
+//! titles and `helper.rs`'s helpers, are the only places tools are named.
 
 use crate::probe::ProcessInfo;
 

@@ -3,7 +3,7 @@
 //! whole cycle — scan, client → red, client gone → green, stop, restart, a second restart —
 //! judging every step against ground truth read from `/proc` ([`truth`]), never from Pier.
 //!
-//! A step that fails today for a reason a later issue fixes is listed in [`Case::expect`]: it
+//! A step that fails today for a known, filed reason is listed in [`Case::expect`]: it
 //! must fail (if it passes, the test fails saying so), the reason is printed, and the case ends
 //! there, cleanly. Everything the case started is killed by identity at the end ([`Cleanup`]).
 #![allow(dead_code)] // each test binary uses its own part of the harness
@@ -91,7 +91,7 @@ pub struct Yellow {
     pub restart_refused: &'static str,
 }
 
-/// A step known to fail today, with why (the issue that fixes it).
+/// A step known to fail today, with why.
 #[derive(Debug, Clone, Copy)]
 pub struct Expect {
     pub step: Step,
