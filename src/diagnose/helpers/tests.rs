@@ -1,9 +1,9 @@
 //! The server/helper split: the pure rule, then whole scans against the scripted probe.
 
 use super::*;
-use crate::diagnose::model::{Level, Resource, Scan};
+use crate::diagnose::model::{Level, Resource};
 use crate::diagnose::scan;
-use crate::diagnose::tests::{markers, opts, APP};
+use crate::diagnose::tests::{markers, only, opts, APP};
 use crate::probe::fake::{process, FakeProbe};
 
 const SERVER: &[&str] = &["/venv/bin/python", "/venv/bin/jupyter-lab", "--no-browser"];
@@ -74,12 +74,6 @@ fn notebook() -> FakeProbe {
         .listen("127.0.0.1:8888", 100)
         .listen("127.0.0.1:40001", 101)
         .listen("127.0.0.1:40002", 101)
-}
-
-fn only(scan: &Scan) -> &Resource {
-    assert_eq!(scan.projects.len(), 1, "{scan:#?}");
-    assert_eq!(scan.projects[0].resources.len(), 1, "{scan:#?}");
-    &scan.projects[0].resources[0]
 }
 
 /// `(port, helper)` of every listener the scan shows.
