@@ -70,10 +70,11 @@ fn rails_server_puma() {
         project: "rails",
         command: "rails server -p {port} -b 127.0.0.1",
         kind: "puma",
-        client: Client::None,
+        client: Client::Tcp,
         yellow: Some(Yellow {
             evidence: ("not_restartable", "could not be restarted"),
-            restart_refused: "rewritten its command line",
+            restart_refused:
+                "had rewritten its command line, so the command that started it is not known",
         }),
         ..Case::DEFAULT
     });

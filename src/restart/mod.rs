@@ -135,8 +135,7 @@ impl<'p> Now<'p> {
 /// against it too.
 pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     rules::stop_was_complete(s)?;
-    let target = rules::target(s)
-        .ok_or("every process in it had rewritten its command line, so the command that started it is not known")?;
+    let target = rules::target(s)?;
     let env: Vec<Vec<u8>> = target
         .env
         .as_ref()
@@ -272,6 +271,7 @@ pub fn history(
                 project: s.project.path.clone(),
                 root_command: rules::target(&s)
                     .map(|m| m.argv.iter().map(|a| lossy(&a.0)).collect())
+                    .ok()
                     .unwrap_or_default(),
                 ports: s.ports.iter().map(Port::endpoint).collect(),
                 helper_ports: helper_endpoints(&s),

@@ -18,8 +18,12 @@ pub fn is_rewritten(m: &SnapshotMember) -> bool {
 
 /// The member to restart: the root, or below a root that rewrote its title, the member whose
 /// command brings the whole tree back (see [`chain::restart_target`]; npm's `sh -c`).
-pub fn target(s: &Snapshot) -> Option<&SnapshotMember> {
-    let root = s.members.iter().position(|m| m.identity == s.root)?;
+pub fn target(s: &Snapshot) -> Result<&SnapshotMember, String> {
+    let root = s
+        .members
+        .iter()
+        .position(|m| m.identity == s.root)
+        .ok_or("the root was not recorded")?;
     let nodes: Vec<chain::Node> = s
         .members
         .iter()
@@ -29,9 +33,18 @@ pub fn target(s: &Snapshot) -> Option<&SnapshotMember> {
             argv: chain::ArgvIs::of(&m.argv.iter().map(|a| a.0.as_slice()).collect::<Vec<_>>()),
         })
         .collect();
-    chain::restart_target(&nodes, root)
-        .ok()
-        .map(|i| &s.members[i])
+    match chain::restart_target(&nodes, root) {
+        Ok(i) => Ok(&s.members[i]),
+        Err(chain::NoTarget::Lost(i)) => Err(format!(
+            "pid {} had rewritten its command line, so the command that started it is not known",
+            nodes[i].pid
+        )),
+        Err(chain::NoTarget::Several(i)) => Err(format!(
+            "pid {} had rewritten its command line and ran several processes: no one command \
+             of theirs brings the whole tree back",
+            nodes[i].pid
+        )),
+    }
 }
 
 /// What a file would be exec'd as. Anything else would make `execvp` fall back to running it

@@ -59,7 +59,7 @@ pub enum Step {
     Idle,
     /// With the client connected: red, with the live connection.
     Client,
-    /// Client gone: green again.
+    /// Client gone: green again (a [`Case::yellow`] case: yellow again).
     ClientGone,
     /// `pier stop ID`: every pid of the tree gone, every reported outcome true.
     Stop,
@@ -81,8 +81,9 @@ impl fmt::Display for Step {
     }
 }
 
-/// A case expected yellow (with "idle" and "orphaned") for one piece of evidence: `pier stop`
-/// refuses, `--force` stops it, and the restart is refused.
+/// A case expected yellow (with "idle" and "orphaned") for one piece of evidence: a client makes
+/// it red and yellow again when it goes, `pier stop` refuses, `--force` stops it, and the
+/// restart is refused.
 #[derive(Debug, Clone, Copy)]
 pub struct Yellow {
     /// The evidence kind (`"not_restartable"`) and words its message holds.
@@ -142,7 +143,7 @@ pub struct Case {
     pub restart_wait: u32,
     /// Run after the start, before the found step; it must wait for what it needs itself.
     pub prepare: Option<Prepare>,
-    /// Expected yellow for a reason of its own (no client steps): see [`Yellow`].
+    /// Expected yellow for a reason of its own: see [`Yellow`].
     pub yellow: Option<Yellow>,
     /// For a tool with helpers (a notebook kernel): checks, against the truth, which of the
     /// tree's listeners Pier calls a helper's. `None`: the tool has no helper, and the found
@@ -337,6 +338,10 @@ pub fn run(case: Case) {
     if case.launch == Launch::Tmux {
         plan.push((Step::StopRefused, actions::stop_refused));
     } else if case.yellow.is_some() {
+        if case.client != Client::None {
+            plan.push((Step::Client, steps::client));
+            plan.push((Step::ClientGone, steps::client_gone));
+        }
         plan.extend([
             (Step::StopRefused, actions::stop_refused as StepFn),
             (Step::ForceStop, actions::force_stop),

@@ -299,10 +299,16 @@ pub fn client(c: &mut Ctx) -> Result<String, String> {
 
 pub fn client_gone(c: &mut Ctx) -> Result<String, String> {
     c.client = None;
+    // Back to the level it settled at: green, or a yellow case's yellow.
+    let level = if c.case.yellow.is_some() {
+        "yellow"
+    } else {
+        "green"
+    };
     poll_alive(c, 30, || {
         let (r, _) = matches(c)?;
-        if r["level"] == "green" && !has(&r, "live_connection", "red", "") {
-            Ok("green again".to_owned())
+        if r["level"] == level && !has(&r, "live_connection", "red", "") {
+            Ok(format!("{level} again"))
         } else {
             Err(evidence_text(&r))
         }
