@@ -57,7 +57,12 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
                 (Some(pid), None) => format!("pid {pid}"),
                 _ => "unknown owner".to_owned(),
             };
-            let _ = writeln!(out, "  {}:{}  {who}  {}", l.address, l.port, l.reason);
+            let _ = writeln!(
+                out,
+                "  {}  {who}  {}",
+                crate::diagnose::model::endpoint(&l.address, l.port),
+                l.reason
+            );
         }
     }
     let count = |level| scan.projects.iter().filter(|p| p.level == level).count();
@@ -176,7 +181,8 @@ mod tests {
             }]),
         };
         assert!(
-            cards(&scan, false).contains("  :::3000  next-server (pid 7)  not a known dev tool\n"),
+            cards(&scan, false)
+                .contains("  [::]:3000  next-server (pid 7)  not a known dev tool\n"),
             "{}",
             cards(&scan, false)
         );

@@ -96,11 +96,16 @@ impl Port {
 
     /// `127.0.0.1:5173`, `[::1]:5173`.
     pub fn endpoint(&self) -> String {
-        if self.address.contains(':') {
-            format!("[{}]:{}", self.address, self.port)
-        } else {
-            format!("{}:{}", self.address, self.port)
-        }
+        endpoint(&self.address, self.port)
+    }
+}
+
+/// An address and port as a person and a browser write them: `127.0.0.1:5173`, `[::1]:5173`.
+pub fn endpoint(address: &str, port: u16) -> String {
+    if address.contains(':') {
+        format!("[{address}]:{port}")
+    } else {
+        format!("{address}:{port}")
     }
 }
 

@@ -207,15 +207,10 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
 
 /// A port the resource listens on: a fact, not an argument either way.
 pub fn listening_evidence(address: &str, port: u16) -> Evidence {
-    let shown = if address.contains(':') {
-        format!("[{address}]:{port}")
-    } else {
-        format!("{address}:{port}")
-    };
     evidence(
         EvidenceKind::Listening,
         Level::Green,
-        format!("listens on {shown}"),
+        format!("listens on {}", super::model::endpoint(address, port)),
         "socket table",
     )
 }

@@ -20,9 +20,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::outcome::{command_for_a_person, TieKind};
+use super::outcome::TieKind;
 use crate::diagnose::kinds::{role, Role};
 use crate::probe::{Identity, Pid, ProcessInfo, ProcessList, SocketTable, TcpState};
+use crate::words::command_for_a_person;
 
 /// How a newcomer was tied to the resource. A child's parent is [`Seen::parent`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -111,8 +111,6 @@ pub enum TieKind {
     OrphanInProject,
 }
 
-pub use crate::words::command_for_a_person;
-
 /// A process born during the stop that belongs to it (`newcomers.rs`). Never signalled:
 /// the checkpoint chain did not verify it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -213,7 +213,7 @@ fn evidence_line(e: &Evidence) -> String {
 fn resource_line(r: &Resource) -> String {
     let mut ports: Vec<String> = r
         .server_ports()
-        .map(|p| format!("{}:{}", p.address, p.port))
+        .map(crate::diagnose::model::Port::endpoint)
         .collect();
     ports.dedup();
     let n = r.members.len();
