@@ -164,22 +164,27 @@ mod tests {
         );
     }
 
-    #[test]
-    fn another_listeners_padded_name_is_trimmed() {
-        let scan = Scan {
+    /// A scan with no project, only these other listeners.
+    fn only_others(others: Vec<crate::diagnose::model::OtherListener>) -> Scan {
+        Scan {
             schema: 1,
             generation: 1,
             scanned_at: String::new(),
             sample_ms: 0,
             projects: Vec::new(),
-            other_listeners: Some(vec![crate::diagnose::model::OtherListener {
-                port: 3000,
-                address: "::".into(),
-                pid: Some(7),
-                command: Some("next-server    ".into()),
-                reason: "not a known dev tool".into(),
-            }]),
-        };
+            other_listeners: Some(others),
+        }
+    }
+
+    #[test]
+    fn another_listeners_padded_name_is_trimmed() {
+        let scan = only_others(vec![crate::diagnose::model::OtherListener {
+            port: 3000,
+            address: "::".into(),
+            pid: Some(7),
+            command: Some("next-server    ".into()),
+            reason: "not a known dev tool".into(),
+        }]);
         assert!(
             cards(&scan, false)
                 .contains("  [::]:3000  next-server (pid 7)  not a known dev tool\n"),
@@ -190,14 +195,7 @@ mod tests {
 
     #[test]
     fn no_colour_means_no_escape_codes() {
-        let scan = Scan {
-            schema: 1,
-            generation: 1,
-            scanned_at: String::new(),
-            sample_ms: 0,
-            projects: Vec::new(),
-            other_listeners: Some(Vec::new()),
-        };
+        let scan = only_others(Vec::new());
         let plain = cards(&scan, false);
         assert!(!plain.contains('\x1b'));
         assert!(plain.contains("No dev residue found."));
