@@ -69,7 +69,7 @@ fn next_dev_started_with_npm_run_dev() {
 }
 
 /// A project's own server, `"dev": "node server.js"`: no tool Pier knows is in any argv, so the
-/// dev script is the kind (DESIGN.md §2), and the evidence names `node`, the listener.
+/// dev script is the kind, and the evidence names `node`, the listener.
 #[test]
 fn a_plain_dev_script_started_with_npm_run_dev() {
     run(Case {

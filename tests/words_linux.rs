@@ -101,7 +101,7 @@ fn a_stop_refused_as_busy_names_the_busy_process_and_history_never_calls_it_a_st
         "{entry:#}"
     );
     assert_eq!(entry["reason"], reason);
-    // The record is kept (DESIGN.md §5), as it was written.
+    // The record is kept, as it was written.
     let name = entry["snapshot"].as_str().unwrap();
     assert!(sb
         .path()

@@ -1,4 +1,4 @@
-//! Kinds from the launch chain through the whole diagnosis (DESIGN.md §2): what the card says
+//! Kinds from the launch chain through the whole diagnosis (`kinds/chain.rs`): what the card says
 //! for a retitled tool, a dev script and a tree with no command left.
 
 use super::model::{EvidenceKind, Level, Resource};

@@ -89,7 +89,7 @@ impl HistoryEntry {
         self.ports.iter().filter(|p| !self.helper_ports.contains(p))
     }
 
-    /// A stop that sent no signal stopped nothing: its record is kept (DESIGN.md §5), but it
+    /// A stop that sent no signal stopped nothing: its record is kept, but it
     /// is never shown as a stop.
     pub fn sent_nothing(&self) -> bool {
         self.signalled == Some(false)

@@ -129,7 +129,7 @@ pub struct NewcomerReport {
     pub detail: String,
 }
 
-/// The checkpoint of DESIGN.md §3 step 3 that refused a stop, for programs; the reason says in
+/// The checkpoint of the stop's chain (README, `pier stop`) that refused a stop, for programs; the reason says in
 /// words what it saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
