@@ -68,9 +68,10 @@ pub fn short_command<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
     command_for_a_person(shortened)
 }
 
-/// [`command_for_a_person`], for an argv already held as text (the history's commands).
+/// [`short_command`], for an argv already held as text (the history's commands): a venv's
+/// full paths would otherwise fill the line before the program's name.
 pub fn command_of_strings(argv: &[String]) -> String {
-    command_for_a_person(argv.iter().map(|a| a.as_bytes()))
+    short_command(argv.iter().map(|a| a.as_bytes()))
 }
 
 /// A rate of disk I/O for a person: "0 B/s", "512 B/s", "41.0 kB/s", "2.3 MB/s".

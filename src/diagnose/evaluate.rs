@@ -204,7 +204,7 @@ fn network(
     evidence.extend(
         ports
             .iter()
-            .map(|p| rules::listening_evidence(&p.address, p.port)),
+            .map(|p| rules::listening_evidence(&p.address, p.port, p.helper.as_deref())),
     );
     let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
     let conns = connections::connections_indexed(&addrs, &table.sockets, &facts.index, members);

@@ -206,11 +206,15 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
 }
 
 /// A port the resource listens on: a fact, not an argument either way.
-pub fn listening_evidence(address: &str, port: u16) -> Evidence {
+pub fn listening_evidence(address: &str, port: u16, helper: Option<&str>) -> Evidence {
+    let whose = helper.map(|h| format!(" (the {h}'s)")).unwrap_or_default();
     evidence(
         EvidenceKind::Listening,
         Level::Green,
-        format!("listens on {}", super::model::endpoint(address, port)),
+        format!(
+            "listens on {}{whose}",
+            super::model::endpoint(address, port)
+        ),
         "socket table",
     )
 }

@@ -100,6 +100,20 @@ fn a_notebook_kernels_listeners_are_the_helpers_and_the_servers_port_is_the_serv
     );
     let server: Vec<u16> = r.server_ports().map(|p| p.port).collect();
     assert_eq!(server, [8888]);
+    let said: Vec<&str> = r
+        .evidence
+        .iter()
+        .filter(|e| e.kind == crate::diagnose::model::EvidenceKind::Listening)
+        .map(|e| e.message.as_str())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "listens on 127.0.0.1:8888",
+            "listens on 127.0.0.1:40001 (the notebook kernel's)",
+            "listens on 127.0.0.1:40002 (the notebook kernel's)"
+        ]
+    );
 }
 
 #[test]

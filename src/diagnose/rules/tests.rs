@@ -5,7 +5,7 @@ use crate::probe::fake::process;
 
 #[test]
 fn the_worst_evidence_decides_the_level() {
-    let g = listening_evidence("127.0.0.1", 1);
+    let g = listening_evidence("127.0.0.1", 1, None);
     let r = connections_unreadable("x");
     assert_eq!(level_of(std::slice::from_ref(&g)), Level::Green);
     assert_eq!(level_of(&[g, r]), Level::Red);
