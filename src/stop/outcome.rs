@@ -129,8 +129,8 @@ pub struct NewcomerReport {
     pub detail: String,
 }
 
-/// The checkpoint of the stop's chain (README, `pier stop`) that refused a stop, for programs; the reason says in
-/// words what it saw.
+/// The checkpoint of the stop's chain (README, `pier stop`) that refused a stop, for programs;
+/// the reason says in words what it saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Checkpoint {

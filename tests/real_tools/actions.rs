@@ -34,10 +34,15 @@ pub fn force_stop(c: &mut Ctx) -> Result<String, String> {
 
 fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
     let tree = truth::tree(c.root);
-    let mut args = vec!["stop", c.id.as_str(), "--json"];
-    args.extend(c.case.stop_args);
-    args.extend(extra);
-    let (code, doc) = pier_json(c, &args)?;
+    let mut args = vec!["stop".to_owned(), c.id.clone(), "--json".to_owned()];
+    args.extend(
+        c.case
+            .stop_args
+            .iter()
+            .chain(extra)
+            .map(|a| (*a).to_owned()),
+    );
+    let (code, doc) = stop_when_settled(c, &args, &tree)?;
     let runs_now: Vec<(Started, bool)> = tree.iter().map(|p| (*p, truth::runs(*p))).collect();
     let strays: Vec<Started> = truth::working_in(&c.project)
         .into_iter()
@@ -188,6 +193,36 @@ pub fn second_restart(c: &mut Ctx) -> Result<String, String> {
             "exit code {code}, {} ({reason:?}); expected refused, saying it already runs",
             doc["result"]
         ))
+    }
+}
+
+/// A real tool may be busy again when the stop samples it (Next works on after its page
+/// closed, seen under CI's load): a stop refused at its activity check is Pier's honest answer,
+/// not what the step is about. Such a refusal must have sent nothing — the tree runs on, the
+/// same identities — and then the tool is let settle (the idle step's poll) and the stop is
+/// asked again, three times at most; the last answer is judged as any other.
+fn stop_when_settled(
+    c: &mut Ctx,
+    args: &[String],
+    tree: &[Started],
+) -> Result<(i32, Value), String> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut attempt = 1;
+    loop {
+        let (code, doc) = pier_json(c, &args)?;
+        let res = &doc["results"][0];
+        if attempt == 3 || res["result"] != "refused" || res["checkpoint"] != "b" {
+            return Ok((code, doc));
+        }
+        if truth::tree(c.root) != tree {
+            return Err(format!("refused as busy, yet the tree changed: {res}"));
+        }
+        eprintln!(
+            "{}: the stop was refused as busy ({}), nothing sent; letting it settle",
+            c.case.name, res["reason"]
+        );
+        super::steps::idle(c)?;
+        attempt += 1;
     }
 }
 
