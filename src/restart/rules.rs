@@ -10,10 +10,11 @@ use crate::diagnose::kinds::chain;
 use crate::stop::snapshot::{Snapshot, SnapshotMember};
 use crate::stop::ResourceResult;
 
-/// A title the process wrote over its argv: never exec'd (see [`chain::is_title`]).
-pub fn is_rewritten(m: &SnapshotMember) -> bool {
+/// What a recorded argv is to a restart: a command, or a title never exec'd (see
+/// [`chain::ArgvIs`]).
+fn argv_is(m: &SnapshotMember) -> chain::ArgvIs {
     let argv: Vec<&[u8]> = m.argv.iter().map(|a| a.0.as_slice()).collect();
-    chain::is_title(&argv)
+    chain::ArgvIs::of(&argv)
 }
 
 /// The member to restart: the root, or below a root that rewrote its title, the member whose
@@ -30,7 +31,7 @@ pub fn target(s: &Snapshot) -> Result<&SnapshotMember, String> {
         .map(|m| chain::Node {
             pid: m.identity.pid,
             ppid: m.ppid,
-            argv: chain::ArgvIs::of(&m.argv.iter().map(|a| a.0.as_slice()).collect::<Vec<_>>()),
+            argv: argv_is(m),
         })
         .collect();
     match chain::restart_target(&nodes, root) {
@@ -196,14 +197,16 @@ mod tests {
 
     #[test]
     fn rewritten_titles_are_told_from_commands() {
-        assert!(is_rewritten(&member(&["npm run dev"])));
-        assert!(is_rewritten(&member(&["next-server (v14.2.0)"])));
-        assert!(
-            is_rewritten(&member(&["node", "", ""])),
+        use chain::ArgvIs::{Command, LauncherTitle, Title};
+        assert_eq!(argv_is(&member(&["npm run dev"])), LauncherTitle);
+        assert_eq!(argv_is(&member(&["next-server (v14.2.0)"])), Title);
+        assert_eq!(
+            argv_is(&member(&["node", "", ""])),
+            Title,
             "padding left by a title"
         );
-        assert!(!is_rewritten(&member(&["sh", "-c", "vite; true"])));
-        assert!(!is_rewritten(&member(&["vite"])));
+        assert_eq!(argv_is(&member(&["sh", "-c", "vite; true"])), Command);
+        assert_eq!(argv_is(&member(&["vite"])), Command);
         assert_eq!(recorded_exe(&member(&["x"])), Path::new("/usr/bin/node"));
     }
 
