@@ -181,19 +181,7 @@ pub fn restart(c: &mut Ctx) -> Result<String, String> {
 }
 
 pub fn second_restart(c: &mut Ctx) -> Result<String, String> {
-    let (code, doc) = pier_json(c, &["restart", &c.id, "--json"])?;
-    if let Some(new) = ident(&doc) {
-        c.cleanup.roots.push(new);
-    }
-    let reason = doc["reason"].as_str().unwrap_or_default();
-    if code == 3 && doc["result"] == "refused" && reason.contains("already runs") {
-        Ok(format!("refused: {reason}"))
-    } else {
-        Err(format!(
-            "exit code {code}, {} ({reason:?}); expected refused, saying it already runs",
-            doc["result"]
-        ))
-    }
+    restart_refused_saying(c, "already runs")
 }
 
 /// A real tool may be busy again when the stop samples it (Next works on after its page
@@ -228,12 +216,17 @@ fn stop_when_settled(
 
 /// A yellow case's restart: refused (exit 3), the reason saying what [`Case::yellow`] said.
 pub fn restart_refused(c: &mut Ctx) -> Result<String, String> {
+    let expected = c.case.yellow.map_or("", |y| y.restart_refused);
+    restart_refused_saying(c, expected)
+}
+
+/// `pier restart ID` is refused (exit 3), its reason holding `expected`.
+fn restart_refused_saying(c: &mut Ctx, expected: &str) -> Result<String, String> {
     let (code, doc) = pier_json(c, &["restart", &c.id, "--json"])?;
     if let Some(new) = ident(&doc) {
         c.cleanup.roots.push(new);
     }
     let reason = doc["reason"].as_str().unwrap_or_default();
-    let expected = c.case.yellow.map_or("", |y| y.restart_refused);
     if code == 3 && doc["result"] == "refused" && reason.contains(expected) {
         Ok(format!("refused: {reason}"))
     } else {

@@ -335,23 +335,19 @@ pub fn run(case: Case) {
         (Step::Kind, steps::kind as StepFn),
         (Step::Idle, steps::idle),
     ]);
+    if case.launch != Launch::Tmux && case.client != Client::None {
+        plan.push((Step::Client, steps::client));
+        plan.push((Step::ClientGone, steps::client_gone));
+    }
     if case.launch == Launch::Tmux {
         plan.push((Step::StopRefused, actions::stop_refused));
     } else if case.yellow.is_some() {
-        if case.client != Client::None {
-            plan.push((Step::Client, steps::client));
-            plan.push((Step::ClientGone, steps::client_gone));
-        }
         plan.extend([
             (Step::StopRefused, actions::stop_refused as StepFn),
             (Step::ForceStop, actions::force_stop),
             (Step::RestartRefused, actions::restart_refused),
         ]);
     } else {
-        if case.client != Client::None {
-            plan.push((Step::Client, steps::client));
-            plan.push((Step::ClientGone, steps::client_gone));
-        }
         plan.extend([
             (Step::Stop, actions::stop as StepFn),
             (Step::Restart, actions::restart),
