@@ -260,3 +260,49 @@ fn an_argv_and_environment_of_hundreds_of_kb_are_read_exactly() {
         ]
     );
 }
+
+/// A stop glances at its members' children all through its waits: the children files of every
+/// thread (a child forked by another thread is listed there), each child only under its
+/// parent's identity, and the same answer the whole table gives.
+#[test]
+fn children_are_read_per_parent_identity_from_every_thread() {
+    let probe = LinuxProbe::new();
+    let spawn = || {
+        Command::new("sleep")
+            .arg("600")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut here = spawn();
+    let mut there = std::thread::spawn(spawn).join().unwrap();
+    let (a, b) = (here.id(), there.id());
+    let IdentityRead::Alive { identity: me, .. } = probe.identity(std::process::id()) else {
+        panic!("this test runs");
+    };
+    let mine = |pairs: Vec<(Identity, pier::probe::ProcessInfo)>| -> BTreeSet<u32> {
+        pairs
+            .into_iter()
+            .filter(|(parent, child)| *parent == me && child.ppid == me.pid)
+            .map(|(_, child)| child.identity.pid)
+            .filter(|pid| [a, b].contains(pid))
+            .collect()
+    };
+    let both = BTreeSet::from([a, b]);
+    assert_eq!(mine(probe.children(&[me]).unwrap()), both);
+    let table = pier::probe::children_in(probe.processes().unwrap(), &[me]);
+    assert_eq!(mine(table), both, "the whole table says the same");
+    let not_me = Identity {
+        start_time: me.start_time + 1,
+        ..me
+    };
+    assert!(
+        probe.children(&[not_me]).unwrap().is_empty(),
+        "another identity on this pid has none of these children"
+    );
+    for child in [&mut here, &mut there] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    assert_eq!(mine(probe.children(&[me]).unwrap()), BTreeSet::new());
+}

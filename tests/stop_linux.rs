@@ -197,6 +197,45 @@ fn a_worker_respawned_during_the_stop_is_named_never_signalled_and_the_stop_part
     assert!(alive(new_pid), "a newcomer is never signalled");
 }
 
+/// Found in CI with uvicorn `--workers 2`: a child born and gone within one wait (a respawned
+/// worker its supervisor ended again as it shut down) was never in the report, since Pier
+/// looked only before each level and at the end. The tracker holds the leaf level's wait open
+/// for its whole grace; the child is born after the worker's signal and gone long before the
+/// next look, so only a glance during the wait sees it.
+#[test]
+fn a_child_born_and_gone_within_a_wait_is_named_with_its_parent_and_fate() {
+    if fixtures_cannot_be_orphans("stop flicker") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &["--tracker", "--flicker"], |_| true);
+    let id = id_of(&sb, &server);
+    let (code, doc) = stop(&sb, &id, &["--grace", "2"]);
+    let report = sb.report("app", |r| {
+        r["flickered"].as_array().is_some_and(|a| !a.is_empty())
+    });
+    let (brief, brief_start) = (
+        report["flickered"][0][0].as_u64().unwrap(),
+        report["flickered"][0][1].as_u64().unwrap(),
+    );
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "stopped", "{doc:#}");
+    assert_eq!(code, 0);
+    let newcomers = r["newcomers"].as_array().expect("a newcomers list");
+    let n = newcomers
+        .iter()
+        .find(|n| n["pid"] == brief && n["start_time"] == brief_start)
+        .unwrap_or_else(|| panic!("pid {brief}, born and gone in the wait, is not named: {r:#}"));
+    assert_eq!(
+        n["how"],
+        format!("child of member pid {}", pid(&server)),
+        "{n:#}"
+    );
+    assert_eq!(n["parent"], pid(&server), "{n:#}");
+    assert_eq!(n["fate"], "exited", "{n:#}");
+    assert!(!alive(pid(&server)));
+}
+
 #[test]
 fn a_client_that_connects_after_the_scan_gets_the_stop_refused() {
     if fixtures_cannot_be_orphans("stop refused") {

@@ -543,6 +543,33 @@ impl Probe for MacProbe {
         Ok(list)
     }
 
+    /// Each parent's children by `PROC_PPID_ONLY` (libproc's `pids_by_type`), each row read
+    /// as the table's are and kept when it names the parent, which must still run as itself
+    /// after the listing. (Type-checked only: no Mac here.)
+    fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
+        let now = now_us();
+        let mut out = Vec::new();
+        for &parent in parents {
+            let filter = libproc::processes::ProcFilter::ByParentProcess { ppid: parent.pid };
+            let Ok(pids) = libproc::processes::pids_by_type(filter) else {
+                continue;
+            };
+            let itself = matches!(self.identity(parent.pid),
+                IdentityRead::Alive { identity, .. } if identity == parent);
+            if !itself {
+                continue;
+            }
+            for pid in pids {
+                if let Ok(Some(row)) = self.row(pid, now) {
+                    if row.ppid == parent.pid {
+                        out.push((parent, row));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         let exe = match pid_path(pid) {
             Read::Ok(p) => Ok(p),

@@ -13,6 +13,7 @@
 //!
 //! The backend is chosen in exactly one place, [`system_probe`].
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -149,6 +150,20 @@ pub struct Survey {
     pub sockets: Result<SocketTable, ProbeError>,
 }
 
+/// The children of `parents` in one read of the table, as [`Probe::children`] gives them.
+pub fn children_in(list: ProcessList, parents: &[Identity]) -> Vec<(Identity, ProcessInfo)> {
+    let present: HashMap<Pid, Identity> = list
+        .processes
+        .iter()
+        .filter(|p| parents.contains(&p.identity))
+        .map(|p| (p.identity.pid, p.identity))
+        .collect();
+    list.processes
+        .into_iter()
+        .filter_map(|p| Some((*present.get(&p.ppid)?, p)))
+        .collect()
+}
+
 /// The pids whose open files a survey reads: `uid`'s processes that are not zombies. Every one
 /// of them, argv or not: a member without argv must not hide a connection.
 pub fn own_live(list: &ProcessList, uid: u32) -> Vec<Pid> {
@@ -247,6 +262,14 @@ pub trait Probe {
             .into_iter()
             .find(|p| p.identity == identity)?;
         (!p.argv_unread).then_some(p.argv)
+    }
+    /// The live children of each of `parents`, read now, as `(parent, child)`: a child is
+    /// listed only when its parent ran as that identity through the read and the child's own
+    /// row names it as its parent. A parent that is gone has none. What a stop glances at
+    /// while it waits (`stop/newcomers.rs`): the default reads the whole table once; a backend
+    /// that can list one process's children reads only those.
+    fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
+        Ok(children_in(self.processes()?, parents))
     }
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;

@@ -7,7 +7,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use super::TcpState;
+use super::{Pid, TcpState};
 
 /// The fields of `/proc/<pid>/stat` Pier uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +71,16 @@ pub fn parse_cmdline(bytes: &[u8]) -> Vec<Vec<u8>> {
         return Vec::new();
     }
     body.split(|&b| b == 0).map(<[u8]>::to_vec).collect()
+}
+
+/// The pids in `/proc/<pid>/task/<tid>/children`: space-separated, ending in a space. `None`
+/// when anything else is there.
+pub fn parse_children(bytes: &[u8]) -> Option<Vec<Pid>> {
+    std::str::from_utf8(bytes)
+        .ok()?
+        .split_ascii_whitespace()
+        .map(|pid| pid.parse().ok())
+        .collect()
 }
 
 /// The inode from a `/proc/<pid>/fd/N` link target of the form `socket:[12345]`.
@@ -196,6 +206,14 @@ mod tests {
     use super::*;
 
     const STAT: &[u8] = b"4242 (vite) S 1 4242 4242 0 -1 4194560 100 0 0 0 3 1 0 0 20 0 1 0 987654 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+
+    #[test]
+    fn children_are_the_pids_of_the_file_and_nothing_else() {
+        assert_eq!(parse_children(b"4243 4250 "), Some(vec![4243, 4250]));
+        assert_eq!(parse_children(b""), Some(vec![]));
+        assert_eq!(parse_children(b"4243 x "), None);
+        assert_eq!(parse_children(b"-1 "), None);
+    }
 
     #[test]
     fn stat_reads_the_fields_pier_uses() {

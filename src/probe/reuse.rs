@@ -52,6 +52,12 @@ impl Probe for OnceTable<'_> {
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         self.inner.details(pid)
     }
+    fn children(
+        &self,
+        parents: &[super::Identity],
+    ) -> Result<Vec<(super::Identity, super::ProcessInfo)>, ProbeError> {
+        self.inner.children(parents)
+    }
     fn argv(&self, identity: super::Identity) -> Option<Vec<Vec<u8>>> {
         self.inner.argv(identity)
     }

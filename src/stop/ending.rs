@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::newcomers::Seen;
+use super::newcomers::{Seen, GLANCE};
 use super::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerReport};
 use super::signals::Signals;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
@@ -44,6 +44,16 @@ fn watched(identity: Identity) -> Expected {
 /// sockets) must not lend another process's answer to it.
 fn still_is(probe: &dyn Probe, id: Identity) -> bool {
     matches!(probe.identity(id.pid), IdentityRead::Alive { identity, .. } if identity == id)
+}
+
+/// Whether the process `id` is known to have ended: its pid is free or holds another process.
+/// A failed read is not an ending.
+fn has_ended(probe: &dyn Probe, id: Identity) -> bool {
+    match probe.identity(id.pid) {
+        IdentityRead::Gone => true,
+        IdentityRead::Alive { identity, .. } => identity != id,
+        IdentityRead::Unknown(_) => false,
+    }
 }
 
 impl Signals<'_, '_> {
@@ -91,6 +101,25 @@ impl Signals<'_, '_> {
                 self.blind.get_or_insert(e.to_string());
                 None
             }
+        }
+    }
+
+    /// A glance, all through a wait once a signal has gone out (as the looks): the lineage's
+    /// children read on their own ([`Probe::children`]), then theirs, until no newcomer is left
+    /// to follow. A failed read decides nothing: whether newcomers could be looked for is the
+    /// looks' to say.
+    pub(super) fn glance(&mut self) {
+        if self.first.is_none() {
+            return;
+        }
+        let probe = self.stopper.probe;
+        let uid = probe.current_uid();
+        let mut parents = self.watch.lineage();
+        while !parents.is_empty() {
+            let Ok(pairs) = probe.children(&parents) else {
+                return;
+            };
+            parents = self.watch.look_at_children(&pairs, uid);
         }
     }
 
@@ -155,6 +184,7 @@ impl Signals<'_, '_> {
         let mut problems = Vec::new();
         let pending = self.pending(&mut problems);
         let seen: Vec<Seen> = self.watch.seen().to_vec();
+        let waited_for = seen.len();
         let mut ids: Vec<Expected> = pending
             .iter()
             .map(|&i| watched(self.members[i].identity()))
@@ -169,7 +199,10 @@ impl Signals<'_, '_> {
         let exited = if ids.is_empty() {
             Vec::new()
         } else {
-            self.stopper.waiter.wait_for_exit(&ids, bound)
+            let stopper = self.stopper;
+            stopper
+                .waiter
+                .wait_glancing(&ids, bound, GLANCE, &mut || self.glance())
         };
         let (members_gone, newcomers_gone) = exited.split_at(pending.len());
         self.settle_members(&pending, members_gone, &mut problems);
@@ -178,11 +211,13 @@ impl Signals<'_, '_> {
             .zip(newcomers_gone)
             .map(|(n, &gone)| report(n, gone, bound, &mut problems))
             .collect();
-        // Born during that wait (a newcomer's own child, a flush spawned by a late exit).
-        let before = self.watch.seen().len();
+        // Born during that wait (a newcomer's own child, a flush spawned by a late exit): seen
+        // by its glances or by this look, running unless it is known to have ended since.
         self.look();
-        for n in self.watch.seen()[before..].iter().cloned() {
-            newcomers.push(report(n, false, Duration::ZERO, &mut problems));
+        let probe = self.stopper.probe;
+        for n in self.watch.seen()[waited_for..].iter().cloned() {
+            let gone = has_ended(probe, n.identity);
+            newcomers.push(report(n, gone, Duration::ZERO, &mut problems));
         }
         if let Some(why) = self.blind.take() {
             problems.push(format!(

@@ -10,20 +10,30 @@
 //!
 //! Descent is judged on the parent's *identity* in the same read, never on a bare parent pid,
 //! and a newcomer once seen is followed by its identity: re-parented to init after its parent
-//! exited, it is still ours. The looks come right before each level's signals once a signal has
-//! gone out (so a parent's replacement for the child it just lost still hangs under it), at the
-//! end, and once more after the stop's last wait (`ending.rs`). What a
-//! look cannot see under its parent: a process born and re-parented between two looks (a parent
-//! that spawns while it dies of its own signal). Such a one is still found when it listens on a
-//! recorded port or works in the project's folder; one that does neither is missed.
+//! exited, it is still ours. The looks read the whole table: right before each level's signals
+//! once a signal has gone out (so a parent's replacement for the child it just lost still hangs
+//! under it), at the end, and once more after the stop's last wait (`ending.rs`). Between them,
+//! all through every wait, a glance every [`GLANCE`] reads only the lineage's children
+//! (`Probe::children`): a respawned worker that its supervisor ends again as it shuts down is
+//! born and gone within one wait. What neither sees under its parent: a process born and gone,
+//! or re-parented, within one glance interval or between a wait and the next look. Such a one
+//! is still found when it listens on a recorded port or works in the project's folder; one
+//! that does neither is missed.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::outcome::TieKind;
 use crate::diagnose::kinds::{role, Role};
 use crate::probe::{Identity, Pid, ProcessInfo, ProcessList, SocketTable, TcpState};
 use crate::words::command_for_a_person;
+
+/// How often a stop's waits glance at the lineage's children ([`Watch::look_at_children`]).
+/// A worker a supervisor respawns and then ends as it shuts down lives for tens of
+/// milliseconds (uvicorn `--workers`, seen in CI): a look only before each level and at the
+/// end missed one. A glance reads a few small files per member, so this costs little.
+pub const GLANCE: Duration = Duration::from_millis(10);
 
 /// How a newcomer was tied to the resource. A child's parent is [`Seen::parent`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,6 +158,43 @@ impl Watch {
                 self.seen.push(s);
             }
         }
+    }
+
+    /// The members and the newcomers found by descent: whose children a glance reads.
+    pub fn lineage(&self) -> Vec<Identity> {
+        self.lineage.iter().copied().collect()
+    }
+
+    /// Looks at a glance's `(parent, child)` pairs ([`Probe::children`](crate::probe::Probe::children)):
+    /// a live child of `uid`, absent at check (e), of a parent of the lineage is a newcomer,
+    /// judged as [`Watch::look`] judges. Returns the newcomers it found, whose own children
+    /// the next glance reads.
+    pub fn look_at_children(
+        &mut self,
+        pairs: &[(Identity, ProcessInfo)],
+        uid: u32,
+    ) -> Vec<Identity> {
+        let mut found = Vec::new();
+        for (parent, p) in pairs {
+            if p.uid != uid || p.zombie || self.known(&p.identity) || !self.lineage.contains(parent)
+            {
+                continue;
+            }
+            let tie = if self.baseline.contains(parent) {
+                Tie::ChildOfMember
+            } else {
+                Tie::ChildOfNewcomer
+            };
+            self.lineage.insert(p.identity);
+            self.seen.push(Seen {
+                identity: p.identity,
+                parent: parent.pid,
+                tie,
+                command: command_line(p),
+            });
+            found.push(p.identity);
+        }
+        found
     }
 
     /// Forgets the newcomers seen from index `from` on that fail `keep` (a later read by bare

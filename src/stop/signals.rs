@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use super::flow::Stopper;
-use super::newcomers::Watch;
+use super::newcomers::{Watch, GLANCE};
 use super::outcome::{MemberOutcome, MemberReport};
 use super::snapshot::Snapshot;
 use crate::probe::Identity;
@@ -70,7 +70,10 @@ impl Signals<'_, '_> {
             return level;
         }
         let wait = SETTLE.min(self.stopper.opts.grace);
-        let exited = self.stopper.waiter.wait_for_exit(&level, wait);
+        let stopper = self.stopper;
+        let exited = stopper
+            .waiter
+            .wait_glancing(&level, wait, GLANCE, &mut || self.glance());
         let mut alive = Vec::new();
         for (e, gone) in level.into_iter().zip(exited) {
             if gone {
@@ -131,8 +134,11 @@ impl Signals<'_, '_> {
 
     /// Waits (bounded by the grace period) for the signalled members: stopped or still running.
     pub(super) fn await_level(&mut self, sent: &[Expected]) {
-        let opts = &self.stopper.opts;
-        let exited = self.stopper.waiter.wait_for_exit(sent, opts.grace);
+        let stopper = self.stopper;
+        let opts = &stopper.opts;
+        let exited = stopper
+            .waiter
+            .wait_glancing(sent, opts.grace, GLANCE, &mut || self.glance());
         for (e, gone) in sent.iter().zip(exited) {
             let line = if gone {
                 let signal = if opts.force { "SIGKILL" } else { "SIGTERM" };

@@ -1,5 +1,7 @@
-//! Waiting for signalled members to exit, bounded by the grace period, without polling in a
-//! loop: Linux waits on pidfds with `poll(2)`, macOS on a kqueue `EVFILT_PROC`/`NOTE_EXIT`.
+//! Waiting for signalled members to exit, bounded by the grace period, woken by the exits
+//! themselves: Linux waits on pidfds with `poll(2)`, macOS on a kqueue `EVFILT_PROC`/
+//! `NOTE_EXIT`. A stop's waits also wake every few milliseconds to glance for newcomers
+//! ([`ExitWaiter::wait_glancing`]).
 
 use std::time::Duration;
 
@@ -9,6 +11,23 @@ use crate::signal::Expected;
 /// for each, whether it had exited.
 pub trait ExitWaiter {
     fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool>;
+
+    /// [`wait_for_exit`](ExitWaiter::wait_for_exit), calling `glance` about every `every`
+    /// while it waits, and once at its end: a stop looks for newcomers all through a wait, or
+    /// one born and gone within it is never seen (`newcomers.rs`). The default glances once,
+    /// after the wait.
+    fn wait_glancing(
+        &self,
+        members: &[Expected],
+        timeout: Duration,
+        every: Duration,
+        glance: &mut dyn FnMut(),
+    ) -> Vec<bool> {
+        let _ = every;
+        let exited = self.wait_for_exit(members, timeout);
+        glance();
+        exited
+    }
 }
 
 /// The waiter for the OS Pier was built for.
@@ -110,11 +129,26 @@ mod linux {
 
     impl ExitWaiter for PidfdWaiter {
         fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
+            self.wait_glancing(members, timeout, Duration::MAX, &mut || {})
+        }
+
+        fn wait_glancing(
+            &self,
+            members: &[Expected],
+            timeout: Duration,
+            every: Duration,
+            glance: &mut dyn FnMut(),
+        ) -> Vec<bool> {
             let watches: Vec<Watch> = members.iter().map(open).collect();
             let mut exited: Vec<bool> =
                 watches.iter().map(|w| matches!(w, Watch::Exited)).collect();
             let end = Instant::now() + timeout;
+            let mut next_glance = Instant::now().checked_add(every);
             loop {
+                if next_glance.is_some_and(|at| Instant::now() >= at) {
+                    glance();
+                    next_glance = Instant::now().checked_add(every);
+                }
                 let waiting: Vec<(usize, &OwnedFd)> = watches
                     .iter()
                     .enumerate()
@@ -124,10 +158,13 @@ mod linux {
                         _ => None,
                     })
                     .collect();
-                let left = end.saturating_duration_since(Instant::now());
+                let now = Instant::now();
+                let left = end.saturating_duration_since(now);
                 if waiting.is_empty() || left.is_zero() {
                     break;
                 }
+                let left =
+                    next_glance.map_or(left, |at| left.min(at.saturating_duration_since(now)));
                 let mut polls: Vec<PollFd> = waiting
                     .iter()
                     .map(|(_, fd)| PollFd::new(*fd, PollFlags::IN))
@@ -148,6 +185,7 @@ mod linux {
                     Err(_) => break,
                 }
             }
+            glance();
             exited
         }
     }
@@ -193,6 +231,16 @@ mod macos {
 
     impl ExitWaiter for KqueueWaiter {
         fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
+            self.wait_glancing(members, timeout, Duration::MAX, &mut || {})
+        }
+
+        fn wait_glancing(
+            &self,
+            members: &[Expected],
+            timeout: Duration,
+            every: Duration,
+            glance: &mut dyn FnMut(),
+        ) -> Vec<bool> {
             let mut exited = vec![false; members.len()];
             // SAFETY: kqueue has no preconditions; the fd is closed below.
             let kq = unsafe { libc::kqueue() };
@@ -228,11 +276,19 @@ mod macos {
                 }
             }
             let end = Instant::now() + timeout;
+            let mut next_glance = Instant::now().checked_add(every);
             while exited.iter().any(|e| !e) {
-                let left = end.saturating_duration_since(Instant::now());
+                if next_glance.is_some_and(|at| Instant::now() >= at) {
+                    glance();
+                    next_glance = Instant::now().checked_add(every);
+                }
+                let now = Instant::now();
+                let left = end.saturating_duration_since(now);
                 if left.is_zero() {
                     break;
                 }
+                let left =
+                    next_glance.map_or(left, |at| left.min(at.saturating_duration_since(now)));
                 let ts = libc::timespec {
                     tv_sec: left.as_secs() as libc::time_t,
                     tv_nsec: libc::c_long::from(left.subsec_nanos() as i32),
@@ -253,6 +309,7 @@ mod macos {
             }
             // SAFETY: kq is ours.
             unsafe { libc::close(kq) };
+            glance();
             exited
         }
     }

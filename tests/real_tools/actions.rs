@@ -43,6 +43,7 @@ fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
             .map(|a| (*a).to_owned()),
     );
     let (code, doc) = stop_when_settled(c, &args, &tree)?;
+    let ended = truth::now_ticks();
     let runs_now: Vec<(Started, bool)> = tree.iter().map(|p| (*p, truth::runs(*p))).collect();
     let strays: Vec<Started> = truth::working_in(&c.project)
         .into_iter()
@@ -86,9 +87,11 @@ fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
         wrong.push(format!("exit code {code} with result {result}"));
     }
     // Processes born during the stop: once Pier reports them, each one still running must be
-    // there, with that fate.
+    // there, with that fate. One born after Pier ended cannot be: uvicorn's supervisor, told
+    // to stop while it waits up to 5 s on a slow worker's health check, kills and respawns it
+    // before it reads its SIGTERM (seen under load) — the report said it still ran.
     if let Some(newcomers) = res.get("newcomers").and_then(Value::as_array) {
-        for s in &strays {
+        for s in strays.iter().filter(|s| s.start_time <= ended) {
             let listed = newcomers
                 .iter()
                 .any(|n| ident(n) == Some(*s) && n["fate"] == "still_running");
@@ -137,10 +140,17 @@ fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
         .iter()
         .map(|(p, o)| format!("{}={o}", p.pid))
         .collect();
+    let newcomers: Vec<String> = res["newcomers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|n| format!("{}={} ({})", n["pid"], n["fate"], n["how"]))
+        .collect();
     let summary = format!(
-        "result {result} ({}), {}",
+        "result {result} ({}), {}; newcomers: [{}]",
         res["reason"],
-        outcomes.join(" ")
+        outcomes.join(" "),
+        newcomers.join(", ")
     );
     verdict(summary, &wrong)
 }

@@ -42,6 +42,18 @@ pub fn identity(pid: u32) -> Option<Started> {
     row(pid).filter(|r| !r.zombie).map(|r| r.who)
 }
 
+/// Now, in the unit of a start time (clock ticks since boot, from `/proc/uptime`): a process
+/// whose start time is later was born after this read.
+pub fn now_ticks() -> u64 {
+    let uptime = std::fs::read_to_string("/proc/uptime").unwrap_or_default();
+    let secs: f64 = uptime
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0);
+    (secs * rustix::param::clock_ticks_per_second() as f64) as u64
+}
+
 /// Whether this very process (pid and start time) still runs; a zombie does not.
 pub fn runs(p: Started) -> bool {
     identity(p.pid) == Some(p)

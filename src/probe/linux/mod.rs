@@ -8,6 +8,7 @@
 //! Error policy: a process that vanishes between two reads is left out (ENOENT/ESRCH mean
 //! gone); any other failure is carried to the caller as text in the field it spoiled.
 
+mod children;
 mod fds;
 mod rows;
 pub mod tables;
@@ -22,8 +23,8 @@ use std::time::Duration;
 
 use super::procfs::{self as parse, TcpRow};
 use super::{
-    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, Socket,
-    SocketTable, Survey, WantsArgv,
+    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
+    Socket, SocketTable, Survey, WantsArgv,
 };
 use super::{Counters, ProcessList};
 use fds::{FdWalk, Walker};
@@ -148,14 +149,19 @@ impl LinuxProbe {
         read.map(|(rows, _)| rows)
     }
 
-    /// One pass over `pids`, spread over the machine's cores.
-    fn pass(&self, pids: &[Pid], mode: PassMode) -> Pass {
-        let clock = Clock {
+    /// How this boot turns start times into ages.
+    fn clock(&self) -> Clock {
+        Clock {
             ticks_per_second: self.ticks_per_second,
             uptime: read_small(Path::new("/proc/uptime"))
                 .ok()
                 .and_then(|b| parse::parse_uptime(&b)),
-        };
+        }
+    }
+
+    /// One pass over `pids`, spread over the machine's cores.
+    fn pass(&self, pids: &[Pid], mode: PassMode) -> Pass {
+        let clock = self.clock();
         let own_ns = fs::read_link("/proc/self/ns/net").ok();
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -399,6 +405,23 @@ impl Probe for LinuxProbe {
 
     fn processes(&self) -> Result<ProcessList, ProbeError> {
         Ok(self.pass(&all_pids()?, PassMode::Rows).list)
+    }
+
+    /// Each parent's own children files; the whole table only where the kernel lists none.
+    fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
+        let clock = self.clock();
+        let mut out = Vec::new();
+        for &parent in parents {
+            match children::of(parent, self.uid, clock) {
+                children::Read::Children(found) => {
+                    out.extend(found.into_iter().map(|c| (parent, c)))
+                }
+                children::Read::Unsupported => {
+                    return Ok(super::children_in(self.processes()?, parents))
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
