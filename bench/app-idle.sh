@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 servers=${2:-20}
 if [ "${PIER_BENCH_INNER:-}" != 1 ]; then
-  cargo build --release --quiet --locked --bins --example bare_tray
+  cargo build --release --quiet --locked --workspace --bins && cargo build --release --quiet --locked -p pier-app --example bare_tray
   PIER_BENCH_INNER=1 exec scripts/headless.sh "$0" "$secs" "$servers"
 fi
 

@@ -17,7 +17,7 @@ total=${1:-2000}
 servers=${2:-60}
 conns=${3:-200}
 rounds=${4:-15}
-cargo build --release --quiet --locked --bin pier --example app_refresh
+cargo build --release --quiet --locked --bin pier && cargo build --release --quiet --locked -p pier-core --example app_refresh
 pier=target/release/pier
 py=$(command -v python3)
 

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20}
 sample=${2:-500}
-cargo build --release --quiet
+cargo build --release --quiet --workspace
 pier=$PWD/target/release/pier
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -9,10 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-}
 if [ -n "$target" ]; then
-  cargo build --release --locked --bins --target "$target"
+  cargo build --release --locked --workspace --bins --target "$target"
   bin="target/$target/release"
 else
-  cargo build --release --locked --bins
+  cargo build --release --locked --workspace --bins
   bin=target/release
 fi
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)

@@ -30,7 +30,7 @@ part() {
 part parsers "^test |test result" \
   env PROPTEST_CASES=200000 cargo test --release --locked --test parsers_prop
 # The stop property's space is 24 cases, all run by the test suite.
-part diagnosis "test result" env PROPTEST_CASES=20000 cargo test --release --locked --lib -- props::
+part diagnosis "test result" env PROPTEST_CASES=20000 cargo test --release --locked -p pier-core --lib -- props::
 part soak "stop soak|test result" env PIER_SOAK_ROUNDS=1000 PIER_SOAK_SECS=3600 \
   cargo test --release --locked --test stop_soak_linux -- --nocapture
 part store "SIGKILLs|test result" env PIER_CRASH_KILLS=20000 \

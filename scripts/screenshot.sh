@@ -15,7 +15,7 @@ if [ "${PIER_SHOT_INNER:-}" != 1 ]; then
 fi
 export NO_AT_BRIDGE=1
 pier=${PIER_BIN:-target/debug/pier}
-[ -x "$pier" ] && [ -x "$(dirname "$pier")/pier-app" ] || cargo build --quiet --locked --bins
+[ -x "$pier" ] && [ -x "$(dirname "$pier")/pier-app" ] || cargo build --quiet --locked --workspace --bins
 convert=/usr/bin/convert
 
 work=$(mktemp -d)

@@ -9,12 +9,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(uname -s)" != Linux ]; then
-  exec cargo test --all-targets --locked "$@"
+  exec cargo test --workspace --all-targets --locked "$@"
 fi
 scripts/setup-linux.sh
 export PIER_REAL_TOOLS=${PIER_REAL_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/pier-real-tools}
 scripts/real-tools.sh
-scripts/headless.sh cargo test --all-targets --locked "$@"
+scripts/headless.sh cargo test --workspace --all-targets --locked "$@"
 mkdir -p target/screenshots
 # A desktop under Xvfb has its moods (a tray that docks late); one more try before failing.
 scripts/screenshot.sh target/screenshots/menu.png >/dev/null 2>&1 ||

@@ -1,7 +1,10 @@
-//! The `pier` binary: parse arguments, run, map errors to documented exit codes.
+//! The `pier` binary: the command line (`cli/`). Parse arguments, run, map errors to documented
+//! exit codes. It builds on the engine (`pier-core`) alone: no GUI dependency.
+
+mod cli;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    pier::cli::main()
+    cli::main()
 }

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::*;
-use pier::diagnose::model::Level;
-use pier::restart::RestartResult;
-use pier::stop::{shown_members, ResourceResult, Shown, ShownMember};
-use pier::store::Store;
-use pier::worker::{Engine, SystemEngine};
+use pier_core::diagnose::model::Level;
+use pier_core::restart::RestartResult;
+use pier_core::stop::{shown_members, ResourceResult, Shown, ShownMember};
+use pier_core::store::Store;
+use pier_core::worker::{Engine, SystemEngine};
 
 fn engine(sb: &Sandbox) -> SystemEngine {
     SystemEngine::new(

@@ -4,13 +4,13 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use pier::probe::darwin::parse_procargs2;
-use pier::probe::netlink::parse_chunk;
-use pier::probe::procfs::{
+use pier_core::probe::darwin::parse_procargs2;
+use pier_core::probe::netlink::parse_chunk;
+use pier_core::probe::procfs::{
     parse_cgroup, parse_cmdline, parse_io_bytes, parse_schedstat, parse_socket_link, parse_stat,
     parse_status_uid, parse_tcp_table, parse_uptime,
 };
-use pier::probe::TcpState;
+use pier_core::probe::TcpState;
 use proptest::prelude::*;
 
 proptest! {
@@ -159,7 +159,7 @@ proptest! {
             buf.extend_from_slice(body);
             buf.resize((buf.len() + 3) & !3, 0);
         }
-        if let Ok(pier::probe::netlink::Chunk::More(rows) | pier::probe::netlink::Chunk::Done(rows)) = parse_chunk(&buf, 1) {
+        if let Ok(pier_core::probe::netlink::Chunk::More(rows) | pier_core::probe::netlink::Chunk::Done(rows)) = parse_chunk(&buf, 1) {
             prop_assert!(rows.len() <= bodies.len());
         }
     }

@@ -10,7 +10,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pier::probe::{Identity, IdentityRead, LinuxProbe, Probe, TableSource, TcpState};
+use pier_core::probe::{Identity, IdentityRead, LinuxProbe, Probe, TableSource, TcpState};
 
 #[test]
 fn environment_and_identity_of_a_real_process_are_read_exactly() {
@@ -280,7 +280,7 @@ fn children_are_read_per_parent_identity_from_every_thread() {
     let IdentityRead::Alive { identity: me, .. } = probe.identity(std::process::id()) else {
         panic!("this test runs");
     };
-    let mine = |pairs: Vec<(Identity, pier::probe::ProcessInfo)>| -> BTreeSet<u32> {
+    let mine = |pairs: Vec<(Identity, pier_core::probe::ProcessInfo)>| -> BTreeSet<u32> {
         pairs
             .into_iter()
             .filter(|(parent, child)| *parent == me && child.ppid == me.pid)
@@ -290,7 +290,7 @@ fn children_are_read_per_parent_identity_from_every_thread() {
     };
     let both = BTreeSet::from([a, b]);
     assert_eq!(mine(probe.children(&[me]).unwrap()), both);
-    let table = pier::probe::children_in(probe.processes().unwrap(), &[me]);
+    let table = pier_core::probe::children_in(probe.processes().unwrap(), &[me]);
     assert_eq!(mine(table), both, "the whole table says the same");
     let not_me = Identity {
         start_time: me.start_time + 1,

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use common::{start_time_of, wait_for};
-use pier::probe::Identity;
-use pier::signal::{system_signaller, Expected, Sig, SignalOutcome};
+use pier_core::probe::Identity;
+use pier_core::signal::{system_signaller, Expected, Sig, SignalOutcome};
 
 fn sleeper() -> Child {
     Command::new("sleep")

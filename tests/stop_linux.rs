@@ -364,7 +364,7 @@ fn a_stop_waits_for_the_lock_another_stop_of_the_same_resource_holds() {
     let server = sb.start_vite("app", &[], |_| true);
     let id = id_of(&sb, &server);
     // This test plays the other stop: it holds the resource's lock.
-    let store = pier::store::Store::open_at(sb.path().join("state")).unwrap();
+    let store = pier_core::store::Store::open_at(sb.path().join("state")).unwrap();
     let lock = store.lock(&format!("stop-{id}")).unwrap();
     let lock_file = sb.path().join(format!("state/locks/stop-{id}.lock"));
     let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&lock_file).unwrap());

@@ -24,9 +24,9 @@ mod soak;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use pier::diagnose::{self, project, ScanOptions};
-use pier::stop::{Checkpoint, ResourceResult, Shown, StopOptions, Stopper};
-use pier::store::Store;
+use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::stop::{Checkpoint, ResourceResult, Shown, StopOptions, Stopper};
+use pier_core::store::Store;
 use soak::hook::{Call, Hooked};
 use soak::oracle::Facts;
 use soak::{Kind, Rng, Round, KINDS};
@@ -90,9 +90,9 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
     std::env::set_var("PIER_STATE_DIR", sb.path().join("state"));
     let store = Store::open_at(sb.path().join("state")).unwrap();
     let interpreter = soak::interpreter_copy(sb.path());
-    let probe = pier::probe::system_probe();
-    let signaller = pier::signal::system_signaller();
-    let waiter = pier::stop::wait::system_waiter();
+    let probe = pier_core::probe::system_probe();
+    let signaller = pier_core::signal::system_signaller();
+    let waiter = pier_core::stop::wait::system_waiter();
     let mut rng = Rng(seed);
     let mut horizon = 80;
     let mut t = Tally::default();
@@ -139,7 +139,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         );
         assert_eq!(
             shown_project.level,
-            pier::diagnose::model::Level::Green,
+            pier_core::diagnose::model::Level::Green,
             "round {n}: the tree is not green before anything happens: {resource:#?}"
         );
         let shown = Shown::of(shown_project.level, resource);

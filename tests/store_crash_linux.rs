@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use pier::probe::Identity;
-use pier::store::{Owned, Store, Versioned};
+use pier_core::probe::Identity;
+use pier_core::store::{Owned, Store, Versioned};
 use serde::{Deserialize, Serialize};
 
 /// A record like a snapshot: a schema, an owner, and a body large enough to span pages.

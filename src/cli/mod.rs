@@ -11,19 +11,17 @@
 //! or a restart was refused or did not get ready in time.
 
 mod app;
-pub use app::{app_main, APP_BINARY};
 mod render;
 mod restart;
 mod scan;
 mod stop;
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::diagnose::rules::Thresholds;
+use pier_core::diagnose::rules::Thresholds;
 
 /// Finds dev servers and watchers left running after their terminal is gone.
 #[derive(Debug, Parser)]
@@ -36,8 +34,13 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Start the menu-bar / tray app (what `pier` alone does).
-    App(app::AppArgs),
+    /// Start the menu-bar / tray app (what `pier` alone does); its options are `pier-app`'s
+    /// (`pier app --help`).
+    App {
+        /// Passed to `pier-app` as given.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Show dev residue, one card per project, green / yellow / red with the evidence.
     Scan(scan::ScanArgs),
     /// Stop resources safely: re-check, snapshot, then SIGTERM leaf to root.
@@ -53,26 +56,7 @@ fn use_colour(stdout_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> b
     stdout_is_terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
-/// Exit codes, as documented in the module docs and the README.
-const EXIT_FAILED: u8 = 1;
-const EXIT_USAGE: u8 = 2;
-const EXIT_NOT_ALL_STOPPED: u8 = 3;
-
-/// `--under` folders, resolved; a missing one is a usage error.
-fn resolve_dirs(flag: &str, dirs: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
-    let mut out = Vec::new();
-    for dir in dirs {
-        match dir.canonicalize() {
-            Ok(path) if path.is_dir() => out.push(path),
-            Ok(_) => return Err(usage(&format!("{flag} {}: not a folder", dir.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(usage(&format!("{flag} {}: no such folder", dir.display())))
-            }
-            Err(e) => return Err(usage(&format!("{flag} {}: {e}", dir.display()))),
-        }
-    }
-    Ok(out)
-}
+use pier_core::front::{resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED, EXIT_USAGE};
 
 /// What a resource id looks like, for the sentence that refuses a malformed one.
 const ID_FORM: &str = "a resource id is <root pid>-<root start time>, two whole numbers as \
@@ -167,35 +151,15 @@ pub fn main() -> ExitCode {
     let Some(command) = cli.command else {
         return app::exec_app(Vec::new());
     };
-    init_logging(None, "warn");
+    pier_core::front::init_logging(None, "warn");
     match command {
         // The same arguments, as given: `pier-app` parses them itself.
-        Command::App(_) => app::exec_app(std::env::args_os().skip(2).collect()),
+        Command::App { args } => app::exec_app(args),
         Command::Scan(args) => scan::run(args),
         Command::Stop(args) => stop::run(args),
         Command::History(args) => restart::history(args),
         Command::Restart(args) => restart::restart(args),
     }
-}
-
-/// Logs go to `file` when given (the app's log in its state folder), else to stderr; `PIER_LOG`
-/// overrides the `default` filter.
-fn init_logging(file: Option<std::fs::File>, default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("PIER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    let _ = match file {
-        Some(file) => builder
-            .with_ansi(false)
-            .with_writer(std::sync::Mutex::new(file))
-            .try_init(),
-        None => builder.with_writer(std::io::stderr).try_init(),
-    };
-}
-
-fn usage(message: &str) -> ExitCode {
-    eprintln!("pier: {message}");
-    ExitCode::from(EXIT_USAGE)
 }
 
 #[cfg(test)]

@@ -8,10 +8,10 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{print, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
-use crate::probe;
-use crate::restart::{self, HistoryEntry, RestartReport, RestartResult};
-use crate::store::Store;
-use crate::words;
+use pier_core::probe;
+use pier_core::restart::{self, HistoryEntry, RestartReport, RestartResult};
+use pier_core::store::Store;
+use pier_core::words;
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {

@@ -7,9 +7,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{colour_wanted, print, render, resolve_dirs, thresholds, EXIT_FAILED};
-use crate::diagnose::rules::Thresholds;
-use crate::diagnose::{self, project, ScanOptions};
-use crate::probe;
+use pier_core::diagnose::rules::Thresholds;
+use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::probe;
 
 #[derive(Debug, Args)]
 pub struct ScanArgs {

@@ -10,15 +10,15 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{print, resolve_dirs, thresholds, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
-use crate::diagnose::model::{Level, Project, Resource};
-use crate::diagnose::rules::Thresholds;
-use crate::diagnose::{self, project, ScanOptions};
-use crate::probe;
-use crate::signal;
-use crate::stop::snapshot::Snapshot;
-use crate::stop::{wait, ResourceResult, StopOptions, StopReport, Stopper, TieKind};
-use crate::store::Store;
-use crate::words;
+use pier_core::diagnose::model::{Level, Project, Resource};
+use pier_core::diagnose::rules::Thresholds;
+use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::probe;
+use pier_core::signal;
+use pier_core::stop::snapshot::Snapshot;
+use pier_core::stop::{wait, ResourceResult, StopOptions, StopReport, Stopper, TieKind};
+use pier_core::store::Store;
+use pier_core::words;
 
 #[derive(Debug, Args)]
 pub struct StopArgs {

@@ -22,7 +22,7 @@ pub fn pid(report: &Value) -> u32 {
 pub fn alive(pid: u32) -> bool {
     fs::read(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| pier::probe::procfs::parse_stat(&s))
+        .and_then(|s| pier_core::probe::procfs::parse_stat(&s))
         .is_some_and(|(_, s)| s.state != b'Z')
 }
 
@@ -90,10 +90,36 @@ pub fn python() -> String {
         .map_or_else(|| "python3".to_owned(), |p| (*p).to_owned())
 }
 
-fn fixture_source(name: &str) -> PathBuf {
+/// The workspace's `tests/`: this kit is also compiled into the app crate's tests
+/// (`crates/app/tests`), whose manifest folder is two levels down.
+fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+        .ancestors()
+        .map(|a| a.join("tests"))
+        .find(|t| t.join("fixtures/devserver.py").is_file())
+        .expect("the workspace's tests folder")
+}
+
+fn fixture_source(name: &str) -> PathBuf {
+    tests_dir().join("fixtures").join(name)
+}
+
+/// The `pier` binary: this package's own, or — from the app crate's tests — the one the
+/// workspace's build puts beside `pier-app`.
+pub fn pier_bin() -> PathBuf {
+    if let Some(pier) = option_env!("CARGO_BIN_EXE_pier") {
+        return pier.into();
+    }
+    let Some(app) = option_env!("CARGO_BIN_EXE_pier-app") else {
+        panic!("this kit serves the tests of the pier and pier-app packages only");
+    };
+    let pier = Path::new(app).with_file_name("pier");
+    assert!(
+        pier.exists(),
+        "{} is not built: run the tests of the whole workspace (`cargo test --workspace`)",
+        pier.display()
+    );
+    pier
 }
 
 /// A process the test started, known by identity.
@@ -231,7 +257,7 @@ impl Sandbox {
 
     /// Runs the `pier` binary with exactly `args`, with this sandbox's state folder.
     pub fn pier_exact(&self, args: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_pier"))
+        Command::new(pier_bin())
             .args(args)
             .env("PIER_STATE_DIR", self.path().join("state"))
             .env("NO_COLOR", "1")
@@ -241,7 +267,7 @@ impl Sandbox {
 
     /// Runs the `pier` binary scoped to this sandbox, with its own state folder.
     pub fn pier(&self, args: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_pier"))
+        Command::new(pier_bin())
             .args(args)
             .arg("--under")
             .arg(self.path())
@@ -278,13 +304,13 @@ pub fn kill_by_identity(p: Started) {
 /// The kernel start time of `pid`, via Pier's own parser (pinned by its unit tests).
 pub fn start_time_of(pid: u32) -> Option<u64> {
     let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
-    pier::probe::procfs::parse_stat(&stat).map(|(_, s)| s.start_time)
+    pier_core::probe::procfs::parse_stat(&stat).map(|(_, s)| s.start_time)
 }
 
 /// The parent pid of `pid`.
 pub fn ppid_of(pid: u32) -> Option<u32> {
     let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
-    pier::probe::procfs::parse_stat(&stat).map(|(_, s)| s.ppid)
+    pier_core::probe::procfs::parse_stat(&stat).map(|(_, s)| s.ppid)
 }
 
 /// Every resource in a scan document, with its project.

@@ -17,7 +17,7 @@ struct Row {
 
 fn row(pid: u32) -> Option<Row> {
     let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let (_, s) = pier::probe::procfs::parse_stat(&stat)?;
+    let (_, s) = pier_core::probe::procfs::parse_stat(&stat)?;
     Some(Row {
         who: Started {
             pid,

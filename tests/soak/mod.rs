@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use pier::probe::Identity;
-use pier::signal::{Expected, SignalOutcome};
+use pier_core::probe::Identity;
+use pier_core::signal::{Expected, SignalOutcome};
 use serde_json::{json, Value};
 
 use crate::common::{self, Started};

@@ -19,9 +19,11 @@
 
 use std::collections::BTreeSet;
 
-use pier::probe::Identity;
-use pier::signal::SignalOutcome;
-use pier::stop::{Checkpoint, MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind};
+use pier_core::probe::Identity;
+use pier_core::signal::SignalOutcome;
+use pier_core::stop::{
+    Checkpoint, MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind,
+};
 
 use super::hook::Call;
 use super::{Kind, Known, Origin, Round};

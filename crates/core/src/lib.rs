@@ -1,3 +1,6 @@
+//! The engine of Pier, with no GUI dependency: the CLI (`pier`, the workspace's root package)
+//! and the tray app (`pier-app`, `crates/app`) are built on it.
+//!
 //! Pier finds dev residue — dev servers, watchers and helpers left running after the terminal
 //! or editor that started them is gone — and judges each one green, yellow or red with evidence.
 //!
@@ -10,18 +13,16 @@
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
 //! - [`worker`]: the tokio thread that owns the engine; typed commands in, whole results out,
 //!   scans stamped with their generation;
-//! - [`ui`]: the tray app: state → menu spec → muda menu, clicks → commands;
-//! - [`cli`]: `pier scan`, `pier stop`, `pier history`, `pier restart`, as text or JSON, and
-//!   `pier` / `pier app` for the tray app;
+//! - [`front`]: what both binaries come in by: exit codes, `--under` folders, usage errors,
+//!   logging;
 //! - [`words`]: how a command, a rate or a level's reasons read for a person.
 
-pub mod cli;
 pub mod diagnose;
+pub mod front;
 pub mod probe;
 pub mod restart;
 pub mod signal;
 pub mod stop;
 pub mod store;
-pub mod ui;
 pub mod words;
 pub mod worker;

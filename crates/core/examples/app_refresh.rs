@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use pier::store::Store;
-use pier::worker::{Engine, SystemEngine};
+use pier_core::store::Store;
+use pier_core::worker::{Engine, SystemEngine};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod darwin;
-#[cfg(any(test, feature = "fake-probe"))]
+#[cfg(any(test, feature = "test-support"))]
 pub mod fake;
 #[cfg(target_os = "linux")]
 mod linux;

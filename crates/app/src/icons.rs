@@ -31,13 +31,13 @@ pub fn title(state: &UiState) -> String {
     }
 }
 
-const IDLE: &[u8] = include_bytes!("../../assets/tray-idle.png");
-const SAFE: &[u8] = include_bytes!("../../assets/tray-safe.png");
-const ERROR: &[u8] = include_bytes!("../../assets/tray-error.png");
-const TEMPLATE: &[u8] = include_bytes!("../../assets/tray-template.png");
-const DOT_GREEN: &[u8] = include_bytes!("../../assets/dot-green.png");
-const DOT_YELLOW: &[u8] = include_bytes!("../../assets/dot-yellow.png");
-const DOT_RED: &[u8] = include_bytes!("../../assets/dot-red.png");
+const IDLE: &[u8] = include_bytes!("../../../assets/tray-idle.png");
+const SAFE: &[u8] = include_bytes!("../../../assets/tray-safe.png");
+const ERROR: &[u8] = include_bytes!("../../../assets/tray-error.png");
+const TEMPLATE: &[u8] = include_bytes!("../../../assets/tray-template.png");
+const DOT_GREEN: &[u8] = include_bytes!("../../../assets/dot-green.png");
+const DOT_YELLOW: &[u8] = include_bytes!("../../../assets/dot-yellow.png");
+const DOT_RED: &[u8] = include_bytes!("../../../assets/dot-red.png");
 
 /// Decodes an 8-bit RGBA PNG (what `make-icons.sh` writes) into (pixels, width, height).
 pub fn decode(png_bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), String> {

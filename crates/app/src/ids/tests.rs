@@ -1,9 +1,10 @@
 //! Menu ids and the click → command mapping, without a display.
 
 use super::*;
-use crate::diagnose::model::Level;
-use crate::probe::Identity;
-use crate::ui::spec::tests::{project, resource, scanned, shop_and_api};
+use crate::spec::tests::{scanned, shop_and_api};
+use pier_core::diagnose::examples::{project, resource};
+use pier_core::diagnose::model::Level;
+use pier_core::probe::Identity;
 
 /// The click on "Clean up safely" of `path` as the menu of `s` offers it.
 fn stop_click(s: &UiState, path: &str) -> Click {
@@ -13,7 +14,7 @@ fn stop_click(s: &UiState, path: &str) -> Click {
         seen: card_seen(p),
     }
 }
-use crate::worker::{History, Update};
+use pier_core::worker::{History, Update};
 
 #[test]
 fn every_click_round_trips_through_its_id() {
@@ -140,7 +141,7 @@ fn clean_up_all_safe_takes_every_green_project_and_nothing_else() {
 #[test]
 fn restart_needs_a_restartable_snapshot() {
     let mut s = UiState::new(Ok(false));
-    let entry = |name: &str, ok: bool| crate::restart::HistoryEntry {
+    let entry = |name: &str, ok: bool| pier_core::restart::HistoryEntry {
         snapshot: name.into(),
         id: "1-1".into(),
         kind: Some("vite".into()),

@@ -7,6 +7,7 @@
 //! so rather than pass unseen.
 #![cfg(target_os = "linux")]
 
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 mod dbusmenu;
 
@@ -34,7 +35,7 @@ fn start_app(sb: &Sandbox, extra: &[&str]) -> Child {
     let run = sb.path().join("run");
     fs::create_dir_all(&run).unwrap();
     fs::set_permissions(&run, fs::Permissions::from_mode(0o700)).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_pier"))
+    Command::new(pier_bin())
         .args(["app", "--refresh", "1", "--sample-ms", "100", "--under"])
         .arg(sb.path())
         .args(extra)
@@ -219,7 +220,7 @@ fn sigterm_ends_the_app_cleanly_with_0() {
 #[test]
 fn without_a_display_the_app_says_so_in_a_sentence() {
     let sb = Sandbox::new();
-    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+    let out = Command::new(pier_bin())
         .arg("app")
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
@@ -237,7 +238,7 @@ fn without_a_display_the_app_says_so_in_a_sentence() {
 fn an_unknown_under_folder_is_a_usage_error() {
     let sb = Sandbox::new();
     let missing = sb.path().join("nope");
-    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+    let out = Command::new(pier_bin())
         .args(["app", "--under"])
         .arg(&missing)
         .env("PIER_STATE_DIR", sb.path().join("state"))
@@ -245,7 +246,7 @@ fn an_unknown_under_folder_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such folder"));
-    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+    let out = Command::new(pier_bin())
         .args(["app", "--refresh", "1e300"])
         .env("PIER_STATE_DIR", sb.path().join("state"))
         .output()

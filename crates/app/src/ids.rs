@@ -9,11 +9,11 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use crate::diagnose::model::Project;
+use pier_core::diagnose::model::Project;
 
-use crate::diagnose::model::Level;
-use crate::stop::Shown;
-use crate::worker::{ActionKey, Command, StopTarget};
+use pier_core::diagnose::model::Level;
+use pier_core::stop::Shown;
+use pier_core::worker::{ActionKey, Command, StopTarget};
 
 use super::state::UiState;
 

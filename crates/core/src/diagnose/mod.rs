@@ -9,6 +9,8 @@
 //! resource, never the scan — only an unreadable process table fails the scan as a whole.
 
 pub mod connections;
+#[cfg(any(test, feature = "test-support"))]
+pub mod examples;
 pub mod helpers;
 pub mod kinds;
 pub mod model;

@@ -3,5 +3,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    pier::cli::app_main()
+    pier_app::start::app_main()
 }

@@ -1,56 +1,9 @@
 //! The state → menu layer, without a display.
 
 use super::*;
-use crate::diagnose::model::{EvidenceKind, Member, Port, RootIdentity, Scan};
-use crate::worker::{ActionReport, History, Update};
-
-pub fn resource(id: &str, level: Level, port: u16) -> Resource {
-    let pid: u32 = id.split('-').next().unwrap().parse().unwrap();
-    Resource {
-        id: id.into(),
-        level,
-        kind: "vite".into(),
-        root: RootIdentity {
-            pid,
-            start_time: 100,
-        },
-        ports: vec![Port {
-            port,
-            address: "127.0.0.1".into(),
-            pid,
-            helper: None,
-        }],
-        members: vec![Member {
-            pid,
-            start_time: 100,
-            ppid: 1,
-            uid: 1000,
-            argv: vec!["node".into(), "vite".into()],
-            command: "node".into(),
-            exe: None,
-            cwd: None,
-        }],
-        connections: vec![],
-        age_seconds: Some(7_500),
-        activity: None,
-        evidence: vec![Evidence {
-            kind: EvidenceKind::Orphaned,
-            level: Level::Green,
-            message: "orphaned: its parent is PID 1".into(),
-            source: "/proc/1/stat".into(),
-        }],
-    }
-}
-
-pub fn project(path: &str, level: Level, resources: Vec<Resource>) -> Project {
-    Project {
-        name: path.rsplit('/').next().unwrap().into(),
-        path: path.into(),
-        marker: Some("package.json".into()),
-        level,
-        resources,
-    }
-}
+use pier_core::diagnose::examples::{notebook, project, resource};
+use pier_core::diagnose::model::Scan;
+use pier_core::worker::{ActionReport, History, Update};
 
 pub fn scanned(generation: u64, projects: Vec<Project>) -> Update {
     Update::Scanned {
@@ -92,7 +45,7 @@ pub fn stop_id(state: &UiState, path: &str) -> String {
     let p = state.projects().iter().find(|p| p.path == path).unwrap();
     Click::StopProject {
         path: path.into(),
-        seen: crate::ui::ids::card_seen(p),
+        seen: crate::ids::card_seen(p),
     }
     .id()
 }
@@ -100,7 +53,7 @@ pub fn stop_id(state: &UiState, path: &str) -> String {
 /// The id of "Clean up all safe", as the menu of `state` builds it.
 pub fn stop_all_id(state: &UiState) -> String {
     Click::StopAllSafe {
-        seen: crate::ui::ids::all_safe_seen(state),
+        seen: crate::ids::all_safe_seen(state),
     }
     .id()
 }
@@ -378,21 +331,6 @@ fn durations_are_short() {
     assert_eq!(short_duration(Duration::from_secs(40)), "40s");
     assert_eq!(short_duration(Duration::from_secs(7_500)), "2h 5m");
     assert_eq!(short_duration(Duration::from_secs(90_000)), "1d 1h");
-}
-
-/// A notebook server on 127.0.0.1:8888 whose kernel listens on two random loopback ports.
-pub fn notebook(path: &str) -> Project {
-    let mut r = resource("30-100", Level::Green, 8888);
-    r.kind = "jupyter".into();
-    for port in [40001, 40002] {
-        r.ports.push(Port {
-            port,
-            address: "127.0.0.1".into(),
-            pid: 31,
-            helper: Some("notebook kernel".into()),
-        });
-    }
-    project(path, Level::Green, vec![r])
 }
 
 fn open_items(entries: &[Entry]) -> Vec<String> {

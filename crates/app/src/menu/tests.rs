@@ -2,12 +2,13 @@
 //! same, rebuilt when it is not.
 
 use super::*;
-use crate::diagnose::model::Level;
-use crate::ui::spec::menu;
-use crate::ui::spec::tests::{notebook, project, resource, scanned, shop_and_api, stop_id};
-use crate::ui::spec::Entry;
-use crate::ui::state::UiState;
-use crate::worker::ActionKey;
+use crate::spec::menu;
+use crate::spec::tests::{scanned, shop_and_api, stop_id};
+use crate::spec::Entry;
+use crate::state::UiState;
+use pier_core::diagnose::examples::{notebook, project, resource};
+use pier_core::diagnose::model::Level;
+use pier_core::worker::ActionKey;
 
 fn now() -> std::time::SystemTime {
     std::time::SystemTime::UNIX_EPOCH

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::diagnose::model::{Level, Project, Scan};
-use crate::worker::{ActionKey, ActionReport, History, Latest, Update};
+use pier_core::diagnose::model::{Level, Project, Scan};
+use pier_core::worker::{ActionKey, ActionReport, History, Latest, Update};
 
 /// How many action results the menu keeps.
 const RESULTS_KEPT: usize = 3;
@@ -160,5 +160,42 @@ impl UiState {
     /// The newest result of `key`, if any.
     pub fn last_result(&self, key: &ActionKey) -> Option<&ActionReport> {
         self.results.iter().find(|r| &r.key == key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pier_core::diagnose::model::Scan;
+    use pier_core::worker::{History, Update};
+
+    fn scanned(generation: u64) -> Update {
+        Update::Scanned {
+            generation,
+            scan: Ok(Scan {
+                schema: 1,
+                generation,
+                scanned_at: String::new(),
+                sample_ms: 0,
+                projects: vec![],
+                other_listeners: None,
+            }),
+            history: Ok(History::default()),
+        }
+    }
+
+    /// The worker delivers a slow older scan after a newer one (the worker's tests,
+    /// `a_slow_older_scan_never_replaces_a_newer_result`); the app keeps the newer on screen.
+    #[test]
+    fn a_slow_older_scan_never_replaces_a_newer_one_on_screen() {
+        let (newer, older) = (scanned(2), scanned(1));
+        let mut ui = UiState::new(Ok(false));
+        assert_eq!(ui.apply(newer), Applied::Changed);
+        assert_eq!(ui.apply(older), Applied::Stale);
+        assert_eq!(ui.generation(), 2);
+        let Some(Ok(shown)) = &ui.scan else {
+            panic!("a scan is shown")
+        };
+        assert_eq!(shown.generation, 2, "the newer scan stays on screen");
     }
 }

@@ -8,10 +8,10 @@
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
-use crate::diagnose::model::{Evidence, Level, Project, Resource};
-use crate::restart::HistoryEntry;
-use crate::words;
-use crate::worker::{project_name, ActionKey, Tone};
+use pier_core::diagnose::model::{Evidence, Level, Project, Resource};
+use pier_core::restart::HistoryEntry;
+use pier_core::words;
+use pier_core::worker::{project_name, ActionKey, Tone};
 
 use super::ids::Click;
 use super::state::UiState;
@@ -213,7 +213,7 @@ fn evidence_line(e: &Evidence) -> String {
 fn resource_line(r: &Resource) -> String {
     let mut ports: Vec<String> = r
         .server_ports()
-        .map(crate::diagnose::model::Port::endpoint)
+        .map(pier_core::diagnose::model::Port::endpoint)
         .collect();
     ports.dedup();
     let n = r.members.len();

@@ -19,7 +19,7 @@ use super::ids::{self, Click, Intent};
 use super::menu::{Applied, LiveMenu};
 use super::state::{self, UiState};
 use super::{desktop, login, spec};
-use crate::worker::{Command, Engine, Tone, Update, Worker, WorkerOptions};
+use pier_core::worker::{Command, Engine, Tone, Update, Worker, WorkerOptions};
 
 /// What reaches the event loop from other threads.
 #[derive(Debug)]

@@ -1,5 +1,5 @@
-//! The menu-bar app (a tray app on Linux): one card per project, "Clean up safely",
-//! "Recently stopped" with "Restart".
+//! Pier's menu-bar app (a tray app on Linux): one card per project, "Clean up safely",
+//! "Recently stopped" with "Restart". The only crate that links tao, tray-icon and GTK.
 //!
 //! Layers, each testable on its own:
 //! - [`state`]: what the app knows, as plain data; the worker's updates are applied here, and
@@ -9,7 +9,8 @@
 //! - [`menu`]: the spec made real with muda, updated in place when its shape is unchanged;
 //! - [`app`]: the tao event loop that ties them to the tray icon and the worker;
 //! - [`login`], [`desktop`], [`icons`]: start at login, open / reveal / notify, the icons;
-//! - `linux.rs` / `macos.rs`: the few things that differ per OS, chosen below.
+//! - `linux.rs` / `macos.rs`: the few things that differ per OS, chosen below;
+//! - [`start`]: `pier-app`'s command line, its log, and the start.
 //!
 //! The UI thread never waits on the engine: it posts commands to the worker and renders what
 //! comes back.
@@ -21,6 +22,7 @@ pub mod ids;
 pub mod login;
 pub mod menu;
 pub mod spec;
+pub mod start;
 pub mod state;
 
 #[cfg_attr(target_os = "linux", path = "linux.rs")]
@@ -31,8 +33,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::store::Store;
-use crate::worker::{SystemEngine, WorkerOptions};
+use pier_core::store::Store;
+use pier_core::worker::{SystemEngine, WorkerOptions};
 
 /// How the app runs (`pier app` flags).
 #[derive(Debug, Clone)]

@@ -1,0 +1,69 @@
+//! Example cards for tests outside the diagnosis (the app's menu, the CLI's text): plain data a
+//! scan could have produced, built by hand.
+
+use super::model::{Evidence, EvidenceKind, Level, Member, Port, Project, Resource, RootIdentity};
+
+/// A vite resource `id` (`<pid>-<start>`) at `level`, listening on 127.0.0.1:`port`, orphaned.
+pub fn resource(id: &str, level: Level, port: u16) -> Resource {
+    let pid: u32 = id.split('-').next().unwrap().parse().unwrap();
+    Resource {
+        id: id.into(),
+        level,
+        kind: "vite".into(),
+        root: RootIdentity {
+            pid,
+            start_time: 100,
+        },
+        ports: vec![Port {
+            port,
+            address: "127.0.0.1".into(),
+            pid,
+            helper: None,
+        }],
+        members: vec![Member {
+            pid,
+            start_time: 100,
+            ppid: 1,
+            uid: 1000,
+            argv: vec!["node".into(), "vite".into()],
+            command: "node".into(),
+            exe: None,
+            cwd: None,
+        }],
+        connections: vec![],
+        age_seconds: Some(7_500),
+        activity: None,
+        evidence: vec![Evidence {
+            kind: EvidenceKind::Orphaned,
+            level: Level::Green,
+            message: "orphaned: its parent is PID 1".into(),
+            source: "/proc/1/stat".into(),
+        }],
+    }
+}
+
+/// A project at `path` holding `resources`.
+pub fn project(path: &str, level: Level, resources: Vec<Resource>) -> Project {
+    Project {
+        name: path.rsplit('/').next().unwrap().into(),
+        path: path.into(),
+        marker: Some("package.json".into()),
+        level,
+        resources,
+    }
+}
+
+/// A notebook server on 127.0.0.1:8888 whose kernel listens on two random loopback ports.
+pub fn notebook(path: &str) -> Project {
+    let mut r = resource("30-100", Level::Green, 8888);
+    r.kind = "jupyter".into();
+    for port in [40001, 40002] {
+        r.ports.push(Port {
+            port,
+            address: "127.0.0.1".into(),
+            pid: 31,
+            helper: Some("notebook kernel".into()),
+        });
+    }
+    project(path, Level::Green, vec![r])
+}
