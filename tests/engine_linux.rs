@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::*;
-use pier_core::diagnose::model::Level;
-use pier_core::restart::RestartResult;
-use pier_core::stop::{shown_members, ResourceResult, Shown, ShownMember};
+use pier_core::model::card::Level;
+use pier_core::model::history::RestartResult;
+use pier_core::model::outcome::ResourceResult;
+use pier_core::model::shown::{shown_members, Shown, ShownMember};
 use pier_core::store::Store;
 use pier_core::worker::{Engine, SystemEngine};
 

@@ -25,7 +25,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use pier_core::diagnose::{self, project, ScanOptions};
-use pier_core::stop::{Checkpoint, ResourceResult, Shown, StopOptions, Stopper};
+use pier_core::model::outcome::{Checkpoint, ResourceResult};
+use pier_core::model::shown::Shown;
+use pier_core::stop::{StopOptions, Stopper};
 use pier_core::store::Store;
 use soak::hook::{Call, Hooked};
 use soak::oracle::Facts;
@@ -139,7 +141,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         );
         assert_eq!(
             shown_project.level,
-            pier_core::diagnose::model::Level::Green,
+            pier_core::model::card::Level::Green,
             "round {n}: the tree is not green before anything happens: {resource:#?}"
         );
         let shown = Shown::of(shown_project.level, resource);

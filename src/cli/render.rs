@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use pier_core::diagnose::model::{Level, Port, Project, Resource, Scan};
+use pier_core::model::card::{Level, Port, Project, Resource, Scan};
 
 struct Style {
     colour: bool,
@@ -60,7 +60,7 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
             let _ = writeln!(
                 out,
                 "  {}  {who}  {}",
-                pier_core::diagnose::model::endpoint(&l.address, l.port),
+                pier_core::model::card::endpoint(&l.address, l.port),
                 l.reason
             );
         }
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn a_card_shows_the_servers_ports_as_its_ports_and_a_helpers_apart() {
-        let project = pier_core::diagnose::examples::notebook("/w/lab");
+        let project = pier_core::model::examples::notebook("/w/lab");
         let mut out = String::new();
         resource_block(&mut out, &project.resources[0], &Style { colour: false });
         let lines: Vec<&str> = out.lines().collect();
@@ -165,7 +165,7 @@ mod tests {
     }
 
     /// A scan with no project, only these other listeners.
-    fn only_others(others: Vec<pier_core::diagnose::model::OtherListener>) -> Scan {
+    fn only_others(others: Vec<pier_core::model::card::OtherListener>) -> Scan {
         Scan {
             schema: 1,
             generation: 1,
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn another_listeners_padded_name_is_trimmed() {
-        let scan = only_others(vec![pier_core::diagnose::model::OtherListener {
+        let scan = only_others(vec![pier_core::model::card::OtherListener {
             port: 3000,
             address: "::".into(),
             pid: Some(7),

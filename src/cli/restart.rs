@@ -8,8 +8,9 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{print, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
+use pier_core::model::history::{HistoryEntry, RestartReport, RestartResult};
 use pier_core::probe;
-use pier_core::restart::{self, HistoryEntry, RestartReport, RestartResult};
+use pier_core::restart;
 use pier_core::store::Store;
 use pier_core::words;
 

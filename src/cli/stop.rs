@@ -10,13 +10,14 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{print, resolve_dirs, thresholds, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
-use pier_core::diagnose::model::{Level, Project, Resource};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::model::card::{Level, Project, Resource};
+use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
+use pier_core::model::snapshot::Snapshot;
 use pier_core::probe;
 use pier_core::signal;
-use pier_core::stop::snapshot::Snapshot;
-use pier_core::stop::{wait, ResourceResult, StopOptions, StopReport, Stopper, TieKind};
+use pier_core::stop::{wait, StopOptions, Stopper};
 use pier_core::store::Store;
 use pier_core::words;
 

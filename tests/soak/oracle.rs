@@ -19,11 +19,11 @@
 
 use std::collections::BTreeSet;
 
-use pier_core::probe::Identity;
-use pier_core::signal::SignalOutcome;
-use pier_core::stop::{
+use pier_core::model::outcome::{
     Checkpoint, MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind,
 };
+use pier_core::probe::Identity;
+use pier_core::signal::SignalOutcome;
 
 use super::hook::Call;
 use super::{Kind, Known, Origin, Round};

@@ -9,10 +9,10 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use pier_core::diagnose::model::Project;
+use pier_core::model::card::Project;
 
-use pier_core::diagnose::model::Level;
-use pier_core::stop::Shown;
+use pier_core::model::card::Level;
+use pier_core::model::shown::Shown;
 use pier_core::worker::{ActionKey, Command, StopTarget};
 
 use super::state::UiState;

@@ -12,7 +12,7 @@ use tray_icon::menu::{
 };
 
 use super::spec::Entry;
-use pier_core::diagnose::model::Level;
+use pier_core::model::card::Level;
 
 /// The coloured dots drawn beside card titles, where the host draws menu icons.
 #[derive(Clone, Default)]

@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 
-use pier_core::diagnose::model::{Evidence, Level, Project, Resource};
-use pier_core::restart::HistoryEntry;
+use pier_core::model::card::{Evidence, Level, Project, Resource};
+use pier_core::model::history::HistoryEntry;
 use pier_core::words;
 use pier_core::worker::{project_name, ActionKey, Tone};
 
@@ -213,7 +213,7 @@ fn evidence_line(e: &Evidence) -> String {
 fn resource_line(r: &Resource) -> String {
     let mut ports: Vec<String> = r
         .server_ports()
-        .map(pier_core::diagnose::model::Port::endpoint)
+        .map(pier_core::model::card::Port::endpoint)
         .collect();
     ports.dedup();
     let n = r.members.len();

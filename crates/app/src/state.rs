@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use pier_core::diagnose::model::{Level, Project, Scan};
-use pier_core::worker::{ActionKey, ActionReport, History, Latest, Update};
+use pier_core::model::card::{Level, Project, Scan};
+use pier_core::model::history::History;
+use pier_core::worker::{ActionKey, ActionReport, Latest, Update};
 
 /// How many action results the menu keeps.
 const RESULTS_KEPT: usize = 3;
@@ -166,8 +167,9 @@ impl UiState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pier_core::diagnose::model::Scan;
-    use pier_core::worker::{History, Update};
+    use pier_core::model::card::Scan;
+    use pier_core::model::history::History;
+    use pier_core::worker::Update;
 
     fn scanned(generation: u64) -> Update {
         Update::Scanned {

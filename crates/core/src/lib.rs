@@ -5,6 +5,8 @@
 //! or editor that started them is gone — and judges each one green, yellow or red with evidence.
 //!
 //! The pipeline, one module per stage (see `ARCHITECTURE.md`):
+//! - [`model`]: the ground floor: the data every stage reads and writes (identity, cards,
+//!   shown state, snapshot, outcomes, history), depending on nothing above it;
 //! - [`probe`]: everything read from the OS, behind the [`probe::Probe`] trait;
 //! - [`diagnose`]: candidates → resources → projects → levels with evidence;
 //! - [`signal`]: the race-free signaller (pin, re-verify, send) the stop flow uses;
@@ -19,6 +21,7 @@
 
 pub mod diagnose;
 pub mod front;
+pub mod model;
 pub mod probe;
 pub mod restart;
 pub mod signal;

@@ -6,7 +6,7 @@
 
 use crate::diagnose::kinds::chain::is_title;
 use crate::diagnose::kinds::is_interpreter;
-use crate::diagnose::model::Resource;
+use crate::model::card::Resource;
 
 /// The longest command shown, in characters; longer ones end in "…".
 const COMMAND_CHARS: usize = 60;

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::spec::tests::{scanned, shop_and_api};
-use pier_core::diagnose::examples::{project, resource};
-use pier_core::diagnose::model::Level;
+use pier_core::model::card::Level;
+use pier_core::model::examples::{project, resource};
 use pier_core::probe::Identity;
 
 /// The click on "Clean up safely" of `path` as the menu of `s` offers it.
@@ -14,7 +14,8 @@ fn stop_click(s: &UiState, path: &str) -> Click {
         seen: card_seen(p),
     }
 }
-use pier_core::worker::{History, Update};
+use pier_core::model::history::History;
+use pier_core::worker::Update;
 
 #[test]
 fn every_click_round_trips_through_its_id() {
@@ -141,7 +142,7 @@ fn clean_up_all_safe_takes_every_green_project_and_nothing_else() {
 #[test]
 fn restart_needs_a_restartable_snapshot() {
     let mut s = UiState::new(Ok(false));
-    let entry = |name: &str, ok: bool| pier_core::restart::HistoryEntry {
+    let entry = |name: &str, ok: bool| pier_core::model::history::HistoryEntry {
         snapshot: name.into(),
         id: "1-1".into(),
         kind: Some("vite".into()),

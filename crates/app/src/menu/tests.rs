@@ -6,8 +6,8 @@ use crate::spec::menu;
 use crate::spec::tests::{scanned, shop_and_api, stop_id};
 use crate::spec::Entry;
 use crate::state::UiState;
-use pier_core::diagnose::examples::{notebook, project, resource};
-use pier_core::diagnose::model::Level;
+use pier_core::model::card::Level;
+use pier_core::model::examples::{notebook, project, resource};
 use pier_core::worker::ActionKey;
 
 fn now() -> std::time::SystemTime {

@@ -1,9 +1,10 @@
 //! The state → menu layer, without a display.
 
 use super::*;
-use pier_core::diagnose::examples::{notebook, project, resource};
-use pier_core::diagnose::model::Scan;
-use pier_core::worker::{ActionReport, History, Update};
+use pier_core::model::card::Scan;
+use pier_core::model::examples::{notebook, project, resource};
+use pier_core::model::history::History;
+use pier_core::worker::{ActionReport, Update};
 
 pub fn scanned(generation: u64, projects: Vec<Project>) -> Update {
     Update::Scanned {

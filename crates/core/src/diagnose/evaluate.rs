@@ -4,9 +4,10 @@ use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 
 use super::connections;
-use super::model::{Connection, Evidence, Member, Port, Resource, RootIdentity};
 use super::rules::{self, ActivityFacts, MemberActivity, Parentage, Thresholds};
 use super::{helpers, kinds, Draft, Facts};
+use crate::model::card::{Connection, Evidence, Member, Port, Resource};
+use crate::model::Identity;
 use crate::probe::{ActivitySample, Pid, ProcessInfo};
 use crate::words;
 
@@ -74,7 +75,7 @@ pub(crate) fn resource(
         id: format!("{}-{}", root.identity.pid, root.identity.start_time),
         level: rules::level_of(&evidence),
         kind: kind.unwrap_or("unknown").to_owned(),
-        root: RootIdentity {
+        root: Identity {
             pid: root.identity.pid,
             start_time: root.identity.start_time,
         },

@@ -1,9 +1,9 @@
 //! Kinds from the launch chain through the whole diagnosis (`kinds/chain.rs`): what the card says
 //! for a retitled tool, a dev script and a tree with no command left.
 
-use super::model::{EvidenceKind, Level, Resource};
 use super::tests::{has, only, run, APP};
 use crate::diagnose::kinds::chain::tests::titled;
+use crate::model::card::{EvidenceKind, Level, Resource};
 use crate::probe::fake::{process, FakeProbe};
 
 fn message(r: &Resource, kind: EvidenceKind) -> String {

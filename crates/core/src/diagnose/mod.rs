@@ -9,11 +9,9 @@
 //! resource, never the scan — only an unreadable process table fails the scan as a whole.
 
 pub mod connections;
-#[cfg(any(test, feature = "test-support"))]
-pub mod examples;
 pub mod helpers;
 pub mod kinds;
-pub mod model;
+
 pub mod project;
 pub mod rules;
 pub mod tree;
@@ -24,10 +22,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::model::card::{Level, OtherListener, Project, Scan, SCHEMA_VERSION};
 use crate::probe::{
     Pid, Probe, ProbeError, ProcessDetails, SocketTable, TcpState, UnreadableProcess,
 };
-use model::{Level, OtherListener, Project, Scan, SCHEMA_VERSION};
 use project::ProjectDir;
 use rules::Thresholds;
 use tree::ProcessTable;

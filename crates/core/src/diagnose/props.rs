@@ -5,9 +5,9 @@
 
 use proptest::prelude::*;
 
-use super::model::Level;
 use super::scan;
 use super::tests::{markers, opts, APP};
+use crate::model::card::Level;
 use crate::probe::fake::{process, FakeProbe, USER};
 use crate::probe::{Pid, UnreadableProcess};
 

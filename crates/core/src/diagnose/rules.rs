@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::connections::Conn;
 use super::kinds::chain::{tree_restart_target, How, NoTarget, Recognised};
 use super::kinds::Role;
-use super::model::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
+use crate::model::card::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
 use crate::probe::{ActivityDelta, ProcessInfo};
 use crate::words;
 
@@ -213,7 +213,7 @@ pub fn listening_evidence(address: &str, port: u16, helper: Option<&str>) -> Evi
         Level::Green,
         format!(
             "listens on {}{whose}",
-            super::model::endpoint(address, port)
+            crate::model::card::endpoint(address, port)
         ),
         "socket table",
     )

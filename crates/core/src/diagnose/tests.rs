@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::model::{EvidenceKind, Level, Resource, Scan};
 use super::*;
+use crate::model::card::{EvidenceKind, Level, Resource, Scan};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::probe::fake::{process, FakeProbe, PIER_PID};

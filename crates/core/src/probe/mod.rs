@@ -36,18 +36,7 @@ pub use linux::{tables::Source as TableSource, LinuxProbe};
 #[cfg(target_os = "macos")]
 pub use macos::MacProbe;
 
-/// A process id as the kernel numbers it.
-pub type Pid = u32;
-
-/// A process's identity: its pid and the start time exactly as the kernel records it
-/// (Linux: clock ticks since boot, `/proc/<pid>/stat` field 22; macOS: µs since the epoch).
-/// A pid alone never identifies a process; the pair does (until an `exec`, which keeps both:
-/// callers that act also compare the executable).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Identity {
-    pub pid: Pid,
-    pub start_time: u64,
-}
+pub use crate::model::{Identity, Pid};
 
 /// One row of the process table, read in one pass.
 #[derive(Debug, Clone, PartialEq, Eq)]

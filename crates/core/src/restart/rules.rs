@@ -7,8 +7,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::diagnose::kinds::chain;
-use crate::stop::snapshot::{Snapshot, SnapshotMember};
-use crate::stop::ResourceResult;
+use crate::model::outcome::ResourceResult;
+use crate::model::snapshot::{Snapshot, SnapshotMember};
 
 /// What a recorded argv is to a restart: a command, or a title never exec'd (see
 /// [`chain::ArgvIs`]).
@@ -177,9 +177,9 @@ mod tests {
     }
 
     fn member(argv: &[&str]) -> SnapshotMember {
-        use crate::stop::bytes::ByteString;
+        use crate::model::bytes::ByteString;
         SnapshotMember {
-            identity: crate::stop::snapshot::RecordedIdentity {
+            identity: crate::model::Identity {
                 pid: 1,
                 start_time: 1,
             },

@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use super::rules;
 use crate::diagnose::connections;
-use crate::diagnose::model::Port;
 use crate::diagnose::tree::ProcessTable;
+use crate::model::card::Port;
+use crate::model::snapshot::SnapshotMember;
 use crate::probe::{Pid, Probe, TcpState};
-use crate::stop::snapshot::SnapshotMember;
 
 /// Execs `program` with the member's recorded argv (argv[0] kept as recorded), recorded
 /// environment only, in `cwd`, in a new session, stdin closed, stdout and stderr appended to

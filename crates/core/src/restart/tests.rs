@@ -3,11 +3,14 @@
 use super::rules::stop_was_complete;
 use std::time::Duration;
 
-use super::{helper_endpoints, outcome, ports_free, server_ports, spawn, Now, RestartResult};
-use crate::diagnose::model::Port;
+use super::{helper_endpoints, outcome, ports_free, server_ports, spawn, Now};
+
+use crate::model::card::Port;
+use crate::model::history::RestartResult;
+use crate::model::outcome::ResourceResult;
+use crate::model::snapshot::{Snapshot, SnapshotProject};
+use crate::model::Identity;
 use crate::probe::fake::{process, FakeProbe};
-use crate::stop::snapshot::{RecordedIdentity, Snapshot, SnapshotProject};
-use crate::stop::ResourceResult;
 
 fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
     Snapshot {
@@ -23,7 +26,7 @@ fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
         },
         ports: Vec::new(),
         evidence: Vec::new(),
-        root: RecordedIdentity {
+        root: Identity {
             pid: 1,
             start_time: 1,
         },

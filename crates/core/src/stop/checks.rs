@@ -7,11 +7,11 @@ use std::net::SocketAddr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use super::snapshot::Snapshot;
 use crate::diagnose::connections;
-use crate::diagnose::model::Level;
 use crate::diagnose::rules::{self, ActivityFacts, MemberActivity, Thresholds};
 use crate::diagnose::tree::ProcessTable;
+use crate::model::card::Level;
+use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, TcpState};
 use crate::signal::Expected;
 
@@ -120,7 +120,7 @@ pub fn expected(snapshot: &Snapshot) -> Vec<Expected> {
         .members
         .iter()
         .map(|m| Expected {
-            identity: m.identity.into(),
+            identity: m.identity,
             exe: PathBuf::from(OsStr::from_bytes(&m.exe.0)),
         })
         .collect()
@@ -146,7 +146,7 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, String>
     let present: Vec<Identity> = list.processes.iter().map(|p| p.identity).collect();
     let table = ProcessTable::new(list.processes);
     let root = snapshot.root.pid;
-    let recorded: BTreeSet<Identity> = snapshot.members.iter().map(|m| m.identity.into()).collect();
+    let recorded: BTreeSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
     let root_alive = table
         .get(root)
         .is_some_and(|p| p.identity.start_time == snapshot.root.start_time && !p.zombie);

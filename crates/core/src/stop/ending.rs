@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::newcomers::{Seen, GLANCE};
-use super::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerReport};
 use super::signals::Signals;
+use crate::model::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerReport};
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
 use crate::signal::Expected;
 
@@ -292,14 +292,14 @@ impl Signals<'_, '_> {
             .snapshot
             .members
             .iter()
-            .find(|m| Identity::from(m.identity) == id)
+            .find(|m| m.identity == id)
             .and_then(|m| {
                 self.snapshot
                     .members
                     .iter()
                     .find(|p| p.identity.pid == m.ppid)
             })
-            .map(|p| Identity::from(p.identity));
+            .map(|p| p.identity);
         if parent.is_some_and(|p| self.signalled.contains(&p)) {
             "outlived its grace, exited after its parent was signalled".into()
         } else if at_end {

@@ -4,16 +4,17 @@ use std::collections::{BTreeSet, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::bytes::ByteString;
 use super::checks;
 use super::newcomers::Watch;
-use super::outcome::{Checkpoint, ResourceResult, StopReport, Timings};
 use super::signals::Signals;
-use super::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
 use super::wait::ExitWaiter;
-use super::{Shown, StopOptions};
-use crate::diagnose::model::{EvidenceKind, Level, Project, Resource};
+use super::StopOptions;
 use crate::diagnose::{self, MarkerLookup, ScanOptions};
+use crate::model::bytes::ByteString;
+use crate::model::card::{EvidenceKind, Level, Project, Resource};
+use crate::model::outcome::{Checkpoint, ResourceResult, StopReport, Timings};
+use crate::model::shown::Shown;
+use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
 use crate::probe::{Identity, Pid, Probe};
 use crate::signal::Signaller;
 use crate::store::Store;
@@ -140,7 +141,7 @@ impl Stopper<'_> {
                 ));
             }
             // Same pids and start times, but a member may have exec'd another program since.
-            let now = super::shown_members(&resource);
+            let now = crate::model::shown::shown_members(&resource);
             if let Some(m) = shown.members.iter().find(|m| !now.contains(m)) {
                 let exe_now = now
                     .iter()
@@ -203,7 +204,7 @@ impl Stopper<'_> {
                 )));
             }
             members.push(SnapshotMember {
-                identity: info.identity.into(),
+                identity: info.identity,
                 ppid: info.ppid,
                 uid: info.uid,
                 argv: info.argv.iter().map(|a| ByteString(a.clone())).collect(),
@@ -235,8 +236,7 @@ impl Stopper<'_> {
             root: Identity {
                 pid: r.root.pid,
                 start_time: r.root.start_time,
-            }
-            .into(),
+            },
             members,
             signalled: None,
             outcomes: Vec::new(),
@@ -296,7 +296,7 @@ impl Stopper<'_> {
             Ok(checked) => checked,
             Err((checkpoint, why)) => return refused_at(checkpoint, why),
         };
-        let members = snapshot.members.iter().map(|m| m.identity.into());
+        let members = snapshot.members.iter().map(|m| m.identity);
         let mut run = Signals {
             stopper: self,
             snapshot,
@@ -349,8 +349,7 @@ impl Stopper<'_> {
             Err(e) => return Some(format!("the project could not be rescanned: {e}")),
         };
         let before: BTreeSet<&str> = project.resources.iter().map(|r| r.id.as_str()).collect();
-        let stopped: BTreeSet<Identity> =
-            snapshot.members.iter().map(|m| m.identity.into()).collect();
+        let stopped: BTreeSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
         let stopped_pids: HashSet<Pid> = stopped.iter().map(|i| i.pid).collect();
         for p in &scan.projects {
             for r in &p.resources {
@@ -394,8 +393,7 @@ impl Stopper<'_> {
             Ok(list) => list,
             Err(e) => return Some(format!("the process table could not be re-read: {e}")),
         };
-        let stopped: HashSet<Identity> =
-            snapshot.members.iter().map(|m| m.identity.into()).collect();
+        let stopped: HashSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
         let uid = self.probe.current_uid();
         for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
             if stopped.contains(&p.identity) {
@@ -444,14 +442,12 @@ impl Stopper<'_> {
             })
             .collect();
         let signalled = out.timings.is_some();
-        let updated = self
-            .store
-            .update::<Snapshot, _>(name, snapshot.root.into(), |s| {
-                s.signalled = Some(signalled);
-                s.outcomes = outcomes;
-                s.result = Some(out.result);
-                s.reason = Some(out.reason.clone());
-            });
+        let updated = self.store.update::<Snapshot, _>(name, snapshot.root, |s| {
+            s.signalled = Some(signalled);
+            s.outcomes = outcomes;
+            s.result = Some(out.result);
+            s.reason = Some(out.reason.clone());
+        });
         updated.err().map(|e| {
             format!("the outcome could not be added to the snapshot, which now says nothing about it: {e}")
         })

@@ -14,9 +14,7 @@
 //! There is no automatic SIGKILL. `force` sends SIGKILL instead of SIGTERM and skips only the
 //! level requirement and the network and activity checkpoints.
 
-pub mod bytes;
 pub mod checks;
-pub mod outcome;
 pub mod snapshot;
 pub mod wait;
 
@@ -28,15 +26,9 @@ mod signals;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::diagnose::model::{Level, Resource};
 use crate::diagnose::rules::Thresholds;
-use crate::probe::Identity;
 
 pub use flow::Stopper;
-pub use outcome::{
-    Checkpoint, MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult,
-    StopReport, TieKind, Timings,
-};
 
 /// How to stop.
 #[derive(Debug, Clone)]
@@ -65,47 +57,6 @@ impl Default for StopOptions {
             home: std::env::var_os("HOME").map(PathBuf::from),
         }
     }
-}
-
-/// What the caller showed the user, when it showed something (the app does): the stop is
-/// refused if the fresh diagnosis differs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shown {
-    pub project_level: Level,
-    pub members: Vec<ShownMember>,
-}
-
-/// One member as it was shown: its identity, and the executable it ran then. The start time
-/// survives an exec, so the executable is what tells an exec since (DESIGN.md §1).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ShownMember {
-    pub identity: Identity,
-    pub exe: Option<String>,
-}
-
-impl Shown {
-    /// What a card built from `resource`, in a project at `project_level`, shows.
-    pub fn of(project_level: Level, resource: &Resource) -> Self {
-        Self {
-            project_level,
-            members: shown_members(resource),
-        }
-    }
-}
-
-/// Every member of `resource` as a card shows it.
-pub fn shown_members(resource: &Resource) -> Vec<ShownMember> {
-    resource
-        .members
-        .iter()
-        .map(|m| ShownMember {
-            identity: Identity {
-                pid: m.pid,
-                start_time: m.start_time,
-            },
-            exe: m.exe.clone(),
-        })
-        .collect()
 }
 
 #[cfg(test)]

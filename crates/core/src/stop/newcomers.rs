@@ -24,8 +24,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::outcome::TieKind;
 use crate::diagnose::kinds::{role, Role};
+use crate::model::outcome::TieKind;
 use crate::probe::{Identity, Pid, ProcessInfo, ProcessList, SocketTable, TcpState};
 use crate::words::command_for_a_person;
 

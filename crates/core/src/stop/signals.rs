@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::flow::Stopper;
 use super::newcomers::{Watch, GLANCE};
-use super::outcome::{MemberOutcome, MemberReport};
-use super::snapshot::Snapshot;
+use crate::model::outcome::{MemberOutcome, MemberReport};
+use crate::model::snapshot::Snapshot;
 use crate::probe::Identity;
 use crate::signal::{Expected, Sig, SignalOutcome};
 

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use super::wait::ExitWaiter;
 use super::*;
+use crate::model::outcome::*;
+use crate::model::shown::{Shown, ShownMember};
 use crate::probe::fake::{process, FakeProbe};
 use crate::probe::{
     ActivityDelta, ActivitySample, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
@@ -346,7 +348,8 @@ fn a_green_tree_is_stopped_children_before_parents() {
     }
     assert!(r.timings.is_some());
     let store = Store::open_at(w.store_dir.path()).unwrap();
-    let snap: snapshot::Snapshot = store.get(r.snapshot.as_deref().unwrap()).unwrap().unwrap();
+    let snap: crate::model::snapshot::Snapshot =
+        store.get(r.snapshot.as_deref().unwrap()).unwrap().unwrap();
     assert_eq!(snap.signalled, Some(true));
     assert_eq!(snap.result, Some(ResourceResult::Stopped));
     assert_eq!(snap.members.len(), 3);
@@ -606,7 +609,7 @@ fn a_resource_that_is_no_longer_green_is_refused_with_its_fresh_state() {
     let store = Store::open_at(w.store_dir.path()).unwrap();
     assert!(
         store
-            .list::<snapshot::Snapshot>("snap-")
+            .list::<crate::model::snapshot::Snapshot>("snap-")
             .unwrap()
             .records
             .is_empty(),
@@ -622,7 +625,7 @@ fn what_was_shown_must_still_hold() {
     let waiter = FakeWaiter::new(&w.probe);
     let stopper = stopper(&w.probe, &ops, &waiter, &store, opts());
     let shown = Shown {
-        project_level: crate::diagnose::model::Level::Green,
+        project_level: crate::model::card::Level::Green,
         members: vec![ShownMember {
             identity: crate::probe::Identity {
                 pid: 100,

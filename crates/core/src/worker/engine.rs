@@ -6,15 +6,18 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::History;
-use crate::diagnose::model::Scan;
 use crate::diagnose::{self, project, ScanOptions};
+use crate::model::card::Scan;
+use crate::model::history::History;
+use crate::model::history::{RestartReport, RestartResult};
+use crate::model::outcome::StopReport;
+use crate::model::shown::Shown;
 use crate::probe::reuse::OnceTable;
 use crate::probe::{self, Probe};
-use crate::restart::{self, RestartReport, RestartResult};
+use crate::restart;
 use crate::signal::{self, Signaller};
 use crate::stop::wait::{self, ExitWaiter};
-use crate::stop::{Shown, StopOptions, StopReport, Stopper};
+use crate::stop::{StopOptions, Stopper};
 use crate::store::Store;
 
 /// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.

@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::diagnose::model::Scan;
-use crate::restart::HistoryEntry;
-use crate::stop::Shown;
+use crate::model::card::Scan;
+use crate::model::history::History;
+use crate::model::shown::Shown;
 
 pub use engine::{Engine, SystemEngine};
 pub use summary::{project_name, restart_summary, stop_summary, StopOutcome, Tone};
@@ -89,13 +89,6 @@ pub enum Update {
     },
     /// SIGINT or SIGTERM arrived: the UI should quit.
     Quit,
-}
-
-/// The snapshots, and the records that could not be read (kept as they are).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct History {
-    pub entries: Vec<HistoryEntry>,
-    pub damaged: Vec<String>,
 }
 
 /// The UI's half of the generation rule: the newest generation shown so far.

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use super::{ActionKey, ActionReport};
-use crate::restart::{RestartReport, RestartResult};
-use crate::stop::{MemberOutcome, ResourceResult, StopReport};
+use crate::model::history::{RestartReport, RestartResult};
+use crate::model::outcome::{MemberOutcome, ResourceResult, StopReport};
 
 /// How an action went, worst last: the menu and the notification take their tone from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -138,7 +138,7 @@ pub fn restart_summary(key: ActionKey, label: &str, r: &RestartReport) -> Action
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stop::MemberReport;
+    use crate::model::outcome::MemberReport;
 
     fn report(result: ResourceResult, reason: &str, outcomes: &[MemberOutcome]) -> StopReport {
         StopReport {

@@ -6,9 +6,10 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use super::*;
-use crate::diagnose::model::Scan;
-use crate::restart::{RestartReport, RestartResult};
-use crate::stop::{ResourceResult, Shown, StopReport};
+use crate::model::card::Scan;
+use crate::model::history::{RestartReport, RestartResult};
+use crate::model::outcome::{ResourceResult, StopReport};
+use crate::model::shown::Shown;
 
 /// A gate a scan of one generation waits at until the test opens it.
 #[derive(Default)]
@@ -159,7 +160,7 @@ fn an_action_result_is_delivered_then_a_newer_scan_follows() {
             project: "/w/shop".into(),
             id: "10-100".into(),
             shown: Shown {
-                project_level: crate::diagnose::model::Level::Green,
+                project_level: crate::model::card::Level::Green,
                 members: vec![],
             },
         }],
@@ -219,7 +220,7 @@ fn a_stop_that_panics_still_delivers_a_result_and_the_batch_goes_on() {
         project: project.into(),
         id: id.into(),
         shown: Shown {
-            project_level: crate::diagnose::model::Level::Green,
+            project_level: crate::model::card::Level::Green,
             members: vec![],
         },
     };
@@ -267,7 +268,7 @@ fn quit_waits_for_an_action_in_flight_and_delivers_its_result() {
             project: "/w/slow".into(),
             id: "slow".into(),
             shown: Shown {
-                project_level: crate::diagnose::model::Level::Green,
+                project_level: crate::model::card::Level::Green,
                 members: vec![],
             },
         }],

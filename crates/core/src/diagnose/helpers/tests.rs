@@ -1,9 +1,9 @@
 //! The server/helper split: the pure rule, then whole scans against the scripted probe.
 
 use super::*;
-use crate::diagnose::model::{Level, Resource};
 use crate::diagnose::scan;
 use crate::diagnose::tests::{markers, only, opts, APP};
+use crate::model::card::{Level, Resource};
 use crate::probe::fake::{process, FakeProbe};
 
 const SERVER: &[&str] = &["/venv/bin/python", "/venv/bin/jupyter-lab", "--no-browser"];
@@ -103,7 +103,7 @@ fn a_notebook_kernels_listeners_are_the_helpers_and_the_servers_port_is_the_serv
     let said: Vec<&str> = r
         .evidence
         .iter()
-        .filter(|e| e.kind == crate::diagnose::model::EvidenceKind::Listening)
+        .filter(|e| e.kind == crate::model::card::EvidenceKind::Listening)
         .map(|e| e.message.as_str())
         .collect();
     assert_eq!(

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::diagnose::model::Resource;
+use super::card::Resource;
+use super::Identity;
 
 /// What happened to one member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,8 +90,9 @@ impl NewcomerFate {
 }
 
 impl MemberReport {
-    pub fn identity(&self) -> crate::probe::Identity {
-        crate::probe::Identity {
+    /// Who it is: its pid and start time, the JSON's two flat fields.
+    pub fn identity(&self) -> Identity {
+        Identity {
             pid: self.pid,
             start_time: self.start_time,
         }

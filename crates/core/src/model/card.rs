@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Identity;
+
 /// The JSON document's schema version. Bump it when a field changes meaning or goes away.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -69,12 +71,6 @@ pub struct Evidence {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct RootIdentity {
-    pub pid: u32,
-    pub start_time: u64,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Port {
     pub port: u16,
@@ -122,6 +118,16 @@ pub struct Member {
     pub cwd: Option<String>,
 }
 
+impl Member {
+    /// Who it is: its pid and start time, the JSON's two flat fields.
+    pub fn identity(&self) -> Identity {
+        Identity {
+            pid: self.pid,
+            start_time: self.start_time,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Connection {
     pub local: String,
@@ -163,7 +169,7 @@ pub struct Resource {
     pub level: Level,
     /// The known tool kind (`"vite"`, `"next-dev"`, …), or `"unknown"`.
     pub kind: String,
-    pub root: RootIdentity,
+    pub root: Identity,
     pub ports: Vec<Port>,
     pub members: Vec<Member>,
     pub connections: Vec<Connection>,
@@ -196,14 +202,8 @@ impl Resource {
     }
 
     /// Every member's identity, root first, as the stop compares them with what was shown.
-    pub fn identities(&self) -> Vec<crate::probe::Identity> {
-        self.members
-            .iter()
-            .map(|m| crate::probe::Identity {
-                pid: m.pid,
-                start_time: m.start_time,
-            })
-            .collect()
+    pub fn identities(&self) -> Vec<Identity> {
+        self.members.iter().map(Member::identity).collect()
     }
 }
 

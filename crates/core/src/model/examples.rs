@@ -1,7 +1,8 @@
 //! Example cards for tests outside the diagnosis (the app's menu, the CLI's text): plain data a
 //! scan could have produced, built by hand.
 
-use super::model::{Evidence, EvidenceKind, Level, Member, Port, Project, Resource, RootIdentity};
+use crate::model::card::{Evidence, EvidenceKind, Level, Member, Port, Project, Resource};
+use crate::model::Identity;
 
 /// A vite resource `id` (`<pid>-<start>`) at `level`, listening on 127.0.0.1:`port`, orphaned.
 pub fn resource(id: &str, level: Level, port: u16) -> Resource {
@@ -10,7 +11,7 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
         id: id.into(),
         level,
         kind: "vite".into(),
-        root: RootIdentity {
+        root: Identity {
             pid,
             start_time: 100,
         },

@@ -1,0 +1,82 @@
+//! A restart's result, and `pier history`: one line per snapshot, and the records that could not
+//! be read.
+
+use serde::{Deserialize, Serialize};
+
+use super::Pid;
+
+/// How a restart ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestartResult {
+    /// Started, and every recorded server port listens from the new tree.
+    Ready,
+    /// Started, but not every recorded server port listened within the wait (see the log).
+    NotReady,
+    /// Not started: a rule said no.
+    Refused,
+    /// Not started: Pier could not (the record, the log, the exec).
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestartReport {
+    pub snapshot: String,
+    pub result: RestartResult,
+    pub reason: String,
+    /// The new root, once started.
+    pub pid: Option<Pid>,
+    pub start_time: Option<u64>,
+    pub log: Option<String>,
+    /// The last lines of the log, when not ready.
+    pub log_tail: Vec<String>,
+    /// The recorded ports that were a helper's (`127.0.0.1:40123`): not waited for, since a
+    /// helper picks new ones at each start. Absent from reports of older `pier` binaries.
+    #[serde(default)]
+    pub helper_ports: Vec<String>,
+}
+
+/// One line of `pier history`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryEntry {
+    pub snapshot: String,
+    pub id: String,
+    /// The tool kind at stop time, when the record has it.
+    pub kind: Option<String>,
+    pub project: String,
+    pub root_command: Vec<String>,
+    /// Every recorded listener (`127.0.0.1:5173`, `[::1]:5173`).
+    pub ports: Vec<String>,
+    /// Those of `ports` that were a helper's: shown apart, not checked or waited for.
+    pub helper_ports: Vec<String>,
+    /// When the stop began (its snapshot was written), whatever became of it.
+    pub stopped_at: String,
+    pub result: Option<String>,
+    /// Whether the stop sent any signal: `false` when a check refused it before the first
+    /// one (nothing was stopped), `null` when it never finished recording its outcome.
+    pub signalled: Option<bool>,
+    /// The stop's reason, as it reported it; `null` until it finished.
+    pub reason: Option<String>,
+    pub restartable: bool,
+    pub why_not: Option<String>,
+}
+
+impl HistoryEntry {
+    /// The server's recorded ports: `ports` without the helpers'.
+    pub fn server_ports(&self) -> impl Iterator<Item = &String> {
+        self.ports.iter().filter(|p| !self.helper_ports.contains(p))
+    }
+
+    /// A stop that sent no signal stopped nothing: its record is kept, but it
+    /// is never shown as a stop.
+    pub fn sent_nothing(&self) -> bool {
+        self.signalled == Some(false)
+    }
+}
+
+/// The snapshots, and the records that could not be read (kept as they are).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    pub entries: Vec<HistoryEntry>,
+    pub damaged: Vec<String>,
+}

@@ -1,0 +1,24 @@
+//! The ground floor: the engine's data as plain, serialisable types that depend on nothing above
+//! them (no OS, no store, no rules) — one process identity, the cards a scan shows, the shown
+//! state a stop is checked against, the recovery snapshot, the outcomes of a stop and a
+//! restart, and the history. Every stage reads and writes these; none of them reads the OS.
+//!
+//! - [`identity`]: [`Identity`] (pid and start time) and [`Pid`];
+//! - [`card`]: the `pier scan --json` document: projects, resources, members, ports, evidence;
+//! - [`shown`]: what a card showed the user, which a stop re-checks;
+//! - [`snapshot`]: the recovery snapshot, with exact bytes ([`bytes`]);
+//! - [`outcome`]: a stop's member outcomes, newcomers and result;
+//! - [`history`]: a restart's result and `pier history`'s lines;
+//! - `examples`: cards built by hand, for tests (feature `test-support`).
+
+pub mod bytes;
+pub mod card;
+#[cfg(any(test, feature = "test-support"))]
+pub mod examples;
+pub mod history;
+pub mod identity;
+pub mod outcome;
+pub mod shown;
+pub mod snapshot;
+
+pub use identity::{Identity, Pid};

@@ -1,0 +1,43 @@
+//! What a card showed the user, when it showed something (the app does): a stop of it is
+//! refused if the fresh diagnosis differs.
+
+use super::card::{Level, Resource};
+use super::Identity;
+
+/// What the caller showed the user, when it showed something (the app does): the stop is
+/// refused if the fresh diagnosis differs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub project_level: Level,
+    pub members: Vec<ShownMember>,
+}
+
+/// One member as it was shown: its identity, and the executable it ran then. The start time
+/// survives an exec, so the executable is what tells an exec since (DESIGN.md §1).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ShownMember {
+    pub identity: Identity,
+    pub exe: Option<String>,
+}
+
+impl Shown {
+    /// What a card built from `resource`, in a project at `project_level`, shows.
+    pub fn of(project_level: Level, resource: &Resource) -> Self {
+        Self {
+            project_level,
+            members: shown_members(resource),
+        }
+    }
+}
+
+/// Every member of `resource` as a card shows it.
+pub fn shown_members(resource: &Resource) -> Vec<ShownMember> {
+    resource
+        .members
+        .iter()
+        .map(|m| ShownMember {
+            identity: m.identity(),
+            exe: m.exe.clone(),
+        })
+        .collect()
+}
