@@ -1,4 +1,4 @@
-//! Stop: the checkpoint chain of DESIGN.md §3, for one resource at a time.
+//! Stop: the checkpoint chain of docs/design.md §3, for one resource at a time.
 //!
 //! Under a per-resource file lock held from the re-diagnosis to the last signal:
 //! 1. re-diagnose (never trust the card that was clicked) and refuse on any change;
@@ -76,7 +76,7 @@ pub struct Shown {
 }
 
 /// One member as it was shown: its identity, and the executable it ran then. The start time
-/// survives an exec, so the executable is what tells an exec since (DESIGN.md §1).
+/// survives an exec, so the executable is what tells an exec since (docs/design.md §1).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ShownMember {
     pub identity: Identity,

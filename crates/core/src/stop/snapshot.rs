@@ -1,5 +1,5 @@
 //! The recovery snapshot: everything needed to bring a stopped resource back, written before
-//! the first signal (DESIGN.md §3 step 2, §5). Later the stop's outcomes are added to it.
+//! the first signal (docs/design.md §3.2, §5). Later the stop's outcomes are added to it.
 
 use serde::{Deserialize, Serialize};
 
