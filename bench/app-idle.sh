@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idle cost of the tray app: RSS and average CPU over a window (default 60 s) with N fixture dev
 # servers (default 20) running, at the default refresh period, beside the bare tao + tray-icon
-# app (examples/bare_tray.rs) measured the same way over the same window.
+# app (crates/app/examples/bare_tray.rs) measured the same way over the same window.
 #   bench/app-idle.sh [SECONDS] [SERVERS]
 # Runs inside scripts/headless.sh (Xvfb, D-Bus, status-notifier-watcher). Release builds.
 set -euo pipefail

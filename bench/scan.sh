@@ -4,7 +4,7 @@
 # --sample-ms 0` against `ss -tanp` and `lsof -iTCP -nP`, in a rotating order (paired). Every
 # round checks that Pier found all N servers and K connections. Prints medians, the median of
 # the per-round ratios, Pier's peak memory, and what one refresh of the tray app costs
-# (examples/app_refresh.rs: the same scan plus the history, in one long-lived process).
+# (crates/core/examples/app_refresh.rs: the same scan plus the history, in one long-lived process).
 # Then the stop path at the same scale: STOPS (default 10) more servers with no connection, and
 # one `pier stop --all-green` over them all, checked to stop exactly those.
 # Everything it starts is ended by identity.

@@ -1,4 +1,4 @@
-//! The adversarial soak of the stop engine (DESIGN.md §3).
+//! The adversarial soak of the stop engine (docs/design.md §3).
 //!
 //! Each round starts a real fixture tree (`tests/fixtures/soak.py`: a server with 0–2 children,
 //! each with 0–1 children) as an orphan in its own project, diagnoses it, and stops it with

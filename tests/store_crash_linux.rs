@@ -1,4 +1,4 @@
-//! Crash-safety of the state folder (DESIGN.md §5): a writing process SIGKILLed at random
+//! Crash-safety of the state folder (docs/design.md §5): a writing process SIGKILLed at random
 //! moments, again and again, while this process reads the folder the whole time. No reader
 //! ever sees a torn record, and no record a writer said was written is lost.
 //!

@@ -108,7 +108,7 @@ impl Facts<'_> {
             }
         }
 
-        // The chain of DESIGN.md §3 step 3 ran in full, in order, right before the first signal:
+        // The chain of docs/design.md §3.3 ran in full, in order, right before the first signal:
         // (a) network, (b) activity, (c) network, (d) tree, (e) network and tree.
         if let (Some(first), Some(_)) = (first_request, first_sent) {
             let chain: Vec<Call> = trace[..first]
@@ -406,7 +406,7 @@ impl Facts<'_> {
 }
 
 impl Facts<'_> {
-    /// Newcomers (`src/stop/newcomers.rs`): every one Pier names is a process an event made after
+    /// Newcomers (`stop/newcomers.rs`): every one Pier names is a process an event made after
     /// check (e), named with its birth parent and its true fate; every replacement a member's
     /// parent made that Pier's looks could see as a member's child is named; one that still
     /// runs keeps the result from `stopped`. (That none is signalled is the wrong-signal rule.)

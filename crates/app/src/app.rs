@@ -1,7 +1,7 @@
 //! The event loop: tao on the main thread, the tray icon and its muda menu, the worker on its
 //! own thread. Everything here reacts to one event and returns; nothing waits on the engine.
 //!
-//! Start-up order follows TRAY.md: the display check (tao's Linux start-up panics without
+//! Start-up order (docs/design.md §7.4): the display check (tao's Linux start-up panics without
 //! one), the event loop, the worker, then the tray icon at `StartCause::Init`. Quit — from the
 //! menu, SIGINT or SIGTERM — drops the tray icon, joins the worker, and exits 0.
 

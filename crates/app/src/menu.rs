@@ -3,7 +3,7 @@
 //! An open menu closes when the tray is given a new menu, so an update whose *shape* is the same
 //! (the same items with the same ids, kinds and submenu titles) only changes texts, enabled and
 //! checked states in place. Submenu titles are part of the shape because gtk3 cannot relabel a
-//! muda submenu (its child is an image + label box; see TRAY.md), so a new title rebuilds.
+//! muda submenu (its child is an image + label box: docs/design.md §7.4), so a new title rebuilds.
 
 use std::collections::HashMap;
 

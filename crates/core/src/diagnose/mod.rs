@@ -1,4 +1,4 @@
-//! Diagnosis: from what the probe read to cards with levels and evidence (DESIGN.md §2).
+//! Diagnosis: from what the probe read to cards with levels and evidence (docs/design.md §2).
 //!
 //! One pass: process table → the user's candidates (known tool kinds, or listeners inside a
 //! project) → their roots → resources (root + live descendants) → projects → one activity

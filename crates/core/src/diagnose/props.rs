@@ -1,4 +1,4 @@
-//! Property tests of the diagnosis over generated trees and sockets (DESIGN.md §2): a live
+//! Property tests of the diagnosis over generated trees and sockets (docs/design.md §2): a live
 //! connection on any member's listener is never green, whoever holds the other end and
 //! whatever address family; a process of the user's that cannot be read makes every resource
 //! red.

@@ -1,4 +1,4 @@
-//! The diagnosis pipeline against the scripted probe: one test per rule of DESIGN.md §2.
+//! The diagnosis pipeline against the scripted probe: one test per rule of docs/design.md §2.
 
 use std::path::Path;
 use std::time::Duration;
@@ -258,7 +258,7 @@ fn busy_or_unreadable_activity_is_yellow_and_no_sample_is_neutral() {
 
 #[test]
 fn a_member_whose_executable_cannot_be_read_is_yellow() {
-    // A non-dumpable process: its start time is known, its exe is not (DESIGN §2's yellow).
+    // A non-dumpable process: its start time is known, its exe is not (docs/design.md §2.6).
     let mut probe = orphan_vite();
     probe.details.get_mut(&100).unwrap().exe = Err("permission denied".into());
     let r = only(&run(&probe)).clone();

@@ -1,5 +1,5 @@
 //! Honest results as types: the five member outcomes and the four resource results of
-//! DESIGN.md §3 steps 5 and 7. A caller matching on them cannot forget one.
+//! docs/design.md §3.5 and §3.7. A caller matching on them cannot forget one.
 
 use serde::{Deserialize, Serialize};
 

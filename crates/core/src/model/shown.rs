@@ -13,7 +13,7 @@ pub struct Shown {
 }
 
 /// One member as it was shown: its identity, and the executable it ran then. The start time
-/// survives an exec, so the executable is what tells an exec since (DESIGN.md §1).
+/// survives an exec, so the executable is what tells an exec since (docs/design.md §1).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ShownMember {
     pub identity: Identity,

@@ -1,5 +1,5 @@
 //! The recovery snapshot as data: everything needed to bring a stopped resource back, written
-//! before the first signal (`docs/design.md` §3 step 2, §5); later the stop's outcomes are added
+//! before the first signal (`docs/design.md` §3.2, §5); later the stop's outcomes are added
 //! to it. What reads and writes it: `stop/snapshot.rs`, `restart/`.
 
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 //! them live in `macos.rs`.
 //!
 //! Sources: XNU `bsd/kern/kern_sysctl.c` (KERN_PROCARGS2), `bsd/sys/proc_info.h` (socket and
-//! BSD info), `osfmk` (Mach time), as summarised in `shared/PLATFORMS.md`.
+//! BSD info), `osfmk` (Mach time), as summarised in `docs/design.md` §7.3.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 

@@ -3,7 +3,7 @@
 //!
 //! NOT RUN: no Mac is available to this project. This file is type-checked and linted for
 //! `aarch64-apple-darwin` on every CI run; it is written from the libc and libproc crates'
-//! source and `shared/PLATFORMS.md`. The byte decoding it relies on lives in `darwin.rs` and is
+//! source and `docs/design.md` §7.3. The byte decoding it relies on lives in `darwin.rs` and is
 //! unit-tested on Linux.
 //!
 //! Differences from Linux, by design:

@@ -1,4 +1,4 @@
-//! Restart: bring a stopped resource back from its snapshot (DESIGN.md §4), and the history of
+//! Restart: bring a stopped resource back from its snapshot (docs/design.md §4), and the history of
 //! snapshots that says which can come back and why not.
 //!
 //! Invariants: Pier never builds or interprets a command string — the root's argv is exec'd

@@ -1,4 +1,4 @@
-//! When a snapshot may be restarted (DESIGN.md §4): small pure functions over recorded facts,
+//! When a snapshot may be restarted (docs/design.md §4): small pure functions over recorded facts,
 //! each answering "yes" or "no, because …".
 
 use std::ffi::OsStr;

@@ -4,7 +4,7 @@
 //!
 //! NOT RUN: no Mac is available to this project. Type-checked and linted for
 //! `aarch64-apple-darwin`; written from the libc crate's declarations, XNU's `<libproc.h>` and
-//! `<mach/task_info.h>` as summarised in `shared/PLATFORMS.md`. The retry and verification
+//! `<mach/task_info.h>` as summarised in `docs/design.md` §7.3. The retry and verification
 //! policy it plugs into (`signal_verified`) is unit-tested on Linux.
 //!
 //! Remaining window on macOS before 14.2: between the identity re-read and `kill(2)` the pid

@@ -1,5 +1,5 @@
 //! The signaller: sends a signal to a process only if it is still the process Pier judged,
-//! with no window in which its pid can change hands (DESIGN.md §3 step 4).
+//! with no window in which its pid can change hands (docs/design.md §3.4).
 //!
 //! The policy is one function over three per-platform operations ([`SignalOps`]): *pin* the
 //! process (Linux: a pidfd; macOS 14.2+: an audit token, which carries the pid version), *re-read*

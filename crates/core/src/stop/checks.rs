@@ -1,4 +1,4 @@
-//! The checkpoints of DESIGN.md §3 step 3, each a fresh read through the probe that answers
+//! The checkpoints of docs/design.md §3.3, each a fresh read through the probe that answers
 //! "go on" or "stop here, because …". Any read that fails says stop.
 
 use std::collections::{BTreeSet, HashSet};

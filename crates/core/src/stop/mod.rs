@@ -1,4 +1,4 @@
-//! Stop: the checkpoint chain of DESIGN.md §3, for one resource at a time.
+//! Stop: the checkpoint chain of docs/design.md §3, for one resource at a time.
 //!
 //! Under a per-resource file lock held from the re-diagnosis to the last signal:
 //! 1. re-diagnose (never trust the card that was clicked) and refuse on any change;

@@ -1,5 +1,5 @@
 //! The checkpoint chain against a scripted probe, signaller and waiter: one test per abort path
-//! of DESIGN.md §3, each outcome and each result. A hook changes the world at an exact call
+//! of docs/design.md §3, each outcome and each result. A hook changes the world at an exact call
 //! (e.g. "on the second socket read", which is check (a)).
 
 use std::cell::{Cell, RefCell};

@@ -1,4 +1,4 @@
-//! The state folder (DESIGN.md §5): where snapshots and other records live, and how they are
+//! The state folder (docs/design.md §5): where snapshots and other records live, and how they are
 //! written so that none is ever lost or half-written.
 //!
 //! Invariants:

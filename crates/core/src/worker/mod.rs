@@ -2,7 +2,7 @@
 //! store). The UI sends it typed [`Command`]s and gets whole [`Update`]s back through a sink
 //! (the event-loop proxy in the app, a channel in tests); the UI thread never waits on it.
 //!
-//! Invariants (DESIGN.md §6):
+//! Invariants (docs/design.md §6):
 //! - every scan is stamped with a generation taken when it *starts*; the UI keeps the newest
 //!   generation it has shown and drops an older one ([`Latest`]), so a slow scan that ends
 //!   after a newer one never replaces it;
@@ -328,7 +328,7 @@ fn spawn_restart(shared: &Arc<Shared>, actions: &mut Actions, snapshot: String, 
 }
 
 /// Delivers an action's result with the generation of the scan that follows it, then starts
-/// that scan (DESIGN.md §6). A result is always delivered, even when the task died.
+/// that scan (docs/design.md §6). A result is always delivered, even when the task died.
 fn follow_with_scan(
     shared: &Arc<Shared>,
     actions: &mut Actions,
