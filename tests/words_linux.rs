@@ -280,3 +280,42 @@ fn a_padded_title_is_trimmed_in_text_and_kept_exactly_in_json_and_the_snapshot()
         Some("    python3 vite --report ../reports/next.json")
     );
 }
+
+/// The CLI builds without GTK, so `pier` may stand alone, without the app beside it: then
+/// `pier` (the app) says in one sentence how to build it and what it needs, and `pier scan`
+/// still works.
+#[test]
+fn pier_without_the_app_beside_it_says_how_to_get_it_and_scans_on() {
+    let sb = Sandbox::new();
+    let alone = sb.path().join("bin");
+    std::fs::create_dir(&alone).unwrap();
+    let pier = alone.join("pier");
+    std::fs::copy(pier_bin(), &pier).unwrap();
+    let out = Command::new(&pier)
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "one sentence: {err}");
+    for needed in [
+        "pier-app",
+        "cargo build -p pier-app",
+        "libgtk-3-dev",
+        "scripts/setup-linux.sh",
+        "`pier scan`",
+    ] {
+        assert!(err.contains(needed), "{needed:?} in {err}");
+    }
+    let scan = Command::new(&pier)
+        .args(["scan", "--json", "--sample-ms", "0", "--under"])
+        .arg(sb.path())
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .output()
+        .unwrap();
+    assert!(
+        scan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&scan.stderr)
+    );
+}
