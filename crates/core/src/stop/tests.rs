@@ -1011,4 +1011,5 @@ proptest::proptest! {
     }
 }
 
+mod judge;
 mod words;
