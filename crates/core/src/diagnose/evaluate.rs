@@ -1,10 +1,10 @@
-//! Judging one resource: gather its facts, ask each rule, keep every piece of evidence.
+//! Judging one resource: gather its facts, ask each rule (the judge's, `judge.rs`, among them),
+//! keep every piece of evidence.
 
 use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
 
-use super::connections;
-use super::rules::{self, ActivityFacts, MemberActivity, Parentage, Thresholds};
+use super::judge::{self, Finding};
+use super::rules::{self, ActivityFacts, Parentage, Thresholds};
 use super::{helpers, kinds, Draft, Facts};
 use crate::model::card::{Connection, Evidence, Member, Port, Resource};
 use crate::model::Identity;
@@ -21,12 +21,7 @@ pub(crate) fn resource(
     let (members, identity_problems) = members(facts, &draft.members);
     evidence.extend(identity_problems);
     // A process whose row could not be read may be a member: its parent is unknown.
-    evidence.extend(facts.unreadable.iter().map(|u| {
-        rules::identity_unreadable(
-            u.pid,
-            &format!("{} (it may belong to this resource)", u.error),
-        )
-    }));
+    evidence.extend(facts.unreadable.iter().map(rules::finding_evidence));
     let member_pids: HashSet<Pid> = members.iter().map(|m| m.pid).collect();
 
     let root = facts
@@ -121,30 +116,19 @@ fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
     (out, problems)
 }
 
-/// PID 1, Pier, and Pier's ancestors must never be part of what gets stopped.
+/// What Force may never touch (`judge::force_allowed`): PID 1, Pier, Pier's ancestors and
+/// another user's process must never be part of what gets stopped.
 fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
+    let guard = judge::Guard {
+        uid: facts.uid,
+        pier: facts.probe.own_pid(),
+        pier_ancestors: &facts.pier_ancestors,
+    };
     pids.iter()
-        .filter_map(|&pid| {
-            let other_uid = facts
-                .table
-                .get(pid)
-                .map(|p| p.uid)
-                .filter(|&u| u != facts.uid);
-            let why = if let Some(uid) = other_uid {
-                return Some(rules::protected_evidence(
-                    pid,
-                    &format!("another user's process (uid {uid})"),
-                ));
-            } else if pid == 1 {
-                "init (PID 1)"
-            } else if pid == facts.probe.own_pid() {
-                "Pier itself"
-            } else if facts.pier_ancestors.contains(&pid) {
-                "an ancestor of Pier"
-            } else {
-                return None;
-            };
-            Some(rules::protected_evidence(pid, why))
+        .filter_map(|&pid| facts.table.get(pid))
+        .filter_map(|p| {
+            let why = judge::force_allowed(p, &guard).err()?;
+            Some(rules::protected_evidence(p.identity.pid, &why.to_string()))
         })
         .collect()
 }
@@ -156,64 +140,43 @@ fn network(
     members: &HashSet<Pid>,
     helpers: &HashMap<Pid, &'static str>,
 ) -> (Vec<Port>, Vec<Connection>, Vec<Evidence>) {
-    let table = match &facts.sockets {
-        Ok(table) => table,
-        Err(e) => {
-            return (
-                Vec::new(),
-                Vec::new(),
-                vec![rules::connections_unreadable(e)],
-            )
-        }
-    };
-    let mut evidence: Vec<Evidence> = table
-        .unreadable
-        .iter()
-        .filter(|(pid, _)| members.contains(pid))
-        .map(|(pid, e)| rules::fd_table_unreadable(*pid, e))
-        .collect();
-    evidence.extend(
-        table
-            .blind
-            .iter()
-            .filter(|(pid, _)| members.contains(pid))
-            .map(|(pid, why)| rules::connections_unreadable(&format!("pid {pid}: {why}"))),
+    let judged = judge::network(
+        facts.sockets.as_ref().map_err(Clone::clone),
+        &facts.index,
+        members,
     );
-    let listeners: Vec<_> = facts
-        .index
-        .listeners_of(members)
-        .into_iter()
-        .map(|i| &table.sockets[i])
-        .collect();
     let mut ports: Vec<Port> = Vec::new();
-    for s in &listeners {
-        let (inside, outside): (Vec<Pid>, Vec<Pid>) =
-            s.owners.iter().partition(|o| members.contains(o));
-        let address = s.local.ip().to_string();
-        if !outside.is_empty() {
-            evidence.push(rules::shared_listener(&address, s.local.port(), &outside));
-        }
+    for s in &judged.listeners {
+        let inside: Vec<Pid> = s
+            .owners
+            .iter()
+            .copied()
+            .filter(|o| members.contains(o))
+            .collect();
         ports.push(Port {
             port: s.local.port(),
-            address,
+            address: s.local.ip().to_string(),
             pid: inside[0],
             helper: helpers::listener_helper(&inside, helpers).map(str::to_owned),
         });
     }
     ports.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));
     ports.dedup();
+    // What the table could not show and the shared listeners, then the ports, then what is on
+    // them.
+    let (unseen, on_ports): (Vec<&Finding>, Vec<&Finding>) = judged
+        .findings
+        .iter()
+        .partition(|f| !matches!(f, Finding::Connection(_) | Finding::Queued(_)));
+    let mut evidence: Vec<Evidence> = unseen.into_iter().map(rules::finding_evidence).collect();
     evidence.extend(
         ports
             .iter()
             .map(|p| rules::listening_evidence(&p.address, p.port, p.helper.as_deref())),
     );
-    let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
-    let conns = connections::connections_indexed(&addrs, &table.sockets, &facts.index, members);
-    evidence.extend(rules::connection_evidence(
-        &conns,
-        connections::queued_on(&listeners),
-    ));
-    let shown = conns
+    evidence.extend(on_ports.into_iter().map(rules::finding_evidence));
+    let shown = judged
+        .conns
         .into_iter()
         .map(|c| Connection {
             local: c.local.to_string(),
@@ -230,21 +193,11 @@ fn activity_facts(sample: Option<&ActivitySample>, members: &[Member]) -> Activi
     let Some(sample) = sample else {
         return ActivityFacts::NotSampled;
     };
-    let mut measured = Vec::new();
-    for (pid, delta) in &sample.per_pid {
-        let Some(m) = members.iter().find(|m| m.pid == *pid) else {
-            continue;
-        };
-        match delta {
-            Ok(d) => measured.push(MemberActivity {
-                pid: *pid,
-                command: member_command(m),
-                delta: *d,
-            }),
-            Err(e) => return ActivityFacts::Unreadable(format!("pid {pid}: {e}")),
-        }
+    let name = |pid| members.iter().find(|m| m.pid == pid).map(member_command);
+    match judge::measured(sample, name) {
+        Ok(measured) => ActivityFacts::Measured(measured, sample.window),
+        Err((pid, e)) => ActivityFacts::Unreadable(format!("pid {pid}: {e}")),
     }
-    ActivityFacts::Measured(measured, sample.window)
 }
 
 /// A member's short command line; the kernel's name when its argv is empty.

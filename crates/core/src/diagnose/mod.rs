@@ -10,6 +10,7 @@
 
 pub mod connections;
 pub mod helpers;
+pub mod judge;
 pub mod kinds;
 
 pub mod project;
@@ -23,9 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::model::card::{Level, OtherListener, Project, Scan, SCHEMA_VERSION};
-use crate::probe::{
-    Pid, Probe, ProbeError, ProcessDetails, SocketTable, TcpState, UnreadableProcess,
-};
+use crate::probe::{Pid, Probe, ProbeError, ProcessDetails, SocketTable, TcpState};
 use project::ProjectDir;
 use rules::Thresholds;
 use tree::ProcessTable;
@@ -80,7 +79,7 @@ pub(crate) struct Facts<'a> {
     /// Pier's ancestors (Pier itself is `probe.own_pid()`).
     pub pier_ancestors: HashSet<Pid>,
     /// The user's processes (or processes of unknown owner) that exist but could not be read.
-    pub unreadable: Vec<UnreadableProcess>,
+    pub unreadable: Vec<judge::Finding>,
     details: HashMap<Pid, Option<ProcessDetails>>,
 }
 
@@ -144,11 +143,7 @@ pub fn scan(
     let uid = probe.current_uid();
     let own = crate::probe::own_live(&list, uid);
     let table = ProcessTable::new(list.processes);
-    let unreadable = list
-        .unreadable
-        .into_iter()
-        .filter(|u| u.uid.is_none_or(|owner| owner == uid))
-        .collect();
+    let unreadable = judge::unreadable_of(&list.unreadable, uid);
     let sockets = survey.sockets.map_err(|e| e.to_string());
     let pier_ancestors = table.ancestors(probe.own_pid()).into_iter().collect();
     let index = match &sockets {

@@ -1,5 +1,7 @@
 //! The level rules, one small pure function each, over facts already read. Each returns the
-//! evidence it found; a resource's level is the worst level among its evidence.
+//! evidence it found; a resource's level is the worst level among its evidence. The rules the
+//! stop's checkpoints ask as well (connections, unreadable processes, protection) are judged
+//! in `judge.rs`, and worded here (`finding_evidence`).
 //!
 //! Fail closed everywhere: a fact that could not be read argues against stopping.
 
@@ -7,6 +9,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::connections::Conn;
+use super::judge::Finding;
 use super::kinds::chain::{tree_restart_target, How, NoTarget, Recognised};
 use super::kinds::Role;
 use crate::model::card::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
@@ -219,64 +222,83 @@ pub fn listening_evidence(address: &str, port: u16, helper: Option<&str>) -> Evi
     )
 }
 
-/// A listening socket also held outside the resource: worth a look, not a stop.
-pub fn shared_listener(address: &str, port: u16, outside: &[u32]) -> Evidence {
-    let pids: Vec<String> = outside.iter().map(u32::to_string).collect();
-    evidence(
-        EvidenceKind::SharedListener,
-        Level::Yellow,
-        format!(
-            "the socket listening on port {port} ({address}) is also held by pid {} outside this resource",
-            pids.join(", ")
+/// A finding of the judge (`judge.rs`) in the scan's words, at the judge's level.
+pub fn finding_evidence(f: &Finding) -> Evidence {
+    let (kind, message, source) = match f {
+        Finding::ProcessUnreadable { pid, error } => (
+            EvidenceKind::IdentityUnreadable,
+            format!(
+                "identity of pid {pid} could not be read: {error} (it may belong to this resource)"
+            ),
+            "process table",
         ),
-        "fd table",
-    )
-}
-
-/// Live connections make a resource red; internal ones are listed, and do not count.
-pub fn connection_evidence(conns: &[Conn], queued: u32) -> Vec<Evidence> {
-    let mut out: Vec<Evidence> = conns
-        .iter()
-        .map(|c| {
+        Finding::TablesUnreadable(e) => (
+            EvidenceKind::ConnectionsUnreadable,
+            format!("connection data could not be read: {e}"),
+            "socket table",
+        ),
+        Finding::Blind { pid, why } => (
+            EvidenceKind::ConnectionsUnreadable,
+            format!("connection data could not be read: pid {pid}: {why}"),
+            "socket table",
+        ),
+        Finding::FdsUnreadable { pid, why } => (
+            EvidenceKind::FdTableUnreadable,
+            format!("open files of pid {pid} could not be read: {why}"),
+            "fd table",
+        ),
+        Finding::SharedListener { local, outside } => {
+            let pids: Vec<String> = outside.iter().map(u32::to_string).collect();
+            (
+                EvidenceKind::SharedListener,
+                format!(
+                    "the socket listening on port {} ({}) is also held by pid {} outside this resource",
+                    local.port(),
+                    local.ip(),
+                    pids.join(", ")
+                ),
+                "fd table",
+            )
+        }
+        Finding::Connection(c) => {
             let who = c
                 .peer_pid
                 .map_or("an unattributed peer".to_owned(), |p| format!("pid {p}"));
             if c.internal {
-                evidence(
+                (
                     EvidenceKind::InternalConnection,
-                    Level::Green,
                     format!("{} ↔ {} is between members ({who})", c.local, c.peer),
                     "socket table",
                 )
             } else {
-                evidence(
+                (
                     EvidenceKind::LiveConnection,
-                    Level::Red,
                     format!("live connection {} ← {} ({who})", c.local, c.peer),
                     "socket table",
                 )
             }
-        })
-        .collect();
-    if queued > 0 {
-        out.push(evidence(
+        }
+        Finding::Queued(n) => (
             EvidenceKind::LiveConnection,
-            Level::Red,
-            format!("{queued} connection(s) waiting to be accepted"),
+            format!("{n} connection(s) waiting to be accepted"),
             "socket table",
-        ));
+        ),
+    };
+    evidence(kind, f.level(), message, source)
+}
+
+/// Live connections make a resource red; internal ones are listed, and do not count.
+pub fn connection_evidence(conns: &[Conn], queued: u32) -> Vec<Evidence> {
+    let mut findings: Vec<Finding> = conns.iter().cloned().map(Finding::Connection).collect();
+    if queued > 0 {
+        findings.push(Finding::Queued(queued));
     }
-    out
+    findings.iter().map(finding_evidence).collect()
 }
 
 /// When the socket table could not be read, nothing can be said about connections: red.
 pub fn connections_unreadable(error: &str) -> Evidence {
-    evidence(
-        EvidenceKind::ConnectionsUnreadable,
-        Level::Red,
-        format!("connection data could not be read: {error}"),
-        "socket table",
-    )
+    finding_evidence(&Finding::TablesUnreadable(error.to_owned()))
 }
 
 /// Thresholds above which a resource counts as busy.
@@ -452,17 +474,6 @@ pub fn protected_evidence(pid: u32, why: &str) -> Evidence {
     )
 }
 
-/// A member whose identity (start time, executable) cannot be read cannot be re-verified
-/// before a signal: red.
-pub fn identity_unreadable(pid: u32, error: &str) -> Evidence {
-    evidence(
-        EvidenceKind::IdentityUnreadable,
-        Level::Red,
-        format!("identity of pid {pid} could not be read: {error}"),
-        "process table",
-    )
-}
-
 /// A member whose executable cannot be read (a non-dumpable process) cannot be shown to be
 /// the same program right before a signal, so the stop would skip it: yellow, not green.
 pub fn exe_unreadable(pid: u32, error: &str) -> Evidence {
@@ -471,16 +482,6 @@ pub fn exe_unreadable(pid: u32, error: &str) -> Evidence {
         Level::Yellow,
         format!("the executable of pid {pid} could not be read: {error}"),
         "process table",
-    )
-}
-
-/// A member whose open files cannot be read may hold connections Pier cannot see: yellow.
-pub fn fd_table_unreadable(pid: u32, error: &str) -> Evidence {
-    evidence(
-        EvidenceKind::FdTableUnreadable,
-        Level::Yellow,
-        format!("open files of pid {pid} could not be read: {error}"),
-        "fd table",
     )
 }
 

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::diagnose::connections;
+use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::card::Port;
 use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::snapshot::{RecordedRestart, Snapshot};
@@ -147,8 +148,8 @@ fn ports_free(now: &Now, s: &Snapshot) -> Result<(), String> {
     Ok(())
 }
 
-/// A process of ours running a recorded member's exact argv inside the project. A twin whose
-/// folder cannot be read cannot be ruled out.
+/// A process of ours running a recorded member's exact argv inside the project
+/// (`judge::argv_twin`). A twin whose folder cannot be read cannot be ruled out.
 fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, String> {
     let probe = now.probe;
     let list = now
@@ -157,21 +158,17 @@ fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, String> {
         .map_err(|e| format!("running processes could not be checked: {e}"))?;
     let uid = probe.current_uid();
     let project = Path::new(&s.project.path);
-    for p in list
-        .processes
+    let recorded: Vec<Vec<&[u8]>> = s
+        .members
         .iter()
-        .filter(|p| p.uid == uid && !p.zombie && !p.argv.is_empty())
-    {
-        let twin = s.members.iter().any(|m| {
-            m.argv.len() == p.argv.len() && m.argv.iter().zip(&p.argv).all(|(a, b)| a.0 == *b)
-        });
-        if !twin {
-            continue;
-        }
-        match probe.details(p.identity.pid).map(|d| d.cwd) {
-            Some(Ok(cwd)) if cwd.starts_with(project) => return Ok(Some(p.identity.pid)),
-            Some(Ok(_)) | None => {}
-            Some(Err(e)) => {
+        .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
+        .collect();
+    for p in &list.processes {
+        let cwd_of = |pid| probe.details(pid).map(|d| d.cwd);
+        match judge::argv_twin(p, uid, &recorded, project, cwd_of) {
+            Some(TwinPlace::InProject) => return Ok(Some(p.identity.pid)),
+            Some(TwinPlace::Elsewhere) | None => {}
+            Some(TwinPlace::Unknown(e)) => {
                 return Err(format!(
                     "pid {} runs the same command and its folder cannot be read: {e}",
                     p.identity.pid

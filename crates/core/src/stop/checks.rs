@@ -1,116 +1,112 @@
 //! The checkpoints of docs/design.md §3.3, each a fresh read through the probe that answers
-//! "go on" or "stop here, because …". Any read that fails says stop.
+//! "go on" or "stop here, because …" ([`Why`]). Any read that fails says stop.
+//!
+//! The checkpoints judge nothing themselves: they ask the scan's own rules (`diagnose::judge`,
+//! `rules::activity_evidence`) over what they read, and refuse on anything the scan would not
+//! call green — so a checkpoint is never more lenient than the scan.
 
 use std::collections::{BTreeSet, HashSet};
 use std::ffi::OsStr;
-use std::net::SocketAddr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::diagnose::connections;
-use crate::diagnose::rules::{self, ActivityFacts, MemberActivity, Thresholds};
+use super::refusal::{Peer, Why};
+use crate::diagnose::connections::SocketIndex;
+use crate::diagnose::judge::{self, Finding};
+use crate::diagnose::rules::{self, ActivityFacts, Thresholds};
 use crate::diagnose::tree::ProcessTable;
 use crate::model::card::Level;
 use crate::model::snapshot::Snapshot;
-use crate::probe::{Identity, IdentityRead, Pid, Probe, TcpState};
+use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessInfo};
 use crate::signal::Expected;
 
-/// (a), (c), (e): no live connection on the members' listeners, every source readable.
-pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), String> {
+/// (a), (c), (e): every source readable, and the judge's network rules find nothing that is
+/// not green: no process of the user's unreadable (it may be a member: the scan makes every
+/// resource red), no member hidden from the tables, no listener shared outside, no live or
+/// waiting connection.
+pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), Why> {
     // argv plays no part in a network check: none is read beyond the socket holders'.
     let survey = probe
         .survey(&|_| false)
-        .map_err(|e| format!("the ports and connections could not be checked: {e}"))?;
-    // A member whose row cannot be read was not walked: its sockets are unknown.
-    if let Some(u) = survey
-        .processes
-        .unreadable
+        .map_err(|e| Why::SurveyFailed(e.to_string()))?;
+    let uid = probe.current_uid();
+    let unreadable = judge::unreadable_of(&survey.processes.unreadable, uid);
+    // A member first: its own words say which member could not be walked.
+    let first = unreadable
         .iter()
-        .find(|u| members.contains(&u.pid))
-    {
-        return Err(format!(
-            "pid {} could not be read, so its connections are unknown: {}",
-            u.pid, u.error
-        ));
+        .find(|f| matches!(f, Finding::ProcessUnreadable { pid, .. } if members.contains(pid)))
+        .or(unreadable.first());
+    if let Some(f) = first {
+        return Err(against(f, members, &survey.processes.processes));
     }
-    let table = survey
-        .sockets
-        .map_err(|e| format!("connection data could not be read: {e}"))?;
-    if let Some((pid, why)) = table.blind.iter().find(|(p, _)| members.contains(p)) {
-        return Err(format!(
-            "the connections of pid {pid} cannot be seen: {why}"
-        ));
+    let index = match &survey.sockets {
+        Ok(t) => SocketIndex::new(&t.sockets),
+        Err(_) => SocketIndex::default(),
+    };
+    let tables = survey.sockets.as_ref().map_err(ToString::to_string);
+    let judged = judge::network(tables, &index, members);
+    match judge::first_against(&judged.findings) {
+        Some(f) => Err(against(f, members, &survey.processes.processes)),
+        None => Ok(()),
     }
-    if let Some((pid, why)) = table.unreadable.iter().find(|(p, _)| members.contains(p)) {
-        return Err(format!(
-            "the open files of pid {pid} could not be read, so its connections are unknown: {why}"
-        ));
+}
+
+/// A finding that is not green, as a network checkpoint words it.
+fn against(f: &Finding, members: &HashSet<Pid>, processes: &[ProcessInfo]) -> Why {
+    match f.clone() {
+        Finding::ProcessUnreadable { pid, error } if members.contains(&pid) => {
+            Why::MemberUnreadable { pid, error }
+        }
+        Finding::ProcessUnreadable { pid, error } => Why::ProcessUnreadable { pid, error },
+        Finding::TablesUnreadable(e) => Why::TablesUnreadable(e),
+        Finding::Blind { pid, why } => Why::Blind { pid, why },
+        Finding::FdsUnreadable { pid, why } => Why::FdsUnreadable { pid, why },
+        Finding::SharedListener { local, outside } => Why::SharedListener { local, outside },
+        Finding::Connection(c) => {
+            let who = match c.peer_pid {
+                Some(pid) => match processes.iter().find(|p| p.identity.pid == pid) {
+                    Some(p) => Peer::Process {
+                        pid,
+                        comm: p.comm.clone(),
+                    },
+                    None => Peer::Pid(pid),
+                },
+                None => Peer::Unseen,
+            };
+            Why::Connected {
+                local: c.local,
+                peer: c.peer,
+                who,
+            }
+        }
+        Finding::Queued(n) => Why::Waiting(n),
     }
-    let listeners: Vec<_> = table
-        .sockets
-        .iter()
-        .filter(|s| s.state == TcpState::Listen && s.owners.iter().any(|o| members.contains(o)))
-        .collect();
-    let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
-    let live = connections::connections_on(&addrs, &table.sockets, members)
-        .into_iter()
-        .find(|c| !c.internal);
-    if let Some(c) = live {
-        let who = match c.peer_pid {
-            Some(pid) => match survey
-                .processes
-                .processes
-                .iter()
-                .find(|p| p.identity.pid == pid)
-            {
-                Some(p) => format!("pid {pid}, {}", p.comm),
-                None => format!("pid {pid}"),
-            },
-            None => "a process Pier cannot see".to_owned(),
-        };
-        return Err(format!(
-            "a client is connected: live connection {} ← {} ({who})",
-            c.local, c.peer
-        ));
-    }
-    let queued = connections::queued_on(&listeners);
-    if queued > 0 {
-        return Err(format!(
-            "a client is waiting: {queued} connection(s) not yet accepted"
-        ));
-    }
-    Ok(())
 }
 
 /// (b): the members are idle over the window, judged by the scan's own activity rule, so the
 /// refusal names what was seen in the same words as the card: the figures, the window and the
-/// busiest member.
+/// busiest member. The scan may go unsampled (`--sample-ms 0`); a stop never does.
 pub fn activity(
     probe: &dyn Probe,
     snapshot: &Snapshot,
     window: std::time::Duration,
     t: Thresholds,
-) -> Result<(), String> {
+) -> Result<(), Why> {
     if window.is_zero() {
-        return Err("activity cannot be judged over an empty window".into());
+        return Err(Why::EmptyWindow);
     }
     let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
     let sample = probe.activity(&pids, window);
-    let mut measured = Vec::new();
-    for (pid, delta) in &sample.per_pid {
-        let d = delta
-            .as_ref()
-            .map_err(|e| format!("the activity of pid {pid} could not be read: {e}"))?;
-        measured.push(MemberActivity {
-            pid: *pid,
-            command: snapshot.short_command_of(*pid),
-            delta: *d,
-        });
-    }
+    let measured = judge::measured(&sample, |pid| Some(snapshot.short_command_of(pid))).map_err(
+        |(pid, e)| Why::ActivityUnreadable {
+            pid,
+            error: e.to_owned(),
+        },
+    )?;
     let (evidence, _) = rules::activity_evidence(&ActivityFacts::Measured(measured, window), t);
     match evidence.level {
         Level::Green => Ok(()),
-        Level::Yellow | Level::Red => Err(evidence.message),
+        Level::Yellow | Level::Red => Err(Why::Busy(evidence.message)),
     }
 }
 
@@ -137,12 +133,22 @@ pub struct TreeCheck {
     pub present: Vec<Identity>,
 }
 
-/// (d) and (e): the tree under the root holds no member the snapshot lacks, and every member
-/// still alive is the same process (start time and executable).
-pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, String> {
+/// (d) and (e): the tree under the root holds no member the snapshot lacks, no process of the
+/// user's is unreadable (it may be a new member: its parent is unknown), no member is one
+/// Force may not touch (`judge::force_allowed`), and every member still alive is the same
+/// process (start time and executable). Force runs this check too.
+pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, Why> {
     let list = probe
         .processes()
-        .map_err(|e| format!("the process tree could not be checked: {e}"))?;
+        .map_err(|e| Why::TreeUnreadable(e.to_string()))?;
+    let uid = probe.current_uid();
+    if let Some(Finding::ProcessUnreadable { pid, error }) =
+        judge::unreadable_of(&list.unreadable, uid)
+            .into_iter()
+            .next()
+    {
+        return Err(Why::TreeProcessUnreadable { pid, error });
+    }
     let present: Vec<Identity> = list.processes.iter().map(|p| p.identity).collect();
     let table = ProcessTable::new(list.processes);
     let root = snapshot.root.pid;
@@ -152,45 +158,46 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, String>
         .is_some_and(|p| p.identity.start_time == snapshot.root.start_time && !p.zombie);
     if !root_alive {
         // Its children now hang elsewhere, where new ones could not be seen: the tree changed.
-        return Err(format!(
-            "the root process {root} ({}) exited during the checks",
-            snapshot.short_command_of(root)
-        ));
+        return Err(Why::RootExited {
+            pid: root,
+            command: snapshot.short_command_of(root),
+        });
     }
-    for pid in table.members(root) {
+    let members = table.members(root);
+    for &pid in &members {
         let p = table.get(pid).expect("members come from the table");
         if !recorded.contains(&p.identity) {
-            return Err(format!(
-                "a new process joined the tree during the checks: pid {pid} ({}), child of pid {}",
-                p.comm, p.ppid
-            ));
+            return Err(Why::Joined {
+                pid,
+                comm: p.comm.clone(),
+                ppid: p.ppid,
+            });
         }
+    }
+    let pier = probe.own_pid();
+    let guard = judge::Guard {
+        uid,
+        pier,
+        pier_ancestors: &table.ancestors(pier).into_iter().collect(),
+    };
+    for &pid in &members {
+        let p = table.get(pid).expect("members come from the table");
+        judge::force_allowed(p, &guard).map_err(|why| Why::Protected { pid, why })?;
     }
     let mut gone = Vec::new();
     for e in expected(snapshot) {
-        match probe.identity(e.identity.pid) {
+        let pid = e.identity.pid;
+        match probe.identity(pid) {
             IdentityRead::Gone => gone.push(e.identity),
-            IdentityRead::Unknown(why) => {
-                return Err(format!(
-                    "whether pid {} is still the same process could not be read: {why}",
-                    e.identity.pid
-                ))
-            }
+            IdentityRead::Unknown(why) => return Err(Why::IdentityUnknown { pid, why }),
             IdentityRead::Alive { identity, .. } if identity != e.identity => gone.push(e.identity),
-            IdentityRead::Alive { exe: None, .. } => {
-                return Err(format!(
-                    "the executable of pid {} can no longer be read, so it cannot be shown to \
-                     be the same program",
-                    e.identity.pid
-                ))
-            }
+            IdentityRead::Alive { exe: None, .. } => return Err(Why::ExeUnreadable { pid }),
             IdentityRead::Alive { exe: Some(exe), .. } if exe != e.exe => {
-                return Err(format!(
-                    "pid {} now runs {}, not {}: it exec'd another program",
-                    e.identity.pid,
-                    exe.display(),
-                    e.exe.display()
-                ))
+                return Err(Why::Execd {
+                    pid,
+                    now: exe,
+                    was: e.exe,
+                })
             }
             IdentityRead::Alive { .. } => {}
         }

@@ -6,9 +6,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::checks;
 use super::newcomers::Watch;
+use super::refusal::{Refusal, Why};
 use super::signals::Signals;
 use super::wait::ExitWaiter;
 use super::StopOptions;
+use crate::diagnose::judge::{self, TwinPlace};
 use crate::diagnose::{self, MarkerLookup, ScanOptions};
 use crate::model::bytes::ByteString;
 use crate::model::card::{EvidenceKind, Level, Project, Resource};
@@ -260,15 +262,15 @@ impl Stopper<'_> {
     }
 
     /// Step 3: the checkpoint chain. `Ok`: when check (a) ran, and what the last tree check
-    /// saw. `Err` says which check refused, and what it saw, in words (the reason a person
-    /// reads carries no checkpoint label; the report's `checkpoint` does).
+    /// saw. `Err` says which check refused, and what it saw (the reason a person reads
+    /// carries no checkpoint label; the report's `checkpoint` does).
     fn checkpoints(
         &self,
         snapshot: &Snapshot,
         pids: &[Pid],
-    ) -> Result<(Duration, checks::TreeCheck), (Checkpoint, String)> {
+    ) -> Result<(Duration, checks::TreeCheck), Refusal> {
         let members: HashSet<Pid> = pids.iter().copied().collect();
-        let at = |c: Checkpoint| move |why: String| (c, why);
+        let at = |c: Checkpoint| move |why: Why| why.at(c);
         let t0 = self.probe.now();
         if !self.opts.force {
             checks::network(self.probe, &members).map_err(at(Checkpoint::A))?;
@@ -288,13 +290,13 @@ impl Stopper<'_> {
     /// a bounded wait after each level, then the outcomes as they are when the stop ends.
     fn signal_tree(&self, id: &str, snapshot: &Snapshot) -> StopReport {
         let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
-        let refused_at = |checkpoint: Checkpoint, why: String| StopReport {
-            checkpoint: Some(checkpoint),
-            ..report(id, ResourceResult::Refused, why)
+        let refused = |r: Refusal| StopReport {
+            checkpoint: Some(r.checkpoint),
+            ..report(id, ResourceResult::Refused, r.to_string())
         };
         let (t0, last_check) = match self.checkpoints(snapshot, &pids) {
             Ok(checked) => checked,
-            Err((checkpoint, why)) => return refused_at(checkpoint, why),
+            Err(r) => return refused(r),
         };
         let members = snapshot.members.iter().map(|m| m.identity);
         let mut run = Signals {
@@ -316,7 +318,7 @@ impl Stopper<'_> {
             run.before_level();
             let sent = match run.signal_level(level) {
                 Ok(sent) => sent,
-                Err(why) => return refused_at(Checkpoint::Deadline, why),
+                Err(why) => return refused(why.at(Checkpoint::Deadline)),
             };
             run.await_level(&sent);
         }
@@ -387,13 +389,20 @@ impl Stopper<'_> {
     }
 
     /// A process running a stopped member's exact argv whose working directory cannot be read
-    /// may be its replacement in this project: it cannot be ruled out.
+    /// may be its replacement in this project: it cannot be ruled out (`judge::argv_twin`).
     fn argv_twin(&self, snapshot: &Snapshot) -> Option<String> {
         let list = match self.probe.processes() {
             Ok(list) => list,
             Err(e) => return Some(format!("the process table could not be re-read: {e}")),
         };
-        let stopped: HashSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
+        let stopped: HashSet<Identity> =
+            snapshot.members.iter().map(|m| m.identity).collect();
+        let recorded: Vec<Vec<&[u8]>> = snapshot
+            .members
+            .iter()
+            .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
+            .collect();
+        let project = std::path::Path::new(&snapshot.project.path);
         let uid = self.probe.current_uid();
         for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
             if stopped.contains(&p.identity) {
@@ -409,17 +418,10 @@ impl Stopper<'_> {
                     p.identity.pid, p.comm
                 ));
             }
-            if p.argv.is_empty() {
-                continue;
-            }
-            let twin = snapshot.members.iter().any(|m| {
-                m.argv.len() == p.argv.len() && m.argv.iter().zip(&p.argv).all(|(a, b)| a.0 == *b)
-            });
-            let cwd_unknown = self
-                .probe
-                .details(p.identity.pid)
-                .is_some_and(|d| d.cwd.is_err());
-            if twin && cwd_unknown {
+            let cwd_of = |pid| self.probe.details(pid).map(|d| d.cwd);
+            if let Some(TwinPlace::Unknown(_)) =
+                judge::argv_twin(p, uid, &recorded, project, cwd_of)
+            {
                 return Some(format!(
                     "pid {} runs the same command and its folder cannot be confirmed",
                     p.identity.pid

@@ -12,9 +12,15 @@
 //! 6. rescan the project; 7. one result for the resource.
 //!
 //! There is no automatic SIGKILL. `force` sends SIGKILL instead of SIGTERM and skips only the
-//! level requirement and the network and activity checkpoints.
+//! level requirement and the network and activity checkpoints; what it may never touch is
+//! `diagnose::judge::force_allowed`'s to say, asked by the re-diagnosis and every tree check.
+//!
+//! The checkpoints judge with the scan's own rules (`diagnose::judge`), so they refuse on
+//! anything the scan would not call green; a refusal is a typed [`Refusal`] (which checkpoint,
+//! and why), worded for the report's reason.
 
 pub mod checks;
+pub mod refusal;
 pub mod snapshot;
 pub mod wait;
 
@@ -29,6 +35,7 @@ use std::time::Duration;
 use crate::diagnose::rules::Thresholds;
 
 pub use flow::Stopper;
+pub use refusal::{Refusal, Why};
 
 /// How to stop.
 #[derive(Debug, Clone)]

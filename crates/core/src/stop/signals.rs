@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::flow::Stopper;
 use super::newcomers::{Watch, GLANCE};
+use super::refusal::Why;
 use crate::model::outcome::{MemberOutcome, MemberReport};
 use crate::model::snapshot::Snapshot;
 use crate::probe::Identity;
@@ -92,19 +93,16 @@ impl Signals<'_, '_> {
 
     /// Signals each member of one level through the signaller; `Err` when the deadline from
     /// check (a) passed before the first signal (then nothing was sent).
-    pub(super) fn signal_level(&mut self, level: Vec<Expected>) -> Result<Vec<Expected>, String> {
+    pub(super) fn signal_level(&mut self, level: Vec<Expected>) -> Result<Vec<Expected>, Why> {
         let opts = &self.stopper.opts;
         let sig = if opts.force { Sig::Kill } else { Sig::Term };
         let mut sent = Vec::new();
         for e in level {
             let since = self.stopper.probe.now().saturating_sub(self.t0);
             if self.first.is_none() && since > opts.deadline {
-                return Err(format!(
-                    "the checks took too long: more than {} s passed between the first look at \
-                     its connections and the first signal, so nothing was sent (the machine may \
-                     be busy; try again)",
-                    opts.deadline.as_secs_f64()
-                ));
+                return Err(Why::Deadline {
+                    limit: opts.deadline,
+                });
             }
             let (outcome, detail) = match self.stopper.signaller.signal(&e, sig) {
                 SignalOutcome::Sent => {

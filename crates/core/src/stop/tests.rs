@@ -1014,4 +1014,5 @@ proptest::proptest! {
     }
 }
 
+mod judge;
 mod words;

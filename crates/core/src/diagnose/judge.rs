@@ -1,0 +1,283 @@
+//! The one judge: the rules that decide whether a resource may be stopped, each a small pure
+//! function over facts already read, answering with typed findings.
+//!
+//! Two callers ask the same functions. The scan (`evaluate.rs`) words every finding as
+//! evidence (`rules::finding_evidence`) and takes the worst level; the stop's checkpoints
+//! (`stop/checks.rs`) read the same facts again and refuse on the first finding that is not
+//! green. So a checkpoint can never let through what a scan would not call green, and the
+//! tests here (and `stop/tests/judge.rs`, which puts each fact before both callers) pin both.
+//! Force asks its own verdict here too ([`force_allowed`]), and so do the stop's rescan and a
+//! restart's refusal when they look for a process running a stopped member's command
+//! ([`argv_twin`]).
+//!
+//! Fail closed everywhere: a fact that could not be read is a finding against stopping.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use super::connections::{self, Conn, SocketIndex};
+use super::rules::MemberActivity;
+use crate::model::card::Level;
+use crate::probe::{ActivitySample, Pid, ProcessInfo, Socket, SocketTable, UnreadableProcess};
+
+/// One fact about a resource that bears on stopping it, with its level ([`Finding::level`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finding {
+    /// A process of the user's exists but its row could not be read (see [`unreadable_of`]).
+    ProcessUnreadable { pid: Pid, error: String },
+    /// The socket tables could not be read.
+    TablesUnreadable(String),
+    /// A member's connections these tables cannot show at all (another network namespace).
+    Blind { pid: Pid, why: String },
+    /// A member's open files could not be read.
+    FdsUnreadable { pid: Pid, why: String },
+    /// A listener of the resource also held by the processes `outside` it.
+    SharedListener {
+        local: SocketAddr,
+        outside: Vec<Pid>,
+    },
+    /// An established connection on one of the resource's listeners.
+    Connection(Conn),
+    /// Connections completed but not yet accepted on the resource's listeners (the macOS
+    /// accept queue; Linux lists them as connections of their own).
+    Queued(u32),
+}
+
+impl Finding {
+    /// How much the fact argues against stopping:
+    /// - red: what cannot be seen may be anything (an unreadable process may be a member, the
+    ///   tables or a member's namespace unread hide every connection), and a live or queued
+    ///   connection is a client the stop would cut off;
+    /// - yellow: a member's open files unread (its connections may still show in the tables,
+    ///   unattributed, which count), a listener shared outside (stopping would not free the
+    ///   port, and the other holder may be serving on it);
+    /// - green: a connection between members, which the stop ends on both sides.
+    pub fn level(&self) -> Level {
+        match self {
+            Finding::ProcessUnreadable { .. }
+            | Finding::TablesUnreadable(_)
+            | Finding::Blind { .. }
+            | Finding::Queued(_) => Level::Red,
+            Finding::FdsUnreadable { .. } | Finding::SharedListener { .. } => Level::Yellow,
+            Finding::Connection(c) if c.internal => Level::Green,
+            Finding::Connection(_) => Level::Red,
+        }
+    }
+}
+
+/// The first finding that is not green: what a checkpoint refuses on.
+pub fn first_against(findings: &[Finding]) -> Option<&Finding> {
+    findings.iter().find(|f| f.level() != Level::Green)
+}
+
+/// The processes of user `uid`, or of an owner that could not be read, that exist but whose
+/// row could not be read. Why they count against every resource, not only one: an unreadable
+/// row has an unknown parent, so the process may be a member of any resource — a member
+/// nobody saw, which can hold a connection or be a new child. Another user's unreadable
+/// process is never a member (Pier reads only the user's trees).
+pub fn unreadable_of(list: &[UnreadableProcess], uid: u32) -> Vec<Finding> {
+    list.iter()
+        .filter(|u| u.uid.is_none_or(|owner| owner == uid))
+        .map(|u| Finding::ProcessUnreadable {
+            pid: u.pid,
+            error: u.error.clone(),
+        })
+        .collect()
+}
+
+/// The resource's network as the rules see it, from one socket table.
+#[derive(Debug)]
+pub struct Network<'t> {
+    /// The listening sockets any member holds, in table order.
+    pub listeners: Vec<&'t Socket>,
+    /// The connections on them, internal ones included (shown, not counted).
+    pub conns: Vec<Conn>,
+    /// Every finding, in the order a checkpoint names them: what cannot be seen first (the
+    /// tables, a member's namespace, a member's open files), then a shared listener, then each
+    /// connection, then the accept queue.
+    pub findings: Vec<Finding>,
+}
+
+/// Judges the connections of the resource `members` against the socket table (`index` built
+/// from it once, for any number of resources).
+///
+/// A live connection is an ESTABLISHED socket on a member's listener, matched by address and
+/// port (`connections::connections_indexed`), internal only when every holder of its other end
+/// is a member. A failed table says nothing about connections, so it is the one finding.
+pub fn network<'t>(
+    table: Result<&'t SocketTable, String>,
+    index: &SocketIndex,
+    members: &HashSet<Pid>,
+) -> Network<'t> {
+    let table = match table {
+        Ok(table) => table,
+        Err(e) => {
+            return Network {
+                listeners: Vec::new(),
+                conns: Vec::new(),
+                findings: vec![Finding::TablesUnreadable(e)],
+            }
+        }
+    };
+    let of_members = |list: &[(Pid, String)]| -> Vec<(Pid, String)> {
+        list.iter()
+            .filter(|(pid, _)| members.contains(pid))
+            .cloned()
+            .collect()
+    };
+    let mut findings: Vec<Finding> = of_members(&table.blind)
+        .into_iter()
+        .map(|(pid, why)| Finding::Blind { pid, why })
+        .collect();
+    findings.extend(
+        of_members(&table.unreadable)
+            .into_iter()
+            .map(|(pid, why)| Finding::FdsUnreadable { pid, why }),
+    );
+    let listeners: Vec<&Socket> = index
+        .listeners_of(members)
+        .into_iter()
+        .map(|i| &table.sockets[i])
+        .collect();
+    for s in &listeners {
+        let outside: Vec<Pid> = s
+            .owners
+            .iter()
+            .copied()
+            .filter(|o| !members.contains(o))
+            .collect();
+        if !outside.is_empty() {
+            findings.push(Finding::SharedListener {
+                local: s.local,
+                outside,
+            });
+        }
+    }
+    let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
+    let conns = connections::connections_indexed(&addrs, &table.sockets, index, members);
+    findings.extend(conns.iter().cloned().map(Finding::Connection));
+    let queued = connections::queued_on(&listeners);
+    if queued > 0 {
+        findings.push(Finding::Queued(queued));
+    }
+    Network {
+        listeners,
+        conns,
+        findings,
+    }
+}
+
+/// The members' share of an activity sample, each named by `name` (`None`: not a member, left
+/// out). `Err` names the first member whose activity could not be read: what it did is
+/// unknown, so the sample cannot argue the resource is idle — one unreadable member spoils
+/// the whole sample. Whether the figures are busy is `rules::activity_evidence`'s to say.
+pub fn measured(
+    sample: &ActivitySample,
+    name: impl Fn(Pid) -> Option<String>,
+) -> Result<Vec<MemberActivity>, (Pid, &str)> {
+    let mut out = Vec::new();
+    for (pid, delta) in &sample.per_pid {
+        let Some(command) = name(*pid) else {
+            continue;
+        };
+        match delta {
+            Ok(d) => out.push(MemberActivity {
+                pid: *pid,
+                command,
+                delta: *d,
+            }),
+            Err(e) => return Err((*pid, e)),
+        }
+    }
+    Ok(out)
+}
+
+/// Why a process is never signalled, Force included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Protection {
+    #[error("another user's process (uid {0})")]
+    OtherUser(u32),
+    #[error("init (PID 1)")]
+    Init,
+    #[error("Pier itself")]
+    Pier,
+    #[error("an ancestor of Pier")]
+    PierAncestor,
+}
+
+/// Who Pier is, for [`force_allowed`].
+#[derive(Debug, Clone, Copy)]
+pub struct Guard<'a> {
+    /// The user Pier runs as.
+    pub uid: u32,
+    /// Pier's own pid.
+    pub pier: Pid,
+    /// Pier's ancestors, from the process table the judgement reads.
+    pub pier_ancestors: &'a HashSet<Pid>,
+}
+
+/// Whether `p` may be signalled at all — the one verdict Force cannot skip. Never another
+/// user's process: Pier never acts with another user's privileges, and a resource holding one
+/// cannot be stopped as a unit. Never PID 1, whose end is the machine's. Never Pier or an
+/// ancestor of Pier: stopping one stops the stop itself, or the terminal or editor it reports
+/// to (`cargo watch -x 'run -- stop'` puts Pier inside a dev tool's tree).
+pub fn force_allowed(p: &ProcessInfo, guard: &Guard) -> Result<(), Protection> {
+    let pid = p.identity.pid;
+    if p.uid != guard.uid {
+        Err(Protection::OtherUser(p.uid))
+    } else if pid == 1 {
+        Err(Protection::Init)
+    } else if pid == guard.pier {
+        Err(Protection::Pier)
+    } else if guard.pier_ancestors.contains(&pid) {
+        Err(Protection::PierAncestor)
+    } else {
+        Ok(())
+    }
+}
+
+/// Where a process running a stopped member's command works, as far as can be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TwinPlace {
+    /// Inside the snapshot's project folder.
+    InProject,
+    /// Somewhere else: another checkout running the same command.
+    Elsewhere,
+    /// Its folder could not be read.
+    Unknown(String),
+}
+
+/// Whether `p` runs, argument for argument and byte for byte, one of the `recorded` argvs (a
+/// stopped member's), and if so where it works (`cwd_of` is asked only then; `None`: it is
+/// gone). Only a live process of user `uid` with an argv can be one: a zombie runs nothing,
+/// and an empty argv (unread, or a kernel thread) matches no command.
+///
+/// Why the stop's rescan and a restart both ask: a twin in the project is the same server
+/// back already (a restart would start it twice); a twin whose folder cannot be read may be
+/// that one, and cannot be ruled out.
+pub fn argv_twin(
+    p: &ProcessInfo,
+    uid: u32,
+    recorded: &[Vec<&[u8]>],
+    project: &Path,
+    cwd_of: impl FnOnce(Pid) -> Option<Result<PathBuf, String>>,
+) -> Option<TwinPlace> {
+    if p.uid != uid || p.zombie || p.argv.is_empty() {
+        return None;
+    }
+    let same = |argv: &Vec<&[u8]>| {
+        argv.len() == p.argv.len() && argv.iter().zip(&p.argv).all(|(a, b)| *a == b.as_slice())
+    };
+    if !recorded.iter().any(same) {
+        return None;
+    }
+    Some(match cwd_of(p.identity.pid)? {
+        Ok(cwd) if cwd.starts_with(project) => TwinPlace::InProject,
+        Ok(_) => TwinPlace::Elsewhere,
+        Err(e) => TwinPlace::Unknown(e),
+    })
+}
+
+#[cfg(test)]
+mod tests;

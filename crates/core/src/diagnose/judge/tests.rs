@@ -1,0 +1,278 @@
+//! One test per rule of the judge and per answer: yes, no, and "could not read". The scan and
+//! the checkpoints both ask these functions; `stop/tests/judge.rs` puts each fact before both.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::*;
+use crate::probe::fake::{process, USER};
+use crate::probe::{ActivityDelta, TcpState};
+
+fn socket(local: &str, remote: &str, state: TcpState, owners: &[Pid]) -> Socket {
+    Socket {
+        local: local.parse().unwrap(),
+        remote: remote.parse().unwrap(),
+        state,
+        owners: owners.to_vec(),
+        queued: None,
+    }
+}
+
+fn listen(local: &str, owners: &[Pid]) -> Socket {
+    socket(local, "0.0.0.0:0", TcpState::Listen, owners)
+}
+
+fn judged(table: &SocketTable, members: &[Pid]) -> Vec<Finding> {
+    let members: HashSet<Pid> = members.iter().copied().collect();
+    let index = SocketIndex::new(&table.sockets);
+    network(Ok(table), &index, &members).findings
+}
+
+fn levels(findings: &[Finding]) -> Vec<Level> {
+    findings.iter().map(Finding::level).collect()
+}
+
+#[test]
+fn an_unreadable_process_of_the_user_or_of_no_known_owner_counts_and_another_users_does_not() {
+    let u = |pid, uid| UnreadableProcess {
+        pid,
+        uid,
+        error: "EIO".into(),
+    };
+    let list = [u(7, Some(USER)), u(8, None), u(9, Some(0))];
+    let found = unreadable_of(&list, USER);
+    let pids: Vec<Pid> = found
+        .iter()
+        .map(|f| match f {
+            Finding::ProcessUnreadable { pid, .. } => *pid,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(pids, vec![7, 8], "uid 0's row is never a member of ours");
+    assert!(found.iter().all(|f| f.level() == Level::Red));
+    assert!(unreadable_of(&[], USER).is_empty());
+}
+
+#[test]
+fn a_quiet_listener_has_no_finding_against_it() {
+    let table = SocketTable {
+        sockets: vec![listen("127.0.0.1:5173", &[101])],
+        ..SocketTable::default()
+    };
+    assert!(judged(&table, &[100, 101]).is_empty());
+}
+
+#[test]
+fn unreadable_tables_are_the_one_red_finding() {
+    let n = network(
+        Err("EPERM".into()),
+        &SocketIndex::default(),
+        &HashSet::from([1]),
+    );
+    assert_eq!(n.findings, vec![Finding::TablesUnreadable("EPERM".into())]);
+    assert_eq!(levels(&n.findings), vec![Level::Red]);
+    assert!(n.listeners.is_empty() && n.conns.is_empty());
+}
+
+#[test]
+fn what_the_tables_cannot_show_of_a_member_counts_and_of_an_outsider_does_not() {
+    let table = SocketTable {
+        sockets: Vec::new(),
+        unreadable: vec![(101, "EACCES".into()), (500, "EACCES".into())],
+        blind: vec![(102, "another network namespace".into()), (501, "x".into())],
+    };
+    let found = judged(&table, &[100, 101, 102]);
+    assert_eq!(
+        found,
+        vec![
+            Finding::Blind {
+                pid: 102,
+                why: "another network namespace".into()
+            },
+            Finding::FdsUnreadable {
+                pid: 101,
+                why: "EACCES".into()
+            },
+        ],
+        "what cannot be seen at all first"
+    );
+    assert_eq!(levels(&found), vec![Level::Red, Level::Yellow]);
+}
+
+#[test]
+fn a_listener_also_held_outside_the_resource_is_yellow() {
+    let table = SocketTable {
+        sockets: vec![listen("127.0.0.1:5173", &[101, 500])],
+        ..SocketTable::default()
+    };
+    let found = judged(&table, &[100, 101]);
+    assert_eq!(
+        found,
+        vec![Finding::SharedListener {
+            local: "127.0.0.1:5173".parse().unwrap(),
+            outside: vec![500],
+        }]
+    );
+    assert_eq!(found[0].level(), Level::Yellow);
+}
+
+#[test]
+fn a_live_connection_is_red_and_one_between_members_is_green() {
+    let table = SocketTable {
+        sockets: vec![
+            listen("127.0.0.1:5173", &[101]),
+            // A member's own client (internal) and an unaccepted outsider (live).
+            socket(
+                "127.0.0.1:5173",
+                "127.0.0.1:40001",
+                TcpState::Established,
+                &[101],
+            ),
+            socket(
+                "127.0.0.1:40001",
+                "127.0.0.1:5173",
+                TcpState::Established,
+                &[102],
+            ),
+            socket(
+                "127.0.0.1:5173",
+                "127.0.0.1:40002",
+                TcpState::Established,
+                &[],
+            ),
+        ],
+        ..SocketTable::default()
+    };
+    let found = judged(&table, &[100, 101, 102]);
+    assert_eq!(levels(&found), vec![Level::Green, Level::Red], "{found:#?}");
+    let against = first_against(&found).expect("the live one");
+    assert!(
+        matches!(against, Finding::Connection(c) if c.peer.port() == 40002),
+        "{against:?}"
+    );
+    assert_eq!(
+        first_against(&found[..1]),
+        None,
+        "internal only: nothing against"
+    );
+}
+
+#[test]
+fn connections_waiting_in_the_accept_queue_are_red() {
+    let mut l = listen("127.0.0.1:5173", &[101]);
+    l.queued = Some(2);
+    let table = SocketTable {
+        sockets: vec![l],
+        ..SocketTable::default()
+    };
+    assert_eq!(judged(&table, &[101]), vec![Finding::Queued(2)]);
+    assert_eq!(Finding::Queued(2).level(), Level::Red);
+}
+
+#[test]
+fn one_unreadable_member_spoils_the_sample_and_outsiders_are_left_out() {
+    let idle = ActivityDelta {
+        cpu_ns: 1,
+        io_bytes: 2,
+    };
+    let sample = ActivitySample {
+        window: Duration::from_millis(100),
+        per_pid: vec![(100, Ok(idle)), (500, Err("gone".into())), (101, Ok(idle))],
+    };
+    let members = |pid: Pid| (pid != 500).then(|| format!("cmd {pid}"));
+    let m = measured(&sample, members).unwrap();
+    assert_eq!(
+        m.iter()
+            .map(|a| (a.pid, a.command.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(100, "cmd 100"), (101, "cmd 101")]
+    );
+    let mut spoiled = sample.clone();
+    spoiled.per_pid.push((102, Err("EACCES".into())));
+    assert_eq!(
+        measured(&spoiled, |pid| Some(pid.to_string())).unwrap_err(),
+        (500, "gone"),
+        "the first unreadable member is named"
+    );
+}
+
+#[test]
+fn force_never_allows_another_user_init_pier_or_pier_s_ancestors() {
+    let ancestors = HashSet::from([50]);
+    let guard = Guard {
+        uid: USER,
+        pier: 9000,
+        pier_ancestors: &ancestors,
+    };
+    let allowed = |p: &ProcessInfo| force_allowed(p, &guard);
+    assert_eq!(allowed(&process(100, 1, &["vite"])), Ok(()));
+    let mut root_s = process(100, 1, &["vite"]);
+    root_s.uid = 0;
+    assert_eq!(allowed(&root_s), Err(Protection::OtherUser(0)));
+    let mut init = process(1, 0, &["/sbin/init"]);
+    init.uid = USER;
+    assert_eq!(
+        allowed(&init),
+        Err(Protection::Init),
+        "PID 1, whoever runs it"
+    );
+    assert_eq!(
+        allowed(&process(9000, 50, &["pier"])),
+        Err(Protection::Pier)
+    );
+    assert_eq!(
+        allowed(&process(50, 1, &["zsh"])),
+        Err(Protection::PierAncestor)
+    );
+    assert_eq!(
+        Protection::OtherUser(0).to_string(),
+        "another user's process (uid 0)"
+    );
+}
+
+fn twin_of(p: &ProcessInfo, cwd: Option<Result<PathBuf, String>>) -> Option<TwinPlace> {
+    let recorded: Vec<Vec<&[u8]>> = vec![vec![b"node", b"vite"], vec![b"sh", b"-c", b"vite"]];
+    argv_twin(p, USER, &recorded, Path::new("/home/u/app"), |_| cwd)
+}
+
+#[test]
+fn a_process_running_a_recorded_argv_exactly_is_a_twin_placed_by_its_folder() {
+    let twin = process(300, 1, &["node", "vite"]);
+    let inside = Some(Ok(PathBuf::from("/home/u/app/web")));
+    assert_eq!(twin_of(&twin, inside.clone()), Some(TwinPlace::InProject));
+    assert_eq!(
+        twin_of(&twin, Some(Ok("/home/u/other".into()))),
+        Some(TwinPlace::Elsewhere)
+    );
+    assert_eq!(
+        twin_of(&twin, Some(Err("EACCES".into()))),
+        Some(TwinPlace::Unknown("EACCES".into())),
+        "a folder that cannot be read cannot rule it out"
+    );
+    assert_eq!(twin_of(&twin, None), None, "gone since: no twin");
+    for argv in [
+        &["node", "vite", "--port"][..],
+        &["node"],
+        &["node", "vitE"],
+    ] {
+        assert_eq!(
+            twin_of(&process(300, 1, argv), inside.clone()),
+            None,
+            "{argv:?}"
+        );
+    }
+}
+
+#[test]
+fn another_user_s_process_a_zombie_or_an_empty_argv_is_never_a_twin() {
+    let inside = Some(Ok(PathBuf::from("/home/u/app")));
+    let mut theirs = process(300, 1, &["node", "vite"]);
+    theirs.uid = 0;
+    let mut zombie = process(301, 1, &["node", "vite"]);
+    zombie.zombie = true;
+    let unread = process(302, 1, &[]);
+    for p in [theirs, zombie, unread] {
+        assert_eq!(twin_of(&p, inside.clone()), None, "{p:?}");
+    }
+}

@@ -1,0 +1,227 @@
+//! One judge, two callers: every fact that keeps the scan from calling the tree green, put
+//! before the scan and, appearing only after the re-diagnosis, before the checkpoint chain,
+//! which must refuse on it with nothing sent. Then the rules the checkpoints took from the
+//! scan, each pinned on its own.
+
+use super::*;
+use crate::diagnose::ScanOptions;
+use crate::model::card::Level;
+use crate::probe::fake::USER;
+use crate::probe::UnreadableProcess;
+
+fn unreadable(pid: Pid, uid: Option<u32>) -> UnreadableProcess {
+    UnreadableProcess {
+        pid,
+        uid,
+        error: "scripted: EIO".into(),
+    }
+}
+
+/// A change to the world, made by a test at an exact probe call.
+type Fact = fn(&mut FakeProbe);
+
+/// Each fact, and the checkpoint that must refuse when it appears as check (a) begins.
+const FACTS: &[(&str, Fact, Checkpoint)] = &[
+    ("a client connects", client_on_5173, Checkpoint::A),
+    (
+        "a client waits in the accept queue",
+        |p| listener(p).queued = Some(1),
+        Checkpoint::A,
+    ),
+    (
+        "the socket tables fail",
+        |p| p.sockets = None,
+        Checkpoint::A,
+    ),
+    (
+        "a member moves to another network namespace",
+        |p| p.blind.push((101, "another network namespace".into())),
+        Checkpoint::A,
+    ),
+    (
+        "a member's open files cannot be read",
+        |p| p.unreadable_fds.push((102, "permission denied".into())),
+        Checkpoint::A,
+    ),
+    ("the listener is shared outside", share_5173, Checkpoint::A),
+    (
+        "a member's row cannot be read",
+        |p| {
+            p.processes.retain(|q| q.identity.pid != 102);
+            p.unreadable_processes.push(unreadable(102, Some(USER)));
+        },
+        Checkpoint::A,
+    ),
+    (
+        "a process of the user's cannot be read",
+        |p| p.unreadable_processes.push(unreadable(777, Some(USER))),
+        Checkpoint::A,
+    ),
+    (
+        "a process of no known owner cannot be read",
+        |p| p.unreadable_processes.push(unreadable(777, None)),
+        Checkpoint::A,
+    ),
+    (
+        "a member is busy",
+        |p| {
+            p.activity.insert(
+                101,
+                Ok(ActivityDelta {
+                    cpu_ns: 90_000_000,
+                    io_bytes: 0,
+                }),
+            );
+        },
+        Checkpoint::B,
+    ),
+    (
+        "a member's activity cannot be read",
+        |p| {
+            p.activity.insert(102, Err("scripted: EACCES".into()));
+        },
+        Checkpoint::B,
+    ),
+    (
+        "a member's executable cannot be read",
+        |p| p.details.get_mut(&102).unwrap().exe = Err("permission denied".into()),
+        Checkpoint::D,
+    ),
+    (
+        "a member runs as another user",
+        |p| p.process_mut(102).uid = 0,
+        Checkpoint::D,
+    ),
+];
+
+/// The listening socket of `tree()`.
+fn listener(p: &mut FakeProbe) -> &mut crate::probe::Socket {
+    p.sockets
+        .as_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|s| s.state == crate::probe::TcpState::Listen)
+        .unwrap()
+}
+
+/// node (300), working in /tmp, also holds vite's listener (an inherited fd).
+fn share_5173(p: &mut FakeProbe) {
+    *p = std::mem::take(p).with(process(300, 1, &["node", "other.js"]), "/tmp");
+    listener(p).owners.push(300);
+}
+
+fn scan_level(fake: &FakeProbe) -> Option<Level> {
+    let opts = ScanOptions {
+        sample: Duration::from_millis(100),
+        home: Some("/home/u".into()),
+        ..ScanOptions::default()
+    };
+    let scan = crate::diagnose::scan(fake, &opts, &markers).unwrap();
+    let r = scan.projects.iter().flat_map(|p| &p.resources);
+    r.clone().find(|r| r.id == ID).map(|r| r.level)
+}
+
+/// Process reads: 1 = re-diagnosis, 2 = the snapshot's, 3 = check (a), 4 = (c), 5 = (d),
+/// 6 = (e)'s network check, 7 = (e)'s tree check (under Force: 3 = (d), 4 = (e)). The fact
+/// appears at read `from`, and is gone again at read `until` (so only the checks between see
+/// it), if any.
+fn fact_at(from: usize, until: Option<usize>, fact: Fact) -> World {
+    world(move |call, n, p| {
+        if call == "processes" && n == from {
+            fact(p);
+        }
+        if call == "processes" && Some(n) == until {
+            p.unreadable_processes.clear();
+        }
+    })
+}
+
+#[test]
+fn the_untouched_tree_is_green_and_passes_every_checkpoint() {
+    assert_eq!(scan_level(&tree()), Some(Level::Green));
+    let (r, sent) = run(&world(|_, _, _| {}));
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+    assert_eq!(sent, vec![102, 101, 100]);
+}
+
+#[test]
+fn whatever_keeps_the_scan_from_green_is_refused_by_the_checkpoints_with_nothing_sent() {
+    for &(what, fact, checkpoint) in FACTS {
+        let mut fake = tree();
+        fact(&mut fake);
+        let level = scan_level(&fake);
+        assert_ne!(level, Some(Level::Green), "{what}: the scan");
+        let (r, sent) = run(&fact_at(3, None, fact));
+        assert_eq!(r.result, ResourceResult::Refused, "{what}: {r:#?}");
+        assert_eq!(r.checkpoint, Some(checkpoint), "{what}: {r:#?}");
+        assert!(sent.is_empty(), "{what}: {sent:?}");
+    }
+}
+
+/// The scan makes every resource red when any process of the user's cannot be read (it may be
+/// a member); the network checks looked at unreadable members only.
+#[test]
+fn a_network_check_refuses_while_any_process_of_the_user_s_cannot_be_read() {
+    let (r, sent) = run(&fact_at(3, Some(4), |p| {
+        p.unreadable_processes.push(unreadable(777, Some(USER)));
+    }));
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.checkpoint, Some(Checkpoint::A), "{r:#?}");
+    assert_eq!(
+        r.reason,
+        "pid 777 could not be read, so it may be a member whose connections are unknown: \
+         scripted: EIO"
+    );
+    assert!(sent.is_empty(), "{sent:?}");
+}
+
+/// The tree check read the table's unreadable list and dropped it: a new member it could not
+/// read passed as no new member.
+#[test]
+fn the_tree_check_refuses_while_any_process_of_the_user_s_cannot_be_read() {
+    let (r, sent) = run(&fact_at(5, Some(6), |p| {
+        p.unreadable_processes.push(unreadable(777, None));
+    }));
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.checkpoint, Some(Checkpoint::D), "{r:#?}");
+    assert_eq!(
+        r.reason,
+        "pid 777 could not be read, so whether it joined the tree is unknown: scripted: EIO"
+    );
+    assert!(sent.is_empty(), "{sent:?}");
+}
+
+/// The scan calls a listener shared outside the resource yellow (stopping would not free the
+/// port); the network checks did not look.
+#[test]
+fn a_network_check_refuses_a_listener_shared_outside_the_resource() {
+    let (r, sent) = run(&fact_at(3, None, share_5173));
+    assert_eq!(r.checkpoint, Some(Checkpoint::A), "{r:#?}");
+    assert_eq!(
+        r.reason,
+        "the socket listening on 127.0.0.1:5173 is also held by pid 300 outside this resource, \
+         so stopping it would not free the port"
+    );
+    assert!(sent.is_empty(), "{sent:?}");
+}
+
+/// Force skips the connection and activity checks, not `force_allowed`: a member that turned
+/// into another user's process after the re-diagnosis (a setuid helper) is never signalled,
+/// and the tree check is where Force asks.
+#[test]
+fn the_tree_check_asks_force_allowed_of_every_member_under_force_too() {
+    for force in [false, true] {
+        let mut o = opts();
+        o.force = force;
+        // Under Force the third process read is check (d); otherwise check (a).
+        let w = fact_at(3, None, |p| p.process_mut(102).uid = 0);
+        let (r, sent) = run_with(&w, o, |_| {});
+        assert_eq!(r.result, ResourceResult::Refused, "force {force}: {r:#?}");
+        assert_eq!(r.checkpoint, Some(Checkpoint::D), "force {force}: {r:#?}");
+        assert_eq!(
+            r.reason,
+            "never touched: pid 102 is another user's process (uid 0)"
+        );
+        assert!(sent.is_empty(), "force {force}: {sent:?}");
+    }
+}
