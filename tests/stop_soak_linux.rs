@@ -2,7 +2,7 @@
 //!
 //! Each round starts a real fixture tree (`tests/fixtures/soak.py`: a server with 0–2 children,
 //! each with 0–1 children) as an orphan in its own project, diagnoses it, and stops it with
-//! Pier's own `Stopper` over the real Linux probe, signaller and exit waiter. Those three sit
+//! Pier's own `Stopper` over the real Linux probe, signaller and exit waiter (`front::System`). Those three sit
 //! behind a hook (`soak/hook.rs`) that, before a randomly chosen call, makes something happen:
 //! a client connects, a process of the tree forks, exits, execs another executable, or is
 //! killed and a newcomer running the same argv in the same folder takes its pid
@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::front::System;
 use pier_core::model::outcome::{Checkpoint, ResourceResult};
 use pier_core::model::shown::Shown;
 use pier_core::stop::{StopOptions, Stopper};
@@ -90,11 +91,8 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
     );
     let sb = common::Sandbox::new();
     std::env::set_var("PIER_STATE_DIR", sb.path().join("state"));
-    let store = Store::open_at(sb.path().join("state")).unwrap();
+    let system = System::new(Store::open_at(sb.path().join("state")).unwrap());
     let interpreter = soak::interpreter_copy(sb.path());
-    let probe = pier_core::probe::system_probe();
-    let signaller = pier_core::signal::system_signaller();
-    let waiter = pier_core::stop::wait::system_waiter();
     let mut rng = Rng(seed);
     let mut horizon = 80;
     let mut t = Tally::default();
@@ -122,7 +120,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
             home: None,
             ..ScanOptions::default()
         };
-        let scan = diagnose::scan(probe.as_ref(), &opts, &project::marker_on_disk).unwrap();
+        let scan = diagnose::scan(system.probe.as_ref(), &opts, &project::marker_on_disk).unwrap();
         let (shown_project, resource) = scan
             .projects
             .iter()
@@ -147,16 +145,16 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         let shown = Shown::of(shown_project.level, resource);
 
         let hooked = Hooked {
-            probe: probe.as_ref(),
-            signaller: signaller.as_ref(),
-            waiter: waiter.as_ref(),
+            probe: system.probe.as_ref(),
+            signaller: system.signaller.as_ref(),
+            waiter: system.waiter.as_ref(),
             tick: &round,
         };
         let stopper = Stopper {
             probe: &hooked,
             signaller: &hooked,
             waiter: &hooked,
-            store: &store,
+            store: &system.store,
             marker_at: &project::marker_on_disk,
             opts: StopOptions {
                 grace: Duration::from_secs(2),

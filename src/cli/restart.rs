@@ -8,10 +8,9 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{print, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
+use pier_core::front::System;
 use pier_core::model::history::{HistoryEntry, RestartReport, RestartResult};
-use pier_core::probe;
 use pier_core::restart;
-use pier_core::store::Store;
 use pier_core::words;
 
 #[derive(Debug, Args)]
@@ -42,21 +41,13 @@ struct HistoryDocument<'a> {
     unreadable: &'a [String],
 }
 
-fn open_store() -> Result<Store, ExitCode> {
-    Store::open().map_err(|e| {
-        eprintln!("pier: {e}");
-        ExitCode::from(EXIT_FAILED)
-    })
-}
-
 /// Runs `pier history`.
 pub fn history(args: HistoryArgs) -> ExitCode {
-    let store = match open_store() {
-        Ok(s) => s,
+    let system = match System::open() {
+        Ok(system) => system,
         Err(code) => return code,
     };
-    let probe = probe::system_probe();
-    let (entries, unreadable) = match restart::history(probe.as_ref(), &store) {
+    let (entries, unreadable) = match restart::history(system.probe.as_ref(), &system.store) {
         Ok(found) => found,
         Err(e) => {
             eprintln!("pier: {e}");
@@ -137,7 +128,7 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
     out
 }
 
-/// Runs `pier restart`.
+/// Runs `pier restart`: the snapshot named, restarted (or refused), the report printed.
 pub fn restart(args: RestartArgs) -> ExitCode {
     if let Err(code) = super::check_snapshot_or_id(&args.snapshot) {
         return code;
@@ -148,15 +139,14 @@ pub fn restart(args: RestartArgs) -> ExitCode {
             args.wait
         ));
     }
-    let store = match open_store() {
-        Ok(s) => s,
+    let system = match System::open() {
+        Ok(system) => system,
         Err(code) => return code,
     };
-    let probe = probe::system_probe();
-    let report = match restart::find(&store, &args.snapshot) {
+    let report = match restart::find(&system.store, &args.snapshot) {
         Ok((name, _)) => restart::restart(
-            probe.as_ref(),
-            &store,
+            system.probe.as_ref(),
+            &system.store,
             &name,
             Duration::from_secs_f64(args.wait),
         ),
@@ -176,23 +166,7 @@ pub fn restart(args: RestartArgs) -> ExitCode {
         text.push(b'\n');
         print(&text)
     } else {
-        let result = serde_json::to_value(report.result).expect("a result serialises");
-        let result = result.as_str().unwrap_or_default().to_uppercase();
-        let mut out = format!("{}  {result}  {}\n", report.snapshot, report.reason);
-        if !report.helper_ports.is_empty() {
-            let _ = writeln!(
-                out,
-                "    not waited for (a helper's ports): {}",
-                report.helper_ports.join(", ")
-            );
-        }
-        if let Some(log) = &report.log {
-            let _ = writeln!(out, "    log {log}");
-        }
-        for line in &report.log_tail {
-            let _ = writeln!(out, "    | {line}");
-        }
-        print(out.as_bytes())
+        print(restart_text(&report).as_bytes())
     };
     if written != ExitCode::SUCCESS {
         return written;
@@ -202,6 +176,28 @@ pub fn restart(args: RestartArgs) -> ExitCode {
         RestartResult::Failed => ExitCode::from(EXIT_FAILED),
         RestartResult::NotReady | RestartResult::Refused => ExitCode::from(EXIT_NOT_ALL_STOPPED),
     }
+}
+
+/// `pier restart` for a person: the result and its reason, the helper ports not waited for,
+/// the log, and its last lines when the server did not get ready.
+fn restart_text(report: &RestartReport) -> String {
+    let result = serde_json::to_value(report.result).expect("a result serialises");
+    let result = result.as_str().unwrap_or_default().to_uppercase();
+    let mut out = format!("{}  {result}  {}\n", report.snapshot, report.reason);
+    if !report.helper_ports.is_empty() {
+        let _ = writeln!(
+            out,
+            "    not waited for (a helper's ports): {}",
+            report.helper_ports.join(", ")
+        );
+    }
+    if let Some(log) = &report.log {
+        let _ = writeln!(out, "    log {log}");
+    }
+    for line in &report.log_tail {
+        let _ = writeln!(out, "    | {line}");
+    }
+    out
 }
 
 #[cfg(test)]

@@ -12,12 +12,12 @@ use serde::Serialize;
 use super::{print, resolve_dirs, thresholds, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::front::System;
 use pier_core::model::card::{Level, Project, Resource};
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
 use pier_core::model::snapshot::Snapshot;
 use pier_core::probe;
-use pier_core::signal;
-use pier_core::stop::{wait, StopOptions, Stopper};
+use pier_core::stop::StopOptions;
 use pier_core::store::Store;
 use pier_core::words;
 
@@ -92,34 +92,66 @@ struct StopDocument<'a> {
     damaged_records: Vec<String>,
 }
 
-/// Runs `pier stop`.
+/// Runs `pier stop`: the flags checked, the engine opened, the resources chosen, each stopped
+/// in turn (a refusal never stops the batch), the reports printed, the exit code.
 pub fn run(args: StopArgs) -> ExitCode {
-    if args.ids.is_empty() && args.project.is_none() && !args.all_green {
-        return usage("say what to stop: resource ids, --project PATH, or --all-green");
-    }
-    if let Err(code) = super::check_resource_ids(&args.ids) {
-        return code;
-    }
-    if args.sample_ms == 0 {
-        return usage("--sample-ms 0: a stop always samples activity (give at least 1 ms)");
-    }
-    if !args.grace.is_finite() || args.grace < 0.0 {
-        return usage(&format!(
-            "--grace {}: must be a number of seconds, zero or more",
-            args.grace
-        ));
-    }
-    let thresholds = match thresholds(args.cpu_threshold, args.io_threshold) {
-        Ok(t) => t,
+    let opts = match stop_options(&args) {
+        Ok(opts) => opts,
         Err(code) => return code,
     };
-    let store = match Store::open() {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("pier: {e}");
-            return ExitCode::from(EXIT_FAILED);
-        }
+    let system = match System::open() {
+        Ok(system) => system,
+        Err(code) => return code,
     };
+    let damaged = damaged_records(&system.store);
+    let (ids, left_alone) = match select(&args, system.probe.as_ref(), opts.thresholds) {
+        Ok(selected) => selected,
+        Err(code) => return code,
+    };
+    let stopper = system.stopper(opts);
+    let reports: Vec<StopReport> = ids.iter().map(|id| stopper.stop(id, None)).collect();
+    let written = print_reports(args.json, &reports, &left_alone, damaged);
+    if written != ExitCode::SUCCESS {
+        return written;
+    }
+    exit_code(&reports)
+}
+
+/// The flags, checked, as the stop's options: something to stop, well-formed ids, a sample
+/// of at least 1 ms (a stop always samples), a grace of zero seconds or more, thresholds that
+/// are numbers. A wrong one is a usage error.
+fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
+    if args.ids.is_empty() && args.project.is_none() && !args.all_green {
+        return Err(usage(
+            "say what to stop: resource ids, --project PATH, or --all-green",
+        ));
+    }
+    super::check_resource_ids(&args.ids)?;
+    if args.sample_ms == 0 {
+        return Err(usage(
+            "--sample-ms 0: a stop always samples activity (give at least 1 ms)",
+        ));
+    }
+    if !args.grace.is_finite() || args.grace < 0.0 {
+        return Err(usage(&format!(
+            "--grace {}: must be a number of seconds, zero or more",
+            args.grace
+        )));
+    }
+    let thresholds = thresholds(args.cpu_threshold, args.io_threshold)?;
+    Ok(StopOptions {
+        grace: Duration::from_secs_f64(args.grace),
+        sample: Duration::from_millis(args.sample_ms),
+        thresholds,
+        force: args.force,
+        ..StopOptions::default()
+    })
+}
+
+/// The records in the state folder that cannot be read (or why the folder could not be
+/// listed), each warned about on stderr. They are kept as they are, and the `--json` document
+/// names them.
+fn damaged_records(store: &Store) -> Vec<String> {
     let damaged: Vec<String> = match store.list::<Snapshot>("snap-") {
         Ok(listing) => listing.damaged.iter().map(ToString::to_string).collect(),
         Err(e) => vec![e.to_string()],
@@ -127,44 +159,34 @@ pub fn run(args: StopArgs) -> ExitCode {
     for d in &damaged {
         eprintln!("pier: warning: {d}");
     }
-    let probe = probe::system_probe();
-    let (ids, left_alone) = match select(&args, probe.as_ref(), thresholds) {
-        Ok(selected) => selected,
-        Err(code) => return code,
-    };
-    let signaller = signal::system_signaller();
-    let waiter = wait::system_waiter();
-    let stopper = Stopper {
-        probe: probe.as_ref(),
-        signaller: signaller.as_ref(),
-        waiter: waiter.as_ref(),
-        store: &store,
-        marker_at: &project::marker_on_disk,
-        opts: StopOptions {
-            grace: Duration::from_secs_f64(args.grace),
-            sample: Duration::from_millis(args.sample_ms),
-            thresholds,
-            force: args.force,
-            ..StopOptions::default()
-        },
-    };
-    let reports: Vec<StopReport> = ids.iter().map(|id| stopper.stop(id, None)).collect();
-    let written = if args.json {
+    damaged
+}
+
+/// The reports on stdout: one `--json` document, or text for a person.
+fn print_reports(
+    json: bool,
+    reports: &[StopReport],
+    left_alone: &[LeftAlone],
+    damaged: Vec<String>,
+) -> ExitCode {
+    if json {
         let doc = StopDocument {
             schema: 1,
-            results: &reports,
-            left_alone: &left_alone,
+            results: reports,
+            left_alone,
             damaged_records: damaged,
         };
         let mut text = serde_json::to_vec_pretty(&doc).expect("reports serialise");
         text.push(b'\n');
         print(&text)
     } else {
-        print(text(&reports, &left_alone).as_bytes())
-    };
-    if written != ExitCode::SUCCESS {
-        return written;
+        print(text(reports, left_alone).as_bytes())
     }
+}
+
+/// Every outcome that could not be recorded, on stderr; then 0 only if every requested
+/// resource was stopped and its outcome recorded, else 3.
+fn exit_code(reports: &[StopReport]) -> ExitCode {
     for r in reports
         .iter()
         .filter_map(|r| r.record_error.as_ref().map(|e| (&r.id, e)))

@@ -9,8 +9,8 @@ use pier_core::probe::{
     ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessList,
     SocketTable, Survey, WantsArgv,
 };
+use pier_core::signal::wait::ExitWaiter;
 use pier_core::signal::{Expected, Sig, SignalOutcome, Signaller};
-use pier_core::stop::wait::ExitWaiter;
 
 /// One call into Pier's OS interfaces, as the trace records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use pier_core::front::{init_logging, resolve_dirs, usage, EXIT_FAILED};
+use pier_core::front::{init_logging, open_store, resolve_dirs, usage, EXIT_FAILED};
 use pier_core::store::Store;
 
 use crate::{AppOptions, NotStarted};
@@ -57,12 +57,9 @@ fn run(args: AppArgs) -> ExitCode {
             args.refresh
         ));
     };
-    let store = match Store::open() {
+    let store = match open_store() {
         Ok(store) => store,
-        Err(e) => {
-            eprintln!("pier: {e}");
-            return ExitCode::from(EXIT_FAILED);
-        }
+        Err(code) => return code,
     };
     log_to_file(&store);
     let opts = AppOptions {

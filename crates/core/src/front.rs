@@ -1,9 +1,66 @@
-//! The front door both binaries (`pier`, `pier-app`) come in by: exit codes, the `--under`
-//! folders, a usage error as one sentence, logging. What builds the engine lives beside it
-//! ([`crate::worker::SystemEngine`]).
+//! The front door both binaries (`pier`, `pier-app`) come in by: [`System`], the one place
+//! the engine is built for this machine (the probe, the signaller, the exit waiter, the state
+//! folder), which the CLI's commands and the worker's [`crate::worker::SystemEngine`] both
+//! use; and exit codes, the `--under` folders, a usage error as one sentence, logging.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use crate::diagnose::project;
+use crate::probe::{self, Probe};
+use crate::signal::wait::{self, ExitWaiter};
+use crate::signal::{self, Signaller};
+use crate::stop::{StopOptions, Stopper};
+use crate::store::Store;
+
+/// Pier's engine on this machine: the probe, the race-free signaller and the exit waiter for
+/// the OS Pier was built for, over a state folder. They are put together here and nowhere
+/// else, so a command and the app cannot wire them differently. (`pier scan` writes no state
+/// and opens no state folder: it needs the probe alone, [`probe::system_probe`].)
+pub struct System {
+    pub probe: Box<dyn Probe + Send + Sync>,
+    pub signaller: Box<dyn Signaller + Send + Sync>,
+    pub waiter: Box<dyn ExitWaiter + Send + Sync>,
+    pub store: Store,
+}
+
+impl System {
+    /// This machine's probe, signaller and exit waiter, over `store`.
+    pub fn new(store: Store) -> Self {
+        Self {
+            probe: probe::system_probe(),
+            signaller: signal::system_signaller(),
+            waiter: wait::system_waiter(),
+            store,
+        }
+    }
+
+    /// Over the state folder ([`open_store`]).
+    pub fn open() -> Result<Self, ExitCode> {
+        open_store().map(Self::new)
+    }
+
+    /// A stop through this engine, judging project folders by their markers on disk.
+    pub fn stopper(&self, opts: StopOptions) -> Stopper<'_> {
+        Stopper {
+            probe: self.probe.as_ref(),
+            signaller: self.signaller.as_ref(),
+            waiter: self.waiter.as_ref(),
+            store: &self.store,
+            marker_at: &project::marker_on_disk,
+            opts,
+        }
+    }
+}
+
+/// The state folder (`PIER_STATE_DIR`, else the platform's); one that cannot be opened is
+/// one sentence on stderr and exit 1.
+pub fn open_store() -> Result<Store, ExitCode> {
+    Store::open().map_err(|e| {
+        eprintln!("pier: {e}");
+        ExitCode::from(EXIT_FAILED)
+    })
+}
 
 /// Pier could not work at all (the process table or the state folder was unreadable).
 pub const EXIT_FAILED: u8 = 1;

@@ -9,14 +9,15 @@
 //!   shown state, snapshot, outcomes, history), depending on nothing above it;
 //! - [`probe`]: everything read from the OS, behind the [`probe::Probe`] trait;
 //! - [`diagnose`]: candidates → resources → projects → levels with evidence;
-//! - [`signal`]: the race-free signaller (pin, re-verify, send) the stop flow uses;
+//! - [`signal`]: the OS half of a stop: the race-free signaller (pin, re-verify, send) and the
+//!   bounded exit waiter (pidfd, kqueue);
 //! - [`stop`]: the checkpoint chain, leaf-to-root signals, honest outcomes;
 //! - [`restart`]: bring a stopped resource back from its snapshot, without a shell;
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
 //! - [`worker`]: the tokio thread that owns the engine; typed commands in, whole results out,
 //!   scans stamped with their generation;
-//! - [`front`]: what both binaries come in by: exit codes, `--under` folders, usage errors,
-//!   logging;
+//! - [`front`]: what both binaries come in by: the engine built for this machine
+//!   ([`front::System`]), exit codes, `--under` folders, usage errors, logging;
 //! - [`words`]: how a command, a rate or a level's reasons read for a person.
 
 pub mod diagnose;

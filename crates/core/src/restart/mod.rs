@@ -25,7 +25,7 @@ use crate::model::card::Port;
 use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::snapshot::{RecordedRestart, Snapshot};
 use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
-use crate::store::Store;
+use crate::store::{Lock, Store, StoreError};
 
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -240,7 +240,9 @@ pub fn find(store: &Store, name_or_id: &str) -> Result<(String, Snapshot), Strin
         .ok_or_else(|| format!("there is no snapshot for {name_or_id}"))
 }
 
-/// Restarts the snapshot `name`, waiting up to `wait` for its ports.
+/// Restarts the snapshot `name`, waiting up to `wait` for its ports: under the project's
+/// restart lock, the record is read, every refusal asked, the root started and recorded at
+/// once, then the server's ports awaited and the restart marked ready when they listen.
 pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> RestartReport {
     let mut report = RestartReport {
         snapshot: name.to_owned(),
@@ -252,20 +254,14 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
         log_tail: Vec::new(),
         helper_ports: Vec::new(),
     };
-    // One lock per project: two snapshots of one command must not both start.
-    let _lock = match store.lock(&format!(
-        "restart-{:016x}",
-        fnv1a(name_project(store, name).as_bytes())
-    )) {
+    let _lock = match lock_project(store, name) {
         Ok(lock) => lock,
         Err(e) => return failed(report, e.to_string()),
     };
-    let snapshot = match store.get::<Snapshot>(name) {
-        Ok(Some(s)) => s,
-        Ok(None) => return failed(report, format!("there is no snapshot {name}")),
-        Err(e) => {
-            // A damaged record is kept as it is, and nothing is started from it.
-            report.reason = e.to_string();
+    let snapshot = match read_record(store, name) {
+        Ok(s) => s,
+        Err((result, why)) => {
+            (report.result, report.reason) = (result, why);
             return report;
         }
     };
@@ -280,36 +276,107 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
     let log = store.folder().join("logs").join(format!("{name}.log"));
     report.log = Some(log.display().to_string());
     let log_start = std::fs::metadata(&log).map_or(0, |m| m.len());
-    let target = rules::target(&snapshot).expect("refusal checked the target");
-    let mut child = match spawn::start(&program, target, &cwd, &log) {
-        Ok(child) => child,
+    let launched = match launch(probe, store, name, &snapshot, (&program, &cwd), &log) {
+        Ok(launched) => launched,
         Err(e) => return failed(report, e),
     };
-    let pid = child.id();
-    report.pid = Some(pid);
-    report.start_time = match probe.identity(pid) {
-        crate::probe::IdentityRead::Alive { identity, .. } => Some(identity.start_time),
-        _ => None,
-    };
-    // Recorded at once, so an interrupted wait never leaves a restart unrecorded.
-    let mut unrecorded = record(store, name, &snapshot, pid, report.start_time, false).err();
-    let awaited = server_ports(&snapshot);
-    let end = spawn::wait_for_ports(probe, &mut child, &awaited, wait);
-    // Reaped when it exits; in the CLI, Pier exits first and init adopts it.
-    std::thread::spawn(move || child.wait());
-    let ready = end == spawn::WaitEnd::Ready;
-    if ready {
-        unrecorded =
-            unrecorded.or(record(store, name, &snapshot, pid, report.start_time, true).err());
-    }
+    let pid = launched.pid;
+    (report.pid, report.start_time) = (Some(pid), launched.start_time);
+    let (end, unrecorded) = await_ports(probe, store, name, &snapshot, launched, wait);
     (report.result, report.reason) = outcome(&end, pid, &snapshot, wait);
-    if !ready {
+    if end != spawn::WaitEnd::Ready {
         report.log_tail = spawn::tail(&log, log_start, 10);
     }
     if let Some(e) = unrecorded {
         report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
     }
     report
+}
+
+/// One lock per project, held for the whole restart: two snapshots of one command must not
+/// both start.
+fn lock_project(store: &Store, name: &str) -> Result<Lock, StoreError> {
+    store.lock(&format!(
+        "restart-{:016x}",
+        fnv1a(name_project(store, name).as_bytes())
+    ))
+}
+
+/// The snapshot `name`, read under the lock. Missing, the restart failed; damaged, it is
+/// refused, and the record is kept as it is: nothing is started from it.
+fn read_record(store: &Store, name: &str) -> Result<Snapshot, (RestartResult, String)> {
+    match store.get::<Snapshot>(name) {
+        Ok(Some(s)) => Ok(s),
+        Ok(None) => Err((
+            RestartResult::Failed,
+            format!("there is no snapshot {name}"),
+        )),
+        Err(e) => Err((RestartResult::Refused, e.to_string())),
+    }
+}
+
+/// A restarted root, started and recorded (or not) in its snapshot.
+struct Launched {
+    child: std::process::Child,
+    pid: Pid,
+    /// Its start time, if it could be read.
+    start_time: Option<u64>,
+    /// Why the new identity could not be recorded, if it could not.
+    unrecorded: Option<String>,
+}
+
+/// Starts the recorded root (`program` in `cwd`, output to `log`), reads its start time, and
+/// records the new identity in the snapshot at once, so an interrupted wait never leaves a
+/// restart unrecorded.
+fn launch(
+    probe: &dyn Probe,
+    store: &Store,
+    name: &str,
+    snapshot: &Snapshot,
+    (program, cwd): (&Path, &Path),
+    log: &Path,
+) -> Result<Launched, String> {
+    let target = rules::target(snapshot).expect("refusal checked the target");
+    let child = spawn::start(program, target, cwd, log)?;
+    let pid = child.id();
+    let start_time = match probe.identity(pid) {
+        crate::probe::IdentityRead::Alive { identity, .. } => Some(identity.start_time),
+        _ => None,
+    };
+    let unrecorded = record(store, name, snapshot, pid, start_time, false).err();
+    Ok(Launched {
+        child,
+        pid,
+        start_time,
+        unrecorded,
+    })
+}
+
+/// Waits (at most `wait`) for the server's recorded ports to listen from the new tree, hands
+/// the child to a thread that reaps it when it exits (in the CLI, Pier exits first and init
+/// adopts it), and marks the restart ready in the snapshot when the ports listen. Returns how
+/// the wait ended, and why the restart could not be recorded, if it could not.
+fn await_ports(
+    probe: &dyn Probe,
+    store: &Store,
+    name: &str,
+    snapshot: &Snapshot,
+    launched: Launched,
+    wait: Duration,
+) -> (spawn::WaitEnd, Option<String>) {
+    let Launched {
+        mut child,
+        pid,
+        start_time,
+        mut unrecorded,
+    } = launched;
+    let awaited = server_ports(snapshot);
+    let end = spawn::wait_for_ports(probe, &mut child, &awaited, wait);
+    std::thread::spawn(move || child.wait());
+    if end == spawn::WaitEnd::Ready {
+        unrecorded = unrecorded.or(record(store, name, snapshot, pid, start_time, true).err());
+    }
+    (end, unrecorded)
 }
 
 /// The result and its sentence, from how the wait for the server's ports ended. A snapshot

@@ -1,6 +1,7 @@
 //! macOS: pin with an audit token, send with `proc_signal_with_audittoken` (macOS 14.2+), which
 //! the kernel refuses (ESRCH) when the token's pid *version* no longer matches — the process
-//! exited, or exec'd. Older systems fall back to a re-read followed at once by `kill(2)`.
+//! exited, or exec'd. Older systems fall back to a re-read followed at once by `kill(2)`. The
+//! exit waiter ([`KqueueWaiter`]) waits on a kqueue `EVFILT_PROC`/`NOTE_EXIT` per member.
 //!
 //! NOT RUN: no Mac is available to this project. Type-checked and linted for
 //! `aarch64-apple-darwin`; written from the libc crate's declarations, XNU's `<libproc.h>` and
@@ -13,9 +14,11 @@
 //! the whole pid space to wrap in that instant.
 
 use std::ffi::{c_int, c_void};
+use std::time::{Duration, Instant};
 
-use super::{PinError, SendError, Sig, SignalOps, Signaller, Verified};
-use crate::probe::{MacProbe, Pid};
+use super::wait::ExitWaiter;
+use super::{Expected, PinError, SendError, Sig, SignalOps, Signaller, Verified};
+use crate::probe::{IdentityRead, MacProbe, Pid, Probe};
 
 /// `audit_token_t`: eight 32-bit words; `val[5]` is the pid, `val[7]` the pid version.
 #[repr(C)]
@@ -184,5 +187,92 @@ pub fn signaller() -> Box<dyn Signaller + Send + Sync> {
             ops: KillOps,
             probe: MacProbe::new(),
         }),
+    }
+}
+
+/// The exit waiter: one kqueue, a `NOTE_EXIT` event per member, and the probe that tells
+/// whether a registered pid still holds the member.
+#[derive(Default)]
+pub struct KqueueWaiter {
+    probe: MacProbe,
+}
+
+impl ExitWaiter for KqueueWaiter {
+    fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
+        self.wait_glancing(members, timeout, Duration::MAX, &mut || {})
+    }
+
+    fn wait_glancing(
+        &self,
+        members: &[Expected],
+        timeout: Duration,
+        every: Duration,
+        glance: &mut dyn FnMut(),
+    ) -> Vec<bool> {
+        let mut exited = vec![false; members.len()];
+        // SAFETY: kqueue has no preconditions; the fd is closed below.
+        let kq = unsafe { libc::kqueue() };
+        if kq < 0 {
+            return exited;
+        }
+        for (i, m) in members.iter().enumerate() {
+            // SAFETY: kevent is plain old data; all-zero is valid.
+            let mut ev: libc::kevent = unsafe { std::mem::zeroed() };
+            ev.ident = m.identity.pid as libc::uintptr_t;
+            ev.filter = libc::EVFILT_PROC;
+            ev.flags = libc::EV_ADD | libc::EV_ONESHOT;
+            ev.fflags = libc::NOTE_EXIT;
+            ev.udata = i as *mut libc::c_void;
+            // SAFETY: one change in, none out.
+            let rc = unsafe { libc::kevent(kq, &ev, 1, std::ptr::null_mut(), 0, std::ptr::null()) };
+            if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+                exited[i] = true;
+            }
+        }
+        // Registered by bare pid: if the pid already holds a newcomer, the event watches
+        // it, and ours has exited. Checked after registering, so an exit in between is
+        // caught either way. (Type-checked only: no Mac here.)
+        for (i, m) in members.iter().enumerate() {
+            match self.probe.identity(m.identity.pid) {
+                IdentityRead::Gone => exited[i] = true,
+                IdentityRead::Alive { identity, .. } if identity != m.identity => {
+                    exited[i] = true;
+                }
+                _ => {}
+            }
+        }
+        let end = Instant::now() + timeout;
+        let mut next_glance = Instant::now().checked_add(every);
+        while exited.iter().any(|e| !e) {
+            if next_glance.is_some_and(|at| Instant::now() >= at) {
+                glance();
+                next_glance = Instant::now().checked_add(every);
+            }
+            let now = Instant::now();
+            let left = end.saturating_duration_since(now);
+            if left.is_zero() {
+                break;
+            }
+            let left = next_glance.map_or(left, |at| left.min(at.saturating_duration_since(now)));
+            let ts = libc::timespec {
+                tv_sec: left.as_secs() as libc::time_t,
+                tv_nsec: libc::c_long::from(left.subsec_nanos() as i32),
+            };
+            // SAFETY: plain old data; all-zero is valid.
+            let mut out: libc::kevent = unsafe { std::mem::zeroed() };
+            // SAFETY: room for one event out; no changes in.
+            let n = unsafe { libc::kevent(kq, std::ptr::null(), 0, &mut out, 1, &ts) };
+            if n > 0 {
+                if let Some(e) = exited.get_mut(out.udata as usize) {
+                    *e = true;
+                }
+            } else if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break;
+            }
+        }
+        // SAFETY: kq is ours.
+        unsafe { libc::close(kq) };
+        glance();
+        exited
     }
 }

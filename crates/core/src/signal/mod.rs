@@ -1,5 +1,6 @@
-//! The signaller: sends a signal to a process only if it is still the process Pier judged,
-//! with no window in which its pid can change hands (docs/design.md §3.4).
+//! The OS half of a stop (docs/design.md §3.4): the signaller, which sends a signal to a
+//! process only if it is still the process Pier judged, with no window in which its pid can
+//! change hands; and the exit waiter ([`wait`]), which waits for the signalled to exit.
 //!
 //! The policy is one function over three per-platform operations ([`SignalOps`]): *pin* the
 //! process (Linux: a pidfd; macOS 14.2+: an audit token, which carries the pid version), *re-read*
@@ -7,12 +8,15 @@
 //! *send* through the pin. The kernel refuses a send through a stale pin, so a newcomer that
 //! took the pid is never reached. "Could not read" never authorises a signal.
 //!
-//! Backends: `linux.rs` (pidfd), `macos.rs` (audit token, with the documented `kill(2)`
-//! fallback before macOS 14.2). The backend is chosen in [`system_signaller`].
+//! Backends: `linux.rs` (pidfd: the pin, the send and the exit wait), `macos.rs` (audit token,
+//! with the documented `kill(2)` fallback before macOS 14.2; kqueue for the exit wait). The
+//! backends are chosen in [`system_signaller`] and [`wait::system_waiter`].
 
 use std::path::PathBuf;
 
 use crate::probe::{Identity, IdentityRead, Pid, Probe};
+
+pub mod wait;
 
 #[cfg(target_os = "linux")]
 mod linux;

@@ -8,16 +8,16 @@ use super::checks;
 use super::newcomers::Watch;
 use super::refusal::{Refusal, Why};
 use super::signals::Signals;
-use super::wait::ExitWaiter;
 use super::StopOptions;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::diagnose::{self, MarkerLookup, ScanOptions};
 use crate::model::bytes::ByteString;
-use crate::model::card::{EvidenceKind, Level, Project, Resource};
+use crate::model::card::{EvidenceKind, Level, Member, Project, Resource};
 use crate::model::outcome::{Checkpoint, ResourceResult, StopReport, Timings};
 use crate::model::shown::Shown;
 use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
-use crate::probe::{Identity, Pid, Probe};
+use crate::probe::{Identity, Pid, Probe, ProcessList};
+use crate::signal::wait::ExitWaiter;
 use crate::signal::Signaller;
 use crate::store::Store;
 use crate::words;
@@ -127,40 +127,15 @@ impl Stopper<'_> {
                 words::level_reasons(&resource)
             )));
         }
-        if let Some(shown) = shown {
-            let fresh: BTreeSet<Identity> = resource.identities().into_iter().collect();
-            let was: BTreeSet<Identity> = shown.members.iter().map(|m| m.identity).collect();
-            if shown.project_level != project.level {
-                return Err(with_fresh(format!(
-                    "the project is {} now, not {} as shown",
-                    project.level.as_str(),
-                    shown.project_level.as_str()
-                )));
-            }
-            if fresh != was {
-                return Err(with_fresh(
-                    "its processes changed since they were shown".into(),
-                ));
-            }
-            // Same pids and start times, but a member may have exec'd another program since.
-            let now = crate::model::shown::shown_members(&resource);
-            if let Some(m) = shown.members.iter().find(|m| !now.contains(m)) {
-                let exe_now = now
-                    .iter()
-                    .find(|n| n.identity == m.identity)
-                    .and_then(|n| n.exe.clone());
-                return Err(with_fresh(format!(
-                    "pid {} runs {} now, not {} as shown: it exec'd",
-                    m.identity.pid,
-                    exe_now.as_deref().unwrap_or("an unreadable executable"),
-                    m.exe.as_deref().unwrap_or("an unreadable executable"),
-                )));
-            }
+        if let Some(why) = shown.and_then(|shown| unlike_shown(shown, &project, &resource)) {
+            return Err(with_fresh(why));
         }
         Ok((project, resource))
     }
 
-    /// Step 2: the snapshot, with exact bytes read afresh for every member.
+    /// Step 2: the snapshot, with exact bytes read afresh for every member, written before
+    /// any signal. A member that changed since the diagnosis refuses the stop; a snapshot
+    /// that cannot be written fails it.
     fn write_snapshot(
         &self,
         project: &Project,
@@ -171,58 +146,76 @@ impl Stopper<'_> {
             .probe
             .processes()
             .map_err(|e| refused(format!("the process table could not be re-read: {e}")))?;
-        let mut members = Vec::new();
-        for m in &r.members {
-            let info = list
-                .processes
-                .iter()
-                .find(|p| p.identity.pid == m.pid && p.identity.start_time == m.start_time)
-                .ok_or_else(|| {
-                    refused(format!(
-                        "pid {} changed while its snapshot was taken",
-                        m.pid
-                    ))
-                })?;
-            let details = self.probe.details(m.pid).ok_or_else(|| {
-                refused(format!("pid {} exited while its snapshot was taken", m.pid))
-            })?;
-            let exe = details.exe.map_err(|e| {
-                refused(format!(
-                    "the executable of pid {} could not be read: {e}",
-                    m.pid
-                ))
-            })?;
-            // What is recorded must be what was diagnosed: an exec in between is a change.
-            let argv_now: Vec<String> = info
-                .argv
-                .iter()
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            let exe_now = exe.to_string_lossy();
-            if argv_now != m.argv || m.exe.as_deref() != Some(exe_now.as_ref()) {
-                return Err(refused(format!(
-                    "pid {} runs {exe_now} now, not what was diagnosed: it exec'd",
-                    m.pid
-                )));
-            }
-            members.push(SnapshotMember {
-                identity: info.identity,
-                ppid: info.ppid,
-                uid: info.uid,
-                argv: info.argv.iter().map(|a| ByteString(a.clone())).collect(),
-                env: self
-                    .probe
-                    .environment(m.pid)
-                    .ok()
-                    .map(|env| env.into_iter().map(ByteString).collect()),
-                exe: ByteString(exe.as_os_str().as_bytes().to_vec()),
-                cwd: details
-                    .cwd
-                    .ok()
-                    .map(|c| ByteString(c.as_os_str().as_bytes().to_vec())),
-            });
+        let members = r
+            .members
+            .iter()
+            .map(|m| self.snapshot_member(&list, m))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(refused)?;
+        let snapshot = self.snapshot_of(project, r, members);
+        let name = self
+            .put_snapshot(&snapshot)
+            .map_err(|why| (ResourceResult::Failed, why))?;
+        Ok((name, snapshot))
+    }
+
+    /// One member as the snapshot records it, re-read now: it must still be the process that
+    /// was diagnosed (same identity in the table, same argv, same executable — an exec in
+    /// between is a change), and its executable must be readable. Its environment and folder
+    /// are recorded when they can be read (a restart refuses without them).
+    fn snapshot_member(&self, list: &ProcessList, m: &Member) -> Result<SnapshotMember, String> {
+        let info = list
+            .processes
+            .iter()
+            .find(|p| p.identity.pid == m.pid && p.identity.start_time == m.start_time)
+            .ok_or_else(|| format!("pid {} changed while its snapshot was taken", m.pid))?;
+        let details = self
+            .probe
+            .details(m.pid)
+            .ok_or_else(|| format!("pid {} exited while its snapshot was taken", m.pid))?;
+        let exe = details
+            .exe
+            .map_err(|e| format!("the executable of pid {} could not be read: {e}", m.pid))?;
+        // What is recorded must be what was diagnosed: an exec in between is a change.
+        let argv_now: Vec<String> = info
+            .argv
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let exe_now = exe.to_string_lossy();
+        if argv_now != m.argv || m.exe.as_deref() != Some(exe_now.as_ref()) {
+            return Err(format!(
+                "pid {} runs {exe_now} now, not what was diagnosed: it exec'd",
+                m.pid
+            ));
         }
-        let snapshot = Snapshot {
+        Ok(SnapshotMember {
+            identity: info.identity,
+            ppid: info.ppid,
+            uid: info.uid,
+            argv: info.argv.iter().map(|a| ByteString(a.clone())).collect(),
+            env: self
+                .probe
+                .environment(m.pid)
+                .ok()
+                .map(|env| env.into_iter().map(ByteString).collect()),
+            exe: ByteString(exe.as_os_str().as_bytes().to_vec()),
+            cwd: details
+                .cwd
+                .ok()
+                .map(|c| ByteString(c.as_os_str().as_bytes().to_vec())),
+        })
+    }
+
+    /// The record of a stop about to begin: the resource as diagnosed (its project, ports,
+    /// evidence, root) with `members` as re-read, on this boot, and nothing yet of its end.
+    fn snapshot_of(
+        &self,
+        project: &Project,
+        r: &Resource,
+        members: Vec<SnapshotMember>,
+    ) -> Snapshot {
+        Snapshot {
             schema: 1,
             id: r.id.clone(),
             kind: Some(r.kind.clone()),
@@ -245,20 +238,20 @@ impl Stopper<'_> {
             result: None,
             reason: None,
             restarts: Vec::new(),
-        };
+        }
+    }
+
+    /// Writes `snapshot` as `snap-<id>-<unix ms>` and returns that name; why it could not be
+    /// written is the stop's reason, with no signal sent.
+    fn put_snapshot(&self, snapshot: &Snapshot) -> Result<String, String> {
         let ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
-        let name = format!("snap-{}-{ms}", r.id);
-        self.store.put(&name, &snapshot).map_err(|e| {
-            (
-                ResourceResult::Failed,
-                format!(
-                    "the recovery snapshot could not be written, so nothing was signalled: {e}"
-                ),
-            )
+        let name = format!("snap-{}-{ms}", snapshot.id);
+        self.store.put(&name, snapshot).map_err(|e| {
+            format!("the recovery snapshot could not be written, so nothing was signalled: {e}")
         })?;
-        Ok((name, snapshot))
+        Ok(name)
     }
 
     /// Step 3: the checkpoint chain. `Ok`: when check (a) ran, and what the last tree check
@@ -395,8 +388,7 @@ impl Stopper<'_> {
             Ok(list) => list,
             Err(e) => return Some(format!("the process table could not be re-read: {e}")),
         };
-        let stopped: HashSet<Identity> =
-            snapshot.members.iter().map(|m| m.identity).collect();
+        let stopped: HashSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
         let recorded: Vec<Vec<&[u8]>> = snapshot
             .members
             .iter()
@@ -454,6 +446,36 @@ impl Stopper<'_> {
             format!("the outcome could not be added to the snapshot, which now says nothing about it: {e}")
         })
     }
+}
+
+/// How the fresh diagnosis differs from what the user was shown, if it does: the project's
+/// level, the set of member identities, or a member's executable (same pid and start time,
+/// but it exec'd another program since).
+fn unlike_shown(shown: &Shown, project: &Project, resource: &Resource) -> Option<String> {
+    let fresh: BTreeSet<Identity> = resource.identities().into_iter().collect();
+    let was: BTreeSet<Identity> = shown.members.iter().map(|m| m.identity).collect();
+    if shown.project_level != project.level {
+        return Some(format!(
+            "the project is {} now, not {} as shown",
+            project.level.as_str(),
+            shown.project_level.as_str()
+        ));
+    }
+    if fresh != was {
+        return Some("its processes changed since they were shown".into());
+    }
+    let now = crate::model::shown::shown_members(resource);
+    let m = shown.members.iter().find(|m| !now.contains(m))?;
+    let exe_now = now
+        .iter()
+        .find(|n| n.identity == m.identity)
+        .and_then(|n| n.exe.clone());
+    Some(format!(
+        "pid {} runs {} now, not {} as shown: it exec'd",
+        m.identity.pid,
+        exe_now.as_deref().unwrap_or("an unreadable executable"),
+        m.exe.as_deref().unwrap_or("an unreadable executable"),
+    ))
 }
 
 /// Step 7 from what is true when the stop ends (the rescan may still lower it): `problems`

@@ -6,10 +6,14 @@
 //! 3. checkpoints (a) network, (b) activity, (c) network, (d) tree + identities, (e) network +
 //!    tree, with at most 2 s from (a) to the first signal on the probe's monotonic clock;
 //! 4. signal leaf to root, level by level, each member re-verified right before its signal by
-//!    the race-free signaller, then a bounded wait for the level to exit;
+//!    the race-free signaller, then a bounded wait for the level to exit (both in `signal`);
 //! 5. one honest outcome per member, true when the stop ends, and every newcomer (a process
 //!    born during the stop: `newcomers.rs`) named with its parent and fate, never signalled;
 //! 6. rescan the project; 7. one result for the resource.
+//!
+//! Every OS call goes through the [`Stopper`]'s interfaces — the probe, the signaller, the exit
+//! waiter — so nothing here reads `/proc` or holds a pidfd or a kqueue, and the whole chain
+//! runs against scripted fakes in the tests.
 //!
 //! There is no automatic SIGKILL. `force` sends SIGKILL instead of SIGTERM and skips only the
 //! level requirement and the network and activity checkpoints; what it may never touch is
@@ -22,7 +26,6 @@
 pub mod checks;
 pub mod refusal;
 pub mod snapshot;
-pub mod wait;
 
 mod ending;
 mod flow;

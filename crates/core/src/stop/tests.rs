@@ -7,7 +7,6 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
-use super::wait::ExitWaiter;
 use super::*;
 use crate::model::outcome::*;
 use crate::model::shown::{Shown, ShownMember};
@@ -16,6 +15,7 @@ use crate::probe::{
     ActivityDelta, ActivitySample, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
     ProcessList, SocketTable,
 };
+use crate::signal::wait::ExitWaiter;
 use crate::signal::{
     signal_verified, Expected, PinError, SendError, Sig, SignalOps, SignalOutcome, Signaller,
 };

@@ -1,23 +1,20 @@
 //! The engine the worker owns: scan, history, stop and restart behind one trait, so the worker's
 //! rules (generations, follow-up scans) are tested with a scripted engine and the app runs on
-//! the real one.
+//! the real one, [`SystemEngine`], over this machine's [`System`].
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::diagnose::{self, project, ScanOptions};
+use crate::front::System;
 use crate::model::card::Scan;
-use crate::model::history::History;
-use crate::model::history::{RestartReport, RestartResult};
+use crate::model::history::{History, RestartReport, RestartResult};
 use crate::model::outcome::StopReport;
 use crate::model::shown::Shown;
 use crate::probe::reuse::OnceTable;
-use crate::probe::{self, Probe};
 use crate::restart;
-use crate::signal::{self, Signaller};
-use crate::stop::wait::{self, ExitWaiter};
-use crate::stop::{StopOptions, Stopper};
+use crate::stop::StopOptions;
 use crate::store::Store;
 
 /// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.
@@ -28,12 +25,9 @@ pub trait Engine: Send + Sync + 'static {
     fn restart(&self, snapshot: &str) -> RestartReport;
 }
 
-/// The real engine: this machine's probe and signaller, and the state folder.
+/// The real engine: this machine's [`System`] (probe, signaller, exit waiter, state folder).
 pub struct SystemEngine {
-    probe: Box<dyn Probe + Send + Sync>,
-    signaller: Box<dyn Signaller + Send + Sync>,
-    waiter: Box<dyn ExitWaiter + Send + Sync>,
-    store: Store,
+    system: System,
     scan: ScanOptions,
     stop: StopOptions,
     /// The `pier` binary, which runs each restart (see [`Engine::restart`] below).
@@ -45,10 +39,7 @@ impl SystemEngine {
     /// `exe`: the `pier` binary restarts run through.
     pub fn new(store: Store, under: Vec<PathBuf>, sample: Duration, exe: PathBuf) -> Self {
         Self {
-            probe: probe::system_probe(),
-            signaller: signal::system_signaller(),
-            waiter: wait::system_waiter(),
-            store,
+            system: System::new(store),
             scan: ScanOptions {
                 sample,
                 under,
@@ -64,30 +55,23 @@ impl Engine for SystemEngine {
     /// The scan and the history share one read of the process table ([`OnceTable`]): an app
     /// refresh costs one process-table walk, as a CLI scan does, not two.
     fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>) {
-        let probe = OnceTable::new(self.probe.as_ref());
+        let probe = OnceTable::new(self.system.probe.as_ref());
         let opts = ScanOptions {
             generation,
             ..self.scan.clone()
         };
         let scan =
             diagnose::scan(&probe, &opts, &project::marker_on_disk).map_err(|e| e.to_string());
-        let history = restart::history(&probe, &self.store)
+        let history = restart::history(&probe, &self.system.store)
             .map(|(entries, damaged)| History { entries, damaged });
         (scan, history)
     }
 
     fn stop(&self, id: &str, shown: &Shown) -> StopReport {
-        let stopper = Stopper {
-            probe: self.probe.as_ref(),
-            signaller: self.signaller.as_ref(),
-            waiter: self.waiter.as_ref(),
-            store: &self.store,
-            marker_at: &project::marker_on_disk,
-            opts: StopOptions {
-                thresholds: self.scan.thresholds,
-                ..self.stop.clone()
-            },
-        };
+        let stopper = self.system.stopper(StopOptions {
+            thresholds: self.scan.thresholds,
+            ..self.stop.clone()
+        });
         stopper.stop(id, Some(shown))
     }
 
@@ -98,7 +82,7 @@ impl Engine for SystemEngine {
     fn restart(&self, snapshot: &str) -> RestartReport {
         let output = Command::new(&self.exe)
             .args(["restart", "--json", "--", snapshot])
-            .env("PIER_STATE_DIR", self.store.folder())
+            .env("PIER_STATE_DIR", self.system.store.folder())
             .stdin(Stdio::null())
             .output();
         match output {

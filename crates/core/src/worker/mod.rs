@@ -1,5 +1,5 @@
-//! The worker: a tokio runtime on its own thread that owns the engine (probe, signaller,
-//! store). The UI sends it typed [`Command`]s and gets whole [`Update`]s back through a sink
+//! The worker: a tokio runtime on its own thread that owns the engine ([`SystemEngine`], over
+//! the [`crate::front::System`]: probe, signaller, exit waiter, state folder). The UI sends it typed [`Command`]s and gets whole [`Update`]s back through a sink
 //! (the event-loop proxy in the app, a channel in tests); the UI thread never waits on it.
 //!
 //! Invariants (docs/design.md §6):
