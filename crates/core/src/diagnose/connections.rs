@@ -12,9 +12,14 @@ use crate::probe::{Pid, Socket, TcpState};
 /// One established connection on a resource's listener.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conn {
+    /// The listener's end: the address and port the connection arrived at.
     pub local: SocketAddr,
+    /// The other end's address and port.
     pub peer: SocketAddr,
+    /// The first process holding the other end, when the table shows one; `None`: the peer
+    /// cannot be attributed, and the connection counts as live.
     pub peer_pid: Option<Pid>,
+    /// Every holder of the other end is a member: it does not count as live.
     pub internal: bool,
 }
 
@@ -62,6 +67,7 @@ pub struct SocketIndex {
 }
 
 impl SocketIndex {
+    /// Indexes `table` in one pass.
     pub fn new(table: &[Socket]) -> Self {
         let mut index = SocketIndex::default();
         for (i, s) in table.iter().enumerate() {

@@ -188,15 +188,24 @@ pub enum Role {
     Init,
     /// Adopts orphans for a user session (`systemd --user`): its children count as orphaned.
     Subreaper,
+    /// A shell waiting for a person: a login shell, one leading a session on a terminal, or one
+    /// running neither `-c` nor a script. What it starts is not orphaned.
     InteractiveShell,
+    /// A terminal emulator, `script` or `sshd`: what it starts is not orphaned.
     Terminal,
+    /// An editor or IDE (`code`, `nvim`, `idea`): what it starts is not orphaned.
     Editor,
+    /// A terminal multiplexer (`tmux`, `screen`, `zellij`): what it starts is not orphaned.
     Multiplexer,
+    /// A process manager (`pm2`, `foreman`, `supervisord`): it runs what it starts on
+    /// purpose, so that is not orphaned.
     ProcessManager,
     /// Launches the tool and belongs to its resource (`sh -c`, `npm run`, `make`, `cargo run`).
     Wrapper,
     /// A known dev tool of this kind.
     Tool(&'static str),
+    /// Anything else: the root walk stops below it; a child of it counts as orphaned only once
+    /// its terminal session is gone.
     Other,
 }
 

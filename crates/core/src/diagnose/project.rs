@@ -20,7 +20,9 @@ pub const MARKERS: &[&str] = &[
 /// A project folder and the marker that made it one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectDir {
+    /// The project folder.
     pub path: PathBuf,
+    /// The marker found in it, one of [`MARKERS`] (the first in their order).
     pub marker: &'static str,
 }
 

@@ -13,6 +13,7 @@ pub struct ProcessTable {
 }
 
 impl ProcessTable {
+    /// Indexes one reading of the process table.
     pub fn new(processes: Vec<ProcessInfo>) -> Self {
         let mut children: HashMap<Pid, Vec<Pid>> = HashMap::new();
         for p in &processes {
@@ -25,6 +26,7 @@ impl ProcessTable {
         Self { by_pid, children }
     }
 
+    /// The row of `pid`, if the table has one.
     pub fn get(&self, pid: Pid) -> Option<&ProcessInfo> {
         self.by_pid.get(&pid)
     }
@@ -42,6 +44,7 @@ impl ProcessTable {
         self.get(pid).is_some_and(|p| !p.zombie)
     }
 
+    /// Every row, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &ProcessInfo> {
         self.by_pid.values()
     }

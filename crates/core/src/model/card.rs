@@ -13,12 +13,18 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// `"green"`: safe to stop. Only a green resource is stopped without `--force`.
     Green,
+    /// `"yellow"`: something argues against stopping it (someone may still hold it, it is
+    /// busy, a fact is missing); worth a look first.
     Yellow,
+    /// `"red"`: do not touch (a live connection, an identity or socket table that could not
+    /// be read, a protected process).
     Red,
 }
 
 impl Level {
+    /// The level as the JSON spells it: `"green"`, `"yellow"` or `"red"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Green => "green",
@@ -36,21 +42,36 @@ pub enum EvidenceKind {
     ToolKind,
     /// Listens inside a project, but the tool is not one Pier knows.
     UnknownKind,
+    /// A port the resource listens on: a fact, not an argument either way (green).
     Listening,
+    /// An established connection from outside the resource, or connections waiting to be
+    /// accepted on its listener (red).
     LiveConnection,
     /// A connection between two members of the resource (does not count as live).
     InternalConnection,
+    /// The socket table could not be read, or a member's connections cannot be seen at all
+    /// (another network namespace): nothing can be said about connections (red).
     ConnectionsUnreadable,
+    /// Adopted by init or a session subreaper, or its terminal session is gone (green).
     Orphaned,
+    /// Its parent is still a live shell, terminal, editor, multiplexer or process manager, or
+    /// its parent could not be read (yellow).
     NotOrphaned,
     /// Run on purpose by a service manager (a systemd `.service` unit).
     ServiceUnit,
+    /// CPU and disk I/O over the sample window: idle (green) or busy (yellow).
     Activity,
+    /// A member's activity counters could not be read: it cannot be shown idle (yellow).
     ActivityUnreadable,
+    /// No activity sample was taken (`--sample-ms 0`): it does not count (green).
     ActivityNotSampled,
+    /// A process of the resource, or one that may belong to it, could not be read, so it
+    /// cannot be re-verified before a signal (red).
     IdentityUnreadable,
     /// A member's executable cannot be read (e.g. a non-dumpable process).
     ExeUnreadable,
+    /// A member's open files could not be read: it may hold connections Pier cannot see
+    /// (yellow).
     FdTableUnreadable,
     /// PID 1, Pier itself, an ancestor of Pier, or another user's process.
     Protected,
@@ -65,16 +86,26 @@ pub enum EvidenceKind {
 /// One typed fact behind a level, with where it was read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
+    /// What kind of fact it is (`"tool_kind"`, `"live_connection"`, …).
     pub kind: EvidenceKind,
+    /// What this fact argues for; the resource's level is the worst of its evidence's.
     pub level: Level,
+    /// The fact in words, for a person (`"known dev tool: vite (pid 17821)"`).
     pub message: String,
+    /// Where it was read: `"argv"`, `"launcher's argv"`, `"title"`, `"package-manager
+    /// script"`, `"socket table"`, `"process table"`, `"cgroup"`, `"activity sample"` or
+    /// `"fd table"`.
     pub source: String,
 }
 
+/// One listening TCP socket of the resource's members.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Port {
+    /// The local port it listens on.
     pub port: u16,
+    /// The local address it is bound to, without brackets (`"127.0.0.1"`, `"::"`).
     pub address: String,
+    /// The first member among the socket's holders (a listening socket can be shared).
     pub pid: u32,
     /// The helper whose listener this is (`"notebook kernel"`), or `None`: the server's own
     /// (the rule is in `diagnose::helpers`). A helper's port is shown apart, never offered to
@@ -105,16 +136,27 @@ pub fn endpoint(address: &str, port: u16) -> String {
     }
 }
 
+/// One process of a resource (its root, or a live descendant), as the scan read it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Member {
+    /// Its process id; with `start_time`, who it is ([`Member::identity`]).
     pub pid: u32,
+    /// The kernel's raw start time (Linux: clock ticks since boot, `/proc/<pid>/stat` field
+    /// 22; macOS: µs since the epoch).
     pub start_time: u64,
+    /// Its parent's pid when the table was read.
     pub ppid: u32,
+    /// The real uid it runs as.
     pub uid: u32,
+    /// Its argv as the kernel gives it, a rewritten title's padding included, with U+FFFD for
+    /// bytes that are not UTF-8.
     pub argv: Vec<String>,
     /// The kernel's short name for the process.
     pub command: String,
+    /// The path of its executable; `null` when unreadable (which makes the resource yellow,
+    /// `exe_unreadable`).
     pub exe: Option<String>,
+    /// Its working directory; `null` when unreadable.
     pub cwd: Option<String>,
 }
 
@@ -128,9 +170,12 @@ impl Member {
     }
 }
 
+/// One ESTABLISHED connection on one of the resource's listeners.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Connection {
+    /// The resource's end, `address:port` (`127.0.0.1:5173`, `[::1]:5173`).
     pub local: String,
+    /// The other end, `address:port`.
     pub peer: String,
     /// The process holding the other end, when Pier could see it.
     pub peer_pid: Option<u32>,
@@ -141,9 +186,11 @@ pub struct Connection {
 /// CPU and disk I/O of all members over the sample window.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Activity {
+    /// The sample window, in milliseconds.
     pub window_ms: u64,
     /// Percent of one core.
     pub cpu_percent: f64,
+    /// Bytes of disk I/O (read and written) per second, summed over the members.
     pub io_bytes_per_second: f64,
     /// The member that used the most (CPU, or disk I/O when only that is over the threshold);
     /// `null` when no member was measured.
@@ -153,29 +200,41 @@ pub struct Activity {
 /// One member's share of the sample: the process the activity evidence names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BusiestMember {
+    /// Its process id.
     pub pid: u32,
     /// Its command line, short: the program and its script by file name, then the arguments
     /// (a rewritten title's padding dropped, cut at 60 characters).
     pub command: String,
     /// Percent of one core.
     pub cpu_percent: f64,
+    /// Its bytes of disk I/O (read and written) per second.
     pub io_bytes_per_second: f64,
 }
 
+/// One resource: a root process and its live descendants, with what the scan saw of them and
+/// the evidence behind their level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Resource {
     /// `"<root pid>-<root start_time>"`: stable for the same tree; what `pier stop` takes.
     pub id: String,
+    /// The worst level among its evidence.
     pub level: Level,
     /// The known tool kind (`"vite"`, `"next-dev"`, …), or `"unknown"`.
     pub kind: String,
+    /// The root process: the top of the tool's launch chain, `{"pid": N, "start_time": N}`.
     pub root: Identity,
+    /// Every listening socket its members hold, by port then address; a helper's too (see
+    /// [`Port::helper`]).
     pub ports: Vec<Port>,
+    /// The root and every live descendant, root first, then breadth first.
     pub members: Vec<Member>,
+    /// The ESTABLISHED connections on its listeners, internal ones included.
     pub connections: Vec<Connection>,
+    /// Seconds since the root started; `null` when unknown.
     pub age_seconds: Option<u64>,
     /// `null` when not sampled (`--sample-ms 0`) or unreadable (see the evidence).
     pub activity: Option<Activity>,
+    /// Every fact its level rests on.
     pub evidence: Vec<Evidence>,
 }
 
@@ -207,37 +266,51 @@ impl Resource {
     }
 }
 
+/// One group of cards: a project folder (or, outside any project, a working directory) and the
+/// resources found in it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Project {
+    /// The folder's last component (`"shop-web"`).
     pub name: String,
     /// The project folder; for resources outside any project, their working directory.
     pub path: String,
     /// The marker that made `path` a project (`".git"`, `"package.json"`, …); `null` when the
     /// resources are outside any project and shown under their working directory.
     pub marker: Option<String>,
+    /// The worst level among its resources.
     pub level: Level,
+    /// The resources found there, by root pid.
     pub resources: Vec<Resource>,
 }
 
 /// A listener that is not a candidate (listed with `--all`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OtherListener {
+    /// The local port it listens on.
     pub port: u16,
+    /// The local address it is bound to, without brackets (`"0.0.0.0"`, `"::1"`).
     pub address: String,
+    /// A process holding it; `null` when no owner is visible (another user's process, or one
+    /// Pier cannot read).
     pub pid: Option<u32>,
+    /// That process's kernel short name (`comm`); `null` when it is not visible.
     pub command: Option<String>,
+    /// Why it is not a candidate, in words.
     pub reason: String,
 }
 
 /// One whole scan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Scan {
+    /// The document's schema version, [`SCHEMA_VERSION`].
     pub schema: u32,
+    /// The scan counter of the worker that made it; `1` from the CLI.
     pub generation: u64,
     /// RFC 3339, UTC.
     pub scanned_at: String,
     /// The activity window; 0 when not sampled.
     pub sample_ms: u64,
+    /// The cards, one group per folder, by path.
     pub projects: Vec<Project>,
     /// Present with `--all`.
     #[serde(skip_serializing_if = "Option::is_none")]

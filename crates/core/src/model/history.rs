@@ -19,14 +19,22 @@ pub enum RestartResult {
     Failed,
 }
 
+/// The answer to one restart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RestartReport {
+    /// The snapshot record it was asked to restart from (`snap-<id>-<ms>`).
     pub snapshot: String,
+    /// How it ended.
     pub result: RestartResult,
+    /// Why, in words (`"listening again as pid 4242"`).
     pub reason: String,
     /// The new root, once started.
     pub pid: Option<Pid>,
+    /// The new root's start time, the kernel's raw value; `None` until started, or when it
+    /// could not be read.
     pub start_time: Option<u64>,
+    /// The log file the new tree writes its output to (`<state folder>/logs/<snapshot>.log`),
+    /// once the restart got that far.
     pub log: Option<String>,
     /// The last lines of the log, when not ready.
     pub log_tail: Vec<String>,
@@ -39,11 +47,16 @@ pub struct RestartReport {
 /// One line of `pier history`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryEntry {
+    /// The snapshot record's name (`snap-<id>-<ms>`): what `pier restart` takes.
     pub snapshot: String,
+    /// The stopped resource's id (`"<root pid>-<root start_time>"`).
     pub id: String,
     /// The tool kind at stop time, when the record has it.
     pub kind: Option<String>,
+    /// The project folder (or, outside any project, the working directory) it was stopped in.
     pub project: String,
+    /// The argv a restart runs (the restart target's, with U+FFFD for bytes that are not
+    /// UTF-8); empty when no recorded member can bring the tree back.
     pub root_command: Vec<String>,
     /// Every recorded listener (`127.0.0.1:5173`, `[::1]:5173`).
     pub ports: Vec<String>,
@@ -51,13 +64,18 @@ pub struct HistoryEntry {
     pub helper_ports: Vec<String>,
     /// When the stop began (its snapshot was written), whatever became of it.
     pub stopped_at: String,
+    /// The stop's result (`"stopped"`, `"partially_stopped"`, `"refused"`, `"failed"`);
+    /// `null` until it finished.
     pub result: Option<String>,
     /// Whether the stop sent any signal: `false` when a check refused it before the first
     /// one (nothing was stopped), `null` when it never finished recording its outcome.
     pub signalled: Option<bool>,
     /// The stop's reason, as it reported it; `null` until it finished.
     pub reason: Option<String>,
+    /// Whether every restart rule passed when the history was read. Advice: a restart checks
+    /// everything again.
     pub restartable: bool,
+    /// Why it cannot be restarted now, in words; `null` when it can.
     pub why_not: Option<String>,
 }
 
@@ -77,6 +95,8 @@ impl HistoryEntry {
 /// The snapshots, and the records that could not be read (kept as they are).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct History {
+    /// One line per snapshot record, by record name.
     pub entries: Vec<HistoryEntry>,
+    /// The records that could not be read, each a sentence saying which and why.
     pub damaged: Vec<String>,
 }

@@ -16,6 +16,9 @@ pub type Pid = u32;
 /// that identity is a field beside this one, never a change of this one's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Identity {
+    /// The process id; once the process is gone, the kernel may give it to another.
     pub pid: Pid,
+    /// When the process started, the kernel's raw value (see above): what tells it from a
+    /// later process given the same pid.
     pub start_time: u64,
 }

@@ -38,6 +38,7 @@ pub enum ResourceResult {
 }
 
 impl ResourceResult {
+    /// The result as the JSON spells it (`"partially_stopped"`).
     pub fn as_str(self) -> &'static str {
         match self {
             ResourceResult::Stopped => "stopped",
@@ -49,6 +50,7 @@ impl ResourceResult {
 }
 
 impl MemberOutcome {
+    /// The outcome as the JSON spells it (`"still_running"`).
     pub fn as_str(self) -> &'static str {
         match self {
             MemberOutcome::Stopped => "stopped",
@@ -63,10 +65,16 @@ impl MemberOutcome {
 /// One member's line in the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MemberReport {
+    /// The member's pid.
     pub pid: u32,
+    /// Its start time, the kernel's raw value; with `pid`, who it is
+    /// ([`MemberReport::identity`]).
     pub start_time: u64,
+    /// Its command line for a person, from the snapshot's exact argv.
     pub command: String,
+    /// What happened to it.
     pub outcome: MemberOutcome,
+    /// How, in words (`"already gone at the last check, before any signal"`).
     pub detail: String,
 }
 
@@ -81,6 +89,7 @@ pub enum NewcomerFate {
 }
 
 impl NewcomerFate {
+    /// The fate as the JSON spells it (`"still_running"`).
     pub fn as_str(self) -> &'static str {
         match self {
             NewcomerFate::Exited => "exited",
@@ -117,7 +126,9 @@ pub enum TieKind {
 /// the checkpoint chain did not verify it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NewcomerReport {
+    /// The newcomer's pid.
     pub pid: u32,
+    /// Its start time, the kernel's raw value.
     pub start_time: u64,
     /// Its parent pid when it was first seen.
     pub parent: u32,
@@ -126,8 +137,13 @@ pub struct NewcomerReport {
     pub how: String,
     /// The same, as a value.
     pub tie: TieKind,
+    /// Its command line for a person, as read when it was first seen (its argv, else the
+    /// kernel's name).
     pub command: String,
+    /// Whether it was gone or still running when the stop ended.
     pub fate: NewcomerFate,
+    /// The same in words, with how long it was waited for (`"born during the stop, never
+    /// signalled; gone when the stop ended"`).
     pub detail: String,
 }
 
@@ -157,18 +173,24 @@ pub struct Timings {
     pub a_to_first_signal_ms: f64,
     /// From check (a) to the last signal.
     pub a_to_last_signal_ms: f64,
+    /// The activity window the stop was set to sample at check (b), in milliseconds.
     pub sample_ms: u64,
 }
 
 /// The whole answer for one resource.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StopReport {
+    /// The resource id the stop was asked for (`"<root pid>-<root start_time>"`).
     pub id: String,
+    /// How the stop ended for the resource as a whole.
     pub result: ResourceResult,
+    /// Why, in words a person reads.
     pub reason: String,
     /// The checkpoint that refused the stop (`null` otherwise: signals went out, or the stop
     /// ended before the checkpoints).
     pub checkpoint: Option<Checkpoint>,
+    /// One line per member, with its outcome, once the checkpoints passed; empty when the stop
+    /// ended before them.
     pub members: Vec<MemberReport>,
     /// Processes born during the stop, each with its parent and its fate.
     pub newcomers: Vec<NewcomerReport>,
@@ -176,6 +198,7 @@ pub struct StopReport {
     pub snapshot: Option<String>,
     /// The fresh diagnosis, when the stop was refused because of it.
     pub fresh: Option<Resource>,
+    /// How long the checkpoint chain took; `null` when no signal was sent.
     pub timings: Option<Timings>,
     /// Set when the outcome could not be added to the snapshot on disk.
     pub record_error: Option<String>,

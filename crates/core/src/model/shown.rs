@@ -8,7 +8,10 @@ use super::Identity;
 /// refused if the fresh diagnosis differs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shown {
+    /// The level of the project the card was in; the stop is refused if it is another now.
     pub project_level: Level,
+    /// The resource's members as shown; the stop is refused if the fresh ones are not the
+    /// same identities running the same executables.
     pub members: Vec<ShownMember>,
 }
 
@@ -16,7 +19,9 @@ pub struct Shown {
 /// survives an exec, so the executable is what tells an exec since (docs/design.md §1).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ShownMember {
+    /// Who it was: its pid and start time.
     pub identity: Identity,
+    /// The path of the executable it ran then; `None` when it could not be read.
     pub exe: Option<String>,
 }
 

@@ -9,38 +9,57 @@ use super::card::{Evidence, Port};
 use super::outcome::{MemberOutcome, ResourceResult};
 use super::Identity;
 
+/// The card group the resource was in when it was stopped.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotProject {
+    /// The folder's last component, as the card showed it.
     pub name: String,
+    /// The project folder, or the root's working directory outside any project. A restart
+    /// takes its lock from it, and a process of ours running a member's argv inside it is a
+    /// twin that blocks the restart.
     pub path: String,
+    /// The marker that made `path` a project (`".git"`, `"package.json"`, …); `None` outside
+    /// any project.
     pub marker: Option<String>,
 }
 
 /// One member as it was when the stop began.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SnapshotMember {
+    /// Who it was: its pid and start time.
     pub identity: Identity,
+    /// Its parent's pid when the snapshot was taken.
     pub ppid: u32,
+    /// The real uid it ran as.
     pub uid: u32,
+    /// Its exact argv, read afresh for the snapshot: what a restart replays.
     pub argv: Vec<ByteString>,
     /// `None` when the environment could not be read (the member cannot be restarted as it
     /// was).
     pub env: Option<Vec<ByteString>>,
+    /// The exact path of its executable (a member whose executable cannot be read is never
+    /// snapshotted: the stop is refused).
     pub exe: ByteString,
+    /// Its exact working directory; `None` when it could not be read.
     pub cwd: Option<ByteString>,
 }
 
 /// How each member's stop ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedOutcome {
+    /// The member's pid.
     pub pid: u32,
+    /// How its stop ended.
     pub outcome: MemberOutcome,
+    /// The same in words, as the stop's report gave it.
     pub detail: String,
 }
 
 /// The snapshot record (`snap-<id>-<ms>` in the state folder).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
+    /// The record's schema version (1). A Pier that knows only older ones reports a newer
+    /// record as damaged, and keeps it.
     pub schema: u32,
     /// The resource id: `"<root pid>-<root start_time>"`.
     pub id: String,
@@ -51,20 +70,26 @@ pub struct Snapshot {
     pub boot_id: Option<String>,
     /// RFC 3339, UTC.
     pub created_at: String,
+    /// The card group the resource was in.
     pub project: SnapshotProject,
+    /// Its listening sockets as the card showed them, helpers' included: a restart waits for
+    /// the server's own to listen again.
     pub ports: Vec<Port>,
     /// The evidence at stop time.
     pub evidence: Vec<Evidence>,
     /// The member to restart (the root of the tree).
     pub root: Identity,
+    /// Every member as it was when the stop began, root first, then breadth first.
     pub members: Vec<SnapshotMember>,
     /// Whether any signal was sent: `None` while the stop runs (or if Pier died during it),
     /// so "unknown" is never read as "nothing was sent". Only `Some(true)` with a complete
     /// result is offered for restart.
     pub signalled: Option<bool>,
+    /// Each member's outcome, added when the stop has finished; empty until then.
     pub outcomes: Vec<RecordedOutcome>,
     /// `None` until the stop has finished.
     pub result: Option<ResourceResult>,
+    /// The stop's reason in words, as its report gave it; `None` until the stop has finished.
     pub reason: Option<String>,
     /// Every restart made from this snapshot, oldest first.
     #[serde(default)]
@@ -74,6 +99,7 @@ pub struct Snapshot {
 /// One restart: the new root's identity and how it went.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordedRestart {
+    /// The new root process: its pid and start time.
     pub identity: Identity,
     /// RFC 3339, UTC.
     pub at: String,

@@ -13,8 +13,12 @@ use super::TcpState;
 /// What `sysctl(KERN_PROCARGS2)` holds for one process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcArgs {
+    /// The path the process was exec'd from, as the kernel saved it.
     pub exec_path: Vec<u8>,
+    /// Its `argc` arguments, exactly.
     pub argv: Vec<Vec<u8>>,
+    /// Its environment as `KEY=value` strings, up to an empty string or the first apple
+    /// string.
     pub env: Vec<Vec<u8>>,
 }
 
@@ -120,6 +124,7 @@ pub fn tcp_state(tcpsi_state: i32) -> Option<TcpState> {
 
 /// `insi_vflag` bits: the socket speaks IPv4, IPv6, or (a `[::]` listener) both.
 pub const INI_IPV4: u8 = 0x1;
+/// `insi_vflag` bit: the socket speaks IPv6 (set, with [`INI_IPV4`], on a `[::]` listener).
 pub const INI_IPV6: u8 = 0x2;
 
 /// One endpoint of an `in_sockinfo`: `addr` holds the 16 bytes of the `insi_laddr` /

@@ -19,19 +19,29 @@ pub const USER: u32 = 1000;
 /// The pid the fake reports as Pier's own.
 pub const PIER_PID: Pid = 9000;
 
+/// The scripted probe: every answer is one of these fields, set by the test.
 pub struct FakeProbe {
+    /// What [`Probe::current_uid`] answers ([`USER`] by default).
     pub uid: u32,
+    /// What [`Probe::own_pid`] answers ([`PIER_PID`] by default).
     pub own_pid: Pid,
+    /// The process table; by default only PID 1 (`/sbin/init`).
     pub processes: Vec<ProcessInfo>,
+    /// exe, cwd and cgroup per pid; a pid without an entry reads as gone.
     pub details: HashMap<Pid, ProcessDetails>,
     /// `None`: the socket tables fail to read.
     pub sockets: Option<Vec<Socket>>,
+    /// [`SocketTable::unreadable`]: pids whose open files "could not be read", with why.
     pub unreadable_fds: Vec<(Pid, String)>,
+    /// [`SocketTable::blind`]: pids whose connections the tables "cannot show", with why.
     pub blind: Vec<(Pid, String)>,
+    /// [`ProcessList::unreadable`]: processes that exist but "could not be read".
     pub unreadable_processes: Vec<UnreadableProcess>,
     /// Pids whose fresh identity read gives no answer.
     pub identity_unknown: std::collections::HashSet<Pid>,
+    /// Each pid's activity over any window; a pid without an entry is idle.
     pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
+    /// Each pid's environment; for a pid without an entry, the read fails.
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Monotonic time, advanced by each `activity` call by its window.
     pub clock: RefCell<Duration>,
@@ -118,6 +128,7 @@ impl FakeProbe {
         self
     }
 
+    /// The row of `pid`, to change in place; panics when the test added no such process.
     pub fn process_mut(&mut self, pid: Pid) -> &mut ProcessInfo {
         self.processes
             .iter_mut()

@@ -37,6 +37,7 @@ use super::{Counters, ProcessList, UnreadableProcess};
 const PROC_PIDFDSOCKETINFO: c_int = 3;
 const SZOMB: u32 = 5;
 
+/// The macOS backend: `libproc` and `sysctl` (type-checked and linted, never run).
 pub struct MacProbe {
     epoch: Instant,
     uid: u32,
@@ -46,6 +47,7 @@ pub struct MacProbe {
 }
 
 impl MacProbe {
+    /// A probe for this process (its effective uid and pid), with the Mach timebase read once.
     pub fn new() -> Self {
         Self {
             epoch: Instant::now(),

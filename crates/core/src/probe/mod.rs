@@ -41,7 +41,9 @@ pub use crate::model::{Identity, Pid};
 /// One row of the process table, read in one pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessInfo {
+    /// Who it is: its pid and the kernel's raw start time.
     pub identity: Identity,
+    /// Its parent's pid; 0 when it has none (PID 1's parent).
     pub ppid: Pid,
     /// Real uid of the process.
     pub uid: u32,
@@ -67,6 +69,7 @@ pub struct ProcessInfo {
 /// The process table as read: the rows, and the processes that exist but could not be read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcessList {
+    /// One row per process that could be read; processes that vanished mid-read are left out.
     pub processes: Vec<ProcessInfo>,
     /// Present, not gone, but unreadable: their parent and identity are unknown, so they may
     /// belong to any resource.
@@ -76,16 +79,21 @@ pub struct ProcessList {
 /// A process that exists but whose row could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnreadableProcess {
+    /// Its process id.
     pub pid: Pid,
     /// Its owner, when even that could not be read: `None`.
     pub uid: Option<u32>,
+    /// Why its row could not be read.
     pub error: String,
 }
 
 /// Slower per-process facts, read only for the processes the diagnosis cares about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessDetails {
+    /// The path of its executable (Linux: the `/proc/<pid>/exe` link), or why it could not be
+    /// read.
     pub exe: Result<PathBuf, String>,
+    /// Its working directory (Linux: the `/proc/<pid>/cwd` link), or why it could not be read.
     pub cwd: Result<PathBuf, String>,
     /// The process's cgroup path where the OS has cgroups (`None` elsewhere).
     pub cgroup: Option<Result<String, String>>,
@@ -94,15 +102,20 @@ pub struct ProcessDetails {
 /// TCP states Pier reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TcpState {
+    /// `LISTEN`: a socket waiting for connections.
     Listen,
+    /// `ESTABLISHED`: one end of an open connection.
     Established,
 }
 
 /// One TCP socket from the kernel's tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Socket {
+    /// This end's address and port.
     pub local: SocketAddr,
+    /// The other end's address and port (the unspecified address and port 0 for a listener).
     pub remote: SocketAddr,
+    /// Whether it listens or is one end of a connection.
     pub state: TcpState,
     /// Every probed process holding the socket (a listening socket can be shared, e.g. passed
     /// to a child or held by a socket-activating manager). Empty for a connection the server
@@ -117,6 +130,7 @@ pub struct Socket {
 /// The TCP tables, with the owners Pier could attribute.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SocketTable {
+    /// Every LISTEN and ESTABLISHED TCP socket read, IPv4 and IPv6.
     pub sockets: Vec<Socket>,
     /// Processes whose open files could not be read, with the reason. Their sockets may be in
     /// `sockets` without an owner: ownership for them is unknown, not absent.
@@ -133,6 +147,7 @@ pub type WantsArgv<'a> = dyn Fn(&str) -> bool + Sync + 'a;
 /// checkpoint start from.
 #[derive(Debug)]
 pub struct Survey {
+    /// The process table, read first.
     pub processes: ProcessList,
     /// Owners attributed among the user's live processes ([`own_live`]). An `Err` here spoils
     /// connections only; the process table still stands.
@@ -166,13 +181,17 @@ pub fn own_live(list: &ProcessList, uid: u32) -> Vec<Pid> {
 /// CPU time and disk I/O a process used over a sample window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ActivityDelta {
+    /// CPU time used in the window by all its threads, in nanoseconds.
     pub cpu_ns: u64,
+    /// Bytes of disk I/O, read and written, in the window (Linux: `read_bytes` plus
+    /// `write_bytes` of `/proc/<pid>/io`).
     pub io_bytes: u64,
 }
 
 /// The result of sampling activity over `window`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ActivitySample {
+    /// How long the sample waited between its two readings.
     pub window: Duration,
     /// Per pid: the delta, or why it could not be read. Pids that exited during the window are
     /// absent.
@@ -184,7 +203,9 @@ pub struct ActivitySample {
 pub enum IdentityRead {
     /// The pid runs, with this start time and executable (`None`: exe unreadable).
     Alive {
+        /// Its pid and start time, as read now.
         identity: Identity,
+        /// The path of its executable now; `None` when it could not be read.
         exe: Option<PathBuf>,
     },
     /// No such process, or only its zombie is left.
@@ -196,14 +217,25 @@ pub enum IdentityRead {
 /// Why a whole probe call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
+    /// What the whole answer rests on could not be read (`/proc`, a TCP table,
+    /// `proc_listallpids`).
     #[error("could not read {path}: {source}")]
     Io {
+        /// What was read: a path, or on macOS the call's name.
         path: String,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
+    /// A table was read but not understood: one malformed row spoils the whole table.
     #[error("could not understand {path}: {what}")]
-    Parse { path: String, what: String },
+    Parse {
+        /// The file that was read (`/proc/net/tcp6`).
+        path: String,
+        /// What was wrong with it (`line 7 is malformed`).
+        what: String,
+    },
+    /// Pier has no backend for this OS: every read fails, so every checkpoint blocks.
     #[error("Pier cannot read processes and sockets on this operating system yet")]
     Unsupported,
 }

@@ -33,7 +33,9 @@ const TCP_LISTEN: u8 = 10;
 /// The address families a dump is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
+    /// IPv4 (`AF_INET`).
     V4,
+    /// IPv6 (`AF_INET6`).
     V6,
 }
 

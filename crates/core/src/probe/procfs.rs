@@ -12,12 +12,18 @@ use super::{Pid, TcpState};
 /// The fields of `/proc/<pid>/stat` Pier uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {
+    /// Field 3, the state letter: `b'Z'` (zombie) or `b'X'` (dead) counts as gone.
     pub state: u8,
+    /// Field 4: the parent's pid.
     pub ppid: u32,
+    /// Field 6: the session id (the session leader's pid).
     pub session: u32,
+    /// Field 7: the controlling terminal's device number; 0 when there is none.
     pub tty_nr: u32,
     /// utime + stime in clock ticks: every thread's CPU time, ended threads included.
     pub cpu_ticks: u64,
+    /// Field 22: when the process started, in clock ticks since boot; the identity's start
+    /// time.
     pub start_time: u64,
 }
 
@@ -138,8 +144,11 @@ pub fn parse_uptime(bytes: &[u8]) -> Option<f64> {
 /// One row of `/proc/net/tcp` or `/proc/net/tcp6` that Pier cares about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TcpRow {
+    /// This end's address and port (`local_address`).
     pub local: SocketAddr,
+    /// The other end's (`rem_address`; the unspecified address and port 0 for a listener).
     pub remote: SocketAddr,
+    /// Its state (`st`): only LISTEN and ESTABLISHED rows are kept.
     pub state: TcpState,
     /// 0 for a connection no process holds yet (completed but not accepted).
     pub inode: u64,

@@ -19,6 +19,7 @@ pub struct OnceTable<'p> {
 }
 
 impl<'p> OnceTable<'p> {
+    /// Wraps `inner`; the table is read at the first `processes()` call, not now.
     pub fn new(inner: &'p dyn Probe) -> Self {
         Self {
             inner,

@@ -33,52 +33,99 @@ mod tests;
 /// Why the store could not do what was asked. Each says what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
+    /// No folder can be named: neither `PIER_STATE_DIR` nor `HOME` is set (nor, on Linux,
+    /// `XDG_STATE_HOME`).
     #[error("Pier's state folder could not be found: set PIER_STATE_DIR or HOME")]
     NoFolder,
+    /// The state folder, or its `records` or `locks` subfolder, could not be created or made
+    /// private (mode 0700).
     #[error("Pier's state folder {path} could not be prepared: {source}")]
     Folder {
+        /// The folder that could not be prepared.
         path: PathBuf,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
+    /// A record could not be written, or a new one's name is already taken.
     #[error("the record {path} could not be written: {source}")]
     Write {
+        /// The record's file.
         path: PathBuf,
+        /// The OS's error (`AlreadyExists` when a record of that name exists).
         #[source]
         source: std::io::Error,
     },
+    /// A record or the records folder could not be read, or the record to update is not there.
     #[error("the record {path} could not be read: {source}")]
     Read {
+        /// The file or folder that could not be read.
         path: PathBuf,
+        /// The OS's error (`NotFound` when the record to update is not there).
         #[source]
         source: std::io::Error,
     },
+    /// A record that does not parse as its type, or whose schema is newer than this build
+    /// reads. It is kept as it is, never overwritten.
     #[error("the record {path} is damaged ({why}); it was kept as it is, for you to look at")]
-    Damaged { path: PathBuf, why: String },
+    Damaged {
+        /// The record's file.
+        path: PathBuf,
+        /// What is wrong with it: the parser's error, or the schema it carries.
+        why: String,
+    },
+    /// An update on behalf of an identity the record does not name, or one that would hand
+    /// the record to another identity: the record is left alone.
     #[error("the record {path} now belongs to pid {} started at {}, not to pid {} started at {}; it was left alone", .holder.pid, .holder.start_time, .asked.pid, .asked.start_time)]
     NotOwner {
+        /// The record's file.
         path: PathBuf,
+        /// The identity the record names.
         holder: Identity,
+        /// The identity the update was asked on behalf of, or would have handed it to.
         asked: Identity,
     },
+    /// A lock file could not be opened or locked.
     #[error("the lock {path} could not be taken: {source}")]
     Lock {
+        /// The lock file.
         path: PathBuf,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
+    /// A record or lock name that is empty, starts with `.`, or holds a character other than
+    /// letters, digits, `-`, `_` and `.`: names become file names.
     #[error("{0:?} is not a valid record name (letters, digits, '-', '_' and '.' only)")]
     BadName(String),
+    /// The state folder, or one of its subfolders, is a symbolic link.
     #[error("Pier's state folder {path} is a symbolic link; snapshots hold secrets, so Pier keeps them only in a real folder: point PIER_STATE_DIR at the folder itself")]
-    SymlinkFolder { path: PathBuf },
+    SymlinkFolder {
+        /// The link.
+        path: PathBuf,
+    },
+    /// The state folder, or one of its subfolders, belongs to another user.
     #[error("Pier's state folder {path} belongs to uid {uid}, not to you; Pier keeps your snapshots only in a folder of yours")]
-    ForeignFolder { path: PathBuf, uid: u32 },
+    ForeignFolder {
+        /// The folder.
+        path: PathBuf,
+        /// Its owner's uid.
+        uid: u32,
+    },
+    /// A record file belongs to another user: it is neither read nor changed.
     #[error("the record {path} belongs to uid {uid}, not to you; Pier neither trusts nor changes it, and left it as it is")]
-    ForeignRecord { path: PathBuf, uid: u32 },
+    ForeignRecord {
+        /// The record's file.
+        path: PathBuf,
+        /// Its owner's uid.
+        uid: u32,
+    },
 }
 
 /// A record that says which process it speaks for.
 pub trait Owned {
+    /// The identity the record speaks for; only an update on its behalf may change the record
+    /// (a snapshot's is its root).
     fn owner(&self) -> Identity;
 }
 
@@ -86,13 +133,17 @@ pub trait Owned {
 pub trait Versioned {
     /// The newest schema this build reads and writes.
     const SCHEMA: u32;
+    /// The schema this record carries (its `"schema"` field).
     fn schema(&self) -> u32;
 }
 
 /// What a listing found: the records that parsed, and the ones that did not (kept on disk).
 #[derive(Debug)]
 pub struct Listing<T> {
+    /// The records that parsed, each with its name, by name.
     pub records: Vec<(String, T)>,
+    /// Why each of the others could not be read (damaged, unreadable, another user's); they
+    /// stay on disk as they are.
     pub damaged: Vec<StoreError>,
 }
 
@@ -187,6 +238,7 @@ impl Store {
         Ok(Self { dir })
     }
 
+    /// The state folder's path (a restart's log goes in its `logs` subfolder).
     pub fn folder(&self) -> &Path {
         &self.dir
     }

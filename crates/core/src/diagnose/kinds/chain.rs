@@ -35,12 +35,21 @@ pub enum How {
     /// From the member's own argv.
     Argv,
     /// From the command of the wrapper shell that started the tool.
-    Launcher { command: String },
+    Launcher {
+        /// The shell's command, as words joined by spaces (`webpack serve`).
+        command: String,
+    },
     /// From the title the process gave itself.
-    Title { title: String },
+    Title {
+        /// The title's words joined by spaces, padding dropped
+        /// (`puma 5.6.5 (tcp://127.0.0.1:3000) [app]`).
+        title: String,
+    },
     /// From the package manager's script that started the tree.
     DevScript {
+        /// The package manager: `"npm"`, `"pnpm"`, `"yarn"` or `"bun"`.
         manager: &'static str,
+        /// The dev script it runs (`dev`, `watch`).
         script: String,
     },
 }
@@ -48,8 +57,11 @@ pub enum How {
 /// A tree's kind, the member it was read from, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recognised {
+    /// The kind the card shows (`"vite"`, `"dev-script"`).
     pub kind: &'static str,
+    /// The member it was read from.
     pub pid: Pid,
+    /// How it was read, for the evidence's words and source.
     pub how: How,
 }
 
@@ -113,8 +125,11 @@ fn leads_to_a_listener(members: &[&ProcessInfo], pid: Pid, listeners: &[Pid]) ->
 /// One process of a tree, as the restart rule sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Node {
+    /// Its process id.
     pub pid: Pid,
+    /// Its parent's pid: how the rule finds its children.
     pub ppid: Pid,
+    /// What its argv is to a restart.
     pub argv: ArgvIs,
 }
 
@@ -130,6 +145,8 @@ pub enum ArgvIs {
 }
 
 impl ArgvIs {
+    /// What `argv` is: a command, a launcher's title ([`is_titled_launcher`]) or another
+    /// title ([`is_title`]).
     pub fn of<A: AsRef<[u8]>>(argv: &[A]) -> ArgvIs {
         if !is_title(argv) {
             ArgvIs::Command

@@ -31,6 +31,8 @@ use fds::{FdWalk, Walker};
 use rows::{Clock, Row};
 use tables::Source;
 
+/// The Linux backend: `/proc`, and netlink `sock_diag` or `/proc/net/tcp{,6}` for the TCP
+/// tables.
 pub struct LinuxProbe {
     ticks_per_second: u64,
     uid: u32,
@@ -113,6 +115,9 @@ fn all_pids() -> Result<Vec<Pid>, ProbeError> {
 }
 
 impl LinuxProbe {
+    /// A probe for this process (its effective uid and pid), reading the TCP tables from
+    /// sock_diag, falling back to `/proc/net`; `PIER_SOCKET_TABLES=procfs` reads `/proc/net`
+    /// only.
     pub fn new() -> Self {
         Self::with_tables(Source::from_env())
     }
