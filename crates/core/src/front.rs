@@ -18,9 +18,13 @@ use crate::store::Store;
 /// else, so a command and the app cannot wire them differently. (`pier scan` writes no state
 /// and opens no state folder: it needs the probe alone, [`probe::system_probe`].)
 pub struct System {
+    /// Reads processes, sockets, identities and activity.
     pub probe: Box<dyn Probe + Send + Sync>,
+    /// Sends a signal only to the process Pier judged.
     pub signaller: Box<dyn Signaller + Send + Sync>,
+    /// Waits for signalled members to exit.
     pub waiter: Box<dyn ExitWaiter + Send + Sync>,
+    /// The state folder, where the snapshots and other records live.
     pub store: Store,
 }
 

@@ -20,6 +20,8 @@
 //!   ([`front::System`]), exit codes, `--under` folders, usage errors, logging;
 //! - [`words`]: how a command, a rate or a level's reasons read for a person.
 
+#![deny(missing_docs)]
+
 pub mod diagnose;
 pub mod front;
 pub mod model;

@@ -25,16 +25,33 @@ use crate::probe::{ActivitySample, Pid, ProcessInfo, Socket, SocketTable, Unread
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finding {
     /// A process of the user's exists but its row could not be read (see [`unreadable_of`]).
-    ProcessUnreadable { pid: Pid, error: String },
+    ProcessUnreadable {
+        /// The pid whose row could not be read.
+        pid: Pid,
+        /// Why, in the probe's words.
+        error: String,
+    },
     /// The socket tables could not be read.
     TablesUnreadable(String),
     /// A member's connections these tables cannot show at all (another network namespace).
-    Blind { pid: Pid, why: String },
+    Blind {
+        /// The member whose connections cannot be seen.
+        pid: Pid,
+        /// Why, in the probe's words.
+        why: String,
+    },
     /// A member's open files could not be read.
-    FdsUnreadable { pid: Pid, why: String },
+    FdsUnreadable {
+        /// The member whose open files could not be read.
+        pid: Pid,
+        /// Why, in the probe's words.
+        why: String,
+    },
     /// A listener of the resource also held by the processes `outside` it.
     SharedListener {
+        /// The address and port the shared socket listens on.
         local: SocketAddr,
+        /// The holders that are not members.
         outside: Vec<Pid>,
     },
     /// An established connection on one of the resource's listeners.
@@ -196,12 +213,16 @@ pub fn measured(
 /// Why a process is never signalled, Force included.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Protection {
+    /// Another user's process, with its owner's uid.
     #[error("another user's process (uid {0})")]
     OtherUser(u32),
+    /// PID 1.
     #[error("init (PID 1)")]
     Init,
+    /// Pier's own process.
     #[error("Pier itself")]
     Pier,
+    /// A process Pier runs under: its parent, its parent's parent, and so on.
     #[error("an ancestor of Pier")]
     PierAncestor,
 }

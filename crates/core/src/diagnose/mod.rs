@@ -40,6 +40,7 @@ pub struct ScanOptions {
     pub under: Vec<PathBuf>,
     /// Also list listeners that are not candidates.
     pub include_others: bool,
+    /// The activity above which a resource counts as busy.
     pub thresholds: Thresholds,
     /// `$HOME`, which is never a project.
     pub home: Option<PathBuf>,
@@ -61,6 +62,7 @@ impl Default for ScanOptions {
 /// Why a scan could not be made at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ScanError {
+    /// The process table could not be read, so there is nothing to judge.
     #[error("Pier could not read the process table: {0}")]
     Processes(#[from] ProbeError),
 }

@@ -126,6 +126,7 @@ pub fn is_service_unit(cgroup: &str) -> bool {
 
 /// What the root hangs from.
 pub struct Parentage<'a> {
+    /// The resource's root process.
     pub root: &'a ProcessInfo,
     /// The root's parent and what it is; `None` when it could not be read.
     pub parent: Option<(&'a ProcessInfo, Role)>,
@@ -322,16 +323,21 @@ impl Default for Thresholds {
 /// One member's share of an activity sample, with what names it for a person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemberActivity {
+    /// The member's pid.
     pub pid: u32,
     /// Its command line for a person ([`crate::words::command_for_a_person`]).
     pub command: String,
+    /// The CPU time and disk I/O it used over the window.
     pub delta: ActivityDelta,
 }
 
 /// Summed activity of the members, or why it is missing.
 pub enum ActivityFacts {
+    /// The scan took no sample (`--sample-ms 0`).
     NotSampled,
+    /// A member's activity could not be read: which pid, and why.
     Unreadable(String),
+    /// Each member's activity, over the window the sample took.
     Measured(Vec<MemberActivity>, Duration),
 }
 

@@ -53,6 +53,8 @@ pub struct Now<'p> {
 }
 
 impl<'p> Now<'p> {
+    /// Reads the process table and the socket tables once; a failed read is kept as its
+    /// error, which then argues against every restart.
     pub fn read(probe: &'p dyn Probe) -> Self {
         Self {
             probe,

@@ -26,14 +26,18 @@ mod macos;
 /// The signals Pier sends: SIGTERM by default, SIGKILL only on an explicit force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sig {
+    /// SIGTERM: asks the process to exit.
     Term,
+    /// SIGKILL: ends it at once (Force only).
     Kill,
 }
 
 /// What the process must still be for the signal to go out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
+    /// Its pid and start time, as recorded.
     pub identity: Identity,
+    /// The executable it ran when recorded: a process that runs another one now has exec'd.
     pub exe: PathBuf,
 }
 
@@ -53,7 +57,9 @@ pub enum SignalOutcome {
 /// Why pinning failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PinError {
+    /// No process holds the pid: it already exited.
     Gone,
+    /// The pin could not be made, with the OS's error; the process may still run.
     Failed(String),
 }
 
@@ -62,18 +68,24 @@ pub enum PinError {
 pub enum SendError {
     /// The pinned process is gone — or, on macOS, its pid version changed (an exec).
     NoSuchProcess,
+    /// Any other failure of the send (e.g. EPERM), with the OS's error.
     Other(String),
 }
 
 /// The per-platform operations under the policy.
 pub trait SignalOps {
+    /// A handle on one process that a send can go through (a pidfd, an audit token, or, before
+    /// macOS 14.2, the bare pid).
     type Pin;
+    /// Pins the process that holds `pid` now.
     fn pin(&self, pid: Pid) -> Result<Self::Pin, PinError>;
+    /// Sends `sig` through `pin`; [`SendError::NoSuchProcess`] when the pinned process is gone.
     fn send(&self, pin: &Self::Pin, sig: Sig) -> Result<(), SendError>;
 }
 
 /// Sends `sig` to `expected` through a platform's signaller.
 pub trait Signaller {
+    /// Sends `sig` only if `expected` still holds its pid, and says what happened.
     fn signal(&self, expected: &Expected, sig: Sig) -> SignalOutcome;
 }
 
@@ -149,7 +161,9 @@ fn mismatch(expected: &Expected, identity: Identity, exe: Option<&PathBuf>) -> O
 
 /// A platform's ops plus the probe that re-reads identities.
 pub struct Verified<O, P> {
+    /// The platform's pin and send.
     pub ops: O,
+    /// Reads each identity afresh after the pin.
     pub probe: P,
 }
 

@@ -11,6 +11,8 @@ use super::Expected;
 /// Waits until each of `members` has exited (a zombie counts) or `timeout` passes; returns,
 /// for each, whether it had exited.
 pub trait ExitWaiter {
+    /// Waits for `members` as the trait says: one `bool` each, in their order, `true` when it
+    /// exited.
     fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool>;
 
     /// [`wait_for_exit`](ExitWaiter::wait_for_exit), calling `glance` about every `every`

@@ -24,11 +24,17 @@ use crate::words;
 
 /// Everything a stop needs, each behind its interface.
 pub struct Stopper<'a> {
+    /// Reads the processes, sockets, identities and activity every checkpoint judges.
     pub probe: &'a dyn Probe,
+    /// Sends each signal, only to the process the snapshot recorded.
     pub signaller: &'a dyn Signaller,
+    /// Waits, bounded by the grace period, for the signalled members to exit.
     pub waiter: &'a dyn ExitWaiter,
+    /// The state folder: the stop's lock and the resource's snapshot.
     pub store: &'a Store,
+    /// Which project marker a folder holds, for the stop's own scans.
     pub marker_at: MarkerLookup<'a>,
+    /// How to stop: grace, sample window, thresholds, Force, deadline.
     pub opts: StopOptions,
 }
 

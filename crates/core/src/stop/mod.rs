@@ -47,6 +47,7 @@ pub struct StopOptions {
     pub grace: Duration,
     /// The activity window of checkpoint (b).
     pub sample: Duration,
+    /// The activity above which the members count as busy at checkpoint (b).
     pub thresholds: Thresholds,
     /// SIGKILL, skipping the level requirement and the network and activity checkpoints.
     pub force: bool,

@@ -65,9 +65,11 @@ impl Tie {
 /// One newcomer as first seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
+    /// Its pid and start time.
     pub identity: Identity,
     /// Its parent pid when first seen.
     pub parent: Pid,
+    /// How it was tied to the resource.
     pub tie: Tie,
     /// Its command line as read then (argv, else the kernel's name).
     pub command: String,
@@ -109,6 +111,7 @@ impl Watch {
         }
     }
 
+    /// Every newcomer found so far, in the order found.
     pub fn seen(&self) -> &[Seen] {
         &self.seen
     }

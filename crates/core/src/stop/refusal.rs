@@ -15,7 +15,9 @@ use crate::probe::Pid;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{why}")]
 pub struct Refusal {
+    /// The checkpoint that said no.
     pub checkpoint: Checkpoint,
+    /// What it saw; its sentence is the refusal's.
     pub why: Why,
 }
 
@@ -23,7 +25,12 @@ pub struct Refusal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Peer {
     /// A process of the user's, with its kernel name.
-    Process { pid: Pid, comm: String },
+    Process {
+        /// The peer's pid.
+        pid: Pid,
+        /// Its kernel name (`comm`).
+        comm: String,
+    },
     /// A pid the tables name whose row was not read.
     Pid(Pid),
     /// Nobody Pier can see: another user, another machine, or not accepted yet.
@@ -44,85 +51,175 @@ impl fmt::Display for Peer {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Why {
     // (a), (c), (e): ports and connections.
+    /// The survey of processes and sockets failed as a whole, with the probe's error.
     #[error("the ports and connections could not be checked: {0}")]
     SurveyFailed(String),
+    /// A member's process row could not be read.
     #[error("pid {pid} could not be read, so its connections are unknown: {error}")]
-    MemberUnreadable { pid: Pid, error: String },
+    MemberUnreadable {
+        /// The member's pid that could not be read.
+        pid: Pid,
+        /// Why, in the probe's words.
+        error: String,
+    },
+    /// A process of the user's (or of an owner that could not be read), not known to be a
+    /// member, could not be read: its parent is unknown, so it may be one.
     #[error(
         "pid {pid} could not be read, so it may be a member whose connections are unknown: {error}"
     )]
-    ProcessUnreadable { pid: Pid, error: String },
+    ProcessUnreadable {
+        /// The pid that could not be read.
+        pid: Pid,
+        /// Why, in the probe's words.
+        error: String,
+    },
+    /// The socket tables could not be read, with the probe's error.
     #[error("connection data could not be read: {0}")]
     TablesUnreadable(String),
+    /// A member's connections the tables cannot show at all (Linux: another network namespace).
     #[error("the connections of pid {pid} cannot be seen: {why}")]
-    Blind { pid: Pid, why: String },
+    Blind {
+        /// The member whose connections cannot be seen.
+        pid: Pid,
+        /// Why, in the probe's words.
+        why: String,
+    },
+    /// A member's open files could not be read, so which sockets it holds is unknown.
     #[error(
         "the open files of pid {pid} could not be read, so its connections are unknown: {why}"
     )]
-    FdsUnreadable { pid: Pid, why: String },
+    FdsUnreadable {
+        /// The member whose open files could not be read.
+        pid: Pid,
+        /// Why, in the probe's words.
+        why: String,
+    },
+    /// A listener of the resource is also held by processes outside it.
     #[error(
         "the socket listening on {local} is also held by pid {} outside this resource, so \
          stopping it would not free the port",
         pids(outside)
     )]
     SharedListener {
+        /// The address and port the shared socket listens on.
         local: SocketAddr,
+        /// The pids outside the resource that also hold it.
         outside: Vec<Pid>,
     },
+    /// A live connection on one of the resource's listeners: a client the stop would cut off.
     #[error("a client is connected: live connection {local} ← {peer} ({who})")]
     Connected {
+        /// The listener's end: the address and port the client connected to.
         local: SocketAddr,
+        /// The client's address and port.
         peer: SocketAddr,
+        /// Who holds the client's end.
         who: Peer,
     },
+    /// Connections completed but not yet accepted on the resource's listeners: how many.
     #[error("a client is waiting: {0} connection(s) not yet accepted")]
     Waiting(u32),
 
     // (b): activity.
+    /// The activity window is zero long, so nothing can be measured over it.
     #[error("activity cannot be judged over an empty window")]
     EmptyWindow,
+    /// A member's activity over the window could not be read.
     #[error("the activity of pid {pid} could not be read: {error}")]
-    ActivityUnreadable { pid: Pid, error: String },
+    ActivityUnreadable {
+        /// The member whose activity could not be read.
+        pid: Pid,
+        /// Why, in the probe's words.
+        error: String,
+    },
     /// Busy, in the scan's own words (`rules::activity_evidence`): the figures, the window and
     /// the busiest member.
     #[error("{0}")]
     Busy(String),
 
     // (d), (e): the process tree and the members' identities.
+    /// The process list could not be read, with the probe's error.
     #[error("the process tree could not be checked: {0}")]
     TreeUnreadable(String),
+    /// A process of the user's (or of an owner that could not be read) could not be read: its
+    /// parent is unknown, so it may have joined the tree.
     #[error("pid {pid} could not be read, so whether it joined the tree is unknown: {error}")]
-    TreeProcessUnreadable { pid: Pid, error: String },
+    TreeProcessUnreadable {
+        /// The pid that could not be read.
+        pid: Pid,
+        /// Why, in the probe's words.
+        error: String,
+    },
+    /// The snapshot's root is gone, a zombie, or its pid holds another process: the tree
+    /// changed.
     #[error("the root process {pid} ({command}) exited during the checks")]
-    RootExited { pid: Pid, command: String },
+    RootExited {
+        /// The root's pid, as the snapshot recorded it.
+        pid: Pid,
+        /// The root's command, short enough for a sentence, from the snapshot.
+        command: String,
+    },
+    /// A process under the root that the snapshot does not list.
     #[error(
         "a new process joined the tree during the checks: pid {pid} ({comm}), child of pid {ppid}"
     )]
-    Joined { pid: Pid, comm: String, ppid: Pid },
+    Joined {
+        /// The newcomer's pid.
+        pid: Pid,
+        /// Its kernel name (`comm`).
+        comm: String,
+        /// Its parent's pid.
+        ppid: Pid,
+    },
+    /// A member Pier never signals, Force included (`judge::force_allowed`).
     #[error("never touched: pid {pid} is {why}")]
-    Protected { pid: Pid, why: Protection },
+    Protected {
+        /// The protected member's pid.
+        pid: Pid,
+        /// What it is: another user's process, init, Pier or an ancestor of Pier.
+        why: Protection,
+    },
+    /// A fresh read of a member's identity gave no answer: it may or may not be the same
+    /// process.
     #[error("whether pid {pid} is still the same process could not be read: {why}")]
-    IdentityUnknown { pid: Pid, why: String },
+    IdentityUnknown {
+        /// The member whose identity could not be read.
+        pid: Pid,
+        /// Why, in the probe's words.
+        why: String,
+    },
+    /// A member is still the same process, but its executable can no longer be read.
     #[error(
         "the executable of pid {pid} can no longer be read, so it cannot be shown to be the \
          same program"
     )]
-    ExeUnreadable { pid: Pid },
+    ExeUnreadable {
+        /// The member whose executable could not be read.
+        pid: Pid,
+    },
+    /// A member is still the same process but runs another executable than the snapshot's.
     #[error("pid {pid} now runs {}, not {}: it exec'd another program", now.display(), was.display())]
     Execd {
+        /// The member's pid.
         pid: Pid,
+        /// The executable it runs now.
         now: PathBuf,
+        /// The executable the snapshot recorded.
         was: PathBuf,
     },
 
     // The deadline from (a) to the first signal.
+    /// More time than allowed passed from check (a) to the first signal; nothing was sent.
     #[error(
         "the checks took too long: more than {} s passed between the first look at its \
          connections and the first signal, so nothing was sent (the machine may be busy; try \
          again)",
         limit.as_secs_f64()
     )]
-    Deadline { limit: Duration },
+    Deadline {
+        /// The time allowed ([`super::StopOptions::deadline`]).
+        limit: Duration,
+    },
 }
 
 fn pids(list: &[Pid]) -> String {

@@ -21,7 +21,9 @@ use crate::store::Store;
 pub trait Engine: Send + Sync + 'static {
     /// A scan stamped `generation`, and the snapshot history judged right after it.
     fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>);
+    /// Stops the resource `id`; the stop refuses if it is no longer what `shown` says.
     fn stop(&self, id: &str, shown: &Shown) -> StopReport;
+    /// Restarts the snapshot with record name `snapshot`.
     fn restart(&self, snapshot: &str) -> RestartReport;
 }
 

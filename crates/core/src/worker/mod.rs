@@ -35,11 +35,18 @@ pub enum Command {
     Scan,
     /// Stop these resources, each with what the card showed, as one action.
     Stop {
+        /// The action the result belongs to: one project, or all safe ones.
         key: ActionKey,
+        /// The resources to stop, one after another.
         targets: Vec<StopTarget>,
     },
     /// Restart one snapshot; `label` names it in the result line.
-    Restart { snapshot: String, label: String },
+    Restart {
+        /// The snapshot's record name in the state folder.
+        snapshot: String,
+        /// How the menu names the snapshot.
+        label: String,
+    },
     /// End: finish what is running, then return.
     Quit,
 }
@@ -47,8 +54,11 @@ pub enum Command {
 /// One resource to stop and what the user was shown of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StopTarget {
+    /// The path of the resource's project, which names it in the result line.
     pub project: String,
+    /// The resource's id (its root's pid and start time).
     pub id: String,
+    /// What its card showed: the stop refuses if the resource has changed since.
     pub shown: Shown,
 }
 
@@ -66,7 +76,9 @@ pub enum ActionKey {
 /// The whole answer of one action, for the menu and the notification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActionReport {
+    /// The action this is the result of.
     pub key: ActionKey,
+    /// How it went, for the menu and the notification.
     pub tone: Tone,
     /// One line: "shop: stopped (3 processes)", "api: refused — a client is connected".
     pub summary: String,
@@ -77,14 +89,19 @@ pub struct ActionReport {
 pub enum Update {
     /// A scan finished (or failed), with the snapshot history read right after it.
     Scanned {
+        /// The generation taken when the scan started.
         generation: u64,
+        /// The scan, or why it could not be made.
         scan: Result<Scan, String>,
+        /// The snapshot history, or why it could not be read.
         history: Result<History, String>,
     },
     /// An action finished; the scan of generation `settled_by` follows, and until it is shown
     /// the card still shows the state from before the action.
     ActionDone {
+        /// The action's result.
         report: ActionReport,
+        /// The generation of the scan that follows the action.
         settled_by: u64,
     },
     /// SIGINT or SIGTERM arrived: the UI should quit.
@@ -106,6 +123,7 @@ impl Latest {
         true
     }
 
+    /// The newest generation shown so far; 0 before the first.
     pub fn get(self) -> u64 {
         self.0
     }
