@@ -9,4 +9,4 @@ if [ "$(uname -s)" = Linux ] && ! pkg-config --exists gtk+-3.0 2>/dev/null; then
   exit 1
 fi
 cargo build --release --quiet --locked --workspace --bins
-exec target/release/pier "$@"
+exec target/release/pier app "$@"

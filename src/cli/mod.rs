@@ -34,8 +34,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Start the menu-bar / tray app (what `pier` alone does); its options are `pier-app`'s
-    /// (`pier app --help`).
+    /// Start the menu-bar / tray app (what `pier` alone does); `pier app --help` lists its
+    /// options.
+    #[command(disable_help_flag = true)]
     App {
         /// Passed to `pier-app` as given.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

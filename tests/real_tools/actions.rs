@@ -87,11 +87,31 @@ fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
         wrong.push(format!("exit code {code} with result {result}"));
     }
     // Processes born during the stop: once Pier reports them, each one still running must be
-    // there, with that fate. One born after Pier ended cannot be: uvicorn's supervisor, told
-    // to stop while it waits up to 5 s on a slow worker's health check, kills and respawns it
-    // before it reads its SIGTERM (seen under load) — the report said it still ran.
+    // there, with that fate. One born after Pier ended, to a process the report says still
+    // runs, cannot be: uvicorn's supervisor, told to stop while it waits up to 5 s on a slow
+    // worker's health check, kills and respawns it before it reads its SIGTERM (seen under
+    // load) — and the report said the supervisor still ran.
     if let Some(newcomers) = res.get("newcomers").and_then(Value::as_array) {
-        for s in strays.iter().filter(|s| s.start_time <= ended) {
+        let still_running: Vec<u64> = reported
+            .iter()
+            .filter(|(_, o)| o == "still_running")
+            .map(|(p, _)| u64::from(p.pid))
+            .chain(
+                newcomers
+                    .iter()
+                    .filter(|n| n["fate"] == "still_running")
+                    .filter_map(|n| n["pid"].as_u64()),
+            )
+            .collect();
+        let table = truth::table();
+        let born_after_to_a_runner = |s: &Started| {
+            s.start_time > ended
+                && table
+                    .iter()
+                    .find(|(p, _)| p == s)
+                    .is_some_and(|(_, pp)| still_running.contains(&u64::from(*pp)))
+        };
+        for s in strays.iter().filter(|s| !born_after_to_a_runner(s)) {
             let listed = newcomers
                 .iter()
                 .any(|n| ident(n) == Some(*s) && n["fate"] == "still_running");

@@ -45,12 +45,12 @@ pub fn identity(pid: u32) -> Option<Started> {
 /// Now, in the unit of a start time (clock ticks since boot, from `/proc/uptime`): a process
 /// whose start time is later was born after this read.
 pub fn now_ticks() -> u64 {
-    let uptime = std::fs::read_to_string("/proc/uptime").unwrap_or_default();
+    let uptime = std::fs::read_to_string("/proc/uptime").expect("/proc/uptime is readable");
     let secs: f64 = uptime
         .split_whitespace()
         .next()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0.0);
+        .expect("/proc/uptime starts with the seconds since boot");
     (secs * rustix::param::clock_ticks_per_second() as f64) as u64
 }
 

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use pier_core::probe::{
-    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessList,
-    SocketTable, Survey, WantsArgv,
+    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
+    ProcessList, SocketTable, Survey, WantsArgv,
 };
 use pier_core::signal::wait::ExitWaiter;
 use pier_core::signal::{Expected, Sig, SignalOutcome, Signaller};
@@ -30,6 +30,9 @@ pub enum Call {
     /// A request to signal this pid (what came of it is in [`Hooked::on_signal`]).
     Signal(Pid),
     Wait,
+    /// A glance at the lineage's children (once after each wait: the hooked waiter glances
+    /// after it, through the real probe's children lists).
+    Children,
 }
 
 /// What the hook tells before each call, and after each signal.
@@ -74,6 +77,10 @@ impl Probe for Hooked<'_> {
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         self.tick.before(Call::Sockets);
         self.probe.sockets(owners_among)
+    }
+    fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
+        self.tick.before(Call::Children);
+        self.probe.children(parents)
     }
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         self.tick.before(Call::Survey);

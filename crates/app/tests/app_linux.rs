@@ -256,3 +256,20 @@ fn an_unknown_under_folder_is_a_usage_error() {
     assert!(err.contains("must be a number of seconds"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `pier app` hands every argument to `pier-app`, `--help` too: the app's own options are what
+/// `pier app --help` lists.
+#[test]
+fn pier_app_help_lists_the_app_s_options() {
+    let sb = Sandbox::new();
+    let out = Command::new(pier_bin())
+        .args(["app", "--help"])
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{help}");
+    for option in ["--under", "--refresh", "--sample-ms"] {
+        assert!(help.contains(option), "{option} in {help}");
+    }
+}

@@ -288,7 +288,9 @@ pub trait Probe {
     /// listed only when its parent ran as that identity through the read and the child's own
     /// row names it as its parent. A parent that is gone has none. What a stop glances at
     /// while it waits (`stop/newcomers.rs`): the default reads the whole table once; a backend
-    /// that can list one process's children reads only those.
+    /// that can list one process's children reads only those, and answers `Unsupported` where
+    /// it cannot (Linux without `CONFIG_PROC_CHILDREN`): a glance is then skipped rather than
+    /// made a whole-table read every few milliseconds.
     fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
         Ok(children_in(self.processes()?, parents))
     }

@@ -7,8 +7,9 @@
 //! signalled), and one read of the process table looks for newcomers. After the last level: a
 //! last look (children, orphans in the project, strangers on a recorded port), one bounded wait
 //! for whatever may still end — members that outlived their grace, members skipped while alive,
-//! newcomers — and one more look for anything born during that wait. A newcomer is only ever
-//! waited for, never signalled.
+//! newcomers — and one more look for anything born during that wait. All through every wait,
+//! once a signal has gone out, a glance every `GLANCE` reads only the lineage's children
+//! ([`Signals::glance`]). A newcomer is only ever waited for, never signalled.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

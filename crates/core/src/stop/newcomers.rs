@@ -490,3 +490,7 @@ mod tests {
         assert_eq!(w.seen()[0].tie, Tie::Listens("127.0.0.1:8000".into()));
     }
 }
+
+#[cfg(test)]
+#[path = "newcomers/glance_tests.rs"]
+mod glance_tests;

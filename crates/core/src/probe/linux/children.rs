@@ -4,7 +4,6 @@
 //! every few milliseconds while it waits (`stop/newcomers.rs`), so it must cost little.
 
 use std::fs;
-use std::path::Path;
 
 use super::rows::{self, Clock, Row};
 use super::{is_gone, read_small};
@@ -19,8 +18,8 @@ pub enum Read {
 }
 
 /// The children of `parent`: each listed pid's row, kept when the row names `parent` as its
-/// parent, and only when `parent` still runs as itself once the lists are read — a pid
-/// reused between the two reads is not its parent's child. None when `parent` is gone.
+/// parent, and only when `parent` still runs as itself after the lists and the rows are read —
+/// a pid reused between the reads is not its parent's child. None when `parent` is gone.
 pub fn of(parent: Identity, own_uid: u32, clock: Clock) -> Read {
     let tasks = match fs::read_dir(format!("/proc/{}/task", parent.pid)) {
         Ok(tasks) => tasks,
@@ -34,23 +33,32 @@ pub fn of(parent: Identity, own_uid: u32, clock: Clock) -> Read {
                 None => return Read::Unsupported,
             },
             // The thread ended after the listing.
-            Err(e) if is_gone(&e) && !Path::new(&task.path()).exists() => {}
+            Err(e) if is_gone(&e) && !task.path().exists() => {}
             Err(e) if is_gone(&e) => return Read::Unsupported,
             Err(_) => {}
         }
     }
-    match rows::stat(parent.pid) {
-        Ok(Some((_, s))) if s.start_time == parent.start_time && s.state != b'Z' => {}
-        _ => return Read::Children(Vec::new()),
+    if !still_itself(parent) {
+        return Read::Children(Vec::new());
     }
     pids.sort_unstable();
     pids.dedup();
-    Read::Children(
-        pids.into_iter()
-            .filter_map(|pid| match rows::read_row(pid, own_uid, clock) {
-                Row::Read(info) if info.ppid == parent.pid => Some(info),
-                _ => None,
-            })
-            .collect(),
-    )
+    let children: Vec<ProcessInfo> = pids
+        .into_iter()
+        .filter_map(|pid| match rows::read_row(pid, own_uid, clock) {
+            Row::Read(info) if info.ppid == parent.pid => Some(info),
+            _ => None,
+        })
+        .collect();
+    // Once more after the rows: a row naming this pid as its parent is then this parent's.
+    if !still_itself(parent) {
+        return Read::Children(Vec::new());
+    }
+    Read::Children(children)
+}
+
+/// Whether `parent` runs as that identity now (not a zombie, not another process on its pid).
+fn still_itself(parent: Identity) -> bool {
+    matches!(rows::stat(parent.pid),
+        Ok(Some((_, s))) if s.start_time == parent.start_time && s.state != b'Z')
 }

@@ -412,7 +412,7 @@ impl Probe for LinuxProbe {
         Ok(self.pass(&all_pids()?, PassMode::Rows).list)
     }
 
-    /// Each parent's own children files; the whole table only where the kernel lists none.
+    /// Each parent's own children files; `Unsupported` where the kernel lists none.
     fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
         let clock = self.clock();
         let mut out = Vec::new();
@@ -421,9 +421,9 @@ impl Probe for LinuxProbe {
                 children::Read::Children(found) => {
                     out.extend(found.into_iter().map(|c| (parent, c)))
                 }
-                children::Read::Unsupported => {
-                    return Ok(super::children_in(self.processes()?, parents))
-                }
+                // Without children lists a glance would read the whole table every few
+                // milliseconds, all through a wait: it is skipped (the stop's looks remain).
+                children::Read::Unsupported => return Err(ProbeError::Unsupported),
             }
         }
         Ok(out)
