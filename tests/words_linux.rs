@@ -291,10 +291,7 @@ fn pier_without_the_app_beside_it_says_how_to_get_it_and_scans_on() {
     std::fs::create_dir(&alone).unwrap();
     let pier = alone.join("pier");
     std::fs::copy(pier_bin(), &pier).unwrap();
-    let out = Command::new(&pier)
-        .env("PIER_STATE_DIR", sb.path().join("state"))
-        .output()
-        .unwrap();
+    let out = run_copied(Command::new(&pier).env("PIER_STATE_DIR", sb.path().join("state")));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "one sentence: {err}");
@@ -307,15 +304,30 @@ fn pier_without_the_app_beside_it_says_how_to_get_it_and_scans_on() {
     ] {
         assert!(err.contains(needed), "{needed:?} in {err}");
     }
-    let scan = Command::new(&pier)
-        .args(["scan", "--json", "--sample-ms", "0", "--under"])
-        .arg(sb.path())
-        .env("PIER_STATE_DIR", sb.path().join("state"))
-        .output()
-        .unwrap();
+    let scan = run_copied(
+        Command::new(&pier)
+            .args(["scan", "--json", "--sample-ms", "0", "--under"])
+            .arg(sb.path())
+            .env("PIER_STATE_DIR", sb.path().join("state")),
+    );
     assert!(
         scan.status.success(),
         "{}",
         String::from_utf8_lossy(&scan.stderr)
     );
+}
+
+/// Runs a binary this test just copied. Another test thread forking at that moment may hold the
+/// copy's write descriptor open in its child until that child execs, and until then the kernel
+/// refuses to run the copy (ETXTBSY, seen in CI): ask again, with a deadline.
+fn run_copied(cmd: &mut Command) -> std::process::Output {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        match cmd.output() {
+            Err(e) if e.raw_os_error() == Some(26) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            out => return out.expect("the copied pier runs"),
+        }
+    }
 }
