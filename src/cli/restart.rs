@@ -150,16 +150,7 @@ pub fn restart(args: RestartArgs) -> ExitCode {
             &name,
             Duration::from_secs_f64(args.wait),
         ),
-        Err(why) => RestartReport {
-            snapshot: args.snapshot.clone(),
-            result: RestartResult::Refused,
-            reason: why,
-            pid: None,
-            start_time: None,
-            log: None,
-            log_tail: Vec::new(),
-            helper_ports: Vec::new(),
-        },
+        Err(why) => RestartReport::not_started(&args.snapshot, RestartResult::Refused, why),
     };
     let written = if args.json {
         let mut text = serde_json::to_vec_pretty(&report).expect("reports serialise");

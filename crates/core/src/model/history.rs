@@ -44,6 +44,22 @@ pub struct RestartReport {
     pub helper_ports: Vec<String>,
 }
 
+impl RestartReport {
+    /// A restart that started nothing (`Refused` or `Failed`), saying why.
+    pub fn not_started(snapshot: &str, result: RestartResult, reason: String) -> Self {
+        Self {
+            snapshot: snapshot.to_owned(),
+            result,
+            reason,
+            pid: None,
+            start_time: None,
+            log: None,
+            log_tail: Vec::new(),
+            helper_ports: Vec::new(),
+        }
+    }
+}
+
 /// One line of `pier history`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryEntry {

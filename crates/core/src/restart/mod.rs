@@ -246,16 +246,7 @@ pub fn find(store: &Store, name_or_id: &str) -> Result<(String, Snapshot), Strin
 /// restart lock, the record is read, every refusal asked, the root started and recorded at
 /// once, then the server's ports awaited and the restart marked ready when they listen.
 pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> RestartReport {
-    let mut report = RestartReport {
-        snapshot: name.to_owned(),
-        result: RestartResult::Refused,
-        reason: String::new(),
-        pid: None,
-        start_time: None,
-        log: None,
-        log_tail: Vec::new(),
-        helper_ports: Vec::new(),
-    };
+    let mut report = RestartReport::not_started(name, RestartResult::Refused, String::new());
     let _lock = match lock_project(store, name) {
         Ok(lock) => lock,
         Err(e) => return failed(report, e.to_string()),

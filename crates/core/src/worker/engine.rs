@@ -108,14 +108,5 @@ impl Engine for SystemEngine {
 }
 
 fn failed(snapshot: &str, reason: String) -> RestartReport {
-    RestartReport {
-        snapshot: snapshot.to_owned(),
-        result: RestartResult::Failed,
-        reason,
-        pid: None,
-        start_time: None,
-        log: None,
-        log_tail: Vec::new(),
-        helper_ports: Vec::new(),
-    }
+    RestartReport::not_started(snapshot, RestartResult::Failed, reason)
 }
