@@ -77,7 +77,12 @@ fn uvicorn_workers() {
             project: "uvicorn_workers",
             command: "uvicorn main:app --workers 2 --port {port}",
             kind: "uvicorn",
-            stop_args: &["--grace", "2"],
+            // The resource tracker ignores SIGTERM, so the workers' level waits its whole grace,
+            // and meanwhile the supervisor respawns them and health-checks each new one for up
+            // to 5 s (`timeout_worker_healthcheck`) before it reads a SIGTERM of its own. With 2 s
+            // that check could still hold its SIGTERM when its turn came (seen in CI): the stop
+            // was then honestly partial and the restart refused. 12 s lets it end first.
+            stop_args: &["--grace", "12"],
             ..PY
         })
     });
