@@ -156,6 +156,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
             waiter: &hooked,
             store: &system.store,
             marker_at: &project::marker_on_disk,
+            interrupt: &pier_core::stop::interrupt::PROCESS,
             opts: StopOptions {
                 grace: Duration::from_secs(2),
                 sample: Duration::from_millis(50),

@@ -117,6 +117,7 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
             let _ = writeln!(out, "    a helper's ports: {}", e.helper_ports.join(", "));
         }
         let _ = writeln!(out, "    {command}");
+        reconciled_lines(&mut out, e);
         let _ = match &e.why_not {
             None => writeln!(out, "    can be restarted"),
             Some(why) => writeln!(out, "    cannot be restarted: {why}"),
@@ -126,6 +127,20 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
         let _ = writeln!(out, "unreadable: {u}");
     }
     out
+}
+
+/// What a read did with an unfinished stop (docs/design.md §3.8): its reason, and whether
+/// the reconciled view could be written.
+fn reconciled_lines(out: &mut String, e: &HistoryEntry) {
+    if let (Some(at), Some(reason)) = (&e.reconciled_at, &e.reason) {
+        let _ = writeln!(out, "    reconciled {at}: {reason}");
+    }
+    if let Some(why) = &e.not_written {
+        let _ = writeln!(
+            out,
+            "    (shown, not written: {why}; the next pier history that can write it will)"
+        );
+    }
 }
 
 /// Runs `pier restart`: the snapshot named, restarted (or refused), the report printed.
@@ -208,6 +223,8 @@ mod tests {
             result: Some(result.into()).filter(|r: &String| !r.is_empty()),
             signalled,
             reason: Some(reason.into()),
+            reconciled_at: None,
+            not_written: None,
             restartable: false,
             why_not: Some("nothing was stopped, so there is nothing to restart".into()),
         }

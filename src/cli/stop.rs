@@ -13,10 +13,12 @@ use super::{print, resolve_dirs, thresholds, usage, EXIT_FAILED, EXIT_NOT_ALL_ST
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::System;
+use pier_core::front::EXIT_NOT_RECORDED;
 use pier_core::model::card::{Level, Project, Resource};
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
 use pier_core::model::snapshot::Snapshot;
 use pier_core::probe;
+use pier_core::stop::interrupt;
 use pier_core::stop::StopOptions;
 use pier_core::store::Store;
 use pier_core::words;
@@ -99,6 +101,11 @@ pub fn run(args: StopArgs) -> ExitCode {
         Ok(opts) => opts,
         Err(code) => return code,
     };
+    // From here on, Ctrl-C, a kill or a closed terminal interrupt the stop at its seams
+    // rather than kill Pier mid-stop (docs/design.md §3.8).
+    if let Err(e) = interrupt::catch() {
+        eprintln!("pier: warning: {e}; an interruption may leave an unfinished snapshot");
+    }
     let system = match System::open() {
         Ok(system) => system,
         Err(code) => return code,
@@ -184,8 +191,9 @@ fn print_reports(
     }
 }
 
-/// Every outcome that could not be recorded, on stderr; then 0 only if every requested
-/// resource was stopped and its outcome recorded, else 3.
+/// Every outcome that could not be recorded, on stderr; then the exit code: 128 + the signal
+/// when one interrupted the stops; else 3 if some requested resource was not stopped; else 4
+/// if every one was but some outcome could not be recorded; else 0.
 fn exit_code(reports: &[StopReport]) -> ExitCode {
     for r in reports
         .iter()
@@ -193,13 +201,16 @@ fn exit_code(reports: &[StopReport]) -> ExitCode {
     {
         eprintln!("pier: {}: {}", r.0, r.1);
     }
-    let all_stopped = reports
-        .iter()
-        .all(|r| r.result == ResourceResult::Stopped && r.record_error.is_none());
-    if all_stopped {
-        ExitCode::SUCCESS
-    } else {
+    if let Some(n) = interrupt::PROCESS.number() {
+        return ExitCode::from(128u8.saturating_add(n as u8));
+    }
+    let all_stopped = reports.iter().all(|r| r.result == ResourceResult::Stopped);
+    if !all_stopped {
         ExitCode::from(EXIT_NOT_ALL_STOPPED)
+    } else if reports.iter().any(|r| r.record_error.is_some()) {
+        ExitCode::from(EXIT_NOT_RECORDED)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -294,6 +305,9 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
                 t.a_to_first_signal_ms, t.a_to_last_signal_ms, t.sample_ms
             );
         }
+        if let Some(e) = &r.record_error {
+            let _ = writeln!(out, "    not recorded: {e}");
+        }
         if let Some(s) = &r.snapshot {
             let _ = match r.result {
                 ResourceResult::Refused | ResourceResult::Failed => writeln!(
@@ -326,6 +340,16 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
     let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
     if !left_alone.is_empty() {
         let _ = write!(out, ", {} left alone", left_alone.len());
+    }
+    let unrecorded = reports.iter().filter(|r| r.record_error.is_some()).count();
+    if unrecorded > 0 {
+        let _ = write!(out, "; {unrecorded} outcome(s) not recorded yet");
+    }
+    if let Some(signal) = reports.iter().find_map(|r| r.interrupted.as_deref()) {
+        let _ = write!(
+            out,
+            "; interrupted by {signal}: no further level or resource was signalled"
+        );
     }
     out.push('\n');
     out

@@ -612,7 +612,8 @@ impl Round {
         }
     }
 
-    /// Whether the snapshot of resource `id` is in `records`, parses, and names every member.
+    /// Whether the snapshot of resource `id` is in `records`, parses, names every member, and
+    /// carries the "signals may follow" mark.
     fn snapshot_on_disk(&self) -> Result<(), String> {
         let Some((records, id)) = &self.snapshot.borrow().expected else {
             return Err("the test did not say where the snapshot goes".into());
@@ -628,6 +629,11 @@ impl Round {
         let named = doc["members"].as_array().map_or(0, Vec::len);
         if named != self.initial().len() {
             return Err(format!("the snapshot names {named} members"));
+        }
+        if doc["signals_may_follow"] != Value::Bool(true) {
+            return Err(
+                "the \"signals may follow\" mark is not on disk at the first signal".into(),
+            );
         }
         Ok(())
     }

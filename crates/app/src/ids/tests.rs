@@ -154,6 +154,8 @@ fn restart_needs_a_restartable_snapshot() {
         result: Some("stopped".into()),
         signalled: Some(true),
         reason: None,
+        reconciled_at: None,
+        not_written: None,
         restartable: ok,
         why_not: (!ok).then(|| "the stop was partial".into()),
     };

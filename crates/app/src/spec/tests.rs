@@ -229,6 +229,8 @@ fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Histor
         result: Some("stopped".into()),
         signalled: Some(true),
         reason: Some("every member is gone".into()),
+        reconciled_at: None,
+        not_written: None,
         restartable,
         why_not: why_not.map(Into::into),
     }

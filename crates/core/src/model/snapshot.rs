@@ -85,6 +85,16 @@ pub struct Snapshot {
     /// so "unknown" is never read as "nothing was sent". Only `Some(true)` with a complete
     /// result is offered for restart.
     pub signalled: Option<bool>,
+    /// The "signals may follow" mark (`docs/design.md` §3.8): `Some(false)` as the snapshot is
+    /// written, `Some(true)` — written and fsynced — right before the first signal. An
+    /// unfinished stop without it sent nothing. `None` in records of Pier builds from before
+    /// the mark: whether signals followed is unknown, so it is read as set.
+    #[serde(default)]
+    pub signals_may_follow: Option<bool>,
+    /// Set (RFC 3339, UTC) when a later read reconciled this unfinished stop against the live
+    /// system: its result then comes from its members' fates, not from the stop itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_at: Option<String>,
     /// Each member's outcome, added when the stop has finished; empty until then.
     pub outcomes: Vec<RecordedOutcome>,
     /// `None` until the stop has finished.

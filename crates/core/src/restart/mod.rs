@@ -25,6 +25,7 @@ use crate::model::card::Port;
 use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::snapshot::{RecordedRestart, Snapshot};
 use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
+use crate::stop::reconcile::{reconcile, Reconciled};
 use crate::store::{Lock, Store, StoreError};
 
 fn lossy(b: &[u8]) -> String {
@@ -192,7 +193,11 @@ pub fn history(
         .records
         .into_iter()
         .map(|(name, s)| {
-            let why_not = refusal(&now, &s).err();
+            let (s, not_written, left) = settled(probe, store, &name, s);
+            let why_not = match left {
+                Some(why) => Some(format!("the stop has not finished: {why}")),
+                None => refusal(&now, &s).err(),
+            };
             HistoryEntry {
                 snapshot: name,
                 id: s.id.clone(),
@@ -208,6 +213,8 @@ pub fn history(
                 result: s.result.map(|r| r.as_str().to_owned()),
                 signalled: s.signalled,
                 reason: s.reason.clone(),
+                reconciled_at: s.reconciled_at.clone(),
+                not_written,
                 restartable: why_not.is_none(),
                 why_not,
             }
@@ -217,6 +224,24 @@ pub fn history(
         entries,
         listing.damaged.iter().map(ToString::to_string).collect(),
     ))
+}
+
+/// A record as a reader should see it: an unfinished one reconciled (`stop/reconcile.rs`).
+/// Also returns why the reconciled view was not written, and why it was left unfinished.
+fn settled(
+    probe: &dyn Probe,
+    store: &Store,
+    name: &str,
+    s: Snapshot,
+) -> (Snapshot, Option<String>, Option<String>) {
+    if s.result.is_some() {
+        return (s, None, None);
+    }
+    match reconcile(probe, store, name, &s) {
+        Reconciled::Written(on_disk) => (on_disk, None, None),
+        Reconciled::Shown(view, why) => (view, Some(why), None),
+        Reconciled::Left(why) => (s, None, Some(why)),
+    }
 }
 
 /// The snapshot a user named: a record name (`snap-…`), or a resource id (its newest one).
@@ -251,7 +276,7 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
         Ok(lock) => lock,
         Err(e) => return failed(report, e.to_string()),
     };
-    let snapshot = match read_record(store, name) {
+    let snapshot = match read_record(probe, store, name) {
         Ok(s) => s,
         Err((result, why)) => {
             (report.result, report.reason) = (result, why);
@@ -297,9 +322,23 @@ fn lock_project(store: &Store, name: &str) -> Result<Lock, StoreError> {
 
 /// The snapshot `name`, read under the lock. Missing, the restart failed; damaged, it is
 /// refused, and the record is kept as it is: nothing is started from it.
-fn read_record(store: &Store, name: &str) -> Result<Snapshot, (RestartResult, String)> {
+fn read_record(
+    probe: &dyn Probe,
+    store: &Store,
+    name: &str,
+) -> Result<Snapshot, (RestartResult, String)> {
     match store.get::<Snapshot>(name) {
-        Ok(Some(s)) => Ok(s),
+        Ok(Some(s)) => match settled(probe, store, name, s) {
+            (s, None, None) => Ok(s),
+            (_, Some(why), _) => Err((
+                RestartResult::Failed,
+                format!("the unfinished stop was reconciled, but could not be written: {why}"),
+            )),
+            (_, _, Some(why)) => Err((
+                RestartResult::Refused,
+                format!("the stop has not finished: {why}"),
+            )),
+        },
         Ok(None) => Err((
             RestartResult::Failed,
             format!("there is no snapshot {name}"),

@@ -73,6 +73,9 @@ pub fn recorded_exe(m: &SnapshotMember) -> PathBuf {
 pub fn stop_was_complete(s: &Snapshot) -> Result<(), String> {
     match (s.signalled, s.result) {
         (Some(true), Some(ResourceResult::Stopped)) => Ok(()),
+        // Reconciled after Pier ended mid-stop (`stop/reconcile.rs`): whether a signal went out
+        // is unknown, but every member is gone, which is what a restart needs.
+        (None, Some(ResourceResult::Stopped)) if s.reconciled_at.is_some() => Ok(()),
         (_, Some(ResourceResult::PartiallyStopped)) => {
             Err("the stop was partial: part of it may still run".into())
         }

@@ -32,6 +32,8 @@ fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
         },
         members: Vec::new(),
         signalled,
+        signals_may_follow: Some(true),
+        reconciled_at: None,
         outcomes: Vec::new(),
         result,
         reason: None,

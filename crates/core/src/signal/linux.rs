@@ -109,7 +109,7 @@ fn judge(stat: std::io::Result<Vec<u8>>, start_time: u64) -> Judged {
 
 impl ExitWaiter for PidfdWaiter {
     fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
-        self.wait_glancing(members, timeout, Duration::MAX, &mut || {})
+        self.wait_glancing(members, timeout, Duration::MAX, &mut || true)
     }
 
     fn wait_glancing(
@@ -117,7 +117,7 @@ impl ExitWaiter for PidfdWaiter {
         members: &[Expected],
         timeout: Duration,
         every: Duration,
-        glance: &mut dyn FnMut(),
+        glance: &mut dyn FnMut() -> bool,
     ) -> Vec<bool> {
         let watches: Vec<Watch> = members.iter().map(open).collect();
         let mut exited: Vec<bool> = watches.iter().map(|w| matches!(w, Watch::Exited)).collect();
@@ -125,7 +125,9 @@ impl ExitWaiter for PidfdWaiter {
         let mut next_glance = Instant::now().checked_add(every);
         loop {
             if next_glance.is_some_and(|at| Instant::now() >= at) {
-                glance();
+                if !glance() {
+                    break;
+                }
                 next_glance = Instant::now().checked_add(every);
             }
             let waiting: Vec<(usize, &OwnedFd)> = watches

@@ -199,7 +199,7 @@ pub struct KqueueWaiter {
 
 impl ExitWaiter for KqueueWaiter {
     fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
-        self.wait_glancing(members, timeout, Duration::MAX, &mut || {})
+        self.wait_glancing(members, timeout, Duration::MAX, &mut || true)
     }
 
     fn wait_glancing(
@@ -207,7 +207,7 @@ impl ExitWaiter for KqueueWaiter {
         members: &[Expected],
         timeout: Duration,
         every: Duration,
-        glance: &mut dyn FnMut(),
+        glance: &mut dyn FnMut() -> bool,
     ) -> Vec<bool> {
         let mut exited = vec![false; members.len()];
         // SAFETY: kqueue has no preconditions; the fd is closed below.
@@ -245,7 +245,9 @@ impl ExitWaiter for KqueueWaiter {
         let mut next_glance = Instant::now().checked_add(every);
         while exited.iter().any(|e| !e) {
             if next_glance.is_some_and(|at| Instant::now() >= at) {
-                glance();
+                if !glance() {
+                    break;
+                }
                 next_glance = Instant::now().checked_add(every);
             }
             let now = Instant::now();

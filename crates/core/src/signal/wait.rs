@@ -17,14 +17,15 @@ pub trait ExitWaiter {
 
     /// [`wait_for_exit`](ExitWaiter::wait_for_exit), calling `glance` about every `every`
     /// while it waits, and once at its end: a stop looks for newcomers all through a wait, or
-    /// one born and gone within it is never seen (`stop/newcomers.rs`). The default glances
-    /// once, after the wait.
+    /// one born and gone within it is never seen (`stop/newcomers.rs`). A glance that returns
+    /// `false` ends the wait at once (an interruption: `stop/interrupt.rs`). The default
+    /// glances once, after the wait.
     fn wait_glancing(
         &self,
         members: &[Expected],
         timeout: Duration,
         every: Duration,
-        glance: &mut dyn FnMut(),
+        glance: &mut dyn FnMut() -> bool,
     ) -> Vec<bool> {
         let _ = every;
         let exited = self.wait_for_exit(members, timeout);

@@ -192,7 +192,8 @@ impl Signals<'_, '_> {
             .collect();
         ids.extend(seen.iter().map(|n| watched(n.identity)));
         let grace = self.stopper.opts.grace;
-        let bound = if seen.is_empty() {
+        // An interrupted stop still takes its last look, but waits no grace for newcomers.
+        let bound = if seen.is_empty() || self.stopper.interrupt.raised().is_some() {
             LAST_LOOK.min(grace)
         } else {
             grace
@@ -201,9 +202,10 @@ impl Signals<'_, '_> {
             Vec::new()
         } else {
             let stopper = self.stopper;
-            stopper
-                .waiter
-                .wait_glancing(&ids, bound, GLANCE, &mut || self.glance())
+            stopper.waiter.wait_glancing(&ids, bound, GLANCE, &mut || {
+                self.glance();
+                true
+            })
         };
         let (members_gone, newcomers_gone) = exited.split_at(pending.len());
         self.settle_members(&pending, members_gone, &mut problems);

@@ -5,6 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::checks;
+use super::interrupt::Interrupt;
 use super::newcomers::Watch;
 use super::refusal::{Refusal, Why};
 use super::signals::Signals;
@@ -34,8 +35,36 @@ pub struct Stopper<'a> {
     pub store: &'a Store,
     /// Which project marker a folder holds, for the stop's own scans.
     pub marker_at: MarkerLookup<'a>,
+    /// Raised by SIGINT, SIGTERM or SIGHUP (`interrupt.rs`): read at the stop's seams.
+    pub interrupt: &'a Interrupt,
     /// How to stop: grace, sample window, thresholds, Force, deadline.
     pub opts: StopOptions,
+}
+
+/// Why the checkpoint chain did not reach the first signal.
+enum Halt {
+    /// A check said no.
+    Refused(Refusal),
+    /// SIGINT, SIGTERM or SIGHUP came first.
+    Interrupted(&'static str),
+}
+
+impl From<Refusal> for Halt {
+    fn from(r: Refusal) -> Self {
+        Halt::Refused(r)
+    }
+}
+
+/// A stop interrupted before the mark: nothing was sent, and the report says so.
+fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
+    StopReport {
+        interrupted: Some(signal.to_owned()),
+        ..report(
+            id,
+            ResourceResult::Refused,
+            format!("interrupted by {signal} {before}: nothing was sent"),
+        )
+    }
 }
 
 fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopReport {
@@ -50,6 +79,7 @@ fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopRe
         fresh: None,
         timings: None,
         record_error: None,
+        interrupted: None,
     }
 }
 
@@ -72,6 +102,10 @@ impl Stopper<'_> {
             Ok(lock) => lock,
             Err(e) => return report(id, ResourceResult::Failed, e.to_string()),
         };
+        // Before anything is written: a batch interrupted between two stops starts no more.
+        if let Some(signal) = self.interrupt.raised() {
+            return abandoned(id, signal, "before this stop began");
+        }
         let (project, resource) = match self.rediagnose(id, shown) {
             Ok(found) => found,
             Err(refused) => return *refused,
@@ -80,9 +114,10 @@ impl Stopper<'_> {
             Ok(written) => written,
             Err((result, why)) => return report(id, result, why),
         };
-        let mut out = self.signal_tree(id, &snapshot);
+        let mut out = self.signal_tree(id, &name, &snapshot);
         out.snapshot = Some(name.clone());
-        if out.result != ResourceResult::Refused {
+        // Only what sent signals can have left a replacement behind.
+        if out.timings.is_some() {
             if let Some(why) = self.rescan(&project, &snapshot) {
                 out.reason = if out.result == ResourceResult::PartiallyStopped {
                     format!("{}; {why}", out.reason)
@@ -240,6 +275,8 @@ impl Stopper<'_> {
             },
             members,
             signalled: None,
+            signals_may_follow: Some(false),
+            reconciled_at: None,
             outcomes: Vec::new(),
             result: None,
             reason: None,
@@ -267,27 +304,51 @@ impl Stopper<'_> {
         &self,
         snapshot: &Snapshot,
         pids: &[Pid],
-    ) -> Result<(Duration, checks::TreeCheck), Refusal> {
+    ) -> Result<(Duration, checks::TreeCheck), Halt> {
         let members: HashSet<Pid> = pids.iter().copied().collect();
         let at = |c: Checkpoint| move |why: Why| why.at(c);
+        // Between any two checks: an interruption ends the chain, with nothing sent.
+        let go_on = || match self.interrupt.raised() {
+            Some(signal) => Err(Halt::Interrupted(signal)),
+            None => Ok(()),
+        };
         let t0 = self.probe.now();
         if !self.opts.force {
             checks::network(self.probe, &members).map_err(at(Checkpoint::A))?;
+            go_on()?;
             checks::activity(self.probe, snapshot, self.opts.sample, self.opts.thresholds)
                 .map_err(at(Checkpoint::B))?;
+            go_on()?;
             checks::network(self.probe, &members).map_err(at(Checkpoint::C))?;
         }
+        go_on()?;
         checks::tree(self.probe, snapshot).map_err(at(Checkpoint::D))?;
         if !self.opts.force {
             checks::network(self.probe, &members).map_err(at(Checkpoint::E))?;
         }
         let last = checks::tree(self.probe, snapshot).map_err(at(Checkpoint::E))?;
+        go_on()?;
         Ok((t0, last))
+    }
+
+    /// The "signals may follow" mark, written and fsynced in the snapshot right before the
+    /// first signal (docs/design.md §3.8): an unfinished record without it sent nothing, so a
+    /// later read may call it "not a stop"; with it, only the members' fates can tell.
+    fn mark(&self, name: &str, snapshot: &Snapshot) -> Result<(), String> {
+        self.store
+            .update::<Snapshot, _>(name, snapshot.root, |s| s.signals_may_follow = Some(true))
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "the \"signals may follow\" mark could not be written to the snapshot, so \
+                     nothing was signalled: {e}"
+                )
+            })
     }
 
     /// Steps 3–5: checkpoints, then signals leaf to root with a look for newcomers before and
     /// a bounded wait after each level, then the outcomes as they are when the stop ends.
-    fn signal_tree(&self, id: &str, snapshot: &Snapshot) -> StopReport {
+    fn signal_tree(&self, id: &str, name: &str, snapshot: &Snapshot) -> StopReport {
         let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
         let refused = |r: Refusal| StopReport {
             checkpoint: Some(r.checkpoint),
@@ -295,8 +356,14 @@ impl Stopper<'_> {
         };
         let (t0, last_check) = match self.checkpoints(snapshot, &pids) {
             Ok(checked) => checked,
-            Err(r) => return refused(r),
+            Err(Halt::Refused(r)) => return refused(r),
+            Err(Halt::Interrupted(signal)) => {
+                return abandoned(id, signal, "during the checks, before the first signal")
+            }
         };
+        if let Err(why) = self.mark(name, snapshot) {
+            return report(id, ResourceResult::Failed, why);
+        }
         let members = snapshot.members.iter().map(|m| m.identity);
         let mut run = Signals {
             stopper: self,
@@ -311,7 +378,16 @@ impl Stopper<'_> {
             blind: None,
         };
         for level in checks::levels(snapshot) {
+            // After the mark: an interruption signals no further level.
+            if let Some(signal) = self.interrupt.raised() {
+                run.not_reached(level, signal);
+                continue;
+            }
             let level = run.settle(level);
+            if let Some(signal) = self.interrupt.raised() {
+                run.not_reached(level, signal);
+                continue;
+            }
             // Right before a parent's signal: what it spawned since its child's signal (a
             // supervisor's replacement) still hangs under it, where a look can see it.
             run.before_level();
@@ -323,7 +399,24 @@ impl Stopper<'_> {
         }
         let (first, last) = (run.first, run.last);
         let ending = run.finish();
-        let (result, reason) = result_of(first.is_some(), &ending.problems);
+        let interrupted = self.interrupt.raised();
+        let (result, reason) = match interrupted {
+            Some(signal) if first.is_none() => (
+                ResourceResult::Refused,
+                format!("interrupted by {signal} before the first signal: nothing was sent"),
+            ),
+            Some(signal) => {
+                let (result, reason) = result_of(true, &ending.problems);
+                let reason = match result {
+                    ResourceResult::Stopped => reason,
+                    _ => format!(
+                        "interrupted by {signal}, so no further level was signalled; {reason}"
+                    ),
+                };
+                (result, reason)
+            }
+            None => result_of(first.is_some(), &ending.problems),
+        };
         StopReport {
             id: id.to_owned(),
             result,
@@ -334,6 +427,7 @@ impl Stopper<'_> {
             snapshot: None,
             fresh: None,
             record_error: None,
+            interrupted: interrupted.map(str::to_owned),
             timings: first.zip(last).map(|(f, l)| Timings {
                 a_to_first_signal_ms: f.as_secs_f64() * 1e3,
                 a_to_last_signal_ms: l.as_secs_f64() * 1e3,
@@ -449,7 +543,11 @@ impl Stopper<'_> {
             s.reason = Some(out.reason.clone());
         });
         updated.err().map(|e| {
-            format!("the outcome could not be added to the snapshot, which now says nothing about it: {e}")
+            format!(
+                "its outcome could not be written to its snapshot ({e}); free some space in {}: \
+                 the next `pier history` writes it from what is true then",
+                self.store.folder().display()
+            )
         })
     }
 }

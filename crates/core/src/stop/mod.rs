@@ -24,6 +24,8 @@
 //! and why), worded for the report's reason.
 
 pub mod checks;
+pub mod interrupt;
+pub mod reconcile;
 pub mod refusal;
 pub mod snapshot;
 

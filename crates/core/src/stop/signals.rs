@@ -72,9 +72,9 @@ impl Signals<'_, '_> {
         }
         let wait = SETTLE.min(self.stopper.opts.grace);
         let stopper = self.stopper;
-        let exited = stopper
-            .waiter
-            .wait_glancing(&level, wait, GLANCE, &mut || self.glance());
+        let exited = stopper.waiter.wait_glancing(&level, wait, GLANCE, &mut || {
+            self.glance_unless_interrupted()
+        });
         let mut alive = Vec::new();
         for (e, gone) in level.into_iter().zip(exited) {
             if gone {
@@ -130,17 +130,40 @@ impl Signals<'_, '_> {
         Ok(sent)
     }
 
+    /// A glance (`ending.rs`), and whether the wait should go on: an interruption ends it.
+    pub(super) fn glance_unless_interrupted(&mut self) -> bool {
+        self.glance();
+        self.stopper.interrupt.raised().is_none()
+    }
+
+    /// A level the stop did not reach, because `signal` interrupted it: no member of it is
+    /// signalled. Each is `skipped`, and the end of the stop tells whether it still runs
+    /// (then it is a problem, and the result is not `stopped`).
+    pub(super) fn not_reached(&mut self, level: Vec<Expected>, signal: &str) {
+        for e in level {
+            let detail = format!("{signal} interrupted the stop before its turn");
+            let line = self.line(&e, MemberOutcome::Skipped, detail);
+            self.members.push(line);
+        }
+    }
+
     /// Waits (bounded by the grace period) for the signalled members: stopped or still running.
     pub(super) fn await_level(&mut self, sent: &[Expected]) {
         let stopper = self.stopper;
         let opts = &stopper.opts;
         let exited = stopper
             .waiter
-            .wait_glancing(sent, opts.grace, GLANCE, &mut || self.glance());
+            .wait_glancing(sent, opts.grace, GLANCE, &mut || {
+                self.glance_unless_interrupted()
+            });
+        let cut_short = stopper.interrupt.raised();
         for (e, gone) in sent.iter().zip(exited) {
             let line = if gone {
                 let signal = if opts.force { "SIGKILL" } else { "SIGTERM" };
                 self.line(e, MemberOutcome::Stopped, format!("exited after {signal}"))
+            } else if let Some(by) = cut_short {
+                let detail = format!("still running when {by} ended the wait for it");
+                self.line(e, MemberOutcome::StillRunning, detail)
             } else {
                 let detail = format!(
                     "still running {} s after the signal",

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
+use super::interrupt::Interrupt;
 use super::*;
 use crate::model::outcome::*;
 use crate::model::shown::{Shown, ShownMember};
@@ -113,7 +114,12 @@ struct FakeOps<'a> {
     /// What the world does right after a signal to this pid went out (a supervisor respawns,
     /// a helper ends with its parent).
     after_send: RefCell<HashMap<Pid, AfterSend>>,
+    /// The stop's interruption flag (a test raises it where a Ctrl-C would land).
+    interrupt: &'a Interrupt,
 }
+
+/// The flag of every test that is not about interruption: never raised.
+static NEVER: Interrupt = Interrupt::new();
 
 type AfterSend = Box<dyn FnMut(&mut FakeProbe)>;
 
@@ -177,6 +183,7 @@ fn fake_ops(probe: &Scripted) -> FakeOps<'_> {
         reused_on_pin: Cell::new(None),
         exec_on_pin: Cell::new(None),
         after_send: RefCell::new(HashMap::new()),
+        interrupt: &NEVER,
     }
 }
 
@@ -193,6 +200,7 @@ fn stopper<'a>(
         waiter,
         store,
         marker_at: &markers,
+        interrupt: ops.interrupt,
         opts,
     }
 }
@@ -1014,5 +1022,6 @@ proptest::proptest! {
     }
 }
 
+mod interrupted;
 mod judge;
 mod words;

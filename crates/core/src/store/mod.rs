@@ -150,7 +150,17 @@ pub struct Listing<T> {
 /// An exclusive lock on one name, held until dropped (across processes: `flock`).
 #[derive(Debug)]
 pub struct Lock {
-    _file: File,
+    /// `None` for a lock of a folder that cannot be written, whose lock file does not exist:
+    /// nobody can hold it, since holding it needs the file.
+    _file: Option<File>,
+}
+
+/// Whether an error says the folder cannot be written (read-only, or not ours to write).
+fn cannot_write(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 /// The state folder.
@@ -224,7 +234,7 @@ impl Store {
             }
             let existed = sub.is_dir();
             let prepared = fs::create_dir_all(&sub)
-                .and_then(|()| fs::set_permissions(&sub, fs::Permissions::from_mode(0o700)))
+                .and_then(|()| make_private(&sub))
                 // A new folder is only durable once its parent is synced.
                 .and_then(|()| match (existed, sub.parent()) {
                     (false, Some(parent)) => File::open(parent)?.sync_all(),
@@ -268,16 +278,30 @@ impl Store {
     pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
         let (file, path) = self.lock_file(name)?;
         match file.lock() {
-            Ok(()) => Ok(Lock { _file: file }),
+            Ok(()) => Ok(Lock { _file: Some(file) }),
             Err(source) => Err(StoreError::Lock { path, source }),
         }
     }
 
-    /// Like [`Store::lock`], but without waiting: `None` when another process holds it.
+    /// Like [`Store::lock`], but without waiting: `None` when another process holds it. In a
+    /// folder that cannot be written, the lock file is opened read-only (`flock` needs no
+    /// write access), and a lock whose file does not exist is free.
     pub fn try_lock(&self, name: &str) -> Result<Option<Lock>, StoreError> {
-        let (file, path) = self.lock_file(name)?;
+        let (file, path) = match self.lock_file(name) {
+            Ok(opened) => opened,
+            Err(StoreError::Lock { path, source }) if cannot_write(&source) => {
+                match File::open(&path) {
+                    Ok(file) => (file, path),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        return Ok(Some(Lock { _file: None }))
+                    }
+                    Err(source) => return Err(StoreError::Lock { path, source }),
+                }
+            }
+            Err(e) => return Err(e),
+        };
         match file.try_lock() {
-            Ok(()) => Ok(Some(Lock { _file: file })),
+            Ok(()) => Ok(Some(Lock { _file: Some(file) })),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
             Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
         }
@@ -465,6 +489,17 @@ impl Store {
         }
         written.map_err(failed)
     }
+}
+
+/// Takes group and other permissions away from `dir`. Why not always 0700: a folder the user
+/// made read-only (0500) stays read-only, and a read-only mount that is private already is
+/// not an error; `pier history` reads it.
+fn make_private(dir: &Path) -> std::io::Result<()> {
+    let mode = fs::metadata(dir)?.permissions().mode();
+    if mode & 0o077 == 0 {
+        return Ok(());
+    }
+    fs::set_permissions(dir, fs::Permissions::from_mode(mode & 0o700))
 }
 
 /// The uid Pier runs as: the owner its folders and records must have.

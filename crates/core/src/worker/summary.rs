@@ -162,6 +162,7 @@ mod tests {
             fresh: None,
             timings: None,
             record_error: None,
+            interrupted: None,
         }
     }
 

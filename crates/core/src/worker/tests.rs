@@ -69,6 +69,7 @@ impl Engine for Scripted {
             fresh: None,
             timings: None,
             record_error: None,
+            interrupted: None,
         }
     }
     fn restart(&self, snapshot: &str) -> RestartReport {

@@ -1,0 +1,187 @@
+//! An unfinished stop, reconciled on a later read (docs/design.md §3.8): Pier was killed (or the
+//! disk filled) between the snapshot and the outcome, so the record has no result. A reader —
+//! `pier history`, `pier restart`, the app's history — settles it against the live system:
+//!
+//! - only while holding the resource's stop lock, taken without waiting: never while a stop of
+//!   it runs, from the CLI or the app;
+//! - on behalf of the identity the record names, as every record change is (`store`);
+//! - without the "signals may follow" mark, nothing was sent: it was no stop;
+//! - with it (or in a record older than the mark, where signals may have followed), the
+//!   members' fates decide: every member gone is a complete stop, restartable; one still
+//!   running makes it partial;
+//! - in a state folder that cannot be written (read-only, full), the reconciled view is shown
+//!   and not written; the next read that can write it does.
+//!
+//! [`settle`] is the rule, pure; [`reconcile`] takes the lock, reads the fates, and writes.
+
+use std::time::SystemTime;
+
+use crate::model::outcome::{MemberOutcome, ResourceResult};
+use crate::model::snapshot::{RecordedOutcome, Snapshot};
+use crate::model::Identity;
+use crate::probe::{IdentityRead, Probe};
+use crate::store::Store;
+
+/// What a read did with an unfinished record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reconciled {
+    /// The record as it is on disk now: reconciled and written, or finished meanwhile.
+    Written(Snapshot),
+    /// The reconciled view, which could not be written (the reason says why); shown as it
+    /// is, and written by a later read.
+    Shown(Snapshot, String),
+    /// Left unfinished, for the reason given: a stop of it runs now, or a member's fate could
+    /// not be read.
+    Left(String),
+}
+
+/// One member's fate now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// It runs as itself.
+    Running,
+    /// Its pid is free or holds another process (or the machine restarted since).
+    Gone,
+}
+
+/// The reconciled record: `s` with a result from the mark and the members' fates, or `None`
+/// when `s` already has one. `fate` answers for each member's identity; `at` is now (RFC 3339).
+pub fn settle(s: &Snapshot, fate: &dyn Fn(Identity) -> Fate, at: &str) -> Option<Snapshot> {
+    if s.result.is_some() {
+        return None;
+    }
+    let mut r = s.clone();
+    r.reconciled_at = Some(at.to_owned());
+    if s.signals_may_follow == Some(false) {
+        // Why "no stop": the mark is written before the first signal, so without it no
+        // signal can have gone out.
+        r.signalled = Some(false);
+        r.result = Some(ResourceResult::Refused);
+        r.reason = Some(
+            "Pier ended before this stop's first signal (its \"signals may follow\" mark was \
+             never written): nothing was sent"
+                .into(),
+        );
+        r.outcomes = s
+            .members
+            .iter()
+            .map(|m| RecordedOutcome {
+                pid: m.identity.pid,
+                outcome: MemberOutcome::Skipped,
+                detail: "not signalled: Pier ended before the first signal".into(),
+            })
+            .collect();
+        return Some(r);
+    }
+    let running: Vec<String> = s
+        .members
+        .iter()
+        .filter(|m| fate(m.identity) == Fate::Running)
+        .map(|m| {
+            format!(
+                "pid {} ({})",
+                m.identity.pid,
+                s.short_command_of(m.identity.pid)
+            )
+        })
+        .collect();
+    r.outcomes = s
+        .members
+        .iter()
+        .map(|m| {
+            let (outcome, detail) = match fate(m.identity) {
+                Fate::Gone => (MemberOutcome::Stopped, "gone when the stop was reconciled"),
+                Fate::Running => (
+                    MemberOutcome::StillRunning,
+                    "still running when the stop was reconciled",
+                ),
+            };
+            RecordedOutcome {
+                pid: m.identity.pid,
+                outcome,
+                detail: detail.into(),
+            }
+        })
+        .collect();
+    let how = match s.signals_may_follow {
+        Some(_) => "Pier ended during this stop, after its \"signals may follow\" mark",
+        None => {
+            "Pier ended during this stop, whose record predates the \"signals may follow\" mark"
+        }
+    };
+    // Whether a signal went out is not known; only the fates are.
+    r.signalled = None;
+    (r.result, r.reason) = if running.is_empty() {
+        (
+            Some(ResourceResult::Stopped),
+            Some(format!(
+                "{how}; when it was reconciled, every member was gone"
+            )),
+        )
+    } else {
+        (
+            Some(ResourceResult::PartiallyStopped),
+            Some(format!(
+                "{how}; when it was reconciled, {} still ran",
+                running.join(", ")
+            )),
+        )
+    };
+    Some(r)
+}
+
+/// Reconciles the unfinished record `name` (as read: `s`) against the live system, under the
+/// resource's stop lock, writing it when the folder allows.
+pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> Reconciled {
+    let _lock = match store.try_lock(&format!("stop-{}", s.id)) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => return Reconciled::Left("a stop of it runs now".into()),
+        Err(e) => return Reconciled::Left(format!("its stop lock could not be taken: {e}")),
+    };
+    // Read again under the lock: a stop that just ended has written its own result.
+    let s = match store.get::<Snapshot>(name) {
+        Ok(Some(fresh)) => fresh,
+        Ok(None) => return Reconciled::Left("the record is gone".into()),
+        Err(e) => return Reconciled::Left(e.to_string()),
+    };
+    if s.result.is_some() {
+        return Reconciled::Written(s);
+    }
+    let rebooted = matches!((&s.boot_id, probe.boot_id()), (Some(then), Some(now)) if *then != now);
+    let unknown = std::cell::RefCell::new(None);
+    let fate = |id: Identity| {
+        if rebooted {
+            return Fate::Gone;
+        }
+        match probe.identity(id.pid) {
+            IdentityRead::Alive { identity, .. } if identity == id => Fate::Running,
+            IdentityRead::Alive { .. } | IdentityRead::Gone => Fate::Gone,
+            IdentityRead::Unknown(why) => {
+                let why = format!("whether pid {} still runs could not be read: {why}", id.pid);
+                unknown.borrow_mut().get_or_insert(why);
+                Fate::Running
+            }
+        }
+    };
+    let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let Some(settled) = settle(&s, &fate, &at) else {
+        return Reconciled::Written(s);
+    };
+    if let Some(why) = unknown.into_inner() {
+        return Reconciled::Left(format!("it cannot be reconciled yet: {why}"));
+    }
+    let written = store.update::<Snapshot, _>(name, s.root, |r| {
+        r.signalled = settled.signalled;
+        r.outcomes = settled.outcomes.clone();
+        r.result = settled.result;
+        r.reason = settled.reason.clone();
+        r.reconciled_at = settled.reconciled_at.clone();
+    });
+    match written {
+        Ok(on_disk) => Reconciled::Written(on_disk),
+        Err(e) => Reconciled::Shown(settled, e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,131 @@
+//! Interruption (docs/design.md §3.8): before the "signals may follow" mark a stop sends
+//! nothing and its record says so; after it, no further level is signalled and the result is
+//! what is true.
+
+use super::*;
+use crate::model::snapshot::Snapshot;
+
+const SIGINT: i32 = 2;
+
+fn record(w: &World, r: &StopReport) -> Snapshot {
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    store.get(r.snapshot.as_deref().unwrap()).unwrap().unwrap()
+}
+
+#[test]
+fn an_interruption_before_the_stop_began_writes_and_sends_nothing() {
+    static FLAG: Interrupt = Interrupt::new();
+    FLAG.raise(SIGINT);
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| ops.interrupt = &FLAG);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.interrupted.as_deref(), Some("SIGINT"));
+    assert!(r.reason.contains("nothing was sent"), "{}", r.reason);
+    assert!(sent.is_empty());
+    assert_eq!(r.snapshot, None, "no record");
+    let records = std::fs::read_dir(w.store_dir.path().join("records")).unwrap();
+    assert_eq!(records.count(), 0);
+}
+
+#[test]
+fn an_interruption_during_the_activity_sample_sends_nothing_and_is_no_stop() {
+    static FLAG: Interrupt = Interrupt::new();
+    let w = world(|call, _, _| {
+        if call == "activity" {
+            FLAG.raise(SIGINT);
+        }
+    });
+    let (r, sent) = run_with(&w, opts(), |ops| ops.interrupt = &FLAG);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.checkpoint, None, "no check said no");
+    assert_eq!(
+        r.reason,
+        "interrupted by SIGINT during the checks, before the first signal: nothing was sent"
+    );
+    assert!(sent.is_empty());
+    let s = record(&w, &r);
+    assert_eq!(
+        s.signals_may_follow,
+        Some(false),
+        "the mark was never written"
+    );
+    assert_eq!(
+        s.signalled,
+        Some(false),
+        "a stop that sent nothing is no stop"
+    );
+    assert_eq!(s.result, Some(ResourceResult::Refused));
+}
+
+#[test]
+fn the_mark_is_on_disk_before_the_first_signal() {
+    let w = world(|_, _, _| {});
+    let dir = w.store_dir.path().to_path_buf();
+    let marks = std::rc::Rc::new(RefCell::new(Vec::new()));
+    let seen = marks.clone();
+    let (r, _) = run_with(&w, opts(), move |ops| {
+        ops.after_send(102, move |_| {
+            let store = Store::open_at(&dir).unwrap();
+            let listing = store.list::<Snapshot>("snap-").unwrap();
+            for (_, s) in listing.records {
+                seen.borrow_mut().push(s.signals_may_follow);
+            }
+        })
+    });
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+    assert_eq!(*marks.borrow(), vec![Some(true)]);
+}
+
+#[test]
+fn an_interruption_after_the_first_level_signals_no_further_level() {
+    static FLAG: Interrupt = Interrupt::new();
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| {
+        ops.interrupt = &FLAG;
+        ops.after_send(102, |_| FLAG.raise(SIGINT));
+    });
+    assert_eq!(sent, vec![102], "only the leaf's level was signalled");
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert_eq!(r.interrupted.as_deref(), Some("SIGINT"));
+    assert!(
+        r.reason
+            .starts_with("interrupted by SIGINT, so no further level was signalled; "),
+        "{}",
+        r.reason
+    );
+    assert_eq!(outcome(&r, 102), MemberOutcome::Stopped);
+    for pid in [101, 100] {
+        assert_eq!(outcome(&r, pid), MemberOutcome::Skipped);
+        assert!(w.probe.alive(pid));
+    }
+    let s = record(&w, &r);
+    assert_eq!(s.signals_may_follow, Some(true));
+    assert_eq!(s.signalled, Some(true));
+    assert_eq!(s.result, Some(ResourceResult::PartiallyStopped));
+}
+
+#[test]
+fn a_mark_that_cannot_be_written_means_zero_signals() {
+    let w = world(|_, _, _| {});
+    let dir = w.store_dir.path().to_path_buf();
+    // The record lock cannot be taken once `locks` is a file: the update fails, the snapshot
+    // itself was written.
+    let w = World {
+        probe: Scripted::new(tree(), move |call, _, _| {
+            if call == "activity" {
+                let locks = dir.join("locks");
+                let _ = std::fs::remove_dir_all(&locks);
+                std::fs::write(&locks, b"").unwrap();
+            }
+        }),
+        store_dir: w.store_dir,
+    };
+    let (r, sent) = run(&w);
+    assert_eq!(r.result, ResourceResult::Failed, "{r:#?}");
+    assert!(
+        r.reason.contains("\"signals may follow\" mark"),
+        "{}",
+        r.reason
+    );
+    assert!(sent.is_empty());
+}
