@@ -1,4 +1,4 @@
-//! `pier stop` interrupted at random points of a real stop (docs/design.md §3.8): by SIGINT,
+//! `pier stop` interrupted at random points of a real stop (docs/design.md §3.10): by SIGINT,
 //! which Pier handles, and by SIGKILL, which leaves the record for a later read to reconcile.
 //! Every round must end as a listed stop with its true result (restartable exactly when
 //! complete), or as no stop with every process untouched — never as a stranded snapshot.

@@ -134,3 +134,125 @@ fn a_state_folder_that_is_a_symbolic_link_is_refused_with_a_sentence() {
         "nothing was written through the link"
     );
 }
+
+fn history_entry(sb: &Sandbox, id: &str) -> (Value, std::process::Output) {
+    let out = sb.pier_exact(&["history", "--json"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    let entry = doc["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no snapshot of {id}: {doc:#}"));
+    (entry, out)
+}
+
+fn on_disk(state: &Path, entry: &Value) -> Value {
+    let name = entry["snapshot"].as_str().unwrap();
+    let bytes = std::fs::read(state.join(format!("records/{name}.json"))).unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// Found by trying hostile conditions: when the disk filled mid-stop, `pier stop` printed
+/// "STOPPED", exited 3, and left a snapshot that stayed unfinished (and unrestartable) after
+/// space came back. Now the outcome is reconciled by the next read that can write it: shown
+/// while the folder is full or read-only, written once it is not.
+#[test]
+fn a_disk_that_fills_mid_stop_is_reconciled_once_space_comes_back() {
+    if fixtures_cannot_be_orphans("a_disk_that_fills_mid_stop_is_reconciled_once_space_comes_back")
+    {
+        return;
+    }
+    let sb = Sandbox::new();
+    let state = sb.path().join("state");
+    let Some(_mount) = Mount::new(
+        &["-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs"],
+        &state,
+    ) else {
+        eprintln!("skipped: cannot mount a small tmpfs here");
+        return;
+    };
+    let fill = state.join("fill");
+    let server = sb.start_vite("app", &["--on-term-fill", fill.to_str().unwrap()], |_| true);
+    let id = id_of(&sb, &server);
+
+    let out = sb.pier_exact(&["stop", "--sample-ms", "100", &id]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!untouched(&server), "it was stopped: {text}{err}");
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "stopped, not recorded: {text}{err}"
+    );
+    assert!(text.contains(&format!("{id}  STOPPED  ")), "{text}");
+    assert!(
+        text.contains("    not recorded: its outcome could not be written to its snapshot (")
+            && text.contains("free some space in ")
+            && text.contains("the next `pier history` writes it"),
+        "the sentence says what to do: {text}"
+    );
+    assert!(
+        text.ends_with("1 of 1 stopped; 1 outcome(s) not recorded yet\n"),
+        "{text}"
+    );
+
+    // Still full: the reconciled view is shown, and not written.
+    let (entry, out) = history_entry(&sb, &id);
+    assert!(out.status.success());
+    assert_eq!(entry["result"], "stopped", "{entry:#}");
+    assert!(!entry["reconciled_at"].is_null(), "{entry:#}");
+    assert!(
+        entry["not_written"]
+            .as_str()
+            .unwrap()
+            .contains("No space left"),
+        "{entry:#}"
+    );
+    assert_eq!(on_disk(&state, &entry)["result"], Value::Null);
+    assert_eq!(on_disk(&state, &entry)["signals_may_follow"], true);
+
+    // Space back, but the folder read-only: shown again, still not written.
+    std::fs::remove_file(&fill).unwrap();
+    let remount = |how: &str| {
+        Command::new("mount")
+            .args(["-o", &format!("remount,{how}")])
+            .arg(&state)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    assert!(remount("ro"), "remount read-only");
+    let (entry, out) = history_entry(&sb, &id);
+    assert!(remount("rw"), "remount read-write");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(entry["result"], "stopped", "{entry:#}");
+    assert!(
+        entry["not_written"]
+            .as_str()
+            .unwrap()
+            .contains("Read-only file system"),
+        "{entry:#}"
+    );
+    assert_eq!(on_disk(&state, &entry)["result"], Value::Null);
+
+    // Writable: written, restartable, and the same on the next read.
+    let (entry, _) = history_entry(&sb, &id);
+    assert_eq!(entry["not_written"], Value::Null, "{entry:#}");
+    assert_eq!(entry["result"], "stopped");
+    assert_eq!(entry["restartable"], true, "{entry:#}");
+    let record = on_disk(&state, &entry);
+    assert_eq!(record["result"], "stopped", "{record:#}");
+    assert!(!record["reconciled_at"].is_null());
+    let text = String::from_utf8_lossy(&sb.pier_exact(&["history"]).stdout).into_owned();
+    assert!(
+        text.contains("    reconciled ") && text.contains("every member was gone"),
+        "{text}"
+    );
+}

@@ -8,7 +8,9 @@
 //! 2 the command line was wrong (an unknown flag, a `--under` folder that does not exist, a
 //! malformed resource id or snapshot name);
 //! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed),
-//! or a restart was refused or did not get ready in time.
+//! or a restart was refused or did not get ready in time;
+//! 4 every requested resource was stopped, but some outcome could not be recorded;
+//! 128 + N a stop interrupted by signal N (docs/design.md §3.10).
 
 mod app;
 mod render;

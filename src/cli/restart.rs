@@ -129,7 +129,7 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
     out
 }
 
-/// What a read did with an unfinished stop (docs/design.md §3.8): its reason, and whether
+/// What a read did with an unfinished stop (docs/design.md §3.10): its reason, and whether
 /// the reconciled view could be written.
 fn reconciled_lines(out: &mut String, e: &HistoryEntry) {
     if let (Some(at), Some(reason)) = (&e.reconciled_at, &e.reason) {

@@ -102,7 +102,7 @@ pub fn run(args: StopArgs) -> ExitCode {
         Err(code) => return code,
     };
     // From here on, Ctrl-C, a kill or a closed terminal interrupt the stop at its seams
-    // rather than kill Pier mid-stop (docs/design.md §3.8).
+    // rather than kill Pier mid-stop (docs/design.md §3.10).
     if let Err(e) = interrupt::catch() {
         eprintln!("pier: warning: {e}; an interruption may leave an unfinished snapshot");
     }

@@ -74,7 +74,7 @@ pub const EXIT_USAGE: u8 = 2;
 /// A stop left some requested resource not `stopped`, or a restart was refused or not ready.
 pub const EXIT_NOT_ALL_STOPPED: u8 = 3;
 /// Every requested resource was stopped, but some outcome could not be written to its
-/// snapshot (a full disk): the next read reconciles it (docs/design.md §3.8).
+/// snapshot (a full disk): the next read reconciles it (docs/design.md §3.10).
 pub const EXIT_NOT_RECORDED: u8 = 4;
 
 /// `--under` folders, resolved; a missing one is a usage error.

@@ -89,7 +89,7 @@ pub struct HistoryEntry {
     /// The stop's reason, as it reported it; `null` until it finished.
     pub reason: Option<String>,
     /// When a read reconciled this stop, which Pier could not finish (it was killed, or the
-    /// disk was full): its result then comes from its members' fates (docs/design.md §3.8).
+    /// disk was full): its result then comes from its members' fates (docs/design.md §3.10).
     pub reconciled_at: Option<String>,
     /// Why the reconciled view shown here could not be written (a read-only or full state
     /// folder); a later read that can write it does. `null` otherwise.

@@ -202,7 +202,7 @@ pub struct StopReport {
     pub timings: Option<Timings>,
     /// Set when the outcome could not be added to the snapshot on disk.
     pub record_error: Option<String>,
-    /// The signal that interrupted the stop (`"SIGINT"`), if one did (docs/design.md §3.8):
+    /// The signal that interrupted the stop (`"SIGINT"`), if one did (docs/design.md §3.10):
     /// then no further level was signalled, and the result is what was true when it ended.
     pub interrupted: Option<String>,
 }

@@ -85,7 +85,7 @@ pub struct Snapshot {
     /// so "unknown" is never read as "nothing was sent". Only `Some(true)` with a complete
     /// result is offered for restart.
     pub signalled: Option<bool>,
-    /// The "signals may follow" mark (`docs/design.md` §3.8): `Some(false)` as the snapshot is
+    /// The "signals may follow" mark (`docs/design.md` §3.10): `Some(false)` as the snapshot is
     /// written, `Some(true)` — written and fsynced — right before the first signal. An
     /// unfinished stop without it sent nothing. `None` in records of Pier builds from before
     /// the mark: whether signals followed is unknown, so it is read as set.

@@ -332,7 +332,7 @@ impl Stopper<'_> {
     }
 
     /// The "signals may follow" mark, written and fsynced in the snapshot right before the
-    /// first signal (docs/design.md §3.8): an unfinished record without it sent nothing, so a
+    /// first signal (docs/design.md §3.10): an unfinished record without it sent nothing, so a
     /// later read may call it "not a stop"; with it, only the members' fates can tell.
     fn mark(&self, name: &str, snapshot: &Snapshot) -> Result<(), String> {
         self.store

@@ -1,4 +1,4 @@
-//! Interruption is a state, not a loss (docs/design.md §3.8): SIGINT, SIGTERM or SIGHUP during
+//! Interruption is a state, not a loss (docs/design.md §3.10): SIGINT, SIGTERM or SIGHUP during
 //! a stop only raise a flag, and the stop reads it at its seams.
 //!
 //! - Before the "signals may follow" mark is on disk, the stop is abandoned: nothing was sent,

@@ -1,4 +1,4 @@
-//! An unfinished stop, reconciled on a later read (docs/design.md §3.8): Pier was killed (or the
+//! An unfinished stop, reconciled on a later read (docs/design.md §3.10): Pier was killed (or the
 //! disk filled) between the snapshot and the outcome, so the record has no result. A reader —
 //! `pier history`, `pier restart`, the app's history — settles it against the live system:
 //!

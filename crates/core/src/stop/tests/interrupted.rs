@@ -1,4 +1,4 @@
-//! Interruption (docs/design.md §3.8): before the "signals may follow" mark a stop sends
+//! Interruption (docs/design.md §3.10): before the "signals may follow" mark a stop sends
 //! nothing and its record says so; after it, no further level is signalled and the result is
 //! what is true.
 
