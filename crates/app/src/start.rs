@@ -70,10 +70,11 @@ fn run(args: AppArgs) -> ExitCode {
     match crate::run(opts, store) {
         Ok(never) => match never {},
         Err(NotStarted::AlreadyRunning(why)) => {
-            eprintln!("pier: {why}");
+            eprintln!("pier: {}", pier_core::words::for_terminal(&why));
             ExitCode::SUCCESS
         }
         Err(NotStarted::Failed(why)) => {
+            let why = pier_core::words::for_terminal(&why);
             eprintln!("pier: {why}");
             tracing::error!("{why}");
             ExitCode::from(EXIT_FAILED)
