@@ -95,7 +95,10 @@ fn log_to_file(store: &Store) {
         Ok(file) => init_logging(Some(file), "info"),
         Err(e) => {
             init_logging(None, "info");
-            eprintln!("pier: the log {} cannot be written: {e}", path.display());
+            eprintln!(
+                "pier: the log {} cannot be written: {e}",
+                pier_core::words::path_for_terminal(&path)
+            );
         }
     }
 }
