@@ -33,7 +33,7 @@ pub fn exec_app(args: Vec<OsString>) -> ExitCode {
     eprintln!(
         "pier: the tray app {} could not be started ({how}); `pier scan` and `pier stop` work \
          without it",
-        app.display()
+        pier_core::words::path_for_terminal(&app)
     );
     ExitCode::from(EXIT_FAILED)
 }

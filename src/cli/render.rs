@@ -1,8 +1,11 @@
 //! The cards as text for a person: one block per project, its resources, their evidence.
+//! Every name and message is shown through [`for_terminal`]: a folder, a command or an
+//! evidence message holding an escape sequence or a newline is shown escaped, on its line.
 
 use std::fmt::Write;
 
 use pier_core::model::card::{Level, Port, Project, Resource, Scan};
+use pier_core::words::for_terminal;
 
 struct Style {
     colour: bool,
@@ -53,7 +56,7 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
         for l in others {
             // A retitled process may pad its name; the JSON keeps it as the kernel gave it.
             let who = match (l.pid, &l.command) {
-                (Some(pid), Some(cmd)) => format!("{} (pid {pid})", cmd.trim_end()),
+                (Some(pid), Some(cmd)) => format!("{} (pid {pid})", for_terminal(cmd.trim_end())),
                 (Some(pid), None) => format!("pid {pid}"),
                 _ => "unknown owner".to_owned(),
             };
@@ -61,7 +64,7 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
                 out,
                 "  {}  {who}  {}",
                 pier_core::model::card::endpoint(&l.address, l.port),
-                l.reason
+                for_terminal(&l.reason)
             );
         }
     }
@@ -83,11 +86,11 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
 }
 
 fn project_card(out: &mut String, project: &Project, style: &Style) {
-    let title = style.paint(&project.name, "1");
+    let title = style.paint(&for_terminal(&project.name), "1");
     let _ = writeln!(
         out,
         "\n{title}  {}  {}",
-        project.path,
+        for_terminal(&project.path),
         style.level(project.level)
     );
     for r in &project.resources {
@@ -102,7 +105,7 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         out,
         "  {} {}  ports {}  pids {}  age {}  id {}",
         style.level(r.level),
-        r.kind,
+        for_terminal(&r.kind),
         if ports.is_empty() {
             "none".to_owned()
         } else {
@@ -113,10 +116,15 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         r.id
     );
     for (helper, ports) in r.helper_ports() {
-        let _ = writeln!(out, "    {helper}: {}", ports.join(", "));
+        let _ = writeln!(out, "    {}: {}", for_terminal(helper), ports.join(", "));
     }
     for e in &r.evidence {
-        let _ = writeln!(out, "    {} {}", style.mark(e.level), e.message);
+        let _ = writeln!(
+            out,
+            "    {} {}",
+            style.mark(e.level),
+            for_terminal(&e.message)
+        );
     }
 }
 
@@ -191,6 +199,35 @@ mod tests {
             "{}",
             cards(&scan, false)
         );
+    }
+
+    /// A folder named to clear the screen and retitle the window, and a newline in an
+    /// evidence message: shown escaped, each on its own line of the card.
+    #[test]
+    fn names_with_escape_sequences_and_newlines_are_shown_escaped_on_their_line() {
+        use pier_core::model::examples::{project, resource};
+        let name = "x\u{1b}[2J\u{1b}]0;pwned\u{7}\ny";
+        let path = format!("/w/{name}");
+        let mut r = resource("10-100", Level::Green, 5173);
+        r.evidence[0].message = format!("parent {name} (pid 1) is init");
+        let mut p = project(&path, Level::Green, vec![r]);
+        p.name = name.into();
+        let scan = Scan {
+            projects: vec![p],
+            ..only_others(Vec::new())
+        };
+        let text = cards(&scan, false);
+        assert!(!text.contains(['\u{1b}', '\u{7}']), "{text:?}");
+        let shown = "x\\e[2J\\e]0;pwned\\x07\\ny";
+        assert!(
+            text.contains(&format!("\n{shown}  /w/{shown}  GREEN\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("\n    ✓ parent {shown} (pid 1) is init\n")),
+            "{text}"
+        );
+        assert_eq!(text.lines().filter(|l| l.contains("pwned")).count(), 2);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::{print, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
 use pier_core::front::System;
 use pier_core::model::history::{HistoryEntry, RestartReport, RestartResult};
 use pier_core::restart;
-use pier_core::words;
+use pier_core::words::{self, for_terminal};
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
@@ -50,7 +50,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
     let (entries, unreadable) = match restart::history(system.probe.as_ref(), &system.store) {
         Ok(found) => found,
         Err(e) => {
-            eprintln!("pier: {e}");
+            eprintln!("pier: {}", for_terminal(&e.to_string()));
             return ExitCode::from(EXIT_FAILED);
         }
     };
@@ -69,6 +69,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
 
 /// `pier history` for a person. A stop that sent no signal reads "not stopped: refused
 /// because …": it stopped nothing, so it is never worded as a stop, nor offered for restart.
+/// Folders, commands and reasons are shown through [`for_terminal`].
 fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
     let mut out = String::new();
     if entries.is_empty() && unreadable.is_empty() {
@@ -76,6 +77,8 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
     }
     for e in entries {
         let command = words::command_of_strings(&e.root_command);
+        let command = for_terminal(&command);
+        let (snapshot, project) = (for_terminal(&e.snapshot), for_terminal(&e.project));
         let server: Vec<&str> = e.server_ports().map(String::as_str).collect();
         let ports = if server.is_empty() {
             "none".into()
@@ -92,10 +95,9 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
             };
             let _ = writeln!(
                 out,
-                "{}  {}  not stopped: {} because {reason} (tried {}{sent})",
-                e.snapshot,
-                e.project,
+                "{snapshot}  {project}  not stopped: {} because {} (tried {}{sent})",
                 e.result.as_deref().unwrap_or("refused"),
+                for_terminal(reason),
                 e.stopped_at,
             );
             let _ = writeln!(out, "    {command}");
@@ -104,13 +106,13 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
         let _ = match e.result.as_deref() {
             Some(result) => writeln!(
                 out,
-                "{}  {}  stopped {}  {result}  ports {ports}",
-                e.snapshot, e.project, e.stopped_at
+                "{snapshot}  {project}  stopped {}  {result}  ports {ports}",
+                e.stopped_at
             ),
             None => writeln!(
                 out,
-                "{}  {}  stop began {}, never finished  ports {ports}",
-                e.snapshot, e.project, e.stopped_at
+                "{snapshot}  {project}  stop began {}, never finished  ports {ports}",
+                e.stopped_at
             ),
         };
         if !e.helper_ports.is_empty() {
@@ -120,11 +122,11 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
         reconciled_lines(&mut out, e);
         let _ = match &e.why_not {
             None => writeln!(out, "    can be restarted"),
-            Some(why) => writeln!(out, "    cannot be restarted: {why}"),
+            Some(why) => writeln!(out, "    cannot be restarted: {}", for_terminal(why)),
         };
     }
     for u in unreadable {
-        let _ = writeln!(out, "unreadable: {u}");
+        let _ = writeln!(out, "unreadable: {}", for_terminal(u));
     }
     out
 }
@@ -185,11 +187,16 @@ pub fn restart(args: RestartArgs) -> ExitCode {
 }
 
 /// `pier restart` for a person: the result and its reason, the helper ports not waited for,
-/// the log, and its last lines when the server did not get ready.
+/// the log, and its last lines when the server did not get ready. The reason, the log's path
+/// and every line of the server's own output are shown through [`for_terminal`].
 fn restart_text(report: &RestartReport) -> String {
     let result = serde_json::to_value(report.result).expect("a result serialises");
     let result = result.as_str().unwrap_or_default().to_uppercase();
-    let mut out = format!("{}  {result}  {}\n", report.snapshot, report.reason);
+    let mut out = format!(
+        "{}  {result}  {}\n",
+        for_terminal(&report.snapshot),
+        for_terminal(&report.reason)
+    );
     if !report.helper_ports.is_empty() {
         let _ = writeln!(
             out,
@@ -198,10 +205,10 @@ fn restart_text(report: &RestartReport) -> String {
         );
     }
     if let Some(log) = &report.log {
-        let _ = writeln!(out, "    log {log}");
+        let _ = writeln!(out, "    log {}", for_terminal(log));
     }
     for line in &report.log_tail {
-        let _ = writeln!(out, "    | {line}");
+        let _ = writeln!(out, "    | {}", for_terminal(line));
     }
     out
 }
@@ -267,6 +274,33 @@ mod tests {
             text,
             "snap-100-1000-1  /home/u/app  stopped 2026-12-01T12:00:00Z  stopped  ports \
              127.0.0.1:5173\n    node vite\n    can be restarted\n"
+        );
+    }
+
+    #[test]
+    fn a_folder_and_a_command_holding_controls_are_shown_escaped_on_their_lines() {
+        let mut e = entry("stopped", Some(true), "every member is gone");
+        e.project = "/home/u/\u{1b}[2J\u{1b}]0;pwned\u{7}\nx".into();
+        e.root_command = vec!["node".into(), "vite\u{9b}31m".into()];
+        let text = history_text(&[e], &[]);
+        assert!(!text.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{text:?}");
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(
+            text.starts_with("snap-100-1000-1  /home/u/\\e[2J\\e]0;pwned\\x07\\nx  stopped "),
+            "{text}"
+        );
+        assert!(text.contains("\n    node vite\\u{9b}31m\n"), "{text}");
+    }
+
+    /// The log tail is the server's own output: anything at all.
+    #[test]
+    fn a_restart_shows_the_logs_last_lines_escaped() {
+        let mut report =
+            RestartReport::not_started("snap-1-1-1", RestartResult::NotReady, "x".into());
+        report.log_tail = vec!["\u{1b}[31merror\u{1b}[0m\r".into()];
+        assert_eq!(
+            restart_text(&report),
+            "snap-1-1-1  NOT_READY  x\n    | \\e[31merror\\e[0m\\r\n"
         );
     }
 

@@ -54,7 +54,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
     let result = match diagnose::scan(probe.as_ref(), &opts, &project::marker_on_disk) {
         Ok(result) => result,
         Err(e) => {
-            eprintln!("pier: {e}");
+            eprintln!("pier: {}", pier_core::words::for_terminal(&e.to_string()));
             return ExitCode::from(EXIT_FAILED);
         }
     };

@@ -21,7 +21,7 @@ use pier_core::probe;
 use pier_core::stop::interrupt;
 use pier_core::stop::StopOptions;
 use pier_core::store::Store;
-use pier_core::words;
+use pier_core::words::{self, for_terminal};
 
 #[derive(Debug, Args)]
 pub struct StopArgs {
@@ -164,7 +164,7 @@ fn damaged_records(store: &Store) -> Vec<String> {
         Err(e) => vec![e.to_string()],
     };
     for d in &damaged {
-        eprintln!("pier: warning: {d}");
+        eprintln!("pier: warning: {}", for_terminal(d));
     }
     damaged
 }
@@ -199,7 +199,7 @@ fn exit_code(reports: &[StopReport]) -> ExitCode {
         .iter()
         .filter_map(|r| r.record_error.as_ref().map(|e| (&r.id, e)))
     {
-        eprintln!("pier: {}: {}", r.0, r.1);
+        eprintln!("pier: {}: {}", r.0, for_terminal(r.1));
     }
     if let Some(n) = interrupt::PROCESS.number() {
         return ExitCode::from(128u8.saturating_add(n as u8));
@@ -235,7 +235,7 @@ fn select(
         ..ScanOptions::default()
     };
     let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {
-        eprintln!("pier: {e}");
+        eprintln!("pier: {}", for_terminal(&e.to_string()));
         ExitCode::from(EXIT_FAILED)
     })?;
     let mut ids = Vec::new();
@@ -256,7 +256,8 @@ fn select(
     Ok((ids, left_alone))
 }
 
-/// The reports for a person, then what a batch left alone and why.
+/// The reports for a person, then what a batch left alone and why. Every command, reason and
+/// folder is shown through [`for_terminal`].
 fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
     let mut out = String::new();
     match (reports.is_empty(), left_alone.is_empty()) {
@@ -270,7 +271,7 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
             "{}  {}  {}",
             r.id,
             r.result.as_str().to_uppercase(),
-            r.reason
+            for_terminal(&r.reason)
         );
         for m in &r.members {
             let _ = writeln!(
@@ -278,8 +279,8 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
                 "    pid {:<7} {:<14} {}  {}",
                 m.pid,
                 m.outcome.as_str(),
-                m.command,
-                m.detail
+                for_terminal(&m.command),
+                for_terminal(&m.detail)
             );
         }
         for n in &r.newcomers {
@@ -293,9 +294,9 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
                 "    pid {:<7} {:<14} {}  newcomer ({}{parent}): {}",
                 n.pid,
                 n.fate.as_str(),
-                n.command,
-                n.how,
-                n.detail
+                for_terminal(&n.command),
+                for_terminal(&n.how),
+                for_terminal(&n.detail)
             );
         }
         if let Some(t) = &r.timings {
@@ -309,6 +310,7 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
             let _ = writeln!(out, "    not recorded: {e}");
         }
         if let Some(s) = &r.snapshot {
+            let s = for_terminal(s);
             let _ = match r.result {
                 ResourceResult::Refused | ResourceResult::Failed => writeln!(
                     out,
@@ -325,12 +327,12 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
         let _ = writeln!(
             out,
             "    {} (pid {}, id {}) in {} — {}: {}",
-            l.kind,
+            for_terminal(&l.kind),
             l.pid,
             l.id,
-            l.project,
+            for_terminal(&l.project),
             l.level.as_str(),
-            l.reason
+            for_terminal(&l.reason)
         );
     }
     let stopped = reports
@@ -383,6 +385,25 @@ mod tests {
                  (pid 100, id 100-1000) in /home/u/docs — yellow: {shell}\n\n0 of 0 stopped, 1 \
                  left alone\n"
             )
+        );
+    }
+
+    #[test]
+    fn a_left_alone_folder_and_reason_are_shown_escaped() {
+        let mut l = left(
+            "vite",
+            100,
+            "parent \u{1b}]0;x\u{7} (pid 99) is a live shell",
+        );
+        l.project = "/home/u/a\nb\u{202e}".into();
+        let text = text(&[], &[l]);
+        assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text:?}");
+        assert!(
+            text.contains(
+                "\n    vite (pid 100, id 100-1000) in /home/u/a\\nb\\u{202e} — yellow: parent \
+                 \\e]0;x\\x07 (pid 99) is a live shell\n"
+            ),
+            "{text}"
         );
     }
 

@@ -195,7 +195,9 @@ impl App {
             Intent::Open(target) | Intent::Reveal(target) => desktop::open(&target),
             Intent::ToggleStartAtLogin => self.toggle_start_at_login(),
             Intent::Quit => return self.quit(control_flow, 0),
-            Intent::Ignore(why) => tracing::info!("click ignored: {why}"),
+            Intent::Ignore(why) => {
+                tracing::info!("click ignored: {}", pier_core::words::for_terminal(&why))
+            }
         }
         self.render();
     }

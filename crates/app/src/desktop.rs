@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use pier_core::words::for_terminal;
+
 /// The opener command and its arguments for a URL or a folder (`xdg-open` or macOS `open`).
 pub fn opener(target: &str, macos: bool) -> (&'static str, Vec<String>) {
     if macos {
@@ -17,7 +19,8 @@ pub fn opener(target: &str, macos: bool) -> (&'static str, Vec<String>) {
 /// Opens `target` without a shell, reaping the opener on a thread of its own.
 pub fn open(target: &str) {
     if !(target.starts_with("http://") || Path::new(target).is_absolute()) {
-        tracing::warn!("not opening {target:?}: neither a URL nor an absolute folder");
+        let target = for_terminal(target);
+        tracing::warn!("not opening {target}: neither a URL nor an absolute folder");
         return;
     }
     let (program, args) = opener(target, cfg!(target_os = "macos"));
@@ -31,13 +34,18 @@ pub fn open(target: &str) {
         Ok(mut child) => {
             std::thread::spawn(move || child.wait());
         }
-        Err(e) => tracing::warn!("{program} could not be started to open {target}: {e}"),
+        Err(e) => tracing::warn!(
+            "{program} could not be started to open {}: {e}",
+            for_terminal(target)
+        ),
     }
 }
 
-/// Shows a desktop notification, where the desktop has a notification service.
+/// Shows a desktop notification, where the desktop has a notification service. Its texts
+/// name folders and commands, so they are escaped as the menu's are ([`for_terminal`]); the
+/// platforms' own log lines then hold the escaped texts too.
 pub fn notify(summary: &str, body: &str) {
-    super::platform::notify(summary, body);
+    super::platform::notify(&for_terminal(summary), &for_terminal(body));
 }
 
 #[cfg(test)]

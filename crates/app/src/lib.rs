@@ -79,7 +79,7 @@ pub fn run(opts: AppOptions, store: Store) -> Result<std::convert::Infallible, N
         .map_err(|e| NotStarted::Failed(format!("Pier cannot find its own program: {e}")))?;
     tracing::info!(
         "starting: state folder {}, refresh {:?}, under {:?}",
-        folder.display(),
+        pier_core::words::path_for_terminal(&folder),
         opts.refresh,
         opts.under
     );

@@ -13,6 +13,7 @@ use tray_icon::menu::{
 
 use super::spec::Entry;
 use pier_core::model::card::Level;
+use pier_core::words::for_terminal;
 
 /// The coloured dots drawn beside card titles, where the host draws menu icons.
 #[derive(Clone, Default)]
@@ -32,10 +33,13 @@ impl Dots {
     }
 }
 
-/// muda reads `&` as a mnemonic marker and drops it; `&&` shows one `&`. Every text goes
-/// through here, so a command line or a folder holding `&` is shown as it is.
+/// Every text goes through here on its way to muda. A folder, a command or a message holding
+/// a control character (a newline would split the line; an ESC or a bidi override would make
+/// it read as something else) is shown escaped, as the CLI shows it ([`for_terminal`]). muda
+/// reads `&` as a mnemonic marker and drops it; `&&` shows one `&`, so a command line or a
+/// folder holding `&` is shown as it is.
 fn label(text: &str) -> String {
-    text.replace('&', "&&")
+    for_terminal(text).replace('&', "&&")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

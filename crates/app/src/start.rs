@@ -70,10 +70,11 @@ fn run(args: AppArgs) -> ExitCode {
     match crate::run(opts, store) {
         Ok(never) => match never {},
         Err(NotStarted::AlreadyRunning(why)) => {
-            eprintln!("pier: {why}");
+            eprintln!("pier: {}", pier_core::words::for_terminal(&why));
             ExitCode::SUCCESS
         }
         Err(NotStarted::Failed(why)) => {
+            let why = pier_core::words::for_terminal(&why);
             eprintln!("pier: {why}");
             tracing::error!("{why}");
             ExitCode::from(EXIT_FAILED)
@@ -94,7 +95,10 @@ fn log_to_file(store: &Store) {
         Ok(file) => init_logging(Some(file), "info"),
         Err(e) => {
             init_logging(None, "info");
-            eprintln!("pier: the log {} cannot be written: {e}", path.display());
+            eprintln!(
+                "pier: the log {} cannot be written: {e}",
+                pier_core::words::path_for_terminal(&path)
+            );
         }
     }
 }

@@ -62,7 +62,7 @@ impl System {
 /// one sentence on stderr and exit 1.
 pub fn open_store() -> Result<Store, ExitCode> {
     Store::open().map_err(|e| {
-        eprintln!("pier: {e}");
+        eprintln!("pier: {}", crate::words::for_terminal(&e.to_string()));
         ExitCode::from(EXIT_FAILED)
     })
 }
@@ -81,19 +81,21 @@ pub const EXIT_NOT_RECORDED: u8 = 4;
 pub fn resolve_dirs(flag: &str, dirs: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
     let mut out = Vec::new();
     for dir in dirs {
+        let shown = crate::words::path_for_terminal(dir);
         match dir.canonicalize() {
             Ok(path) if path.is_dir() => out.push(path),
-            Ok(_) => return Err(usage(&format!("{flag} {}: not a folder", dir.display()))),
+            Ok(_) => return Err(usage(&format!("{flag} {shown}: not a folder"))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(usage(&format!("{flag} {}: no such folder", dir.display())))
+                return Err(usage(&format!("{flag} {shown}: no such folder")))
             }
-            Err(e) => return Err(usage(&format!("{flag} {}: {e}", dir.display()))),
+            Err(e) => return Err(usage(&format!("{flag} {shown}: {e}"))),
         }
     }
     Ok(out)
 }
 
-/// A usage error: one sentence on stderr, exit 2.
+/// A usage error: one sentence on stderr, exit 2. A name in `message` is already shown as
+/// [`crate::words::for_terminal`] writes it (or as `{:?}`).
 pub fn usage(message: &str) -> ExitCode {
     eprintln!("pier: {message}");
     ExitCode::from(EXIT_USAGE)

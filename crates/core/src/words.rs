@@ -3,6 +3,14 @@
 //!
 //! Words only: the snapshot keeps every argv byte as it was, and the JSON keeps the exact argv;
 //! what is trimmed here is trimmed for reading.
+//!
+//! What these functions build is data (a JSON `command`, an evidence message, a reason): the
+//! names in it are kept as they were read, control characters included. Whatever shows it to
+//! a person passes it through [`for_terminal`] (see [`terminal`]), once, at display.
+
+pub mod terminal;
+
+pub use terminal::{bytes_for_terminal, for_terminal, path_for_terminal};
 
 use crate::diagnose::kinds::chain::is_title;
 use crate::diagnose::kinds::is_interpreter;
@@ -11,8 +19,9 @@ use crate::model::card::Resource;
 /// The longest command shown, in characters; longer ones end in "…".
 const COMMAND_CHARS: usize = 60;
 
-/// A command line for a person: lossy UTF-8, control characters blanked, a rewritten title's
-/// padding dropped, cut at 60 characters.
+/// A command line for a person: lossy UTF-8, a rewritten title's padding dropped, cut at 60
+/// characters. Control characters are kept (a display shows them escaped, [`for_terminal`]),
+/// except as trailing padding.
 ///
 /// Why the padding goes: a tool that rewrites its title over its argv (Next's
 /// `next-server (v16.4.6)`, libuv's `uv_set_process_title`) pads it to the old length, so
@@ -25,11 +34,7 @@ pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> Str
         .map(String::from_utf8_lossy)
         .collect::<Vec<_>>()
         .join(" ");
-    let clean: String = joined
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let clean = clean.trim_end();
+    let clean = joined.trim_end_matches(|c: char| c.is_whitespace() || c == '\0');
     match clean.char_indices().nth(COMMAND_CHARS) {
         Some((cut, _)) => format!("{}…", clean[..cut].trim_end()),
         None => clean.to_owned(),
@@ -141,8 +146,17 @@ mod tests {
         let shown = cmd(&["sh", "-c", "vite\n"]);
         assert_eq!(
             shown, "sh -c vite",
-            "control characters are blanked, then trimmed"
+            "trailing control characters are padding"
         );
+    }
+
+    /// Blanked, a newline or an ESC would vanish from what a person reads; kept, the display
+    /// shows it escaped and the JSON as it is.
+    #[test]
+    fn inner_control_characters_are_kept_for_the_display_to_escape() {
+        let shown = cmd(&["sh", "-c", "cd x\nvite\u{1b}[2J"]);
+        assert_eq!(shown, "sh -c cd x\nvite\u{1b}[2J");
+        assert_eq!(for_terminal(&shown), "sh -c cd x\\nvite\\e[2J");
     }
 
     #[test]

@@ -146,3 +146,38 @@ fn the_built_menu_opens_a_notebook_server_but_not_its_kernel() {
         "● green · lab — jupyter :8888"
     );
 }
+
+/// A folder named to clear the screen and retitle the window, with a newline and a bidi
+/// override, and an evidence message quoting it: every label shows them escaped, as
+/// `pier scan` does, on one line.
+#[test]
+fn a_folder_holding_escape_sequences_is_shown_escaped_in_every_label() {
+    let name = "x\u{1b}[2J\u{1b}]0;pwned\u{7}\n\u{202e}y";
+    let path = format!("/w/{name}");
+    let mut r = resource("10-100", Level::Green, 5173);
+    r.evidence[0].message = format!("parent {name} (pid 1) is init");
+    let mut p = project(&path, Level::Green, vec![r]);
+    p.name = name.into();
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(1, vec![p]));
+    let live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
+    for id in live.items.keys() {
+        let (text, _) = live.read(id).unwrap();
+        assert!(!text.contains(|c: char| c.is_control()), "{id:?}: {text:?}");
+        assert!(!text.contains('\u{202e}'), "{id:?}: {text:?}");
+    }
+    let shown = "x\\e[2J\\e]0;pwned\\x07\\n\\u{202e}y";
+    let card = format!("card:{path}");
+    assert_eq!(
+        live.read(&card).unwrap().0,
+        format!("● green · {shown} — vite :5173")
+    );
+    assert_eq!(
+        live.read(&format!("info:{card}:path")).unwrap().0,
+        format!("/w/{shown}")
+    );
+    assert_eq!(
+        live.read(&format!("info:{card}:res:0:ev:0")).unwrap().0,
+        format!("    ✓ parent {shown} (pid 1) is init (/proc/1/stat)")
+    );
+}

@@ -39,7 +39,8 @@ pub fn level_of(evidence: &[Evidence]) -> Level {
 /// tree, the one that listens (`listener`), not its launcher.
 pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) -> Evidence {
     // What a process wrote (its title, its name, a quoted command) is shown as words only:
-    // control characters blanked, padding dropped.
+    // padding dropped. Like every name in a message, it is kept as it was read: the JSON
+    // carries it exactly, and a display escapes it (`words::for_terminal`).
     let said = |text: &str| words::command_for_a_person([text.as_bytes()]);
     let comm = said(&listener.comm);
     let Some(r) = recognised else {

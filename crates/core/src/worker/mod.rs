@@ -295,7 +295,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
             .map(|s| (*s).to_owned())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a panic".into());
-        tracing::error!("{what}: {why}");
+        tracing::error!("{what}: {}", crate::words::for_terminal(&why));
         format!("Pier hit an internal error ({why}); see app.log")
     })
 }
@@ -364,7 +364,7 @@ fn follow_with_scan(
             }
         });
         // Logged here, so a result that lands while the app quits is still on record.
-        tracing::info!("{}", report.summary);
+        tracing::info!("{}", crate::words::for_terminal(&report.summary));
         let generation = next_generation(&shared);
         (shared.sink)(Update::ActionDone {
             report,
