@@ -135,12 +135,13 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
 /// the reconciled view could be written.
 fn reconciled_lines(out: &mut String, e: &HistoryEntry) {
     if let (Some(at), Some(reason)) = (&e.reconciled_at, &e.reason) {
-        let _ = writeln!(out, "    reconciled {at}: {reason}");
+        let _ = writeln!(out, "    reconciled {at}: {}", for_terminal(reason));
     }
     if let Some(why) = &e.not_written {
         let _ = writeln!(
             out,
-            "    (shown, not written: {why}; the next pier history that can write it will)"
+            "    (shown, not written: {}; the next pier history that can write it will)",
+            for_terminal(why)
         );
     }
 }

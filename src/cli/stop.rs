@@ -307,7 +307,7 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
             );
         }
         if let Some(e) = &r.record_error {
-            let _ = writeln!(out, "    not recorded: {e}");
+            let _ = writeln!(out, "    not recorded: {}", for_terminal(e));
         }
         if let Some(s) = &r.snapshot {
             let s = for_terminal(s);
