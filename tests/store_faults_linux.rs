@@ -256,3 +256,30 @@ fn a_disk_that_fills_mid_stop_is_reconciled_once_space_comes_back() {
         "{text}"
     );
 }
+
+/// Found by trying hostile conditions: `pier history` failed on a read-only state folder,
+/// which it only needs to read.
+#[test]
+fn a_read_only_state_folder_is_read_by_history() {
+    let sb = Sandbox::new();
+    let state = sb.path().join("state");
+    let Some(_bind) = Mount::new(&["--bind", state.to_str().unwrap()], &state).and_then(|bind| {
+        let ro = Command::new("mount")
+            .args(["-o", "remount,bind,ro"])
+            .arg(&state)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ro.then_some(bind)
+    }) else {
+        eprintln!("skipped: cannot mount the state folder read-only here");
+        return;
+    };
+    let out = sb.pier_exact(&["history"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "No snapshots yet.\n");
+    assert!(
+        std::fs::read_dir(&state).unwrap().next().is_none(),
+        "nothing was created"
+    );
+}

@@ -43,7 +43,7 @@ struct HistoryDocument<'a> {
 
 /// Runs `pier history`.
 pub fn history(args: HistoryArgs) -> ExitCode {
-    let system = match System::open() {
+    let system = match System::open_for_reading() {
         Ok(system) => system,
         Err(code) => return code,
     };

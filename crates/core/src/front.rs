@@ -44,6 +44,15 @@ impl System {
         open_store().map(Self::new)
     }
 
+    /// Over the state folder opened for reading ([`Store::open_for_reading`]): `pier history`
+    /// reads a folder it cannot write.
+    pub fn open_for_reading() -> Result<Self, ExitCode> {
+        Store::open_for_reading().map(Self::new).map_err(|e| {
+            eprintln!("pier: {}", crate::words::for_terminal(&e.to_string()));
+            ExitCode::from(EXIT_FAILED)
+        })
+    }
+
     /// A stop through this engine, judging project folders by their markers on disk.
     pub fn stopper(&self, opts: StopOptions) -> Stopper<'_> {
         Stopper {

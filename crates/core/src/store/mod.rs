@@ -220,18 +220,7 @@ impl Store {
     pub fn open_at(dir: impl Into<PathBuf>) -> Result<Self, StoreError> {
         let dir = dir.into();
         for sub in [dir.clone(), dir.join("records"), dir.join("locks")] {
-            match fs::symlink_metadata(&sub) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(StoreError::SymlinkFolder { path: sub })
-                }
-                Ok(m) if m.uid() != euid() => {
-                    return Err(StoreError::ForeignFolder {
-                        path: sub,
-                        uid: m.uid(),
-                    })
-                }
-                _ => {}
-            }
+            real_and_ours(&sub)?;
             let existed = sub.is_dir();
             let prepared = fs::create_dir_all(&sub)
                 .and_then(|()| make_private(&sub))
@@ -246,6 +235,22 @@ impl Store {
             })?;
         }
         Ok(Self { dir })
+    }
+
+    /// [`Store::open`] for a reader (`pier history`): a state folder that cannot be written —
+    /// a read-only mount, a folder the user made read-only — is read as it is, with nothing
+    /// created or changed in it. Writes to it then fail, each with its own sentence.
+    pub fn open_for_reading() -> Result<Self, StoreError> {
+        let dir = default_folder()?;
+        match Self::open_at(&dir) {
+            Err(StoreError::Folder { source, .. }) if cannot_write(&source) && dir.is_dir() => {
+                for sub in [dir.clone(), dir.join("records"), dir.join("locks")] {
+                    real_and_ours(&sub)?;
+                }
+                Ok(Self { dir })
+            }
+            opened => opened,
+        }
     }
 
     /// The state folder's path (a restart's log goes in its `logs` subfolder).
@@ -409,10 +414,19 @@ impl Store {
         prefix: &str,
     ) -> Result<Listing<T>, StoreError> {
         let folder = self.dir.join("records");
-        let entries = fs::read_dir(&folder).map_err(|source| StoreError::Read {
-            path: folder.clone(),
-            source,
-        })?;
+        let entries = match fs::read_dir(&folder) {
+            // A folder opened for reading that was never written to has no records yet.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Listing {
+                    records: Vec::new(),
+                    damaged: Vec::new(),
+                })
+            }
+            read => read.map_err(|source| StoreError::Read {
+                path: folder.clone(),
+                source,
+            })?,
+        };
         let mut names: Vec<String> = entries
             .flatten()
             .filter_map(|e| e.file_name().to_str().map(str::to_owned))
@@ -488,6 +502,22 @@ impl Store {
             let _ = fs::remove_file(&tmp);
         }
         written.map_err(failed)
+    }
+}
+
+/// A folder of the state folder's must be a real folder of the user's, when it exists: a
+/// symbolic link, or a folder another user owns, could hand the snapshots' secrets (and the
+/// argv a restart runs) to someone else.
+fn real_and_ours(sub: &Path) -> Result<(), StoreError> {
+    match fs::symlink_metadata(sub) {
+        Ok(m) if m.file_type().is_symlink() => Err(StoreError::SymlinkFolder {
+            path: sub.to_path_buf(),
+        }),
+        Ok(m) if m.uid() != euid() => Err(StoreError::ForeignFolder {
+            path: sub.to_path_buf(),
+            uid: m.uid(),
+        }),
+        _ => Ok(()),
     }
 }
 
