@@ -21,8 +21,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use pier_core::diagnose::rules::Thresholds;
-
 /// Finds dev servers and watchers left running after their terminal is gone.
 #[derive(Debug, Parser)]
 #[command(name = "pier", version, about)]
@@ -105,21 +103,6 @@ fn check_snapshot_or_id(arg: &str) -> Result<(), ExitCode> {
     )))
 }
 
-/// Thresholds from the command line; negative or NaN values are usage errors.
-fn thresholds(cpu: f64, io: f64) -> Result<Thresholds, ExitCode> {
-    for (flag, value) in [("--cpu-threshold", cpu), ("--io-threshold", io)] {
-        if !value.is_finite() || value < 0.0 {
-            return Err(usage(&format!(
-                "{flag} {value}: must be a number of zero or more"
-            )));
-        }
-    }
-    Ok(Thresholds {
-        cpu_percent: cpu,
-        io_bytes_per_second: io,
-    })
-}
-
 /// Writes `text` to stdout; a closed pipe is the reader's choice, not a failure.
 fn print(text: &[u8]) -> ExitCode {
     let mut out = std::io::stdout().lock();
@@ -140,14 +123,26 @@ fn colour_wanted() -> bool {
     )
 }
 
+/// A command line clap did not take. A value one of Pier's own parsers refused
+/// (`front::numbers`) is that parser's sentence, `pier: --grace 1e300: must be …`, and exit 2,
+/// like every usage error Pier words itself; anything else is clap's message (exit 2), or the
+/// help or version asked for (exit 0).
+fn refused(e: &clap::Error) -> ExitCode {
+    use std::error::Error as _;
+    if e.kind() == clap::error::ErrorKind::ValueValidation {
+        if let Some(why) = e.source() {
+            return usage(&why.to_string());
+        }
+    }
+    let _ = e.print();
+    ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 })
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
-        }
+        Err(e) => return refused(&e),
     };
     let Some(command) = cli.command else {
         return app::exec_app(Vec::new());

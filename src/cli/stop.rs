@@ -9,10 +9,10 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use super::{print, resolve_dirs, thresholds, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
+use super::{print, resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
-use pier_core::front::System;
+use pier_core::front::{numbers, System};
 use pier_core::model::card::{Level, Project, Resource};
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
 use pier_core::model::snapshot::Snapshot;
@@ -37,20 +37,26 @@ pub struct StopArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
-    /// Seconds each level of a tree gets to exit after its signal.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    grace: f64,
+    /// Seconds each level of a tree gets to exit after its signal (0 to 600).
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = numbers::grace)]
+    grace: Duration,
     /// SIGKILL the named resources, skipping the level, connection and activity checks
     /// (identities are still re-verified; other users' processes, PID 1 and Pier are never
     /// touched).
     #[arg(long, requires = "ids")]
     force: bool,
-    /// The activity window of the checkpoint chain, in milliseconds.
-    #[arg(long, value_name = "N", default_value_t = 500)]
-    sample_ms: u64,
-    #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().cpu_percent)]
+    /// The activity window of the checkpoint chain, in milliseconds (1 to 1000: every check
+    /// from the first to the first signal must fit in 2 s).
+    #[arg(long = "sample-ms", value_name = "N", default_value = "500",
+          value_parser = numbers::stop_sample)]
+    sample: Duration,
+    /// CPU use above which a member counts as busy, in percent of one core (0 to 10000).
+    #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().cpu_percent,
+          value_parser = numbers::cpu_percent)]
     cpu_threshold: f64,
-    #[arg(long, value_name = "BYTES", default_value_t = Thresholds::default().io_bytes_per_second)]
+    /// Disk I/O above which a resource counts as busy, in bytes per second (0 to 10^12).
+    #[arg(long, value_name = "BYTES", default_value_t = Thresholds::default().io_bytes_per_second,
+          value_parser = numbers::io_bytes_per_second)]
     io_threshold: f64,
 }
 
@@ -117,9 +123,9 @@ pub fn run(args: StopArgs) -> ExitCode {
     exit_code(&reports)
 }
 
-/// The flags, checked, as the stop's options: something to stop, well-formed ids, a sample
-/// of at least 1 ms (a stop always samples), a grace of zero seconds or more, thresholds that
-/// are numbers. A wrong one is a usage error.
+/// The flags, checked, as the stop's options: something to stop, well-formed ids. A wrong one
+/// is a usage error, before anything is read, locked or written. (The numbers were bounded by their parsers,
+/// `front::numbers`: a grace of 0 to 600 s, a sample of 1 to 1000 ms, finite thresholds.)
 fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
     if args.ids.is_empty() && args.project.is_none() && !args.all_green {
         return Err(usage(
@@ -127,22 +133,13 @@ fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
         ));
     }
     super::check_resource_ids(&args.ids)?;
-    if args.sample_ms == 0 {
-        return Err(usage(
-            "--sample-ms 0: a stop always samples activity (give at least 1 ms)",
-        ));
-    }
-    if !args.grace.is_finite() || args.grace < 0.0 {
-        return Err(usage(&format!(
-            "--grace {}: must be a number of seconds, zero or more",
-            args.grace
-        )));
-    }
-    let thresholds = thresholds(args.cpu_threshold, args.io_threshold)?;
     Ok(StopOptions {
-        grace: Duration::from_secs_f64(args.grace),
-        sample: Duration::from_millis(args.sample_ms),
-        thresholds,
+        grace: args.grace,
+        sample: args.sample,
+        thresholds: Thresholds {
+            cpu_percent: args.cpu_threshold,
+            io_bytes_per_second: args.io_threshold,
+        },
         force: args.force,
         ..StopOptions::default()
     })
@@ -365,5 +362,37 @@ mod tests {
     #[test]
     fn nothing_in_scope_says_nothing_to_stop() {
         assert_eq!(text(&[], &[]), "Nothing to stop.\n\n0 of 0 stopped\n");
+    }
+
+    /// `pier stop ARGS`, as clap parses it.
+    fn parse(args: &[&str]) -> Result<StopArgs, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Line {
+            #[command(flatten)]
+            stop: StopArgs,
+        }
+        <Line as clap::Parser>::try_parse_from(std::iter::once("stop").chain(args.iter().copied()))
+            .map(|l| l.stop)
+    }
+
+    /// A stop's sample over a second is refused by clap, with the parser's sentence, before
+    /// `run` could open the state folder.
+    #[test]
+    fn a_stop_sample_that_cannot_fit_its_deadline_is_refused_at_parse() {
+        use std::error::Error as _;
+        let e = parse(&["--sample-ms", "2500", "1-1"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        assert_eq!(
+            e.source().map(ToString::to_string),
+            numbers::stop_sample("2500").err()
+        );
+        let args = parse(&["--sample-ms", "1000", "--grace", "0.25", "1-1"]).unwrap();
+        let opts = stop_options(&args).unwrap();
+        assert_eq!(opts.sample, Duration::from_secs(1));
+        assert_eq!(opts.grace, Duration::from_millis(250));
+        let defaults = stop_options(&parse(&["1-1"]).unwrap()).unwrap();
+        assert_eq!(defaults.sample, Duration::from_millis(500));
+        assert_eq!(defaults.grace, Duration::from_secs(5));
+        assert_eq!(defaults.thresholds, Thresholds::default());
     }
 }

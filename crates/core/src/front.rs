@@ -1,7 +1,10 @@
 //! The front door both binaries (`pier`, `pier-app`) come in by: [`System`], the one place
 //! the engine is built for this machine (the probe, the signaller, the exit waiter, the state
 //! folder), which the CLI's commands and the worker's [`crate::worker::SystemEngine`] both
-//! use; and exit codes, the `--under` folders, a usage error as one sentence, logging.
+//! use; and exit codes, the `--under` folders, a usage error as one sentence, logging, and
+//! [`numbers`]: every number the command lines take, parsed into its range.
+
+pub mod numbers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
