@@ -2,7 +2,7 @@
 //! A batch goes on past a resource that is refused or fails, and reports each.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -32,7 +32,9 @@ pub struct StopArgs {
     #[arg(long, conflicts_with = "ids")]
     all_green: bool,
     /// With --all-green: only projects under DIR (repeatable).
-    #[arg(long, value_name = "DIR", requires = "all_green")]
+    // Not clap's `requires = "all_green"`: clap drops a requirement whose target conflicts with
+    // an argument given, so `pier stop ID --under DIR` passed in silence. `stop_options` says so.
+    #[arg(long, value_name = "DIR")]
     under: Vec<PathBuf>,
     /// Print one JSON document instead of text.
     #[arg(long)]
@@ -43,7 +45,9 @@ pub struct StopArgs {
     /// SIGKILL the named resources, skipping the level, connection and activity checks
     /// (identities are still re-verified; other users' processes, PID 1 and Pier are never
     /// touched).
-    #[arg(long, requires = "ids")]
+    // Not clap's `requires = "ids"`, for the reason `under` gives: `--force --all-green` and
+    // `--force --project` passed it and SIGKILLed whatever they selected. `stop_options` refuses.
+    #[arg(long)]
     force: bool,
     /// The activity window of the checkpoint chain, in milliseconds (1 to 1000: every check
     /// from the first to the first signal must fit in 2 s).
@@ -123,8 +127,9 @@ pub fn run(args: StopArgs) -> ExitCode {
     exit_code(&reports)
 }
 
-/// The flags, checked, as the stop's options: something to stop, well-formed ids. A wrong one
-/// is a usage error, before anything is read, locked or written. (The numbers were bounded by their parsers,
+/// The flags, checked, as the stop's options: something to stop, well-formed ids, `--under`
+/// only with `--all-green`, `--force` only with ids. A wrong one is a usage error, before
+/// anything is read, locked or written. (The numbers were bounded by their parsers,
 /// `front::numbers`: a grace of 0 to 600 s, a sample of 1 to 1000 ms, finite thresholds.)
 fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
     if args.ids.is_empty() && args.project.is_none() && !args.all_green {
@@ -133,6 +138,9 @@ fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
         ));
     }
     super::check_resource_ids(&args.ids)?;
+    if let Some(why) = misplaced_flag(args) {
+        return Err(usage(why));
+    }
     Ok(StopOptions {
         grace: args.grace,
         sample: args.sample,
@@ -143,6 +151,27 @@ fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
         force: args.force,
         ..StopOptions::default()
     })
+}
+
+/// A flag given where it means nothing, or where it would mean too much: `--under` limits
+/// `--all-green` alone (with ids or `--project` it would be ignored in silence), and `--force`
+/// skips the level and activity checks, so it stops only resources named one by one, never
+/// what `--project` or `--all-green` select.
+fn misplaced_flag(args: &StopArgs) -> Option<&'static str> {
+    if !args.under.is_empty() && !args.all_green {
+        return Some(
+            "--under limits --all-green only; with resource ids or --project it would be \
+             ignored (give --all-green --under DIR, or leave --under out)",
+        );
+    }
+    if args.force && args.ids.is_empty() {
+        return Some(
+            "--force stops only resources named by id (as `pier scan` shows them), never a \
+             whole project or every green resource, because it skips the level, connection \
+             and activity checks",
+        );
+    }
+    None
 }
 
 /// The records in the state folder that cannot be read (or why the folder could not be
@@ -224,6 +253,16 @@ fn select(
         eprintln!("pier: {e}");
         ExitCode::from(EXIT_FAILED)
     })?;
+    if let (Some(_), [folder]) = (&args.project, under.as_slice()) {
+        let shown = scan
+            .projects
+            .iter()
+            .any(|p| folder.as_os_str() == p.path.as_str());
+        let why = project_refusal(folder, opts.home.as_deref(), &project::marker_on_disk);
+        if let (false, Some(why)) = (shown, why) {
+            return Err(usage(&why));
+        }
+    }
     let mut ids = Vec::new();
     let mut left_alone = Vec::new();
     let in_scope = scan.projects.iter().filter(|p| {
@@ -240,6 +279,38 @@ fn select(
         }
     }
     Ok((ids, left_alone))
+}
+
+/// Why `--project PATH` is a usage error when no card's folder is PATH: PATH is inside a
+/// project but not its folder, or no project at all (nothing Pier sees runs in it either).
+/// `None` when PATH is a project's own folder: nothing runs in it, and "Nothing to stop." is
+/// the true answer (exit 0). Found by trying: `pier stop --project <a folder that is no
+/// project>` said "Nothing to stop." and exited 0, as if it had looked at a project.
+fn project_refusal(
+    path: &Path,
+    home: Option<&Path>,
+    marker_at: &dyn Fn(&Path) -> Option<&'static str>,
+) -> Option<String> {
+    let shown = path.display();
+    if path.parent().is_none() || Some(path) == home {
+        return Some(format!(
+            "--project {shown}: your home folder and / are never projects; give a project's \
+             own folder"
+        ));
+    }
+    match project::find_project(path, home, marker_at) {
+        Some(p) if p.path == path => None,
+        Some(p) => Some(format!(
+            "--project {shown}: not a project's own folder but a folder inside the project {0} \
+             (give --project {0})",
+            p.path.display()
+        )),
+        None => Some(format!(
+            "--project {shown}: not a project folder (neither it nor a folder above it holds a \
+             project marker: {}), and no resource Pier sees runs in it",
+            project::MARKERS.join(", ")
+        )),
+    }
 }
 
 /// The reports for a person, then what a batch left alone and why.
@@ -375,6 +446,41 @@ mod tests {
             .map(|l| l.stop)
     }
 
+    /// Found by trying: clap drops `requires = "all_green"` when ids are given, so
+    /// `pier stop ID --under DIR` stopped ID and ignored `--under` in silence.
+    #[test]
+    fn under_without_all_green_is_a_usage_error_not_ignored() {
+        for args in [
+            &["1-1", "--under", "/tmp"][..],
+            &["--project", "/tmp", "--under", "/tmp"],
+        ] {
+            let why = misplaced_flag(&parse(args).unwrap()).expect("refused");
+            assert!(why.starts_with("--under limits --all-green only"), "{why}");
+        }
+        assert_eq!(
+            misplaced_flag(&parse(&["--all-green", "--under", "/tmp"]).unwrap()),
+            None
+        );
+    }
+
+    /// Found by trying: `pier stop --force --all-green` and `--force --project DIR` passed
+    /// clap's `requires = "ids"` the same way, and would have SIGKILLed whatever they selected
+    /// past the level and activity checks.
+    #[test]
+    fn force_is_only_for_resources_named_by_id() {
+        for args in [
+            &["--force", "--all-green"][..],
+            &["--force", "--project", "/tmp"],
+        ] {
+            let why = misplaced_flag(&parse(args).unwrap()).expect("refused");
+            assert!(
+                why.starts_with("--force stops only resources named by id"),
+                "{why}"
+            );
+        }
+        assert_eq!(misplaced_flag(&parse(&["--force", "1-1"]).unwrap()), None);
+    }
+
     /// A stop's sample over a second is refused by clap, with the parser's sentence, before
     /// `run` could open the state folder.
     #[test]
@@ -394,5 +500,33 @@ mod tests {
         assert_eq!(defaults.sample, Duration::from_millis(500));
         assert_eq!(defaults.grace, Duration::from_secs(5));
         assert_eq!(defaults.thresholds, Thresholds::default());
+    }
+
+    /// Found by trying: `pier stop --project <a folder that is no project>` said "Nothing to
+    /// stop." and exited 0.
+    #[test]
+    fn a_project_flag_names_a_projects_own_folder() {
+        let markers = |d: &Path| (d == Path::new("/h/u/app")).then_some("package.json");
+        let home = Some(Path::new("/h/u"));
+        assert_eq!(
+            project_refusal(Path::new("/h/u/app"), home, &markers),
+            None,
+            "a project with nothing running: nothing to stop"
+        );
+        assert_eq!(
+            project_refusal(Path::new("/h/u/app/src"), home, &markers).unwrap(),
+            "--project /h/u/app/src: not a project's own folder but a folder inside the \
+             project /h/u/app (give --project /h/u/app)"
+        );
+        let none = project_refusal(Path::new("/h/u/notes"), home, &markers).unwrap();
+        assert!(
+            none.starts_with("--project /h/u/notes: not a project folder (neither it nor"),
+            "{none}"
+        );
+        assert!(none.contains(".git, package.json, Cargo.toml"), "{none}");
+        for never in ["/h/u", "/"] {
+            let why = project_refusal(Path::new(never), home, &|_| Some(".git")).unwrap();
+            assert!(why.contains("never projects"), "{why}");
+        }
     }
 }
