@@ -14,7 +14,7 @@ use crate::probe::{self, Probe};
 use crate::signal::wait::{self, ExitWaiter};
 use crate::signal::{self, Signaller};
 use crate::stop::{StopOptions, Stopper};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// Pier's engine on this machine: the probe, the race-free signaller and the exit waiter for
 /// the OS Pier was built for, over a state folder. They are put together here and nowhere
@@ -61,11 +61,15 @@ impl System {
 }
 
 /// The state folder (`PIER_STATE_DIR`, else the platform's); one that cannot be opened is
-/// one sentence on stderr and exit 1.
+/// one sentence on stderr and exit 1, and a `PIER_STATE_DIR` that is empty or relative is a
+/// usage error (exit 2), like a wrong flag: it is how Pier was asked to run.
 pub fn open_store() -> Result<Store, ExitCode> {
     Store::open().map_err(|e| {
         eprintln!("pier: {e}");
-        ExitCode::from(EXIT_FAILED)
+        ExitCode::from(match e {
+            StoreError::EmptyStateDir | StoreError::RelativeStateDir(_) => EXIT_USAGE,
+            _ => EXIT_FAILED,
+        })
     })
 }
 

@@ -2,9 +2,10 @@
 //! written so that none is ever lost or half-written.
 //!
 //! Invariants:
-//! - One folder: `PIER_STATE_DIR` when set, else macOS `~/Library/Application Support/Pier`,
-//!   Linux `$XDG_STATE_HOME/pier` (`~/.local/state/pier`). Mode 0700; records 0600 (snapshots
-//!   hold environments, which carry secrets).
+//! - One folder: `PIER_STATE_DIR` when set (an absolute path; empty or relative is refused),
+//!   else macOS `~/Library/Application Support/Pier`, Linux `$XDG_STATE_HOME/pier`
+//!   (`~/.local/state/pier`). Mode 0700; records 0600 (snapshots hold environments, which
+//!   carry secrets).
 //! - A write goes to a temp file in the same folder, is fsynced, renamed over the record, and
 //!   the folder is fsynced: a crash leaves the old record or the new one, never a mix.
 //! - A record that fails to parse is reported and kept: never deleted, never overwritten.
@@ -37,6 +38,13 @@ pub enum StoreError {
     /// `XDG_STATE_HOME`).
     #[error("Pier's state folder could not be found: set PIER_STATE_DIR or HOME")]
     NoFolder,
+    /// `PIER_STATE_DIR` is set but empty: it no longer silently means the default folder.
+    #[error("PIER_STATE_DIR is set but empty: give it an absolute path, or unset it for the default state folder")]
+    EmptyStateDir,
+    /// `PIER_STATE_DIR` is a relative path, which would name another folder from every working
+    /// directory (docs/design.md §5.1).
+    #[error("PIER_STATE_DIR is {0:?}, a relative path: Pier's state must be one folder wherever Pier runs (the app, its login item, every terminal), so give an absolute path")]
+    RelativeStateDir(PathBuf),
     /// The state folder, or its `records` or `locks` subfolder, could not be created or made
     /// private (mode 0700).
     #[error("Pier's state folder {path} could not be prepared: {source}")]
@@ -164,17 +172,23 @@ pub fn default_folder() -> Result<PathBuf, StoreError> {
     folder_from(&|k| std::env::var_os(k), cfg!(target_os = "macos"))
 }
 
-/// [`default_folder`] over any environment (empty values count as unset).
+/// [`default_folder`] over any environment. `PIER_STATE_DIR` must be an absolute path when set
+/// (empty or relative is refused, with a sentence); other empty values count as unset, and a
+/// relative `XDG_STATE_HOME` is ignored, as the XDG spec says.
 fn folder_from(env: &dyn Fn(&str) -> Option<OsString>, macos: bool) -> Result<PathBuf, StoreError> {
-    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = var("PIER_STATE_DIR") {
-        return Ok(dir);
+    match env("PIER_STATE_DIR").map(PathBuf::from) {
+        Some(dir) if dir.as_os_str().is_empty() => return Err(StoreError::EmptyStateDir),
+        Some(dir) if dir.is_relative() => return Err(StoreError::RelativeStateDir(dir)),
+        Some(dir) => return Ok(dir),
+        None => {}
     }
+    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     let home = var("HOME");
     let dir = if macos {
         home.map(|h| h.join("Library/Application Support/Pier"))
     } else {
         var("XDG_STATE_HOME")
+            .filter(|s| s.is_absolute())
             .map(|s| s.join("pier"))
             .or_else(|| home.map(|h| h.join(".local/state/pier")))
     };
@@ -225,8 +239,12 @@ impl Store {
             let existed = sub.is_dir();
             let prepared = fs::create_dir_all(&sub)
                 .and_then(|()| fs::set_permissions(&sub, fs::Permissions::from_mode(0o700)))
-                // A new folder is only durable once its parent is synced.
+                // A new folder is only durable once its parent is synced (a relative
+                // one-part path's parent is "", the working directory).
                 .and_then(|()| match (existed, sub.parent()) {
+                    (false, Some(parent)) if parent.as_os_str().is_empty() => {
+                        File::open(".")?.sync_all()
+                    }
                     (false, Some(parent)) => File::open(parent)?.sync_all(),
                     _ => Ok(()),
                 });
