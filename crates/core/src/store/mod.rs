@@ -73,14 +73,24 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    /// A record that does not parse as its type, or whose schema is newer than this build
-    /// reads. It is kept as it is, never overwritten.
+    /// A record that does not parse as its type. It is kept as it is, never overwritten.
     #[error("the record {path} is damaged ({why}); it was kept as it is, for you to look at")]
     Damaged {
         /// The record's file.
         path: PathBuf,
-        /// What is wrong with it: the parser's error, or the schema it carries.
+        /// What is wrong with it: the parser's error.
         why: String,
+    },
+    /// A record whose schema is newer than this build reads, whatever else it holds. It is
+    /// kept as it is, never overwritten.
+    #[error("the record {path} was written by a newer Pier (schema {schema}; this Pier reads up to {reads}); it was kept as it is")]
+    Newer {
+        /// The record's file.
+        path: PathBuf,
+        /// The schema it carries.
+        schema: u64,
+        /// The newest schema this build reads.
+        reads: u32,
     },
     /// An update on behalf of an identity the record does not name, or one that would hand
     /// the record to another identity: the record is left alone.
@@ -490,19 +500,30 @@ fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
-/// Parses a record, refusing schemas newer than this build knows.
+/// Parses a record, refusing schemas newer than this build knows. The schema is read first,
+/// on its own: a newer Pier may have renamed or dropped any other field, and its record must
+/// read as "written by a newer Pier", not as "missing field `id`".
 fn parse<T: DeserializeOwned + Versioned>(path: &Path, bytes: &[u8]) -> Result<T, StoreError> {
-    let damaged = |why: String| StoreError::Damaged {
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        schema: u64,
+    }
+    let newer = |schema: u64| StoreError::Newer {
         path: path.to_path_buf(),
-        why,
+        schema,
+        reads: T::SCHEMA,
     };
-    let record: T = serde_json::from_slice(bytes).map_err(|e| damaged(e.to_string()))?;
+    if let Ok(Schema { schema }) = serde_json::from_slice::<Schema>(bytes) {
+        if schema > u64::from(T::SCHEMA) {
+            return Err(newer(schema));
+        }
+    }
+    let record: T = serde_json::from_slice(bytes).map_err(|e| StoreError::Damaged {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
     if record.schema() > T::SCHEMA {
-        return Err(damaged(format!(
-            "schema {} is newer than this Pier reads ({})",
-            record.schema(),
-            T::SCHEMA
-        )));
+        return Err(newer(record.schema().into()));
     }
     Ok(record)
 }

@@ -115,8 +115,51 @@ fn a_newer_schema_is_refused_and_unknown_fields_are_tolerated() {
         br#"{"schema": 1, "pid": 1, "start_time": 1, "count": 0, "later": true}"#,
     )
     .unwrap();
-    assert!(matches!(s.get::<Rec>("a"), Err(StoreError::Damaged { .. })));
+    assert!(matches!(
+        s.get::<Rec>("a"),
+        Err(StoreError::Newer {
+            schema: 2,
+            reads: 1,
+            ..
+        })
+    ));
     assert_eq!(s.get::<Rec>("b").unwrap().unwrap().pid, 1);
+}
+
+/// Found by trying: a record of a newer schema that no longer has this Pier's fields read as
+/// "missing field `pid`", which says nothing of why; its schema is read first, on its own.
+#[test]
+fn a_newer_record_without_todays_fields_says_it_was_written_by_a_newer_pier() {
+    let (_d, s) = store();
+    let dir = s.folder().join("records");
+    let newer = br#"{"schema": 7, "owner": {"pid": 1, "start_time": 1}}"#;
+    fs::write(dir.join("a.json"), newer).unwrap();
+    let e = s.get::<Rec>("a").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the record {} was written by a newer Pier (schema 7; this Pier reads up to 1); it \
+             was kept as it is",
+            dir.join("a.json").display()
+        )
+    );
+    let listing = s.list::<Rec>("").unwrap();
+    assert!(listing.records.is_empty());
+    assert!(matches!(
+        listing.damaged[..],
+        [StoreError::Newer { schema: 7, .. }]
+    ));
+    assert_eq!(
+        fs::read(dir.join("a.json")).unwrap(),
+        newer,
+        "kept as it is"
+    );
+    // A schema too big for any build, or one that is not a number, is still no panic: the
+    // first is newer, the second is damaged.
+    fs::write(dir.join("b.json"), br#"{"schema": 18446744073709551615}"#).unwrap();
+    assert!(matches!(s.get::<Rec>("b"), Err(StoreError::Newer { .. })));
+    fs::write(dir.join("c.json"), br#"{"schema": "two", "pid": 1}"#).unwrap();
+    assert!(matches!(s.get::<Rec>("c"), Err(StoreError::Damaged { .. })));
 }
 
 #[test]
