@@ -161,6 +161,7 @@ pub fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use std::ffi::OsStr;
 
     /// Found by trying real tools: `pier stop 12x` said "refused … no resource 12x now" and
@@ -200,6 +201,121 @@ mod tests {
             "17824-71008-1764590000000",
         ] {
             assert!(!is_snapshot_name(bad), "{bad:?}");
+        }
+    }
+
+    /// A numeric flag's value as a person might type it, or mistype it.
+    fn number_like() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[-+]?[0-9]{0,21}(\\.[0-9]{0,8})?([eE][-+]?[0-9]{1,4})?",
+            "(?i)[-+]?(nan|inf|infinity)",
+            any::<String>(),
+        ]
+    }
+
+    /// `pier ARGS` as clap parses it, then as each command checks it, the way `main` runs
+    /// them up to the first read of the OS or the state folder.
+    fn parse_and_check(argv: &[String]) {
+        let argv = std::iter::once("pier".to_owned()).chain(argv.iter().cloned());
+        match Cli::try_parse_from(argv) {
+            Ok(Cli {
+                command: Some(Command::Stop(args)),
+            }) => {
+                let _ = stop::stop_options(&args);
+            }
+            Ok(Cli {
+                command: Some(Command::Restart(args)),
+            }) => {
+                let _ = check_snapshot_or_id(&args.snapshot);
+            }
+            Ok(_) => {}
+            // What the user reads: rendering the error must not panic either.
+            Err(e) => {
+                let _ = e.render();
+            }
+        }
+    }
+
+    proptest! {
+        /// Any command line, built from Pier's own words and arbitrary strings, is parsed or
+        /// refused; never a panic.
+        #[test]
+        fn no_command_line_makes_the_parsers_panic(
+            argv in proptest::collection::vec(
+                prop_oneof![
+                    prop::sample::select(vec![
+                        "scan", "stop", "history", "restart", "app", "--json", "--grace",
+                        "--sample-ms", "--under", "--all-green", "--project", "--force",
+                        "--cpu-threshold", "--io-threshold", "--wait", "--all", "--", "1-1",
+                        "snap-1-1-1", "/tmp", "-1", "1e300", "NaN", "0", "2500",
+                    ]).prop_map(str::to_owned),
+                    number_like(),
+                ],
+                0..8,
+            ),
+        ) {
+            parse_and_check(&argv);
+        }
+
+        /// Each numeric flag, given any value: clap's verdict is its parser's, a refusal is
+        /// the parser's sentence naming the flag, and nothing panics.
+        #[test]
+        fn every_numeric_flag_takes_exactly_what_its_parser_takes(value in number_like()) {
+            use pier_core::front::numbers;
+            type Parse = fn(&str) -> Result<(), String>;
+            let cases: [(&[&str], &str, Parse); 8] = [
+                (&["stop", "1-1"], "--grace", |v| numbers::grace(v).map(drop)),
+                (&["stop", "1-1"], "--sample-ms", |v| numbers::stop_sample(v).map(drop)),
+                (&["stop", "1-1"], "--cpu-threshold", |v| numbers::cpu_percent(v).map(drop)),
+                (&["stop", "1-1"], "--io-threshold", |v| numbers::io_bytes_per_second(v).map(drop)),
+                (&["scan"], "--sample-ms", |v| numbers::scan_sample(v).map(drop)),
+                (&["scan"], "--cpu-threshold", |v| numbers::cpu_percent(v).map(drop)),
+                (&["scan"], "--io-threshold", |v| numbers::io_bytes_per_second(v).map(drop)),
+                (&["restart", "1-1"], "--wait", |v| numbers::restart_wait(v).map(drop)),
+            ];
+            for (command, flag, parse) in cases {
+                let mut argv = vec!["pier".to_owned()];
+                argv.extend(command.iter().map(|s| s.to_string()));
+                argv.push(format!("{flag}={value}"));
+                let parsed = Cli::try_parse_from(&argv);
+                if value.is_empty() {
+                    // clap's own refusal: "a value is required".
+                    prop_assert!(parsed.is_err());
+                    continue;
+                }
+                match (parsed, parse(&value)) {
+                    (Ok(_), Ok(())) => {}
+                    (Err(e), Err(why)) => {
+                        use std::error::Error as _;
+                        prop_assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+                        let said = e.source().map(ToString::to_string);
+                        prop_assert_eq!(said.as_deref(), Some(why.as_str()));
+                        prop_assert!(why.starts_with(&format!("{flag} ")), "{}", why);
+                        prop_assert!(!why.contains('\n'), "one line: {}", why);
+                    }
+                    (parsed, own) => prop_assert!(
+                        false,
+                        "{argv:?}: clap {:?}, the parser {own:?}",
+                        parsed.map(drop).map_err(|e| e.kind())
+                    ),
+                }
+            }
+        }
+
+        /// Any id or snapshot name is taken or refused, never a panic; what is taken reads
+        /// back as written.
+        #[test]
+        fn ids_and_snapshot_names_never_panic(text in prop_oneof![
+            any::<String>(),
+            "(snap-)?[-+0-9]{0,12}-[0-9]{0,22}(-[0-9]{0,14})?",
+        ]) {
+            parse_and_check(&["stop".into(), "--".into(), text.clone()]);
+            parse_and_check(&["restart".into(), "--".into(), text.clone()]);
+            if is_resource_id(&text) {
+                let (pid, start) = text.split_once('-').unwrap();
+                prop_assert_eq!(format!("{}-{}", pid.parse::<u32>().unwrap(), start.parse::<u64>().unwrap()), text.clone());
+            }
+            let _ = is_snapshot_name(&text);
         }
     }
 

@@ -23,7 +23,7 @@ pub struct HistoryArgs {
 #[derive(Debug, Args)]
 pub struct RestartArgs {
     /// A snapshot as `pier history` names it (`snap-…`), or a resource id (its newest snapshot).
-    snapshot: String,
+    pub(super) snapshot: String,
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,

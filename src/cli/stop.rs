@@ -131,7 +131,7 @@ pub fn run(args: StopArgs) -> ExitCode {
 /// only with `--all-green`, `--force` only with ids. A wrong one is a usage error, before
 /// anything is read, locked or written. (The numbers were bounded by their parsers,
 /// `front::numbers`: a grace of 0 to 600 s, a sample of 1 to 1000 ms, finite thresholds.)
-fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
+pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
     if args.ids.is_empty() && args.project.is_none() && !args.all_green {
         return Err(usage(
             "say what to stop: resource ids, --project PATH, or --all-green",

@@ -104,3 +104,34 @@ fn log_to_file(store: &Store) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by trying: `pier-app --refresh 1e20` said the value must be "zero or more".
+    #[test]
+    fn the_apps_numbers_are_refused_by_their_parsers_with_the_range() {
+        use std::error::Error as _;
+        for (flag, value, why) in [
+            ("--refresh", "1e20", numbers::refresh("1e20").unwrap_err()),
+            ("--refresh", "0.2", numbers::refresh("0.2").unwrap_err()),
+            (
+                "--sample-ms",
+                "20000",
+                numbers::scan_sample("20000").unwrap_err(),
+            ),
+        ] {
+            let e = AppCli::try_parse_from(["pier-app", flag, value]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+            assert_eq!(e.source().map(ToString::to_string), Some(why));
+        }
+        let defaults = AppCli::try_parse_from(["pier-app"]).unwrap().args;
+        assert_eq!(defaults.refresh, Duration::from_secs(30));
+        assert_eq!(defaults.sample, Duration::from_millis(500));
+        let off = AppCli::try_parse_from(["pier-app", "--refresh", "0", "--sample-ms", "0"])
+            .unwrap()
+            .args;
+        assert_eq!((off.refresh, off.sample), (Duration::ZERO, Duration::ZERO));
+    }
+}
