@@ -5,8 +5,10 @@
 //!
 //! Exit codes: 0 done (a scan ran, whatever it found; every requested resource was stopped);
 //! 1 Pier could not work at all (the process table or the state folder was unreadable);
-//! 2 the command line was wrong (an unknown flag, a `--under` folder that does not exist, a
-//! malformed resource id or snapshot name);
+//! 2 the command line was wrong (an unknown flag; a number outside its range, see
+//! `pier_core::front::numbers`; a `--under` folder that does not exist; `--under` without
+//! `--all-green` or `--force` without ids; a `--project` folder that is no project's; a
+//! malformed resource id or snapshot name; an empty or relative `PIER_STATE_DIR`);
 //! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed),
 //! or a restart was refused or did not get ready in time.
 

@@ -48,7 +48,8 @@ pub const IO_MAX_BYTES_PER_SECOND: f64 = 1e12;
 /// The longest `--refresh`, in seconds: a day.
 pub const REFRESH_MAX_SECS: u64 = 86_400;
 
-/// The longest `pier restart --wait`, in seconds: an hour (docs/design.md §4.3).
+/// The longest `pier restart --wait`, in seconds: an hour, the bound `ARCHITECTURE.md` gave
+/// before it was checked (docs/design.md §4.3).
 pub const RESTART_WAIT_MAX_SECS: u64 = 3_600;
 
 /// `pier stop --grace SECS`: how long each level of a tree gets to exit after its signal.
