@@ -1,9 +1,13 @@
 //! Property tests of every parser of OS data: whatever the bytes, a parser answers or refuses,
-//! never panics; and what the kernel writes reads back exactly. Run with the other tests;
-//! `PROPTEST_CASES=100000 cargo test --test parsers_prop` runs the long version.
+//! never panics; and what the kernel writes reads back exactly. And the command line's numbers,
+//! through the real `pier`: a value is taken or refused in one sentence, exit 2, never a panic
+//! (the command line's own parsers are driven with any argv by `src/cli/mod.rs`'s unit tests).
+//! Run with the other tests; `PROPTEST_CASES=100000 cargo test --test parsers_prop` runs the
+//! long version.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use pier_core::front::numbers;
 use pier_core::probe::darwin::parse_procargs2;
 use pier_core::probe::netlink::parse_chunk;
 use pier_core::probe::procfs::{
@@ -162,6 +166,77 @@ proptest! {
         if let Ok(pier_core::probe::netlink::Chunk::More(rows) | pier_core::probe::netlink::Chunk::Done(rows)) = parse_chunk(&buf, 1) {
             prop_assert!(rows.len() <= bodies.len());
         }
+    }
+}
+
+/// A number as a person might type or mistype it; never empty (clap's own "a value is
+/// required") and never holding NUL (no argv can).
+fn typed_number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[-+]?[0-9]{1,21}(\\.[0-9]{0,8})?([eE][-+]?[0-9]{1,4})?",
+        "(?i)[-+]?(nan|inf|infinity)",
+        "[^\u{0}]{1,12}",
+    ]
+}
+
+/// What `pier ARGS` printed on stderr and how it exited, with a state folder of its own that
+/// it must not touch.
+fn pier(args: &[&str], state: &std::path::Path) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(args)
+        .env("PIER_STATE_DIR", state)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("pier runs");
+    assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+proptest! {
+    // Each case runs the binary five times.
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Found by trying: `pier stop --grace 1e300 ID` panicked with a stack trace (exit 101),
+    /// and `pier scan --sample-ms 99999999999` hung. Each command below is wrong beyond its
+    /// number too (nothing to stop; a missing `--under` folder; a malformed snapshot), so
+    /// whatever the number, `pier` exits 2 with one sentence on stderr before it reads or
+    /// writes anything: the number's own when its parser refuses it, else the other one.
+    #[test]
+    fn the_real_pier_takes_or_refuses_any_number_in_one_sentence(value in typed_number()) {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let missing = dir.path().join("missing");
+        let missing = missing.to_str().unwrap();
+        let nothing = "pier: say what to stop: resource ids, --project PATH, or --all-green\n";
+        let no_folder = format!("pier: --under {missing}: no such folder\n");
+        let no_snapshot = "pier: \"x\" is neither a snapshot nor a resource id";
+        type Parse = fn(&str) -> Result<(), String>;
+        let cases: [(Vec<String>, Parse, &str); 5] = [
+            (vec!["stop".into(), format!("--grace={value}")],
+             |v| numbers::grace(v).map(drop), nothing),
+            (vec!["stop".into(), format!("--sample-ms={value}")],
+             |v| numbers::stop_sample(v).map(drop), nothing),
+            (vec!["stop".into(), format!("--cpu-threshold={value}")],
+             |v| numbers::cpu_percent(v).map(drop), nothing),
+            (vec!["scan".into(), format!("--sample-ms={value}"), "--under".into(), missing.into()],
+             |v| numbers::scan_sample(v).map(drop), &no_folder),
+            (vec!["restart".into(), format!("--wait={value}"), "x".into()],
+             |v| numbers::restart_wait(v).map(drop), no_snapshot),
+        ];
+        for (args, parse, otherwise) in cases {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, err) = pier(&args, &state);
+            prop_assert_eq!(code, Some(2), "{:?}: {}", args, err);
+            prop_assert_eq!(err.lines().count(), 1, "{:?}: one line: {}", args, err);
+            match parse(&value) {
+                Err(why) => prop_assert_eq!(err, format!("pier: {why}\n")),
+                Ok(()) => prop_assert!(err.starts_with(otherwise), "{:?}: {}", args, err),
+            }
+        }
+        prop_assert!(!state.exists(), "the state folder was never opened");
     }
 }
 

@@ -5,8 +5,10 @@
 //!
 //! Exit codes: 0 done (a scan ran, whatever it found; every requested resource was stopped);
 //! 1 Pier could not work at all (the process table or the state folder was unreadable);
-//! 2 the command line was wrong (an unknown flag, a `--under` folder that does not exist, a
-//! malformed resource id or snapshot name);
+//! 2 the command line was wrong (an unknown flag; a number outside its range, see
+//! `pier_core::front::numbers`; a `--under` folder that does not exist; `--under` without
+//! `--all-green` or `--force` without ids; a `--project` folder that is no project's; a
+//! malformed resource id or snapshot name; an empty or relative `PIER_STATE_DIR`);
 //! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed),
 //! or a restart was refused or did not get ready in time;
 //! 4 every requested resource was stopped, but some outcome could not be recorded;
@@ -22,8 +24,6 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-use pier_core::diagnose::rules::Thresholds;
 
 /// Finds dev servers and watchers left running after their terminal is gone.
 #[derive(Debug, Parser)]
@@ -107,21 +107,6 @@ fn check_snapshot_or_id(arg: &str) -> Result<(), ExitCode> {
     )))
 }
 
-/// Thresholds from the command line; negative or NaN values are usage errors.
-fn thresholds(cpu: f64, io: f64) -> Result<Thresholds, ExitCode> {
-    for (flag, value) in [("--cpu-threshold", cpu), ("--io-threshold", io)] {
-        if !value.is_finite() || value < 0.0 {
-            return Err(usage(&format!(
-                "{flag} {value}: must be a number of zero or more"
-            )));
-        }
-    }
-    Ok(Thresholds {
-        cpu_percent: cpu,
-        io_bytes_per_second: io,
-    })
-}
-
 /// Writes `text` to stdout; a closed pipe is the reader's choice, not a failure.
 fn print(text: &[u8]) -> ExitCode {
     let mut out = std::io::stdout().lock();
@@ -142,14 +127,26 @@ fn colour_wanted() -> bool {
     )
 }
 
+/// A command line clap did not take. A value one of Pier's own parsers refused
+/// (`front::numbers`) is that parser's sentence, `pier: --grace 1e300: must be …`, and exit 2,
+/// like every usage error Pier words itself; anything else is clap's message (exit 2), or the
+/// help or version asked for (exit 0).
+fn refused(e: &clap::Error) -> ExitCode {
+    use std::error::Error as _;
+    if e.kind() == clap::error::ErrorKind::ValueValidation {
+        if let Some(why) = e.source() {
+            return usage(&why.to_string());
+        }
+    }
+    let _ = e.print();
+    ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 })
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
-        }
+        Err(e) => return refused(&e),
     };
     let Some(command) = cli.command else {
         return app::exec_app(Vec::new());
@@ -168,6 +165,7 @@ pub fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use std::ffi::OsStr;
 
     /// Found by trying real tools: `pier stop 12x` said "refused … no resource 12x now" and
@@ -207,6 +205,121 @@ mod tests {
             "17824-71008-1764590000000",
         ] {
             assert!(!is_snapshot_name(bad), "{bad:?}");
+        }
+    }
+
+    /// A numeric flag's value as a person might type it, or mistype it.
+    fn number_like() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[-+]?[0-9]{0,21}(\\.[0-9]{0,8})?([eE][-+]?[0-9]{1,4})?",
+            "(?i)[-+]?(nan|inf|infinity)",
+            any::<String>(),
+        ]
+    }
+
+    /// `pier ARGS` as clap parses it, then as each command checks it, the way `main` runs
+    /// them up to the first read of the OS or the state folder.
+    fn parse_and_check(argv: &[String]) {
+        let argv = std::iter::once("pier".to_owned()).chain(argv.iter().cloned());
+        match Cli::try_parse_from(argv) {
+            Ok(Cli {
+                command: Some(Command::Stop(args)),
+            }) => {
+                let _ = stop::stop_options(&args);
+            }
+            Ok(Cli {
+                command: Some(Command::Restart(args)),
+            }) => {
+                let _ = check_snapshot_or_id(&args.snapshot);
+            }
+            Ok(_) => {}
+            // What the user reads: rendering the error must not panic either.
+            Err(e) => {
+                let _ = e.render();
+            }
+        }
+    }
+
+    proptest! {
+        /// Any command line, built from Pier's own words and arbitrary strings, is parsed or
+        /// refused; never a panic.
+        #[test]
+        fn no_command_line_makes_the_parsers_panic(
+            argv in proptest::collection::vec(
+                prop_oneof![
+                    prop::sample::select(vec![
+                        "scan", "stop", "history", "restart", "app", "--json", "--grace",
+                        "--sample-ms", "--under", "--all-green", "--project", "--force",
+                        "--cpu-threshold", "--io-threshold", "--wait", "--all", "--", "1-1",
+                        "snap-1-1-1", "/tmp", "-1", "1e300", "NaN", "0", "2500",
+                    ]).prop_map(str::to_owned),
+                    number_like(),
+                ],
+                0..8,
+            ),
+        ) {
+            parse_and_check(&argv);
+        }
+
+        /// Each numeric flag, given any value: clap's verdict is its parser's, a refusal is
+        /// the parser's sentence naming the flag, and nothing panics.
+        #[test]
+        fn every_numeric_flag_takes_exactly_what_its_parser_takes(value in number_like()) {
+            use pier_core::front::numbers;
+            type Parse = fn(&str) -> Result<(), String>;
+            let cases: [(&[&str], &str, Parse); 8] = [
+                (&["stop", "1-1"], "--grace", |v| numbers::grace(v).map(drop)),
+                (&["stop", "1-1"], "--sample-ms", |v| numbers::stop_sample(v).map(drop)),
+                (&["stop", "1-1"], "--cpu-threshold", |v| numbers::cpu_percent(v).map(drop)),
+                (&["stop", "1-1"], "--io-threshold", |v| numbers::io_bytes_per_second(v).map(drop)),
+                (&["scan"], "--sample-ms", |v| numbers::scan_sample(v).map(drop)),
+                (&["scan"], "--cpu-threshold", |v| numbers::cpu_percent(v).map(drop)),
+                (&["scan"], "--io-threshold", |v| numbers::io_bytes_per_second(v).map(drop)),
+                (&["restart", "1-1"], "--wait", |v| numbers::restart_wait(v).map(drop)),
+            ];
+            for (command, flag, parse) in cases {
+                let mut argv = vec!["pier".to_owned()];
+                argv.extend(command.iter().map(|s| s.to_string()));
+                argv.push(format!("{flag}={value}"));
+                let parsed = Cli::try_parse_from(&argv);
+                if value.is_empty() {
+                    // clap's own refusal: "a value is required".
+                    prop_assert!(parsed.is_err());
+                    continue;
+                }
+                match (parsed, parse(&value)) {
+                    (Ok(_), Ok(())) => {}
+                    (Err(e), Err(why)) => {
+                        use std::error::Error as _;
+                        prop_assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+                        let said = e.source().map(ToString::to_string);
+                        prop_assert_eq!(said.as_deref(), Some(why.as_str()));
+                        prop_assert!(why.starts_with(&format!("{flag} ")), "{}", why);
+                        prop_assert!(!why.contains('\n'), "one line: {}", why);
+                    }
+                    (parsed, own) => prop_assert!(
+                        false,
+                        "{argv:?}: clap {:?}, the parser {own:?}",
+                        parsed.map(drop).map_err(|e| e.kind())
+                    ),
+                }
+            }
+        }
+
+        /// Any id or snapshot name is taken or refused, never a panic; what is taken reads
+        /// back as written.
+        #[test]
+        fn ids_and_snapshot_names_never_panic(text in prop_oneof![
+            any::<String>(),
+            "(snap-)?[-+0-9]{0,12}-[0-9]{0,22}(-[0-9]{0,14})?",
+        ]) {
+            parse_and_check(&["stop".into(), "--".into(), text.clone()]);
+            parse_and_check(&["restart".into(), "--".into(), text.clone()]);
+            if is_resource_id(&text) {
+                let (pid, start) = text.split_once('-').unwrap();
+                prop_assert_eq!(format!("{}-{}", pid.parse::<u32>().unwrap(), start.parse::<u64>().unwrap()), text.clone());
+            }
+            let _ = is_snapshot_name(&text);
         }
     }
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use super::{print, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
-use pier_core::front::System;
+use super::{print, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
+use pier_core::front::{numbers, System};
 use pier_core::model::history::{HistoryEntry, RestartReport, RestartResult};
 use pier_core::restart;
 use pier_core::words::{self, for_terminal};
@@ -23,14 +23,14 @@ pub struct HistoryArgs {
 #[derive(Debug, Args)]
 pub struct RestartArgs {
     /// A snapshot as `pier history` names it (`snap-…`), or a resource id (its newest snapshot).
-    snapshot: String,
+    pub(super) snapshot: String,
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
-    /// Seconds to wait for the server's recorded ports to listen again (a helper's are not
-    /// waited for).
-    #[arg(long, value_name = "SECS", default_value_t = 15.0)]
-    wait: f64,
+    /// Seconds to wait for the server's recorded ports to listen again (0 to 3600; a helper's
+    /// are not waited for).
+    #[arg(long, value_name = "SECS", default_value = "15", value_parser = numbers::restart_wait)]
+    wait: Duration,
 }
 
 #[derive(Serialize)]
@@ -151,23 +151,12 @@ pub fn restart(args: RestartArgs) -> ExitCode {
     if let Err(code) = super::check_snapshot_or_id(&args.snapshot) {
         return code;
     }
-    if !args.wait.is_finite() || args.wait < 0.0 {
-        return usage(&format!(
-            "--wait {}: must be a number of seconds, zero or more",
-            args.wait
-        ));
-    }
     let system = match System::open() {
         Ok(system) => system,
         Err(code) => return code,
     };
     let report = match restart::find(&system.store, &args.snapshot) {
-        Ok((name, _)) => restart::restart(
-            system.probe.as_ref(),
-            &system.store,
-            &name,
-            Duration::from_secs_f64(args.wait),
-        ),
+        Ok((name, _)) => restart::restart(system.probe.as_ref(), &system.store, &name, args.wait),
         Err(why) => RestartReport::not_started(&args.snapshot, RestartResult::Refused, why),
     };
     let written = if args.json {

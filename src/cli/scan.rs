@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{colour_wanted, print, render, resolve_dirs, thresholds, EXIT_FAILED};
+use super::{colour_wanted, print, render, resolve_dirs, EXIT_FAILED};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::front::numbers;
 use pier_core::probe;
 
 #[derive(Debug, Args)]
@@ -16,20 +17,24 @@ pub struct ScanArgs {
     /// Print one JSON document (schema 1, see docs/scan-json.md) instead of cards.
     #[arg(long)]
     json: bool,
-    /// How long to sample CPU and disk activity, in milliseconds; 0 = do not sample.
-    #[arg(long, value_name = "N", default_value_t = 500)]
-    sample_ms: u64,
+    /// How long to sample CPU and disk activity, in milliseconds (0 to 10000); 0 = do not
+    /// sample.
+    #[arg(long = "sample-ms", value_name = "N", default_value = "500",
+          value_parser = numbers::scan_sample)]
+    sample: Duration,
     /// Only projects under DIR (repeatable).
     #[arg(long, value_name = "DIR")]
     under: Vec<PathBuf>,
     /// Also list listening ports that are not candidates, with the reason.
     #[arg(long)]
     all: bool,
-    /// CPU use above which a resource counts as busy, in percent of one core.
-    #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().cpu_percent)]
+    /// CPU use above which a resource counts as busy, in percent of one core (0 to 10000).
+    #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().cpu_percent,
+          value_parser = numbers::cpu_percent)]
     cpu_threshold: f64,
-    /// Disk I/O above which a resource counts as busy, in bytes per second.
-    #[arg(long, value_name = "BYTES", default_value_t = Thresholds::default().io_bytes_per_second)]
+    /// Disk I/O above which a resource counts as busy, in bytes per second (0 to 10^12).
+    #[arg(long, value_name = "BYTES", default_value_t = Thresholds::default().io_bytes_per_second,
+          value_parser = numbers::io_bytes_per_second)]
     io_threshold: f64,
 }
 
@@ -39,15 +44,14 @@ pub fn run(args: ScanArgs) -> ExitCode {
         Ok(dirs) => dirs,
         Err(code) => return code,
     };
-    let thresholds = match thresholds(args.cpu_threshold, args.io_threshold) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
     let opts = ScanOptions {
-        sample: Duration::from_millis(args.sample_ms),
+        sample: args.sample,
         under,
         include_others: args.all,
-        thresholds,
+        thresholds: Thresholds {
+            cpu_percent: args.cpu_threshold,
+            io_bytes_per_second: args.io_threshold,
+        },
         ..ScanOptions::default()
     };
     let probe = probe::system_probe();

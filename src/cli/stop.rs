@@ -2,18 +2,17 @@
 //! A batch goes on past a resource that is refused or fails, and reports each.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
 use serde::Serialize;
 
-use super::{print, resolve_dirs, thresholds, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
+use super::{print, resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
-use pier_core::front::System;
-use pier_core::front::EXIT_NOT_RECORDED;
+use pier_core::front::{numbers, System, EXIT_NOT_RECORDED};
 use pier_core::model::card::{Level, Project, Resource};
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
 use pier_core::model::snapshot::Snapshot;
@@ -34,25 +33,35 @@ pub struct StopArgs {
     #[arg(long, conflicts_with = "ids")]
     all_green: bool,
     /// With --all-green: only projects under DIR (repeatable).
-    #[arg(long, value_name = "DIR", requires = "all_green")]
+    // Not clap's `requires = "all_green"`: clap drops a requirement whose target conflicts with
+    // an argument given, so `pier stop ID --under DIR` passed in silence. `stop_options` says so.
+    #[arg(long, value_name = "DIR")]
     under: Vec<PathBuf>,
     /// Print one JSON document instead of text.
     #[arg(long)]
     json: bool,
-    /// Seconds each level of a tree gets to exit after its signal.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    grace: f64,
+    /// Seconds each level of a tree gets to exit after its signal (0 to 600).
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = numbers::grace)]
+    grace: Duration,
     /// SIGKILL the named resources, skipping the level, connection and activity checks
     /// (identities are still re-verified; other users' processes, PID 1 and Pier are never
     /// touched).
-    #[arg(long, requires = "ids")]
+    // Not clap's `requires = "ids"`, for the reason `under` gives: `--force --all-green` and
+    // `--force --project` passed it and SIGKILLed whatever they selected. `stop_options` refuses.
+    #[arg(long)]
     force: bool,
-    /// The activity window of the checkpoint chain, in milliseconds.
-    #[arg(long, value_name = "N", default_value_t = 500)]
-    sample_ms: u64,
-    #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().cpu_percent)]
+    /// The activity window of the checkpoint chain, in milliseconds (1 to 1000: every check
+    /// from the first to the first signal must fit in 2 s).
+    #[arg(long = "sample-ms", value_name = "N", default_value = "500",
+          value_parser = numbers::stop_sample)]
+    sample: Duration,
+    /// CPU use above which a member counts as busy, in percent of one core (0 to 10000).
+    #[arg(long, value_name = "PCT", default_value_t = Thresholds::default().cpu_percent,
+          value_parser = numbers::cpu_percent)]
     cpu_threshold: f64,
-    #[arg(long, value_name = "BYTES", default_value_t = Thresholds::default().io_bytes_per_second)]
+    /// Disk I/O above which a resource counts as busy, in bytes per second (0 to 10^12).
+    #[arg(long, value_name = "BYTES", default_value_t = Thresholds::default().io_bytes_per_second,
+          value_parser = numbers::io_bytes_per_second)]
     io_threshold: f64,
 }
 
@@ -124,35 +133,51 @@ pub fn run(args: StopArgs) -> ExitCode {
     exit_code(&reports)
 }
 
-/// The flags, checked, as the stop's options: something to stop, well-formed ids, a sample
-/// of at least 1 ms (a stop always samples), a grace of zero seconds or more, thresholds that
-/// are numbers. A wrong one is a usage error.
-fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
+/// The flags, checked, as the stop's options: something to stop, well-formed ids, `--under`
+/// only with `--all-green`, `--force` only with ids. A wrong one is a usage error, before
+/// anything is read, locked or written. (The numbers were bounded by their parsers,
+/// `front::numbers`: a grace of 0 to 600 s, a sample of 1 to 1000 ms, finite thresholds.)
+pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
     if args.ids.is_empty() && args.project.is_none() && !args.all_green {
         return Err(usage(
             "say what to stop: resource ids, --project PATH, or --all-green",
         ));
     }
     super::check_resource_ids(&args.ids)?;
-    if args.sample_ms == 0 {
-        return Err(usage(
-            "--sample-ms 0: a stop always samples activity (give at least 1 ms)",
-        ));
+    if let Some(why) = misplaced_flag(args) {
+        return Err(usage(why));
     }
-    if !args.grace.is_finite() || args.grace < 0.0 {
-        return Err(usage(&format!(
-            "--grace {}: must be a number of seconds, zero or more",
-            args.grace
-        )));
-    }
-    let thresholds = thresholds(args.cpu_threshold, args.io_threshold)?;
     Ok(StopOptions {
-        grace: Duration::from_secs_f64(args.grace),
-        sample: Duration::from_millis(args.sample_ms),
-        thresholds,
+        grace: args.grace,
+        sample: args.sample,
+        thresholds: Thresholds {
+            cpu_percent: args.cpu_threshold,
+            io_bytes_per_second: args.io_threshold,
+        },
         force: args.force,
         ..StopOptions::default()
     })
+}
+
+/// A flag given where it means nothing, or where it would mean too much: `--under` limits
+/// `--all-green` alone (with ids or `--project` it would be ignored in silence), and `--force`
+/// skips the level and activity checks, so it stops only resources named one by one, never
+/// what `--project` or `--all-green` select.
+fn misplaced_flag(args: &StopArgs) -> Option<&'static str> {
+    if !args.under.is_empty() && !args.all_green {
+        return Some(
+            "--under limits --all-green only; with resource ids or --project it would be \
+             ignored (give --all-green --under DIR, or leave --under out)",
+        );
+    }
+    if args.force && args.ids.is_empty() {
+        return Some(
+            "--force stops only resources named by id (as `pier scan` shows them), never a \
+             whole project or every green resource, because it skips the level, connection \
+             and activity checks",
+        );
+    }
+    None
 }
 
 /// The records in the state folder that cannot be read (or why the folder could not be
@@ -238,6 +263,16 @@ fn select(
         eprintln!("pier: {}", for_terminal(&e.to_string()));
         ExitCode::from(EXIT_FAILED)
     })?;
+    if let (Some(_), [folder]) = (&args.project, under.as_slice()) {
+        let shown = scan
+            .projects
+            .iter()
+            .any(|p| folder.as_os_str() == p.path.as_str());
+        let why = project_refusal(folder, opts.home.as_deref(), &project::marker_on_disk);
+        if let (false, Some(why)) = (shown, why) {
+            return Err(usage(&why));
+        }
+    }
     let mut ids = Vec::new();
     let mut left_alone = Vec::new();
     let in_scope = scan.projects.iter().filter(|p| {
@@ -254,6 +289,38 @@ fn select(
         }
     }
     Ok((ids, left_alone))
+}
+
+/// Why `--project PATH` is a usage error when no card's folder is PATH: PATH is inside a
+/// project but not its folder, or no project at all (nothing Pier sees runs in it either).
+/// `None` when PATH is a project's own folder: nothing runs in it, and "Nothing to stop." is
+/// the true answer (exit 0). Found by trying: `pier stop --project <a folder that is no
+/// project>` said "Nothing to stop." and exited 0, as if it had looked at a project.
+fn project_refusal(
+    path: &Path,
+    home: Option<&Path>,
+    marker_at: &dyn Fn(&Path) -> Option<&'static str>,
+) -> Option<String> {
+    let shown = path.display();
+    if path.parent().is_none() || Some(path) == home {
+        return Some(format!(
+            "--project {shown}: your home folder and / are never projects; give a project's \
+             own folder"
+        ));
+    }
+    match project::find_project(path, home, marker_at) {
+        Some(p) if p.path == path => None,
+        Some(p) => Some(format!(
+            "--project {shown}: not a project's own folder but a folder inside the project {0} \
+             (give --project {0})",
+            p.path.display()
+        )),
+        None => Some(format!(
+            "--project {shown}: not a project folder (neither it nor a folder above it holds a \
+             project marker: {}), and no resource Pier sees runs in it",
+            project::MARKERS.join(", ")
+        )),
+    }
 }
 
 /// The reports for a person, then what a batch left alone and why. Every command, reason and
@@ -410,5 +477,100 @@ mod tests {
     #[test]
     fn nothing_in_scope_says_nothing_to_stop() {
         assert_eq!(text(&[], &[]), "Nothing to stop.\n\n0 of 0 stopped\n");
+    }
+
+    /// `pier stop ARGS`, as clap parses it.
+    fn parse(args: &[&str]) -> Result<StopArgs, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Line {
+            #[command(flatten)]
+            stop: StopArgs,
+        }
+        <Line as clap::Parser>::try_parse_from(std::iter::once("stop").chain(args.iter().copied()))
+            .map(|l| l.stop)
+    }
+
+    /// Found by trying: clap drops `requires = "all_green"` when ids are given, so
+    /// `pier stop ID --under DIR` stopped ID and ignored `--under` in silence.
+    #[test]
+    fn under_without_all_green_is_a_usage_error_not_ignored() {
+        for args in [
+            &["1-1", "--under", "/tmp"][..],
+            &["--project", "/tmp", "--under", "/tmp"],
+        ] {
+            let why = misplaced_flag(&parse(args).unwrap()).expect("refused");
+            assert!(why.starts_with("--under limits --all-green only"), "{why}");
+        }
+        assert_eq!(
+            misplaced_flag(&parse(&["--all-green", "--under", "/tmp"]).unwrap()),
+            None
+        );
+    }
+
+    /// Found by trying: `pier stop --force --all-green` and `--force --project DIR` passed
+    /// clap's `requires = "ids"` the same way, and would have SIGKILLed whatever they selected
+    /// past the level and activity checks.
+    #[test]
+    fn force_is_only_for_resources_named_by_id() {
+        for args in [
+            &["--force", "--all-green"][..],
+            &["--force", "--project", "/tmp"],
+        ] {
+            let why = misplaced_flag(&parse(args).unwrap()).expect("refused");
+            assert!(
+                why.starts_with("--force stops only resources named by id"),
+                "{why}"
+            );
+        }
+        assert_eq!(misplaced_flag(&parse(&["--force", "1-1"]).unwrap()), None);
+    }
+
+    /// A stop's sample over a second is refused by clap, with the parser's sentence, before
+    /// `run` could open the state folder.
+    #[test]
+    fn a_stop_sample_that_cannot_fit_its_deadline_is_refused_at_parse() {
+        use std::error::Error as _;
+        let e = parse(&["--sample-ms", "2500", "1-1"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        assert_eq!(
+            e.source().map(ToString::to_string),
+            numbers::stop_sample("2500").err()
+        );
+        let args = parse(&["--sample-ms", "1000", "--grace", "0.25", "1-1"]).unwrap();
+        let opts = stop_options(&args).unwrap();
+        assert_eq!(opts.sample, Duration::from_secs(1));
+        assert_eq!(opts.grace, Duration::from_millis(250));
+        let defaults = stop_options(&parse(&["1-1"]).unwrap()).unwrap();
+        assert_eq!(defaults.sample, Duration::from_millis(500));
+        assert_eq!(defaults.grace, Duration::from_secs(5));
+        assert_eq!(defaults.thresholds, Thresholds::default());
+    }
+
+    /// Found by trying: `pier stop --project <a folder that is no project>` said "Nothing to
+    /// stop." and exited 0.
+    #[test]
+    fn a_project_flag_names_a_projects_own_folder() {
+        let markers = |d: &Path| (d == Path::new("/h/u/app")).then_some("package.json");
+        let home = Some(Path::new("/h/u"));
+        assert_eq!(
+            project_refusal(Path::new("/h/u/app"), home, &markers),
+            None,
+            "a project with nothing running: nothing to stop"
+        );
+        assert_eq!(
+            project_refusal(Path::new("/h/u/app/src"), home, &markers).unwrap(),
+            "--project /h/u/app/src: not a project's own folder but a folder inside the \
+             project /h/u/app (give --project /h/u/app)"
+        );
+        let none = project_refusal(Path::new("/h/u/notes"), home, &markers).unwrap();
+        assert!(
+            none.starts_with("--project /h/u/notes: not a project folder (neither it nor"),
+            "{none}"
+        );
+        assert!(none.contains(".git, package.json, Cargo.toml"), "{none}");
+        for never in ["/h/u", "/"] {
+            let why = project_refusal(Path::new(never), home, &|_| Some(".git")).unwrap();
+            assert!(why.contains("never projects"), "{why}");
+        }
     }
 }

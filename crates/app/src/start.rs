@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use pier_core::front::{init_logging, open_store, resolve_dirs, usage, EXIT_FAILED};
+use pier_core::front::{
+    init_logging, numbers, open_store, resolve_dirs, usage, EXIT_FAILED, EXIT_USAGE,
+};
 use pier_core::store::Store;
 
 use crate::{AppOptions, NotStarted};
@@ -18,12 +20,13 @@ pub struct AppArgs {
     /// Only projects under DIR (repeatable); also limits "Clean up all safe".
     #[arg(long, value_name = "DIR")]
     under: Vec<PathBuf>,
-    /// Seconds between periodic refreshes; 0 = only on Refresh and after actions.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
-    refresh: f64,
-    /// The activity window of each scan, in milliseconds.
-    #[arg(long, value_name = "N", default_value_t = 500)]
-    sample_ms: u64,
+    /// Seconds between periodic refreshes (1 to 86400); 0 = only on Refresh and after actions.
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = numbers::refresh)]
+    refresh: Duration,
+    /// The activity window of each scan, in milliseconds (0 to 10000; 0 = not sampled).
+    #[arg(long = "sample-ms", value_name = "N", default_value = "500",
+          value_parser = numbers::scan_sample)]
+    sample: Duration,
 }
 
 /// `pier-app`'s own command line: the options of `pier app`.
@@ -36,26 +39,29 @@ struct AppCli {
 
 /// `pier-app`'s main: parse, then run the app; returns only when it could not start.
 pub fn app_main() -> ExitCode {
-    let cli = match AppCli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    match AppCli::try_parse() {
+        Ok(cli) => run(cli.args),
+        Err(e) => refused(&e),
+    }
+}
+
+/// A command line clap did not take: a value `front::numbers` refused is its sentence (exit
+/// 2), as in `pier`; anything else is clap's message (exit 2), or the help asked for (exit 0).
+fn refused(e: &clap::Error) -> ExitCode {
+    use std::error::Error as _;
+    if e.kind() == clap::error::ErrorKind::ValueValidation {
+        if let Some(why) = e.source() {
+            return usage(&why.to_string());
         }
-    };
-    run(cli.args)
+    }
+    let _ = e.print();
+    ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 })
 }
 
 fn run(args: AppArgs) -> ExitCode {
     let under = match resolve_dirs("--under", &args.under) {
         Ok(dirs) => dirs,
         Err(code) => return code,
-    };
-    let Ok(refresh) = Duration::try_from_secs_f64(args.refresh) else {
-        return usage(&format!(
-            "--refresh {}: must be a number of seconds, zero or more",
-            args.refresh
-        ));
     };
     let store = match open_store() {
         Ok(store) => store,
@@ -64,8 +70,8 @@ fn run(args: AppArgs) -> ExitCode {
     log_to_file(&store);
     let opts = AppOptions {
         under,
-        refresh: (!refresh.is_zero()).then_some(refresh),
-        sample: Duration::from_millis(args.sample_ms),
+        refresh: (!args.refresh.is_zero()).then_some(args.refresh),
+        sample: args.sample,
     };
     match crate::run(opts, store) {
         Ok(never) => match never {},
@@ -100,5 +106,36 @@ fn log_to_file(store: &Store) {
                 pier_core::words::path_for_terminal(&path)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by trying: `pier-app --refresh 1e20` said the value must be "zero or more".
+    #[test]
+    fn the_apps_numbers_are_refused_by_their_parsers_with_the_range() {
+        use std::error::Error as _;
+        for (flag, value, why) in [
+            ("--refresh", "1e20", numbers::refresh("1e20").unwrap_err()),
+            ("--refresh", "0.2", numbers::refresh("0.2").unwrap_err()),
+            (
+                "--sample-ms",
+                "20000",
+                numbers::scan_sample("20000").unwrap_err(),
+            ),
+        ] {
+            let e = AppCli::try_parse_from(["pier-app", flag, value]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+            assert_eq!(e.source().map(ToString::to_string), Some(why));
+        }
+        let defaults = AppCli::try_parse_from(["pier-app"]).unwrap().args;
+        assert_eq!(defaults.refresh, Duration::from_secs(30));
+        assert_eq!(defaults.sample, Duration::from_millis(500));
+        let off = AppCli::try_parse_from(["pier-app", "--refresh", "0", "--sample-ms", "0"])
+            .unwrap()
+            .args;
+        assert_eq!((off.refresh, off.sample), (Duration::ZERO, Duration::ZERO));
     }
 }

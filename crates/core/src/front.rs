@@ -1,7 +1,10 @@
 //! The front door both binaries (`pier`, `pier-app`) come in by: [`System`], the one place
 //! the engine is built for this machine (the probe, the signaller, the exit waiter, the state
 //! folder), which the CLI's commands and the worker's [`crate::worker::SystemEngine`] both
-//! use; and exit codes, the `--under` folders, a usage error as one sentence, logging.
+//! use; and exit codes, the `--under` folders, a usage error as one sentence, logging, and
+//! [`numbers`]: every number the command lines take, parsed into its range.
+
+pub mod numbers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,7 +14,7 @@ use crate::probe::{self, Probe};
 use crate::signal::wait::{self, ExitWaiter};
 use crate::signal::{self, Signaller};
 use crate::stop::{StopOptions, Stopper};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// Pier's engine on this machine: the probe, the race-free signaller and the exit waiter for
 /// the OS Pier was built for, over a state folder. They are put together here and nowhere
@@ -49,7 +52,7 @@ impl System {
     pub fn open_for_reading() -> Result<Self, ExitCode> {
         Store::open_for_reading().map(Self::new).map_err(|e| {
             eprintln!("pier: {}", crate::words::for_terminal(&e.to_string()));
-            ExitCode::from(EXIT_FAILED)
+            ExitCode::from(exit_of(&e))
         })
     }
 
@@ -68,12 +71,22 @@ impl System {
 }
 
 /// The state folder (`PIER_STATE_DIR`, else the platform's); one that cannot be opened is
-/// one sentence on stderr and exit 1.
+/// one sentence on stderr and exit 1, and a `PIER_STATE_DIR` that is empty or relative is a
+/// usage error (exit 2), like a wrong flag: it is how Pier was asked to run.
 pub fn open_store() -> Result<Store, ExitCode> {
     Store::open().map_err(|e| {
         eprintln!("pier: {}", crate::words::for_terminal(&e.to_string()));
-        ExitCode::from(EXIT_FAILED)
+        ExitCode::from(exit_of(&e))
     })
+}
+
+/// A `PIER_STATE_DIR` that is empty or relative is a usage error (exit 2), like a wrong flag:
+/// it is how Pier was asked to run. Every other state folder error is exit 1.
+fn exit_of(e: &StoreError) -> u8 {
+    match e {
+        StoreError::EmptyStateDir | StoreError::RelativeStateDir(_) => EXIT_USAGE,
+        _ => EXIT_FAILED,
+    }
 }
 
 /// Pier could not work at all (the process table or the state folder was unreadable).

@@ -2,9 +2,10 @@
 //! written so that none is ever lost or half-written.
 //!
 //! Invariants:
-//! - One folder: `PIER_STATE_DIR` when set, else macOS `~/Library/Application Support/Pier`,
-//!   Linux `$XDG_STATE_HOME/pier` (`~/.local/state/pier`). Mode 0700; records 0600 (snapshots
-//!   hold environments, which carry secrets).
+//! - One folder: `PIER_STATE_DIR` when set (an absolute path; empty or relative is refused),
+//!   else macOS `~/Library/Application Support/Pier`, Linux `$XDG_STATE_HOME/pier`
+//!   (`~/.local/state/pier`). Mode 0700; records 0600 (snapshots hold environments, which
+//!   carry secrets).
 //! - A write goes to a temp file in the same folder, is fsynced, renamed over the record, and
 //!   the folder is fsynced: a crash leaves the old record or the new one, never a mix.
 //! - A record that fails to parse is reported and kept: never deleted, never overwritten.
@@ -37,6 +38,13 @@ pub enum StoreError {
     /// `XDG_STATE_HOME`).
     #[error("Pier's state folder could not be found: set PIER_STATE_DIR or HOME")]
     NoFolder,
+    /// `PIER_STATE_DIR` is set but empty: it no longer silently means the default folder.
+    #[error("PIER_STATE_DIR is set but empty: give it an absolute path, or unset it for the default state folder")]
+    EmptyStateDir,
+    /// `PIER_STATE_DIR` is a relative path, which would name another folder from every working
+    /// directory (docs/design.md §5.1).
+    #[error("PIER_STATE_DIR is {0:?}, a relative path: Pier's state must be one folder wherever Pier runs (the app, its login item, every terminal), so give an absolute path")]
+    RelativeStateDir(PathBuf),
     /// The state folder, or its `records` or `locks` subfolder, could not be created or made
     /// private (mode 0700).
     #[error("Pier's state folder {path} could not be prepared: {source}")]
@@ -65,14 +73,24 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    /// A record that does not parse as its type, or whose schema is newer than this build
-    /// reads. It is kept as it is, never overwritten.
+    /// A record that does not parse as its type. It is kept as it is, never overwritten.
     #[error("the record {path} is damaged ({why}); it was kept as it is, for you to look at")]
     Damaged {
         /// The record's file.
         path: PathBuf,
-        /// What is wrong with it: the parser's error, or the schema it carries.
+        /// What is wrong with it: the parser's error.
         why: String,
+    },
+    /// A record whose schema is newer than this build reads, whatever else it holds. It is
+    /// kept as it is, never overwritten.
+    #[error("the record {path} was written by a newer Pier (schema {schema}; this Pier reads up to {reads}); it was kept as it is")]
+    Newer {
+        /// The record's file.
+        path: PathBuf,
+        /// The schema it carries.
+        schema: u64,
+        /// The newest schema this build reads.
+        reads: u32,
     },
     /// An update on behalf of an identity the record does not name, or one that would hand
     /// the record to another identity: the record is left alone.
@@ -174,17 +192,23 @@ pub fn default_folder() -> Result<PathBuf, StoreError> {
     folder_from(&|k| std::env::var_os(k), cfg!(target_os = "macos"))
 }
 
-/// [`default_folder`] over any environment (empty values count as unset).
+/// [`default_folder`] over any environment. `PIER_STATE_DIR` must be an absolute path when set
+/// (empty or relative is refused, with a sentence); other empty values count as unset, and a
+/// relative `XDG_STATE_HOME` is ignored, as the XDG spec says.
 fn folder_from(env: &dyn Fn(&str) -> Option<OsString>, macos: bool) -> Result<PathBuf, StoreError> {
-    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(dir) = var("PIER_STATE_DIR") {
-        return Ok(dir);
+    match env("PIER_STATE_DIR").map(PathBuf::from) {
+        Some(dir) if dir.as_os_str().is_empty() => return Err(StoreError::EmptyStateDir),
+        Some(dir) if dir.is_relative() => return Err(StoreError::RelativeStateDir(dir)),
+        Some(dir) => return Ok(dir),
+        None => {}
     }
+    let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     let home = var("HOME");
     let dir = if macos {
         home.map(|h| h.join("Library/Application Support/Pier"))
     } else {
         var("XDG_STATE_HOME")
+            .filter(|s| s.is_absolute())
             .map(|s| s.join("pier"))
             .or_else(|| home.map(|h| h.join(".local/state/pier")))
     };
@@ -224,8 +248,12 @@ impl Store {
             let existed = sub.is_dir();
             let prepared = fs::create_dir_all(&sub)
                 .and_then(|()| make_private(&sub))
-                // A new folder is only durable once its parent is synced.
+                // A new folder is only durable once its parent is synced (a relative
+                // one-part path's parent is "", the working directory).
                 .and_then(|()| match (existed, sub.parent()) {
+                    (false, Some(parent)) if parent.as_os_str().is_empty() => {
+                        File::open(".")?.sync_all()
+                    }
                     (false, Some(parent)) => File::open(parent)?.sync_all(),
                     _ => Ok(()),
                 });
@@ -537,19 +565,30 @@ fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 
-/// Parses a record, refusing schemas newer than this build knows.
+/// Parses a record, refusing schemas newer than this build knows. The schema is read first,
+/// on its own: a newer Pier may have renamed or dropped any other field, and its record must
+/// read as "written by a newer Pier", not as "missing field `id`".
 fn parse<T: DeserializeOwned + Versioned>(path: &Path, bytes: &[u8]) -> Result<T, StoreError> {
-    let damaged = |why: String| StoreError::Damaged {
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        schema: u64,
+    }
+    let newer = |schema: u64| StoreError::Newer {
         path: path.to_path_buf(),
-        why,
+        schema,
+        reads: T::SCHEMA,
     };
-    let record: T = serde_json::from_slice(bytes).map_err(|e| damaged(e.to_string()))?;
+    if let Ok(Schema { schema }) = serde_json::from_slice::<Schema>(bytes) {
+        if schema > u64::from(T::SCHEMA) {
+            return Err(newer(schema));
+        }
+    }
+    let record: T = serde_json::from_slice(bytes).map_err(|e| StoreError::Damaged {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
     if record.schema() > T::SCHEMA {
-        return Err(damaged(format!(
-            "schema {} is newer than this Pier reads ({})",
-            record.schema(),
-            T::SCHEMA
-        )));
+        return Err(newer(record.schema().into()));
     }
     Ok(record)
 }
