@@ -2,7 +2,7 @@
 //! which Pier handles, and by SIGKILL, which leaves the record for a later read to reconcile.
 //! Every round must end as a listed stop with its true result (restartable exactly when
 //! complete), or as no stop with every process untouched — never as a stranded snapshot.
-//! `PIER_INTERRUPT_ROUNDS` sets the rounds (default 60; `scripts/long.sh` runs 400), and
+//! `PIER_INTERRUPT_ROUNDS` sets the rounds (default 200; `scripts/long.sh` runs 400), and
 //! `PIER_INTERRUPT_SEED` replays a run. Each round stops its own fixture, by its id.
 #![cfg(target_os = "linux")]
 
@@ -55,7 +55,7 @@ fn a_stop_interrupted_or_killed_anywhere_ends_true_or_as_no_stop() {
     if fixtures_cannot_be_orphans("interrupted stops") {
         return;
     }
-    let rounds = env_number("PIER_INTERRUPT_ROUNDS", 60);
+    let rounds = env_number("PIER_INTERRUPT_ROUNDS", 200);
     let seed = env_number(
         "PIER_INTERRUPT_SEED",
         SystemTime::now()
