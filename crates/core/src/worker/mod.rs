@@ -9,7 +9,8 @@
 //! - every action's result is delivered, and every action is followed by a fresh scan;
 //! - engine calls block (sample windows, grace periods), so each runs on tokio's blocking pool
 //!   and never on the runtime's own thread; timers live here, not in the UI's event loop;
-//! - SIGINT and SIGTERM become [`Update::Quit`]: the UI ends cleanly and joins this thread.
+//! - SIGINT and SIGTERM become [`Update::Quit`]: the UI ends cleanly and joins this thread, and
+//!   a stop in flight ends at its next seam, as an interrupted `pier stop` does.
 
 mod engine;
 mod summary;
@@ -238,7 +239,12 @@ async fn run(
                     spawn_scan(&shared, true);
                 }
             }
-            () = quit.recv() => (shared.sink)(Update::Quit),
+            signal = quit.recv() => {
+                // A stop in flight ends at its next seam (docs/design.md §3.10), so the UI's
+                // join of this thread is not held up by the rest of its levels.
+                crate::stop::interrupt::PROCESS.raise(signal);
+                (shared.sink)(Update::Quit)
+            }
         }
     }
     while actions.join_next().await.is_some() {}
@@ -379,12 +385,13 @@ fn follow_with_scan(
 struct QuitSignals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
 
 impl QuitSignals {
-    async fn recv(&mut self) {
+    /// The next SIGINT or SIGTERM, as its number.
+    async fn recv(&mut self) -> i32 {
         match &mut self.0 {
             Some((int, term)) => {
                 tokio::select! {
-                    _ = int.recv() => {}
-                    _ = term.recv() => {}
+                    _ = int.recv() => rustix::process::Signal::INT.as_raw(),
+                    _ = term.recv() => rustix::process::Signal::TERM.as_raw(),
                 }
             }
             None => std::future::pending().await,
