@@ -33,6 +33,18 @@ impl Drop for Mount {
     }
 }
 
+/// `at` bind-mounted onto itself, read-only.
+fn read_only(at: &Path) -> Option<Mount> {
+    Mount::new(&["--bind", at.to_str().unwrap()], at).and_then(|bind| {
+        let ro = Command::new("mount")
+            .args(["-o", "remount,bind,ro"])
+            .arg(at)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        ro.then_some(bind)
+    })
+}
+
 fn id_of(sb: &Sandbox, server: &Value) -> String {
     let scan = sb.scan(&[]);
     let (_, r) = resource_with(&scan, pid(server)).expect("the fixture is found");
@@ -91,14 +103,7 @@ fn a_read_only_state_folder_is_a_sentence_and_no_signal() {
     let server = sb.start_vite("app", &[], |_| true);
     let id = id_of(&sb, &server);
     let state = sb.path().join("state");
-    let Some(_bind) = Mount::new(&["--bind", state.to_str().unwrap()], &state).and_then(|bind| {
-        let ro = Command::new("mount")
-            .args(["-o", "remount,bind,ro"])
-            .arg(&state)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        ro.then_some(bind)
-    }) else {
+    let Some(_bind) = read_only(&state) else {
         eprintln!("skipped: cannot mount the state folder read-only here");
         return;
     };
@@ -263,14 +268,7 @@ fn a_disk_that_fills_mid_stop_is_reconciled_once_space_comes_back() {
 fn a_read_only_state_folder_is_read_by_history() {
     let sb = Sandbox::new();
     let state = sb.path().join("state");
-    let Some(_bind) = Mount::new(&["--bind", state.to_str().unwrap()], &state).and_then(|bind| {
-        let ro = Command::new("mount")
-            .args(["-o", "remount,bind,ro"])
-            .arg(&state)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        ro.then_some(bind)
-    }) else {
+    let Some(_bind) = read_only(&state) else {
         eprintln!("skipped: cannot mount the state folder read-only here");
         return;
     };
