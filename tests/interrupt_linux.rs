@@ -69,8 +69,13 @@ fn a_stop_interrupted_or_killed_anywhere_ends_true_or_as_no_stop() {
     let sb = Sandbox::new();
     let mut tally: BTreeMap<String, usize> = BTreeMap::new();
     for round in 0..rounds {
-        let server = sb.start_vite(&format!("p{round}"), &[], |_| true);
-        let members = [
+        // Every other pair of rounds, the server has a child of its own: its level is
+        // signalled first, and the server's only after a settle wait, so an interruption
+        // there leaves a level unsignalled.
+        let with_child = (round / 2) % 2 == 1;
+        let extra: &[&str] = if with_child { &["--child"] } else { &[] };
+        let server = sb.start_vite(&format!("p{round}"), extra, |_| true);
+        let mut members = vec![
             Started {
                 pid: server["ppid"].as_u64().unwrap() as u32,
                 start_time: server["ppid_start_time"].as_u64().unwrap(),
@@ -80,10 +85,17 @@ fn a_stop_interrupted_or_killed_anywhere_ends_true_or_as_no_stop() {
                 start_time: server["start_time"].as_u64().unwrap(),
             },
         ];
+        if with_child {
+            members.push(Started {
+                pid: server["children"][0].as_u64().unwrap() as u32,
+                start_time: server["children_start_times"][0].as_u64().unwrap(),
+            });
+        }
         let id = format!("{}-{}", members[0].pid, members[0].start_time);
         let sigint = round % 2 == 0;
-        // A stop here takes about 220 ms: kill points spread over all of it, and a little past.
-        let after = Duration::from_millis(rng.below(260));
+        // A stop here takes about 220 ms (420 ms with the child's level): kill points spread
+        // over all of it, and a little past.
+        let after = Duration::from_millis(rng.below(if with_child { 460 } else { 260 }));
         let child = Command::new(pier_bin())
             .args(["stop", &id, "--sample-ms", "50", "--grace", "3"])
             .env("PIER_STATE_DIR", sb.path().join("state"))
@@ -136,7 +148,7 @@ fn a_stop_interrupted_or_killed_anywhere_ends_true_or_as_no_stop() {
             (false, _) => "SIGKILL",
         };
         *tally.entry(format!("{by} {kind}")).or_default() += 1;
-        for m in members {
+        for &m in &members {
             kill_by_identity(m);
         }
         wait_for("the round's processes to end", || {
@@ -152,8 +164,12 @@ fn a_stop_interrupted_or_killed_anywhere_ends_true_or_as_no_stop() {
             .sum::<usize>()
     };
     assert!(
-        count("SIGKILL reconciled") > 0,
-        "no round killed a stop mid-way: {tally:?}"
+        count("SIGKILL reconciled stopped") + count("SIGKILL reconciled partially_stopped") > 0,
+        "no SIGKILL landed between the mark and the outcome: {tally:?}"
+    );
+    assert!(
+        count("SIGINT (handled) finished partially_stopped") > 0,
+        "no SIGINT left a level unsignalled: {tally:?}"
     );
     assert!(
         count("(handled)") > 0,
@@ -214,4 +230,127 @@ fn judge_round(entries: &[&Value], before: &[bool], after: &[bool], said: &str) 
         other => panic!("a stop that signalled cannot be {other}: {e:#}\n{said}"),
     }
     format!("{how} {}", result.unwrap())
+}
+
+/// Whether `pid` catches SIGINT (its handlers are installed): `SigCgt` in its status.
+fn catches_sigint(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
+}
+
+/// `pier stop ID` as a child, with the sandbox's state folder.
+fn spawn_stop(sb: &Sandbox, args: &[&str]) -> std::process::Child {
+    Command::new(pier_bin())
+        .arg("stop")
+        .args(args)
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits, bounded by the kit's deadline, for `child` to end; its output.
+fn ended(mut child: std::process::Child) -> std::process::Output {
+    wait_for("pier stop to end", || child.try_wait().unwrap().map(|_| ()));
+    child.wait_with_output().unwrap()
+}
+
+fn sigint(child: &std::process::Child) {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+}
+
+/// Found in review: while another stop of the resource held its lock, `pier stop` waited in
+/// `flock`, which the kernel restarts after the handler, so Ctrl-C did nothing until the
+/// other stop let go.
+#[test]
+fn ctrl_c_while_another_stop_holds_the_lock_ends_the_wait() {
+    if fixtures_cannot_be_orphans("ctrl_c_while_another_stop_holds_the_lock") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &[], |_| true);
+    let id = format!(
+        "{}-{}",
+        server["ppid"].as_u64().unwrap(),
+        server["ppid_start_time"].as_u64().unwrap()
+    );
+    let locks = sb.path().join("state/locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let held = std::fs::File::create(locks.join(format!("stop-{id}.lock"))).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+
+    let child = spawn_stop(&sb, &[&id, "--sample-ms", "50"]);
+    wait_for("pier to catch SIGINT", || {
+        catches_sigint(child.id()).then_some(())
+    });
+    sigint(&child);
+    let out = ended(child);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{id}  REFUSED  interrupted by SIGINT while another stop of it held its lock, \
+             before this one began: nothing was sent"
+        )),
+        "{text}"
+    );
+    let records = std::fs::read_dir(sb.path().join("state/records")).unwrap();
+    assert_eq!(records.count(), 0, "no snapshot");
+    assert_eq!(start_time_of(pid(&server)), server["start_time"].as_u64());
+}
+
+/// Ctrl-C during a level's grace wait ends the wait at once, signals no further level, and the
+/// result is what is true then: the server still runs, so the stop is partial, not restartable.
+#[test]
+fn ctrl_c_during_the_grace_wait_ends_it_at_once() {
+    if fixtures_cannot_be_orphans("ctrl_c_during_the_grace_wait") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let log = sb.path().join("term.log");
+    let log_arg = log.to_str().unwrap();
+    let server = sb.start_vite("app", &["--term-log", log_arg, "--stay"], |_| true);
+    let id = format!(
+        "{}-{}",
+        server["ppid"].as_u64().unwrap(),
+        server["ppid_start_time"].as_u64().unwrap()
+    );
+    // A grace far past the kit's deadline: only a wait cut short ends in time.
+    let child = spawn_stop(&sb, &[&id, "--sample-ms", "50", "--grace", "120"]);
+    wait_for("the server's SIGTERM", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|l| l.contains(" term"))
+    });
+    sigint(&child);
+    let out = ended(child);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{id}  PARTIALLY_STOPPED  interrupted by SIGINT, so no further level was signalled; "
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("still running when SIGINT ended the wait for it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SIGINT interrupted the stop before its turn"),
+        "{text}"
+    );
+    assert!(alive(pid(&server)), "it ignored its SIGTERM");
+    let doc = history(&sb);
+    let entry = &doc["snapshots"][0];
+    assert_eq!(entry["result"], "partially_stopped", "{doc:#}");
+    assert_eq!(entry["restartable"], false);
 }

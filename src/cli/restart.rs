@@ -98,7 +98,7 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
                 "{snapshot}  {project}  not stopped: {} because {} (tried {}{sent})",
                 e.result.as_deref().unwrap_or("refused"),
                 for_terminal(reason),
-                e.stopped_at,
+                for_terminal(&e.stopped_at),
             );
             let _ = writeln!(out, "    {command}");
             continue;
@@ -107,12 +107,12 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
             Some(result) => writeln!(
                 out,
                 "{snapshot}  {project}  stopped {}  {result}  ports {ports}",
-                e.stopped_at
+                for_terminal(&e.stopped_at)
             ),
             None => writeln!(
                 out,
                 "{snapshot}  {project}  stop began {}, never finished  ports {ports}",
-                e.stopped_at
+                for_terminal(&e.stopped_at)
             ),
         };
         if !e.helper_ports.is_empty() {
@@ -135,7 +135,12 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
 /// the reconciled view could be written.
 fn reconciled_lines(out: &mut String, e: &HistoryEntry) {
     if let (Some(at), Some(reason)) = (&e.reconciled_at, &e.reason) {
-        let _ = writeln!(out, "    reconciled {at}: {}", for_terminal(reason));
+        let _ = writeln!(
+            out,
+            "    reconciled {}: {}",
+            for_terminal(at),
+            for_terminal(reason)
+        );
     }
     if let Some(why) = &e.not_written {
         let _ = writeln!(

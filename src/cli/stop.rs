@@ -217,7 +217,7 @@ fn print_reports(
 }
 
 /// Every outcome that could not be recorded, on stderr; then the exit code: 128 + the signal
-/// when one interrupted the stops; else 3 if some requested resource was not stopped; else 4
+/// when one interrupted a stop (as its report says); else 3 if some requested resource was not stopped; else 4
 /// if every one was but some outcome could not be recorded; else 0.
 fn exit_code(reports: &[StopReport]) -> ExitCode {
     for r in reports
@@ -226,7 +226,12 @@ fn exit_code(reports: &[StopReport]) -> ExitCode {
     {
         eprintln!("pier: {}: {}", r.0, for_terminal(r.1));
     }
-    if let Some(n) = interrupt::PROCESS.number() {
+    // From the reports, not the flag: a signal that came after the last stop changed none,
+    // and the exit code must agree with what was printed.
+    if let Some(n) = reports
+        .iter()
+        .find_map(|r| r.interrupted.as_deref().and_then(interrupt::number_of))
+    {
         return ExitCode::from(128u8.saturating_add(n as u8));
     }
     let all_stopped = reports.iter().all(|r| r.result == ResourceResult::Stopped);

@@ -121,8 +121,10 @@ pub fn io_bytes_per_second(text: &str) -> Result<f64, String> {
 /// refresh walks the whole process table and samples for its window, and a shorter period
 /// would have the app scanning without a pause.
 pub fn refresh(text: &str) -> Result<Duration, String> {
-    seconds(text, REFRESH_MAX_SECS)
-        .filter(|d| d.is_zero() || *d >= Duration::from_secs(1))
+    // Judged as typed, not as a duration: 1e-10 s would round to 0, which means "off".
+    decimal(text, REFRESH_MAX_SECS as f64)
+        .filter(|&v| v == 0.0 || v >= 1.0)
+        .and_then(|v| Duration::try_from_secs_f64(v).ok())
         .ok_or_else(|| {
             refuse(
                 "--refresh",
@@ -167,11 +169,17 @@ fn millis(text: &str, min: u64, max: u64) -> Option<Duration> {
 /// The sentence for a refused value: the flag, the value as given (quoted when it would not
 /// read plainly: empty, spaced, or holding control characters) and what it must be.
 fn refuse(flag: &str, text: &str, wanted: &str) -> String {
-    let plain = !text.is_empty() && !text.chars().any(|c| c.is_whitespace() || c.is_control());
+    let plain = !text.is_empty()
+        && !text.chars().any(char::is_whitespace)
+        && matches!(
+            crate::words::for_terminal(text),
+            std::borrow::Cow::Borrowed(_)
+        );
     if plain {
         format!("{flag} {text}: {wanted}")
     } else {
-        format!("{flag} {text:?}: {wanted}")
+        // Quoted, and escaped as every shown text is: a typed bidi override stays visible.
+        format!("{flag} \"{}\": {wanted}", crate::words::for_terminal(text))
     }
 }
 
@@ -266,8 +274,8 @@ mod tests {
         assert_eq!(refresh("1"), Ok(Duration::from_secs(1)));
         assert_eq!(refresh("30"), Ok(Duration::from_secs(30)));
         assert_eq!(refresh("86400"), Ok(Duration::from_secs(86_400)));
-        for bad in ["0.5", "1e20", "86401", "-1", "NaN"] {
-            assert!(refresh(bad).is_err(), "{bad}");
+        for bad in ["0.5", "1e-10", "1e20", "86401", "-1", "NaN"] {
+            assert!(refresh(bad).is_err(), "{bad}: not silently off");
         }
         assert_eq!(
             refresh("1e20").unwrap_err(),
@@ -294,7 +302,12 @@ mod tests {
         );
         assert_eq!(
             refuse("--grace", "\u{1b}[31m", "x"),
-            "--grace \"\\u{1b}[31m\": x"
+            "--grace \"\\e[31m\": x"
+        );
+        assert_eq!(
+            refuse("--grace", "5\u{202e}", "x"),
+            "--grace \"5\\u{202e}\": x",
+            "a bidi override stays visible"
         );
         assert_eq!(refuse("--grace", "abc", "x"), "--grace abc: x");
     }

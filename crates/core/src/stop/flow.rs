@@ -20,7 +20,7 @@ use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, Snapshot
 use crate::probe::{Identity, Pid, Probe, ProcessList};
 use crate::signal::wait::ExitWaiter;
 use crate::signal::Signaller;
-use crate::store::Store;
+use crate::store::{Lock, Store};
 use crate::words;
 
 /// Everything a stop needs, each behind its interface.
@@ -47,6 +47,8 @@ enum Halt {
     Refused(Refusal),
     /// SIGINT, SIGTERM or SIGHUP came first.
     Interrupted(&'static str),
+    /// The "signals may follow" mark could not be written: why, in words.
+    Unmarked(String),
 }
 
 impl From<Refusal> for Halt {
@@ -97,10 +99,9 @@ impl Stopper<'_> {
 
     /// Stops the resource `id`. `shown`: what the user was shown, if anything.
     pub fn stop(&self, id: &str, shown: Option<&Shown>) -> StopReport {
-        let lock_name = format!("stop-{id}");
-        let _lock = match self.store.lock(&lock_name) {
+        let _lock = match self.lock(id) {
             Ok(lock) => lock,
-            Err(e) => return report(id, ResourceResult::Failed, e.to_string()),
+            Err(report) => return *report,
         };
         // Before anything is written: a batch interrupted between two stops starts no more.
         if let Some(signal) = self.interrupt.raised() {
@@ -129,6 +130,25 @@ impl Stopper<'_> {
         }
         out.record_error = self.record_outcome(&name, &snapshot, &out);
         out
+    }
+
+    /// The resource's stop lock, waited for while another stop of it runs — but not past an
+    /// interruption: Ctrl-C must work while Pier waits (a blocking `flock` would be restarted
+    /// after the signal handler, and wait on).
+    fn lock(&self, id: &str) -> Result<Lock, Box<StopReport>> {
+        let name = format!("stop-{id}");
+        loop {
+            match self.store.try_lock(&name) {
+                Ok(Some(lock)) => return Ok(lock),
+                Ok(None) => {}
+                Err(e) => return Err(Box::new(report(id, ResourceResult::Failed, e.to_string()))),
+            }
+            if let Some(signal) = self.interrupt.raised() {
+                let before = "while another stop of it held its lock, before this one began";
+                return Err(Box::new(abandoned(id, signal, before)));
+            }
+            std::thread::sleep(super::newcomers::GLANCE);
+        }
     }
 
     /// Step 1: the fresh diagnosis must still say what the user agreed to.
@@ -302,6 +322,7 @@ impl Stopper<'_> {
     /// carries no checkpoint label; the report's `checkpoint` does).
     fn checkpoints(
         &self,
+        name: &str,
         snapshot: &Snapshot,
         pids: &[Pid],
     ) -> Result<(Duration, checks::TreeCheck), Halt> {
@@ -322,6 +343,10 @@ impl Stopper<'_> {
             checks::network(self.probe, &members).map_err(at(Checkpoint::C))?;
         }
         go_on()?;
+        // Before (d) and (e), so the last look stays right before the first signal: the mark
+        // says only that signals *may* follow, and a refusal after it still records that
+        // none did.
+        self.mark(name, snapshot).map_err(Halt::Unmarked)?;
         checks::tree(self.probe, snapshot).map_err(at(Checkpoint::D))?;
         if !self.opts.force {
             checks::network(self.probe, &members).map_err(at(Checkpoint::E))?;
@@ -331,8 +356,8 @@ impl Stopper<'_> {
         Ok((t0, last))
     }
 
-    /// The "signals may follow" mark, written and fsynced in the snapshot right before the
-    /// first signal (docs/design.md §3.10): an unfinished record without it sent nothing, so a
+    /// The "signals may follow" mark, written and fsynced in the snapshot before the last two
+    /// checks and the first signal (docs/design.md §3.10): an unfinished record without it sent nothing, so a
     /// later read may call it "not a stop"; with it, only the members' fates can tell.
     fn mark(&self, name: &str, snapshot: &Snapshot) -> Result<(), String> {
         self.store
@@ -354,16 +379,14 @@ impl Stopper<'_> {
             checkpoint: Some(r.checkpoint),
             ..report(id, ResourceResult::Refused, r.to_string())
         };
-        let (t0, last_check) = match self.checkpoints(snapshot, &pids) {
+        let (t0, last_check) = match self.checkpoints(name, snapshot, &pids) {
             Ok(checked) => checked,
             Err(Halt::Refused(r)) => return refused(r),
             Err(Halt::Interrupted(signal)) => {
                 return abandoned(id, signal, "during the checks, before the first signal")
             }
+            Err(Halt::Unmarked(why)) => return report(id, ResourceResult::Failed, why),
         };
-        if let Err(why) = self.mark(name, snapshot) {
-            return report(id, ResourceResult::Failed, why);
-        }
         let members = snapshot.members.iter().map(|m| m.identity);
         let mut run = Signals {
             stopper: self,
@@ -376,6 +399,7 @@ impl Stopper<'_> {
             watch: Watch::new(last_check.present, members),
             signalled: HashSet::new(),
             blind: None,
+            unreached: false,
         };
         for level in checks::levels(snapshot) {
             // After the mark: an interruption signals no further level.
@@ -397,7 +421,7 @@ impl Stopper<'_> {
             };
             run.await_level(&sent);
         }
-        let (first, last) = (run.first, run.last);
+        let (first, last, unreached) = (run.first, run.last, run.unreached);
         let ending = run.finish();
         let interrupted = self.interrupt.raised();
         let (result, reason) = match interrupted {
@@ -407,11 +431,12 @@ impl Stopper<'_> {
             ),
             Some(signal) => {
                 let (result, reason) = result_of(true, &ending.problems);
-                let reason = match result {
-                    ResourceResult::Stopped => reason,
-                    _ => format!(
+                let reason = match (result, unreached) {
+                    (ResourceResult::Stopped, _) => reason,
+                    (_, true) => format!(
                         "interrupted by {signal}, so no further level was signalled; {reason}"
                     ),
+                    (_, false) => format!("interrupted by {signal} during a wait; {reason}"),
                 };
                 (result, reason)
             }

@@ -55,10 +55,16 @@ impl Interrupt {
         )
     }
 
-    /// The raw signal number once the flag is up (for the exit code, 128 + it).
+    /// The raw signal number once the flag is up.
     pub fn number(&self) -> Option<i32> {
         Some(self.signal.load(Ordering::SeqCst)).filter(|&n| n != 0)
     }
+}
+
+/// The number of a signal [`Interrupt::raised`] named (`"SIGINT"` → 2), for an exit code of
+/// 128 + it.
+pub fn number_of(name: &str) -> Option<i32> {
+    CAUGHT.iter().find(|(_, n)| *n == name).map(|(raw, _)| *raw)
 }
 
 /// Installs the handlers that raise [`PROCESS`] on SIGINT, SIGTERM and SIGHUP, in place of
@@ -87,5 +93,6 @@ mod tests {
         flag.raise(rustix::process::Signal::INT.as_raw());
         assert_eq!(flag.raised(), Some("SIGHUP"));
         assert_eq!(flag.number(), Some(rustix::process::Signal::HUP.as_raw()));
+        assert_eq!(number_of("SIGHUP"), flag.number());
     }
 }

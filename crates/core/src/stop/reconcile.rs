@@ -7,8 +7,9 @@
 //! - on behalf of the identity the record names, as every record change is (`store`);
 //! - without the "signals may follow" mark, nothing was sent: it was no stop;
 //! - with it (or in a record older than the mark, where signals may have followed), the
-//!   members' fates decide: every member gone is a complete stop, restartable; one still
-//!   running makes it partial;
+//!   members' fates decide: every member gone is a complete stop, restartable — unless what
+//!   the stop's rescan would have found runs in its place (its command in the project, a
+//!   listener on its port); one still running makes it partial;
 //! - in a state folder that cannot be written (read-only, full), the reconciled view is shown
 //!   and not written; the next read that can write it does.
 //!
@@ -16,10 +17,11 @@
 
 use std::time::SystemTime;
 
+use crate::diagnose::connections;
+use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::outcome::{MemberOutcome, ResourceResult};
 use crate::model::snapshot::{RecordedOutcome, Snapshot};
-use crate::model::Identity;
-use crate::probe::{IdentityRead, Probe};
+use crate::probe::{IdentityRead, Probe, TcpState};
 use crate::store::Store;
 
 /// What a read did with an unfinished record.
@@ -44,9 +46,12 @@ pub enum Fate {
     Gone,
 }
 
-/// The reconciled record: `s` with a result from the mark and the members' fates, or `None`
-/// when `s` already has one. `fate` answers for each member's identity; `at` is now (RFC 3339).
-pub fn settle(s: &Snapshot, fate: &dyn Fn(Identity) -> Fate, at: &str) -> Option<Snapshot> {
+/// The reconciled record: `s` with a result from the mark and the members' fates (`fates`, in
+/// the order of `s.members`), or `None` when `s` already has one. `leftover`: what still runs
+/// in the stop's place although every member is gone (a process running a member's command in
+/// the project, a listener on a recorded port), which keeps the stop from complete, as the
+/// stop's own rescan would. `at` is now (RFC 3339).
+pub fn settle(s: &Snapshot, fates: &[Fate], leftover: Option<&str>, at: &str) -> Option<Snapshot> {
     if s.result.is_some() {
         return None;
     }
@@ -73,11 +78,11 @@ pub fn settle(s: &Snapshot, fate: &dyn Fn(Identity) -> Fate, at: &str) -> Option
             .collect();
         return Some(r);
     }
-    let running: Vec<String> = s
-        .members
-        .iter()
-        .filter(|m| fate(m.identity) == Fate::Running)
-        .map(|m| {
+    let members = s.members.iter().zip(fates);
+    let running: Vec<String> = members
+        .clone()
+        .filter(|(_, &fate)| fate == Fate::Running)
+        .map(|(m, _)| {
             format!(
                 "pid {} ({})",
                 m.identity.pid,
@@ -85,11 +90,9 @@ pub fn settle(s: &Snapshot, fate: &dyn Fn(Identity) -> Fate, at: &str) -> Option
             )
         })
         .collect();
-    r.outcomes = s
-        .members
-        .iter()
-        .map(|m| {
-            let (outcome, detail) = match fate(m.identity) {
+    r.outcomes = members
+        .map(|(m, fate)| {
+            let (outcome, detail) = match fate {
                 Fate::Gone => (MemberOutcome::Stopped, "gone when the stop was reconciled"),
                 Fate::Running => (
                     MemberOutcome::StillRunning,
@@ -111,65 +114,143 @@ pub fn settle(s: &Snapshot, fate: &dyn Fn(Identity) -> Fate, at: &str) -> Option
     };
     // Whether a signal went out is not known; only the fates are.
     r.signalled = None;
-    (r.result, r.reason) = if running.is_empty() {
-        (
-            Some(ResourceResult::Stopped),
-            Some(format!(
-                "{how}; when it was reconciled, every member was gone"
-            )),
-        )
-    } else {
-        (
-            Some(ResourceResult::PartiallyStopped),
-            Some(format!(
+    let (result, reason) = match (running.is_empty(), leftover) {
+        (true, None) => (
+            ResourceResult::Stopped,
+            format!("{how}; when it was reconciled, every member was gone"),
+        ),
+        (true, Some(what)) => (
+            ResourceResult::PartiallyStopped,
+            format!("{how}; when it was reconciled, every member was gone, but {what}"),
+        ),
+        (false, _) => (
+            ResourceResult::PartiallyStopped,
+            format!(
                 "{how}; when it was reconciled, {} still ran",
                 running.join(", ")
-            )),
-        )
+            ),
+        ),
     };
+    (r.result, r.reason) = (Some(result), Some(reason));
     Some(r)
+}
+
+/// Each member's fate now; `Err` when one cannot be read (then nothing is decided).
+fn fates(probe: &dyn Probe, s: &Snapshot) -> Result<Vec<Fate>, String> {
+    // Identities from another boot mean nothing: every member is gone.
+    let rebooted = matches!((&s.boot_id, probe.boot_id()), (Some(then), Some(now)) if *then != now);
+    s.members
+        .iter()
+        .map(|m| {
+            let id = m.identity;
+            if rebooted {
+                return Ok(Fate::Gone);
+            }
+            match probe.identity(id.pid) {
+                IdentityRead::Alive { identity, .. } if identity == id => Ok(Fate::Running),
+                IdentityRead::Alive { .. } | IdentityRead::Gone => Ok(Fate::Gone),
+                IdentityRead::Unknown(why) => Err(format!(
+                    "whether pid {} still runs could not be read: {why}",
+                    id.pid
+                )),
+            }
+        })
+        .collect()
+}
+
+/// What runs in the stop's place now, as the stop's rescan would have seen it: a process of
+/// the user's running a member's exact command in the project (or whose folder cannot be
+/// read: it cannot be ruled out, `judge::argv_twin`), or a listener on a recorded server port.
+fn leftover(probe: &dyn Probe, s: &Snapshot) -> Option<String> {
+    let list = match probe.processes() {
+        Ok(list) => list,
+        Err(e) => return Some(format!("the process table could not be read: {e}")),
+    };
+    let uid = probe.current_uid();
+    let recorded: Vec<Vec<&[u8]>> = s
+        .members
+        .iter()
+        .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
+        .collect();
+    let project = std::path::Path::new(&s.project.path);
+    for p in &list.processes {
+        let cwd_of = |pid| probe.details(pid).map(|d| d.cwd);
+        match judge::argv_twin(p, uid, &recorded, project, cwd_of) {
+            Some(TwinPlace::InProject) => {
+                return Some(format!(
+                    "pid {} runs the same command in the project",
+                    p.identity.pid
+                ))
+            }
+            Some(TwinPlace::Unknown(_)) => {
+                return Some(format!(
+                    "pid {} runs the same command and its folder cannot be confirmed",
+                    p.identity.pid
+                ))
+            }
+            Some(TwinPlace::Elsewhere) | None => {}
+        }
+    }
+    let ours: Vec<_> = list
+        .processes
+        .iter()
+        .filter(|p| p.uid == uid)
+        .map(|p| p.identity.pid)
+        .collect();
+    let table = match probe.sockets(&ours) {
+        Ok(table) => table,
+        Err(e) => return Some(format!("the ports could not be checked: {e}")),
+    };
+    for port in s.ports.iter().filter(|p| p.is_server()) {
+        let Ok(ip) = port.address.parse::<std::net::IpAddr>() else {
+            continue;
+        };
+        let want = std::net::SocketAddr::new(ip, port.port);
+        let held = table.sockets.iter().find(|t| {
+            t.state == TcpState::Listen
+                && (connections::serves(t.local, want) || connections::serves(want, t.local))
+        });
+        if let Some(t) = held {
+            let by = t.owners.first().map_or_else(
+                || "a process Pier cannot see".to_owned(),
+                |pid| format!("pid {pid}"),
+            );
+            return Some(format!("port {} is held again, by {by}", port.endpoint()));
+        }
+    }
+    None
 }
 
 /// Reconciles the unfinished record `name` (as read: `s`) against the live system, under the
 /// resource's stop lock, writing it when the folder allows.
 pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> Reconciled {
-    let _lock = match store.try_lock(&format!("stop-{}", s.id)) {
-        Ok(Some(lock)) => lock,
-        Ok(None) => return Reconciled::Left("a stop of it runs now".into()),
-        Err(e) => return Reconciled::Left(format!("its stop lock could not be taken: {e}")),
-    };
+    let _lock =
+        match store.try_lock(&format!("stop-{}", s.id)) {
+            Ok(Some(lock)) => lock,
+            Ok(None) => return Reconciled::Left(
+                "its stop lock is held: a stop of it runs now, or another read is reconciling it"
+                    .into(),
+            ),
+            Err(e) => return Reconciled::Left(format!("its stop lock could not be taken: {e}")),
+        };
     // Read again under the lock: a stop that just ended has written its own result.
     let s = match store.get::<Snapshot>(name) {
         Ok(Some(fresh)) => fresh,
         Ok(None) => return Reconciled::Left("the record is gone".into()),
         Err(e) => return Reconciled::Left(e.to_string()),
     };
-    if s.result.is_some() {
-        return Reconciled::Written(s);
-    }
-    let rebooted = matches!((&s.boot_id, probe.boot_id()), (Some(then), Some(now)) if *then != now);
-    let unknown = std::cell::RefCell::new(None);
-    let fate = |id: Identity| {
-        if rebooted {
-            return Fate::Gone;
-        }
-        match probe.identity(id.pid) {
-            IdentityRead::Alive { identity, .. } if identity == id => Fate::Running,
-            IdentityRead::Alive { .. } | IdentityRead::Gone => Fate::Gone,
-            IdentityRead::Unknown(why) => {
-                let why = format!("whether pid {} still runs could not be read: {why}", id.pid);
-                unknown.borrow_mut().get_or_insert(why);
-                Fate::Running
-            }
-        }
+    let fates = match fates(probe, &s) {
+        Ok(fates) => fates,
+        Err(why) => return Reconciled::Left(format!("it cannot be reconciled yet: {why}")),
     };
+    let marked = s.signals_may_follow != Some(false);
+    let leftover = (marked && fates.iter().all(|&f| f == Fate::Gone))
+        .then(|| leftover(probe, &s))
+        .flatten();
     let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let Some(settled) = settle(&s, &fate, &at) else {
-        return Reconciled::Written(s);
+    let Some(settled) = settle(&s, &fates, leftover.as_deref(), &at) else {
+        return Reconciled::Written(s); // finished meanwhile
     };
-    if let Some(why) = unknown.into_inner() {
-        return Reconciled::Left(format!("it cannot be reconciled yet: {why}"));
-    }
     let written = store.update::<Snapshot, _>(name, s.root, |r| {
         r.signalled = settled.signalled;
         r.outcomes = settled.outcomes.clone();

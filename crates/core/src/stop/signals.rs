@@ -33,6 +33,8 @@ pub(super) struct Signals<'s, 'a> {
     pub(super) signalled: HashSet<Identity>,
     /// Set when a look for newcomers could not be made: then they cannot be ruled out.
     pub(super) blind: Option<String>,
+    /// Set when an interruption left a level unsignalled ([`Signals::not_reached`]).
+    pub(super) unreached: bool,
 }
 
 impl Signals<'_, '_> {
@@ -140,6 +142,7 @@ impl Signals<'_, '_> {
     /// signalled. Each is `skipped`, and the end of the stop tells whether it still runs
     /// (then it is a problem, and the result is not `stopped`).
     pub(super) fn not_reached(&mut self, level: Vec<Expected>, signal: &str) {
+        self.unreached |= !level.is_empty();
         for e in level {
             let detail = format!("{signal} interrupted the stop before its turn");
             let line = self.line(&e, MemberOutcome::Skipped, detail);

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::model::snapshot::{SnapshotMember, SnapshotProject};
+use crate::model::Identity;
 use crate::probe::fake::{process, FakeProbe};
 use crate::restart::rules::stop_was_complete;
 
@@ -47,13 +48,11 @@ fn unfinished(mark: Option<bool>) -> Snapshot {
     }
 }
 
-fn all(f: Fate) -> impl Fn(Identity) -> Fate {
-    move |_| f
-}
+const GONE: &[Fate] = &[Fate::Gone, Fate::Gone];
 
 #[test]
 fn without_the_mark_it_was_no_stop() {
-    let r = settle(&unfinished(Some(false)), &all(Fate::Gone), "now").unwrap();
+    let r = settle(&unfinished(Some(false)), GONE, None, "now").unwrap();
     assert_eq!(r.signalled, Some(false), "nothing can have been sent");
     assert_eq!(r.result, Some(ResourceResult::Refused));
     assert!(stop_was_complete(&r).is_err());
@@ -63,7 +62,7 @@ fn without_the_mark_it_was_no_stop() {
 #[test]
 fn with_the_mark_every_member_gone_is_a_complete_restartable_stop() {
     for mark in [Some(true), None] {
-        let r = settle(&unfinished(mark), &all(Fate::Gone), "now").unwrap();
+        let r = settle(&unfinished(mark), GONE, None, "now").unwrap();
         assert_eq!(r.result, Some(ResourceResult::Stopped));
         assert_eq!(r.signalled, None, "whether a signal went out is unknown");
         assert_eq!(r.reconciled_at.as_deref(), Some("now"));
@@ -77,14 +76,13 @@ fn with_the_mark_every_member_gone_is_a_complete_restartable_stop() {
 
 #[test]
 fn with_the_mark_one_member_running_is_partial_and_not_restartable() {
-    let fate = |id: Identity| {
-        if id.pid == 100 {
-            Fate::Running
-        } else {
-            Fate::Gone
-        }
-    };
-    let r = settle(&unfinished(Some(true)), &fate, "now").unwrap();
+    let r = settle(
+        &unfinished(Some(true)),
+        &[Fate::Running, Fate::Gone],
+        None,
+        "now",
+    )
+    .unwrap();
     assert_eq!(r.result, Some(ResourceResult::PartiallyStopped));
     assert!(
         r.reason
@@ -97,10 +95,21 @@ fn with_the_mark_one_member_running_is_partial_and_not_restartable() {
 }
 
 #[test]
+fn what_runs_in_its_place_keeps_it_partial_though_every_member_is_gone() {
+    let what = "pid 300 runs the same command in the project";
+    let r = settle(&unfinished(Some(true)), GONE, Some(what), "now").unwrap();
+    assert_eq!(r.result, Some(ResourceResult::PartiallyStopped));
+    assert!(r
+        .reason
+        .unwrap()
+        .ends_with(&format!("every member was gone, but {what}")));
+}
+
+#[test]
 fn a_finished_stop_is_left_as_it_is() {
     let mut s = unfinished(Some(true));
     s.result = Some(ResourceResult::Stopped);
-    assert_eq!(settle(&s, &all(Fate::Running), "now"), None);
+    assert_eq!(settle(&s, GONE, None, "now"), None);
 }
 
 /// The store and a probe in which 100 still runs as itself and 101 is gone.
@@ -130,9 +139,10 @@ fn never_while_a_stop_of_it_holds_its_lock() {
     let s = unfinished(Some(true));
     store.put("snap-100-1000-1", &s).unwrap();
     let _running = store.lock("stop-100-1000").unwrap();
-    assert_eq!(
-        reconcile(&probe, &store, "snap-100-1000-1", &s),
-        Reconciled::Left("a stop of it runs now".into())
+    let r = reconcile(&probe, &store, "snap-100-1000-1", &s);
+    assert!(
+        matches!(&r, Reconciled::Left(why) if why.contains("a stop of it runs now")),
+        "{r:?}"
     );
     let read: Snapshot = store.get("snap-100-1000-1").unwrap().unwrap();
     assert_eq!(read.result, None, "left unfinished on disk");
@@ -153,7 +163,10 @@ fn a_member_whose_fate_cannot_be_read_leaves_it_unfinished() {
 
 #[test]
 fn after_a_reboot_every_member_is_gone() {
-    let (_dir, store, probe) = world();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path()).unwrap();
+    // Pid 100 is another process now, outside the project.
+    let probe = FakeProbe::default().with(process(100, 1, &["bash"]), "/home/u");
     let mut s = unfinished(Some(true));
     s.boot_id = Some("an-earlier-boot".into());
     store.put("snap-100-1000-1", &s).unwrap();
@@ -164,5 +177,43 @@ fn after_a_reboot_every_member_is_gone() {
         r.result,
         Some(ResourceResult::Stopped),
         "pid 100 now is another process"
+    );
+}
+
+#[test]
+fn a_twin_in_the_project_or_a_listener_on_its_port_is_found_in_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path()).unwrap();
+    let s = unfinished(Some(true));
+    store.put("snap-100-1000-1", &s).unwrap();
+    // Both members gone; a new process runs vite in the project.
+    let probe = FakeProbe::default().with(process(300, 1, &["vite"]), "/home/u/app");
+    let Reconciled::Written(r) = reconcile(&probe, &store, "snap-100-1000-1", &s) else {
+        panic!("written");
+    };
+    assert_eq!(r.result, Some(ResourceResult::PartiallyStopped), "{r:#?}");
+    assert!(r.reason.unwrap().contains("pid 300 runs the same command"));
+
+    let mut s = unfinished(Some(true));
+    s.id = "100-1000".into();
+    s.ports = vec![crate::model::card::Port {
+        port: 5173,
+        address: "127.0.0.1".into(),
+        pid: 100,
+        helper: None,
+    }];
+    store.put("snap-100-1000-2", &s).unwrap();
+    let probe = FakeProbe::default()
+        .with(process(400, 1, &["other"]), "/elsewhere")
+        .listen("127.0.0.1:5173", 400);
+    let Reconciled::Written(r) = reconcile(&probe, &store, "snap-100-1000-2", &s) else {
+        panic!("written");
+    };
+    assert!(
+        r.reason
+            .as_deref()
+            .unwrap()
+            .ends_with("but port 127.0.0.1:5173 is held again, by pid 400"),
+        "{r:#?}"
     );
 }

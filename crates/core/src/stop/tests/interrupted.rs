@@ -129,3 +129,66 @@ fn a_mark_that_cannot_be_written_means_zero_signals() {
     );
     assert!(sent.is_empty());
 }
+
+/// Whether the snapshot in `dir` carries the mark.
+fn marked(dir: &std::path::Path) -> bool {
+    let store = Store::open_at(dir).unwrap();
+    let listing = store.list::<Snapshot>("snap-").unwrap();
+    listing
+        .records
+        .iter()
+        .any(|(_, s)| s.signals_may_follow == Some(true))
+}
+
+#[test]
+fn an_interruption_after_the_mark_and_before_the_first_signal_sends_nothing_and_is_no_stop() {
+    static FLAG: Interrupt = Interrupt::new();
+    let store_dir = tempfile::tempdir().unwrap();
+    let dir = store_dir.path().to_path_buf();
+    // The tree checks (d) and (e) come after the mark: the first read of the table once it
+    // is on disk is where the Ctrl-C lands.
+    let w = World {
+        probe: Scripted::new(tree(), move |call, _, _| {
+            if call == "processes" && marked(&dir) {
+                FLAG.raise(SIGINT);
+            }
+        }),
+        store_dir,
+    };
+    let (r, sent) = run_with(&w, opts(), |ops| ops.interrupt = &FLAG);
+    assert!(sent.is_empty(), "{r:#?}");
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.interrupted.as_deref(), Some("SIGINT"));
+    let s = record(&w, &r);
+    assert_eq!(s.signals_may_follow, Some(true));
+    assert_eq!(
+        s.signalled,
+        Some(false),
+        "the stop itself knows nothing was sent"
+    );
+    assert_eq!(s.result, Some(ResourceResult::Refused));
+}
+
+#[test]
+fn an_interruption_during_a_wait_ends_it_and_says_so() {
+    static FLAG: Interrupt = Interrupt::new();
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| {
+        ops.interrupt = &FLAG;
+        ops.ignores_term.insert(102);
+        ops.after_send(102, |_| FLAG.raise(SIGINT));
+    });
+    assert_eq!(sent, vec![102]);
+    assert_eq!(outcome(&r, 102), MemberOutcome::StillRunning);
+    let line = r.members.iter().find(|m| m.pid == 102).unwrap();
+    assert_eq!(
+        line.detail,
+        "still running when SIGINT ended the wait for it"
+    );
+    assert!(
+        r.reason
+            .starts_with("interrupted by SIGINT, so no further level was signalled; "),
+        "{}",
+        r.reason
+    );
+}
