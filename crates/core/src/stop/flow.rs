@@ -136,18 +136,19 @@ impl Stopper<'_> {
     /// interruption: Ctrl-C must work while Pier waits (a blocking `flock` would be restarted
     /// after the signal handler, and wait on).
     fn lock(&self, id: &str) -> Result<Lock, Box<StopReport>> {
-        let name = format!("stop-{id}");
-        loop {
-            match self.store.try_lock(&name) {
-                Ok(Some(lock)) => return Ok(lock),
-                Ok(None) => {}
-                Err(e) => return Err(Box::new(report(id, ResourceResult::Failed, e.to_string()))),
-            }
-            if let Some(signal) = self.interrupt.raised() {
+        let interrupted = || self.interrupt.raised().is_some();
+        match self.store.lock_polling(
+            &format!("stop-{id}"),
+            super::newcomers::GLANCE,
+            &interrupted,
+        ) {
+            Ok(Some(lock)) => Ok(lock),
+            Ok(None) => {
+                let signal = self.interrupt.raised().unwrap_or("a signal");
                 let before = "while another stop of it held its lock, before this one began";
-                return Err(Box::new(abandoned(id, signal, before)));
+                Err(Box::new(abandoned(id, signal, before)))
             }
-            std::thread::sleep(super::newcomers::GLANCE);
+            Err(e) => Err(Box::new(report(id, ResourceResult::Failed, e.to_string()))),
         }
     }
 

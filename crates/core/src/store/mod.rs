@@ -316,6 +316,31 @@ impl Store {
         }
     }
 
+    /// Like [`Store::lock`], but polling every `every` rather than blocking in `flock` (which
+    /// the kernel restarts after a signal handler, so a blocked process could not be
+    /// interrupted): `None` once `give_up` says so. The lock file stays open while it waits.
+    pub fn lock_polling(
+        &self,
+        name: &str,
+        every: std::time::Duration,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<Option<Lock>, StoreError> {
+        let (file, path) = self.lock_file(name)?;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(Lock { _file: Some(file) })),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(source)) => {
+                    return Err(StoreError::Lock { path, source })
+                }
+            }
+            if give_up() {
+                return Ok(None);
+            }
+            std::thread::sleep(every);
+        }
+    }
+
     /// Like [`Store::lock`], but without waiting: `None` when another process holds it. In a
     /// folder that cannot be written, the lock file is opened read-only (`flock` needs no
     /// write access), and a lock whose file does not exist is free.
