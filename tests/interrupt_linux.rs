@@ -96,15 +96,7 @@ fn a_stop_interrupted_or_killed_anywhere_ends_true_or_as_no_stop() {
         // A stop here takes about 220 ms (420 ms with the child's level): kill points spread
         // over all of it, and a little past.
         let after = Duration::from_millis(rng.below(if with_child { 460 } else { 260 }));
-        let child = Command::new(pier_bin())
-            .args(["stop", &id, "--sample-ms", "50", "--grace", "3"])
-            .env("PIER_STATE_DIR", sb.path().join("state"))
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_stop(&sb, &[&id, "--sample-ms", "50", "--grace", "3"]);
         // Not a synchronisation: the random point at which the stop is interrupted.
         std::thread::sleep(after);
         let raw = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
