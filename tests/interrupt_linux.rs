@@ -279,9 +279,12 @@ fn ctrl_c_while_another_stop_holds_the_lock_ends_the_wait() {
     let held = std::fs::File::create(locks.join(format!("stop-{id}.lock"))).unwrap();
     rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
 
+    let inode = std::os::unix::fs::MetadataExt::ino(&held.metadata().unwrap());
+    let records = sb.path().join("state/records");
     let child = spawn_stop(&sb, &[&id, "--sample-ms", "50"]);
-    wait_for("pier to catch SIGINT", || {
-        catches_sigint(child.id()).then_some(())
+    // In the lock's wait itself (not the scan before it), with its handlers installed.
+    wait_for("pier to wait on the lock", || {
+        (catches_sigint(child.id()) && waits_on_lock(child.id(), inode, &records)).then_some(())
     });
     sigint(&child);
     let out = ended(child);

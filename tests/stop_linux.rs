@@ -374,29 +374,11 @@ fn a_stop_waits_for_the_lock_another_stop_of_the_same_resource_holds() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    // The waiting stop holds the lock file open while it polls for the lock (a blocking
-    // `flock` could not be interrupted): it is waiting, not signalling.
-    let holds_lock_file = |pid: u32| {
-        std::fs::read_dir(format!("/proc/{pid}/fd"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|fd| {
-                std::fs::metadata(fd.path())
-                    .is_ok_and(|m| std::os::unix::fs::MetadataExt::ino(&m) == inode)
-            })
-    };
-    // Asleep between two tries (x86_64's clock_nanosleep is 230; elsewhere the file alone),
-    // with no snapshot written yet: that is the lock's wait, not the activity sample's.
-    let asleep = |pid: u32| {
-        !cfg!(target_arch = "x86_64")
-            || std::fs::read_to_string(format!("/proc/{pid}/syscall"))
-                .is_ok_and(|s| s.starts_with("230 "))
-    };
+    // The waiting stop holds the lock file open and sleeps between tries (a blocking `flock`
+    // could not be interrupted), with no snapshot written: it is waiting, not signalling.
     let records = sb.path().join("state/records");
-    let no_record = || std::fs::read_dir(&records).map_or(true, |mut d| d.next().is_none());
     wait_for("the second stop to wait on the lock", || {
-        (holds_lock_file(child.id()) && asleep(child.id()) && no_record()).then_some(())
+        waits_on_lock(child.id(), inode, &records).then_some(())
     });
     assert!(
         alive(pid(&server)),

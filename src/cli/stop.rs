@@ -217,8 +217,8 @@ fn print_reports(
 }
 
 /// Every outcome that could not be recorded, on stderr; then the exit code: 128 + the signal
-/// when one interrupted a stop (as its report says); else 3 if some requested resource was not stopped; else 4
-/// if every one was but some outcome could not be recorded; else 0.
+/// when one interrupted a stop (as its report says); else 3 if some requested resource was
+/// not stopped; else 4 if every one was but some outcome could not be recorded; else 0.
 fn exit_code(reports: &[StopReport]) -> ExitCode {
     for r in reports
         .iter()

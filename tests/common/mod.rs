@@ -348,3 +348,19 @@ pub fn evidence_kinds(resource: &Value) -> Vec<String> {
         .map(|e| e["kind"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// Whether the stop `pid` waits for a lock another holds, as `Store::lock_polling` does: it
+/// holds the lock file (inode `lock_inode`) open, sleeps between tries (x86_64's
+/// clock_nanosleep is 230; elsewhere the file alone), and has written no snapshot to `records`.
+pub fn waits_on_lock(pid: u32, lock_inode: u64, records: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let holds = fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|fd| fs::metadata(fd.path()).is_ok_and(|m| m.ino() == lock_inode));
+    let asleep = !cfg!(target_arch = "x86_64")
+        || fs::read_to_string(format!("/proc/{pid}/syscall")).is_ok_and(|s| s.starts_with("230 "));
+    let no_record = fs::read_dir(records).map_or(true, |mut d| d.next().is_none());
+    holds && asleep && no_record
+}

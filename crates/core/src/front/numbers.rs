@@ -121,9 +121,16 @@ pub fn io_bytes_per_second(text: &str) -> Result<f64, String> {
 /// refresh walks the whole process table and samples for its window, and a shorter period
 /// would have the app scanning without a pause.
 pub fn refresh(text: &str) -> Result<Duration, String> {
-    // Judged as typed, not as a duration: 1e-10 s would round to 0, which means "off".
+    // Judged as typed, not as a duration: 1e-10 s would round to 0, and 1e-400 parses as 0,
+    // and 0 means "off". A zero must be typed as one: no digit but 0 before any exponent.
+    let typed_zero = !text
+        .split(['e', 'E'])
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .any(|c| matches!(c, '1'..='9'));
     decimal(text, REFRESH_MAX_SECS as f64)
-        .filter(|&v| v == 0.0 || v >= 1.0)
+        .filter(|&v| (v == 0.0 && typed_zero) || v >= 1.0)
         .and_then(|v| Duration::try_from_secs_f64(v).ok())
         .ok_or_else(|| {
             refuse(
@@ -274,7 +281,8 @@ mod tests {
         assert_eq!(refresh("1"), Ok(Duration::from_secs(1)));
         assert_eq!(refresh("30"), Ok(Duration::from_secs(30)));
         assert_eq!(refresh("86400"), Ok(Duration::from_secs(86_400)));
-        for bad in ["0.5", "1e-10", "1e20", "86401", "-1", "NaN"] {
+        assert_eq!(refresh("0.0e5"), Ok(Duration::ZERO));
+        for bad in ["0.5", "1e-10", "1e-400", "1e20", "86401", "-1", "NaN"] {
             assert!(refresh(bad).is_err(), "{bad}: not silently off");
         }
         assert_eq!(

@@ -358,8 +358,9 @@ impl Stopper<'_> {
     }
 
     /// The "signals may follow" mark, written and fsynced in the snapshot before the last two
-    /// checks and the first signal (docs/design.md §3.10): an unfinished record without it sent nothing, so a
-    /// later read may call it "not a stop"; with it, only the members' fates can tell.
+    /// checks and the first signal (docs/design.md §3.10): an unfinished record without it
+    /// sent nothing, so a later read may call it "not a stop"; with it, only the members'
+    /// fates can tell.
     fn mark(&self, name: &str, snapshot: &Snapshot) -> Result<(), String> {
         self.store
             .update::<Snapshot, _>(name, snapshot.root, |s| s.signals_may_follow = Some(true))

@@ -7,9 +7,9 @@
 //! - on behalf of the identity the record names, as every record change is (`store`);
 //! - without the "signals may follow" mark, nothing was sent: it was no stop;
 //! - with it (or in a record older than the mark, where signals may have followed), the
-//!   members' fates decide: every member gone is a complete stop, restartable — unless what
-//!   the stop's rescan would have found runs in its place (its command in the project, a
-//!   listener on its port); one still running makes it partial;
+//!   members' fates decide: every member gone is a complete stop, restartable (a restart still
+//!   asks afresh whether its command runs again or its port is taken); one still running makes
+//!   it partial;
 //! - in a state folder that cannot be written (read-only, full), the reconciled view is shown
 //!   and not written; the next read that can write it does.
 //!
@@ -17,11 +17,9 @@
 
 use std::time::SystemTime;
 
-use crate::diagnose::connections;
-use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::outcome::{MemberOutcome, ResourceResult};
 use crate::model::snapshot::{RecordedOutcome, Snapshot};
-use crate::probe::{IdentityRead, Probe, TcpState};
+use crate::probe::{IdentityRead, Probe};
 use crate::store::Store;
 
 /// What a read did with an unfinished record.
@@ -47,11 +45,13 @@ pub enum Fate {
 }
 
 /// The reconciled record: `s` with a result from the mark and the members' fates (`fates`, in
-/// the order of `s.members`), or `None` when `s` already has one. `leftover`: what still runs
-/// in the stop's place although every member is gone (a process running a member's command in
-/// the project, a listener on a recorded port), which keeps the stop from complete, as the
-/// stop's own rescan would. `at` is now (RFC 3339).
-pub fn settle(s: &Snapshot, fates: &[Fate], leftover: Option<&str>, at: &str) -> Option<Snapshot> {
+/// the order of `s.members`; unused without the mark), or `None` when `s` already has one.
+/// `at` is now (RFC 3339).
+///
+/// What may run in the stop's place since (the same command started again in the project, a
+/// recorded port taken) is not judged here, once and for good: a restart asks it afresh
+/// every time (`restart::refusal`), and `pier history` shows its answer.
+pub fn settle(s: &Snapshot, fates: &[Fate], at: &str) -> Option<Snapshot> {
     if s.result.is_some() {
         return None;
     }
@@ -114,16 +114,12 @@ pub fn settle(s: &Snapshot, fates: &[Fate], leftover: Option<&str>, at: &str) ->
     };
     // Whether a signal went out is not known; only the fates are.
     r.signalled = None;
-    let (result, reason) = match (running.is_empty(), leftover) {
-        (true, None) => (
+    let (result, reason) = match running.is_empty() {
+        true => (
             ResourceResult::Stopped,
             format!("{how}; when it was reconciled, every member was gone"),
         ),
-        (true, Some(what)) => (
-            ResourceResult::PartiallyStopped,
-            format!("{how}; when it was reconciled, every member was gone, but {what}"),
-        ),
-        (false, _) => (
+        false => (
             ResourceResult::PartiallyStopped,
             format!(
                 "{how}; when it was reconciled, {} still ran",
@@ -158,69 +154,6 @@ fn fates(probe: &dyn Probe, s: &Snapshot) -> Result<Vec<Fate>, String> {
         .collect()
 }
 
-/// What runs in the stop's place now, as the stop's rescan would have seen it: a process of
-/// the user's running a member's exact command in the project (or whose folder cannot be
-/// read: it cannot be ruled out, `judge::argv_twin`), or a listener on a recorded server port.
-fn leftover(probe: &dyn Probe, s: &Snapshot) -> Option<String> {
-    let list = match probe.processes() {
-        Ok(list) => list,
-        Err(e) => return Some(format!("the process table could not be read: {e}")),
-    };
-    let uid = probe.current_uid();
-    let recorded: Vec<Vec<&[u8]>> = s
-        .members
-        .iter()
-        .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
-        .collect();
-    let project = std::path::Path::new(&s.project.path);
-    for p in &list.processes {
-        let cwd_of = |pid| probe.details(pid).map(|d| d.cwd);
-        match judge::argv_twin(p, uid, &recorded, project, cwd_of) {
-            Some(TwinPlace::InProject) => {
-                return Some(format!(
-                    "pid {} runs the same command in the project",
-                    p.identity.pid
-                ))
-            }
-            Some(TwinPlace::Unknown(_)) => {
-                return Some(format!(
-                    "pid {} runs the same command and its folder cannot be confirmed",
-                    p.identity.pid
-                ))
-            }
-            Some(TwinPlace::Elsewhere) | None => {}
-        }
-    }
-    let ours: Vec<_> = list
-        .processes
-        .iter()
-        .filter(|p| p.uid == uid)
-        .map(|p| p.identity.pid)
-        .collect();
-    let table = match probe.sockets(&ours) {
-        Ok(table) => table,
-        Err(e) => return Some(format!("the ports could not be checked: {e}")),
-    };
-    for port in s.ports.iter().filter(|p| p.is_server()) {
-        let Ok(ip) = port.address.parse::<std::net::IpAddr>() else {
-            continue;
-        };
-        let want = std::net::SocketAddr::new(ip, port.port);
-        let held = table.sockets.iter().find(|t| {
-            t.state == TcpState::Listen
-                && (connections::serves(t.local, want) || connections::serves(want, t.local))
-        });
-        if let Some(t) = held {
-            let by = t.owners.first().map_or_else(
-                || "a process Pier cannot see".to_owned(),
-                |pid| format!("pid {pid}"),
-            );
-            return Some(format!("port {} is held again, by {by}", port.endpoint()));
-        }
-    }
-    None
-}
-
 /// Reconciles the unfinished record `name` (as read: `s`) against the live system, under the
 /// resource's stop lock, writing it when the folder allows.
 pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> Reconciled {
@@ -239,17 +172,21 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
         Ok(None) => return Reconciled::Left("the record is gone".into()),
         Err(e) => return Reconciled::Left(e.to_string()),
     };
-    let fates = match fates(probe, &s) {
-        Ok(fates) => fates,
-        Err(why) => return Reconciled::Left(format!("it cannot be reconciled yet: {why}")),
-    };
-    let marked = s.signals_may_follow != Some(false);
-    let leftover = (marked && fates.iter().all(|&f| f == Fate::Gone))
-        .then(|| leftover(probe, &s))
-        .flatten();
-    let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let Some(settled) = settle(&s, &fates, leftover.as_deref(), &at) else {
+    if s.result.is_some() {
         return Reconciled::Written(s); // finished meanwhile
+    }
+    // Without the mark no fate matters: nothing was sent.
+    let fates = if s.signals_may_follow == Some(false) {
+        Vec::new()
+    } else {
+        match fates(probe, &s) {
+            Ok(fates) => fates,
+            Err(why) => return Reconciled::Left(format!("it cannot be reconciled yet: {why}")),
+        }
+    };
+    let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+    let Some(settled) = settle(&s, &fates, &at) else {
+        return Reconciled::Written(s);
     };
     let written = store.update::<Snapshot, _>(name, s.root, |r| {
         r.signalled = settled.signalled;

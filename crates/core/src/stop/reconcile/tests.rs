@@ -52,7 +52,7 @@ const GONE: &[Fate] = &[Fate::Gone, Fate::Gone];
 
 #[test]
 fn without_the_mark_it_was_no_stop() {
-    let r = settle(&unfinished(Some(false)), GONE, None, "now").unwrap();
+    let r = settle(&unfinished(Some(false)), GONE, "now").unwrap();
     assert_eq!(r.signalled, Some(false), "nothing can have been sent");
     assert_eq!(r.result, Some(ResourceResult::Refused));
     assert!(stop_was_complete(&r).is_err());
@@ -62,7 +62,7 @@ fn without_the_mark_it_was_no_stop() {
 #[test]
 fn with_the_mark_every_member_gone_is_a_complete_restartable_stop() {
     for mark in [Some(true), None] {
-        let r = settle(&unfinished(mark), GONE, None, "now").unwrap();
+        let r = settle(&unfinished(mark), GONE, "now").unwrap();
         assert_eq!(r.result, Some(ResourceResult::Stopped));
         assert_eq!(r.signalled, None, "whether a signal went out is unknown");
         assert_eq!(r.reconciled_at.as_deref(), Some("now"));
@@ -76,13 +76,7 @@ fn with_the_mark_every_member_gone_is_a_complete_restartable_stop() {
 
 #[test]
 fn with_the_mark_one_member_running_is_partial_and_not_restartable() {
-    let r = settle(
-        &unfinished(Some(true)),
-        &[Fate::Running, Fate::Gone],
-        None,
-        "now",
-    )
-    .unwrap();
+    let r = settle(&unfinished(Some(true)), &[Fate::Running, Fate::Gone], "now").unwrap();
     assert_eq!(r.result, Some(ResourceResult::PartiallyStopped));
     assert!(
         r.reason
@@ -95,21 +89,10 @@ fn with_the_mark_one_member_running_is_partial_and_not_restartable() {
 }
 
 #[test]
-fn what_runs_in_its_place_keeps_it_partial_though_every_member_is_gone() {
-    let what = "pid 300 runs the same command in the project";
-    let r = settle(&unfinished(Some(true)), GONE, Some(what), "now").unwrap();
-    assert_eq!(r.result, Some(ResourceResult::PartiallyStopped));
-    assert!(r
-        .reason
-        .unwrap()
-        .ends_with(&format!("every member was gone, but {what}")));
-}
-
-#[test]
 fn a_finished_stop_is_left_as_it_is() {
     let mut s = unfinished(Some(true));
     s.result = Some(ResourceResult::Stopped);
-    assert_eq!(settle(&s, GONE, None, "now"), None);
+    assert_eq!(settle(&s, GONE, "now"), None);
 }
 
 /// The store and a probe in which 100 still runs as itself and 101 is gone.
@@ -181,39 +164,29 @@ fn after_a_reboot_every_member_is_gone() {
 }
 
 #[test]
-fn a_twin_in_the_project_or_a_listener_on_its_port_is_found_in_its_place() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_at(dir.path()).unwrap();
-    let s = unfinished(Some(true));
+fn without_the_mark_no_fate_is_read() {
+    let (_dir, store, mut probe) = world();
+    probe.identity_unknown.insert(100);
+    probe.identity_unknown.insert(101);
+    let s = unfinished(Some(false));
     store.put("snap-100-1000-1", &s).unwrap();
-    // Both members gone; a new process runs vite in the project.
-    let probe = FakeProbe::default().with(process(300, 1, &["vite"]), "/home/u/app");
     let Reconciled::Written(r) = reconcile(&probe, &store, "snap-100-1000-1", &s) else {
-        panic!("written");
+        panic!("written: nothing was sent, whatever the members' fates");
     };
-    assert_eq!(r.result, Some(ResourceResult::PartiallyStopped), "{r:#?}");
-    assert!(r.reason.unwrap().contains("pid 300 runs the same command"));
+    assert_eq!(r.signalled, Some(false));
+}
 
+#[test]
+fn a_stop_that_finished_meanwhile_is_read_as_it_is() {
+    let (_dir, store, mut probe) = world();
+    probe.identity_unknown.insert(101);
     let mut s = unfinished(Some(true));
-    s.id = "100-1000".into();
-    s.ports = vec![crate::model::card::Port {
-        port: 5173,
-        address: "127.0.0.1".into(),
-        pid: 100,
-        helper: None,
-    }];
-    store.put("snap-100-1000-2", &s).unwrap();
-    let probe = FakeProbe::default()
-        .with(process(400, 1, &["other"]), "/elsewhere")
-        .listen("127.0.0.1:5173", 400);
-    let Reconciled::Written(r) = reconcile(&probe, &store, "snap-100-1000-2", &s) else {
-        panic!("written");
-    };
-    assert!(
-        r.reason
-            .as_deref()
-            .unwrap()
-            .ends_with("but port 127.0.0.1:5173 is held again, by pid 400"),
-        "{r:#?}"
+    s.result = Some(ResourceResult::Stopped);
+    s.signalled = Some(true);
+    store.put("snap-100-1000-1", &s).unwrap();
+    let stale = unfinished(Some(true));
+    assert_eq!(
+        reconcile(&probe, &store, "snap-100-1000-1", &stale),
+        Reconciled::Written(s)
     );
 }

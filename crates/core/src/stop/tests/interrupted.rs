@@ -192,3 +192,22 @@ fn an_interruption_during_a_wait_ends_it_and_says_so() {
         r.reason
     );
 }
+
+#[test]
+fn an_interruption_in_the_last_levels_wait_says_so_and_no_level_was_left() {
+    static FLAG: Interrupt = Interrupt::new();
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| {
+        ops.interrupt = &FLAG;
+        ops.ignores_term.insert(100);
+        ops.after_send(100, |_| FLAG.raise(SIGINT));
+    });
+    assert_eq!(sent, vec![102, 101, 100], "every level was signalled");
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(
+        r.reason
+            .starts_with("interrupted by SIGINT during a wait; "),
+        "{}",
+        r.reason
+    );
+}
