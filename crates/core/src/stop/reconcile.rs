@@ -44,17 +44,15 @@ pub enum Fate {
     Gone,
 }
 
-/// The reconciled record: `s` with a result from the mark and the members' fates (`fates`, in
-/// the order of `s.members`; unused without the mark), or `None` when `s` already has one.
-/// `at` is now (RFC 3339).
+/// The reconciled record: unfinished `s` (no result yet) with a result from the mark and the
+/// members' fates (`fates`, in the order of `s.members`; unused without the mark). `at` is
+/// now (RFC 3339).
 ///
 /// What may run in the stop's place since (the same command started again in the project, a
 /// recorded port taken) is not judged here, once and for good: a restart asks it afresh
 /// every time (`restart::refusal`), and `pier history` shows its answer.
-pub fn settle(s: &Snapshot, fates: &[Fate], at: &str) -> Option<Snapshot> {
-    if s.result.is_some() {
-        return None;
-    }
+pub fn settle(s: &Snapshot, fates: &[Fate], at: &str) -> Snapshot {
+    debug_assert!(s.result.is_none(), "only an unfinished stop is reconciled");
     let mut r = s.clone();
     r.reconciled_at = Some(at.to_owned());
     if s.signals_may_follow == Some(false) {
@@ -76,7 +74,7 @@ pub fn settle(s: &Snapshot, fates: &[Fate], at: &str) -> Option<Snapshot> {
                 detail: "not signalled: Pier ended before the first signal".into(),
             })
             .collect();
-        return Some(r);
+        return r;
     }
     let members = s.members.iter().zip(fates);
     let running: Vec<String> = members
@@ -128,7 +126,7 @@ pub fn settle(s: &Snapshot, fates: &[Fate], at: &str) -> Option<Snapshot> {
         ),
     };
     (r.result, r.reason) = (Some(result), Some(reason));
-    Some(r)
+    r
 }
 
 /// Each member's fate now; `Err` when one cannot be read (then nothing is decided).
@@ -185,9 +183,7 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
         }
     };
     let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let Some(settled) = settle(&s, &fates, &at) else {
-        return Reconciled::Written(s);
-    };
+    let settled = settle(&s, &fates, &at);
     let written = store.update::<Snapshot, _>(name, s.root, |r| {
         r.signalled = settled.signalled;
         r.outcomes = settled.outcomes.clone();

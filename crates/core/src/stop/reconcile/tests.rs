@@ -52,7 +52,7 @@ const GONE: &[Fate] = &[Fate::Gone, Fate::Gone];
 
 #[test]
 fn without_the_mark_it_was_no_stop() {
-    let r = settle(&unfinished(Some(false)), GONE, "now").unwrap();
+    let r = settle(&unfinished(Some(false)), GONE, "now");
     assert_eq!(r.signalled, Some(false), "nothing can have been sent");
     assert_eq!(r.result, Some(ResourceResult::Refused));
     assert!(stop_was_complete(&r).is_err());
@@ -62,7 +62,7 @@ fn without_the_mark_it_was_no_stop() {
 #[test]
 fn with_the_mark_every_member_gone_is_a_complete_restartable_stop() {
     for mark in [Some(true), None] {
-        let r = settle(&unfinished(mark), GONE, "now").unwrap();
+        let r = settle(&unfinished(mark), GONE, "now");
         assert_eq!(r.result, Some(ResourceResult::Stopped));
         assert_eq!(r.signalled, None, "whether a signal went out is unknown");
         assert_eq!(r.reconciled_at.as_deref(), Some("now"));
@@ -76,7 +76,7 @@ fn with_the_mark_every_member_gone_is_a_complete_restartable_stop() {
 
 #[test]
 fn with_the_mark_one_member_running_is_partial_and_not_restartable() {
-    let r = settle(&unfinished(Some(true)), &[Fate::Running, Fate::Gone], "now").unwrap();
+    let r = settle(&unfinished(Some(true)), &[Fate::Running, Fate::Gone], "now");
     assert_eq!(r.result, Some(ResourceResult::PartiallyStopped));
     assert!(
         r.reason
@@ -86,13 +86,6 @@ fn with_the_mark_one_member_running_is_partial_and_not_restartable() {
         "{r:#?}"
     );
     assert!(stop_was_complete(&r).is_err());
-}
-
-#[test]
-fn a_finished_stop_is_left_as_it_is() {
-    let mut s = unfinished(Some(true));
-    s.result = Some(ResourceResult::Stopped);
-    assert_eq!(settle(&s, GONE, "now"), None);
 }
 
 /// The store and a probe in which 100 still runs as itself and 101 is gone.
@@ -176,6 +169,7 @@ fn without_the_mark_no_fate_is_read() {
     assert_eq!(r.signalled, Some(false));
 }
 
+/// A finished stop is never reconciled: it is read as it is, whatever its members' fates.
 #[test]
 fn a_stop_that_finished_meanwhile_is_read_as_it_is() {
     let (_dir, store, mut probe) = world();
