@@ -404,11 +404,8 @@ impl Stopper<'_> {
             unreached: false,
         };
         for level in checks::levels(snapshot) {
-            // After the mark: an interruption signals no further level.
-            if let Some(signal) = self.interrupt.raised() {
-                run.not_reached(level, signal);
-                continue;
-            }
+            // The settle wait ends at an interruption's next glance; then no further level is
+            // signalled.
             let level = run.settle(level);
             if let Some(signal) = self.interrupt.raised() {
                 run.not_reached(level, signal);
