@@ -50,10 +50,7 @@ impl System {
     /// Over the state folder opened for reading ([`Store::open_for_reading`]): `pier history`
     /// reads a folder it cannot write.
     pub fn open_for_reading() -> Result<Self, ExitCode> {
-        Store::open_for_reading().map(Self::new).map_err(|e| {
-            eprintln!("pier: {}", crate::words::for_terminal(&e.to_string()));
-            ExitCode::from(exit_of(&e))
-        })
+        opened(Store::open_for_reading()).map(Self::new)
     }
 
     /// A stop through this engine, judging project folders by their markers on disk.
@@ -74,19 +71,18 @@ impl System {
 /// one sentence on stderr and exit 1, and a `PIER_STATE_DIR` that is empty or relative is a
 /// usage error (exit 2), like a wrong flag: it is how Pier was asked to run.
 pub fn open_store() -> Result<Store, ExitCode> {
-    Store::open().map_err(|e| {
-        eprintln!("pier: {}", crate::words::for_terminal(&e.to_string()));
-        ExitCode::from(exit_of(&e))
-    })
+    opened(Store::open())
 }
 
-/// A `PIER_STATE_DIR` that is empty or relative is a usage error (exit 2), like a wrong flag:
-/// it is how Pier was asked to run. Every other state folder error is exit 1.
-fn exit_of(e: &StoreError) -> u8 {
-    match e {
-        StoreError::EmptyStateDir | StoreError::RelativeStateDir(_) => EXIT_USAGE,
-        _ => EXIT_FAILED,
-    }
+/// A state folder that could not be opened, as one sentence on stderr and its exit code.
+fn opened(store: Result<Store, StoreError>) -> Result<Store, ExitCode> {
+    store.map_err(|e| {
+        eprintln!("pier: {}", crate::words::for_terminal(&e.to_string()));
+        ExitCode::from(match e {
+            StoreError::EmptyStateDir | StoreError::RelativeStateDir(_) => EXIT_USAGE,
+            _ => EXIT_FAILED,
+        })
+    })
 }
 
 /// Pier could not work at all (the process table or the state folder was unreadable).
