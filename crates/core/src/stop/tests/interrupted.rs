@@ -169,8 +169,10 @@ fn an_interruption_after_the_mark_and_before_the_first_signal_sends_nothing_and_
     assert_eq!(s.result, Some(ResourceResult::Refused));
 }
 
+/// The words only: the scripted waiter does not end its wait early; that a real wait ends at
+/// once is `ctrl_c_during_the_grace_wait_ends_it_at_once` (`tests/interrupt_linux.rs`).
 #[test]
-fn an_interruption_during_a_wait_ends_it_and_says_so() {
+fn a_member_still_running_when_an_interruption_ends_its_wait_says_so() {
     static FLAG: Interrupt = Interrupt::new();
     let w = world(|_, _, _| {});
     let (r, sent) = run_with(&w, opts(), |ops| {
