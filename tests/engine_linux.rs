@@ -11,10 +11,10 @@ use std::time::Duration;
 use common::*;
 use pier_core::model::card::Level;
 use pier_core::model::history::RestartResult;
-use pier_core::model::outcome::ResourceResult;
+use pier_core::model::outcome::{ResourceResult, StopReport};
 use pier_core::model::shown::{shown_members, Shown, ShownMember};
 use pier_core::store::Store;
-use pier_core::worker::{Engine, SystemEngine};
+use pier_core::worker::{Engine, StopTarget, SystemEngine};
 
 fn engine(sb: &Sandbox) -> SystemEngine {
     SystemEngine::new(
@@ -40,6 +40,19 @@ fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<ShownMember>) {
         .expect("the fixture is in the scan")
 }
 
+/// The app's stop of one card with one resource: a batch of one, its report heard once.
+fn stop_one(engine: &SystemEngine, id: &str, shown: Shown) -> StopReport {
+    let target = StopTarget {
+        project: String::new(),
+        id: id.to_owned(),
+        shown,
+    };
+    let mut heard = Vec::new();
+    let mut reports = engine.stop(&[target], &mut |r| heard.push(r.clone()));
+    assert_eq!(heard, reports, "each report is heard as it ends");
+    reports.pop().expect("one report")
+}
+
 #[test]
 fn a_stop_is_refused_when_the_members_differ_from_what_the_card_showed() {
     if fixtures_cannot_be_orphans("engine stop shown") {
@@ -52,9 +65,10 @@ fn a_stop_is_refused_when_the_members_differ_from_what_the_card_showed() {
     assert_eq!(level, Level::Green);
 
     let stop_as = |project_level: Level, members: &[ShownMember]| {
-        engine.stop(
+        stop_one(
+            &engine,
             &id,
-            &Shown {
+            Shown {
                 project_level,
                 members: members.to_vec(),
             },
@@ -103,9 +117,10 @@ fn a_restart_from_the_engine_leaves_the_new_tree_adopted_not_a_child_of_pier() {
     let server = sb.start_vite("shop", &["--port", &port.to_string()], |_| true);
     let engine = engine(&sb);
     let (id, level, members) = shown(&engine, pid(&server));
-    let stopped = engine.stop(
+    let stopped = stop_one(
+        &engine,
         &id,
-        &Shown {
+        Shown {
             project_level: level,
             members,
         },

@@ -2,6 +2,7 @@
 //! A batch goes on past a resource that is refused or fails, and reports each.
 
 use std::fmt::Write as _;
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -15,10 +16,11 @@ use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::{numbers, System, EXIT_NOT_RECORDED};
 use pier_core::model::card::{Level, Project, Resource};
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
+use pier_core::model::shown::Shown;
 use pier_core::model::snapshot::Snapshot;
 use pier_core::probe;
 use pier_core::stop::interrupt;
-use pier_core::stop::StopOptions;
+use pier_core::stop::{Progress, Step, StopOptions};
 use pier_core::store::Store;
 use pier_core::words::{self, for_terminal};
 
@@ -125,8 +127,32 @@ pub fn run(args: StopArgs) -> ExitCode {
         Err(code) => return code,
     };
     let stopper = system.stopper(opts);
-    let reports: Vec<StopReport> = ids.iter().map(|id| stopper.stop(id, None)).collect();
-    let written = print_reports(args.json, &reports, &left_alone, damaged);
+    let targets: Vec<(&str, Option<&Shown>)> = ids.iter().map(|id| (id.as_str(), None)).collect();
+    // On a terminal, each resource's lines as soon as its report is final, and a status line
+    // on stderr while the batch checks; piped or with --json, one answer at the end.
+    let live = !args.json && std::io::stdout().is_terminal();
+    let mut status = Status::new(live && std::io::stderr().is_terminal());
+    let mut shown = ExitCode::SUCCESS;
+    let reports = stopper.stop_all(&targets, &mut |p| match p {
+        Progress::Step(step, n) => status.show(step, n),
+        Progress::Done(r) if live => {
+            status.clear();
+            let written = print(report_text(r).as_bytes());
+            if written != ExitCode::SUCCESS {
+                shown = written;
+            }
+        }
+        Progress::Done(_) => {}
+    });
+    status.clear();
+    let written = if live {
+        match shown {
+            ExitCode::SUCCESS => print(ending_text(&reports, &left_alone).as_bytes()),
+            failed => failed,
+        }
+    } else {
+        print_reports(args.json, &reports, &left_alone, damaged)
+    };
     if written != ExitCode::SUCCESS {
         return written;
     }
@@ -331,13 +357,16 @@ fn project_refusal(
 /// The reports for a person, then what a batch left alone and why. Every command, reason and
 /// folder is shown through [`for_terminal`].
 fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
+    let mut out: String = reports.iter().map(report_text).collect();
+    out.push_str(&ending_text(reports, left_alone));
+    out
+}
+
+/// One resource's lines: its result and reason, each member and newcomer, its timings, its
+/// snapshot.
+fn report_text(r: &StopReport) -> String {
     let mut out = String::new();
-    match (reports.is_empty(), left_alone.is_empty()) {
-        (true, true) => out.push_str("Nothing to stop.\n"),
-        (true, false) => out.push_str("Nothing to stop: nothing here is green.\n"),
-        _ => {}
-    }
-    for r in reports {
+    {
         let _ = writeln!(
             out,
             "{}  {}  {}",
@@ -392,6 +421,18 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
             };
         }
     }
+    out
+}
+
+/// What follows the reports: "Nothing to stop." when there are none, what a batch left alone
+/// and why, and the summary line.
+fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
+    let mut out = String::new();
+    match (reports.is_empty(), left_alone.is_empty()) {
+        (true, true) => out.push_str("Nothing to stop.\n"),
+        (true, false) => out.push_str("Nothing to stop: nothing here is green.\n"),
+        _ => {}
+    }
     if !left_alone.is_empty() {
         out.push_str("\nLeft alone (not green):\n");
     }
@@ -427,6 +468,39 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The status line on stderr while a batch runs on a terminal: the step, rewritten in place,
+/// cleared before any other output.
+struct Status {
+    on: bool,
+    shown: bool,
+}
+
+impl Status {
+    fn new(on: bool) -> Self {
+        Self { on, shown: false }
+    }
+
+    fn show(&mut self, step: Step, resources: usize) {
+        if !self.on {
+            return;
+        }
+        let of = if resources == 1 {
+            "1 resource".to_owned()
+        } else {
+            format!("{resources} resources")
+        };
+        eprint!("\r\x1b[Kpier: {} ({of})…", step.words());
+        self.shown = true;
+    }
+
+    fn clear(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+            self.shown = false;
+        }
+    }
 }
 
 #[cfg(test)]

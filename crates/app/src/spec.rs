@@ -177,10 +177,26 @@ fn card_title(state: &UiState, p: &Project) -> String {
         p.name,
         kinds_and_ports(p)
     );
-    match state.doing(&ActionKey::Project(p.path.clone())) {
-        Some(doing) => format!("{base} — {doing}"),
-        None => base,
+    // A card whose resources have ended while the rest of the batch runs says how.
+    match (
+        state.doing(&ActionKey::Project(p.path.clone())),
+        state.card_mark(&p.path),
+    ) {
+        (Some(_), Some(tone)) => format!("{base} — {}", ended_words(tone)),
+        (Some(doing), None) => format!("{base} — {doing}"),
+        (None, _) => base,
     }
+}
+
+/// How a card's resources ended, in its title while the batch goes on.
+fn ended_words(tone: Tone) -> String {
+    let words = match tone {
+        Tone::Done => "stopped",
+        Tone::Partial => "partly stopped",
+        Tone::Refused => "refused",
+        Tone::Failed => "failed",
+    };
+    format!("{words} {}", tone_mark(tone))
 }
 
 /// "up 2h 5m · idle" for the card's oldest resource and its activity.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use pier_core::model::card::{Level, Project, Scan};
 use pier_core::model::history::History;
-use pier_core::worker::{ActionKey, ActionReport, Latest, Update};
+use pier_core::worker::{ActionKey, ActionReport, Latest, Tone, Update};
 
 /// How many action results the menu keeps.
 const RESULTS_KEPT: usize = 3;
@@ -20,6 +20,9 @@ pub struct UiState {
     /// Actions in flight, with the word the menu shows ("stopping…"), and the scan generation
     /// that settles a finished one.
     pub running: BTreeMap<ActionKey, Running>,
+    /// Cards whose resources have all ended while the rest of their batch runs: by project
+    /// path, the action and how they ended. Dropped with the action's running entry.
+    pub marks: BTreeMap<String, (ActionKey, Tone)>,
     /// The newest results first.
     pub results: Vec<ActionReport>,
     /// Whether Pier starts at login, or why that cannot be read.
@@ -55,6 +58,7 @@ impl UiState {
             scan: None,
             history: None,
             running: BTreeMap::new(),
+            marks: BTreeMap::new(),
             results: Vec::new(),
             start_at_login,
         }
@@ -75,6 +79,13 @@ impl UiState {
                 self.history = Some(history);
                 self.running
                     .retain(|_, r| r.settled_by.is_none_or(|g| g > generation));
+                self.drop_stale_marks();
+                Applied::Changed
+            }
+            Update::CardDone { key, project, tone } => {
+                if self.running.contains_key(&key) {
+                    self.marks.insert(project, (key, tone));
+                }
                 Applied::Changed
             }
             Update::ActionDone { report, settled_by } => {
@@ -90,12 +101,24 @@ impl UiState {
                         },
                     );
                 }
+                self.drop_stale_marks();
                 self.results.insert(0, report.clone());
                 self.results.truncate(RESULTS_KEPT);
                 Applied::Finished(report)
             }
             Update::Quit => Applied::Quit,
         }
+    }
+
+    /// A card's mark lasts as long as its action's running entry.
+    fn drop_stale_marks(&mut self) {
+        let running = &self.running;
+        self.marks.retain(|_, (key, _)| running.contains_key(key));
+    }
+
+    /// How a card's resources ended in the batch that still runs, if they have.
+    pub fn card_mark(&self, project: &str) -> Option<Tone> {
+        self.marks.get(project).map(|(_, tone)| *tone)
     }
 
     /// Marks an action as running; false if it (or a batch covering it) already runs.

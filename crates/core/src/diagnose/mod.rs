@@ -68,7 +68,7 @@ pub enum ScanError {
 }
 
 /// Answers "which project marker does this folder hold?" (the disk, or a test's table).
-pub type MarkerLookup<'a> = &'a dyn Fn(&Path) -> Option<&'static str>;
+pub type MarkerLookup<'a> = &'a (dyn Fn(&Path) -> Option<&'static str> + Sync);
 
 /// Everything read once per scan, shared by the steps below.
 pub(crate) struct Facts<'a> {

@@ -2,7 +2,6 @@
 //! test, so each diagnosis rule can be pinned without a kernel. Answers are plain data; a test
 //! that wants "could not read" sets the `Err` itself.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,6 +12,44 @@ use super::{
     ActivityDelta, ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
     ProcessInfo, Socket, SocketTable, TcpState,
 };
+
+/// A `RefCell` that threads can share: the state of the scripted fakes, which a batch reads
+/// and changes from a thread per resource (`stop/batch.rs`). A lock, so a second borrow on one
+/// thread while the first is held would hang where a `RefCell` would panic: the fakes never
+/// nest them.
+#[derive(Debug, Default)]
+pub struct Shared<T>(std::sync::Mutex<T>);
+
+impl<T> Shared<T> {
+    /// Holds `value`.
+    pub fn new(value: T) -> Self {
+        Self(std::sync::Mutex::new(value))
+    }
+
+    /// The value, for reading (a lock, like [`Shared::borrow_mut`]).
+    pub fn borrow(&self) -> std::sync::MutexGuard<'_, T> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The value, for changing.
+    pub fn borrow_mut(&self) -> std::sync::MutexGuard<'_, T> {
+        self.borrow()
+    }
+}
+
+impl<T: Copy> Shared<T> {
+    /// A copy of the value (as `Cell::get`).
+    pub fn get(&self) -> T {
+        *self.borrow()
+    }
+
+    /// Replaces the value (as `Cell::set`).
+    pub fn set(&self, value: T) {
+        *self.borrow() = value;
+    }
+}
 
 /// The uid the fake's processes belong to unless a test says otherwise.
 pub const USER: u32 = 1000;
@@ -44,7 +81,7 @@ pub struct FakeProbe {
     /// Each pid's environment; for a pid without an entry, the read fails.
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Monotonic time, advanced by each `activity` call by its window.
-    pub clock: RefCell<Duration>,
+    pub clock: Shared<Duration>,
 }
 
 impl Default for FakeProbe {
@@ -61,7 +98,7 @@ impl Default for FakeProbe {
             identity_unknown: Default::default(),
             activity: HashMap::new(),
             environments: HashMap::new(),
-            clock: RefCell::new(Duration::ZERO),
+            clock: Shared::new(Duration::ZERO),
         }
     }
 }

@@ -20,35 +20,45 @@ use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessInfo};
 use crate::signal::Expected;
 
-/// (a), (c), (e): every source readable, and the judge's network rules find nothing that is
-/// not green: no process of the user's unreadable (it may be a member: the scan makes every
-/// resource red), no member hidden from the tables, no listener shared outside, no live or
-/// waiting connection.
-pub fn network(probe: &dyn Probe, members: &HashSet<Pid>) -> Result<(), Why> {
+/// (a), (c), (e) for every resource still in the chain (`docs/design.md` §3.3, ARCHITECTURE.md
+/// "Batches"): one survey, read after each of them reached this check, and each resource's own
+/// members judged against it. Every source readable, and the judge's network rules find nothing
+/// that is not green: no process of the user's unreadable (it may be a member: the scan makes
+/// every resource red), no member hidden from the tables, no listener shared outside, no live or
+/// waiting connection. One answer per resource, in order.
+pub fn network(probe: &dyn Probe, resources: &[&HashSet<Pid>]) -> Vec<Result<(), Why>> {
     // argv plays no part in a network check: none is read beyond the socket holders'.
-    let survey = probe
-        .survey(&|_| false)
-        .map_err(|e| Why::SurveyFailed(e.to_string()))?;
+    let survey = match probe.survey(&|_| false) {
+        Ok(survey) => survey,
+        Err(e) => return vec![Err(Why::SurveyFailed(e.to_string())); resources.len()],
+    };
     let uid = probe.current_uid();
     let unreadable = judge::unreadable_of(&survey.processes.unreadable, uid);
-    // A member first: its own words say which member could not be walked.
-    let first = unreadable
-        .iter()
-        .find(|f| matches!(f, Finding::ProcessUnreadable { pid, .. } if members.contains(pid)))
-        .or(unreadable.first());
-    if let Some(f) = first {
-        return Err(against(f, members, &survey.processes.processes));
-    }
     let index = match &survey.sockets {
         Ok(t) => SocketIndex::new(&t.sockets),
         Err(_) => SocketIndex::default(),
     };
     let tables = survey.sockets.as_ref().map_err(ToString::to_string);
-    let judged = judge::network(tables, &index, members);
-    match judge::first_against(&judged.findings) {
-        Some(f) => Err(against(f, members, &survey.processes.processes)),
-        None => Ok(()),
-    }
+    resources
+        .iter()
+        .map(|members| {
+            // A member first: its own words say which member could not be walked.
+            let first = unreadable
+                .iter()
+                .find(|f| {
+                    matches!(f, Finding::ProcessUnreadable { pid, .. } if members.contains(pid))
+                })
+                .or(unreadable.first());
+            if let Some(f) = first {
+                return Err(against(f, members, &survey.processes.processes));
+            }
+            let judged = judge::network(tables.clone(), &index, members);
+            match judge::first_against(&judged.findings) {
+                Some(f) => Err(against(f, members, &survey.processes.processes)),
+                None => Ok(()),
+            }
+        })
+        .collect()
 }
 
 /// A finding that is not green, as a network checkpoint words it.
@@ -83,31 +93,45 @@ fn against(f: &Finding, members: &HashSet<Pid>, processes: &[ProcessInfo]) -> Wh
     }
 }
 
-/// (b): the members are idle over the window, judged by the scan's own activity rule, so the
-/// refusal names what was seen in the same words as the card: the figures, the window and the
-/// busiest member. The scan may go unsampled (`--sample-ms 0`); a stop never does.
+/// (b) for every resource still in the chain: one sample over all their members at once (a
+/// sample is per process, so each resource's figures are what its own window would have read),
+/// each resource's own members judged by the scan's own activity rule, so a refusal names what
+/// was seen in the same words as the card: the figures, the window and the busiest member. The
+/// scan may go unsampled (`--sample-ms 0`); a stop never does.
 pub fn activity(
     probe: &dyn Probe,
-    snapshot: &Snapshot,
+    snapshots: &[&Snapshot],
     window: std::time::Duration,
     t: Thresholds,
-) -> Result<(), Why> {
+) -> Vec<Result<(), Why>> {
     if window.is_zero() {
-        return Err(Why::EmptyWindow);
+        return vec![Err(Why::EmptyWindow); snapshots.len()];
     }
-    let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
+    let pids: Vec<Pid> = snapshots
+        .iter()
+        .flat_map(|s| s.members.iter().map(|m| m.identity.pid))
+        .collect();
     let sample = probe.activity(&pids, window);
-    let measured = judge::measured(&sample, |pid| Some(snapshot.short_command_of(pid))).map_err(
-        |(pid, e)| Why::ActivityUnreadable {
-            pid,
-            error: e.to_owned(),
-        },
-    )?;
-    let (evidence, _) = rules::activity_evidence(&ActivityFacts::Measured(measured, window), t);
-    match evidence.level {
-        Level::Green => Ok(()),
-        Level::Yellow | Level::Red => Err(Why::Busy(evidence.message)),
-    }
+    snapshots
+        .iter()
+        .map(|snapshot| {
+            let ours = |pid: Pid| {
+                let member = snapshot.members.iter().any(|m| m.identity.pid == pid);
+                member.then(|| snapshot.short_command_of(pid))
+            };
+            let measured =
+                judge::measured(&sample, ours).map_err(|(pid, e)| Why::ActivityUnreadable {
+                    pid,
+                    error: e.to_owned(),
+                })?;
+            let facts = ActivityFacts::Measured(measured, window);
+            let (evidence, _) = rules::activity_evidence(&facts, t);
+            match evidence.level {
+                Level::Green => Ok(()),
+                Level::Yellow | Level::Red => Err(Why::Busy(evidence.message)),
+            }
+        })
+        .collect()
 }
 
 /// What each member must still be: its identity and executable from the snapshot.
@@ -133,24 +157,51 @@ pub struct TreeCheck {
     pub present: Vec<Identity>,
 }
 
-/// (d) and (e): the tree under the root holds no member the snapshot lacks, no process of the
-/// user's is unreadable (it may be a new member: its parent is unknown), no member is one
-/// Force may not touch (`judge::force_allowed`), and every member still alive is the same
-/// process (start time and executable). Force runs this check too.
-pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, Why> {
-    let list = probe
-        .processes()
-        .map_err(|e| Why::TreeUnreadable(e.to_string()))?;
+/// (d) and (e) for every resource still in the chain: one read of the process table, and for
+/// each resource: the tree under its root holds no member its snapshot lacks, no process of the
+/// user's is unreadable (it may be a new member: its parent is unknown), no member is one Force
+/// may not touch (`judge::force_allowed`), and every member still alive is the same process
+/// (start time and executable, read afresh per member). Force runs this check too.
+pub fn tree(probe: &dyn Probe, snapshots: &[&Snapshot]) -> Vec<Result<TreeCheck, Why>> {
+    let list = match probe.processes() {
+        Ok(list) => list,
+        Err(e) => return vec![Err(Why::TreeUnreadable(e.to_string())); snapshots.len()],
+    };
     let uid = probe.current_uid();
     if let Some(Finding::ProcessUnreadable { pid, error }) =
         judge::unreadable_of(&list.unreadable, uid)
             .into_iter()
             .next()
     {
-        return Err(Why::TreeProcessUnreadable { pid, error });
+        return vec![Err(Why::TreeProcessUnreadable { pid, error }); snapshots.len()];
     }
     let present: Vec<Identity> = list.processes.iter().map(|p| p.identity).collect();
     let table = ProcessTable::new(list.processes);
+    let pier = probe.own_pid();
+    let ancestors = table.ancestors(pier).into_iter().collect();
+    let guard = judge::Guard {
+        uid,
+        pier,
+        pier_ancestors: &ancestors,
+    };
+    snapshots
+        .iter()
+        .map(|snapshot| {
+            tree_of(probe, &table, &guard, snapshot).map(|gone| TreeCheck {
+                gone,
+                present: present.clone(),
+            })
+        })
+        .collect()
+}
+
+/// One resource's tree check against the table: the members found gone, or why it is refused.
+fn tree_of(
+    probe: &dyn Probe,
+    table: &ProcessTable,
+    guard: &judge::Guard,
+    snapshot: &Snapshot,
+) -> Result<Vec<Identity>, Why> {
     let root = snapshot.root.pid;
     let recorded: BTreeSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
     let root_alive = table
@@ -174,15 +225,9 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, Why> {
             });
         }
     }
-    let pier = probe.own_pid();
-    let guard = judge::Guard {
-        uid,
-        pier,
-        pier_ancestors: &table.ancestors(pier).into_iter().collect(),
-    };
     for &pid in &members {
         let p = table.get(pid).expect("members come from the table");
-        judge::force_allowed(p, &guard).map_err(|why| Why::Protected { pid, why })?;
+        judge::force_allowed(p, guard).map_err(|why| Why::Protected { pid, why })?;
     }
     let mut gone = Vec::new();
     for e in expected(snapshot) {
@@ -202,7 +247,7 @@ pub fn tree(probe: &dyn Probe, snapshot: &Snapshot) -> Result<TreeCheck, Why> {
             IdentityRead::Alive { .. } => {}
         }
     }
-    Ok(TreeCheck { gone, present })
+    Ok(gone)
 }
 
 /// Leaf-to-root order: members grouped by depth under the root, deepest first.

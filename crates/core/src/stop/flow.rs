@@ -1,4 +1,6 @@
-//! The stop of one resource, step by step (see the module docs of `stop`).
+//! The steps of one resource's stop (see the module docs of `stop`): what is judged, written
+//! and signalled for it alone. `batch.rs` runs them for every resource of a batch at once,
+//! sharing the reads; a stop of one resource is a batch of one.
 
 use std::collections::{BTreeSet, HashSet};
 use std::os::unix::ffi::OsStrExt;
@@ -7,17 +9,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::checks;
 use super::interrupt::Interrupt;
 use super::newcomers::Watch;
-use super::refusal::{Refusal, Why};
+use super::refusal::Refusal;
 use super::signals::Signals;
 use super::StopOptions;
-use crate::diagnose::judge::{self, TwinPlace};
-use crate::diagnose::{self, MarkerLookup, ScanOptions};
+use crate::diagnose::{MarkerLookup, ScanOptions};
 use crate::model::bytes::ByteString;
-use crate::model::card::{EvidenceKind, Level, Member, Project, Resource};
+use crate::model::card::{EvidenceKind, Level, Member, Project, Resource, Scan};
 use crate::model::outcome::{Checkpoint, ResourceResult, StopReport, Timings};
 use crate::model::shown::Shown;
 use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
-use crate::probe::{Identity, Pid, Probe, ProcessList};
+use crate::probe::{Identity, Probe, ProcessList};
 use crate::signal::wait::ExitWaiter;
 use crate::signal::Signaller;
 use crate::store::{Lock, Store};
@@ -26,11 +27,11 @@ use crate::words;
 /// Everything a stop needs, each behind its interface.
 pub struct Stopper<'a> {
     /// Reads the processes, sockets, identities and activity every checkpoint judges.
-    pub probe: &'a dyn Probe,
+    pub probe: &'a (dyn Probe + Sync),
     /// Sends each signal, only to the process the snapshot recorded.
-    pub signaller: &'a dyn Signaller,
+    pub signaller: &'a (dyn Signaller + Sync),
     /// Waits, bounded by the grace period, for the signalled members to exit.
-    pub waiter: &'a dyn ExitWaiter,
+    pub waiter: &'a (dyn ExitWaiter + Sync),
     /// The state folder: the stop's lock and the resource's snapshot.
     pub store: &'a Store,
     /// Which project marker a folder holds, for the stop's own scans.
@@ -41,24 +42,8 @@ pub struct Stopper<'a> {
     pub opts: StopOptions,
 }
 
-/// Why the checkpoint chain did not reach the first signal.
-enum Halt {
-    /// A check said no.
-    Refused(Refusal),
-    /// SIGINT, SIGTERM or SIGHUP came first.
-    Interrupted(&'static str),
-    /// The "signals may follow" mark could not be written: why, in words.
-    Unmarked(String),
-}
-
-impl From<Refusal> for Halt {
-    fn from(r: Refusal) -> Self {
-        Halt::Refused(r)
-    }
-}
-
 /// A stop interrupted before the mark: nothing was sent, and the report says so.
-fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
+pub(super) fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
     StopReport {
         interrupted: Some(signal.to_owned()),
         ..report(
@@ -69,7 +54,7 @@ fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
     }
 }
 
-fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopReport {
+pub(super) fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopReport {
     StopReport {
         id: id.to_owned(),
         result,
@@ -86,7 +71,7 @@ fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopRe
 }
 
 impl Stopper<'_> {
-    fn scan_options(&self, under: Vec<std::path::PathBuf>) -> ScanOptions {
+    pub(super) fn scan_options(&self, under: Vec<std::path::PathBuf>) -> ScanOptions {
         ScanOptions {
             generation: 0,
             sample: Duration::ZERO,
@@ -97,45 +82,17 @@ impl Stopper<'_> {
         }
     }
 
-    /// Stops the resource `id`. `shown`: what the user was shown, if anything.
+    /// Stops the resource `id`, a batch of one (`batch.rs`). `shown`: what the user was shown,
+    /// if anything.
     pub fn stop(&self, id: &str, shown: Option<&Shown>) -> StopReport {
-        let _lock = match self.lock(id) {
-            Ok(lock) => lock,
-            Err(report) => return *report,
-        };
-        // Before anything is written: a batch interrupted between two stops starts no more.
-        if let Some(signal) = self.interrupt.raised() {
-            return abandoned(id, signal, "before this stop began");
-        }
-        let (project, resource) = match self.rediagnose(id, shown) {
-            Ok(found) => found,
-            Err(refused) => return *refused,
-        };
-        let (name, snapshot) = match self.write_snapshot(&project, &resource) {
-            Ok(written) => written,
-            Err((result, why)) => return report(id, result, why),
-        };
-        let mut out = self.signal_tree(id, &name, &snapshot);
-        out.snapshot = Some(name.clone());
-        // Only what sent signals can have left a replacement behind.
-        if out.timings.is_some() {
-            if let Some(why) = self.rescan(&project, &snapshot) {
-                out.reason = if out.result == ResourceResult::PartiallyStopped {
-                    format!("{}; {why}", out.reason)
-                } else {
-                    why
-                };
-                out.result = ResourceResult::PartiallyStopped;
-            }
-        }
-        out.record_error = self.record_outcome(&name, &snapshot, &out);
-        out
+        let mut reports = self.stop_all(&[(id, shown)], &mut |_| {});
+        reports.pop().expect("a batch of one has one report")
     }
 
     /// The resource's stop lock, waited for while another stop of it runs — but not past an
     /// interruption: Ctrl-C must work while Pier waits (a blocking `flock` would be restarted
     /// after the signal handler, and wait on).
-    fn lock(&self, id: &str) -> Result<Lock, Box<StopReport>> {
+    pub(super) fn lock(&self, id: &str) -> Result<Lock, Box<StopReport>> {
         let interrupted = || self.interrupt.raised().is_some();
         match self.store.lock_polling(
             &format!("stop-{id}"),
@@ -152,18 +109,21 @@ impl Stopper<'_> {
         }
     }
 
-    /// Step 1: the fresh diagnosis must still say what the user agreed to.
-    fn rediagnose(
+    /// Step 1: the fresh diagnosis (`scan`, of the whole machine with no sample, made after
+    /// the lock was taken) must still say what the user agreed to.
+    pub(super) fn rediagnose(
         &self,
+        scan: &Result<Scan, String>,
         id: &str,
         shown: Option<&Shown>,
     ) -> Result<(Project, Resource), Box<StopReport>> {
         let refuse = |why: String| Box::new(report(id, ResourceResult::Refused, why));
-        let scan = diagnose::scan(self.probe, &self.scan_options(Vec::new()), self.marker_at)
+        let scan = scan
+            .as_ref()
             .map_err(|e| refuse(format!("the fresh diagnosis failed: {e}")))?;
-        let found = scan.projects.into_iter().find_map(|p| {
+        let found = scan.projects.iter().find_map(|p| {
             let r = p.resources.iter().find(|r| r.id == id).cloned()?;
-            Some((p, r))
+            Some((p.clone(), r))
         });
         let Some((project, resource)) = found else {
             return Err(refuse(format!(
@@ -198,20 +158,21 @@ impl Stopper<'_> {
     /// Step 2: the snapshot, with exact bytes read afresh for every member, written before
     /// any signal. A member that changed since the diagnosis refuses the stop; a snapshot
     /// that cannot be written fails it.
-    fn write_snapshot(
+    /// `list`: the process table, read once for the batch after its re-diagnosis.
+    pub(super) fn write_snapshot(
         &self,
         project: &Project,
         r: &Resource,
+        list: &Result<ProcessList, String>,
     ) -> Result<(String, Snapshot), (ResourceResult, String)> {
         let refused = |why: String| (ResourceResult::Refused, why);
-        let list = self
-            .probe
-            .processes()
+        let list = list
+            .as_ref()
             .map_err(|e| refused(format!("the process table could not be re-read: {e}")))?;
         let members = r
             .members
             .iter()
-            .map(|m| self.snapshot_member(&list, m))
+            .map(|m| self.snapshot_member(list, m))
             .collect::<Result<Vec<_>, _>>()
             .map_err(refused)?;
         let snapshot = self.snapshot_of(project, r, members);
@@ -318,50 +279,11 @@ impl Stopper<'_> {
         Ok(name)
     }
 
-    /// Step 3: the checkpoint chain. `Ok`: when check (a) ran, and what the last tree check
-    /// saw. `Err` says which check refused, and what it saw (the reason a person reads
-    /// carries no checkpoint label; the report's `checkpoint` does).
-    fn checkpoints(
-        &self,
-        name: &str,
-        snapshot: &Snapshot,
-        pids: &[Pid],
-    ) -> Result<(Duration, checks::TreeCheck), Halt> {
-        let members: HashSet<Pid> = pids.iter().copied().collect();
-        let at = |c: Checkpoint| move |why: Why| why.at(c);
-        // Between any two checks: an interruption ends the chain, with nothing sent.
-        let go_on = || match self.interrupt.raised() {
-            Some(signal) => Err(Halt::Interrupted(signal)),
-            None => Ok(()),
-        };
-        let t0 = self.probe.now();
-        if !self.opts.force {
-            checks::network(self.probe, &members).map_err(at(Checkpoint::A))?;
-            go_on()?;
-            checks::activity(self.probe, snapshot, self.opts.sample, self.opts.thresholds)
-                .map_err(at(Checkpoint::B))?;
-            go_on()?;
-            checks::network(self.probe, &members).map_err(at(Checkpoint::C))?;
-        }
-        go_on()?;
-        // Before (d) and (e), so the last look stays right before the first signal: the mark
-        // says only that signals *may* follow, and a refusal after it still records that
-        // none did.
-        self.mark(name, snapshot).map_err(Halt::Unmarked)?;
-        checks::tree(self.probe, snapshot).map_err(at(Checkpoint::D))?;
-        if !self.opts.force {
-            checks::network(self.probe, &members).map_err(at(Checkpoint::E))?;
-        }
-        let last = checks::tree(self.probe, snapshot).map_err(at(Checkpoint::E))?;
-        go_on()?;
-        Ok((t0, last))
-    }
-
     /// The "signals may follow" mark, written and fsynced in the snapshot before the last two
     /// checks and the first signal (docs/design.md §3.10): an unfinished record without it
     /// sent nothing, so a later read may call it "not a stop"; with it, only the members'
     /// fates can tell.
-    fn mark(&self, name: &str, snapshot: &Snapshot) -> Result<(), String> {
+    pub(super) fn mark(&self, name: &str, snapshot: &Snapshot) -> Result<(), String> {
         self.store
             .update::<Snapshot, _>(name, snapshot.root, |s| s.signals_may_follow = Some(true))
             .map(drop)
@@ -373,21 +295,20 @@ impl Stopper<'_> {
             })
     }
 
-    /// Steps 3–5: checkpoints, then signals leaf to root with a look for newcomers before and
-    /// a bounded wait after each level, then the outcomes as they are when the stop ends.
-    fn signal_tree(&self, id: &str, name: &str, snapshot: &Snapshot) -> StopReport {
-        let pids: Vec<Pid> = snapshot.members.iter().map(|m| m.identity.pid).collect();
+    /// Steps 4–5, once checkpoint (e) passed (`t0`: when check (a) ran; `last_check`: what
+    /// (e) saw): signals leaf to root with a look for newcomers before and a bounded wait after
+    /// each level, then the outcomes as they are when the stop ends. Runs on the resource's own
+    /// thread in a batch.
+    pub(super) fn signal_tree(
+        &self,
+        id: &str,
+        snapshot: &Snapshot,
+        t0: Duration,
+        last_check: checks::TreeCheck,
+    ) -> StopReport {
         let refused = |r: Refusal| StopReport {
             checkpoint: Some(r.checkpoint),
             ..report(id, ResourceResult::Refused, r.to_string())
-        };
-        let (t0, last_check) = match self.checkpoints(name, snapshot, &pids) {
-            Ok(checked) => checked,
-            Err(Halt::Refused(r)) => return refused(r),
-            Err(Halt::Interrupted(signal)) => {
-                return abandoned(id, signal, "during the checks, before the first signal")
-            }
-            Err(Halt::Unmarked(why)) => return report(id, ResourceResult::Failed, why),
         };
         let members = snapshot.members.iter().map(|m| m.identity);
         let mut run = Signals {
@@ -460,96 +381,14 @@ impl Stopper<'_> {
         }
     }
 
-    /// Step 6: after the stop, the project must hold no replacement.
-    fn rescan(&self, project: &Project, snapshot: &Snapshot) -> Option<String> {
-        let under = vec![std::path::PathBuf::from(&project.path)];
-        let scan = match diagnose::scan(self.probe, &self.scan_options(under), self.marker_at) {
-            Ok(scan) => scan,
-            Err(e) => return Some(format!("the project could not be rescanned: {e}")),
-        };
-        let before: BTreeSet<&str> = project.resources.iter().map(|r| r.id.as_str()).collect();
-        let stopped: BTreeSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
-        let stopped_pids: HashSet<Pid> = stopped.iter().map(|i| i.pid).collect();
-        for p in &scan.projects {
-            for r in &p.resources {
-                if !before.contains(r.id.as_str()) {
-                    return Some(format!(
-                        "a new {} appeared in the project (id {})",
-                        r.kind, r.id
-                    ));
-                }
-                if let Some(m) = r.members.iter().find(|m| {
-                    stopped_pids.contains(&m.pid)
-                        && !stopped.contains(&Identity {
-                            pid: m.pid,
-                            start_time: m.start_time,
-                        })
-                }) {
-                    return Some(format!(
-                        "pid {} now belongs to a new process ({})",
-                        m.pid, m.command
-                    ));
-                }
-                if let Some(m) = r.members.iter().find(|m| {
-                    stopped.contains(&Identity {
-                        pid: m.pid,
-                        start_time: m.start_time,
-                    })
-                }) {
-                    if r.id == snapshot.id {
-                        return Some(format!("pid {} still runs", m.pid));
-                    }
-                }
-            }
-        }
-        self.argv_twin(snapshot)
-    }
-
-    /// A process running a stopped member's exact argv whose working directory cannot be read
-    /// may be its replacement in this project: it cannot be ruled out (`judge::argv_twin`).
-    fn argv_twin(&self, snapshot: &Snapshot) -> Option<String> {
-        let list = match self.probe.processes() {
-            Ok(list) => list,
-            Err(e) => return Some(format!("the process table could not be re-read: {e}")),
-        };
-        let stopped: HashSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
-        let recorded: Vec<Vec<&[u8]>> = snapshot
-            .members
-            .iter()
-            .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
-            .collect();
-        let project = std::path::Path::new(&snapshot.project.path);
-        let uid = self.probe.current_uid();
-        for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
-            if stopped.contains(&p.identity) {
-                continue;
-            }
-            if snapshot
-                .members
-                .iter()
-                .any(|m| m.identity.pid == p.identity.pid)
-            {
-                return Some(format!(
-                    "pid {} now belongs to a new process ({})",
-                    p.identity.pid, p.comm
-                ));
-            }
-            let cwd_of = |pid| self.probe.details(pid).map(|d| d.cwd);
-            if let Some(TwinPlace::Unknown(_)) =
-                judge::argv_twin(p, uid, &recorded, project, cwd_of)
-            {
-                return Some(format!(
-                    "pid {} runs the same command and its folder cannot be confirmed",
-                    p.identity.pid
-                ));
-            }
-        }
-        None
-    }
-
     /// Adds the outcomes to the snapshot, on behalf of the identity it names only. Returns why
     /// it could not, if it could not.
-    fn record_outcome(&self, name: &str, snapshot: &Snapshot, out: &StopReport) -> Option<String> {
+    pub(super) fn record_outcome(
+        &self,
+        name: &str,
+        snapshot: &Snapshot,
+        out: &StopReport,
+    ) -> Option<String> {
         let outcomes = out
             .members
             .iter()

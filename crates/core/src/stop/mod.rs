@@ -23,6 +23,7 @@
 //! anything the scan would not call green; a refusal is a typed [`Refusal`] (which checkpoint,
 //! and why), worded for the report's reason.
 
+mod batch;
 pub mod checks;
 pub mod interrupt;
 pub mod reconcile;
@@ -32,6 +33,7 @@ pub mod snapshot;
 mod ending;
 mod flow;
 pub mod newcomers;
+mod rescan;
 mod signals;
 
 use std::path::PathBuf;
@@ -39,6 +41,7 @@ use std::time::Duration;
 
 use crate::diagnose::rules::Thresholds;
 
+pub use batch::{Progress, Step};
 pub use flow::Stopper;
 pub use refusal::{Refusal, Why};
 

@@ -2,7 +2,6 @@
 //! of docs/design.md §3, each outcome and each result. A hook changes the world at an exact call
 //! (e.g. "on the second socket read", which is check (a)).
 
-use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
@@ -11,7 +10,7 @@ use super::interrupt::Interrupt;
 use super::*;
 use crate::model::outcome::*;
 use crate::model::shown::{Shown, ShownMember};
-use crate::probe::fake::{process, FakeProbe};
+use crate::probe::fake::{process, FakeProbe, Shared};
 use crate::probe::{
     ActivityDelta, ActivitySample, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
     ProcessList, SocketTable,
@@ -24,24 +23,24 @@ use crate::store::Store;
 
 const APP: &str = "/home/u/app";
 
-type Hook = Box<dyn FnMut(&'static str, usize, &mut FakeProbe)>;
+type Hook = Box<dyn FnMut(&'static str, usize, &mut FakeProbe) + Send>;
 
 /// The fake probe behind a hook that runs before every call, with the call's name and number.
 struct Scripted {
-    inner: RefCell<FakeProbe>,
-    calls: RefCell<HashMap<&'static str, usize>>,
-    hook: RefCell<Hook>,
+    inner: Shared<FakeProbe>,
+    calls: Shared<HashMap<&'static str, usize>>,
+    hook: Shared<Hook>,
 }
 
 impl Scripted {
     fn new(
         fake: FakeProbe,
-        hook: impl FnMut(&'static str, usize, &mut FakeProbe) + 'static,
+        hook: impl FnMut(&'static str, usize, &mut FakeProbe) + Send + 'static,
     ) -> Self {
         Self {
-            inner: RefCell::new(fake),
-            calls: RefCell::new(HashMap::new()),
-            hook: RefCell::new(Box::new(hook)),
+            inner: Shared::new(fake),
+            calls: Shared::new(HashMap::new()),
+            hook: Shared::new(Box::new(hook)),
         }
     }
 
@@ -104,16 +103,16 @@ impl Probe for Scripted {
 /// Signals "kill" the fake process (unless it ignores SIGTERM) and are recorded in order.
 struct FakeOps<'a> {
     probe: &'a Scripted,
-    sent: RefCell<Vec<Pid>>,
+    sent: Shared<Vec<Pid>>,
     ignores_term: HashSet<Pid>,
     refuses: HashSet<Pid>,
     /// A newcomer takes this pid right after it is pinned (a reuse inside the window).
-    reused_on_pin: Cell<Option<Pid>>,
+    reused_on_pin: Shared<Option<Pid>>,
     /// This member exec's another program right after it is pinned.
-    exec_on_pin: Cell<Option<Pid>>,
+    exec_on_pin: Shared<Option<Pid>>,
     /// What the world does right after a signal to this pid went out (a supervisor respawns,
     /// a helper ends with its parent).
-    after_send: RefCell<HashMap<Pid, AfterSend>>,
+    after_send: Shared<HashMap<Pid, AfterSend>>,
     /// The stop's interruption flag (a test raises it where a Ctrl-C would land).
     interrupt: &'a Interrupt,
 }
@@ -121,10 +120,10 @@ struct FakeOps<'a> {
 /// The flag of every test that is not about interruption: never raised.
 static NEVER: Interrupt = Interrupt::new();
 
-type AfterSend = Box<dyn FnMut(&mut FakeProbe)>;
+type AfterSend = Box<dyn FnMut(&mut FakeProbe) + Send>;
 
 impl FakeOps<'_> {
-    fn after_send(&self, pid: Pid, f: impl FnMut(&mut FakeProbe) + 'static) {
+    fn after_send(&self, pid: Pid, f: impl FnMut(&mut FakeProbe) + Send + 'static) {
         self.after_send.borrow_mut().insert(pid, Box::new(f));
     }
 }
@@ -177,12 +176,12 @@ impl Signaller for FakeOps<'_> {
 fn fake_ops(probe: &Scripted) -> FakeOps<'_> {
     FakeOps {
         probe,
-        sent: RefCell::new(Vec::new()),
+        sent: Shared::new(Vec::new()),
         ignores_term: HashSet::new(),
         refuses: HashSet::new(),
-        reused_on_pin: Cell::new(None),
-        exec_on_pin: Cell::new(None),
-        after_send: RefCell::new(HashMap::new()),
+        reused_on_pin: Shared::new(None),
+        exec_on_pin: Shared::new(None),
+        after_send: Shared::new(HashMap::new()),
         interrupt: &NEVER,
     }
 }
@@ -209,21 +208,21 @@ fn stopper<'a>(
 struct FakeWaiter<'a> {
     probe: &'a Scripted,
     /// What the world does during the n-th wait that watches a pid.
-    in_wait: RefCell<HashMap<(Pid, usize), AfterSend>>,
-    waits_of: RefCell<HashMap<Pid, usize>>,
+    in_wait: Shared<HashMap<(Pid, usize), AfterSend>>,
+    waits_of: Shared<HashMap<Pid, usize>>,
 }
 
 impl<'a> FakeWaiter<'a> {
     fn new(probe: &'a Scripted) -> Self {
         Self {
             probe,
-            in_wait: RefCell::new(HashMap::new()),
-            waits_of: RefCell::new(HashMap::new()),
+            in_wait: Shared::new(HashMap::new()),
+            waits_of: Shared::new(HashMap::new()),
         }
     }
 
     /// During the `n`-th wait that watches `pid`, `f` changes the world.
-    fn during(&self, pid: Pid, n: usize, f: impl FnMut(&mut FakeProbe) + 'static) {
+    fn during(&self, pid: Pid, n: usize, f: impl FnMut(&mut FakeProbe) + Send + 'static) {
         self.in_wait.borrow_mut().insert((pid, n), Box::new(f));
     }
 
@@ -287,7 +286,7 @@ struct World {
     store_dir: tempfile::TempDir,
 }
 
-fn world(hook: impl FnMut(&'static str, usize, &mut FakeProbe) + 'static) -> World {
+fn world(hook: impl FnMut(&'static str, usize, &mut FakeProbe) + Send + 'static) -> World {
     World {
         probe: Scripted::new(tree(), hook),
         store_dir: tempfile::tempdir().unwrap(),

@@ -14,15 +14,19 @@ use crate::model::outcome::StopReport;
 use crate::model::shown::Shown;
 use crate::probe::reuse::OnceTable;
 use crate::restart;
-use crate::stop::StopOptions;
+use crate::stop::{Progress, StopOptions};
 use crate::store::Store;
+
+use super::StopTarget;
 
 /// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.
 pub trait Engine: Send + Sync + 'static {
     /// A scan stamped `generation`, and the snapshot history judged right after it.
     fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>);
-    /// Stops the resource `id`; the stop refuses if it is no longer what `shown` says.
-    fn stop(&self, id: &str, shown: &Shown) -> StopReport;
+    /// Stops `targets` as one batch (`stop/batch.rs`): each is refused if it is no longer
+    /// what its card showed. `done` hears of each report as soon as it is final; the reports
+    /// come back in the order of `targets`.
+    fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport>;
     /// Restarts the snapshot with record name `snapshot`.
     fn restart(&self, snapshot: &str) -> RestartReport;
 }
@@ -69,12 +73,20 @@ impl Engine for SystemEngine {
         (scan, history)
     }
 
-    fn stop(&self, id: &str, shown: &Shown) -> StopReport {
+    fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport> {
         let stopper = self.system.stopper(StopOptions {
             thresholds: self.scan.thresholds,
             ..self.stop.clone()
         });
-        stopper.stop(id, Some(shown))
+        let targets: Vec<(&str, Option<&Shown>)> = targets
+            .iter()
+            .map(|t| (t.id.as_str(), Some(&t.shown)))
+            .collect();
+        stopper.stop_all(&targets, &mut |p| {
+            if let Progress::Done(r) = p {
+                done(r);
+            }
+        })
     }
 
     /// Runs `pier restart SNAPSHOT --json` as a child and reads its report. The restarted tree's

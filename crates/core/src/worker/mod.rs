@@ -15,6 +15,7 @@
 mod engine;
 mod summary;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -24,10 +25,11 @@ use tokio::sync::mpsc;
 
 use crate::model::card::Scan;
 use crate::model::history::History;
+use crate::model::outcome::StopReport;
 use crate::model::shown::Shown;
 
 pub use engine::{Engine, SystemEngine};
-pub use summary::{project_name, restart_summary, stop_summary, StopOutcome, Tone};
+pub use summary::{card_tone, project_name, restart_summary, stop_summary, StopOutcome, Tone};
 
 /// What the UI asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,7 +40,7 @@ pub enum Command {
     Stop {
         /// The action the result belongs to: one project, or all safe ones.
         key: ActionKey,
-        /// The resources to stop, one after another.
+        /// The resources to stop, as one batch.
         targets: Vec<StopTarget>,
     },
     /// Restart one snapshot; `label` names it in the result line.
@@ -104,6 +106,16 @@ pub enum Update {
         report: ActionReport,
         /// The generation of the scan that follows the action.
         settled_by: u64,
+    },
+    /// Every resource of one card in a running stop has ended: the menu marks the card while
+    /// the rest of the batch runs. The action's result still comes as [`Update::ActionDone`].
+    CardDone {
+        /// The action the card's stop belongs to.
+        key: ActionKey,
+        /// The card's project path.
+        project: String,
+        /// How the card's resources ended.
+        tone: Tone,
     },
     /// SIGINT or SIGTERM arrived: the UI should quit.
     Quit,
@@ -317,16 +329,44 @@ fn spawn_stop(
     let task = Arc::clone(shared);
     let done_key = key.clone();
     let done = tokio::task::spawn_blocking(move || {
-        // One resource after another: a batch goes on past a refusal and reports each.
-        let reports: Vec<_> = targets
-            .iter()
-            .map(|t| {
-                let report = guarded(&format!("stopping {}", t.id), || {
-                    task.engine.stop(&t.id, &t.shown)
-                });
-                (t.project.clone(), report)
+        // One batch: a refusal never holds back the rest, and each card is marked as soon as
+        // its resources have ended.
+        let mut left: HashMap<&str, Vec<&StopTarget>> = HashMap::new();
+        for t in &targets {
+            left.entry(t.project.as_str()).or_default().push(t);
+        }
+        let mut ended: HashMap<String, Vec<StopReport>> = HashMap::new();
+        let batch = guarded("stopping a batch", || {
+            task.engine.stop(&targets, &mut |r| {
+                let Some(t) = targets.iter().find(|t| t.id == r.id) else {
+                    return;
+                };
+                let card = ended.entry(t.project.clone()).or_default();
+                card.push(r.clone());
+                if card.len() == left.get(t.project.as_str()).map_or(0, Vec::len) {
+                    let tone = card_tone(&card.iter().collect::<Vec<_>>());
+                    (task.sink)(Update::CardDone {
+                        key: key.clone(),
+                        project: t.project.clone(),
+                        tone,
+                    });
+                }
             })
-            .collect();
+        });
+        let reports: Vec<(String, StopOutcome)> = match batch {
+            Ok(reports) => targets
+                .iter()
+                .map(|t| {
+                    let r = reports.iter().find(|r| r.id == t.id).cloned();
+                    let r = r.ok_or_else(|| "Pier gave no report for it".to_owned());
+                    (t.project.clone(), r)
+                })
+                .collect(),
+            Err(why) => targets
+                .iter()
+                .map(|t| (t.project.clone(), Err(why.clone())))
+                .collect(),
+        };
         stop_summary(key, &reports)
     });
     follow_with_scan(shared, actions, done_key, done);

@@ -90,6 +90,16 @@ fn batch_tone(tones: &[Tone]) -> Tone {
     }
 }
 
+/// The tone of one card's resources in a batch, once they have all ended: what the menu marks
+/// the card with while the rest of the batch runs.
+pub fn card_tone(reports: &[&StopReport]) -> Tone {
+    let tones: Vec<Tone> = reports
+        .iter()
+        .map(|r| tone_of_outcome(&Ok((*r).clone())))
+        .collect();
+    batch_tone(&tones)
+}
+
 /// The line for a stop of one project or of every safe one. `reports`: (project path, report),
 /// in the order they ran.
 pub fn stop_summary(key: ActionKey, reports: &[(String, StopOutcome)]) -> ActionReport {

@@ -53,7 +53,32 @@ impl Engine for Scripted {
         };
         (Ok(scan), Ok(History::default()))
     }
-    fn stop(&self, id: &str, _shown: &Shown) -> StopReport {
+    fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport> {
+        targets
+            .iter()
+            .map(|t| {
+                let r = self.stop_one(&t.id);
+                done(&r);
+                r
+            })
+            .collect()
+    }
+    fn restart(&self, snapshot: &str) -> RestartReport {
+        RestartReport {
+            snapshot: snapshot.into(),
+            result: RestartResult::Ready,
+            reason: "listening again as pid 9".into(),
+            pid: Some(9),
+            start_time: None,
+            log: None,
+            log_tail: vec![],
+            helper_ports: vec![],
+        }
+    }
+}
+
+impl Scripted {
+    fn stop_one(&self, id: &str) -> StopReport {
         assert_ne!(id, "panic", "a scripted bug in the engine");
         if id == "slow" {
             self.gate.wait();
@@ -70,18 +95,6 @@ impl Engine for Scripted {
             timings: None,
             record_error: None,
             interrupted: None,
-        }
-    }
-    fn restart(&self, snapshot: &str) -> RestartReport {
-        RestartReport {
-            snapshot: snapshot.into(),
-            result: RestartResult::Ready,
-            reason: "listening again as pid 9".into(),
-            pid: Some(9),
-            start_time: None,
-            log: None,
-            log_tail: vec![],
-            helper_ports: vec![],
         }
     }
 }
@@ -166,8 +179,20 @@ fn an_action_result_is_delivered_then_a_newer_scan_follows() {
             },
         }],
     });
+    let Update::CardDone {
+        key: of,
+        project,
+        tone,
+    } = next(&rx)
+    else {
+        panic!("the card is marked as soon as its resources have ended");
+    };
+    assert_eq!(
+        (of, project.as_str(), tone),
+        (key.clone(), "/w/shop", Tone::Refused)
+    );
     let Update::ActionDone { report, settled_by } = next(&rx) else {
-        panic!("the result comes first");
+        panic!("then the result");
     };
     assert_eq!(settled_by, 2, "settled by the scan that follows");
     assert_eq!(report.key, key);
@@ -213,8 +238,11 @@ fn shutdown_joins_the_worker_thread() {
     ));
 }
 
+/// A panic in one resource's signals is the batch's to contain (`stop/batch.rs`,
+/// `a_panic_in_one_resources_signals_leaves_the_rest_of_the_batch_to_end`); one anywhere else
+/// in the engine still ends in a result naming every resource, and the follow-up scan.
 #[test]
-fn a_stop_that_panics_still_delivers_a_result_and_the_batch_goes_on() {
+fn a_batch_that_panics_still_delivers_a_result_for_each_resource() {
     let (_engine, worker, rx) = start(0);
     assert_eq!(generation_of(&next(&rx)), Some(1));
     let target = |id: &str, project: &str| StopTarget {
@@ -243,8 +271,8 @@ fn a_stop_that_panics_still_delivers_a_result_and_the_batch_goes_on() {
     assert!(
         report
             .summary
-            .contains("b: refused — a client is connected"),
-        "the second resource was still tried: {}",
+            .contains("b: outcome unknown — Pier hit an internal error"),
+        "every resource of the batch is named: {}",
         report.summary
     );
     assert_eq!(generation_of(&next(&rx)), Some(settled_by));

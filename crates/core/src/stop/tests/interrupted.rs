@@ -61,7 +61,7 @@ fn an_interruption_during_the_activity_sample_sends_nothing_and_is_no_stop() {
 fn the_mark_is_on_disk_before_the_first_signal() {
     let w = world(|_, _, _| {});
     let dir = w.store_dir.path().to_path_buf();
-    let marks = std::rc::Rc::new(RefCell::new(Vec::new()));
+    let marks = std::sync::Arc::new(Shared::new(Vec::new()));
     let seen = marks.clone();
     let (r, _) = run_with(&w, opts(), move |ops| {
         ops.after_send(102, move |_| {

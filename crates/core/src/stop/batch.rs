@@ -1,0 +1,492 @@
+//! A batch: every resource of a stop through its checkpoint chain at the same time
+//! (ARCHITECTURE.md, "Batches"). Up to the first signal the resources go in lockstep, and each
+//! step makes one read for all of them — one re-diagnosis, one process table for the snapshots,
+//! one survey per network check, one activity sample, one table per tree check — judged per
+//! resource, each over its own members. A resource refused or failed at a step leaves the
+//! lockstep with its own report, and the rest go on. Then each resource signals, waits and
+//! looks on its own thread, and each project is rescanned once, when all of its resources have
+//! ended. A stop of one resource is a batch of one.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::checks::{self, TreeCheck};
+use super::flow::{abandoned, report, Stopper};
+use super::refusal::{Refusal, Why};
+use super::rescan::{self, Ended};
+use crate::diagnose;
+use crate::model::card::Project;
+use crate::model::outcome::{Checkpoint, ResourceResult, StopReport};
+use crate::model::shown::Shown;
+use crate::model::snapshot::Snapshot;
+use crate::probe::Pid;
+use crate::store::Lock;
+
+/// Where a batch is, for a progress line while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// One fresh diagnosis of the machine for the whole batch.
+    Rediagnosing,
+    /// Each resource's recovery snapshot.
+    Snapshots,
+    /// A network or tree checkpoint, one read for the whole batch.
+    Check(Checkpoint),
+    /// Checkpoint (b): one activity sample over this window.
+    Sampling(Duration),
+    /// Signals leaf to root, waits and looks: each resource on its own thread.
+    Signalling,
+}
+
+impl Step {
+    /// The step in words, for a status line: "sampling activity for 500 ms".
+    pub fn words(self) -> String {
+        match self {
+            Step::Rediagnosing => "re-diagnosing".into(),
+            Step::Snapshots => "writing recovery snapshots".into(),
+            Step::Check(Checkpoint::A) => "checking ports and connections (a)".into(),
+            Step::Check(Checkpoint::C) => "checking ports and connections again (c)".into(),
+            Step::Check(Checkpoint::D) => "checking the process trees and identities (d)".into(),
+            Step::Check(_) => "checking everything one last time (e)".into(),
+            Step::Sampling(w) => format!("sampling activity for {} ms", w.as_millis()),
+            Step::Signalling => "signalling leaf to root".into(),
+        }
+    }
+}
+
+/// What a batch tells its caller while it runs, always on the caller's own thread.
+pub enum Progress<'r> {
+    /// The batch begins a step with this many resources still in the chain.
+    Step(Step, usize),
+    /// One resource's report is final: recorded in its snapshot, its lock let go.
+    Done(&'r StopReport),
+}
+
+/// A resource whose stop lock is held.
+struct Locked<'t> {
+    /// Its place among the batch's reports.
+    at: usize,
+    id: &'t str,
+    shown: Option<&'t Shown>,
+    lock: Lock,
+}
+
+/// A resource in the chain past its snapshot.
+struct Entry<'t> {
+    at: usize,
+    id: &'t str,
+    /// Held until its outcome is recorded.
+    _lock: Lock,
+    project: Project,
+    name: String,
+    snapshot: Snapshot,
+    members: HashSet<Pid>,
+}
+
+/// The batch's reports, in the order asked, each told to the caller when final.
+struct Reports<'p> {
+    slots: Vec<Option<StopReport>>,
+    progress: &'p mut dyn FnMut(Progress<'_>),
+}
+
+impl Reports<'_> {
+    fn step(&mut self, step: Step, live: usize) {
+        if live > 0 {
+            (self.progress)(Progress::Step(step, live));
+        }
+    }
+
+    fn done(&mut self, at: usize, report: StopReport) {
+        (self.progress)(Progress::Done(&report));
+        self.slots[at] = Some(report);
+    }
+}
+
+fn refused(id: &str, r: Refusal) -> StopReport {
+    StopReport {
+        checkpoint: Some(r.checkpoint),
+        ..report(id, ResourceResult::Refused, r.to_string())
+    }
+}
+
+impl Stopper<'_> {
+    /// Stops every resource of `targets` (an id and, if any, what the user was shown of it)
+    /// at once, and returns one report per distinct id, in order. `progress` hears of each
+    /// step and of each report as soon as it is final.
+    pub fn stop_all(
+        &self,
+        targets: &[(&str, Option<&Shown>)],
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Vec<StopReport> {
+        // An id named twice is one resource: stopped once, reported once.
+        let mut seen = HashSet::new();
+        let targets: Vec<(&str, Option<&Shown>)> = targets
+            .iter()
+            .filter(|(id, _)| seen.insert(*id))
+            .copied()
+            .collect();
+        let mut out = Reports {
+            slots: targets.iter().map(|_| None).collect(),
+            progress,
+        };
+        let locked = self.lock_each(&targets, &mut out);
+        let (known, live) = self.rediagnose_each(locked, &mut out);
+        let (t0, checked) = self.check_each(live, &mut out);
+        self.signal_each(t0, checked, &known, &mut out);
+        out.slots.into_iter().flatten().collect()
+    }
+
+    /// Each resource's own stop lock. A stop of one resource waits for it while another stop
+    /// of it runs (`Stopper::lock`); a batch of several only tries it, so a resource another
+    /// stop holds is refused at once and never stalls the rest.
+    fn lock_each<'t>(
+        &self,
+        targets: &[(&'t str, Option<&'t Shown>)],
+        out: &mut Reports,
+    ) -> Vec<Locked<'t>> {
+        if let [(id, shown)] = targets {
+            return match self.lock(id) {
+                Ok(lock) => vec![Locked {
+                    at: 0,
+                    id,
+                    shown: *shown,
+                    lock,
+                }],
+                Err(report) => {
+                    out.done(0, *report);
+                    Vec::new()
+                }
+            };
+        }
+        let mut locked = Vec::new();
+        for (at, &(id, shown)) in targets.iter().enumerate() {
+            match self.store.try_lock(&format!("stop-{id}")) {
+                Ok(Some(lock)) => locked.push(Locked {
+                    at,
+                    id,
+                    shown,
+                    lock,
+                }),
+                Ok(None) => out.done(
+                    at,
+                    report(
+                        id,
+                        ResourceResult::Refused,
+                        "another stop of it holds its lock, so this batch left it to that \
+                         stop: nothing was sent",
+                    ),
+                ),
+                Err(e) => out.done(at, report(id, ResourceResult::Failed, e.to_string())),
+            }
+        }
+        locked
+    }
+
+    /// Steps 1 and 2: one fresh diagnosis of the machine, each resource judged in it; then one
+    /// read of the process table, and each resource's snapshot written from it. Also returns
+    /// the id of every resource the diagnosis saw, which the rescan compares against.
+    fn rediagnose_each<'t>(
+        &self,
+        locked: Vec<Locked<'t>>,
+        out: &mut Reports,
+    ) -> (BTreeSet<String>, Vec<Entry<'t>>) {
+        if locked.is_empty() {
+            return Default::default();
+        }
+        // Before anything is written: an interruption before the batch began starts nothing.
+        if let Some(signal) = self.interrupt.raised() {
+            for l in locked {
+                out.done(l.at, abandoned(l.id, signal, "before this stop began"));
+            }
+            return Default::default();
+        }
+        out.step(Step::Rediagnosing, locked.len());
+        let scan = diagnose::scan(self.probe, &self.scan_options(Vec::new()), self.marker_at)
+            .map_err(|e| e.to_string());
+        let known = scan
+            .iter()
+            .flat_map(|s| &s.projects)
+            .flat_map(|p| &p.resources)
+            .map(|r| r.id.clone())
+            .collect();
+        let mut fresh = Vec::new();
+        for l in locked {
+            match self.rediagnose(&scan, l.id, l.shown) {
+                Ok(found) => fresh.push((l, found)),
+                Err(refusal) => out.done(l.at, *refusal),
+            }
+        }
+        drop(scan);
+        if fresh.is_empty() {
+            return (known, Vec::new());
+        }
+        out.step(Step::Snapshots, fresh.len());
+        let list = self.probe.processes().map_err(|e| e.to_string());
+        let mut live = Vec::new();
+        for (l, (project, resource)) in fresh {
+            match self.write_snapshot(&project, &resource, &list) {
+                Ok((name, snapshot)) => live.push(Entry {
+                    at: l.at,
+                    id: l.id,
+                    _lock: l.lock,
+                    members: snapshot.members.iter().map(|m| m.identity.pid).collect(),
+                    project,
+                    name,
+                    snapshot,
+                }),
+                Err((result, why)) => out.done(l.at, report(l.id, result, why)),
+            }
+        }
+        (known, live)
+    }
+
+    /// Step 3 in lockstep: checkpoints (a) to (e), each one read for every resource still in
+    /// the chain, with the "signals may follow" mark of each after (c). Returns when check (a)
+    /// ran (every deadline counts from it) and, per resource that passed, what (e) saw.
+    fn check_each<'t>(
+        &self,
+        mut live: Vec<Entry<'t>>,
+        out: &mut Reports,
+    ) -> (Duration, Vec<(Entry<'t>, TreeCheck)>) {
+        let t0 = self.probe.now();
+        let probe = self.probe;
+        let network = |es: &[Entry]| {
+            let sets: Vec<&HashSet<Pid>> = es.iter().map(|e| &e.members).collect();
+            checks::network(probe, &sets)
+        };
+        if !self.opts.force {
+            live = self.judged(live, out, Checkpoint::A, network);
+            live = self.unless_interrupted(live, out);
+            out.step(Step::Sampling(self.opts.sample), live.len());
+            live = self.judged(live, out, Checkpoint::B, |es| {
+                let (window, t) = (self.opts.sample, self.opts.thresholds);
+                checks::activity(probe, &snapshots(es), window, t)
+            });
+            live = self.unless_interrupted(live, out);
+            live = self.judged(live, out, Checkpoint::C, network);
+        }
+        live = self.unless_interrupted(live, out);
+        // Before (d) and (e), so the last look stays right before the first signal: the mark
+        // says only that signals *may* follow, and a refusal after it still records that
+        // none did.
+        let mut marked = Vec::new();
+        for e in live {
+            match self.mark(&e.name, &e.snapshot) {
+                Ok(()) => marked.push(e),
+                Err(why) => {
+                    let failed = report(e.id, ResourceResult::Failed, why);
+                    self.end(e, failed, out);
+                }
+            }
+        }
+        live = self.judged(marked, out, Checkpoint::D, |es| {
+            checks::tree(probe, &snapshots(es))
+                .into_iter()
+                .map(|r| r.map(drop))
+                .collect()
+        });
+        if !self.opts.force {
+            live = self.judged(live, out, Checkpoint::E, network);
+        }
+        if live.is_empty() {
+            return (t0, Vec::new());
+        }
+        let trees = checks::tree(probe, &snapshots(&live));
+        let mut checked = Vec::new();
+        for (e, tree) in live.into_iter().zip(trees) {
+            match tree {
+                Ok(tree) => checked.push((e, tree)),
+                Err(why) => {
+                    let r = refused(e.id, why.at(Checkpoint::E));
+                    self.end(e, r, out);
+                }
+            }
+        }
+        if let Some(signal) = self.interrupt.raised() {
+            for (e, _) in checked {
+                let r = abandoned(e.id, signal, "during the checks, before the first signal");
+                self.end(e, r, out);
+            }
+            return (t0, Vec::new());
+        }
+        (t0, checked)
+    }
+
+    /// One checkpoint for every resource still in the chain: `check` reads once and answers
+    /// per resource; a refused one ends here with its own report.
+    fn judged<'t>(
+        &self,
+        live: Vec<Entry<'t>>,
+        out: &mut Reports,
+        at: Checkpoint,
+        check: impl FnOnce(&[Entry]) -> Vec<Result<(), Why>>,
+    ) -> Vec<Entry<'t>> {
+        if live.is_empty() {
+            return live;
+        }
+        if at != Checkpoint::B {
+            out.step(Step::Check(at), live.len());
+        }
+        let answers = check(&live);
+        let mut passed = Vec::new();
+        for (e, answer) in live.into_iter().zip(answers) {
+            match answer {
+                Ok(()) => passed.push(e),
+                Err(why) => {
+                    let r = refused(e.id, why.at(at));
+                    self.end(e, r, out);
+                }
+            }
+        }
+        passed
+    }
+
+    /// Between two checks: an interruption ends every resource still in the chain, with
+    /// nothing sent.
+    fn unless_interrupted<'t>(&self, live: Vec<Entry<'t>>, out: &mut Reports) -> Vec<Entry<'t>> {
+        let Some(signal) = self.interrupt.raised() else {
+            return live;
+        };
+        for e in live {
+            let r = abandoned(e.id, signal, "during the checks, before the first signal");
+            self.end(e, r, out);
+        }
+        Vec::new()
+    }
+
+    /// Steps 4–7: each resource's signals, waits and looks on its own thread; each project
+    /// rescanned once all of its resources have ended (projects that end together share one
+    /// rescan); each result recorded and reported as soon as it is final.
+    fn signal_each(
+        &self,
+        t0: Duration,
+        checked: Vec<(Entry, TreeCheck)>,
+        known: &BTreeSet<String>,
+        out: &mut Reports,
+    ) {
+        if checked.is_empty() {
+            return;
+        }
+        out.step(Step::Signalling, checked.len());
+        let mut left: HashMap<String, usize> = HashMap::new();
+        for (e, _) in &checked {
+            *left.entry(e.project.path.clone()).or_default() += 1;
+        }
+        let mut ended: HashMap<String, Vec<(Entry, StopReport)>> = HashMap::new();
+        std::thread::scope(|s| {
+            let (tx, rx) = mpsc::channel();
+            for (e, last) in checked {
+                let tx = tx.clone();
+                s.spawn(move || {
+                    let r = self.signal_guarded(&e, t0, last);
+                    // The receiver lives until every sender is gone.
+                    let _ = tx.send((e, r));
+                });
+            }
+            drop(tx);
+            while let Ok(first) = rx.recv() {
+                let mut ready = Vec::new();
+                for (e, r) in std::iter::once(first).chain(rx.try_iter()) {
+                    let path = e.project.path.clone();
+                    let count = left.get_mut(&path).expect("counted above");
+                    *count -= 1;
+                    if *count == 0 {
+                        ready.push(path.clone());
+                    }
+                    ended.entry(path).or_default().push((e, r));
+                }
+                let group: Vec<(Entry, StopReport)> = ready
+                    .iter()
+                    .flat_map(|p| ended.remove(p).unwrap_or_default())
+                    .collect();
+                if !group.is_empty() {
+                    self.rescan_and_end(group, known, out);
+                }
+            }
+        });
+    }
+
+    /// One resource's signals (`Stopper::signal_tree`); an internal error (a panic) in them
+    /// cannot take the rest of the batch down, and is not recorded as an outcome: the next
+    /// read reconciles its snapshot from what is true then (`reconcile.rs`).
+    fn signal_guarded(&self, e: &Entry, t0: Duration, last: TreeCheck) -> StopReport {
+        let run = || self.signal_tree(e.id, &e.snapshot, t0, last);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            StopReport {
+                record_error: Some(format!(
+                    "Pier hit an internal error during its signals ({why}); the next `pier \
+                     history` reads what is true and writes it"
+                )),
+                ..report(
+                    e.id,
+                    ResourceResult::PartiallyStopped,
+                    format!(
+                        "Pier hit an internal error during its signals ({why}), so what was \
+                         sent is not known here"
+                    ),
+                )
+            }
+        })
+    }
+
+    /// Step 6 for resources whose projects have ended: one rescan for all of them, each
+    /// resource that sent a signal judged for its own replacements; then each result is final.
+    fn rescan_and_end(
+        &self,
+        group: Vec<(Entry, StopReport)>,
+        known: &BTreeSet<String>,
+        out: &mut Reports,
+    ) {
+        // Only what sent signals can have left a replacement behind.
+        let signalled: Vec<usize> = (0..group.len())
+            .filter(|&i| group[i].1.timings.is_some())
+            .collect();
+        let views: Vec<Ended> = signalled
+            .iter()
+            .map(|&i| Ended {
+                project: &group[i].0.project,
+                snapshot: &group[i].0.snapshot,
+                newcomers: &group[i].1.newcomers,
+            })
+            .collect();
+        let whys = if views.is_empty() {
+            Vec::new()
+        } else {
+            rescan::replacements(self, &views, known)
+        };
+        drop(views);
+        let mut whys: HashMap<usize, Option<String>> = signalled.into_iter().zip(whys).collect();
+        for (i, (e, mut r)) in group.into_iter().enumerate() {
+            if let Some(why) = whys.remove(&i).flatten() {
+                r.reason = if r.result == ResourceResult::PartiallyStopped {
+                    format!("{}; {why}", r.reason)
+                } else {
+                    why
+                };
+                r.result = ResourceResult::PartiallyStopped;
+            }
+            self.end(e, r, out);
+        }
+    }
+
+    /// A resource's report is final: its outcome recorded in its snapshot (unless an internal
+    /// error left it to reconciliation), its lock let go, and the caller told.
+    fn end(&self, e: Entry, mut r: StopReport, out: &mut Reports) {
+        r.snapshot = Some(e.name.clone());
+        if r.record_error.is_none() {
+            r.record_error = self.record_outcome(&e.name, &e.snapshot, &r);
+        }
+        let at = e.at;
+        drop(e);
+        out.done(at, r);
+    }
+}
+
+fn snapshots<'e>(es: &'e [Entry]) -> Vec<&'e Snapshot> {
+    es.iter().map(|e| &e.snapshot).collect()
+}

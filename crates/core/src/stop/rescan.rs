@@ -1,0 +1,150 @@
+//! Step 6 (`docs/design.md` §3.6): after a project's resources have ended, one rescan for all
+//! of them, and for each resource that sent a signal, why its project may hold a replacement —
+//! a new resource, a member's pid holding another process, a member still running, or a
+//! stopped member's exact argv running where its folder cannot be confirmed. A new resource
+//! one of the batch's looks saw born (its root or a member among that resource's newcomers) is
+//! that resource's alone: two resources of one project never blame each other's newcomers.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::flow::Stopper;
+use crate::diagnose::judge::{self, TwinPlace};
+use crate::diagnose::{self};
+use crate::model::card::{Project, Resource, Scan};
+use crate::model::outcome::NewcomerReport;
+use crate::model::snapshot::Snapshot;
+use crate::probe::{Identity, Pid, ProcessList};
+
+/// A resource that sent signals and has ended, as the rescan judges it.
+pub(super) struct Ended<'e> {
+    /// Its project, as the re-diagnosis saw it.
+    pub(super) project: &'e Project,
+    /// Its snapshot: the members that were stopped.
+    pub(super) snapshot: &'e Snapshot,
+    /// The processes its looks saw born during its stop.
+    pub(super) newcomers: &'e [NewcomerReport],
+}
+
+/// For each of `ended`, in order: why the rescan finds a replacement, if it does. `known`: the
+/// id of every resource the batch's re-diagnosis saw (none of them is new).
+pub(super) fn replacements(
+    stopper: &Stopper,
+    ended: &[Ended],
+    known: &BTreeSet<String>,
+) -> Vec<Option<String>> {
+    let mut under: Vec<PathBuf> = ended
+        .iter()
+        .map(|e| e.project.path.clone().into())
+        .collect();
+    under.sort();
+    under.dedup();
+    let opts = stopper.scan_options(under);
+    let scan = match diagnose::scan(stopper.probe, &opts, stopper.marker_at) {
+        Ok(scan) => scan,
+        Err(e) => {
+            let why = format!("the project could not be rescanned: {e}");
+            return vec![Some(why); ended.len()];
+        }
+    };
+    let list = stopper.probe.processes().map_err(|e| e.to_string());
+    ended
+        .iter()
+        .map(|e| in_project(&scan, e, ended, known).or_else(|| argv_twin(stopper, &list, e)))
+        .collect()
+}
+
+/// Whether `n` is one of `r`'s processes.
+fn born_in(r: &Resource, n: &NewcomerReport) -> bool {
+    r.members
+        .iter()
+        .any(|m| m.pid == n.pid && m.start_time == n.start_time)
+}
+
+/// What the rescan of `e`'s project (its folder and the folders under it) finds against it.
+fn in_project(scan: &Scan, e: &Ended, ended: &[Ended], known: &BTreeSet<String>) -> Option<String> {
+    let stopped: BTreeSet<Identity> = e.snapshot.members.iter().map(|m| m.identity).collect();
+    let stopped_pids: HashSet<Pid> = stopped.iter().map(|i| i.pid).collect();
+    let inside = |p: &&Project| Path::new(&p.path).starts_with(&e.project.path);
+    for r in scan
+        .projects
+        .iter()
+        .filter(inside)
+        .flat_map(|p| &p.resources)
+    {
+        if !known.contains(r.id.as_str()) {
+            let ours = e.newcomers.iter().any(|n| born_in(r, n));
+            let another = ended
+                .iter()
+                .any(|x| !std::ptr::eq(x, e) && x.newcomers.iter().any(|n| born_in(r, n)));
+            if ours || !another {
+                return Some(format!(
+                    "a new {} appeared in the project (id {})",
+                    r.kind, r.id
+                ));
+            }
+        }
+        let identity = |pid, start_time| Identity { pid, start_time };
+        if let Some(m) = r.members.iter().find(|m| {
+            stopped_pids.contains(&m.pid) && !stopped.contains(&identity(m.pid, m.start_time))
+        }) {
+            return Some(format!(
+                "pid {} now belongs to a new process ({})",
+                m.pid, m.command
+            ));
+        }
+        if r.id == e.snapshot.id {
+            if let Some(m) = r
+                .members
+                .iter()
+                .find(|m| stopped.contains(&identity(m.pid, m.start_time)))
+            {
+                return Some(format!("pid {} still runs", m.pid));
+            }
+        }
+    }
+    None
+}
+
+/// A process running a stopped member's exact argv whose working directory cannot be read
+/// may be its replacement in this project: it cannot be ruled out (`judge::argv_twin`). `list`:
+/// the process table, read once for the rescan.
+fn argv_twin(stopper: &Stopper, list: &Result<ProcessList, String>, e: &Ended) -> Option<String> {
+    let list = match list {
+        Ok(list) => list,
+        Err(e) => return Some(format!("the process table could not be re-read: {e}")),
+    };
+    let snapshot = e.snapshot;
+    let stopped: HashSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
+    let recorded: Vec<Vec<&[u8]>> = snapshot
+        .members
+        .iter()
+        .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
+        .collect();
+    let project = Path::new(&snapshot.project.path);
+    let probe = stopper.probe;
+    let uid = probe.current_uid();
+    for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
+        if stopped.contains(&p.identity) {
+            continue;
+        }
+        if snapshot
+            .members
+            .iter()
+            .any(|m| m.identity.pid == p.identity.pid)
+        {
+            return Some(format!(
+                "pid {} now belongs to a new process ({})",
+                p.identity.pid, p.comm
+            ));
+        }
+        let cwd_of = |pid| probe.details(pid).map(|d| d.cwd);
+        if let Some(TwinPlace::Unknown(_)) = judge::argv_twin(p, uid, &recorded, project, cwd_of) {
+            return Some(format!(
+                "pid {} runs the same command and its folder cannot be confirmed",
+                p.identity.pid
+            ));
+        }
+    }
+    None
+}
