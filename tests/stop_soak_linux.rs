@@ -26,13 +26,13 @@ use std::time::{Duration, Instant};
 
 use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::System;
-use pier_core::model::outcome::{Checkpoint, ResourceResult};
+use pier_core::model::outcome::{Checkpoint, ResourceResult, StopReport};
 use pier_core::model::shown::Shown;
-use pier_core::stop::{StopOptions, Stopper};
+use pier_core::stop::{Progress, StopOptions, Stopper};
 use pier_core::store::Store;
 use soak::hook::{Call, Hooked};
 use soak::oracle::Facts;
-use soak::{Kind, Rng, Round, KINDS};
+use soak::{Batch, Kind, Rng, Round, Timeline, KINDS};
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -59,7 +59,15 @@ fn plan(rng: &mut Rng, horizon: usize) -> Vec<(usize, Kind)> {
 
 #[derive(Default)]
 struct Tally {
+    /// Stops: one tree, or a batch of several.
     rounds: usize,
+    /// Resources stopped, over all rounds.
+    resources: usize,
+    /// Rounds by batch size.
+    sizes: BTreeMap<usize, usize>,
+    /// Trees of a batch no event touched, and how many of them ended stopped.
+    untouched: usize,
+    untouched_stopped: usize,
     results: BTreeMap<&'static str, usize>,
     events: BTreeMap<(Kind, bool), usize>,
     recycled: usize,
@@ -73,6 +81,130 @@ struct Tally {
     disagreements: Vec<String>,
     calls: Vec<usize>,
     stop_ms: Vec<f64>,
+    /// The harness's own time per round: starting the trees, judging, ending them.
+    start_ms: Vec<f64>,
+    judge_ms: Vec<f64>,
+    end_ms: Vec<f64>,
+}
+
+/// One event each for all but one tree of a batch, of distinct kinds, at calls drawn from
+/// `0..horizon` (a client on one, a fork in another, a pid taken over in a third, …); the last
+/// tree is left untouched, and must end stopped.
+fn aimed_plans(rng: &mut Rng, size: usize, horizon: usize) -> Vec<Vec<(usize, Kind)>> {
+    let mut kinds = KINDS.to_vec();
+    let mut plans: Vec<Vec<(usize, Kind)>> = (0..size)
+        .map(|i| {
+            if i + 1 == size {
+                return Vec::new();
+            }
+            let kind = kinds.remove(rng.below(kinds.len()));
+            let at = match kind {
+                Kind::Respawn => rng.below(horizon / 2),
+                _ => rng.below(horizon),
+            };
+            vec![(at, kind)]
+        })
+        .collect();
+    // Which tree is left untouched varies.
+    let turn = rng.below(size);
+    plans.rotate_left(turn);
+    plans
+}
+
+/// Judges one tree's report against its round's truth, and counts it.
+fn judge_one(
+    t: &mut Tally,
+    n: usize,
+    seed: u64,
+    round: &Round,
+    report: &StopReport,
+    done_at: usize,
+    size: usize,
+) {
+    round.close_plan();
+    // Every signal already sent is handled and logged before anything is judged.
+    round.settle_signals();
+    let root = round.root();
+    let initial = round.initial();
+    let running: Vec<_> = round
+        .known
+        .borrow()
+        .iter()
+        .map(|k| k.id)
+        .filter(|id| soak::runs(*id))
+        .collect();
+    let mut reused: Vec<u32> = initial
+        .iter()
+        .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
+        .map(|id| id.pid)
+        .collect();
+    let facts = Facts {
+        round,
+        report,
+        root,
+        initial,
+        running,
+        reused: Vec::new(),
+        done_at,
+    };
+    // The pids taken when this tree's rescan began.
+    if let Some(r) = facts.rescan_call() {
+        if let Some((_, at)) = round.reused_at.borrow().iter().find(|(c, _)| *c == r) {
+            reused.extend(at);
+        }
+    }
+    t.reused += usize::from(!reused.is_empty());
+    let verdict = Facts { reused, ..facts }.judge();
+
+    *t.results.entry(report.result.as_str()).or_default() += 1;
+    let touched = round.fired.borrow().iter().any(|f| f.done);
+    if size > 1 && !touched {
+        t.untouched += 1;
+        t.untouched_stopped += usize::from(report.result == ResourceResult::Stopped);
+    }
+    for f in round.fired.borrow().iter() {
+        *t.events.entry((f.kind, f.done)).or_default() += 1;
+        t.recycled += usize::from(f.note.contains("taken by a newcomer"));
+    }
+    let context = || {
+        let trace = round.trace.borrow();
+        format!(
+            "round {n}, a batch of {size} (seed {seed}, plan {:?}):\n  fired {:?}\n  \
+             result {} ({}), members {:?}\n  trace {:?}",
+            round.plan(),
+            round.fired.borrow(),
+            report.result.as_str(),
+            report.reason,
+            report
+                .members
+                .iter()
+                .map(|m| (m.pid, m.outcome.as_str(), m.detail.as_str()))
+                .collect::<Vec<_>>(),
+            trace
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !matches!(c, Call::Now | Call::Uid | Call::OwnPid))
+                .collect::<Vec<_>>()
+        )
+    };
+    for w in verdict.wrong_signals {
+        t.wrong_signals.push(format!("{w}\n  {}", context()));
+    }
+    for d in verdict.disagreements {
+        t.disagreements.push(format!("{d}\n  {}", context()));
+    }
+    let crashes = round.crashes();
+    if !crashes.is_empty() {
+        t.fixture_errors.push(format!("round {n}: {crashes}"));
+    }
+    t.deadline += usize::from(report.checkpoint == Some(Checkpoint::Deadline));
+    if report.result == ResourceResult::Failed {
+        t.disagreements.push(format!(
+            "the stop failed: {}\n  {}",
+            report.reason,
+            context()
+        ));
+    }
 }
 
 #[test]
@@ -95,60 +227,97 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
     let interpreter = soak::interpreter_copy(sb.path());
     let mut rng = Rng(seed);
     let mut horizon = 80;
+    let mut batch_horizon = 200;
     let mut t = Tally::default();
     let started = Instant::now();
 
     while t.rounds < rounds && started.elapsed() < budget {
         let n = t.rounds;
-        let shape = soak::random_tree(&mut rng);
-        let events = plan(&mut rng, horizon);
-        let round = Round::start(
-            sb.path(),
-            n,
-            &shape,
-            events.clone(),
-            Rng(rng.next()),
-            &interpreter,
-        );
-        let root = round.root();
-        let initial = round.initial();
+        // Half the rounds stop one tree; the rest stop 2 to 4 trees as one batch, each in its
+        // own project, with the races aimed at one tree each and one tree left untouched.
+        let size = if rng.below(2) == 0 {
+            1
+        } else {
+            2 + rng.below(3)
+        };
+        let h = if size == 1 {
+            &mut horizon
+        } else {
+            &mut batch_horizon
+        };
+        let plans = if size == 1 {
+            vec![plan(&mut rng, *h)]
+        } else {
+            aimed_plans(&mut rng, size, *h)
+        };
+        let timeline = Timeline::default();
+        let began = Instant::now();
+        let shapes: Vec<_> = (0..size).map(|_| soak::random_tree(&mut rng)).collect();
+        let batch: Vec<Round> = (0..size)
+            .map(|i| {
+                Round::start(
+                    sb.path(),
+                    n * 4 + i,
+                    &shapes[i],
+                    plans[i].clone(),
+                    Rng(rng.next()),
+                    &interpreter,
+                    &timeline,
+                )
+            })
+            .collect();
 
-        // What the user was shown: a scan of this project alone, unhooked.
+        t.start_ms.push(began.elapsed().as_secs_f64() * 1e3);
+        // What the user was shown: a scan of the batch's projects alone, unhooked.
         let opts = ScanOptions {
             sample: Duration::ZERO,
-            under: vec![round.project.clone()],
+            under: batch.iter().map(|r| r.project.clone()).collect(),
             home: None,
             ..ScanOptions::default()
         };
         let scan = diagnose::scan(system.probe.as_ref(), &opts, &project::marker_on_disk).unwrap();
-        let (shown_project, resource) = scan
-            .projects
-            .iter()
-            .find_map(|p| {
-                p.resources
-                    .iter()
-                    .find(|r| r.root.pid == root.pid)
-                    .map(|r| (p, r))
-            })
-            .unwrap_or_else(|| panic!("round {n}: the tree is not found: {scan:#?}"));
-        let mut diagnosed = resource.identities();
-        diagnosed.sort();
-        assert_eq!(
-            diagnosed, initial,
-            "round {n}: Pier and the fixtures disagree on the tree"
-        );
-        assert_eq!(
-            shown_project.level,
-            pier_core::model::card::Level::Green,
-            "round {n}: the tree is not green before anything happens: {resource:#?}"
-        );
-        let shown = Shown::of(shown_project.level, resource);
+        let mut targets = Vec::new();
+        for round in &batch {
+            let root = round.root();
+            let (shown_project, resource) = scan
+                .projects
+                .iter()
+                .find_map(|p| {
+                    p.resources
+                        .iter()
+                        .find(|r| r.root.pid == root.pid)
+                        .map(|r| (p, r))
+                })
+                .unwrap_or_else(|| panic!("round {n}: the tree is not found: {scan:#?}"));
+            let mut diagnosed = resource.identities();
+            diagnosed.sort();
+            assert_eq!(
+                diagnosed,
+                round.initial(),
+                "round {n}: Pier and the fixtures disagree on the tree"
+            );
+            assert_eq!(
+                shown_project.level,
+                pier_core::model::card::Level::Green,
+                "round {n}: the tree is not green before anything happens: {resource:#?}"
+            );
+            round.snapshot.borrow_mut().expected =
+                Some((sb.path().join("state/records"), resource.id.clone()));
+            targets.push((
+                resource.id.clone(),
+                Shown::of(shown_project.level, resource),
+            ));
+        }
 
+        let tick = Batch {
+            timeline: &timeline,
+            rounds: &batch,
+        };
         let hooked = Hooked {
             probe: system.probe.as_ref(),
             signaller: system.signaller.as_ref(),
             waiter: system.waiter.as_ref(),
-            tick: &round,
+            tick: &tick,
         };
         let stopper = Stopper {
             probe: &hooked,
@@ -164,97 +333,58 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
                 ..StopOptions::default()
             },
         };
-        round.snapshot.borrow_mut().expected =
-            Some((sb.path().join("state/records"), resource.id.clone()));
+        let asked: Vec<(&str, Option<&Shown>)> = targets
+            .iter()
+            .map(|(id, s)| (id.as_str(), Some(s)))
+            .collect();
+        let mut done_at = BTreeMap::new();
         let t0 = Instant::now();
-        let report = stopper.stop(&resource.id, Some(&shown));
+        let reports = stopper.stop_all(&asked, &mut |p| {
+            if let Progress::Done(r) = p {
+                done_at.insert(r.id.clone(), timeline.calls.borrow().len());
+            }
+        });
         t.stop_ms.push(t0.elapsed().as_secs_f64() * 1e3);
-        round.close_plan();
-        // Every signal already sent is handled and logged before anything is judged.
-        round.settle_signals();
-        let running: Vec<_> = round
-            .known
-            .borrow()
-            .iter()
-            .map(|k| k.id)
-            .filter(|id| soak::runs(*id))
-            .collect();
-        let mut reused: Vec<u32> = initial
-            .iter()
-            .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
-            .map(|id| id.pid)
-            .collect();
-        reused.extend(round.reused_at_rescan.borrow().iter().flatten());
-        t.reused += usize::from(!reused.is_empty());
-        let verdict = Facts {
-            round: &round,
-            report: &report,
-            root,
-            initial,
-            running,
-            reused,
-        }
-        .judge();
-
-        let calls = round.trace.borrow().len();
+        assert_eq!(reports.len(), size, "round {n}: one report per resource");
+        let calls = timeline.calls.borrow().len();
         t.calls.push(calls);
-        horizon = horizon.max(calls + calls / 10);
+        *h = (*h).max(calls + calls / 10);
         t.rounds += 1;
-        *t.results.entry(report.result.as_str()).or_default() += 1;
-        for f in round.fired.borrow().iter() {
-            *t.events.entry((f.kind, f.done)).or_default() += 1;
-            t.recycled += usize::from(f.note.contains("taken by a newcomer"));
+        t.resources += size;
+        *t.sizes.entry(size).or_default() += 1;
+
+        let judged = Instant::now();
+        for (round, report) in batch.iter().zip(&reports) {
+            judge_one(&mut t, n, seed, round, report, done_at[&report.id], size);
         }
-        let context = || {
-            format!(
-                "round {n} (seed {seed}, plan {events:?}, tree {shape}):\n  fired {:?}\n  \
-                 result {} ({}), members {:?}\n  trace {:?}",
-                round.fired.borrow(),
-                report.result.as_str(),
-                report.reason,
-                report
-                    .members
-                    .iter()
-                    .map(|m| (m.pid, m.outcome.as_str(), m.detail.as_str()))
-                    .collect::<Vec<_>>(),
-                round
-                    .trace
-                    .borrow()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| !matches!(c, Call::Now | Call::Uid | Call::OwnPid))
-                    .collect::<Vec<_>>()
-            )
-        };
-        for w in verdict.wrong_signals {
-            t.wrong_signals.push(format!("{w}\n  {}", context()));
-        }
-        for d in verdict.disagreements {
-            t.disagreements.push(format!("{d}\n  {}", context()));
-        }
-        let crashes = round.crashes();
-        if !crashes.is_empty() {
-            t.fixture_errors.push(format!("round {n}: {crashes}"));
-        }
-        t.deadline += usize::from(report.checkpoint == Some(Checkpoint::Deadline));
-        if report.result == ResourceResult::Failed {
-            t.disagreements.push(format!(
-                "the stop failed: {}\n  {}",
-                report.reason,
-                context()
-            ));
-        }
-        drop(round);
+        t.judge_ms.push(judged.elapsed().as_secs_f64() * 1e3);
+        let ended = Instant::now();
+        drop(batch);
+        t.end_ms.push(ended.elapsed().as_secs_f64() * 1e3);
     }
 
     t.calls.sort_unstable();
-    t.stop_ms.sort_by(f64::total_cmp);
+    for v in [
+        &mut t.stop_ms,
+        &mut t.start_ms,
+        &mut t.judge_ms,
+        &mut t.end_ms,
+    ] {
+        v.sort_by(f64::total_cmp);
+    }
     let median = |v: &[f64]| v.get(v.len() / 2).copied().unwrap_or(0.0);
     eprintln!(
-        "stop soak: {} rounds in {:.1} s (seed {seed}); results {:?}",
+        "stop soak: {} rounds ({} resources; rounds by batch size {:?}) in {:.1} s (seed \
+         {seed}); results {:?}",
         t.rounds,
+        t.resources,
+        t.sizes,
         started.elapsed().as_secs_f64(),
         t.results
+    );
+    eprintln!(
+        "stop soak: untouched resources of a batch: {}, of which stopped: {}",
+        t.untouched, t.untouched_stopped
     );
     eprintln!(
         "stop soak: events (kind, happened) {:?}; pids taken by a newcomer: {}; rounds where \
@@ -267,6 +397,13 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         t.calls.last().unwrap_or(&0),
         median(&t.stop_ms),
         t.stop_ms.last().unwrap_or(&0.0)
+    );
+    eprintln!(
+        "stop soak: the harness per round (median): starting the trees {:.0} ms, judging {:.0} \
+         ms, ending them {:.0} ms",
+        median(&t.start_ms),
+        median(&t.judge_ms),
+        median(&t.end_ms)
     );
     eprintln!(
         "stop soak: wrong signals {}, outcomes that disagree with the ground truth {}",

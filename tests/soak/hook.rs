@@ -2,6 +2,11 @@
 //! and given to the round, which makes a planned event happen right there. Every call is
 //! passed on unchanged, so the stop under test is the real one; the hook only chooses *when*
 //! the world changes: at the boundary between two of Pier's reads or signals.
+//!
+//! A batch signals from a thread per resource, so the hook lets one call through at a time
+//! ([`Tick::serial`]): each call — its events, then the call itself — runs alone, and the trace
+//! is the one order in which they happened. A wait holds the turn only to be recorded: the
+//! time it spends waiting, other threads' calls go on.
 
 use std::time::Duration;
 
@@ -37,6 +42,8 @@ pub enum Call {
 
 /// What the hook tells before each call, and after each signal.
 pub trait Tick {
+    /// The turn: held across a call's events and the call itself.
+    fn serial(&self) -> std::sync::MutexGuard<'_, ()>;
     /// Call number `n` (from 0) is about to be made.
     fn before(&self, call: Call);
     /// The signaller answered a request.
@@ -47,80 +54,78 @@ pub trait Tick {
 
 /// Pier's real interfaces behind the hook.
 pub struct Hooked<'a> {
-    pub probe: &'a dyn Probe,
-    pub signaller: &'a dyn Signaller,
-    pub waiter: &'a dyn ExitWaiter,
-    pub tick: &'a dyn Tick,
+    pub probe: &'a (dyn Probe + Sync),
+    pub signaller: &'a (dyn Signaller + Sync),
+    pub waiter: &'a (dyn ExitWaiter + Sync),
+    pub tick: &'a (dyn Tick + Sync),
+}
+
+impl Hooked<'_> {
+    /// `call`'s events, then `f`, in one turn.
+    fn turn<T>(&self, call: Call, f: impl FnOnce() -> T) -> T {
+        let _turn = self.tick.serial();
+        self.tick.before(call);
+        f()
+    }
 }
 
 impl Probe for Hooked<'_> {
     fn current_uid(&self) -> u32 {
-        self.tick.before(Call::Uid);
-        self.probe.current_uid()
+        self.turn(Call::Uid, || self.probe.current_uid())
     }
     fn own_pid(&self) -> Pid {
-        self.tick.before(Call::OwnPid);
-        self.probe.own_pid()
+        self.turn(Call::OwnPid, || self.probe.own_pid())
     }
     fn processes(&self) -> Result<ProcessList, ProbeError> {
-        self.tick.before(Call::Processes);
-        self.probe.processes()
+        self.turn(Call::Processes, || self.probe.processes())
     }
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
-        self.tick.before(Call::Details);
-        self.probe.details(pid)
+        self.turn(Call::Details, || self.probe.details(pid))
     }
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        self.tick.before(Call::Environment);
-        self.probe.environment(pid)
+        self.turn(Call::Environment, || self.probe.environment(pid))
     }
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
-        self.tick.before(Call::Sockets);
-        self.probe.sockets(owners_among)
+        self.turn(Call::Sockets, || self.probe.sockets(owners_among))
     }
     fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
-        self.tick.before(Call::Children);
-        self.probe.children(parents)
+        self.turn(Call::Children, || self.probe.children(parents))
     }
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
-        self.tick.before(Call::Survey);
-        self.probe.survey(wants_argv)
+        self.turn(Call::Survey, || self.probe.survey(wants_argv))
     }
     fn argv(&self, identity: Identity) -> Option<Vec<Vec<u8>>> {
-        self.tick.before(Call::Argv);
-        self.probe.argv(identity)
+        self.turn(Call::Argv, || self.probe.argv(identity))
     }
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
-        self.tick.before(Call::Activity);
-        self.probe.activity(pids, window)
+        self.turn(Call::Activity, || self.probe.activity(pids, window))
     }
     fn identity(&self, pid: Pid) -> IdentityRead {
-        self.tick.before(Call::Identity(pid));
-        self.probe.identity(pid)
+        self.turn(Call::Identity(pid), || self.probe.identity(pid))
     }
     fn now(&self) -> Duration {
-        self.tick.before(Call::Now);
-        self.probe.now()
+        self.turn(Call::Now, || self.probe.now())
     }
     fn boot_id(&self) -> Option<String> {
-        self.tick.before(Call::BootId);
-        self.probe.boot_id()
+        self.turn(Call::BootId, || self.probe.boot_id())
     }
 }
 
 impl Signaller for Hooked<'_> {
     fn signal(&self, expected: &Expected, sig: Sig) -> SignalOutcome {
-        self.tick.before(Call::Signal(expected.identity.pid));
-        let outcome = self.signaller.signal(expected, sig);
-        self.tick.on_signal(expected, &outcome);
-        outcome
+        self.turn(Call::Signal(expected.identity.pid), || {
+            let outcome = self.signaller.signal(expected, sig);
+            self.tick.on_signal(expected, &outcome);
+            outcome
+        })
     }
 }
 
 impl ExitWaiter for Hooked<'_> {
     fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
-        self.tick.before(Call::Wait);
+        self.turn(Call::Wait, || ());
         let exited = self.waiter.wait_for_exit(members, timeout);
+        let _turn = self.tick.serial();
         self.tick.after_wait(members, &exited);
         exited
     }

@@ -3,19 +3,26 @@
 //! every process of the tree and every process an event made (from their own reports), when
 //! each appeared and ended (as a call number of the stop), what each event did, and the
 //! fixtures' signal log. Pier's report is judged against that truth in `oracle.rs`.
+//!
+//! A batch round stops several trees at once, each its own [`Round`] in its own project; they
+//! share one [`Timeline`] (the calls of the one batch stop, in the order they happened, with
+//! the thread that made each), and [`Batch`] hands every call to each of them, so an event
+//! aimed at one tree fires at its call whichever resource's thread makes it.
 
 pub mod hook;
 pub mod oracle;
 
-use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
+use pier_core::probe::fake::Shared;
 use pier_core::probe::Identity;
 use pier_core::signal::{Expected, SignalOutcome};
 use serde_json::{json, Value};
@@ -99,27 +106,33 @@ pub struct Round {
     interpreter: PathBuf,
     driver: UnixDatagram,
     plan: Vec<(usize, Kind)>,
-    pub trace: RefCell<Vec<Call>>,
+    /// The batch's calls, shared by its rounds (`Timeline`).
+    pub trace: Arc<Shared<Vec<Call>>>,
+    /// The thread that made each call.
+    pub threads: Arc<Shared<Vec<ThreadId>>>,
     /// Each signal request, with its call number and what the signaller answered.
-    pub signals: RefCell<Vec<(usize, Identity, SignalOutcome)>>,
-    pub known: RefCell<Vec<Known>>,
-    pub fired: RefCell<Vec<Fired>>,
-    clients: RefCell<Vec<TcpStream>>,
+    pub signals: Shared<Vec<(usize, Identity, SignalOutcome)>>,
+    pub known: Shared<Vec<Known>>,
+    pub fired: Shared<Vec<Fired>>,
+    clients: Shared<Vec<TcpStream>>,
     /// Each command's number, and the kind of event that sent it.
-    seqs: RefCell<HashMap<u64, Kind>>,
-    seq: Cell<u64>,
-    rng: RefCell<Rng>,
+    seqs: Shared<HashMap<u64, Kind>>,
+    seq: Shared<u64>,
+    rng: Shared<Rng>,
     /// Whether recycle events can steer pids (root only).
     can_recycle: bool,
     /// Whether each member was alive right after each wait, as the test saw it then.
-    pub after_wait: RefCell<Vec<(usize, Identity, bool)>>,
-    /// Diagnosed members' pids that another process held when the rescan began.
-    pub reused_at_rescan: RefCell<Option<Vec<u32>>>,
+    pub after_wait: Shared<Vec<(usize, Identity, bool)>>,
+    /// At each survey after the batch's first signal request: the diagnosed members' pids
+    /// another process held then (the oracle picks the one that began this tree's rescan).
+    pub reused_at: Shared<Vec<(usize, Vec<u32>)>>,
+    /// The call at which Pier first asked to signal one of this tree's members.
+    first_request: Shared<Option<usize>>,
     /// When each call was passed on (after its events): the test's own clock.
-    pub stamps: RefCell<Vec<Instant>>,
-    pub snapshot: RefCell<SnapshotWatch>,
+    pub stamps: Arc<Shared<Vec<Instant>>>,
+    pub snapshot: Shared<SnapshotWatch>,
     /// The calls at which respawn events came due; each waits for the next signal sent.
-    respawns_due: RefCell<Vec<usize>>,
+    respawns_due: Shared<Vec<usize>>,
 }
 
 /// Where the stop's snapshot must be, and what the test found there when the first signal was
@@ -201,6 +214,7 @@ impl Round {
         plan: Vec<(usize, Kind)>,
         rng: Rng,
         interpreter: &Path,
+        timeline: &Timeline,
     ) -> Round {
         let dir = base.join(format!("r{n}"));
         let project = base.join(format!("p{n}"));
@@ -224,20 +238,22 @@ impl Round {
             interpreter: interpreter.to_owned(),
             driver,
             plan,
-            trace: RefCell::new(Vec::new()),
-            signals: RefCell::new(Vec::new()),
-            known: RefCell::new(Vec::new()),
-            fired: RefCell::new(Vec::new()),
-            clients: RefCell::new(Vec::new()),
-            seqs: RefCell::new(HashMap::new()),
-            seq: Cell::new(0),
-            rng: RefCell::new(rng),
+            trace: timeline.calls.clone(),
+            threads: timeline.threads.clone(),
+            signals: Shared::new(Vec::new()),
+            known: Shared::new(Vec::new()),
+            fired: Shared::new(Vec::new()),
+            clients: Shared::new(Vec::new()),
+            seqs: Shared::new(HashMap::new()),
+            seq: Shared::new(0),
+            rng: Shared::new(rng),
             can_recycle: common::is_root(),
-            after_wait: RefCell::new(Vec::new()),
-            reused_at_rescan: RefCell::new(None),
-            stamps: RefCell::new(Vec::new()),
-            snapshot: RefCell::new(SnapshotWatch::default()),
-            respawns_due: RefCell::new(Vec::new()),
+            after_wait: Shared::new(Vec::new()),
+            reused_at: Shared::new(Vec::new()),
+            first_request: Shared::new(None),
+            stamps: timeline.stamps.clone(),
+            snapshot: Shared::new(SnapshotWatch::default()),
+            respawns_due: Shared::new(Vec::new()),
         };
         round.spawn(&[
             ("SOAK_KIDS", shape.to_string()),
@@ -258,6 +274,11 @@ impl Round {
             .find(|k| k.port.is_some() && k.origin == Origin::Initial)
             .expect("the root reported")
             .id
+    }
+
+    /// The events planned for this tree.
+    pub fn plan(&self) -> &[(usize, Kind)] {
+        &self.plan
     }
 
     pub fn initial(&self) -> Vec<Identity> {
@@ -668,13 +689,74 @@ impl Drop for Round {
     }
 }
 
-impl Tick for Round {
+/// The calls of one stop, shared by the rounds of its batch.
+#[derive(Default)]
+pub struct Timeline {
+    pub calls: Arc<Shared<Vec<Call>>>,
+    pub threads: Arc<Shared<Vec<ThreadId>>>,
+    pub stamps: Arc<Shared<Vec<Instant>>>,
+    /// One call at a time (`hook.rs`).
+    serial: Mutex<()>,
+}
+
+/// The rounds of one batch stop behind the hook: each call recorded once, then handed to every
+/// round.
+pub struct Batch<'r> {
+    pub timeline: &'r Timeline,
+    pub rounds: &'r [Round],
+}
+
+impl Tick for Batch<'_> {
+    fn serial(&self) -> MutexGuard<'_, ()> {
+        self.timeline
+            .serial
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn before(&self, call: Call) {
         let n = {
-            let mut trace = self.trace.borrow_mut();
+            let mut trace = self.timeline.calls.borrow_mut();
             trace.push(call);
+            self.timeline
+                .threads
+                .borrow_mut()
+                .push(std::thread::current().id());
             trace.len() - 1
         };
+        let signalled_before = self.timeline.calls.borrow()[..n]
+            .iter()
+            .any(|c| matches!(c, Call::Signal(_)));
+        for round in self.rounds {
+            round.before(n, call, signalled_before);
+        }
+        self.timeline.stamps.borrow_mut().push(Instant::now());
+    }
+
+    fn after_wait(&self, members: &[Expected], exited: &[bool]) {
+        let n = self.timeline.calls.borrow().len() - 1;
+        for round in self.rounds {
+            round.after_wait(n, members, exited);
+        }
+    }
+
+    fn on_signal(&self, expected: &Expected, outcome: &SignalOutcome) {
+        let n = self.timeline.calls.borrow().len() - 1;
+        for round in self.rounds {
+            round.on_signal(n, expected, outcome);
+        }
+    }
+}
+
+impl Round {
+    /// Whether `id` is a process of this round's.
+    fn ours(&self, id: Identity) -> bool {
+        self.known.borrow().iter().any(|k| k.id == id)
+    }
+
+    /// Call `n` is about to be made: this round's events due at it, and what the round notes
+    /// there. `signalled_before`: whether any signal was asked for before it, in the batch.
+    fn before(&self, n: usize, call: Call, signalled_before: bool) {
         let due: Vec<Kind> = self
             .plan
             .iter()
@@ -688,31 +770,33 @@ impl Tick for Round {
                 self.fire(n, kind);
             }
         }
-        let signalled_before = self.trace.borrow()[..n]
-            .iter()
-            .any(|c| matches!(c, Call::Signal(_)));
-        // The first survey after a signal request is the rescan's: note whose pids are taken.
-        if call == Call::Survey && signalled_before && self.reused_at_rescan.borrow().is_none() {
+        // A rescan's survey comes after the batch's first signal request: note whose pids are
+        // taken at each, for the one that turns out to be this tree's rescan.
+        if call == Call::Survey && signalled_before {
             let reused = self
                 .initial()
                 .iter()
                 .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
                 .map(|id| id.pid)
                 .collect();
-            *self.reused_at_rescan.borrow_mut() = Some(reused);
+            self.reused_at.borrow_mut().push((n, reused));
         }
-        // Before the first signal request, the snapshot must be on disk, whole.
-        if matches!(call, Call::Signal(_)) && !signalled_before {
-            let found = self.snapshot_on_disk();
-            self.snapshot.borrow_mut().found = Some(found);
+        // Before the first signal request to this tree, its snapshot must be on disk, whole.
+        if let Call::Signal(pid) = call {
+            let mine = self.initial().iter().any(|id| id.pid == pid);
+            if mine && self.first_request.borrow().is_none() {
+                *self.first_request.borrow_mut() = Some(n);
+                let found = self.snapshot_on_disk();
+                self.snapshot.borrow_mut().found = Some(found);
+            }
         }
-        self.stamps.borrow_mut().push(Instant::now());
     }
 
-    fn after_wait(&self, members: &[Expected], exited: &[bool]) {
-        let n = self.trace.borrow().len() - 1;
-        let mut seen = self.after_wait.borrow_mut();
+    fn after_wait(&self, n: usize, members: &[Expected], exited: &[bool]) {
         for (m, &gone) in members.iter().zip(exited) {
+            if !self.ours(m.identity) {
+                continue;
+            }
             let mut alive = runs(m.identity);
             // The kernel wakes a pidfd as the task exits, a moment before `/proc` shows it a
             // zombie (seen once in 200 rounds): a few milliseconds settle which one is right.
@@ -721,12 +805,14 @@ impl Tick for Round {
                 std::thread::sleep(Duration::from_millis(1));
                 alive = runs(m.identity);
             }
-            seen.push((n, m.identity, alive));
+            self.after_wait.borrow_mut().push((n, m.identity, alive));
         }
     }
 
-    fn on_signal(&self, expected: &Expected, outcome: &SignalOutcome) {
-        let n = self.trace.borrow().len() - 1;
+    fn on_signal(&self, n: usize, expected: &Expected, outcome: &SignalOutcome) {
+        if !self.ours(expected.identity) {
+            return;
+        }
         self.signals
             .borrow_mut()
             .push((n, expected.identity, outcome.clone()));

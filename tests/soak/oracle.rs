@@ -1,14 +1,19 @@
 //! Judges one stop against the round's ground truth.
 //!
-//! Times are call numbers of the stop: an event "at n" happened before Pier's call n, so a read
-//! at n or later sees it. Three cuts follow from the trace:
-//! - the network cut: the last survey before the first signal request (check (e)'s network
-//!   read); a client connected at or before it must get the stop refused;
-//! - the tree cut: the last process-table read before the first signal request (check (e)'s
-//!   tree read, followed by every member's identity); a new process under the root, a member
-//!   that exec'd, or a root that ended, at or before it, must get the stop refused;
-//! - the rescan: the first survey after the first signal request; a process an event made
+//! Times are call numbers of the stop (of the batch, in a batch round): an event "at n"
+//! happened before Pier's call n, so a read at n or later sees it. In a batch the checkpoints
+//! run in lockstep for every tree before any signal, so the cuts of the checks are the batch's:
+//! - the network cut: the last survey before the batch's first signal request (check (e)'s
+//!   network read); a client connected at or before it must get the stop refused;
+//! - the tree cut: the last process-table read before the batch's first signal request (check
+//!   (e)'s tree read, followed by every member's identity); a new process under the root, a
+//!   member that exec'd, or a root that ended, at or before it, must get the stop refused;
+//! - the rescan: the last survey before the batch reported this tree's resource (its
+//!   project's rescan, made once all of its resources had ended); a process an event made
 //!   that runs then must keep the result from `stopped`.
+//!
+//! The looks of this tree's stop are the calls on its own thread: the thread that made its
+//! first signal request.
 //!
 //! Before any signal, the trace must end with the whole checkpoint chain, in order.
 //!
@@ -17,8 +22,9 @@
 //! sent nothing, and any process of the round that ended with no line, no event ending it and
 //! no other explanation (a SIGKILL cannot be logged; this counts it).
 
-use std::cell::Ref;
 use std::collections::BTreeSet;
+use std::sync::MutexGuard as Ref;
+use std::thread::ThreadId;
 
 use pier_core::model::outcome::{
     Checkpoint, MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult,
@@ -51,13 +57,33 @@ pub struct Facts<'r> {
     /// Members' pids held by another process right after the stop returned (a pid reuse,
     /// which the rescan must report; anything on the machine can take a freed pid).
     pub reused: Vec<u32>,
+    /// How many calls the trace held when the batch reported this tree's resource.
+    pub done_at: usize,
 }
 
 fn last_before(trace: &[Call], end: usize, want: impl Fn(&Call) -> bool) -> Option<usize> {
     trace[..end].iter().rposition(want)
 }
 
+/// The last call before `end` made on `thread` that `want` picks.
+fn last_on(
+    trace: &[Call],
+    threads: &[ThreadId],
+    end: usize,
+    thread: ThreadId,
+    want: impl Fn(&Call) -> bool,
+) -> Option<usize> {
+    (0..end)
+        .rev()
+        .find(|&i| threads[i] == thread && want(&trace[i]))
+}
+
 impl Facts<'_> {
+    /// The call of this tree's rescan survey, if it had one.
+    pub fn rescan_call(&self) -> Option<usize> {
+        Record::of(self).rescan()
+    }
+
     /// Every rule below, in turn, over the round's record as it stands after the stop.
     pub fn judge(&self) -> Verdict {
         let record = Record::of(self);
@@ -81,6 +107,8 @@ impl Facts<'_> {
 struct Record<'a> {
     facts: &'a Facts<'a>,
     trace: Ref<'a, Vec<Call>>,
+    /// The thread that made each call.
+    threads: Ref<'a, Vec<ThreadId>>,
     known: Ref<'a, Vec<Known>>,
     fired: Ref<'a, Vec<Fired>>,
     /// What the signaller answered: (call, identity, outcome).
@@ -89,8 +117,13 @@ struct Record<'a> {
     after_wait: Ref<'a, Vec<(usize, Identity, bool)>>,
     /// The fixtures' signal log: (identity, image, signal number).
     lines: Vec<(Identity, String, i32)>,
-    /// The call at which Pier first asked to signal.
+    /// The call at which Pier first asked to signal one of this tree's members.
     first_request: Option<usize>,
+    /// The call at which Pier first asked to signal anything in the batch: the end of the
+    /// lockstep checks.
+    batch_first: Option<usize>,
+    /// The thread this tree's signals, waits and looks ran on.
+    thread: Option<ThreadId>,
     /// The call of the first signal the signaller says it sent.
     first_sent: Option<usize>,
     /// The stop says it sent nothing (refused or failed).
@@ -101,8 +134,10 @@ impl<'a> Record<'a> {
     fn of(facts: &'a Facts<'a>) -> Self {
         let round = facts.round;
         let trace = round.trace.borrow();
+        let threads = round.threads.borrow();
         let signals = round.signals.borrow();
-        let first_request = trace.iter().position(|c| matches!(c, Call::Signal(_)));
+        let first_request = signals.first().map(|(n, _, _)| *n);
+        let batch_first = trace.iter().position(|c| matches!(c, Call::Signal(_)));
         let first_sent = signals
             .iter()
             .find(|(_, _, o)| *o == SignalOutcome::Sent)
@@ -114,12 +149,15 @@ impl<'a> Record<'a> {
             after_wait: round.after_wait.borrow(),
             lines: round.signal_lines(),
             first_request,
+            batch_first,
+            thread: first_request.map(|n| threads[n]),
             first_sent,
             sent_nothing: matches!(
                 facts.report.result,
                 ResourceResult::Refused | ResourceResult::Failed
             ),
             trace,
+            threads,
             signals,
         }
     }
@@ -202,7 +240,8 @@ impl<'a> Record<'a> {
     /// (a) network, (b) activity, (c) network, (d) tree, (e) network and tree; the snapshot was
     /// whole on disk first; and at most 2 s passed from check (a) to the first signal sent.
     fn chain_before_first_signal(&self, v: &mut Verdict) {
-        let (Some(first), Some(_)) = (self.first_request, self.first_sent) else {
+        let (Some(first), Some(_), Some(thread)) = (self.batch_first, self.first_sent, self.thread)
+        else {
             return;
         };
         let trace = &self.trace;
@@ -243,8 +282,10 @@ impl<'a> Record<'a> {
         let a = checks.len().checked_sub(want.len()).map(|i| checks[i]);
         let stamps = self.facts.round.stamps.borrow();
         let clock_before = |i: usize| last_before(trace, i, |c| *c == Call::Now);
+        let own_clock_before =
+            |i: usize| last_on(trace, &self.threads, i, thread, |c| *c == Call::Now);
         if let (Some(a), Some(s)) = (a, self.first_sent) {
-            if let (Some(ta), Some(ts)) = (clock_before(a), clock_before(s)) {
+            if let (Some(ta), Some(ts)) = (clock_before(a), own_clock_before(s)) {
                 let took = stamps[ts].duration_since(stamps[ta]);
                 if took > DEADLINE + std::time::Duration::from_millis(10) {
                     v.disagreements.push(format!(
@@ -260,7 +301,7 @@ impl<'a> Record<'a> {
     /// cut, a member's exec or the root's end by the tree cut, or a process forked under the
     /// root by the tree cut, each must have got the stop refused.
     fn events_the_checks_saw(&self, v: &mut Verdict) {
-        let (Some(first), Some(_)) = (self.first_request, self.first_sent) else {
+        let (Some(first), Some(_)) = (self.batch_first, self.first_sent) else {
             return;
         };
         let known = &self.known;
@@ -419,14 +460,12 @@ impl<'a> Record<'a> {
         })
     }
 
-    /// The rescan: the first survey after the first signal request.
+    /// The rescan: the last survey before the batch reported this tree's resource, after its
+    /// first signal request (a stop that asked for none rescans nothing).
     fn rescan(&self) -> Option<usize> {
-        self.first_request.and_then(|f| {
-            self.trace[f..]
-                .iter()
-                .position(|c| *c == Call::Survey)
-                .map(|p| p + f)
-        })
+        let first = self.first_request?;
+        let end = self.facts.done_at.min(self.trace.len());
+        last_before(&self.trace, end, |c| *c == Call::Survey).filter(|&r| r > first)
     }
 
     /// Newcomers (`crates/core/src/stop/newcomers.rs`): every one Pier names is a process an
@@ -435,17 +474,23 @@ impl<'a> Record<'a> {
     /// ([`Record::replacements_named`]). None is reported when no signal was sent. (That none
     /// is signalled is the wrong-signal rule.)
     ///
-    /// Pier's looks are the process-table reads after the first signal request and before the
-    /// rescan's survey.
+    /// Pier's looks are the process-table reads on this tree's thread after its first signal
+    /// request and before the rescan's survey.
     fn newcomers(&self, v: &mut Verdict, rescan: Option<usize>) {
-        let (Some(first), Some(_)) = (self.first_request, self.first_sent) else {
+        let (Some(first), Some(_), Some(batch_first), Some(thread)) = (
+            self.first_request,
+            self.first_sent,
+            self.batch_first,
+            self.thread,
+        ) else {
             if !self.report().newcomers.is_empty() {
                 v.disagreements
                     .push("newcomers reported, but no signal was sent".into());
             }
             return;
         };
-        let tree_cut = last_before(&self.trace, first, |c| *c == Call::Processes).unwrap_or(0);
+        let tree_cut =
+            last_before(&self.trace, batch_first, |c| *c == Call::Processes).unwrap_or(0);
         for n in &self.report().newcomers {
             v.disagreements.extend(self.newcomer_disagrees(n, tree_cut));
         }
@@ -455,7 +500,7 @@ impl<'a> Record<'a> {
         }
         let end = rescan.unwrap_or(self.trace.len());
         let looks: Vec<usize> = (first..end)
-            .filter(|&i| self.trace[i] == Call::Processes)
+            .filter(|&i| self.trace[i] == Call::Processes && self.threads[i] == thread)
             .collect();
         self.replacements_named(v, tree_cut, &looks);
     }
@@ -646,11 +691,11 @@ impl<'a> Record<'a> {
     /// that exited between the survey and its folder read).
     fn left_behind(&self, rescan: Option<usize>) -> Vec<&Known> {
         let trace = &self.trace;
+        // The rescan's own process read, on the thread that made its survey.
         let rescan_end = rescan.map(|r| {
-            trace[r..]
-                .iter()
-                .position(|c| *c == Call::Processes)
-                .map_or(trace.len(), |p| p + r)
+            (r..trace.len())
+                .find(|&i| trace[i] == Call::Processes && self.threads[i] == self.threads[r])
+                .unwrap_or(trace.len())
         });
         self.known
             .iter()

@@ -20,6 +20,7 @@ use crate::model::card::Project;
 use crate::model::outcome::{Checkpoint, ResourceResult, StopReport};
 use crate::model::shown::Shown;
 use crate::model::snapshot::Snapshot;
+use crate::probe::Identity;
 use crate::probe::Pid;
 use crate::store::Lock;
 
@@ -368,6 +369,14 @@ impl Stopper<'_> {
             return;
         }
         out.step(Step::Signalling, checked.len());
+        let members: HashSet<Identity> = checked
+            .iter()
+            .flat_map(|(e, _)| e.snapshot.members.iter().map(|m| m.identity))
+            .collect();
+        let batch = rescan::Batch {
+            known,
+            members: &members,
+        };
         let mut left: HashMap<String, usize> = HashMap::new();
         for (e, _) in &checked {
             *left.entry(e.project.path.clone()).or_default() += 1;
@@ -400,7 +409,7 @@ impl Stopper<'_> {
                     .flat_map(|p| ended.remove(p).unwrap_or_default())
                     .collect();
                 if !group.is_empty() {
-                    self.rescan_and_end(group, known, out);
+                    self.rescan_and_end(group, &batch, out);
                 }
             }
         });
@@ -439,7 +448,7 @@ impl Stopper<'_> {
     fn rescan_and_end(
         &self,
         group: Vec<(Entry, StopReport)>,
-        known: &BTreeSet<String>,
+        batch: &rescan::Batch,
         out: &mut Reports,
     ) {
         // Only what sent signals can have left a replacement behind.
@@ -457,7 +466,7 @@ impl Stopper<'_> {
         let whys = if views.is_empty() {
             Vec::new()
         } else {
-            rescan::replacements(self, &views, known)
+            rescan::replacements(self, &views, batch)
         };
         drop(views);
         let mut whys: HashMap<usize, Option<String>> = signalled.into_iter().zip(whys).collect();

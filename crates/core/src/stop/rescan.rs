@@ -26,12 +26,23 @@ pub(super) struct Ended<'e> {
     pub(super) newcomers: &'e [NewcomerReport],
 }
 
-/// For each of `ended`, in order: why the rescan finds a replacement, if it does. `known`: the
-/// id of every resource the batch's re-diagnosis saw (none of them is new).
+/// What the rescans of a batch know of it.
+pub(super) struct Batch<'b> {
+    /// The id of every resource the batch's re-diagnosis saw: none of them is new.
+    pub(super) known: &'b BTreeSet<String>,
+    /// Every member of every resource the batch signals: none of them is another's
+    /// replacement. Found by the soak: resource A's rescan read B's root, which runs A's exact
+    /// argv, in the process table; B's own thread signalled it; its folder could then no longer
+    /// be read (it was exiting), and A was called partial for a twin "whose folder cannot be
+    /// confirmed".
+    pub(super) members: &'b HashSet<Identity>,
+}
+
+/// For each of `ended`, in order: why the rescan finds a replacement, if it does.
 pub(super) fn replacements(
     stopper: &Stopper,
     ended: &[Ended],
-    known: &BTreeSet<String>,
+    batch: &Batch,
 ) -> Vec<Option<String>> {
     let mut under: Vec<PathBuf> = ended
         .iter()
@@ -50,7 +61,10 @@ pub(super) fn replacements(
     let list = stopper.probe.processes().map_err(|e| e.to_string());
     ended
         .iter()
-        .map(|e| in_project(&scan, e, ended, known).or_else(|| argv_twin(stopper, &list, e)))
+        .map(|e| {
+            in_project(&scan, e, ended, batch.known)
+                .or_else(|| argv_twin(stopper, &list, e, batch.members))
+        })
         .collect()
 }
 
@@ -108,8 +122,13 @@ fn in_project(scan: &Scan, e: &Ended, ended: &[Ended], known: &BTreeSet<String>)
 
 /// A process running a stopped member's exact argv whose working directory cannot be read
 /// may be its replacement in this project: it cannot be ruled out (`judge::argv_twin`). `list`:
-/// the process table, read once for the rescan.
-fn argv_twin(stopper: &Stopper, list: &Result<ProcessList, String>, e: &Ended) -> Option<String> {
+/// the process table, read once for the rescan; `members`: the batch's members, never twins.
+fn argv_twin(
+    stopper: &Stopper,
+    list: &Result<ProcessList, String>,
+    e: &Ended,
+    members: &HashSet<Identity>,
+) -> Option<String> {
     let list = match list {
         Ok(list) => list,
         Err(e) => return Some(format!("the process table could not be re-read: {e}")),
@@ -125,7 +144,7 @@ fn argv_twin(stopper: &Stopper, list: &Result<ProcessList, String>, e: &Ended) -
     let probe = stopper.probe;
     let uid = probe.current_uid();
     for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
-        if stopped.contains(&p.identity) {
+        if stopped.contains(&p.identity) || members.contains(&p.identity) {
             continue;
         }
         if snapshot
@@ -139,9 +158,10 @@ fn argv_twin(stopper: &Stopper, list: &Result<ProcessList, String>, e: &Ended) -
             ));
         }
         let cwd_of = |pid| probe.details(pid).map(|d| d.cwd);
-        if let Some(TwinPlace::Unknown(_)) = judge::argv_twin(p, uid, &recorded, project, cwd_of) {
+        if let Some(TwinPlace::Unknown(why)) = judge::argv_twin(p, uid, &recorded, project, cwd_of)
+        {
             return Some(format!(
-                "pid {} runs the same command and its folder cannot be confirmed",
+                "pid {} runs the same command and its folder cannot be confirmed ({why})",
                 p.identity.pid
             ));
         }

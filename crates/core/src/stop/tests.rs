@@ -261,7 +261,7 @@ impl ExitWaiter for FakeWaiter<'_> {
 }
 
 fn markers(dir: &Path) -> Option<&'static str> {
-    (dir == Path::new(APP)).then_some("package.json")
+    (dir == Path::new(APP) || dir == Path::new(batch::API)).then_some("package.json")
 }
 
 /// `sh -c vite` (100) → vite (101) listening on 5173 → esbuild (102): a green, orphaned tree.
@@ -1021,6 +1021,7 @@ proptest::proptest! {
     }
 }
 
+mod batch;
 mod interrupted;
 mod judge;
 mod words;

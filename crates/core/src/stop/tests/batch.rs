@@ -1,0 +1,269 @@
+//! Batches (ARCHITECTURE.md, "Batches"): every resource through its chain at once, one read
+//! per step, each judged on its own; a refusal, a held lock or a panic touches only its own
+//! resource; each project rescanned once all of its resources have ended, and never blamed for
+//! another's newcomer or members.
+
+use std::sync::mpsc;
+
+use super::*;
+use crate::stop::batch::{Progress, Step};
+
+/// A second project, with a vite (200, on 5174) and its esbuild (201).
+pub(super) const API: &str = "/home/u/api";
+const API_ID: &str = "200-2000";
+
+fn with_api(fake: FakeProbe) -> FakeProbe {
+    fake.with(
+        process(200, 1, &["node", "/home/u/api/node_modules/.bin/vite"]),
+        API,
+    )
+    .with(
+        process(201, 200, &["/home/u/api/node_modules/esbuild/bin/esbuild"]),
+        API,
+    )
+    .listen("127.0.0.1:5174", 200)
+}
+
+fn two_projects(hook: impl FnMut(&'static str, usize, &mut FakeProbe) + Send + 'static) -> World {
+    World {
+        probe: Scripted::new(with_api(tree()), hook),
+        store_dir: tempfile::tempdir().unwrap(),
+    }
+}
+
+/// What a batch said as it ran: each step, and each report's id as it became final.
+#[derive(Debug, Clone, PartialEq)]
+enum Heard {
+    Step(Step),
+    Done(String),
+}
+
+/// Runs one batch of `ids`; returns the reports, the pids signalled, and what it said.
+fn run_batch(
+    w: &World,
+    ids: &[&str],
+    tune: impl FnOnce(&mut FakeOps),
+) -> (Vec<StopReport>, Vec<Pid>, Vec<Heard>) {
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let mut ops = fake_ops(&w.probe);
+    tune(&mut ops);
+    let waiter = FakeWaiter::new(&w.probe);
+    let stopper = stopper(&w.probe, &ops, &waiter, &store, opts());
+    let targets: Vec<(&str, Option<&Shown>)> = ids.iter().map(|id| (*id, None)).collect();
+    let mut heard = Vec::new();
+    let reports = stopper.stop_all(&targets, &mut |p| match p {
+        Progress::Step(step, _) => heard.push(Heard::Step(step)),
+        Progress::Done(r) => heard.push(Heard::Done(r.id.clone())),
+    });
+    let sent = ops.sent.borrow().clone();
+    (reports, sent, heard)
+}
+
+/// How many reads of each kind the chain made before its first signal: the hook counts while
+/// every process of the world is still there (a signal removes one).
+fn reads_before_signals(
+    fake: FakeProbe,
+    ids: &[&str],
+) -> (Vec<StopReport>, HashMap<&'static str, usize>) {
+    let everyone = fake.processes.len();
+    let counts = std::sync::Arc::new(Shared::new(HashMap::new()));
+    let seen = counts.clone();
+    let w = World {
+        probe: Scripted::new(fake, move |call, _, p| {
+            if p.processes.len() == everyone {
+                *seen.borrow_mut().entry(call).or_default() += 1;
+            }
+        }),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (reports, _, _) = run_batch(&w, ids, |_| {});
+    let counts = counts.borrow().clone();
+    (reports, counts)
+}
+
+#[test]
+fn a_batch_stops_each_resource_with_the_reads_of_one() {
+    let (alone, one) = reads_before_signals(tree(), &[ID]);
+    assert_eq!(alone[0].result, ResourceResult::Stopped, "{alone:#?}");
+    let (both, two) = reads_before_signals(with_api(tree()), &[ID, API_ID]);
+    for r in &both {
+        assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+    }
+    assert_eq!(two["activity"], 1, "one sample for the whole batch");
+    for read in ["activity", "sockets", "processes"] {
+        assert_eq!(
+            two.get(read),
+            one.get(read),
+            "{read}: a batch of two reads as often as a stop of one before its signals"
+        );
+    }
+}
+
+#[test]
+fn a_resource_refused_at_a_checkpoint_leaves_the_rest_of_the_batch_to_go_on() {
+    // Socket reads: 1 = re-diagnosis, 2 = (a), 3 = (c): a client on the app's 5173 at (c).
+    let w = two_projects(|call, n, p| {
+        if call == "sockets" && n == 3 {
+            client_on_5173(p);
+        }
+    });
+    let (reports, sent, heard) = run_batch(&w, &[ID, API_ID], |_| {});
+    assert_eq!(reports[0].result, ResourceResult::Refused, "{reports:#?}");
+    assert_eq!(reports[0].checkpoint, Some(Checkpoint::C));
+    assert_eq!(reports[1].result, ResourceResult::Stopped, "{reports:#?}");
+    assert_eq!(
+        sent,
+        vec![201, 200],
+        "only the other resource, leaf to root"
+    );
+    // The refusal is told as soon as it is final, before the rest signals.
+    let refused = heard.iter().position(|h| *h == Heard::Done(ID.into()));
+    let signalling = heard
+        .iter()
+        .position(|h| *h == Heard::Step(Step::Signalling));
+    assert!(refused < signalling, "{heard:?}");
+    assert_eq!(heard.last(), Some(&Heard::Done(API_ID.into())), "{heard:?}");
+}
+
+#[test]
+fn a_resource_whose_lock_another_stop_holds_is_refused_at_once_and_the_rest_stopped() {
+    static GIVE_UP: Interrupt = Interrupt::new();
+    let w = two_projects(|_, _, _| {});
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let held = store.lock(&format!("stop-{ID}")).unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _ = tx.send(run_batch(&w, &[ID, API_ID], |ops| ops.interrupt = &GIVE_UP));
+        });
+        let answer = rx.recv_timeout(Duration::from_secs(10));
+        // A batch that waited for the lock would hang here: let it give up, then fail.
+        GIVE_UP.raise(2);
+        let (reports, sent, _) = answer.expect("the batch did not wait for the held lock");
+        assert_eq!(reports[0].result, ResourceResult::Refused, "{reports:#?}");
+        assert_eq!(
+            reports[0].reason,
+            "another stop of it holds its lock, so this batch left it to that stop: nothing \
+             was sent"
+        );
+        assert_eq!(reports[0].snapshot, None, "nothing written for it");
+        assert_eq!(reports[1].result, ResourceResult::Stopped, "{reports:#?}");
+        assert_eq!(sent, vec![201, 200]);
+    });
+    drop(held);
+}
+
+#[test]
+fn a_panic_in_one_resources_signals_leaves_the_rest_of_the_batch_to_end() {
+    let w = two_projects(|_, _, _| {});
+    let (reports, sent, _) = run_batch(&w, &[ID, API_ID], |ops| {
+        ops.after_send(102, |_| panic!("a scripted bug after a signal"));
+    });
+    let broken = &reports[0];
+    assert_eq!(
+        broken.result,
+        ResourceResult::PartiallyStopped,
+        "{broken:#?}"
+    );
+    assert!(
+        broken
+            .reason
+            .contains("Pier hit an internal error during its signals"),
+        "{}",
+        broken.reason
+    );
+    assert!(broken.record_error.is_some(), "left to reconciliation");
+    assert_eq!(reports[1].result, ResourceResult::Stopped, "{reports:#?}");
+    assert!(sent.contains(&201) && sent.contains(&200), "{sent:?}");
+    // Its outcome was not written: the record still reads as an unfinished, marked stop.
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let s: crate::model::snapshot::Snapshot = store
+        .get(broken.snapshot.as_deref().unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!((s.signals_may_follow, s.result), (Some(true), None));
+}
+
+/// A second vite (300, on 5175) in the same project as the first tree.
+fn second_in_app(fake: FakeProbe, argv: &[&str]) -> FakeProbe {
+    fake.with(process(300, 1, argv), APP)
+        .listen("127.0.0.1:5175", 300)
+}
+
+const SECOND_ID: &str = "300-3000";
+
+#[test]
+fn a_new_resource_born_to_one_resource_is_blamed_on_it_alone() {
+    let vite = [
+        "node",
+        "/home/u/app/node_modules/.bin/vite",
+        "--port",
+        "5175",
+    ];
+    let w = World {
+        probe: Scripted::new(second_in_app(tree(), &vite), |_, _, _| {}),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (reports, _, _) = run_batch(&w, &[ID, SECOND_ID], |ops| {
+        // Right after its child's signal, sh forks a new vite; sh's own end leaves it to init.
+        ops.after_send(101, |p| {
+            p.processes.push(process(
+                150,
+                100,
+                &["node", "/home/u/app/node_modules/.bin/vite"],
+            ));
+            p.details.insert(150, p.details[&101].clone());
+        });
+        ops.after_send(100, |p| p.process_mut(150).ppid = 1);
+    });
+    let (first, second) = (&reports[0], &reports[1]);
+    assert!(
+        first.newcomers.iter().any(|n| n.pid == 150),
+        "its own look saw it born: {first:#?}"
+    );
+    assert_eq!(first.result, ResourceResult::PartiallyStopped, "{first:#?}");
+    assert_eq!(
+        second.result,
+        ResourceResult::Stopped,
+        "the project's other resource is not blamed for it: {second:#?}"
+    );
+}
+
+#[test]
+fn another_resource_of_the_batch_is_never_taken_for_a_twin() {
+    // The second resource runs the first's vite argv exactly; it outlives its SIGTERM, and its
+    // folder can no longer be read once signalled (it is exiting): at the rescan of their
+    // project it is a same-argv process whose folder cannot be confirmed.
+    let vite = ["node", "/home/u/app/node_modules/.bin/vite"];
+    let w = World {
+        probe: Scripted::new(second_in_app(tree(), &vite), |_, _, _| {}),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (reports, _, _) = run_batch(&w, &[ID, SECOND_ID], |ops| {
+        ops.ignores_term.insert(300);
+        ops.after_send(300, |p| {
+            p.details.get_mut(&300).unwrap().cwd = Err("scripted: exiting".into());
+        });
+    });
+    assert_eq!(
+        reports[1].result,
+        ResourceResult::PartiallyStopped,
+        "{:#?}",
+        reports[1]
+    );
+    assert_eq!(
+        reports[0].result,
+        ResourceResult::Stopped,
+        "a member of the batch is not the first's replacement: {:#?}",
+        reports[0]
+    );
+}
+
+#[test]
+fn an_id_named_twice_is_stopped_once() {
+    let w = world(|_, _, _| {});
+    let (reports, sent, _) = run_batch(&w, &[ID, ID], |_| {});
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(reports[0].result, ResourceResult::Stopped);
+    assert_eq!(sent, vec![102, 101, 100]);
+}
