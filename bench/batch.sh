@@ -5,24 +5,25 @@
 # rounds, fresh servers every round, the three stops in a rotating order (paired). Prints the
 # median wall time per batch size and the median of the per-round ratios 10/1 and 50/1.
 # Then at scale: idle processes up to TOTAL processes on the machine (bench/idle_procs.py),
-# RED servers (default 20) each held by client connections (bench/clients.py), and, for R
-# rounds, 10 fresh green servers beside them, stopped by one `pier stop --all-green` over the
-# folder that holds them all.
+# BATCH_RED red servers (default 20), each held by two client connections (bench/clients.py),
+# and, for R rounds, 10 fresh green servers beside them, stopped by one `pier stop --all-green`
+# over the folder that holds them all (the reds must be left alone, and run on).
 # Targets: batch of 10 <= 1.6 x batch of 1; batch of 50 <= 3 x batch of 1; at scale, 10 green
 # stopped in < 2.5 s. They are reported (PASS/MISS), not asserted; BATCH_STRICT=1 makes a MISS
 # fail the run.
 # Every stop is checked against the fixtures' own reports (pid and kernel start time): exactly
 # that batch's servers are gone, every other fixture still runs, and every result is "stopped",
 # one per server. A mismatch says what differed and exits 1.
-# Run as root, it creates a temporary user and runs the fixtures, the helpers and Pier as that
-# user, as Pier's users run it; the user is removed at exit. Everything it starts is ended by
+# Run as root, it creates a temporary user (removed at exit) and runs Pier, the fixtures and the
+# helpers as that user, as Pier's users run it: the idle processes are that user's own too, as
+# in bench/scan.sh, so every scan reads each of them in full. Everything it starts is ended by
 # identity.
 #   bench/batch.sh [ROUNDS] [TOTAL]     (defaults: 5 5000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 total=${2:-5000}
-reds=${RED:-20}
+reds=${BATCH_RED:-20}
 case "$rounds$total$reds" in *[!0-9]*) echo "usage: bench/batch.sh [ROUNDS] [TOTAL]" >&2; exit 2 ;; esac
 [ "$rounds" -ge 1 ] || { echo "batch.sh: ROUNDS must be at least 1" >&2; exit 2; }
 cargo build --release --quiet --locked --bin pier
@@ -154,8 +155,8 @@ if wrong:
 PY
 
 now_us() { echo $(($(date +%s%N) / 1000)); }
-# stop OUT DIR: one `pier stop --json --all-green --under DIR` as the user, its wall time in µs
-# appended to $lap, its exit code in $rc.
+# stop OUT DIR: one `pier stop --json --all-green --under DIR` as the user, its document in OUT,
+# its wall time in µs in $lap, its exit code in $rc.
 stop() {
   local start end
   rc=0
