@@ -37,7 +37,9 @@ drop_user() {
   for _ in $(seq 50); do userdel "$user" 2>/dev/null && return 0; sleep 0.1; done
   userdel -f "$user" 2>/dev/null || echo "batch.sh: could not remove the user $user" >&2
 }
-trap 'end_all; drop_user' EXIT
+trap 'trap - ERR; end_all; drop_user' EXIT
+# Any other step that fails says where (a ground-truth check says what differed, and exits).
+trap 'echo "batch.sh: line $LINENO failed (exit $?)" >&2' ERR
 
 # Who runs the fixtures, the helpers and Pier: a temporary normal user when run as root.
 as=()
@@ -171,22 +173,22 @@ stop() {
 # and the batches still to come run.
 procs1=$(ls -d /proc/[0-9]* | wc -l)
 declare -A times
+sizes=(1 10 50)
 for ((r = 0; r < rounds; r++)); do
   for n in 1 10 50; do launch "$(printf '%s/r%d-n%02d' "$work" "$r" "$n")" "$n"; done
   for n in 1 10 50; do await "$(printf '%s/r%d-n%02d' "$work" "$r" "$n")" "$n"; done
-  order=$(printf '1\n10\n50\n' | tail -n +$((r % 3 + 1)); printf '1\n10\n50\n' | head -n $((r % 3)))
-  left=$order
-  for n in $order; do
-    left=$(echo "$left" | tail -n +2)
+  order=("${sizes[@]:r % 3}" "${sizes[@]:0:r % 3}")
+  for ((k = 0; k < 3; k++)); do
+    n=${order[k]}
     dir=$(printf '%s/r%d-n%02d' "$work" "$r" "$n")
     stop "$work/out/r$r-n$n.json" "$dir"
     times[$n]+=" $lap"
     running=()
-    for m in $left; do
+    for m in "${order[@]:k + 1}"; do
       mapfile -t -O "${#running[@]}" running < <(reports "$(printf '%s/r%d-n%02d' "$work" "$r" "$m")" "$m")
     done
     "$py" "$work/check.py" "$work/out/r$r-n$n.json" "$rc" "$work/out/r$r-n$n.json.err" \
-      --gone $(reports "$dir" "$n") --running "${running[@]}" --left
+      --gone $(reports "$dir" "$n") --running "${running[@]}" --left || exit 1
   done
 done
 
@@ -218,7 +220,7 @@ for ((r = 0; r < rounds; r++)); do
   stop "$work/out/scale$r.json" "$scale"
   times[scale]+=" $lap"
   "$py" "$work/check.py" "$work/out/scale$r.json" "$rc" "$work/out/scale$r.json.err" \
-    --gone $(reports "$scale/g$r" "$greens") --running "${red_reports[@]}" --left "${red_reports[@]}"
+    --gone $(reports "$scale/g$r" "$greens") --running "${red_reports[@]}" --left "${red_reports[@]}" || exit 1
 done
 
 "$py" - "$work/out" "$rounds" "$(nproc)" "$procs1" "$procs2" "$reds" "$greens" "${user:-$(id -un)}" \

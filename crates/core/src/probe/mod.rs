@@ -235,6 +235,9 @@ pub enum ProbeError {
         /// What was wrong with it (`line 7 is malformed`).
         what: String,
     },
+    /// A read shared by several callers failed, in its own words (`reuse::Coalesced`).
+    #[error("{0}")]
+    Shared(String),
     /// Pier has no backend for this OS: every read fails, so every checkpoint blocks.
     #[error("Pier cannot read processes and sockets on this operating system yet")]
     Unsupported,

@@ -1,15 +1,66 @@
-//! One reading of the process table shared by several consumers that run back to back: the
-//! app's scan and the snapshot history judged right after it. The history's "restartable now?"
-//! is advice (a restart re-checks everything when clicked), so a table read half a second
-//! earlier serves it; nothing that acts ever sees a reused identity.
+//! Reads of the process table shared by several consumers.
+//!
+//! [`OnceTable`]: one reading for consumers that run back to back: the app's scan and the
+//! snapshot history judged right after it. The history's "restartable now?" is advice (a
+//! restart re-checks everything when clicked), so a table read half a second earlier serves
+//! it; nothing that acts ever sees a reused identity.
+//!
+//! [`Coalesced`]: one reading for consumers that run at the same time — the looks for newcomers
+//! of a batch's resources, each on its own thread (`stop/batch.rs`). A call is answered only by
+//! a read that *began after it was asked*, never by an older one still in flight, so every
+//! answer is as fresh as the caller's own read would have been; calls that wait for the same
+//! next read share it.
 
 use std::cell::OnceCell;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use super::{
     ActivitySample, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessList, SocketTable,
     Survey, WantsArgv,
 };
+
+/// Every `Probe` method but `processes` and `survey`, answered by `self.inner`.
+macro_rules! forward_the_rest {
+    () => {
+        fn current_uid(&self) -> u32 {
+            self.inner.current_uid()
+        }
+        fn own_pid(&self) -> Pid {
+            self.inner.own_pid()
+        }
+        fn details(&self, pid: Pid) -> Option<ProcessDetails> {
+            self.inner.details(pid)
+        }
+        fn children(
+            &self,
+            parents: &[super::Identity],
+        ) -> Result<Vec<(super::Identity, super::ProcessInfo)>, ProbeError> {
+            self.inner.children(parents)
+        }
+        fn argv(&self, identity: super::Identity) -> Option<Vec<Vec<u8>>> {
+            self.inner.argv(identity)
+        }
+        fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+            self.inner.environment(pid)
+        }
+        fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
+            self.inner.sockets(owners_among)
+        }
+        fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
+            self.inner.activity(pids, window)
+        }
+        fn identity(&self, pid: Pid) -> IdentityRead {
+            self.inner.identity(pid)
+        }
+        fn now(&self) -> Duration {
+            self.inner.now()
+        }
+        fn boot_id(&self) -> Option<String> {
+            self.inner.boot_id()
+        }
+    };
+}
 
 /// `inner`, except that `processes()` is read once and then answered from memory. A failed
 /// read is not kept: the next caller reads again.
@@ -29,12 +80,6 @@ impl<'p> OnceTable<'p> {
 }
 
 impl Probe for OnceTable<'_> {
-    fn current_uid(&self) -> u32 {
-        self.inner.current_uid()
-    }
-    fn own_pid(&self) -> Pid {
-        self.inner.own_pid()
-    }
     fn processes(&self) -> Result<ProcessList, ProbeError> {
         if let Some(table) = self.table.get() {
             return Ok(table.clone());
@@ -50,36 +95,89 @@ impl Probe for OnceTable<'_> {
         let _ = self.table.set(survey.processes.clone());
         Ok(survey)
     }
-    fn details(&self, pid: Pid) -> Option<ProcessDetails> {
-        self.inner.details(pid)
+    forward_the_rest!();
+}
+
+/// `inner`, except that concurrent `processes()` calls share reads: each waits for the next read
+/// to begin after it was asked, and every call waiting for that read gets its answer.
+pub struct Coalesced<'p> {
+    inner: &'p (dyn Probe + Sync),
+    state: Mutex<Reads>,
+    read: Condvar,
+}
+
+/// The reads so far: how many began and ended, whether one is in flight, and the last answer.
+#[derive(Default)]
+struct Reads {
+    /// Calls inside `processes()` now (for the tests).
+    callers: usize,
+    begun: u64,
+    ended: u64,
+    reading: bool,
+    last: Option<Arc<Result<ProcessList, String>>>,
+}
+
+impl<'p> Coalesced<'p> {
+    /// How many calls are inside `processes()` now.
+    #[cfg(test)]
+    fn callers(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .callers
     }
-    fn children(
-        &self,
-        parents: &[super::Identity],
-    ) -> Result<Vec<(super::Identity, super::ProcessInfo)>, ProbeError> {
-        self.inner.children(parents)
+
+    /// Wraps `inner`.
+    pub fn new(inner: &'p (dyn Probe + Sync)) -> Self {
+        Self {
+            inner,
+            state: Mutex::new(Reads::default()),
+            read: Condvar::new(),
+        }
     }
-    fn argv(&self, identity: super::Identity) -> Option<Vec<Vec<u8>>> {
-        self.inner.argv(identity)
+}
+
+impl Probe for Coalesced<'_> {
+    fn processes(&self) -> Result<ProcessList, ProbeError> {
+        let lock = || self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut reads = lock();
+        reads.callers += 1;
+        // The first read to begin from now on is the oldest that may answer this call.
+        let wanted = reads.begun + 1;
+        let answer = loop {
+            if reads.ended >= wanted {
+                break reads.last.clone().expect("an ended read left its answer");
+            }
+            if reads.reading {
+                reads = self
+                    .read
+                    .wait(reads)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            }
+            reads.reading = true;
+            reads.begun += 1;
+            let number = reads.begun;
+            drop(reads);
+            let answer = self.inner.processes().map_err(|e| e.to_string());
+            reads = lock();
+            reads.last = Some(Arc::new(answer));
+            reads.ended = number;
+            reads.reading = false;
+            self.read.notify_all();
+        };
+        reads.callers -= 1;
+        drop(reads);
+        match &*answer {
+            Ok(list) => Ok(list.clone()),
+            Err(why) => Err(ProbeError::Shared(why.clone())),
+        }
     }
-    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        self.inner.environment(pid)
+    /// A survey reads its tables and processes together, afresh.
+    fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        self.inner.survey(wants_argv)
     }
-    fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
-        self.inner.sockets(owners_among)
-    }
-    fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
-        self.inner.activity(pids, window)
-    }
-    fn identity(&self, pid: Pid) -> IdentityRead {
-        self.inner.identity(pid)
-    }
-    fn now(&self) -> Duration {
-        self.inner.now()
-    }
-    fn boot_id(&self) -> Option<String> {
-        self.inner.boot_id()
-    }
+    forward_the_rest!();
 }
 
 #[cfg(test)]
@@ -158,5 +256,107 @@ mod tests {
         let again = once.processes().expect("read again");
         assert!(again.processes.iter().any(|p| p.identity.pid == 10));
         assert_eq!(probe.reads.get(), 2);
+    }
+
+    /// A fake whose `n`-th table read holds `n` processes and waits until the test allows it.
+    struct Gated {
+        fake: FakeProbe,
+        begun: std::sync::atomic::AtomicUsize,
+        allowed: Mutex<usize>,
+        moved: Condvar,
+    }
+
+    impl Gated {
+        fn allow(&self, reads: usize) {
+            *self.allowed.lock().unwrap() = reads;
+            self.moved.notify_all();
+        }
+        fn begun(&self) -> usize {
+            self.begun.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    impl Probe for Gated {
+        fn processes(&self) -> Result<ProcessList, ProbeError> {
+            let n = self.begun.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let mut allowed = self.allowed.lock().unwrap();
+            while *allowed < n {
+                allowed = self.moved.wait(allowed).unwrap();
+            }
+            let mut list = self.fake.processes()?;
+            list.processes = (1..=n as u32).map(|pid| process(pid, 0, &["x"])).collect();
+            Ok(list)
+        }
+        fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+            self.fake.survey(wants_argv)
+        }
+        fn current_uid(&self) -> u32 {
+            self.fake.current_uid()
+        }
+        fn own_pid(&self) -> Pid {
+            self.fake.own_pid()
+        }
+        fn details(&self, pid: Pid) -> Option<ProcessDetails> {
+            self.fake.details(pid)
+        }
+        fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+            self.fake.environment(pid)
+        }
+        fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
+            self.fake.sockets(owners_among)
+        }
+        fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
+            self.fake.activity(pids, window)
+        }
+        fn identity(&self, pid: Pid) -> IdentityRead {
+            self.fake.identity(pid)
+        }
+        fn now(&self) -> Duration {
+            self.fake.now()
+        }
+        fn boot_id(&self) -> Option<String> {
+            self.fake.boot_id()
+        }
+    }
+
+    /// Polls `done` (every millisecond, for at most 10 s).
+    fn until(what: &str, done: impl Fn() -> bool) {
+        let end = std::time::Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(std::time::Instant::now() < end, "timed out: {what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Seven looks asked while a read is in flight never get that older read's answer, and
+    /// share the one next read.
+    #[test]
+    fn concurrent_reads_share_the_next_read_never_an_older_one() {
+        let gated = Gated {
+            fake: FakeProbe::default(),
+            begun: Default::default(),
+            allowed: Mutex::new(0),
+            moved: Condvar::new(),
+        };
+        let shared = Coalesced::new(&gated);
+        let size = |shared: &Coalesced| shared.processes().unwrap().processes.len();
+        std::thread::scope(|s| {
+            let first = s.spawn(|| size(&shared));
+            until("the first read to begin", || gated.begun() == 1);
+            let later: Vec<_> = (0..7).map(|_| s.spawn(|| size(&shared))).collect();
+            until("all eight calls to be in", || shared.callers() == 8);
+            gated.allow(1);
+            until("the next read to begin", || gated.begun() == 2);
+            gated.allow(usize::MAX);
+            assert_eq!(first.join().unwrap(), 1);
+            for l in later {
+                assert_eq!(
+                    l.join().unwrap(),
+                    2,
+                    "answered by the read after they asked"
+                );
+            }
+        });
+        assert_eq!(gated.begun(), 2, "the seven shared one read");
     }
 }

@@ -12,14 +12,15 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::checks::{self, TreeCheck};
-use super::flow::{abandoned, report, Stopper};
+use super::flow::{abandoned, report, Stopper, Verdict};
 use super::refusal::{Refusal, Why};
 use super::rescan::{self, Ended};
 use crate::diagnose;
 use crate::model::card::Project;
-use crate::model::outcome::{Checkpoint, ResourceResult, StopReport};
+use crate::model::outcome::{Checkpoint, ResourceResult, StopReport, TieKind};
 use crate::model::shown::Shown;
 use crate::model::snapshot::Snapshot;
+use crate::probe::reuse::Coalesced;
 use crate::probe::Identity;
 use crate::probe::Pid;
 use crate::store::Lock;
@@ -381,13 +382,26 @@ impl Stopper<'_> {
         for (e, _) in &checked {
             *left.entry(e.project.path.clone()).or_default() += 1;
         }
-        let mut ended: HashMap<String, Vec<(Entry, StopReport)>> = HashMap::new();
+        let mut ended: HashMap<String, Vec<(Entry, Signalled)>> = HashMap::new();
+        // The threads' looks for newcomers share their reads of the process table, each
+        // answered by a read that began after it was asked (`probe::reuse::Coalesced`).
+        let shared = Coalesced::new(self.probe);
+        let signalling = Stopper {
+            probe: &shared,
+            signaller: self.signaller,
+            waiter: self.waiter,
+            store: self.store,
+            marker_at: self.marker_at,
+            interrupt: self.interrupt,
+            opts: self.opts.clone(),
+        };
+        let signalling = &signalling;
         std::thread::scope(|s| {
             let (tx, rx) = mpsc::channel();
             for (e, last) in checked {
                 let tx = tx.clone();
                 s.spawn(move || {
-                    let r = self.signal_guarded(&e, t0, last);
+                    let r = signalling.signal_guarded(&e, t0, last);
                     // The receiver lives until every sender is gone.
                     let _ = tx.send((e, r));
                 });
@@ -404,7 +418,7 @@ impl Stopper<'_> {
                     }
                     ended.entry(path).or_default().push((e, r));
                 }
-                let group: Vec<(Entry, StopReport)> = ready
+                let group: Vec<(Entry, Signalled)> = ready
                     .iter()
                     .flat_map(|p| ended.remove(p).unwrap_or_default())
                     .collect();
@@ -418,7 +432,7 @@ impl Stopper<'_> {
     /// One resource's signals (`Stopper::signal_tree`); an internal error (a panic) in them
     /// cannot take the rest of the batch down, and is not recorded as an outcome: the next
     /// read reconciles its snapshot from what is true then (`reconcile.rs`).
-    fn signal_guarded(&self, e: &Entry, t0: Duration, last: TreeCheck) -> StopReport {
+    fn signal_guarded(&self, e: &Entry, t0: Duration, last: TreeCheck) -> Signalled {
         let run = || self.signal_tree(e.id, &e.snapshot, t0, last);
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
             let why = panic
@@ -426,7 +440,7 @@ impl Stopper<'_> {
                 .map(|s| (*s).to_owned())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic".into());
-            StopReport {
+            let r = StopReport {
                 record_error: Some(format!(
                     "Pier hit an internal error during its signals ({why}); the next `pier \
                      history` reads what is true and writes it"
@@ -439,7 +453,8 @@ impl Stopper<'_> {
                          sent is not known here"
                     ),
                 )
-            }
+            };
+            (r, None)
         })
     }
 
@@ -447,10 +462,13 @@ impl Stopper<'_> {
     /// resource that sent a signal judged for its own replacements; then each result is final.
     fn rescan_and_end(
         &self,
-        group: Vec<(Entry, StopReport)>,
+        group: Vec<(Entry, Signalled)>,
         batch: &rescan::Batch,
         out: &mut Reports,
     ) {
+        let (entries, signalled): (Vec<Entry>, Vec<Signalled>) = group.into_iter().unzip();
+        let group: Vec<(Entry, StopReport)> =
+            entries.into_iter().zip(disowned(signalled)).collect();
         // Only what sent signals can have left a replacement behind.
         let signalled: Vec<usize> = (0..group.len())
             .filter(|&i| group[i].1.timings.is_some())
@@ -494,6 +512,63 @@ impl Stopper<'_> {
         drop(e);
         out.done(at, r);
     }
+}
+
+/// A resource's report from its thread, and what decided its result if signals went out.
+pub(super) type Signalled = (StopReport, Option<Verdict>);
+
+/// A project's resources as they ended, with every newcomer one of them claims by descent (a
+/// child of its member, or of its newcomer) taken back from the others that saw it only as an
+/// orphan working in the project — the first one's tree left it, not theirs — and each result
+/// decided afresh.
+pub(super) fn disowned(group: Vec<Signalled>) -> Vec<StopReport> {
+    let by_descent = |r: &StopReport| -> Vec<Identity> {
+        r.newcomers
+            .iter()
+            .filter(|n| matches!(n.tie, TieKind::ChildOfMember | TieKind::ChildOfNewcomer))
+            .map(|n| Identity {
+                pid: n.pid,
+                start_time: n.start_time,
+            })
+            .collect()
+    };
+    let claims: Vec<(usize, Vec<Identity>)> = group
+        .iter()
+        .enumerate()
+        .map(|(i, (r, _))| (i, by_descent(r)))
+        .collect();
+    group
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut r, verdict))| {
+            let theirs = |id: &Identity| claims.iter().any(|(j, ids)| *j != i && ids.contains(id));
+            if let Some(mut verdict) = verdict {
+                let taken: Vec<Identity> = r
+                    .newcomers
+                    .iter()
+                    .filter(|n| n.tie == TieKind::OrphanInProject)
+                    .map(|n| Identity {
+                        pid: n.pid,
+                        start_time: n.start_time,
+                    })
+                    .filter(theirs)
+                    .collect();
+                if !taken.is_empty() {
+                    r.newcomers.retain(|n| {
+                        !taken.contains(&Identity {
+                            pid: n.pid,
+                            start_time: n.start_time,
+                        })
+                    });
+                    verdict
+                        .problems
+                        .retain(|p| p.newcomer.is_none_or(|n| !taken.contains(&n)));
+                    (r.result, r.reason) = verdict.result();
+                }
+            }
+            r
+        })
+        .collect()
 }
 
 fn snapshots<'e>(es: &'e [Entry]) -> Vec<&'e Snapshot> {

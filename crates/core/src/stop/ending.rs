@@ -30,7 +30,24 @@ pub(super) struct Ending {
     pub(super) members: Vec<MemberReport>,
     pub(super) newcomers: Vec<NewcomerReport>,
     /// Why the stop cannot be called complete, from the members and newcomers alone.
-    pub(super) problems: Vec<String>,
+    pub(super) problems: Vec<Problem>,
+}
+
+/// One reason a stop cannot be called complete, and the newcomer it is about, if any: a batch
+/// takes back a newcomer another of its resources claims by descent (`batch.rs`).
+#[derive(Debug, Clone)]
+pub(super) struct Problem {
+    pub(super) text: String,
+    pub(super) newcomer: Option<Identity>,
+}
+
+impl From<String> for Problem {
+    fn from(text: String) -> Self {
+        Problem {
+            text,
+            newcomer: None,
+        }
+    }
 }
 
 /// What the waiter watches: an identity (the waiter never signals, and needs no executable).
@@ -174,7 +191,10 @@ impl Signals<'_, '_> {
         if self.first.is_none() {
             // Nothing was sent, so nothing to wait for; a signal the kernel refused is still
             // what the reason must say.
-            let problems = failed(&self.members);
+            let problems = failed(&self.members)
+                .into_iter()
+                .map(Problem::from)
+                .collect();
             return Ending {
                 members: self.members,
                 newcomers: Vec::new(),
@@ -223,9 +243,9 @@ impl Signals<'_, '_> {
             newcomers.push(report(n, gone, Duration::ZERO, &mut problems));
         }
         if let Some(why) = self.blind.take() {
-            problems.push(format!(
+            problems.push(Problem::from(format!(
                 "processes born during the stop could not be looked for: {why}"
-            ));
+            )));
         }
         Ending {
             members: self.members,
@@ -236,7 +256,7 @@ impl Signals<'_, '_> {
 
     /// The members whose end is still open: outlived their grace, or skipped while alive. A
     /// skipped member whose identity cannot be read is a problem: it may run.
-    fn pending(&self, problems: &mut Vec<String>) -> Vec<usize> {
+    fn pending(&self, problems: &mut Vec<Problem>) -> Vec<usize> {
         let probe = self.stopper.probe;
         (0..self.members.len())
             .filter(|&i| {
@@ -247,11 +267,11 @@ impl Signals<'_, '_> {
                         IdentityRead::Alive { identity, .. } => identity == m.identity(),
                         IdentityRead::Gone => false,
                         IdentityRead::Unknown(why) => {
-                            problems.push(format!(
+                            problems.push(Problem::from(format!(
                                 "pid {} ({}) was not signalled, and whether it still runs could \
                                  not be read: {why}",
                                 m.pid, m.command
-                            ));
+                            )));
                             false
                         }
                     },
@@ -262,7 +282,7 @@ impl Signals<'_, '_> {
     }
 
     /// The pending members' outcomes from the final wait; the failed ones are problems too.
-    fn settle_members(&mut self, pending: &[usize], gone: &[bool], problems: &mut Vec<String>) {
+    fn settle_members(&mut self, pending: &[usize], gone: &[bool], problems: &mut Vec<Problem>) {
         for (&i, &gone) in pending.iter().zip(gone) {
             let detail = self.after_grace(self.members[i].identity(), true);
             let m = &mut self.members[i];
@@ -272,19 +292,19 @@ impl Signals<'_, '_> {
                     m.detail = detail;
                 }
                 (MemberOutcome::StillRunning, false) => {
-                    problems.push(format!(
+                    problems.push(Problem::from(format!(
                         "pid {} ({}) still runs after its signal",
                         m.pid, m.command
-                    ));
+                    )));
                 }
-                (_, false) => problems.push(format!(
+                (_, false) => problems.push(Problem::from(format!(
                     "pid {} ({}) was not signalled ({}) and still runs",
                     m.pid, m.command, m.detail
-                )),
+                ))),
                 (_, true) => {}
             }
         }
-        problems.extend(failed(&self.members));
+        problems.extend(failed(&self.members).into_iter().map(Problem::from));
     }
 
     /// The detail of a member that outlived its grace and is gone now. It was seen alive right
@@ -314,14 +334,17 @@ impl Signals<'_, '_> {
 }
 
 /// One newcomer's line; one still running is a problem.
-fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<String>) -> NewcomerReport {
+fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<Problem>) -> NewcomerReport {
     if !gone {
-        problems.push(format!(
-            "pid {} ({}, {}) was born during the stop and still runs",
-            n.identity.pid,
-            n.how(),
-            n.command
-        ));
+        problems.push(Problem {
+            text: format!(
+                "pid {} ({}, {}) was born during the stop and still runs",
+                n.identity.pid,
+                n.how(),
+                n.command
+            ),
+            newcomer: Some(n.identity),
+        });
     }
     let detail = match (gone, waited.is_zero()) {
         (true, _) => "born during the stop, never signalled; gone when the stop ended".into(),

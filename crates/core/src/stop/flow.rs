@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::checks;
+use super::ending::Problem;
 use super::interrupt::Interrupt;
 use super::newcomers::Watch;
 use super::refusal::Refusal;
@@ -298,14 +299,14 @@ impl Stopper<'_> {
     /// Steps 4–5, once checkpoint (e) passed (`t0`: when check (a) ran; `last_check`: what
     /// (e) saw): signals leaf to root with a look for newcomers before and a bounded wait after
     /// each level, then the outcomes as they are when the stop ends. Runs on the resource's own
-    /// thread in a batch.
+    /// thread in a batch. With the report, what decided its result, when signals went out.
     pub(super) fn signal_tree(
         &self,
         id: &str,
         snapshot: &Snapshot,
         t0: Duration,
         last_check: checks::TreeCheck,
-    ) -> StopReport {
+    ) -> (StopReport, Option<Verdict>) {
         let refused = |r: Refusal| StopReport {
             checkpoint: Some(r.checkpoint),
             ..report(id, ResourceResult::Refused, r.to_string())
@@ -337,32 +338,21 @@ impl Stopper<'_> {
             run.before_level();
             let sent = match run.signal_level(level) {
                 Ok(sent) => sent,
-                Err(why) => return refused(why.at(Checkpoint::Deadline)),
+                Err(why) => return (refused(why.at(Checkpoint::Deadline)), None),
             };
             run.await_level(&sent);
         }
         let (first, last, unreached) = (run.first, run.last, run.unreached);
         let ending = run.finish();
         let interrupted = self.interrupt.raised();
-        let (result, reason) = match interrupted {
-            Some(signal) if first.is_none() => (
-                ResourceResult::Refused,
-                format!("interrupted by {signal} before the first signal: nothing was sent"),
-            ),
-            Some(signal) => {
-                let (result, reason) = result_of(true, &ending.problems);
-                let reason = match (result, unreached) {
-                    (ResourceResult::Stopped, _) => reason,
-                    (_, true) => format!(
-                        "interrupted by {signal}, so no further level was signalled; {reason}"
-                    ),
-                    (_, false) => format!("interrupted by {signal} during a wait; {reason}"),
-                };
-                (result, reason)
-            }
-            None => result_of(first.is_some(), &ending.problems),
+        let verdict = Verdict {
+            signalled: first.is_some(),
+            unreached,
+            interrupted,
+            problems: ending.problems,
         };
-        StopReport {
+        let (result, reason) = verdict.result();
+        let report = StopReport {
             id: id.to_owned(),
             result,
             reason,
@@ -378,7 +368,8 @@ impl Stopper<'_> {
                 a_to_last_signal_ms: l.as_secs_f64() * 1e3,
                 sample_ms: self.opts.sample.as_millis() as u64,
             }),
-        }
+        };
+        (report, Some(verdict))
     }
 
     /// Adds the outcomes to the snapshot, on behalf of the identity it names only. Returns why
@@ -443,6 +434,44 @@ fn unlike_shown(shown: &Shown, project: &Project, resource: &Resource) -> Option
         exe_now.as_deref().unwrap_or("an unreadable executable"),
         m.exe.as_deref().unwrap_or("an unreadable executable"),
     ))
+}
+
+/// What decides the result of a stop that reached its signals, kept apart from its report so
+/// that a batch can take back a newcomer another of its resources claims (`batch.rs`) before the
+/// result is final.
+pub(super) struct Verdict {
+    /// Whether any signal went out.
+    pub(super) signalled: bool,
+    /// Whether an interruption left a level unsignalled.
+    pub(super) unreached: bool,
+    pub(super) interrupted: Option<&'static str>,
+    /// The members still running or failed, and the newcomers still running.
+    pub(super) problems: Vec<Problem>,
+}
+
+impl Verdict {
+    /// Step 7 from what is true when the stop ends (the rescan may still lower it).
+    pub(super) fn result(&self) -> (ResourceResult, String) {
+        let problems: Vec<String> = self.problems.iter().map(|p| p.text.clone()).collect();
+        match self.interrupted {
+            Some(signal) if !self.signalled => (
+                ResourceResult::Refused,
+                format!("interrupted by {signal} before the first signal: nothing was sent"),
+            ),
+            Some(signal) => {
+                let (result, reason) = result_of(true, &problems);
+                let reason = match (result, self.unreached) {
+                    (ResourceResult::Stopped, _) => reason,
+                    (_, true) => format!(
+                        "interrupted by {signal}, so no further level was signalled; {reason}"
+                    ),
+                    (_, false) => format!("interrupted by {signal} during a wait; {reason}"),
+                };
+                (result, reason)
+            }
+            None => result_of(self.signalled, &problems),
+        }
+    }
 }
 
 /// Step 7 from what is true when the stop ends (the rescan may still lower it): `problems`

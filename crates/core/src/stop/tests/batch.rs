@@ -267,3 +267,65 @@ fn an_id_named_twice_is_stopped_once() {
     assert_eq!(reports[0].result, ResourceResult::Stopped);
     assert_eq!(sent, vec![102, 101, 100]);
 }
+
+/// Found by the batch's own test above once its looks shared reads: the project's other
+/// resource saw the first one's newcomer as an orphan working in the project, and was blamed
+/// for it. Taken back from it, its result is decided afresh.
+#[test]
+fn a_newcomer_claimed_by_descent_is_taken_back_from_a_resource_that_saw_it_only_as_an_orphan() {
+    use crate::stop::ending::Problem;
+    use crate::stop::flow::Verdict;
+    let newcomer = |tie| NewcomerReport {
+        pid: 150,
+        start_time: 1500,
+        parent: 100,
+        how: "…".into(),
+        tie,
+        command: "vite".into(),
+        fate: NewcomerFate::StillRunning,
+        detail: "born during the stop, never signalled; still running 0.01 s later".into(),
+    };
+    let problem = |text: &str| Problem {
+        text: text.into(),
+        newcomer: Some(crate::probe::Identity {
+            pid: 150,
+            start_time: 1500,
+        }),
+    };
+    let signalled = |id: &str, tie, text: &str| {
+        let verdict = Verdict {
+            signalled: true,
+            unreached: false,
+            interrupted: None,
+            problems: vec![problem(text)],
+        };
+        let (result, reason) = verdict.result();
+        let r = StopReport {
+            newcomers: vec![newcomer(tie)],
+            ..crate::stop::flow::report(id, result, reason)
+        };
+        (r, Some(verdict))
+    };
+    let reports = crate::stop::batch::disowned(vec![
+        signalled(
+            ID,
+            TieKind::ChildOfMember,
+            "pid 150 (child of member pid 100) still runs",
+        ),
+        signalled(
+            SECOND_ID,
+            TieKind::OrphanInProject,
+            "pid 150 (orphaned) still runs",
+        ),
+    ]);
+    assert_eq!(reports[0].result, ResourceResult::PartiallyStopped);
+    assert_eq!(reports[0].newcomers.len(), 1, "its own newcomer stays");
+    assert_eq!(
+        reports[1].result,
+        ResourceResult::Stopped,
+        "{:#?}",
+        reports[1]
+    );
+    assert_eq!(reports[1].reason, "every member is gone");
+    assert!(reports[1].newcomers.is_empty());
+}
