@@ -11,10 +11,14 @@
 //! reported by the fixtures themselves, the events, and the signals each fixture logged.
 //! `soak/oracle.rs` judges each report against it.
 //!
+//! Half the rounds are batches: 2 to 4 trees, each in its own project, stopped together by
+//! one `stop_all`, with the races aimed at one tree each and one tree left untouched; every tree
+//! is judged by the same oracle on the batch's one timeline (`soak/mod.rs`, `Batch`).
+//!
 //! Bounded in rounds and time: PIER_SOAK_ROUNDS (default 40), PIER_SOAK_SECS (default 240);
-//! PIER_SOAK_SEED replays the plans of a run (not its timing). The long version:
-//! `PIER_SOAK_ROUNDS=1000 PIER_SOAK_SECS=3600 cargo test --release --test stop_soak_linux -- --nocapture`
-//! (`scripts/long.sh`). Only the round's own processes are ever signalled by the test, by
+//! PIER_SOAK_SEED replays the plans of a run (not its timing); PIER_SOAK_REPORT names a file
+//! for the run's figures as JSON. The long version, 10,000 rounds over three runs side by side:
+//! `scripts/long.sh soak`. Only the round's own processes are ever signalled by the test, by
 //! identity; the state folder is the test's temp folder.
 #![cfg(target_os = "linux")]
 
@@ -85,6 +89,34 @@ struct Tally {
     start_ms: Vec<f64>,
     judge_ms: Vec<f64>,
     end_ms: Vec<f64>,
+}
+
+/// The run's figures as JSON, for `scripts/long.sh` to add up runs made side by side.
+fn write_tally(path: &str, t: &Tally, seed: u64, took: Duration) {
+    let events: Vec<_> = t
+        .events
+        .iter()
+        .map(|((kind, done), n)| serde_json::json!([format!("{kind:?}"), done, n]))
+        .collect();
+    let doc = serde_json::json!({
+        "seed": seed,
+        "secs": took.as_secs_f64(),
+        "rounds": t.rounds,
+        "resources": t.resources,
+        "sizes": t.sizes.iter().map(|(k, v)| (k.to_string(), v)).collect::<BTreeMap<_, _>>(),
+        "results": t.results,
+        "events": events,
+        "recycled": t.recycled,
+        "reused": t.reused,
+        "untouched": t.untouched,
+        "untouched_stopped": t.untouched_stopped,
+        "deadline": t.deadline,
+        "wrong_signals": t.wrong_signals.len(),
+        "disagreements": t.disagreements.len(),
+        "fixture_errors": t.fixture_errors.len(),
+        "stop_ms": t.stop_ms,
+    });
+    std::fs::write(path, serde_json::to_vec(&doc).unwrap()).expect("the soak's report is written");
 }
 
 /// One event each for all but one tree of a batch, of distinct kinds, at calls drawn from
@@ -327,7 +359,10 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
             marker_at: &project::marker_on_disk,
             interrupt: &pier_core::stop::interrupt::PROCESS,
             opts: StopOptions {
-                grace: Duration::from_secs(2),
+                // The fixtures end at once on SIGTERM; a second bounds what a newcomer that
+                // still runs costs a round (the stop's last wait), so that 10,000 rounds fit in
+                // an hour or so (`scripts/long.sh`).
+                grace: Duration::from_secs(1),
                 sample: Duration::from_millis(50),
                 home: None,
                 ..StopOptions::default()
@@ -411,6 +446,9 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
         t.disagreements.len()
     );
     eprintln!("stop soak: refusals for the 2 s deadline: {}", t.deadline);
+    if let Ok(path) = std::env::var("PIER_SOAK_REPORT") {
+        write_tally(&path, &t, seed, started.elapsed());
+    }
     assert!(
         t.fixture_errors.is_empty(),
         "fixtures failed (a test error):\n{}",

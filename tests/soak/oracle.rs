@@ -6,8 +6,9 @@
 //! - the network cut: the last survey before the batch's first signal request (check (e)'s
 //!   network read); a client connected at or before it must get the stop refused;
 //! - the tree cut: the last process-table read before the batch's first signal request (check
-//!   (e)'s tree read, followed by every member's identity); a new process under the root, a
-//!   member that exec'd, or a root that ended, at or before it, must get the stop refused;
+//!   (e)'s survey, whose table its tree check judges, followed by every member's identity); a
+//!   new process under the root, a member that exec'd, or a root that ended, at or before it,
+//!   must get the stop refused;
 //! - the rescan: the last survey before the batch reported this tree's resource (its
 //!   project's rescan, made once all of its resources had ended); a process an event made
 //!   that runs then must keep the result from `stopped`.
@@ -237,7 +238,7 @@ impl<'a> Record<'a> {
     }
 
     /// The chain of docs/design.md §3.3 ran in full, in order, right before the first signal:
-    /// (a) network, (b) activity, (c) network, (d) tree, (e) network and tree; the snapshot was
+    /// (a) network, (b) activity, (c) network, (d) tree, (e) network and tree (one survey); the snapshot was
     /// whole on disk first; and at most 2 s passed from check (a) to the first signal sent.
     fn chain_before_first_signal(&self, v: &mut Verdict) {
         let (Some(first), Some(_), Some(thread)) = (self.batch_first, self.first_sent, self.thread)
@@ -256,7 +257,6 @@ impl<'a> Record<'a> {
             Call::Survey,
             Call::Processes,
             Call::Survey,
-            Call::Processes,
         ];
         if !chain.ends_with(&want) {
             v.disagreements.push(format!(
@@ -306,7 +306,7 @@ impl<'a> Record<'a> {
         };
         let known = &self.known;
         let net_cut = last_before(&self.trace, first, |c| *c == Call::Survey);
-        let tree_cut = last_before(&self.trace, first, |c| *c == Call::Processes);
+        let tree_cut = last_before(&self.trace, first, table_read);
         for f in self.fired.iter().filter(|f| f.done) {
             let before = |cut: Option<usize>| cut.is_some_and(|c| f.at <= c);
             let must_refuse = match f.kind {
@@ -489,8 +489,7 @@ impl<'a> Record<'a> {
             }
             return;
         };
-        let tree_cut =
-            last_before(&self.trace, batch_first, |c| *c == Call::Processes).unwrap_or(0);
+        let tree_cut = last_before(&self.trace, batch_first, table_read).unwrap_or(0);
         for n in &self.report().newcomers {
             v.disagreements.extend(self.newcomer_disagrees(n, tree_cut));
         }
@@ -741,6 +740,11 @@ impl<'a> Record<'a> {
             ));
         }
     }
+}
+
+/// A read of the process table: on its own, or a survey's (which reads it first).
+fn table_read(c: &Call) -> bool {
+    matches!(c, Call::Processes | Call::Survey)
 }
 
 /// A process an event made (a fork's child, a recycle's newcomer).

@@ -287,13 +287,18 @@ impl Stopper<'_> {
                 .map(|r| r.map(drop))
                 .collect()
         });
-        if !self.opts.force {
-            live = self.judged(live, out, Checkpoint::E, network);
-        }
         if live.is_empty() {
             return (t0, Vec::new());
         }
-        let trees = checks::tree(probe, &snapshots(&live));
+        out.step(Step::Check(Checkpoint::E), live.len());
+        let trees = if self.opts.force {
+            // Force skips the network part of (e): its tree check alone.
+            checks::tree(probe, &snapshots(&live))
+        } else {
+            let both: Vec<(&HashSet<Pid>, &Snapshot)> =
+                live.iter().map(|e| (&e.members, &e.snapshot)).collect();
+            checks::last_look(probe, &both)
+        };
         let mut checked = Vec::new();
         for (e, tree) in live.into_iter().zip(trees) {
             match tree {

@@ -17,7 +17,7 @@ use crate::diagnose::rules::{self, ActivityFacts, Thresholds};
 use crate::diagnose::tree::ProcessTable;
 use crate::model::card::Level;
 use crate::model::snapshot::Snapshot;
-use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessInfo};
+use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessInfo, ProcessList, Survey};
 use crate::signal::Expected;
 
 /// (a), (c), (e) for every resource still in the chain (`docs/design.md` §3.3, ARCHITECTURE.md
@@ -28,11 +28,14 @@ use crate::signal::Expected;
 /// waiting connection. One answer per resource, in order.
 pub fn network(probe: &dyn Probe, resources: &[&HashSet<Pid>]) -> Vec<Result<(), Why>> {
     // argv plays no part in a network check: none is read beyond the socket holders'.
-    let survey = match probe.survey(&|_| false) {
-        Ok(survey) => survey,
-        Err(e) => return vec![Err(Why::SurveyFailed(e.to_string())); resources.len()],
-    };
-    let uid = probe.current_uid();
+    match probe.survey(&|_| false) {
+        Ok(survey) => network_in(probe.current_uid(), &survey, resources),
+        Err(e) => vec![Err(Why::SurveyFailed(e.to_string())); resources.len()],
+    }
+}
+
+/// The network check of each of `resources` against one survey.
+fn network_in(uid: u32, survey: &Survey, resources: &[&HashSet<Pid>]) -> Vec<Result<(), Why>> {
     let unreadable = judge::unreadable_of(&survey.processes.unreadable, uid);
     let index = match &survey.sockets {
         Ok(t) => SocketIndex::new(&t.sockets),
@@ -163,10 +166,41 @@ pub struct TreeCheck {
 /// may not touch (`judge::force_allowed`), and every member still alive is the same process
 /// (start time and executable, read afresh per member). Force runs this check too.
 pub fn tree(probe: &dyn Probe, snapshots: &[&Snapshot]) -> Vec<Result<TreeCheck, Why>> {
-    let list = match probe.processes() {
-        Ok(list) => list,
-        Err(e) => return vec![Err(Why::TreeUnreadable(e.to_string())); snapshots.len()],
+    match probe.processes() {
+        Ok(list) => tree_in(probe, list, snapshots),
+        Err(e) => vec![Err(Why::TreeUnreadable(e.to_string())); snapshots.len()],
+    }
+}
+
+/// (e) for every resource still in the chain: one survey, each resource's network judged on it
+/// and then its tree judged on the survey's own process table — read right before its sockets,
+/// so the last look before the first signal is one read of the machine, not two. A process
+/// born after that table is absent from it: a newcomer, never signalled (`newcomers.rs`).
+pub fn last_look(
+    probe: &dyn Probe,
+    resources: &[(&HashSet<Pid>, &Snapshot)],
+) -> Vec<Result<TreeCheck, Why>> {
+    let survey = match probe.survey(&|_| false) {
+        Ok(survey) => survey,
+        Err(e) => return vec![Err(Why::SurveyFailed(e.to_string())); resources.len()],
     };
+    let sets: Vec<&HashSet<Pid>> = resources.iter().map(|(m, _)| *m).collect();
+    let network = network_in(probe.current_uid(), &survey, &sets);
+    let snapshots: Vec<&Snapshot> = resources.iter().map(|(_, s)| *s).collect();
+    let trees = tree_in(probe, survey.processes, &snapshots);
+    network
+        .into_iter()
+        .zip(trees)
+        .map(|(net, tree)| net.and(tree))
+        .collect()
+}
+
+/// The tree check of each of `snapshots` against the table `list`.
+fn tree_in(
+    probe: &dyn Probe,
+    list: ProcessList,
+    snapshots: &[&Snapshot],
+) -> Vec<Result<TreeCheck, Why>> {
     let uid = probe.current_uid();
     if let Some(Finding::ProcessUnreadable { pid, error }) =
         judge::unreadable_of(&list.unreadable, uid)

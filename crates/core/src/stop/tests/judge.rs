@@ -122,7 +122,7 @@ fn scan_level(fake: &FakeProbe) -> Option<Level> {
 }
 
 /// Process reads: 1 = re-diagnosis, 2 = the snapshot's, 3 = check (a), 4 = (c), 5 = (d),
-/// 6 = (e)'s network check, 7 = (e)'s tree check (under Force: 3 = (d), 4 = (e)). The fact
+/// 6 = (e), whose tree check judges the table its survey read (under Force: 3 = (d), 4 = (e)). The fact
 /// appears at read `from`, and is gone again at read `until` (so only the checks between see
 /// it), if any.
 fn fact_at(from: usize, until: Option<usize>, fact: Fact) -> World {
