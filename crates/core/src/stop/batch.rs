@@ -428,7 +428,8 @@ impl Stopper<'_> {
                     .flat_map(|p| ended.remove(p).unwrap_or_default())
                     .collect();
                 if !group.is_empty() {
-                    self.rescan_and_end(group, &batch, out);
+                    // Its process-table read may share one with the looks still running.
+                    signalling.rescan_and_end(group, &batch, out);
                 }
             }
         });
