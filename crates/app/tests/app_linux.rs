@@ -199,6 +199,49 @@ fn clean_up_safely_then_restart_from_the_real_menu_then_quit() {
     assert!(log.contains("quit"), "the app logged its end: {log}");
 }
 
+/// "Clean up all safe" is one batch, and the menu marks each card as its resources end: the
+/// server that stops at once is marked stopped while the one that ignores SIGTERM still holds
+/// its grace wait, and the card of the latter is marked too when it ends.
+#[test]
+fn clean_up_all_safe_marks_each_card_as_its_resources_end() {
+    needs_session();
+    if fixtures_cannot_be_orphans("clean_up_all_safe_marks_each_card_as_its_resources_end") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let (quick, slow) = (free_port(), free_port());
+    let shop = sb.start_vite("shop", &["--port", &quick.to_string()], |_| true);
+    let docs = sb.start_vite(
+        "docs",
+        &["--port", &slow.to_string(), "--ignore-term"],
+        |_| true,
+    );
+    let mut app = start_app(&sb, &[]);
+    let tray = tray_of(&app);
+    let all = wait_menu(&tray, "Clean up all safe (2)", |m| {
+        let item = m.find("Clean up all safe (2)")?;
+        item.enabled.then_some(item.id)
+    });
+    tray.click(all);
+    let marked = format!("● green · shop — vite :{quick} — stopped ✓");
+    let waiting = format!("● green · docs — vite :{slow} — stopping…");
+    wait_menu(&tray, "shop marked stopped while docs still stops", |m| {
+        (m.find(&marked).is_some() && m.find(&waiting).is_some()).then_some(())
+    });
+    assert!(!alive(pid(&shop)), "shop is gone");
+    assert!(alive(pid(&docs)), "docs still waits out its grace");
+    wait_menu(&tray, "the batch's result", |m| {
+        m.find("◐ Cleaned up 1 of 2").map(|_| ())
+    });
+    assert!(
+        alive(pid(&docs)),
+        "never killed: it ignores SIGTERM, and there is no SIGKILL"
+    );
+    let quit = wait_menu(&tray, "Quit", |m| m.find("Quit Pier").map(|n| n.id));
+    tray.click(quit);
+    assert_eq!(exit_of(&mut app).code(), Some(0));
+}
+
 #[test]
 fn sigterm_ends_the_app_cleanly_with_0() {
     needs_session();

@@ -169,6 +169,65 @@ fn a_running_stop_is_on_its_card_and_disables_both_clean_ups() {
     assert!(!text_enabled(find(&m, &stop_all_id(&s)).unwrap()).1);
 }
 
+/// "Clean up all safe" over two green cards: the card whose resources have ended says how, while
+/// the other still says "stopping…"; the marks go with the action once its scan is shown.
+#[test]
+fn during_clean_up_all_safe_each_card_is_marked_as_its_resources_end() {
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(
+        1,
+        vec![
+            project(
+                "/w/shop",
+                Level::Green,
+                vec![resource("10-100", Level::Green, 5173)],
+            ),
+            project(
+                "/w/docs",
+                Level::Green,
+                vec![resource("30-100", Level::Green, 4000)],
+            ),
+        ],
+    ));
+    assert!(s.begin(ActionKey::AllSafe, "stopping…"));
+    s.apply(Update::CardDone {
+        key: ActionKey::AllSafe,
+        project: "/w/shop".into(),
+        tone: Tone::Done,
+    });
+    let m = menu(&s, now());
+    let title = |m: &[Entry], path: &str| {
+        text_enabled(find(m, &format!("card:{path}")).unwrap())
+            .0
+            .to_owned()
+    };
+    assert_eq!(
+        title(&m, "/w/shop"),
+        "● green · shop — vite :5173 — stopped ✓"
+    );
+    assert_eq!(
+        title(&m, "/w/docs"),
+        "● green · docs — vite :4000 — stopping…"
+    );
+    s.apply(Update::ActionDone {
+        report: ActionReport {
+            key: ActionKey::AllSafe,
+            tone: Tone::Done,
+            summary: "Cleaned up 2 of 2: shop: stopped; docs: stopped".into(),
+        },
+        settled_by: 2,
+    });
+    s.apply(scanned(2, vec![]));
+    assert!(s.marks.is_empty(), "the marks went with the action");
+    // A mark for an action that no longer runs is not taken.
+    s.apply(Update::CardDone {
+        key: ActionKey::AllSafe,
+        project: "/w/shop".into(),
+        tone: Tone::Refused,
+    });
+    assert!(s.marks.is_empty());
+}
+
 #[test]
 fn a_result_appears_at_the_top_and_on_its_card() {
     let mut s = shop_and_api();
