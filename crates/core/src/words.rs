@@ -108,6 +108,15 @@ pub fn level_reasons(r: &Resource) -> String {
     reasons.join("; ")
 }
 
+/// What a caught panic said, for a sentence: its message, or "a panic" when it carried none.
+pub fn of_panic(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

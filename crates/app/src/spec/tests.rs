@@ -22,22 +22,22 @@ pub fn scanned(generation: u64, projects: Vec<Project>) -> Update {
 }
 
 pub fn shop_and_api() -> UiState {
+    shop_and(project(
+        "/w/api",
+        Level::Yellow,
+        vec![resource("20-100", Level::Yellow, 8000)],
+    ))
+}
+
+/// A first scan of a green shop (vite :5173) and `other`.
+fn shop_and(other: Project) -> UiState {
     let mut s = UiState::new(Ok(false));
-    s.apply(scanned(
-        1,
-        vec![
-            project(
-                "/w/shop",
-                Level::Green,
-                vec![resource("10-100", Level::Green, 5173)],
-            ),
-            project(
-                "/w/api",
-                Level::Yellow,
-                vec![resource("20-100", Level::Yellow, 8000)],
-            ),
-        ],
-    ));
+    let shop = project(
+        "/w/shop",
+        Level::Green,
+        vec![resource("10-100", Level::Green, 5173)],
+    );
+    s.apply(scanned(1, vec![shop, other]));
     s
 }
 
@@ -173,21 +173,10 @@ fn a_running_stop_is_on_its_card_and_disables_both_clean_ups() {
 /// the other still says "stopping…"; the marks go with the action once its scan is shown.
 #[test]
 fn during_clean_up_all_safe_each_card_is_marked_as_its_resources_end() {
-    let mut s = UiState::new(Ok(false));
-    s.apply(scanned(
-        1,
-        vec![
-            project(
-                "/w/shop",
-                Level::Green,
-                vec![resource("10-100", Level::Green, 5173)],
-            ),
-            project(
-                "/w/docs",
-                Level::Green,
-                vec![resource("30-100", Level::Green, 4000)],
-            ),
-        ],
+    let mut s = shop_and(project(
+        "/w/docs",
+        Level::Green,
+        vec![resource("30-100", Level::Green, 4000)],
     ));
     assert!(s.begin(ActionKey::AllSafe, "stopping…"));
     s.apply(Update::CardDone {

@@ -20,44 +20,44 @@ use super::{
     Survey, WantsArgv,
 };
 
-/// Every `Probe` method but `processes` and `survey`, answered by `self.inner`.
+/// Every `Probe` method but `processes` and `survey`, answered by `self.$to`.
 macro_rules! forward_the_rest {
-    () => {
+    ($to:ident) => {
         fn current_uid(&self) -> u32 {
-            self.inner.current_uid()
+            self.$to.current_uid()
         }
         fn own_pid(&self) -> Pid {
-            self.inner.own_pid()
+            self.$to.own_pid()
         }
         fn details(&self, pid: Pid) -> Option<ProcessDetails> {
-            self.inner.details(pid)
+            self.$to.details(pid)
         }
         fn children(
             &self,
-            parents: &[super::Identity],
-        ) -> Result<Vec<(super::Identity, super::ProcessInfo)>, ProbeError> {
-            self.inner.children(parents)
+            parents: &[crate::probe::Identity],
+        ) -> Result<Vec<(crate::probe::Identity, crate::probe::ProcessInfo)>, ProbeError> {
+            self.$to.children(parents)
         }
-        fn argv(&self, identity: super::Identity) -> Option<Vec<Vec<u8>>> {
-            self.inner.argv(identity)
+        fn argv(&self, identity: crate::probe::Identity) -> Option<Vec<Vec<u8>>> {
+            self.$to.argv(identity)
         }
         fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-            self.inner.environment(pid)
+            self.$to.environment(pid)
         }
         fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
-            self.inner.sockets(owners_among)
+            self.$to.sockets(owners_among)
         }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
-            self.inner.activity(pids, window)
+            self.$to.activity(pids, window)
         }
         fn identity(&self, pid: Pid) -> IdentityRead {
-            self.inner.identity(pid)
+            self.$to.identity(pid)
         }
         fn now(&self) -> Duration {
-            self.inner.now()
+            self.$to.now()
         }
         fn boot_id(&self) -> Option<String> {
-            self.inner.boot_id()
+            self.$to.boot_id()
         }
     };
 }
@@ -95,7 +95,7 @@ impl Probe for OnceTable<'_> {
         let _ = self.table.set(survey.processes.clone());
         Ok(survey)
     }
-    forward_the_rest!();
+    forward_the_rest!(inner);
 }
 
 /// `inner`, except that concurrent `processes()` calls share reads: each waits for the next read
@@ -177,7 +177,7 @@ impl Probe for Coalesced<'_> {
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         self.inner.survey(wants_argv)
     }
-    forward_the_rest!();
+    forward_the_rest!(inner);
 }
 
 #[cfg(test)]
@@ -195,12 +195,6 @@ mod tests {
     }
 
     impl Probe for Counting {
-        fn current_uid(&self) -> u32 {
-            self.fake.current_uid()
-        }
-        fn own_pid(&self) -> Pid {
-            self.fake.own_pid()
-        }
         fn processes(&self) -> Result<ProcessList, ProbeError> {
             self.reads.set(self.reads.get() + 1);
             if self.fail_first && self.reads.get() == 1 {
@@ -208,27 +202,7 @@ mod tests {
             }
             self.fake.processes()
         }
-        fn details(&self, pid: Pid) -> Option<ProcessDetails> {
-            self.fake.details(pid)
-        }
-        fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-            self.fake.environment(pid)
-        }
-        fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
-            self.fake.sockets(owners_among)
-        }
-        fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
-            self.fake.activity(pids, window)
-        }
-        fn identity(&self, pid: Pid) -> IdentityRead {
-            self.fake.identity(pid)
-        }
-        fn now(&self) -> Duration {
-            self.fake.now()
-        }
-        fn boot_id(&self) -> Option<String> {
-            self.fake.boot_id()
-        }
+        forward_the_rest!(fake);
     }
 
     fn counting(fail_first: bool) -> Counting {
@@ -290,33 +264,7 @@ mod tests {
         fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
             self.fake.survey(wants_argv)
         }
-        fn current_uid(&self) -> u32 {
-            self.fake.current_uid()
-        }
-        fn own_pid(&self) -> Pid {
-            self.fake.own_pid()
-        }
-        fn details(&self, pid: Pid) -> Option<ProcessDetails> {
-            self.fake.details(pid)
-        }
-        fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-            self.fake.environment(pid)
-        }
-        fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
-            self.fake.sockets(owners_among)
-        }
-        fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
-            self.fake.activity(pids, window)
-        }
-        fn identity(&self, pid: Pid) -> IdentityRead {
-            self.fake.identity(pid)
-        }
-        fn now(&self) -> Duration {
-            self.fake.now()
-        }
-        fn boot_id(&self) -> Option<String> {
-            self.fake.boot_id()
-        }
+        forward_the_rest!(fake);
     }
 
     /// Polls `done` (every millisecond, for at most 10 s).

@@ -441,11 +441,7 @@ impl Stopper<'_> {
     fn signal_guarded(&self, e: &Entry, t0: Duration, last: TreeCheck) -> Signalled {
         let run = || self.signal_tree(e.id, &e.snapshot, t0, last);
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".into());
+            let why = crate::words::of_panic(panic.as_ref());
             let r = StopReport {
                 record_error: Some(format!(
                     "Pier hit an internal error during its signals ({why}); the next `pier \

@@ -308,11 +308,7 @@ fn scan_as(shared: &Arc<Shared>, generation: u64, periodic: bool) {
 /// batch or the result line down with it.
 fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
-        let why = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".into());
+        let why = crate::words::of_panic(panic.as_ref());
         tracing::error!("{what}: {}", crate::words::for_terminal(&why));
         format!("Pier hit an internal error ({why}); see app.log")
     })
