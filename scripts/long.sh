@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The long versions of the reliability checks that .ci/run runs short (issue 8): 200,000 cases
 # of each parser property, 20,000 of the diagnosis properties, 10,000 rounds of the stop soak
-# (single stops and batches; three runs side by side, added up), 20,000 SIGKILLs of a writing
+# (single stops and batches; four runs side by side, added up), 20,000 SIGKILLs of a writing
 # store, 400 real stops interrupted by SIGINT or SIGKILL at random points, and the scan and stop
 # at scale (5,000 processes, 500 listeners, 2,000 connections; batches of 1, 10 and 50). About
 # 1.5 hours on 2 cores, most of it the soak; run as root (pid steering, the mount-based store
 # tests). Prints each part's summary; the whole output of each part is kept in
 # target/long/<part>.log.
 #   scripts/long.sh [PART...]      (parts: parsers diagnosis soak store interrupt scale; all by default)
-# PIER_SOAK_ROUNDS (default 10000) and PIER_SOAK_JOBS (default 3) size the soak.
+# PIER_SOAK_ROUNDS (default 10000) and PIER_SOAK_JOBS (default 4) size the soak.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target/long
@@ -87,7 +87,7 @@ part parsers "^test |test result" \
   env PROPTEST_CASES=200000 cargo test --release --locked --test parsers_prop
 # The stop property's space is 24 cases, all run by the test suite.
 part diagnosis "test result" env PROPTEST_CASES=20000 cargo test --release --locked -p pier-core --lib -- props::
-part soak "^stop soak|failed" soak "${PIER_SOAK_ROUNDS:-10000}" "${PIER_SOAK_JOBS:-3}"
+part soak "^stop soak|failed" soak "${PIER_SOAK_ROUNDS:-10000}" "${PIER_SOAK_JOBS:-4}"
 part store "SIGKILLs|test result" env PIER_CRASH_KILLS=20000 \
   cargo test --release --locked --test store_crash_linux -- --nocapture
 part interrupt "interrupted stops|test result" env PIER_INTERRUPT_ROUNDS=400 \

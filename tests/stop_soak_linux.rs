@@ -17,7 +17,7 @@
 //!
 //! Bounded in rounds and time: PIER_SOAK_ROUNDS (default 40), PIER_SOAK_SECS (default 240);
 //! PIER_SOAK_SEED replays the plans of a run (not its timing); PIER_SOAK_REPORT names a file
-//! for the run's figures as JSON. The long version, 10,000 rounds over three runs side by side:
+//! for the run's figures as JSON. The long version, 10,000 rounds over four runs side by side:
 //! `scripts/long.sh soak`. Only the round's own processes are ever signalled by the test, by
 //! identity; the state folder is the test's temp folder.
 #![cfg(target_os = "linux")]

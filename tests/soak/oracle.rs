@@ -742,7 +742,7 @@ impl<'a> Record<'a> {
     }
 }
 
-/// A read of the process table: on its own, or a survey's (which reads it first).
+/// A read of the process table: on its own, or a survey's (in the same call).
 fn table_read(c: &Call) -> bool {
     matches!(c, Call::Processes | Call::Survey)
 }

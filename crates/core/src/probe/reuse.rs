@@ -159,12 +159,30 @@ impl Probe for Coalesced<'_> {
             reads.begun += 1;
             let number = reads.begun;
             drop(reads);
-            let answer = self.inner.processes().map_err(|e| e.to_string());
+            // A read that panics still ends, with an error for the calls waiting on it (they
+            // would wait for ever), and its own caller gets the panic.
+            let read =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.inner.processes()));
+            let (answer, panic) = match read {
+                Ok(answer) => (answer.map_err(|e| e.to_string()), None),
+                Err(panic) => {
+                    let why = crate::words::of_panic(panic.as_ref());
+                    let answer = format!(
+                        "the process table could not be read: Pier hit an internal error ({why})"
+                    );
+                    (Err(answer), Some(panic))
+                }
+            };
             reads = lock();
             reads.last = Some(Arc::new(answer));
             reads.ended = number;
             reads.reading = false;
             self.read.notify_all();
+            if let Some(panic) = panic {
+                reads.callers -= 1;
+                drop(reads);
+                std::panic::resume_unwind(panic);
+            }
         };
         reads.callers -= 1;
         drop(reads);
@@ -306,5 +324,61 @@ mod tests {
             }
         });
         assert_eq!(gated.begun(), 2, "the seven shared one read");
+    }
+
+    /// Found in review: a read that panicked left the calls waiting on it waiting for ever
+    /// (and the batch with every lock held). They get an error; its own caller, the panic.
+    #[test]
+    fn a_read_that_panics_ends_the_wait_of_every_call_on_it() {
+        struct Panics {
+            fake: FakeProbe,
+            first: std::sync::atomic::AtomicBool,
+            entered: std::sync::atomic::AtomicBool,
+            go: Mutex<bool>,
+            moved: Condvar,
+        }
+        impl Probe for Panics {
+            fn processes(&self) -> Result<ProcessList, ProbeError> {
+                if self.first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                    self.entered
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
+                    let mut go = self.go.lock().unwrap();
+                    while !*go {
+                        go = self.moved.wait(go).unwrap();
+                    }
+                    panic!("a scripted panic in the read");
+                }
+                self.fake.processes()
+            }
+            fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+                self.fake.survey(wants_argv)
+            }
+            forward_the_rest!(fake);
+        }
+        let inner = Panics {
+            fake: FakeProbe::default(),
+            first: true.into(),
+            entered: false.into(),
+            go: Mutex::new(false),
+            moved: Condvar::new(),
+        };
+        let shared = Coalesced::new(&inner);
+        std::thread::scope(|s| {
+            let leader = s.spawn(|| shared.processes().map(drop));
+            until("the first read to begin", || {
+                inner.entered.load(std::sync::atomic::Ordering::SeqCst)
+            });
+            let waiting = s.spawn(|| shared.processes().map(drop));
+            until("the second call to wait on it", || shared.callers() == 2);
+            *inner.go.lock().unwrap() = true;
+            inner.moved.notify_all();
+            assert!(
+                leader.join().is_err(),
+                "the reader's own caller gets the panic"
+            );
+            // The waiting call wanted a read begun after it asked: the next one, which works.
+            assert!(waiting.join().unwrap().is_ok());
+        });
+        assert_eq!(shared.callers(), 0);
     }
 }

@@ -8,6 +8,7 @@
 //! ended. A stop of one resource is a batch of one.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use super::refusal::{Refusal, Why};
 use super::rescan::{self, Ended};
 use crate::diagnose;
 use crate::model::card::Project;
-use crate::model::outcome::{Checkpoint, ResourceResult, StopReport, TieKind};
+use crate::model::outcome::{Checkpoint, NewcomerReport, ResourceResult, StopReport, TieKind};
 use crate::model::shown::Shown;
 use crate::model::snapshot::Snapshot;
 use crate::probe::reuse::Coalesced;
@@ -47,9 +48,11 @@ impl Step {
             Step::Rediagnosing => "re-diagnosing".into(),
             Step::Snapshots => "writing recovery snapshots".into(),
             Step::Check(Checkpoint::A) => "checking ports and connections (a)".into(),
+            Step::Check(Checkpoint::B) => "checking activity (b)".into(),
             Step::Check(Checkpoint::C) => "checking ports and connections again (c)".into(),
             Step::Check(Checkpoint::D) => "checking the process trees and identities (d)".into(),
-            Step::Check(_) => "checking everything one last time (e)".into(),
+            Step::Check(Checkpoint::E) => "checking everything one last time (e)".into(),
+            Step::Check(Checkpoint::Deadline) => "checking the time since (a)".into(),
             Step::Sampling(w) => format!("sampling activity for {} ms", w.as_millis()),
             Step::Signalling => "signalling leaf to root".into(),
         }
@@ -60,7 +63,7 @@ impl Step {
 pub enum Progress<'r> {
     /// The batch begins a step with this many resources still in the chain.
     Step(Step, usize),
-    /// One resource's report is final: recorded in its snapshot, its lock let go.
+    /// One resource's report is final: recorded in its snapshot, if one was written.
     Done(&'r StopReport),
 }
 
@@ -135,7 +138,18 @@ impl Stopper<'_> {
         let (known, live) = self.rediagnose_each(locked, &mut out);
         let (t0, checked) = self.check_each(live, &mut out);
         self.signal_each(t0, checked, &known, &mut out);
-        out.slots.into_iter().flatten().collect()
+        // Every resource ends with a report; one missing would be Pier's own fault, said so.
+        out.slots
+            .into_iter()
+            .zip(&targets)
+            .map(|(slot, (id, _))| {
+                slot.unwrap_or_else(|| {
+                    let why = "Pier lost the report of this stop (an internal error); the next \
+                               `pier history` reconciles its snapshot, if one was written";
+                    report(id, ResourceResult::Failed, why)
+                })
+            })
+            .collect()
     }
 
     /// Each resource's own stop lock. A stop of one resource waits for it while another stop
@@ -174,8 +188,8 @@ impl Stopper<'_> {
                     report(
                         id,
                         ResourceResult::Refused,
-                        "another stop of it holds its lock, so this batch left it to that \
-                         stop: nothing was sent",
+                        "its stop lock is held (by another stop of it, or by `pier history` \
+                         settling its last stop), so this batch left it alone: nothing was sent",
                     ),
                 ),
                 Err(e) => out.done(at, report(id, ResourceResult::Failed, e.to_string())),
@@ -220,6 +234,13 @@ impl Stopper<'_> {
         }
         drop(scan);
         if fresh.is_empty() {
+            return (known, Vec::new());
+        }
+        // Nor does one that came during the re-diagnosis: nothing is written yet.
+        if let Some(signal) = self.interrupt.raised() {
+            for (l, _) in fresh {
+                out.done(l.at, abandoned(l.id, signal, "before this stop began"));
+            }
             return (known, Vec::new());
         }
         out.step(Step::Snapshots, fresh.len());
@@ -335,6 +356,7 @@ impl Stopper<'_> {
             out.step(Step::Check(at), live.len());
         }
         let answers = check(&live);
+        assert_eq!(answers.len(), live.len(), "one answer per resource");
         let mut passed = Vec::new();
         for (e, answer) in live.into_iter().zip(answers) {
             match answer {
@@ -379,10 +401,7 @@ impl Stopper<'_> {
             .iter()
             .flat_map(|(e, _)| e.snapshot.members.iter().map(|m| m.identity))
             .collect();
-        let batch = rescan::Batch {
-            known,
-            members: &members,
-        };
+        let mut claims: Vec<(String, HashSet<Identity>)> = Vec::new();
         let mut left: HashMap<String, usize> = HashMap::new();
         for (e, _) in &checked {
             *left.entry(e.project.path.clone()).or_default() += 1;
@@ -405,31 +424,49 @@ impl Stopper<'_> {
             let (tx, rx) = mpsc::channel();
             for (e, last) in checked {
                 let tx = tx.clone();
-                s.spawn(move || {
-                    let r = signalling.signal_guarded(&e, t0, last);
-                    // The receiver lives until every sender is gone.
-                    let _ = tx.send((e, r));
+                // The thread takes its resource once it runs: a thread that cannot be made (a
+                // limit on processes) leaves it here, to signal on this thread instead, rather
+                // than lost with its lock, unrecorded.
+                let (give, take) = mpsc::channel::<(Entry, TreeCheck)>();
+                let own = tx.clone();
+                let made = std::thread::Builder::new().spawn_scoped(s, move || {
+                    if let Ok((e, last)) = take.recv() {
+                        let r = signalling.signal_guarded(&e, t0, last);
+                        // The receiver lives until every sender is gone.
+                        let _ = own.send((e, r));
+                    }
                 });
+                match made {
+                    Ok(_) => give
+                        .send((e, last))
+                        .expect("the thread waits for its resource"),
+                    Err(_) => {
+                        let r = signalling.signal_guarded(&e, t0, last);
+                        let _ = tx.send((e, r));
+                    }
+                }
             }
             drop(tx);
             while let Ok(first) = rx.recv() {
-                let mut ready = Vec::new();
                 for (e, r) in std::iter::once(first).chain(rx.try_iter()) {
                     let path = e.project.path.clone();
-                    let count = left.get_mut(&path).expect("counted above");
-                    *count -= 1;
-                    if *count == 0 {
-                        ready.push(path.clone());
-                    }
+                    *left.get_mut(&path).expect("counted above") -= 1;
+                    claims.push(rescan::claimed(e.id, &r.0.newcomers));
                     ended.entry(path).or_default().push((e, r));
                 }
-                let group: Vec<(Entry, Signalled)> = ready
+                let group: Vec<(Entry, Signalled)> = ready(&left, &ended)
                     .iter()
                     .flat_map(|p| ended.remove(p).unwrap_or_default())
                     .collect();
                 if !group.is_empty() {
-                    // Its process-table read may share one with the looks still running.
-                    signalling.rescan_and_end(group, &batch, out);
+                    let batch = rescan::Batch {
+                        known,
+                        members: &members,
+                        claims: &claims,
+                    };
+                    // Its reads are its own, on this thread (the soak's oracle reads the rescan
+                    // as one survey and the process read that follows it here).
+                    self.rescan_and_end(group, &batch, out);
                 }
             }
         });
@@ -469,8 +506,10 @@ impl Stopper<'_> {
         out: &mut Reports,
     ) {
         let (entries, signalled): (Vec<Entry>, Vec<Signalled>) = group.into_iter().unzip();
-        let group: Vec<(Entry, StopReport)> =
-            entries.into_iter().zip(disowned(signalled)).collect();
+        let group: Vec<(Entry, StopReport)> = entries
+            .into_iter()
+            .zip(disowned(signalled, batch.claims))
+            .collect();
         // Only what sent signals can have left a replacement behind.
         let signalled: Vec<usize> = (0..group.len())
             .filter(|&i| group[i].1.timings.is_some())
@@ -480,7 +519,6 @@ impl Stopper<'_> {
             .map(|&i| Ended {
                 project: &group[i].0.project,
                 snapshot: &group[i].0.snapshot,
-                newcomers: &group[i].1.newcomers,
             })
             .collect();
         let whys = if views.is_empty() {
@@ -519,54 +557,72 @@ impl Stopper<'_> {
 /// A resource's report from its thread, and what decided its result if signals went out.
 pub(super) type Signalled = (StopReport, Option<Verdict>);
 
-/// A project's resources as they ended, with every newcomer one of them claims by descent (a
-/// child of its member, or of its newcomer) taken back from the others that saw it only as an
-/// orphan working in the project — the first one's tree left it, not theirs — and each result
-/// decided afresh.
-pub(super) fn disowned(group: Vec<Signalled>) -> Vec<StopReport> {
-    let by_descent = |r: &StopReport| -> Vec<Identity> {
-        r.newcomers
-            .iter()
-            .filter(|n| matches!(n.tie, TieKind::ChildOfMember | TieKind::ChildOfNewcomer))
-            .map(|n| Identity {
-                pid: n.pid,
-                start_time: n.start_time,
-            })
-            .collect()
+/// The projects whose resources in the batch have all ended, and every project under them too:
+/// a project's rescan reads the folders under it, so it waits for the batch's projects there.
+fn ready(
+    left: &HashMap<String, usize>,
+    ended: &HashMap<String, Vec<(Entry, Signalled)>>,
+) -> Vec<String> {
+    ended
+        .keys()
+        .filter(|p| {
+            left.iter()
+                .all(|(q, n)| *n == 0 || !Path::new(q).starts_with(Path::new(p.as_str())))
+        })
+        .cloned()
+        .collect()
+}
+
+/// A project's resources as they ended, with every newcomer another resource of the batch
+/// claims (`rescan::claimed`: its looks saw it born to it) taken back from those that saw it
+/// only as an orphan working in the project — the other's tree left it, not theirs — with its
+/// own children born during the stop, and each result decided afresh.
+pub(super) fn disowned(
+    group: Vec<Signalled>,
+    claims: &[(String, HashSet<Identity>)],
+) -> Vec<StopReport> {
+    let of = |n: &NewcomerReport| Identity {
+        pid: n.pid,
+        start_time: n.start_time,
     };
-    let claims: Vec<(usize, Vec<Identity>)> = group
-        .iter()
-        .enumerate()
-        .map(|(i, (r, _))| (i, by_descent(r)))
-        .collect();
     group
         .into_iter()
-        .enumerate()
-        .map(|(i, (mut r, verdict))| {
-            let theirs = |id: &Identity| claims.iter().any(|(j, ids)| *j != i && ids.contains(id));
-            if let Some(mut verdict) = verdict {
-                let taken: Vec<Identity> = r
+        .map(|(mut r, verdict)| {
+            let Some(mut verdict) = verdict else {
+                return r;
+            };
+            let theirs = |id: &Identity| {
+                claims
+                    .iter()
+                    .any(|(owner, born)| *owner != r.id && born.contains(id))
+            };
+            let mut taken: HashSet<Identity> = r
+                .newcomers
+                .iter()
+                .filter(|n| n.tie == TieKind::OrphanInProject && theirs(&of(n)))
+                .map(of)
+                .collect();
+            // And what those were seen to have born since.
+            loop {
+                let pids: HashSet<Pid> = taken.iter().map(|i| i.pid).collect();
+                let more: Vec<Identity> = r
                     .newcomers
                     .iter()
-                    .filter(|n| n.tie == TieKind::OrphanInProject)
-                    .map(|n| Identity {
-                        pid: n.pid,
-                        start_time: n.start_time,
-                    })
-                    .filter(theirs)
+                    .filter(|n| n.tie == TieKind::ChildOfNewcomer && pids.contains(&n.parent))
+                    .map(of)
+                    .filter(|i| !taken.contains(i))
                     .collect();
-                if !taken.is_empty() {
-                    r.newcomers.retain(|n| {
-                        !taken.contains(&Identity {
-                            pid: n.pid,
-                            start_time: n.start_time,
-                        })
-                    });
-                    verdict
-                        .problems
-                        .retain(|p| p.newcomer.is_none_or(|n| !taken.contains(&n)));
-                    (r.result, r.reason) = verdict.result();
+                if more.is_empty() {
+                    break;
                 }
+                taken.extend(more);
+            }
+            if !taken.is_empty() {
+                r.newcomers.retain(|n| !taken.contains(&of(n)));
+                verdict
+                    .problems
+                    .retain(|p| p.newcomer.is_none_or(|n| !taken.contains(&n)));
+                (r.result, r.reason) = verdict.result();
             }
             r
         })
@@ -575,4 +631,31 @@ pub(super) fn disowned(group: Vec<Signalled>) -> Vec<StopReport> {
 
 fn snapshots<'e>(es: &'e [Entry]) -> Vec<&'e Snapshot> {
     es.iter().map(|e| &e.snapshot).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project's rescan reads the folders under it: it waits for the batch's projects there.
+    #[test]
+    fn a_project_is_ready_once_it_and_the_projects_under_it_have_ended() {
+        let mut left: HashMap<String, usize> = [
+            ("/r".to_owned(), 0),
+            ("/r/web".to_owned(), 1),
+            ("/s".to_owned(), 0),
+        ]
+        .into();
+        let ended: HashMap<String, Vec<(Entry, Signalled)>> = ["/r", "/s"]
+            .iter()
+            .map(|p| ((*p).to_owned(), Vec::new()))
+            .collect();
+        let mut now = ready(&left, &ended);
+        now.sort();
+        assert_eq!(now, ["/s"], "/r waits for /r/web");
+        left.insert("/r/web".into(), 0);
+        let mut now = ready(&left, &ended);
+        now.sort();
+        assert_eq!(now, ["/r", "/s"]);
+    }
 }

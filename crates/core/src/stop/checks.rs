@@ -173,9 +173,9 @@ pub fn tree(probe: &dyn Probe, snapshots: &[&Snapshot]) -> Vec<Result<TreeCheck,
 }
 
 /// (e) for every resource still in the chain: one survey, each resource's network judged on it
-/// and then its tree judged on the survey's own process table — read right before its sockets,
-/// so the last look before the first signal is one read of the machine, not two. A process
-/// born after that table is absent from it: a newcomer, never signalled (`newcomers.rs`).
+/// and then its tree judged on the survey's own process table, read in the same call — so the
+/// last look before the first signal is one read of the machine, not two. A process born
+/// after that table is absent from it: a newcomer, never signalled (`newcomers.rs`).
 pub fn last_look(
     probe: &dyn Probe,
     resources: &[(&HashSet<Pid>, &Snapshot)],

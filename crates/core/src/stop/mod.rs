@@ -1,6 +1,8 @@
-//! Stop: the checkpoint chain of docs/design.md §3, for one resource at a time.
+//! Stop: the checkpoint chain of docs/design.md §3, for every resource of a batch at once
+//! (`batch.rs`: one read per step, each resource judged on its own; a stop of one resource is
+//! a batch of one).
 //!
-//! Under a per-resource file lock held from the re-diagnosis to the last signal:
+//! Per resource, under its file lock held from the re-diagnosis until its outcome is recorded:
 //! 1. re-diagnose (never trust the card that was clicked) and refuse on any change;
 //! 2. write the recovery snapshot — no snapshot, no signal;
 //! 3. checkpoints (a) network, (b) activity, (c) network, (d) tree + identities, (e) network +

@@ -2,8 +2,11 @@
 //! of them, and for each resource that sent a signal, why its project may hold a replacement —
 //! a new resource, a member's pid holding another process, a member still running, or a
 //! stopped member's exact argv running where its folder cannot be confirmed. A new resource
-//! one of the batch's looks saw born (its root or a member among that resource's newcomers) is
-//! that resource's alone: two resources of one project never blame each other's newcomers.
+//! that holds a process another resource of the batch claims — one of its members, or a
+//! newcomer its looks saw born to it (a child of its member or of its newcomer) — is that
+//! resource's alone: two resources of one project never blame each other's newcomers or
+//! members. One that no resource claims so is blamed on every resource of the project that
+//! sent a signal (which of them left it cannot be told).
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -11,8 +14,8 @@ use std::path::{Path, PathBuf};
 use super::flow::Stopper;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::diagnose::{self};
-use crate::model::card::{Project, Resource, Scan};
-use crate::model::outcome::NewcomerReport;
+use crate::model::card::{Project, Scan};
+use crate::model::outcome::{NewcomerReport, TieKind};
 use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, Pid, ProcessList};
 
@@ -22,8 +25,21 @@ pub(super) struct Ended<'e> {
     pub(super) project: &'e Project,
     /// Its snapshot: the members that were stopped.
     pub(super) snapshot: &'e Snapshot,
-    /// The processes its looks saw born during its stop.
-    pub(super) newcomers: &'e [NewcomerReport],
+}
+
+/// The newcomers a resource's looks saw born to it — a child of its member or of its newcomer
+/// — by its id: what it claims. One seen only as an orphan in the project, or on a port, was
+/// not seen born, and is nobody's alone.
+pub(super) fn claimed(id: &str, newcomers: &[NewcomerReport]) -> (String, HashSet<Identity>) {
+    let born = newcomers
+        .iter()
+        .filter(|n| matches!(n.tie, TieKind::ChildOfMember | TieKind::ChildOfNewcomer))
+        .map(|n| Identity {
+            pid: n.pid,
+            start_time: n.start_time,
+        })
+        .collect();
+    (id.to_owned(), born)
 }
 
 /// What the rescans of a batch know of it.
@@ -36,6 +52,8 @@ pub(super) struct Batch<'b> {
     /// be read (it was exiting), and A was called partial for a twin "whose folder cannot be
     /// confirmed".
     pub(super) members: &'b HashSet<Identity>,
+    /// What each resource of the batch ended so far claims ([`claimed`]).
+    pub(super) claims: &'b [(String, HashSet<Identity>)],
 }
 
 /// For each of `ended`, in order: why the rescan finds a replacement, if it does.
@@ -62,23 +80,18 @@ pub(super) fn replacements(
     ended
         .iter()
         .map(|e| {
-            in_project(&scan, e, ended, batch.known)
-                .or_else(|| argv_twin(stopper, &list, e, batch.members))
+            in_project(&scan, e, batch).or_else(|| argv_twin(stopper, &list, e, batch.members))
         })
         .collect()
 }
 
-/// Whether `n` is one of `r`'s processes.
-fn born_in(r: &Resource, n: &NewcomerReport) -> bool {
-    r.members
-        .iter()
-        .any(|m| m.pid == n.pid && m.start_time == n.start_time)
-}
-
 /// What the rescan of `e`'s project (its folder and the folders under it) finds against it.
-fn in_project(scan: &Scan, e: &Ended, ended: &[Ended], known: &BTreeSet<String>) -> Option<String> {
-    let stopped: BTreeSet<Identity> = e.snapshot.members.iter().map(|m| m.identity).collect();
+fn in_project(scan: &Scan, e: &Ended, batch: &Batch) -> Option<String> {
+    let stopped: HashSet<Identity> = e.snapshot.members.iter().map(|m| m.identity).collect();
     let stopped_pids: HashSet<Pid> = stopped.iter().map(|i| i.pid).collect();
+    // Another resource's members: one re-parented when its parent was signalled is the root
+    // of a new tree, and that resource's, not `e`'s.
+    let others: HashSet<Identity> = batch.members.difference(&stopped).copied().collect();
     let inside = |p: &&Project| Path::new(&p.path).starts_with(&e.project.path);
     for r in scan
         .projects
@@ -86,11 +99,16 @@ fn in_project(scan: &Scan, e: &Ended, ended: &[Ended], known: &BTreeSet<String>)
         .filter(inside)
         .flat_map(|p| &p.resources)
     {
-        if !known.contains(r.id.as_str()) {
-            let ours = e.newcomers.iter().any(|n| born_in(r, n));
-            let another = ended
-                .iter()
-                .any(|x| !std::ptr::eq(x, e) && x.newcomers.iter().any(|n| born_in(r, n)));
+        let holds = |ids: &HashSet<Identity>| r.identities().iter().any(|i| ids.contains(i));
+        if !batch.known.contains(r.id.as_str()) {
+            let claims = |mine: bool| {
+                batch
+                    .claims
+                    .iter()
+                    .any(|(id, born)| (*id == e.snapshot.id) == mine && holds(born))
+            };
+            let ours = holds(&stopped) || claims(true);
+            let another = holds(&others) || claims(false);
             if ours || !another {
                 return Some(format!(
                     "a new {} appeared in the project (id {})",
@@ -98,21 +116,18 @@ fn in_project(scan: &Scan, e: &Ended, ended: &[Ended], known: &BTreeSet<String>)
                 ));
             }
         }
-        let identity = |pid, start_time| Identity { pid, start_time };
-        if let Some(m) = r.members.iter().find(|m| {
-            stopped_pids.contains(&m.pid) && !stopped.contains(&identity(m.pid, m.start_time))
-        }) {
+        if let Some(m) = r
+            .members
+            .iter()
+            .find(|m| stopped_pids.contains(&m.pid) && !stopped.contains(&m.identity()))
+        {
             return Some(format!(
                 "pid {} now belongs to a new process ({})",
                 m.pid, m.command
             ));
         }
         if r.id == e.snapshot.id {
-            if let Some(m) = r
-                .members
-                .iter()
-                .find(|m| stopped.contains(&identity(m.pid, m.start_time)))
-            {
+            if let Some(m) = r.members.iter().find(|m| stopped.contains(&m.identity())) {
                 return Some(format!("pid {} still runs", m.pid));
             }
         }

@@ -349,20 +349,19 @@ fn spawn_stop(
                 }
             })
         });
-        let reports: Vec<(String, StopOutcome)> = match batch {
-            Ok(reports) => targets
-                .iter()
-                .map(|t| {
-                    let r = reports.iter().find(|r| r.id == t.id).cloned();
-                    let r = r.ok_or_else(|| "Pier gave no report for it".to_owned());
-                    (t.project.clone(), r)
-                })
-                .collect(),
-            Err(why) => targets
-                .iter()
-                .map(|t| (t.project.clone(), Err(why.clone())))
-                .collect(),
+        // A report already final stays what it is, even when the batch then failed.
+        let heard: Vec<StopReport> = ended.into_values().flatten().collect();
+        let (reports, why) = match batch {
+            Ok(reports) => (reports, "Pier gave no report for it".to_owned()),
+            Err(why) => (heard, why),
         };
+        let reports: Vec<(String, StopOutcome)> = targets
+            .iter()
+            .map(|t| {
+                let r = reports.iter().find(|r| r.id == t.id).cloned();
+                (t.project.clone(), r.ok_or_else(|| why.clone()))
+            })
+            .collect();
         stop_summary(key, &reports)
     });
     follow_with_scan(shared, actions, done_key, done);

@@ -240,7 +240,8 @@ fn shutdown_joins_the_worker_thread() {
 
 /// A panic in one resource's signals is the batch's to contain (`stop/batch.rs`,
 /// `a_panic_in_one_resources_signals_leaves_the_rest_of_the_batch_to_end`); one anywhere else
-/// in the engine still ends in a result naming every resource, and the follow-up scan.
+/// in the engine still ends in a result naming every resource — what already ended as it
+/// ended, the rest as unknown — and the follow-up scan.
 #[test]
 fn a_batch_that_panics_still_delivers_a_result_for_each_resource() {
     let (_engine, worker, rx) = start(0);
@@ -255,8 +256,12 @@ fn a_batch_that_panics_still_delivers_a_result_for_each_resource() {
     };
     worker.send(Command::Stop {
         key: ActionKey::AllSafe,
-        targets: vec![target("panic", "/w/a"), target("20-1", "/w/b")],
+        targets: vec![target("20-1", "/w/b"), target("panic", "/w/a")],
     });
+    assert!(
+        matches!(next(&rx), Update::CardDone { .. }),
+        "b ended first"
+    );
     let Update::ActionDone { report, settled_by } = next(&rx) else {
         panic!("a result, not silence");
     };
@@ -271,8 +276,8 @@ fn a_batch_that_panics_still_delivers_a_result_for_each_resource() {
     assert!(
         report
             .summary
-            .contains("b: outcome unknown — Pier hit an internal error"),
-        "every resource of the batch is named: {}",
+            .contains("b: refused — a client is connected"),
+        "what already ended is kept: {}",
         report.summary
     );
     assert_eq!(generation_of(&next(&rx)), Some(settled_by));
