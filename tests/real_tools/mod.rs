@@ -9,6 +9,7 @@
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
 mod actions;
+pub mod batch;
 mod client;
 mod launch;
 mod steps;
