@@ -90,8 +90,9 @@ fn a_resource_whose_lock_another_stop_holds_is_refused_at_once_and_the_rest_stop
     assert_eq!(b["result"], "refused", "{doc:#}");
     assert_eq!(
         b["reason"],
-        "its stop lock is held (by another stop of it, or by `pier history` settling its last \
-         stop), so this batch left it alone: nothing was sent"
+        "its stop lock is held (by another stop of it, or by a read of its history settling its \
+         last stop: `pier history`, `pier restart`, the app), so this batch left it alone: \
+         nothing was sent"
     );
     assert!(runs(&servers[1]), "b was left to the other stop");
     for s in [&servers[0], &servers[2]] {

@@ -103,9 +103,49 @@ pub fn run_batch(name: &str, cases: &[Case]) {
     );
 
     let out = sandbox.pier(&["stop", "--json", "--all-green", "--grace", "5"]);
+    // What runs the moment the stop returned: what its reports must agree with.
+    let running_then: Vec<Started> = trees
+        .iter()
+        .flat_map(|(_, t)| t.iter().copied())
+        .chain(started.iter().flat_map(|(_, p, _)| truth::working_in(p)))
+        .filter(|p| truth::runs(*p))
+        .collect();
     let doc: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{name}: pier stop printed no JSON ({e})"));
     let mut wrong = Vec::new();
+    for r in doc["results"].as_array().into_iter().flatten() {
+        for m in r["members"].as_array().into_iter().flatten() {
+            let (Some(pid), Some(start_time)) = (m["pid"].as_u64(), m["start_time"].as_u64())
+            else {
+                continue;
+            };
+            let p = Started {
+                pid: pid as u32,
+                start_time,
+            };
+            let runs = running_then.contains(&p);
+            if runs != (m["outcome"] == "still_running") {
+                wrong.push(format!(
+                    "pid {pid} reported {} but runs: {runs}",
+                    m["outcome"]
+                ));
+            }
+        }
+    }
+    if doc["results"]
+        .as_array()
+        .is_some_and(|rs| rs.iter().all(|r| r["result"] == "stopped"))
+        && !running_then.is_empty()
+    {
+        let left: Vec<String> = running_then
+            .iter()
+            .map(|p| format!("pid {} ({})", p.pid, truth::command(p.pid)))
+            .collect();
+        wrong.push(format!(
+            "every result stopped while these ran: {}",
+            left.join(", ")
+        ));
+    }
     for (id, _) in &trees {
         let r = doc["results"]
             .as_array()
@@ -163,13 +203,19 @@ pub fn run_batch(name: &str, cases: &[Case]) {
             "{name}: restart of {snapshot}: {again:#}\n{}",
             tails()
         );
-        if let (Some(pid), Some(start_time)) = (again["pid"].as_u64(), again["start_time"].as_u64())
-        {
-            cleanup.roots.push(Started {
+        let root = match (again["pid"].as_u64(), again["start_time"].as_u64()) {
+            (Some(pid), Some(start_time)) => Started {
                 pid: pid as u32,
                 start_time,
-            });
-        }
+            },
+            _ => panic!("{name}: restart of {snapshot} names no new root: {again:#}"),
+        };
+        cleanup.roots.push(root);
+        assert!(
+            truth::runs(root),
+            "{name}: the restarted root {} does not run",
+            root.pid
+        );
     }
     eprintln!("{name}: every snapshot restarted, ready");
 }

@@ -233,7 +233,7 @@ fn cache(case: &Case) -> Option<PathBuf> {
         eprintln!(
             "{}: skipped, the real-tools suite runs with its tools installed: \
              scripts/real-tools.sh, then PIER_REAL_TOOLS=~/.cache/pier-real-tools \
-             cargo test --test real_tools_js (or _python, _more)",
+             cargo test --test real_tools_js (or _python, _more, _batch)",
             case.name
         );
         return None;

@@ -138,18 +138,27 @@ impl Stopper<'_> {
         let (known, live) = self.rediagnose_each(locked, &mut out);
         let (t0, checked) = self.check_each(live, &mut out);
         self.signal_each(t0, checked, &known, &mut out);
-        // Every resource ends with a report; one missing would be Pier's own fault, said so.
-        out.slots
-            .into_iter()
-            .zip(&targets)
-            .map(|(slot, (id, _))| {
-                slot.unwrap_or_else(|| {
-                    let why = "Pier lost the report of this stop (an internal error); the next \
-                               `pier history` reconciles its snapshot, if one was written";
-                    report(id, ResourceResult::Failed, why)
-                })
-            })
-            .collect()
+        // Every resource ends with a report; one missing would be Pier's own fault, and its
+        // signals unknown here: said so, never "nothing was sent".
+        for (at, (id, _)) in targets.iter().enumerate() {
+            if out.slots[at].is_none() {
+                let lost = StopReport {
+                    record_error: Some(
+                        "Pier lost the report of this stop (an internal error); the next `pier \
+                         history` reconciles its snapshot, if one was written"
+                            .into(),
+                    ),
+                    ..report(
+                        id,
+                        ResourceResult::PartiallyStopped,
+                        "Pier lost the report of this stop (an internal error), so what was sent \
+                         is not known here",
+                    )
+                };
+                out.done(at, lost);
+            }
+        }
+        out.slots.into_iter().flatten().collect()
     }
 
     /// Each resource's own stop lock. A stop of one resource waits for it while another stop
@@ -188,8 +197,9 @@ impl Stopper<'_> {
                     report(
                         id,
                         ResourceResult::Refused,
-                        "its stop lock is held (by another stop of it, or by `pier history` \
-                         settling its last stop), so this batch left it alone: nothing was sent",
+                        "its stop lock is held (by another stop of it, or by a read of its \
+                         history settling its last stop: `pier history`, `pier restart`, the \
+                         app), so this batch left it alone: nothing was sent",
                     ),
                 ),
                 Err(e) => out.done(at, report(id, ResourceResult::Failed, e.to_string())),
@@ -320,6 +330,7 @@ impl Stopper<'_> {
                 live.iter().map(|e| (&e.members, &e.snapshot)).collect();
             checks::last_look(probe, &both)
         };
+        assert_eq!(trees.len(), live.len(), "one answer per resource");
         let mut checked = Vec::new();
         for (e, tree) in live.into_iter().zip(trees) {
             match tree {
@@ -422,6 +433,7 @@ impl Stopper<'_> {
         let signalling = &signalling;
         std::thread::scope(|s| {
             let (tx, rx) = mpsc::channel();
+            let mut unthreaded = Vec::new();
             for (e, last) in checked {
                 let tx = tx.clone();
                 // The thread takes its resource once it runs: a thread that cannot be made (a
@@ -440,11 +452,13 @@ impl Stopper<'_> {
                     Ok(_) => give
                         .send((e, last))
                         .expect("the thread waits for its resource"),
-                    Err(_) => {
-                        let r = signalling.signal_guarded(&e, t0, last);
-                        let _ = tx.send((e, r));
-                    }
+                    Err(_) => unthreaded.push((e, last)),
                 }
+            }
+            // After every thread is under way, so that none waits for these.
+            for (e, last) in unthreaded {
+                let r = signalling.signal_guarded(&e, t0, last);
+                let _ = tx.send((e, r));
             }
             drop(tx);
             while let Ok(first) = rx.recv() {
@@ -557,8 +571,10 @@ impl Stopper<'_> {
 /// A resource's report from its thread, and what decided its result if signals went out.
 pub(super) type Signalled = (StopReport, Option<Verdict>);
 
-/// The projects whose resources in the batch have all ended, and every project under them too:
-/// a project's rescan reads the folders under it, so it waits for the batch's projects there.
+/// The projects whose resources in the batch have all ended, and every batch project nested with
+/// them too: a project's rescan reads the folders under it, so it waits for the batch's projects
+/// there, and a project inside another waits for the outer one, whose resources may still leave
+/// something in its folder that only their looks can claim (a nest ends together).
 fn ready(
     left: &HashMap<String, usize>,
     ended: &HashMap<String, Vec<(Entry, Signalled)>>,
@@ -566,8 +582,11 @@ fn ready(
     ended
         .keys()
         .filter(|p| {
-            left.iter()
-                .all(|(q, n)| *n == 0 || !Path::new(q).starts_with(Path::new(p.as_str())))
+            let p = Path::new(p.as_str());
+            left.iter().all(|(q, n)| {
+                let q = Path::new(q);
+                *n == 0 || !(q.starts_with(p) || p.starts_with(q))
+            })
         })
         .cloned()
         .collect()
@@ -605,12 +624,13 @@ pub(super) fn disowned(
             // And what those were seen to have born since.
             loop {
                 let pids: HashSet<Pid> = taken.iter().map(|i| i.pid).collect();
+                // Only what another report keeps: a child it never saw stays here.
                 let more: Vec<Identity> = r
                     .newcomers
                     .iter()
                     .filter(|n| n.tie == TieKind::ChildOfNewcomer && pids.contains(&n.parent))
                     .map(of)
-                    .filter(|i| !taken.contains(i))
+                    .filter(|i| !taken.contains(i) && theirs(i))
                     .collect();
                 if more.is_empty() {
                     break;
@@ -653,6 +673,11 @@ mod tests {
         let mut now = ready(&left, &ended);
         now.sort();
         assert_eq!(now, ["/s"], "/r waits for /r/web");
+        // And the nest the other way: /r/web ended, /r still runs.
+        let inner: HashMap<String, usize> = [("/r".to_owned(), 1), ("/r/web".to_owned(), 0)].into();
+        let only_inner: HashMap<String, Vec<(Entry, Signalled)>> =
+            [("/r/web".to_owned(), Vec::new())].into();
+        assert!(ready(&inner, &only_inner).is_empty(), "/r/web waits for /r");
         left.insert("/r/web".into(), 0);
         let mut now = ready(&left, &ended);
         now.sort();

@@ -27,18 +27,32 @@ pub(super) struct Ended<'e> {
     pub(super) snapshot: &'e Snapshot,
 }
 
-/// The newcomers a resource's looks saw born to it — a child of its member or of its newcomer
-/// — by its id: what it claims. One seen only as an orphan in the project, or on a port, was
-/// not seen born, and is nobody's alone.
+/// The newcomers a resource's looks saw born to it — a child of its member, or a child of such
+/// a newcomer, and so on — by its id: what it claims. One seen only as an orphan in the
+/// project, or on a port, or born to such a one, was not seen born to it, and is nobody's alone.
 pub(super) fn claimed(id: &str, newcomers: &[NewcomerReport]) -> (String, HashSet<Identity>) {
-    let born = newcomers
+    let of = |n: &NewcomerReport| Identity {
+        pid: n.pid,
+        start_time: n.start_time,
+    };
+    let mut born: HashSet<Identity> = newcomers
         .iter()
-        .filter(|n| matches!(n.tie, TieKind::ChildOfMember | TieKind::ChildOfNewcomer))
-        .map(|n| Identity {
-            pid: n.pid,
-            start_time: n.start_time,
-        })
+        .filter(|n| n.tie == TieKind::ChildOfMember)
+        .map(of)
         .collect();
+    loop {
+        let parents: HashSet<Pid> = born.iter().map(|i| i.pid).collect();
+        let more: Vec<Identity> = newcomers
+            .iter()
+            .filter(|n| n.tie == TieKind::ChildOfNewcomer && parents.contains(&n.parent))
+            .map(of)
+            .filter(|i| !born.contains(i))
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        born.extend(more);
+    }
     (id.to_owned(), born)
 }
 
