@@ -8,7 +8,8 @@
 # tests). Prints each part's summary; the whole output of each part is kept in
 # target/long/<part>.log.
 #   scripts/long.sh [PART...]      (parts: parsers diagnosis soak store interrupt scale; all by default)
-# PIER_SOAK_ROUNDS (default 10000) and PIER_SOAK_JOBS (default 4) size the soak.
+# PIER_SOAK_ROUNDS (default 10000) and PIER_SOAK_JOBS (default 4) size the soak;
+# PIER_SOAK_SECS (default 14400) bounds each of its runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target/long
@@ -44,7 +45,7 @@ soak() {
   local rounds=$1 jobs=$2 i rc=0 pids=()
   cargo test --release --locked --test stop_soak_linux --no-run || return 1
   for ((i = 0; i < jobs; i++)); do
-    PIER_SOAK_ROUNDS=$(((rounds + jobs - 1 - i) / jobs)) PIER_SOAK_SECS=14400 \
+    PIER_SOAK_ROUNDS=$(((rounds + jobs - 1 - i) / jobs)) PIER_SOAK_SECS=${PIER_SOAK_SECS:-14400} \
       PIER_SOAK_REPORT="target/long/soak-$i.json" \
       cargo test --release --locked --test stop_soak_linux -- --nocapture \
       >"target/long/soak-$i.log" 2>&1 &

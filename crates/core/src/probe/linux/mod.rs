@@ -254,9 +254,10 @@ impl LinuxProbe {
             _ => None,
         };
         let (folder_owner, open_fds) = match &opened {
-            Some(Ok(dir)) => match rustix::fs::fstat(dir) {
-                Ok(st) => (Some(st.st_uid), u64::try_from(st.st_size).ok()),
-                Err(e) => return rows::unreadable(pid, format!("/proc/{pid}/fd: {e}")),
+            Some(Ok(dir)) => match fd_folder(pid, dir, stat.start_time) {
+                Folder::Read { owner, size } => (Some(owner), size),
+                Folder::Gone => return Row::Gone,
+                Folder::Unreadable(why) => return rows::unreadable(pid, why),
             },
             Some(Err(e)) if is_gone(e) => return Row::Gone,
             _ => (None, None),
@@ -388,6 +389,40 @@ impl Default for LinuxProbe {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// What the open `/proc/<pid>/fd` folder says of its process.
+#[derive(Debug, PartialEq, Eq)]
+enum Folder {
+    /// Its owner (the process's) and size (its open fds, where the kernel counts them).
+    Read {
+        owner: u32,
+        size: Option<u64>,
+    },
+    /// The process ended after its folder was opened.
+    Gone,
+    Unreadable(String),
+}
+
+/// The owner and size of the open fd folder of the process `pid` that started at
+/// `start_time`. Found by the soak's runs side by side: a folder opened just before its
+/// process ended answers ENOENT, and every resource on the machine read red ("it may belong
+/// to this resource") for a process that was simply gone. It is gone if its pid no longer
+/// holds it.
+fn fd_folder(pid: Pid, dir: &impl rustix::fd::AsFd, start_time: u64) -> Folder {
+    match rustix::fs::fstat(dir) {
+        Ok(st) => Folder::Read {
+            owner: st.st_uid,
+            size: u64::try_from(st.st_size).ok(),
+        },
+        Err(e) if is_gone(&e.into()) && !still_there(pid, start_time) => Folder::Gone,
+        Err(e) => Folder::Unreadable(format!("/proc/{pid}/fd: {e}")),
+    }
+}
+
+/// Whether `pid` still holds the process that started at `start_time`.
+fn still_there(pid: Pid, start_time: u64) -> bool {
+    matches!(rows::stat(pid), Ok(Some((_, s))) if s.start_time == start_time)
 }
 
 /// ENOENT and ESRCH: the process (or its fd) is gone, which is an answer, not a failure.
@@ -543,5 +578,30 @@ impl Probe for LinuxProbe {
         fs::read_to_string("/proc/sys/kernel/random/boot_id")
             .ok()
             .map(|s| s.trim().to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process's fd folder opened, then the process ended and was reaped: the open folder
+    /// answers ENOENT, and the process reads as gone, not unreadable.
+    #[test]
+    fn an_fd_folder_whose_process_ended_after_it_was_opened_is_gone() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .expect("sleep runs");
+        let pid = child.id();
+        let start_time = rows::stat(pid).unwrap().unwrap().1.start_time;
+        let dir = Walker::open(pid).expect("its fd folder opens");
+        assert!(matches!(
+            fd_folder(pid, &dir, start_time),
+            Folder::Read { .. }
+        ));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(fd_folder(pid, &dir, start_time), Folder::Gone);
     }
 }
