@@ -193,18 +193,23 @@ fn second_in_app(fake: FakeProbe, argv: &[&str]) -> FakeProbe {
 
 const SECOND_ID: &str = "300-3000";
 
-#[test]
-fn a_new_resource_born_to_one_resource_is_blamed_on_it_alone() {
+/// The app's tree and, in the same project, a second vite of its own (300, `--port 5175`).
+fn two_vites_in_app() -> World {
     let vite = [
         "node",
         "/home/u/app/node_modules/.bin/vite",
         "--port",
         "5175",
     ];
-    let w = World {
+    World {
         probe: Scripted::new(second_in_app(tree(), &vite), |_, _, _| {}),
         store_dir: tempfile::tempdir().unwrap(),
-    };
+    }
+}
+
+#[test]
+fn a_new_resource_born_to_one_resource_is_blamed_on_it_alone() {
+    let w = two_vites_in_app();
     let (reports, _, _) = run_batch(&w, &[ID, SECOND_ID], |ops| {
         // Right after its child's signal, sh forks a new vite; sh's own end leaves it to init.
         ops.after_send(101, |p| {
@@ -376,16 +381,7 @@ fn another_resources_member_re_parented_is_not_taken_for_a_new_resource() {
 /// cannot be told: every resource of the project that sent a signal is blamed for it.
 #[test]
 fn a_new_resource_no_look_saw_born_is_blamed_on_every_resource_of_the_project() {
-    let vite = [
-        "node",
-        "/home/u/app/node_modules/.bin/vite",
-        "--port",
-        "5175",
-    ];
-    let w = World {
-        probe: Scripted::new(second_in_app(tree(), &vite), |_, _, _| {}),
-        store_dir: tempfile::tempdir().unwrap(),
-    };
+    let w = two_vites_in_app();
     let (reports, _, _) = run_batch(&w, &[ID, SECOND_ID], |ops| {
         // Someone's own `setsid` start, working in the project, parented to init from birth,
         // right after the second resource's signal: its last look sees it as an orphan there.
