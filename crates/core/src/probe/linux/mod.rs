@@ -482,6 +482,12 @@ impl Probe for LinuxProbe {
         let exe = match fs::read_link(dir.join("exe")) {
             Ok(exe) => Ok(exe),
             Err(e) if is_gone(&e) && !dir.exists() => return None,
+            // Neither its program nor its folder is left: a process ending (a kernel thread
+            // has no program but a folder). Found by the soak's runs side by side: another
+            // run's server, ending, read as a twin "whose folder cannot be confirmed".
+            Err(e) if is_gone(&e) && fs::read_link(dir.join("cwd")).is_err_and(|c| is_gone(&c)) => {
+                return None
+            }
             Err(e) => Err(format!("{}/exe: {e}", dir.display())),
         };
         let cgroup = read_small(&dir.join("cgroup"))
@@ -584,6 +590,30 @@ impl Probe for LinuxProbe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process that has ended but is not reaped (a zombie: its program and folder are gone,
+    /// its pid still shows) has no details: it is gone, not a process whose folder cannot be
+    /// read.
+    #[test]
+    fn a_process_that_has_ended_has_no_details() {
+        let probe = LinuxProbe::new();
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "exit 0"])
+            .spawn()
+            .expect("sh runs");
+        let pid = child.id();
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !matches!(rows::stat(pid), Ok(Some((_, s))) if s.state == b'Z') {
+            assert!(std::time::Instant::now() < end, "the child never ended");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(probe.details(pid).is_none(), "a zombie has no details");
+        child.wait().unwrap();
+        let me = probe
+            .details(std::process::id())
+            .expect("this process has details");
+        assert!(me.exe.is_ok() && me.cwd.is_ok());
+    }
 
     /// A process's fd folder opened, then the process ended and was reaped: the open folder
     /// answers ENOENT, and the process reads as gone, not unreadable.
