@@ -49,7 +49,7 @@ pub trait Tick {
     /// The signaller answered a request.
     fn on_signal(&self, expected: &Expected, outcome: &SignalOutcome);
     /// The waiter answered: what it said of each member.
-    fn after_wait(&self, members: &[Expected], exited: &[bool]);
+    fn after_wait(&self, members: &[Expected], exited: &[bool], ended_ns: u64);
 }
 
 /// Pier's real interfaces behind the hook.
@@ -125,8 +125,10 @@ impl ExitWaiter for Hooked<'_> {
     fn wait_for_exit(&self, members: &[Expected], timeout: Duration) -> Vec<bool> {
         self.turn(Call::Wait, || ());
         let exited = self.waiter.wait_for_exit(members, timeout);
+        // Before waiting for this thread's turn: the moment the wait ended.
+        let ended_ns = super::monotonic_ns();
         let _turn = self.tick.serial();
-        self.tick.after_wait(members, &exited);
+        self.tick.after_wait(members, &exited, ended_ns);
         exited
     }
 }

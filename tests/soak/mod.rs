@@ -122,7 +122,7 @@ pub struct Round {
     /// Whether recycle events can steer pids (root only).
     can_recycle: bool,
     /// Whether each member was alive right after each wait, as the test saw it then.
-    pub after_wait: Shared<Vec<(usize, Identity, bool)>>,
+    pub after_wait: Shared<Vec<AfterWait>>,
     /// At each survey after the batch's first signal request: the diagnosed members' pids
     /// another process held then (the oracle picks the one that began this tree's rescan).
     pub reused_at: Shared<Vec<(usize, Vec<u32>)>>,
@@ -594,20 +594,21 @@ impl Round {
         format!("killed; no newcomer got pid {} in 40 tries", old.pid)
     }
 
-    /// The signal log: (identity, image, signal number) per line.
-    pub fn signal_lines(&self) -> Vec<(Identity, String, i32)> {
+    /// The signal log, one [`Logged`] per line.
+    pub fn signal_lines(&self) -> Vec<Logged> {
         let log = std::fs::read_to_string(self.dir.join("signals.log")).unwrap_or_default();
         log.lines()
             .map(|l| {
                 let f: Vec<&str> = l.split_whitespace().collect();
-                (
-                    Identity {
+                Logged {
+                    id: Identity {
                         pid: f[0].parse().unwrap(),
                         start_time: f[1].parse().unwrap(),
                     },
-                    f[2].to_owned(),
-                    f[3].parse().unwrap(),
-                )
+                    image: f[2].to_owned(),
+                    signo: f[3].parse().unwrap(),
+                    at_ns: f[4].parse().unwrap(),
+                }
             })
             .collect()
     }
@@ -733,10 +734,9 @@ impl Tick for Batch<'_> {
         self.timeline.stamps.borrow_mut().push(Instant::now());
     }
 
-    fn after_wait(&self, members: &[Expected], exited: &[bool]) {
-        let n = self.timeline.calls.borrow().len() - 1;
+    fn after_wait(&self, members: &[Expected], exited: &[bool], ended_ns: u64) {
         for round in self.rounds {
-            round.after_wait(n, members, exited);
+            round.after_wait(members, exited, ended_ns);
         }
     }
 
@@ -792,7 +792,7 @@ impl Round {
         }
     }
 
-    fn after_wait(&self, n: usize, members: &[Expected], exited: &[bool]) {
+    fn after_wait(&self, members: &[Expected], exited: &[bool], ended_ns: u64) {
         for (m, &gone) in members.iter().zip(exited) {
             if !self.ours(m.identity) {
                 continue;
@@ -805,7 +805,11 @@ impl Round {
                 std::thread::sleep(Duration::from_millis(1));
                 alive = runs(m.identity);
             }
-            self.after_wait.borrow_mut().push((n, m.identity, alive));
+            self.after_wait.borrow_mut().push(AfterWait {
+                id: m.identity,
+                alive,
+                ended_ns,
+            });
         }
     }
 
@@ -823,4 +827,28 @@ impl Round {
             }
         }
     }
+}
+
+/// One line of a round's signal log: a signal its handler received.
+pub struct Logged {
+    pub id: Identity,
+    /// "orig", or "exec" in an image started by the exec command.
+    pub image: String,
+    pub signo: i32,
+    /// When the handler ran (CLOCK_MONOTONIC, ns); the process exits right after.
+    pub at_ns: u64,
+}
+
+/// What the test saw of one member right after one wait for it.
+pub struct AfterWait {
+    pub id: Identity,
+    pub alive: bool,
+    /// When the wait returned (CLOCK_MONOTONIC, ns).
+    pub ended_ns: u64,
+}
+
+/// CLOCK_MONOTONIC in ns: the clock the fixtures' signal log is stamped with.
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }

@@ -35,7 +35,7 @@ use pier_core::probe::Identity;
 use pier_core::signal::SignalOutcome;
 
 use super::hook::Call;
-use super::{Fired, Kind, Known, Origin, Round};
+use super::{AfterWait, Fired, Kind, Known, Logged, Origin, Round};
 
 const SIGTERM: i32 = 15;
 const DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -115,9 +115,9 @@ struct Record<'a> {
     /// What the signaller answered: (call, identity, outcome).
     signals: Ref<'a, Vec<(usize, Identity, SignalOutcome)>>,
     /// What the test saw of each waited-for process right after a wait: (call, identity, alive).
-    after_wait: Ref<'a, Vec<(usize, Identity, bool)>>,
+    after_wait: Ref<'a, Vec<AfterWait>>,
     /// The fixtures' signal log: (identity, image, signal number).
-    lines: Vec<(Identity, String, i32)>,
+    lines: Vec<Logged>,
     /// The call at which Pier first asked to signal one of this tree's members.
     first_request: Option<usize>,
     /// The call at which Pier first asked to signal anything in the batch: the end of the
@@ -181,12 +181,12 @@ impl<'a> Record<'a> {
     fn termed(&self, id: &Identity) -> bool {
         self.lines
             .iter()
-            .any(|(l, image, s)| l == id && image == "orig" && *s == SIGTERM)
+            .any(|l| l.id == *id && l.image == "orig" && l.signo == SIGTERM)
     }
 
     /// The log holds any signal to `id`.
     fn logged(&self, id: &Identity) -> bool {
-        self.lines.iter().any(|(l, _, _)| l == id)
+        self.lines.iter().any(|l| l.id == *id)
     }
 
     /// The test SIGKILLed `id` (a recycle) after call `n`: no handler can log what reached it.
@@ -201,14 +201,32 @@ impl<'a> Record<'a> {
         self.after_wait
             .iter()
             .rev()
-            .find(|(_, a, _)| a == id)
-            .map(|(_, _, alive)| *alive)
+            .find(|w| w.id == *id)
+            .map(|w| w.alive)
+    }
+
+    /// Whether `id` still ran when its last wait ended: seen alive right after it, or its
+    /// handler logged a signal after it (a process exits right after logging). Why both: on
+    /// a loaded machine the test's look, a moment after the wait, can find gone a process
+    /// that was there when the wait gave up (3 times in 10,000 rounds).
+    fn ran_when_wait_ended(&self, id: &Identity) -> bool {
+        let Some(last) = self.after_wait.iter().rev().find(|w| w.id == *id) else {
+            return false;
+        };
+        last.alive
+            || self
+                .lines
+                .iter()
+                .any(|l| l.id == *id && l.at_ns > last.ended_ns)
     }
 
     /// Wrong signals, from the log: every line must be a SIGTERM to a diagnosed member in its
     /// diagnosed image, and there must be none at all when the stop says it sent nothing.
     fn logged_signals(&self, v: &mut Verdict) {
-        for (id, image, signo) in &self.lines {
+        for Logged {
+            id, image, signo, ..
+        } in &self.lines
+        {
             if *signo != SIGTERM || image != "orig" || !self.member(id) || self.sent_nothing {
                 v.wrong_signals.push(format!(
                     "signal {signo} reached pid {} (start {}, image {image}): {}",
@@ -390,8 +408,8 @@ impl<'a> Record<'a> {
     }
 
     /// Why `m`'s outcome is not what the record shows, if it is not: `stopped` only if it was
-    /// signalled and is gone after its wait; `still_running` only if signalled and seen alive
-    /// after its wait; `exited` only if it ended unsignalled after Pier's last look at it;
+    /// signalled and is gone after its wait; `still_running` only if signalled and still
+    /// there when its wait ended; `exited` only if it ended unsignalled after Pier's last look at it;
     /// `skipped` only if unsignalled and gone, exec'd or its pid taken before its turn (or no
     /// signal went out at all); never `failed`.
     fn outcome_disagrees(&self, m: &MemberReport) -> Option<String> {
@@ -431,7 +449,7 @@ impl<'a> Record<'a> {
                     && !running
                     && self.seen_after_wait(&id) != Some(true)
             }
-            MemberOutcome::StillRunning => termed && self.seen_after_wait(&id) == Some(true),
+            MemberOutcome::StillRunning => termed && self.ran_when_wait_ended(&id),
             MemberOutcome::Exited => {
                 // Gone before the first signal but after Pier's last look at it cannot be
                 // told from gone after it; gone before that look must read "skipped".
@@ -536,10 +554,7 @@ impl<'a> Record<'a> {
             ));
         }
         // The parent it was born to, and what that parent was to the round.
-        let parent = known
-            .iter()
-            .find(|p| p.id.pid == k.ppid && p.born <= k.born)
-            .map(|p| p.origin);
+        let parent = parent_of(known, k).map(|p| p.origin);
         let tie_ok = match n.tie {
             TieKind::ChildOfMember => parent == Some(Origin::Initial),
             TieKind::ChildOfNewcomer => {
@@ -611,10 +626,7 @@ impl<'a> Record<'a> {
             .iter()
             .filter(|k| k.origin == Origin::Forked && k.born > tree_cut)
         {
-            let Some(parent) = known
-                .iter()
-                .find(|p| p.id.pid == k.ppid && p.born <= k.born && p.origin == Origin::Initial)
-            else {
+            let Some(parent) = parent_of(known, k).filter(|p| p.origin == Origin::Initial) else {
                 continue;
             };
             let signalled_before = |at: usize| {
@@ -743,6 +755,16 @@ impl<'a> Record<'a> {
 }
 
 /// A read of the process table: on its own, or a survey's (in the same call).
+/// The process `k` was born to: of those that held its parent pid by its birth, the last one
+/// born (a pid taken over after its first holder ended is held by the newcomer, not by the
+/// process that first had it).
+fn parent_of<'a>(known: &'a [Known], k: &Known) -> Option<&'a Known> {
+    known
+        .iter()
+        .filter(|p| p.id.pid == k.ppid && p.born <= k.born)
+        .max_by_key(|p| p.born)
+}
+
 fn table_read(c: &Call) -> bool {
     matches!(c, Call::Processes | Call::Survey)
 }

@@ -46,7 +46,14 @@ pub fn parse_stat(bytes: &[u8]) -> Option<(String, Stat)> {
     let stat = Stat {
         state,
         ppid: field(4)?.parse().ok()?,
-        session: field(6)?.parse().ok()?,
+        // A process being reaped (state X, dead, or Z on its way there) prints -1 for its
+        // process group and session: it is in none any more. Found by the 10,000-round soak beside other runs:
+        // read as "unexpected format", a neighbour's ending process was unreadable, and every
+        // resource on the machine read red for a moment.
+        session: match field(6)?.parse::<i64>().ok()? {
+            -1 if state == b'X' || state == b'Z' => 0,
+            s => u32::try_from(s).ok()?,
+        },
         // tty_nr is printed as a signed int; a device number is never negative in practice.
         tty_nr: field(7)?.parse::<i64>().ok()? as u32,
         cpu_ticks: field(14)?
@@ -252,6 +259,21 @@ mod tests {
         assert_eq!(stat.ppid, 5);
         assert_eq!(stat.tty_nr, 34816);
         assert_eq!(stat.start_time, 555);
+    }
+
+    #[test]
+    fn a_dead_process_being_reaped_is_read_in_no_session() {
+        // As the kernel prints it (seen beside the soak), and the same -1 in a live process.
+        let dead = b"23471 (python3) X 0 -1 -1 0 -1 4227148 388 0 0 0 0 0 0 0 20 0 0 0 331469 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+        let (_, stat) = parse_stat(dead).unwrap();
+        assert_eq!(
+            (stat.state, stat.session, stat.start_time),
+            (b'X', 0, 331469)
+        );
+        let zombie = b"32033 (sleep) Z 0 -1 -1 0 -1 4227084 296 0 0 0 0 0 0 0 20 0 0 0 352804 0\n";
+        assert_eq!(parse_stat(zombie).unwrap().1.session, 0);
+        let live = b"23471 (python3) S 0 -1 -1 0 -1 4227148 388 0 0 0 0 0 0 0 20 0 0 0 331469 0\n";
+        assert_eq!(parse_stat(live), None);
     }
 
     #[test]

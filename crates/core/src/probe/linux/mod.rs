@@ -308,6 +308,8 @@ impl LinuxProbe {
         let stat_path = format!("/proc/{pid}/stat");
         let ticks = match read_small(Path::new(&stat_path)) {
             Ok(bytes) => match parse::parse_stat(&bytes) {
+                // Dead, being reaped: its counters read 0 now; it is gone.
+                Some((_, stat)) if stat.state == b'X' => return None,
                 Some((_, stat)) => stat.cpu_ticks,
                 None => return Some(Err(format!("{stat_path}: unexpected format"))),
             },
