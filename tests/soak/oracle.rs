@@ -114,9 +114,9 @@ struct Record<'a> {
     fired: Ref<'a, Vec<Fired>>,
     /// What the signaller answered: (call, identity, outcome).
     signals: Ref<'a, Vec<(usize, Identity, SignalOutcome)>>,
-    /// What the test saw of each waited-for process right after a wait: (call, identity, alive).
+    /// What the test saw of each waited-for process right after a wait, and when it ended.
     after_wait: Ref<'a, Vec<AfterWait>>,
-    /// The fixtures' signal log: (identity, image, signal number).
+    /// The fixtures' signal log.
     lines: Vec<Logged>,
     /// The call at which Pier first asked to signal one of this tree's members.
     first_request: Option<usize>,
@@ -409,9 +409,9 @@ impl<'a> Record<'a> {
 
     /// Why `m`'s outcome is not what the record shows, if it is not: `stopped` only if it was
     /// signalled and is gone after its wait; `still_running` only if signalled and still
-    /// there when its wait ended; `exited` only if it ended unsignalled after Pier's last look at it;
-    /// `skipped` only if unsignalled and gone, exec'd or its pid taken before its turn (or no
-    /// signal went out at all); never `failed`.
+    /// there when its wait ended; `exited` only if it ended unsignalled after Pier's last look
+    /// at it; `skipped` only if unsignalled and gone, exec'd or its pid taken before its turn
+    /// (or no signal went out at all); never `failed`.
     fn outcome_disagrees(&self, m: &MemberReport) -> Option<String> {
         let id = Identity {
             pid: m.pid,
@@ -754,7 +754,6 @@ impl<'a> Record<'a> {
     }
 }
 
-/// A read of the process table: on its own, or a survey's (in the same call).
 /// The process `k` was born to: of those that held its parent pid by its birth, the last one
 /// born (a pid taken over after its first holder ended is held by the newcomer, not by the
 /// process that first had it).
@@ -765,6 +764,7 @@ fn parent_of<'a>(known: &'a [Known], k: &Known) -> Option<&'a Known> {
         .max_by_key(|p| p.born)
 }
 
+/// A read of the process table: on its own, or a survey's (in the same call).
 fn table_read(c: &Call) -> bool {
     matches!(c, Call::Processes | Call::Survey)
 }

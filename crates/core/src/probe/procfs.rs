@@ -12,11 +12,12 @@ use super::{Pid, TcpState};
 /// The fields of `/proc/<pid>/stat` Pier uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {
-    /// Field 3, the state letter: `b'Z'` (zombie) or `b'X'` (dead) counts as gone.
+    /// Field 3, the state letter: `b'Z'` (zombie) or `b'X'` (dead) counts as gone. `b'X'`
+    /// too for a process already released ([`parse_stat`]), whatever letter it printed.
     pub state: u8,
-    /// Field 4: the parent's pid.
+    /// Field 4: the parent's pid; 0 for a released process.
     pub ppid: u32,
-    /// Field 6: the session id (the session leader's pid).
+    /// Field 6: the session id (the session leader's pid); 0 in none (a released process).
     pub session: u32,
     /// Field 7: the controlling terminal's device number; 0 when there is none.
     pub tty_nr: u32,
@@ -42,18 +43,21 @@ pub fn parse_stat(bytes: &[u8]) -> Option<(String, Stat)> {
     // Fields after comm, numbered from 3 (state) as in proc(5).
     let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
     let field = |n: usize| fields.get(n - 3).copied();
-    let state = *field(3)?.as_bytes().first()?;
+    let letter = *field(3)?.as_bytes().first()?;
+    // A session of -1 means the process is already released: the kernel reads its state
+    // letter first, then cannot lock it for the rest, and prints its defaults (parent 0,
+    // group and session -1); a live process in no visible session prints 0. So it is dead,
+    // whatever letter it printed. Found by the 10,000-round soak beside other runs: read as
+    // "unexpected format", a neighbour's ending process was unreadable, and every resource on
+    // the machine read red for a moment.
+    let (state, session) = match field(6)?.parse::<i64>().ok()? {
+        -1 => (b'X', 0),
+        s => (letter, u32::try_from(s).ok()?),
+    };
     let stat = Stat {
         state,
         ppid: field(4)?.parse().ok()?,
-        // A process being reaped (state X, dead, or Z on its way there) prints -1 for its
-        // process group and session: it is in none any more. Found by the 10,000-round soak beside other runs:
-        // read as "unexpected format", a neighbour's ending process was unreadable, and every
-        // resource on the machine read red for a moment.
-        session: match field(6)?.parse::<i64>().ok()? {
-            -1 if state == b'X' || state == b'Z' => 0,
-            s => u32::try_from(s).ok()?,
-        },
+        session,
         // tty_nr is printed as a signed int; a device number is never negative in practice.
         tty_nr: field(7)?.parse::<i64>().ok()? as u32,
         cpu_ticks: field(14)?
@@ -262,18 +266,27 @@ mod tests {
     }
 
     #[test]
-    fn a_dead_process_being_reaped_is_read_in_no_session() {
-        // As the kernel prints it (seen beside the soak), and the same -1 in a live process.
+    fn a_released_process_is_read_dead_in_no_session() {
+        // As the kernel printed them beside the soak: dead, and a zombie being reaped.
         let dead = b"23471 (python3) X 0 -1 -1 0 -1 4227148 388 0 0 0 0 0 0 0 20 0 0 0 331469 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
         let (_, stat) = parse_stat(dead).unwrap();
         assert_eq!(
-            (stat.state, stat.session, stat.start_time),
-            (b'X', 0, 331469)
+            (stat.state, stat.ppid, stat.session, stat.start_time),
+            (b'X', 0, 0, 331469)
         );
         let zombie = b"32033 (sleep) Z 0 -1 -1 0 -1 4227084 296 0 0 0 0 0 0 0 20 0 0 0 352804 0\n";
-        assert_eq!(parse_stat(zombie).unwrap().1.session, 0);
-        let live = b"23471 (python3) S 0 -1 -1 0 -1 4227148 388 0 0 0 0 0 0 0 20 0 0 0 331469 0\n";
-        assert_eq!(parse_stat(live), None);
+        assert_eq!(parse_stat(zombie).unwrap().1.state, b'X');
+        // The letter is read before the kernel finds the process released: it may say R.
+        let running =
+            b"23471 (python3) R 0 -1 -1 0 -1 4227148 388 0 0 0 0 0 0 0 20 0 0 0 331469 0\n";
+        assert_eq!(parse_stat(running).unwrap().1.state, b'X');
+        // A live process in no visible session (another pid namespace's) prints 0.
+        let hidden = b"23471 (python3) S 0 0 0 0 -1 4227148 388 0 0 0 0 0 0 0 20 0 0 0 331469 0\n";
+        assert_eq!(parse_stat(hidden).unwrap().1.state, b'S');
+        assert_eq!(
+            parse_stat(b"1 (x) S 1 1 -2 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 5 0\n"),
+            None
+        );
     }
 
     #[test]

@@ -60,5 +60,5 @@ pub fn of(parent: Identity, own_uid: u32, clock: Clock) -> Read {
 /// Whether `parent` runs as that identity now (not a zombie, not another process on its pid).
 fn still_itself(parent: Identity) -> bool {
     matches!(rows::stat(parent.pid),
-        Ok(Some((_, s))) if s.start_time == parent.start_time && s.state != b'Z')
+        Ok(Some((_, s))) if s.start_time == parent.start_time && !matches!(s.state, b'Z' | b'X'))
 }
