@@ -681,8 +681,8 @@ impl<'a> Record<'a> {
             ResourceResult::PartiallyStopped => {
                 if !bad_member && members_running.is_empty() && !self.partial_is_shown(rescan) {
                     v.disagreements.push(format!(
-                        "result partially_stopped ({}), but every member is gone and nothing \
-                         an event made ran at the rescan",
+                        "result partially_stopped ({}), but every member is gone, no newcomer \
+                         ran after the last wait and nothing an event made ran at the rescan",
                         report.reason
                     ));
                 }
@@ -722,7 +722,9 @@ impl<'a> Record<'a> {
     /// Besides a member still running or failed, what shows a stop was partial: something an
     /// event made still ran when the rescan began, a skipped member the stop's last wait saw
     /// running (even if it ended right after; found by the soak: an exec'd member that an exit
-    /// event ended after the wait), or a member's pid held by another process.
+    /// event ended after the wait), a newcomer rightly reported still running (the same: an
+    /// exit event ended it between the last wait and the rescan), or a member's pid held by
+    /// another process.
     fn partial_is_shown(&self, rescan: Option<usize>) -> bool {
         let any_made = self
             .known
@@ -732,7 +734,14 @@ impl<'a> Record<'a> {
         let skipped_alive = self.report().members.iter().any(|m| {
             m.outcome == MemberOutcome::Skipped && self.seen_after_wait(&m.identity()) == Some(true)
         });
-        any_made || skipped_alive || !self.facts.reused.is_empty()
+        let newcomer_ran = self.report().newcomers.iter().any(|n| {
+            let id = Identity {
+                pid: n.pid,
+                start_time: n.start_time,
+            };
+            n.fate == NewcomerFate::StillRunning && self.fate_disagrees(n, id).is_none()
+        });
+        any_made || skipped_alive || newcomer_ran || !self.facts.reused.is_empty()
     }
 
     /// A stop during which nothing happened ends `stopped`; a refusal for the 2 s deadline is

@@ -254,7 +254,8 @@ pub trait Probe {
     /// Every visible process. Processes that vanish mid-read are left out; processes that
     /// exist but cannot be read are listed as such.
     fn processes(&self) -> Result<ProcessList, ProbeError>;
-    /// exe, cwd and cgroup of one process; `None` when the process is gone.
+    /// exe, cwd and cgroup of one process; `None` when the process is gone or ending (its
+    /// folder is gone: a process exiting has none).
     fn details(&self, pid: Pid) -> Option<ProcessDetails>;
     /// The environment a process started with, as `KEY=value` byte strings (a process of ours
     /// only; what a restart replays).

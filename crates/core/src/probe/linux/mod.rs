@@ -432,10 +432,6 @@ fn is_gone(e: &std::io::Error) -> bool {
     e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(3)
 }
 
-fn read_link_field(path: &Path) -> Result<PathBuf, String> {
-    fs::read_link(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
 impl Probe for LinuxProbe {
     fn current_uid(&self) -> u32 {
         self.uid
@@ -484,20 +480,23 @@ impl Probe for LinuxProbe {
         let exe = match fs::read_link(dir.join("exe")) {
             Ok(exe) => Ok(exe),
             Err(e) if is_gone(&e) && !dir.exists() => return None,
-            // Neither its program nor its folder is left: a process ending (a kernel thread
-            // has no program but a folder). Found by the soak's runs side by side: another
-            // run's server, ending, read as a twin "whose folder cannot be confirmed".
-            Err(e) if is_gone(&e) && fs::read_link(dir.join("cwd")).is_err_and(|c| is_gone(&c)) => {
-                return None
-            }
             Err(e) => Err(format!("{}/exe: {e}", dir.display())),
+        };
+        let cwd = match fs::read_link(dir.join("cwd")) {
+            Ok(cwd) => Ok(cwd),
+            // A process loses its folder link only as it exits (the kernel drops its program,
+            // then its folder; a kernel thread keeps `/`): it is ending. Found by the soak's
+            // runs side by side, twice: another run's server, ending between the two reads,
+            // read as a twin "whose folder cannot be confirmed".
+            Err(e) if is_gone(&e) => return None,
+            Err(e) => Err(format!("{}/cwd: {e}", dir.display())),
         };
         let cgroup = read_small(&dir.join("cgroup"))
             .map_err(|e| format!("{}/cgroup: {e}", dir.display()))
             .and_then(|b| parse::parse_cgroup(&b).ok_or_else(|| "empty cgroup file".to_owned()));
         Some(ProcessDetails {
             exe,
-            cwd: read_link_field(&dir.join("cwd")),
+            cwd,
             cgroup: Some(cgroup),
         })
     }
