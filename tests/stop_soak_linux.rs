@@ -179,12 +179,20 @@ fn judge_one(
         reused: Vec::new(),
         done_at,
     };
-    // The pids taken when this tree's rescan began.
-    if let Some(r) = facts.rescan_call() {
-        if let Some((_, at)) = round.reused_at.borrow().iter().find(|(c, _)| *c == r) {
+    // The pids taken during this tree's rescan: at its survey or at its process read (found
+    // by the soak beside other runs: another run's process took a member's pid between them).
+    if let Some((r, end)) = facts.rescan_calls() {
+        for (_, at) in round
+            .reused_at
+            .borrow()
+            .iter()
+            .filter(|(c, _)| (r..=end).contains(c))
+        {
             reused.extend(at);
         }
     }
+    reused.sort_unstable();
+    reused.dedup();
     t.reused += usize::from(!reused.is_empty());
     let verdict = Facts { reused, ..facts }.judge();
 

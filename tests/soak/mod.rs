@@ -123,8 +123,8 @@ pub struct Round {
     can_recycle: bool,
     /// Whether each member was alive right after each wait, as the test saw it then.
     pub after_wait: Shared<Vec<AfterWait>>,
-    /// At each survey after the batch's first signal request: the diagnosed members' pids
-    /// another process held then (the oracle picks the one that began this tree's rescan).
+    /// At each survey and process read after the batch's first signal request: the diagnosed
+    /// members' pids another process held then (the oracle takes those of this tree's rescan).
     pub reused_at: Shared<Vec<(usize, Vec<u32>)>>,
     /// The call at which Pier first asked to signal one of this tree's members.
     first_request: Shared<Option<usize>>,
@@ -770,9 +770,9 @@ impl Round {
                 self.fire(n, kind);
             }
         }
-        // A rescan's survey comes after the batch's first signal request: note whose pids are
-        // taken at each, for the one that turns out to be this tree's rescan.
-        if call == Call::Survey && signalled_before {
+        // A rescan's survey and process read come after the batch's first signal request:
+        // note whose pids are taken at each, for those that turn out to be this tree's rescan.
+        if matches!(call, Call::Survey | Call::Processes) && signalled_before {
             let reused = self
                 .initial()
                 .iter()
