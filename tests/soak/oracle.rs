@@ -214,21 +214,18 @@ impl<'a> Record<'a> {
     /// moment after the wait, can find gone a process that was there when the wait gave up
     /// (4 times in 20,000 rounds).
     fn ran_when_wait_ended(&self, id: &Identity) -> bool {
-        let Some(last) = self.after_wait.iter().rev().find(|w| w.id == *id) else {
-            return false;
-        };
-        last.alive
+        self.seen_after_wait(id) == Some(true)
             || self
-                .lines
-                .iter()
-                .any(|l| l.id == *id && l.at_ns + EXITING_NS > last.ended_ns)
+                .logged_before_wait_end_ns(id)
+                .is_some_and(|gap| gap < i128::from(EXITING_NS))
     }
 
-    /// How long before its last wait ended `id`'s handler logged, in ms, if it did.
-    fn logged_before_wait_end(&self, id: &Identity) -> Option<f64> {
+    /// How long before its last wait ended `id`'s handler last logged, in ns (negative: after
+    /// it), if it was waited for and logged.
+    fn logged_before_wait_end_ns(&self, id: &Identity) -> Option<i128> {
         let last = self.after_wait.iter().rev().find(|w| w.id == *id)?;
-        let l = self.lines.iter().find(|l| l.id == *id)?;
-        Some((last.ended_ns as f64 - l.at_ns as f64) / 1e6)
+        let logged = self.lines.iter().rev().find(|l| l.id == *id)?;
+        Some(i128::from(last.ended_ns) - i128::from(logged.at_ns))
     }
 
     /// Wrong signals, from the log: every line must be a SIGTERM to a diagnosed member in its
@@ -485,7 +482,8 @@ impl<'a> Record<'a> {
                 m.pid,
                 m.outcome.as_str(),
                 m.detail,
-                self.logged_before_wait_end(&id),
+                self.logged_before_wait_end_ns(&id)
+                    .map(|ns| ns as f64 / 1e6),
             )
         })
     }
