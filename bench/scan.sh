@@ -1,99 +1,170 @@
 #!/usr/bin/env bash
-# The scan benchmark: N orphaned fixture dev servers, K held connections to them, and idle
-# processes up to TOTAL processes on the machine; then, for R rounds, `pier scan --json
-# --sample-ms 0` against `ss -tanp` and `lsof -iTCP -nP`, in a rotating order (paired). Every
-# round checks that Pier found all N servers and K connections. Prints medians, the median of
-# the per-round ratios, Pier's peak memory, and what one refresh of the tray app costs
-# (crates/core/examples/app_refresh.rs: the same scan plus the history, in one long-lived process).
+# The scan benchmark, run as root and as a normal user (created here, removed at exit), as Pier's
+# users run it. Idle processes up to TOTAL processes on the machine, all root's (bench/
+# idle_procs.py: root's own in the root run, another user's in the user's run). Then, for each
+# of the two, N orphaned fixture dev servers and K held connections to them, started as that
+# one, and for R rounds `pier scan --json --sample-ms 0` against `ss -tanp` and `lsof -iTCP -nP`,
+# all three run by that one, in a rotating order (paired). Every round checks that Pier found all
+# N servers and K connections. Prints medians, the median of the per-round ratios, Pier's peak
+# memory, and what one refresh of the tray app costs (crates/core/examples/app_refresh.rs: the
+# same scan plus the history, in one long-lived process).
 # Then the stop path at the same scale: STOPS (default 10) more servers with no connection, and
 # one `pier stop --all-green` over them all, checked to stop exactly those.
+# Targets (reported PASS/MISS, not asserted; SCAN_STRICT=1 makes a MISS fail the run): pier/ss
+# <= 0.6 as root, <= 0.8 as the user; peak memory < 20 MB.
 # Everything it starts is ended by identity.
 #   bench/scan.sh [TOTAL] [N] [K] [R]     (defaults: 2000 60 200 15)
-# The idle processes run `sleep` in / (see bench/idle_procs.py); IDLE_KIND=python makes them
-# python3 interpreters instead, whose argv every scan must read.
+# SCAN_AS="root user" (the default) picks the runs; run as another user than root, there is
+# one run, as that user. IDLE_KIND=python makes the idle processes python3 interpreters
+# instead, whose argv a scan may have to read.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 total=${1:-2000}
 servers=${2:-60}
 conns=${3:-200}
 rounds=${4:-15}
+case "$total$servers$conns$rounds" in *[!0-9]*) echo "usage: bench/scan.sh [TOTAL] [N] [K] [R]" >&2; exit 2 ;; esac
+[ "$rounds" -ge 1 ] && [ "$servers" -ge 1 ] || { echo "scan.sh: N and R must be at least 1" >&2; exit 2; }
 cargo build --release --quiet --locked --bin pier && cargo build --release --quiet --locked -p pier-core --example app_refresh
-pier=target/release/pier
-py=$(command -v python3)
 
 work=$(mktemp -d)
+chmod 755 "$work"
 . scripts/lib.sh
-trap end_all EXIT
+user=
+drop_user() {
+  [ -n "$user" ] || return 0
+  # The fixtures' and helpers' last exits (PR_SET_PDEATHSIG children) take a moment.
+  for _ in $(seq 50); do userdel "$user" 2>/dev/null && return 0; sleep 0.1; done
+  userdel -f "$user" 2>/dev/null || echo "scan.sh: could not remove the user $user" >&2
+}
+trap 'trap - ERR; end_all; drop_user' EXIT
+trap 'echo "scan.sh: line $LINENO failed (exit $?)" >&2' ERR
 
-ports=()
-for i in $(seq "$servers"); do
-  fixture "s$i" package.json node_modules/.bin/vite
-  ports+=("$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$work/s$i.json")")
+runs=${SCAN_AS:-root user}
+if [ "$(id -u)" != 0 ]; then
+  runs=self
+else
+  user=pierscan$$
+  useradd --no-create-home --user-group --shell /usr/sbin/nologin "$user"
+fi
+# What runs as whom: `as_user` prefixes a command with the user (env by its full path and a PATH
+# without /root in it: no lookup that user cannot make).
+as_user=(setpriv --reuid="$(id -u "${user:-$(id -un)}")" --regid="$(id -g "${user:-$(id -un)}")"
+  --init-groups "$(PATH=/usr/bin:/bin command -v env)" HOME="$work" PATH=/usr/local/bin:/usr/bin:/bin)
+# A python3 everyone here can run (a pyenv shim under /root is not one).
+py=
+for cand in "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null)" \
+  /usr/bin/python3 /usr/local/bin/python3; do
+  if [ -n "$cand" ] && "${as_user[@]}" "$cand" -c '' 2>/dev/null; then py=$cand; break; fi
 done
-"$py" bench/clients.py "$conns" "$work/clients.ready" "${ports[@]}" &
-kids+=($!)
-wait_until "$conns client connections" test -s "$work/clients.ready"
+[ -n "$py" ] || { echo "scan.sh: no python3 that ${user:-this user} can run" >&2; exit 1; }
+
+mkdir -p "$work/bin"
+cp target/release/pier target/release/examples/app_refresh bench/clients.py "$work/bin/"
+{ echo "#!$py"; cat tests/fixtures/devserver.py; } >"$work/bin/vite"
+chmod 755 "$work/bin/"*
+
 "$py" bench/idle_procs.py "$total" "$work/idle.ready" &
 kids+=($!)
-for _ in $(seq 600); do [ -s "$work/idle.ready" ] && break; sleep 0.1; done
+for _ in $(seq 1200); do [ -s "$work/idle.ready" ] && break; sleep 0.1; done
 test -s "$work/idle.ready" || { echo "scan.sh: the idle processes did not start" >&2; exit 1; }
 
-procs=$(ls -d /proc/[0-9]* | wc -l)
-socks=$(($(wc -l </proc/net/tcp) + $(wc -l </proc/net/tcp6) - 2))
+now_us() { echo $(($(date +%s%N) / 1000)); }
 
-# Pier's answer must hold every server and every connection, every round.
-check() { # json file
-  "$py" - "$1" "$work" "$servers" "$conns" <<'PY'
+# bench WHO: one run, everything started and measured as WHO (root, user or self), in its own
+# folder $work/WHO; its fixtures and clients are ended after it.
+bench() {
+  local who=$1 dir=$work/$1 as=() i r start end tool ports=() clients
+  [ "$who" = user ] && as=("${as_user[@]}")
+  mkdir -p "$dir/reports"
+  # servers: N fixture dev servers, each its own project, started as orphans (setsid -f).
+  for i in $(seq "$servers"); do
+    mkdir -p "$dir/s$i/node_modules/.bin"
+    echo '{}' >"$dir/s$i/package.json"
+    cp "$work/bin/vite" "$dir/s$i/node_modules/.bin/vite"
+  done
+  [ "$who" != user ] || chown -R "$user:" "$dir"
+  for i in $(seq "$servers"); do
+    (cd "$dir/s$i" && "${as[@]}" setsid -f ./node_modules/.bin/vite \
+      --report "$dir/reports/s$i.json" </dev/null >/dev/null 2>&1)
+  done
+  for i in $(seq "$servers"); do
+    wait_until "server s$i" test -s "$dir/reports/s$i.json"
+    fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/s$i.json")")
+    ports+=("$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$dir/reports/s$i.json")")
+  done
+  "${as[@]}" "$py" "$work/bin/clients.py" "$conns" "$dir/clients.ready" "${ports[@]}" &
+  clients=$!
+  kids+=("$clients")
+  wait_until "$conns client connections" test -s "$dir/clients.ready"
+
+  local procs socks
+  procs=$(ls -d /proc/[0-9]* | wc -l)
+  socks=$(($(wc -l </proc/net/tcp) + $(wc -l </proc/net/tcp6) - 2))
+  local -a tp=() ts=() tl=()
+  for ((r = 0; r < rounds; r++)); do
+    for tool in $(printf 'pier\nss\nlsof\n' | tail -n +$((r % 3 + 1)); printf 'pier\nss\nlsof\n' | head -n $((r % 3))); do
+      start=$(now_us)
+      case $tool in
+        pier) "${as[@]}" "$work/bin/pier" scan --json --sample-ms 0 >"$dir/scan.json" ;;
+        ss) "${as[@]}" ss -tanp >/dev/null ;;
+        lsof) "${as[@]}" lsof -iTCP -nP >/dev/null 2>&1 || true ;;
+      esac
+      end=$(now_us)
+      case $tool in
+        pier) tp+=($((end - start))) ;;
+        ss) ts+=($((end - start))) ;;
+        lsof) tl+=($((end - start))) ;;
+      esac
+    done
+    # Pier's answer must hold every server and every connection, every round.
+    "$py" - "$dir/scan.json" "$dir" "$servers" "$conns" <<'PY'
 import json, sys
-doc, work, n, k = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-ours = [r for p in doc["projects"] if p["path"].startswith(work) for r in p["resources"]]
+doc, dir, n, k = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+ours = [r for p in doc["projects"] if p["path"].startswith(dir + "/") for r in p["resources"]]
 live = sum(1 for r in ours for c in r["connections"] if not c["internal"])
 if len(ours) != n or live != k:
     sys.exit(f"pier found {len(ours)} of {n} servers and {live} of {k} connections")
 PY
-}
-
-now_us() { echo $(($(date +%s%N) / 1000)); }
-declare -a tp ts tl
-for ((r = 0; r < rounds; r++)); do
-  for tool in $(printf 'pier\nss\nlsof\n' | tail -n +$((r % 3 + 1)); printf 'pier\nss\nlsof\n' | head -n $((r % 3))); do
-    start=$(now_us)
-    case $tool in
-      pier) "$pier" scan --json --sample-ms 0 >"$work/scan.json" ;;
-      ss) ss -tanp >/dev/null ;;
-      lsof) lsof -iTCP -nP >/dev/null 2>&1 || true ;;
-    esac
-    end=$(now_us)
-    case $tool in
-      pier) tp+=($((end - start))) ;;
-      ss) ts+=($((end - start))) ;;
-      lsof) tl+=($((end - start))) ;;
-    esac
   done
-  check "$work/scan.json"
-done
-peak_kb=$(/usr/bin/time -f %M "$pier" scan --json --sample-ms 0 2>&1 >/dev/null | tail -1)
-app_ms=$(PIER_STATE_DIR="$work/state" target/release/examples/app_refresh "$rounds")
+  local peak_kb app_ms
+  peak_kb=$("${as[@]}" /usr/bin/time -f %M "$work/bin/pier" scan --json --sample-ms 0 2>&1 >/dev/null | tail -1)
+  mkdir -p "$dir/state"
+  [ "$who" != user ] || chown "$user:" "$dir/state"
+  app_ms=$("${as[@]}" env PIER_STATE_DIR="$dir/state" "$work/bin/app_refresh" "$rounds")
 
-# The stop path at the same scale: STOPS more servers with no connection (green), then one
-# `pier stop --all-green --under $work`, as "Clean up safely" runs it. It must stop exactly
-# those, and leave every server with a connection (red) running.
-stops=${STOPS:-10}
-for i in $(seq "$stops"); do fixture "g$i" package.json node_modules/.bin/vite; done
-PIER_STATE_DIR="$work/state" /usr/bin/time -f "%e %M" "$pier" stop --json --all-green \
-  --under "$work" 2>"$work/stop.time" >"$work/stop.json" || true
-"$py" - "$work" "$servers" "$stops" <<'PY'
+  # The stop path at the same scale: STOPS more servers with no connection (green), then one
+  # `pier stop --all-green --under $dir`, as "Clean up safely" runs it. It must stop exactly
+  # those, and leave every server with a connection (red) running.
+  local stops=${STOPS:-10}
+  for i in $(seq "$stops"); do
+    mkdir -p "$dir/g$i/node_modules/.bin"
+    echo '{}' >"$dir/g$i/package.json"
+    cp "$work/bin/vite" "$dir/g$i/node_modules/.bin/vite"
+  done
+  [ "$who" != user ] || chown -R "$user:" "$dir"
+  for i in $(seq "$stops"); do
+    (cd "$dir/g$i" && "${as[@]}" setsid -f ./node_modules/.bin/vite \
+      --report "$dir/reports/g$i.json" </dev/null >/dev/null 2>&1)
+  done
+  for i in $(seq "$stops"); do
+    wait_until "server g$i" test -s "$dir/reports/g$i.json"
+    fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/g$i.json")")
+  done
+  "${as[@]}" env PIER_STATE_DIR="$dir/state" /usr/bin/time -f "%e %M" "$work/bin/pier" stop --json \
+    --all-green --under "$dir" 2>"$dir/stop.time" >"$dir/stop.json" || true
+  "$py" - "$dir" "$servers" "$stops" <<'PY'
 import json, os, sys
-work, n, g = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-results = json.load(open(f"{work}/stop.json"))["results"]
+dir, n, g = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+results = json.load(open(f"{dir}/stop.json"))["results"]
 def runs(name):
-    r = json.load(open(f"{work}/{name}.json"))
+    r = json.load(open(f"{dir}/reports/{name}.json"))
     try:
         stat = open(f"/proc/{r['pid']}/stat", "rb").read()
     except OSError:
         return False
     fields = stat[stat.rindex(b")") + 2:].split()
-    return int(fields[19]) == r["start_time"] and fields[0] != b"Z"
+    return int(fields[19]) == r["start_time"] and fields[0] not in (b"Z", b"X")
 stopped = [r for r in results if r["result"] == "stopped"]
 red_gone = [i for i in range(1, n + 1) if not runs(f"s{i}")]
 green_left = [i for i in range(1, g + 1) if runs(f"g{i}")]
@@ -102,22 +173,44 @@ if len(results) != g or len(stopped) != g or red_gone or green_left:
              f"servers with a connection gone: {red_gone}, green left running: {green_left}")
 PY
 
-"$py" - "${tp[*]}" "${ts[*]}" "${tl[*]}" "$procs" "$socks" "$servers" "$conns" "$rounds" "$peak_kb" "$(nproc)" "$app_ms" "${IDLE_KIND:-sleep}" "$work" "$stops" <<'PY'
+  local name=$who runner=$who
+  [ "$who" != user ] || { name="a normal user ($user)"; runner=$user; }
+  [ "$who" != self ] || { name="$(id -un) (not root)"; runner=$(id -un); }
+  target=0.8
+  [ "$who" != root ] || target=0.6
+  "$py" - "${tp[*]}" "${ts[*]}" "${tl[*]}" "$procs" "$socks" "$servers" "$conns" "$rounds" "$peak_kb" \
+    "$(nproc)" "$app_ms" "${IDLE_KIND:-sleep}" "$dir" "$stops" "$name" "$target" "${SCAN_STRICT:-0}" "$runner" <<'PY'
 import json, statistics as st, sys
 p, s, l = ([int(x) / 1000 for x in a.split()] for a in sys.argv[1:4])
-procs, socks, n, k, rounds, peak, cores, app, idle, work, stops = sys.argv[4:15]
+procs, socks, n, k, rounds, peak, cores, app, idle, dir, stops, who, target, strict, runner = sys.argv[4:19]
 med = st.median
-print(f"machine: {cores} cores, {procs} processes ({idle} idle), {socks} TCP sockets; "
-      f"{n} servers, {k} connections; {rounds} paired rounds, all checked")
-print(f"pier scan --json --sample-ms 0 : median {med(p):7.1f} ms   peak RSS {int(peak) / 1024:.1f} MB")
-print(f"ss -tanp                       : median {med(s):7.1f} ms   pier/ss   = {med(a / b for a, b in zip(p, s)):.2f}")
-print(f"lsof -iTCP -nP                 : median {med(l):7.1f} ms   pier/lsof = {med(a / b for a, b in zip(p, l)):.2f}")
-print(f"app refresh (scan + history)   : median {float(app):7.1f} ms   app/cli   = {float(app) / med(p):.2f}")
-wall, rss = open(f"{work}/stop.time").read().split()[-2:]
-timings = [r["timings"] for r in json.load(open(f"{work}/stop.json"))["results"]]
+ratio = med(a / b for a, b in zip(p, s))
+ok = ratio <= float(target) and int(peak) < 20 * 1024
+print(f"as {who}: {cores} cores, {procs} processes ({idle} idle, root's), {socks} TCP sockets; "
+      f"{n} servers, {k} connections, started as {runner}; {rounds} paired rounds, all checked")
+print(f"  pier scan --json --sample-ms 0 : median {med(p):7.1f} ms   peak RSS {int(peak) / 1024:.1f} MB")
+print(f"  ss -tanp                       : median {med(s):7.1f} ms   pier/ss   = {ratio:.2f} "
+      f"(target <= {target}, peak < 20 MB) {'PASS' if ok else 'MISS'}")
+print(f"  lsof -iTCP -nP                 : median {med(l):7.1f} ms   pier/lsof = {med(a / b for a, b in zip(p, l)):.2f}")
+print(f"  app refresh (scan + history)   : median {float(app):7.1f} ms   app/cli   = {float(app) / med(p):.2f}")
+wall, rss = open(f"{dir}/stop.time").read().split()[-2:]
+timings = [r["timings"] for r in json.load(open(f"{dir}/stop.json"))["results"]]
 first = [t["a_to_first_signal_ms"] for t in timings]
-print(f"pier stop --all-green ({stops} green, {n} red untouched, checked): {float(wall):.2f} s in all, "
+print(f"  pier stop --all-green ({stops} green, {n} red untouched, checked): {float(wall):.2f} s in all, "
       f"{float(wall) * 1000 / int(stops):.0f} ms per resource; check (a) -> first SIGTERM median "
       f"{med(first):.0f} ms, max {max(first):.0f} ms (window {timings[0]['sample_ms']} ms); "
       f"peak RSS {int(rss) / 1024:.1f} MB")
+if strict == "1" and not ok:
+    sys.exit(f"scan.sh: the target as {who} was missed (SCAN_STRICT=1)")
 PY
+  kill "$clients" 2>/dev/null || true
+  kill_fixtures
+  fixture_pids=()
+}
+
+for who in $runs; do
+  case $who in
+    root | user | self) bench "$who" ;;
+    *) echo "scan.sh: SCAN_AS takes root and user, not $who" >&2; exit 2 ;;
+  esac
+done

@@ -12,7 +12,7 @@ use pier_core::probe::darwin::parse_procargs2;
 use pier_core::probe::netlink::parse_chunk;
 use pier_core::probe::procfs::{
     parse_cgroup, parse_cmdline, parse_io_bytes, parse_schedstat, parse_socket_link, parse_stat,
-    parse_status_uid, parse_tcp_table, parse_uptime,
+    parse_tcp_table, parse_uptime,
 };
 use pier_core::probe::TcpState;
 use proptest::prelude::*;
@@ -21,7 +21,6 @@ proptest! {
     #[test]
     fn no_parser_panics_on_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
         let _ = parse_stat(&bytes);
-        let _ = parse_status_uid(&bytes);
         let _ = parse_cmdline(&bytes);
         let _ = parse_socket_link(&bytes);
         let _ = parse_schedstat(&bytes);

@@ -306,3 +306,73 @@ fn children_are_read_per_parent_identity_from_every_thread() {
     }
     assert_eq!(mine(probe.children(&[me]).unwrap()), BTreeSet::new());
 }
+
+/// Another user's process costs a survey of the user's own one `stat`: it is only sighted, and
+/// `rows` reads it whole when asked. Its owner is its effective uid even when it made itself
+/// non-dumpable (its `fd` folder then shows root, which must not be taken for its owner).
+#[test]
+fn another_users_process_is_sighted_and_read_whole_on_demand() {
+    if common::needs_root("another_users_process_is_sighted_and_read_whole_on_demand") {
+        return;
+    }
+    // uid 65534, non-dumpable (PR_SET_DUMPABLE is 4), ready once it says so.
+    let code = "import ctypes, sys; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); \
+                print('ready', flush=True); sys.stdin.read()";
+    let python = common::python();
+    let mut child = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args([python.as_str(), "-c", code, "marker-argument"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    let pid = child.id();
+    let fd_owner =
+        std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(format!("/proc/{pid}/fd")).unwrap());
+    assert_eq!(fd_owner, 0, "a non-dumpable process's fd folder is root's");
+
+    // Pier as root: this process is another user's.
+    let probe = LinuxProbe::new();
+    let own = probe.survey_own(&|_| true).unwrap();
+    assert!(own.processes.sighted.contains(&pid), "sighted");
+    assert!(
+        !own.processes
+            .processes
+            .iter()
+            .any(|p| p.identity.pid == pid),
+        "not read"
+    );
+    let all = probe.survey(&|_| true).unwrap();
+    let row = all
+        .processes
+        .processes
+        .iter()
+        .find(|p| p.identity.pid == pid)
+        .expect("a survey of everyone reads its row");
+    assert_eq!(row.uid, 65534);
+    assert!(all.processes.sighted.is_empty());
+
+    let rows = probe.rows(&[pid]);
+    assert_eq!(rows.processes.len(), 1, "{rows:?}");
+    let read = &rows.processes[0];
+    assert_eq!(
+        read.uid, 65534,
+        "its effective uid, not its fd folder's owner"
+    );
+    assert_eq!(
+        read.identity.start_time,
+        common::start_time_of(pid).unwrap()
+    );
+    assert_eq!(read.ppid, std::process::id());
+    assert!(!read.argv_unread);
+    assert_eq!(read.argv.last().unwrap(), b"marker-argument");
+
+    drop(child.stdin.take());
+    child.wait().unwrap();
+    assert!(probe.rows(&[pid]).processes.is_empty(), "gone: left out");
+}

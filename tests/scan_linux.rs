@@ -375,3 +375,124 @@ fn piped_text_cards_have_no_colour_and_a_bad_folder_is_a_usage_error() {
         "one sentence, no stack trace: {err}"
     );
 }
+
+/// `pier scan` run as a normal user (uid 65534), as users run it: other users' processes are
+/// only sighted by its survey, and every rule still holds on what it reads of them on demand.
+/// - the user's orphaned server: green;
+/// - the user's server with a client of root's (the test's own connection, whose far end the
+///   user cannot attribute): red, the connection counted;
+/// - the user's `sh -c` tree holding a setuid-root member (another user's, by its effective
+///   uid, found only through the children of `sh`): red;
+/// - root's server in the same folder: never a candidate.
+#[test]
+fn a_scan_as_a_normal_user_keeps_every_rule_on_other_users_processes() {
+    let test = "a_scan_as_a_normal_user_keeps_every_rule_on_other_users_processes";
+    if needs_root(test) || fixtures_cannot_be_orphans(test) {
+        return;
+    }
+    let sb = Sandbox::new();
+    let mode = |m| std::os::unix::fs::PermissionsExt::from_mode(m);
+    std::fs::set_permissions(sb.path(), mode(0o755)).unwrap();
+    for dir in ["reports", "state"] {
+        let dir = sb.path().join(dir);
+        std::fs::set_permissions(&dir, mode(0o777)).unwrap();
+    }
+    // Pier where that user can run it, and a sleep that runs as root for whoever starts it.
+    let bin = sb.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy(pier_bin(), bin.join("pier")).unwrap();
+    let suid = bin.join("suid-sleep");
+    std::fs::copy("/bin/sleep", &suid).unwrap();
+    std::fs::set_permissions(&suid, mode(0o4755)).unwrap();
+    let as_user = [
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+    ];
+
+    let start = |name: &str, cmd: String, user: bool| {
+        let project = sb.project(name, VITE);
+        let mut argv: Vec<&str> = if user { as_user.to_vec() } else { Vec::new() };
+        argv.extend(["sh", "-c", &cmd]);
+        sb.spawn_orphan(&project, &argv);
+        let r = sb.report(name, |_| true);
+        sb.own_parent(&r);
+        r
+    };
+    let vite = |name: &str| {
+        format!(
+            "./{VITE} --report '{}'; true",
+            sb.report_path(name).display()
+        )
+    };
+    let mine = start("mine", vite("mine"), true);
+    let held = start("held", vite("held"), true);
+    let with_suid = start(
+        "suid",
+        format!("'{}' 600 & {}", suid.display(), vite("suid")),
+        true,
+    );
+    let roots = start("roots", vite("roots"), false);
+    // The setuid member: the child of `sh` that is not the server.
+    let sh = with_suid["ppid"].as_u64().unwrap() as u32;
+    let suid_pid = wait_for("the setuid sleep", || {
+        let kids = std::fs::read_to_string(format!("/proc/{sh}/task/{sh}/children")).ok()?;
+        kids.split_whitespace()
+            .filter_map(|k| k.parse::<u32>().ok())
+            .find(|&k| k != pid(&with_suid))
+    });
+    sb.own(Started {
+        pid: suid_pid,
+        start_time: start_time_of(suid_pid).unwrap(),
+    });
+    let owner = std::os::unix::fs::MetadataExt::uid(
+        &std::fs::metadata(format!("/proc/{suid_pid}")).unwrap(),
+    );
+    assert_eq!(owner, 0, "the setuid member runs as root");
+    let _client = TcpStream::connect(("127.0.0.1", port(&held))).unwrap();
+
+    let out = std::process::Command::new(as_user[0])
+        .args(&as_user[1..])
+        .arg("env")
+        .arg(format!(
+            "PIER_STATE_DIR={}",
+            sb.path().join("state").display()
+        ))
+        .arg("NO_COLOR=1")
+        .arg(bin.join("pier"))
+        .args(["scan", "--json", "--sample-ms", "100", "--under"])
+        .arg(sb.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let scan: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let (_, r) = resource_with(&scan, pid(&mine)).expect("the user's server is found");
+    assert_eq!(r["level"], "green", "{r:#}");
+    let (_, r) = resource_with(&scan, pid(&held)).expect("the held server is found");
+    assert_eq!(r["level"], "red", "{r:#}");
+    let live = r["connections"].as_array().unwrap();
+    assert!(live.iter().any(|c| c["internal"] == false), "{r:#}");
+    let (_, r) = resource_with(&scan, pid(&with_suid)).expect("the setuid tree is found");
+    assert_eq!(r["level"], "red", "{r:#}");
+    let member = r["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["pid"] == suid_pid)
+        .unwrap_or_else(|| panic!("the setuid member is a member: {r:#}"));
+    assert_eq!(member["uid"], 0);
+    assert!(
+        evidence_kinds(&r).contains(&"protected".to_owned()),
+        "{r:#}"
+    );
+    assert!(
+        resource_with(&scan, pid(&roots)).is_none(),
+        "root's server is not the user's: {scan:#}"
+    );
+}

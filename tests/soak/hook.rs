@@ -94,6 +94,12 @@ impl Probe for Hooked<'_> {
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         self.turn(Call::Survey, || self.probe.survey(wants_argv))
     }
+    fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        self.turn(Call::Survey, || self.probe.survey_own(wants_argv))
+    }
+    fn rows(&self, pids: &[Pid]) -> ProcessList {
+        self.turn(Call::Processes, || self.probe.rows(pids))
+    }
     fn argv(&self, identity: Identity) -> Option<Vec<Vec<u8>>> {
         self.turn(Call::Argv, || self.probe.argv(identity))
     }

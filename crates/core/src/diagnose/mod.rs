@@ -8,6 +8,7 @@
 //! read becomes evidence against stopping (never "nothing there"); a failure spoils one
 //! resource, never the scan — only an unreadable process table fails the scan as a whole.
 
+mod complete;
 pub mod connections;
 pub mod helpers;
 pub mod judge;
@@ -82,6 +83,9 @@ pub(crate) struct Facts<'a> {
     pub pier_ancestors: HashSet<Pid>,
     /// The user's processes (or processes of unknown owner) that exist but could not be read.
     pub unreadable: Vec<judge::Finding>,
+    /// Other users' processes the survey saw and did not read, and no step has read since
+    /// (`complete.rs`).
+    sighted: HashSet<Pid>,
     details: HashMap<Pid, Option<ProcessDetails>>,
 }
 
@@ -105,8 +109,10 @@ impl Facts<'_> {
         self.table.set_argv(pid, argv);
     }
 
-    /// Fills the argv of `pid` and of every ancestor, which the root walk judges by argv.
+    /// Fills the argv of `pid` and of every ancestor, which the root walk judges by argv,
+    /// reading the rows of ancestors the survey only sighted.
     fn fill_lineage(&mut self, pid: Pid) {
+        self.complete_lineage(pid);
         let mut seen = HashSet::new();
         let mut cur = pid;
         while cur > 1 && seen.insert(cur) {
@@ -139,7 +145,7 @@ pub fn scan(
     marker_at: MarkerLookup,
 ) -> Result<Scan, ScanError> {
     let started = std::time::Instant::now();
-    let survey = probe.survey(&kinds::name_may_matter)?;
+    let survey = probe.survey_own(&kinds::name_may_matter)?;
     let surveyed = started.elapsed();
     let list = survey.processes;
     let uid = probe.current_uid();
@@ -147,7 +153,6 @@ pub fn scan(
     let table = ProcessTable::new(list.processes);
     let unreadable = judge::unreadable_of(&list.unreadable, uid);
     let sockets = survey.sockets.map_err(|e| e.to_string());
-    let pier_ancestors = table.ancestors(probe.own_pid()).into_iter().collect();
     let index = match &sockets {
         Ok(t) => connections::SocketIndex::new(&t.sockets),
         Err(_) => connections::SocketIndex::default(),
@@ -158,10 +163,13 @@ pub fn scan(
         sockets,
         index,
         uid,
-        pier_ancestors,
+        pier_ancestors: HashSet::new(),
         unreadable,
+        sighted: list.sighted.into_iter().collect(),
         details: HashMap::new(),
     };
+    facts.complete_lineage(probe.own_pid());
+    facts.pier_ancestors = facts.table.ancestors(probe.own_pid()).into_iter().collect();
 
     let drafts = find_resources(&mut facts, &own, opts, marker_at);
     let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
@@ -243,6 +251,14 @@ fn find_resources(
     }
     roots.sort_unstable();
     roots.dedup();
+    // Before the trees are cut: every member, whoever runs it, and each root's session
+    // leader (whether it runs is part of "orphaned").
+    facts.complete_trees(&roots);
+    let leaders: Vec<Pid> = roots
+        .iter()
+        .filter_map(|&root| Some(facts.table.get(root)?.session))
+        .collect();
+    facts.read_sighted(&leaders);
 
     let mut drafts: Vec<Draft> = roots
         .iter()

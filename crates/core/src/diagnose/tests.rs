@@ -28,8 +28,32 @@ pub(super) fn opts() -> ScanOptions {
     }
 }
 
+/// The scan of `probe`, made three ways that must agree: from a survey of the user's own
+/// (other users' processes read on demand, through lists of children), the same where the OS
+/// lists no children (every sighted process read), and from a survey of everyone. Every rule
+/// tested here is so tested against the reads on demand (`complete.rs`).
 pub(super) fn run(probe: &FakeProbe) -> Scan {
-    scan(probe, &opts(), &markers).expect("scan")
+    let once = || {
+        let mut s = scan(probe, &opts(), &markers).expect("scan");
+        s.scanned_at.clear();
+        s
+    };
+    probe.survey_everyone.set(true);
+    let everyone = once();
+    probe.survey_everyone.set(false);
+    probe.no_children_lists.set(true);
+    let no_lists = once();
+    probe.no_children_lists.set(false);
+    let own = once();
+    assert_eq!(
+        own, everyone,
+        "the user's own, read on demand, against everyone's"
+    );
+    assert_eq!(
+        no_lists, everyone,
+        "without lists of children, against everyone's"
+    );
+    own
 }
 
 /// An orphaned vite in `APP` listening on 127.0.0.1:5173: the green baseline.
@@ -185,19 +209,31 @@ fn a_tool_under_a_live_interactive_shell_is_yellow() {
 fn a_tool_whose_terminal_session_is_gone_is_orphaned() {
     // Its parent is an unknown process that is still alive, but the session leader (the
     // shell that owned the terminal) has exited and the kernel cleared the tty.
-    let mut vite = process(100, 60, &["vite"]);
-    vite.session = 50;
-    let probe = FakeProbe::default()
-        .with(process(60, 1, &["python3", "orchestrate.py"]), "/home/u")
-        .with(vite, APP);
-    assert_eq!(only(&run(&probe)).level, Level::Green);
+    let world = || {
+        let mut vite = process(100, 60, &["vite"]);
+        vite.session = 50;
+        FakeProbe::default()
+            .with(process(60, 1, &["python3", "orchestrate.py"]), "/home/u")
+            .with(vite, APP)
+    };
+    assert_eq!(only(&run(&world())).level, Level::Green);
 
-    let mut live = probe;
+    let mut live = world();
     live.processes.push(process(50, 1, &["-bash"]));
     assert_eq!(
         only(&run(&live)).level,
         Level::Yellow,
         "the session leader still runs"
+    );
+    // A console login's session leader is `login`, root's: it runs all the same.
+    let mut login = process(50, 1, &["login", "--", "u"]);
+    login.uid = 0;
+    let mut led_by_root = world();
+    led_by_root.processes.push(login);
+    assert_eq!(
+        only(&run(&led_by_root)).level,
+        Level::Yellow,
+        "a session leader of another user's still runs"
     );
 }
 

@@ -26,6 +26,20 @@ impl ProcessTable {
         Self { by_pid, children }
     }
 
+    /// Adds a row read after the table (a process the survey only sighted); a pid already
+    /// in the table keeps the row it has.
+    pub fn add(&mut self, p: ProcessInfo) {
+        let pid = p.identity.pid;
+        if self.by_pid.contains_key(&pid) {
+            return;
+        }
+        let siblings = self.children.entry(p.ppid).or_default();
+        if let Err(at) = siblings.binary_search(&pid) {
+            siblings.insert(at, pid);
+        }
+        self.by_pid.insert(pid, p);
+    }
+
     /// The row of `pid`, if the table has one.
     pub fn get(&self, pid: Pid) -> Option<&ProcessInfo> {
         self.by_pid.get(&pid)

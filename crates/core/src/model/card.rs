@@ -146,7 +146,7 @@ pub struct Member {
     pub start_time: u64,
     /// Its parent's pid when the table was read.
     pub ppid: u32,
-    /// The real uid it runs as.
+    /// The uid it runs as (its effective uid: whose process it is).
     pub uid: u32,
     /// Its argv as the kernel gives it, a rewritten title's padding included, with U+FFFD for
     /// bytes that are not UTF-8.

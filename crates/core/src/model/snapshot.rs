@@ -30,7 +30,7 @@ pub struct SnapshotMember {
     pub identity: Identity,
     /// Its parent's pid when the snapshot was taken.
     pub ppid: u32,
-    /// The real uid it ran as.
+    /// The uid it ran as (its effective uid: whose process it was).
     pub uid: u32,
     /// Its exact argv, read afresh for the snapshot: what a restart replays.
     pub argv: Vec<ByteString>,

@@ -83,6 +83,48 @@ pub fn parse_procargs2(buf: &[u8]) -> Result<ProcArgs, String> {
     })
 }
 
+/// What one `proc_listpids` call answered into a buffer of pids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listing {
+    /// The pids listed, in ascending order, each once; 0 (the kernel's own task) left out.
+    Pids(Vec<u32>),
+    /// The buffer was filled: the list may have been cut short (the kernel truncates it
+    /// silently), so ask again with more room.
+    Grow,
+}
+
+/// Decodes a `proc_listpids` answer: `buf` is the buffer passed, `returned` what the call
+/// returned — the bytes it filled, a whole number of `int` pids (XNU `proc_listpids` in
+/// `bsd/kern/proc_info.c`). A negative, ragged or oversized answer is an error, never a guess.
+pub fn listed_pids(buf: &[i32], returned: i32) -> Result<Listing, String> {
+    let bytes = usize::try_from(returned)
+        .map_err(|_| format!("proc_listpids answered {returned}, not a length"))?;
+    let size = std::mem::size_of::<i32>();
+    if bytes % size != 0 {
+        return Err(format!(
+            "proc_listpids filled {bytes} bytes, not a whole number of pids"
+        ));
+    }
+    let n = bytes / size;
+    if n > buf.len() {
+        return Err(format!(
+            "proc_listpids filled {n} pids into a buffer of {}",
+            buf.len()
+        ));
+    }
+    if n == buf.len() {
+        return Ok(Listing::Grow);
+    }
+    let mut pids: Vec<u32> = buf[..n]
+        .iter()
+        .filter_map(|&p| u32::try_from(p).ok())
+        .filter(|&p| p != 0)
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    Ok(Listing::Pids(pids))
+}
+
 /// Takes one NUL-terminated string off the front; `None` when there is no terminator.
 fn take_string(rest: &mut &[u8]) -> Option<Vec<u8>> {
     let end = rest.iter().position(|&b| b == 0)?;
@@ -240,6 +282,34 @@ mod tests {
             parse_procargs2(&huge).is_err(),
             "a huge argc neither allocates nor panics"
         );
+    }
+
+    #[test]
+    fn a_pid_listing_is_decoded_from_the_bytes_it_filled() {
+        let mut buf = [0i32; 8];
+        buf[..5].copy_from_slice(&[412, 0, 1, 97, 412]);
+        assert_eq!(
+            listed_pids(&buf, 20),
+            Ok(Listing::Pids(vec![1, 97, 412])),
+            "kernel_task (0) left out, sorted, each once"
+        );
+        assert_eq!(listed_pids(&buf, 0), Ok(Listing::Pids(Vec::new())));
+        // Negative pids are no pids.
+        buf[0] = -5;
+        assert_eq!(listed_pids(&buf, 8), Ok(Listing::Pids(Vec::new())));
+    }
+
+    #[test]
+    fn a_full_or_hostile_pid_listing_is_asked_again_or_refused() {
+        let buf = [7i32; 4];
+        assert_eq!(
+            listed_pids(&buf, 16),
+            Ok(Listing::Grow),
+            "a full buffer may be cut short"
+        );
+        assert!(listed_pids(&buf, 17).is_err(), "ragged");
+        assert!(listed_pids(&buf, 20).is_err(), "more than the buffer holds");
+        assert!(listed_pids(&buf, -1).is_err(), "negative");
     }
 
     #[test]

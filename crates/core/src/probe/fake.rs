@@ -82,6 +82,14 @@ pub struct FakeProbe {
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Monotonic time, advanced by each `activity` call by its window.
     pub clock: Shared<Duration>,
+    /// [`Probe::survey_own`] reads everything, as the default survey does (`false`: only the
+    /// user's rows, the rest sighted, as the Linux backend).
+    pub survey_everyone: Shared<bool>,
+    /// [`Probe::children`] answers `Unsupported`, as Linux without `CONFIG_PROC_CHILDREN`.
+    pub no_children_lists: Shared<bool>,
+    /// Every pid [`Probe::rows`] was asked for and every parent [`Probe::children`] was
+    /// asked about, in order: what a scan read beyond its survey.
+    pub read_later: Shared<Vec<Pid>>,
 }
 
 impl Default for FakeProbe {
@@ -99,6 +107,9 @@ impl Default for FakeProbe {
             activity: HashMap::new(),
             environments: HashMap::new(),
             clock: Shared::new(Duration::ZERO),
+            survey_everyone: Shared::new(false),
+            no_children_lists: Shared::new(false),
+            read_later: Shared::new(Vec::new()),
         }
     }
 }
@@ -195,7 +206,43 @@ impl Probe for FakeProbe {
         Ok(ProcessList {
             processes: self.processes.clone(),
             unreadable: self.unreadable_processes.clone(),
+            sighted: Vec::new(),
         })
+    }
+
+    fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
+        if self.no_children_lists.get() {
+            return Err(ProbeError::Unsupported);
+        }
+        self.read_later
+            .borrow_mut()
+            .extend(parents.iter().map(|p| p.pid));
+        Ok(super::children_in(self.processes()?, parents))
+    }
+
+    fn rows(&self, pids: &[Pid]) -> ProcessList {
+        self.read_later.borrow_mut().extend_from_slice(pids);
+        let mut list = self.processes().expect("the fake's table reads");
+        list.processes.retain(|p| pids.contains(&p.identity.pid));
+        list.unreadable.retain(|u| pids.contains(&u.pid));
+        list
+    }
+
+    /// As the Linux survey of the user's own: another user's process only sighted.
+    fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        let mut survey = self.survey(wants_argv)?;
+        if !self.survey_everyone.get() {
+            let list = &mut survey.processes;
+            let uid = self.uid;
+            list.sighted = list
+                .processes
+                .iter()
+                .filter(|p| p.uid != uid)
+                .map(|p| p.identity.pid)
+                .collect();
+            list.processes.retain(|p| p.uid == uid);
+        }
+        Ok(survey)
     }
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {

@@ -8,7 +8,9 @@
 //!
 //! Differences from Linux, by design:
 //! - Another user's process gives EPERM for BSD info, fds, cwd and rusage; its row comes from
-//!   `sysctl(KERN_PROC_PID)` instead (ppid, uid, start time), with no argv.
+//!   `sysctl(KERN_PROC_PID)` instead (ppid, uid, start time), with no argv. A scan's survey
+//!   lists only the user's (`PROC_UID_ONLY`) and reads another's row only when the diagnosis
+//!   asks (`Probe::rows`, `Probe::children`).
 //! - A connection the server has not accepted has no fd anywhere: the listener's accept queue
 //!   (`soi_qlen`) is reported in `Socket::queued` instead of as rows.
 //! - Sockets of processes outside `owners_among` are invisible (no global table), so peers
@@ -30,7 +32,7 @@ use libproc::net_info::{SocketFDInfo, SocketInfoKind};
 use super::darwin;
 use super::{
     ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
-    Socket, SocketTable,
+    Socket, SocketTable, Survey, WantsArgv,
 };
 use super::{Counters, ProcessList, UnreadableProcess};
 
@@ -206,28 +208,53 @@ fn pid_cwd(pid: Pid) -> Result<PathBuf, String> {
     Ok(PathBuf::from(OsStr::from_bytes(darwin::c_bytes(&raw))))
 }
 
-/// Every pid. A full buffer may have been cut short (the kernel truncates silently): grow it.
-fn all_pids() -> io::Result<Vec<c_int>> {
-    // SAFETY: a null buffer asks for the count only.
-    let count = unsafe { libc::proc_listallpids(std::ptr::null_mut(), 0) };
-    if count <= 0 {
-        return Err(io::Error::last_os_error());
+/// `proc_listpids` kinds (XNU `bsd/sys/proc_info.h`; the libc crate declares the call, not
+/// these).
+const PROC_ALL_PIDS: u32 = 1;
+/// Processes whose effective uid (`kauth_cred_getuid`, the `pbi_uid` of their BSD info) is
+/// the argument.
+const PROC_UID_ONLY: u32 = 4;
+
+/// The pids `proc_listpids(kind, arg)` lists. A full buffer may have been cut short (the
+/// kernel truncates silently): grow it (`darwin::listed_pids` decides).
+fn list_pids(kind: u32, arg: u32) -> Result<Vec<Pid>, ProbeError> {
+    let failed = || ProbeError::Io {
+        path: "proc_listpids".into(),
+        source: io::Error::last_os_error(),
+    };
+    // SAFETY: a null buffer asks for the size only.
+    let size = unsafe { libc::proc_listpids(kind, arg, std::ptr::null_mut(), 0) };
+    if size < 0 {
+        return Err(failed());
     }
-    let mut cap = count as usize + 64;
+    let mut cap = size as usize / size_of::<c_int>() + 64;
     loop {
-        let mut pids = vec![0 as c_int; cap];
-        let bytes = (cap * size_of::<c_int>()) as c_int;
-        // SAFETY: pids is writable for `bytes` bytes.
-        let n = unsafe { libc::proc_listallpids(pids.as_mut_ptr().cast(), bytes) };
-        if n <= 0 {
-            return Err(io::Error::last_os_error());
+        let mut buf = vec![0 as c_int; cap];
+        let bytes = c_int::try_from(cap * size_of::<c_int>()).unwrap_or(c_int::MAX);
+        // 0 answers both "none" and a failure: clear errno to tell them apart.
+        // SAFETY: __error() returns this thread's errno slot.
+        unsafe { *libc::__error() = 0 };
+        // SAFETY: buf is writable for `bytes` bytes.
+        let n = unsafe { libc::proc_listpids(kind, arg, buf.as_mut_ptr().cast(), bytes) };
+        if n < 0 || (n == 0 && errno() != 0) {
+            return Err(failed());
         }
-        if n as usize >= cap && cap < 1 << 22 {
-            cap *= 2;
-            continue;
+        match darwin::listed_pids(&buf, n) {
+            Ok(darwin::Listing::Pids(pids)) => return Ok(pids),
+            Ok(darwin::Listing::Grow) if cap < 1 << 22 => cap *= 2,
+            Ok(darwin::Listing::Grow) => {
+                return Err(ProbeError::Parse {
+                    path: "proc_listpids".into(),
+                    what: format!("more than {cap} processes"),
+                })
+            }
+            Err(what) => {
+                return Err(ProbeError::Parse {
+                    path: "proc_listpids".into(),
+                    what,
+                })
+            }
         }
-        pids.truncate(n as usize);
-        return Ok(pids);
     }
 }
 
@@ -284,7 +311,8 @@ impl MacProbe {
         Ok(Some(ProcessInfo {
             identity: Identity { pid, start_time },
             ppid: info.pbi_ppid,
-            uid: info.pbi_ruid,
+            // Effective, as `PROC_UID_ONLY` lists (and as Linux reads it).
+            uid: info.pbi_uid,
             session: session_of(pid),
             tty_nr: darwin::tty_nr(info.e_tdev, info.pbi_flags),
             comm: String::from_utf8_lossy(darwin::c_bytes(&comm)).into_owned(),
@@ -333,7 +361,8 @@ impl MacProbe {
     }
 }
 
-/// Another user's process: `sysctl(KERN_PROC_PID)` still gives ppid, uid and start time.
+/// Another user's process: `sysctl(KERN_PROC_PID)` still gives ppid, uid (`e_ucred.cr_uid`,
+/// the effective one) and start time.
 fn other_users_row(pid: Pid, now: u64) -> Result<Option<ProcessInfo>, String> {
     let k = match libproc::proc_pid::kproc_info_raw(pid_arg(pid)) {
         Ok(k) => k,
@@ -350,7 +379,7 @@ fn other_users_row(pid: Pid, now: u64) -> Result<Option<ProcessInfo>, String> {
     Ok(Some(ProcessInfo {
         identity: Identity { pid, start_time },
         ppid: u32::try_from(k.kp_eproc.e_ppid).unwrap_or(0),
-        uid: k.kp_eproc.e_pcred.p_ruid,
+        uid: k.kp_eproc.e_ucred.cr_uid,
         session: pid,
         tty_nr: 0,
         comm: String::from_utf8_lossy(darwin::c_bytes(&comm)).into_owned(),
@@ -522,16 +551,14 @@ impl Probe for MacProbe {
     }
 
     fn processes(&self) -> Result<ProcessList, ProbeError> {
-        let pids = all_pids().map_err(|source| ProbeError::Io {
-            path: "proc_listallpids".into(),
-            source,
-        })?;
+        Ok(self.rows(&list_pids(PROC_ALL_PIDS, 0)?))
+    }
+
+    fn rows(&self, pids: &[Pid]) -> ProcessList {
         let now = now_us();
         let mut list = ProcessList::default();
-        for pid in pids.into_iter().filter_map(|p| u32::try_from(p).ok()) {
-            if pid == 0 {
-                continue; // kernel_task
-            }
+        // kernel_task (0) is never listed (`darwin::listed_pids`).
+        for &pid in pids.iter().filter(|&&pid| pid != 0) {
             match self.row(pid, now) {
                 Ok(Some(row)) => list.processes.push(row),
                 Ok(None) => {}
@@ -542,7 +569,24 @@ impl Probe for MacProbe {
                 }),
             }
         }
-        Ok(list)
+        list
+    }
+
+    /// The user's processes by `PROC_UID_ONLY`, read as the table's rows are, and their
+    /// sockets; every other pid of `PROC_ALL_PIDS` only sighted. Two listings and no call per
+    /// other process. (Type-checked only: no Mac here.)
+    fn survey_own(&self, _wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        let mine = list_pids(PROC_UID_ONLY, self.uid)?;
+        let all = list_pids(PROC_ALL_PIDS, 0)?;
+        let mut processes = self.rows(&mine);
+        // Both listings are sorted.
+        processes.sighted = all
+            .into_iter()
+            .filter(|pid| mine.binary_search(pid).is_err())
+            .collect();
+        let own = super::own_live(&processes, self.uid);
+        let sockets = self.sockets(&own);
+        Ok(Survey { processes, sockets })
     }
 
     /// Each parent's children by `PROC_PPID_ONLY` (libproc's `pids_by_type`), each row read

@@ -45,7 +45,8 @@ pub struct ProcessInfo {
     pub identity: Identity,
     /// Its parent's pid; 0 when it has none (PID 1's parent).
     pub ppid: Pid,
-    /// Real uid of the process.
+    /// Whose process it is: its effective uid, the one it runs with (Linux: the owner of
+    /// `/proc/<pid>`; macOS: `pbi_uid`, the uid `PROC_UID_ONLY` lists by).
     pub uid: u32,
     /// Session id (the pid of the session leader).
     pub session: Pid,
@@ -74,6 +75,9 @@ pub struct ProcessList {
     /// Present, not gone, but unreadable: their parent and identity are unknown, so they may
     /// belong to any resource.
     pub unreadable: Vec<UnreadableProcess>,
+    /// Seen, not read: another user's processes, which a survey of the user's own
+    /// ([`Probe::survey_own`]) leaves to [`Probe::rows`]. Empty from every other read.
+    pub sighted: Vec<Pid>,
 }
 
 /// A process that exists but whose row could not be read.
@@ -277,6 +281,38 @@ pub trait Probe {
         let own = own_live(&processes, self.current_uid());
         let sockets = self.sockets(&own);
         Ok(Survey { processes, sockets })
+    }
+    /// A survey of the user's own processes, what a scan starts from: the user's rows and
+    /// sockets as [`survey`](Probe::survey) reads them, and every other process only seen
+    /// ([`ProcessList::sighted`]), at the one cheapest call that says "not the user's". The
+    /// diagnosis reads the few of those it needs with [`rows`](Probe::rows) and
+    /// [`children`](Probe::children): the ancestors of what it judges, and the children of
+    /// its members (ARCHITECTURE.md "What a scan reads"). The default reads everything.
+    fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        self.survey(wants_argv)
+    }
+    /// Whole rows of `pids` (argv included), read now; a pid that is gone is left out, one
+    /// that cannot be read is listed as such.
+    fn rows(&self, pids: &[Pid]) -> ProcessList {
+        match self.processes() {
+            Ok(mut list) => {
+                list.processes.retain(|p| pids.contains(&p.identity.pid));
+                list.unreadable.retain(|u| pids.contains(&u.pid));
+                list.sighted.clear();
+                list
+            }
+            Err(e) => ProcessList {
+                unreadable: pids
+                    .iter()
+                    .map(|&pid| UnreadableProcess {
+                        pid,
+                        uid: None,
+                        error: e.to_string(),
+                    })
+                    .collect(),
+                ..ProcessList::default()
+            },
+        }
     }
     /// argv of the process `identity` names, read now: `None` when it is gone (or its pid now
     /// belongs to another process). What a survey left unread.

@@ -69,17 +69,6 @@ pub fn parse_stat(bytes: &[u8]) -> Option<(String, Stat)> {
     Some((comm, stat))
 }
 
-/// The real uid from `/proc/<pid>/status` (first number of the `Uid:` line).
-pub fn parse_status_uid(bytes: &[u8]) -> Option<u32> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let line = text.lines().find(|l| l.starts_with("Uid:"))?;
-    line["Uid:".len()..]
-        .split_ascii_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 /// Splits `/proc/<pid>/cmdline` into argv. The kernel separates arguments with NUL and ends
 /// with one; a process that rewrote its title may leave no trailing NUL.
 pub fn parse_cmdline(bytes: &[u8]) -> Vec<Vec<u8>> {
@@ -298,14 +287,6 @@ mod tests {
             parse_stat(b"1 (x) S one 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"),
             None
         );
-    }
-
-    #[test]
-    fn status_uid_is_the_real_uid() {
-        let status =
-            b"Name:\tvite\nUmask:\t0022\nState:\tS\nUid:\t1000\t1001\t1002\t1003\nGid:\t5\n";
-        assert_eq!(parse_status_uid(status), Some(1000));
-        assert_eq!(parse_status_uid(b"Name:\tx\n"), None);
     }
 
     #[test]

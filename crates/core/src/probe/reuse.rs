@@ -20,7 +20,7 @@ use super::{
     Survey, WantsArgv,
 };
 
-/// Every `Probe` method but `processes` and `survey`, answered by `self.$to`.
+/// Every `Probe` method but `processes`, `survey` and `survey_own`, answered by `self.$to`.
 macro_rules! forward_the_rest {
     ($to:ident) => {
         fn current_uid(&self) -> u32 {
@@ -40,6 +40,9 @@ macro_rules! forward_the_rest {
         }
         fn argv(&self, identity: crate::probe::Identity) -> Option<Vec<Vec<u8>>> {
             self.$to.argv(identity)
+        }
+        fn rows(&self, pids: &[Pid]) -> ProcessList {
+            self.$to.rows(pids)
         }
         fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
             self.$to.environment(pid)
@@ -92,6 +95,13 @@ impl Probe for OnceTable<'_> {
     /// the history's advice does not count such a process as a twin.
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         let survey = self.inner.survey(wants_argv)?;
+        let _ = self.table.set(survey.processes.clone());
+        Ok(survey)
+    }
+    /// The same for a survey of the user's own: the table kept holds the user's rows only,
+    /// which is all the history looks at (a twin is a process of the user's).
+    fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        let survey = self.inner.survey_own(wants_argv)?;
         let _ = self.table.set(survey.processes.clone());
         Ok(survey)
     }
@@ -194,6 +204,9 @@ impl Probe for Coalesced<'_> {
     /// A survey reads its tables and processes together, afresh.
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         self.inner.survey(wants_argv)
+    }
+    fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        self.inner.survey_own(wants_argv)
     }
     forward_the_rest!(inner);
 }

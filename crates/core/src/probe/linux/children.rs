@@ -20,7 +20,7 @@ pub enum Read {
 /// The children of `parent`: each listed pid's row, kept when the row names `parent` as its
 /// parent, and only when `parent` still runs as itself after the lists and the rows are read —
 /// a pid reused between the reads is not its parent's child. None when `parent` is gone.
-pub fn of(parent: Identity, own_uid: u32, clock: Clock) -> Read {
+pub fn of(parent: Identity, clock: Clock) -> Read {
     let tasks = match fs::read_dir(format!("/proc/{}/task", parent.pid)) {
         Ok(tasks) => tasks,
         Err(_) => return Read::Children(Vec::new()),
@@ -45,7 +45,7 @@ pub fn of(parent: Identity, own_uid: u32, clock: Clock) -> Read {
     pids.dedup();
     let children: Vec<ProcessInfo> = pids
         .into_iter()
-        .filter_map(|pid| match rows::read_row(pid, own_uid, clock) {
+        .filter_map(|pid| match rows::read_row(pid, clock) {
             Row::Read(info) if info.ppid == parent.pid => Some(info),
             _ => None,
         })

@@ -52,12 +52,23 @@ enum PassMode<'a> {
     Rows,
     /// Sockets only, of every pid given ([`Probe::sockets`]).
     Walk,
-    /// Rows, with argv only where wanted, and the sockets of the user's live processes when
-    /// `walk` ([`Probe::survey`]).
+    /// The user's rows, with argv only where wanted, and their sockets when `walk`; other
+    /// users' processes as `others` says ([`Probe::survey`], [`Probe::survey_own`]).
     Survey {
         walk: bool,
         wants_argv: &'a WantsArgv<'a>,
+        others: Others,
     },
+}
+
+/// What a survey reads of another user's process, once its owner said it is not the user's.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Others {
+    /// Its `stat` (parent, session, start time), for a table with every process in it
+    /// ([`Probe::survey`]: the stop's checkpoints judge whole trees on it).
+    Rows,
+    /// Nothing more ([`Probe::survey_own`]: the scan reads the few it needs later).
+    Sighted,
 }
 
 /// What a pass over `/proc` read.
@@ -185,21 +196,27 @@ impl LinuxProbe {
                 };
                 for &pid in block {
                     let row = match mode {
-                        PassMode::Rows => rows::read_row(pid, self.uid, clock),
+                        PassMode::Rows => rows::read_row(pid, clock),
                         PassMode::Walk => {
                             walker.walk(pid, &mut out.fds);
                             continue;
                         }
-                        PassMode::Survey { walk, wants_argv } => self.survey_one(
+                        PassMode::Survey {
+                            walk,
+                            wants_argv,
+                            others,
+                        } => self.survey_one(
                             pid,
                             clock,
                             walk.then_some(&mut walker),
                             wants_argv,
+                            others,
                             &mut out.fds,
                         ),
                     };
                     match row {
                         Row::Read(info) => out.list.processes.push(info),
+                        Row::Sighted(pid) => out.list.sighted.push(pid),
                         Row::Gone => {}
                         Row::Unreadable(u) => out.list.unreadable.push(u),
                     }
@@ -220,6 +237,7 @@ impl LinuxProbe {
         for mut part in parts {
             all.list.processes.append(&mut part.list.processes);
             all.list.unreadable.append(&mut part.list.unreadable);
+            all.list.sighted.append(&mut part.list.sighted);
             all.fds.sockets.append(&mut part.fds.sockets);
             all.fds.unreadable.append(&mut part.fds.unreadable);
             all.fds.blind.append(&mut part.fds.blind);
@@ -227,68 +245,70 @@ impl LinuxProbe {
         // In pid order whatever thread read what: answers do not depend on scheduling.
         all.list.processes.sort_unstable_by_key(|p| p.identity.pid);
         all.list.unreadable.sort_unstable_by_key(|u| u.pid);
+        all.list.sighted.sort_unstable();
         all.fds.unreadable.sort_unstable();
         all.fds.blind.sort_unstable();
         all
     }
 
-    /// One process of a survey. The fd folder is opened once: its owner gives the uid (no
-    /// extra stat), its links the sockets. argv is read for the user's processes that hold a
-    /// socket or whose name `wants_argv` accepts; the rest is left unread.
+    /// One process of a survey. First its owner, one `stat` of its folder: another user's
+    /// process costs that and what `others` asks, no more. Of the user's, the stat and the fd
+    /// folder (opened once: its size bounds the listing, its links give the sockets); argv
+    /// for those that hold a socket or whose name `wants_argv` accepts; the rest is left
+    /// unread.
     fn survey_one(
         &self,
         pid: Pid,
         clock: Clock,
         walker: Option<&mut Walker>,
         wants_argv: &WantsArgv,
+        others: Others,
         fds: &mut FdWalk,
     ) -> Row {
+        // A pid that changed hands between this read and the next would have to come round
+        // the whole pid space in between; every stop reads its trees again.
+        let uid = match rows::owner(pid) {
+            Ok(Some(uid)) => uid,
+            Ok(None) => return Row::Gone,
+            Err(e) => return rows::unreadable(pid, e),
+        };
+        if uid != self.uid {
+            return match others {
+                Others::Rows => rows::stat_row(pid, uid, clock),
+                Others::Sighted => Row::Sighted(pid),
+            };
+        }
         let (comm, stat) = match rows::stat(pid) {
             Ok(Some(read)) => read,
             Ok(None) => return Row::Gone,
             Err(e) => return rows::unreadable(pid, e),
         };
         let zombie = stat.state == b'Z' || stat.state == b'X';
-        let opened = match walker.as_ref() {
-            Some(_) if !zombie => Some(Walker::open(pid)),
-            _ => None,
-        };
-        let (folder_owner, open_fds) = match &opened {
-            Some(Ok(dir)) => match fd_folder(pid, dir, stat.start_time) {
-                Folder::Read { owner, size } => (Some(owner), size),
-                Folder::Gone => return Row::Gone,
-                Folder::Unreadable(why) => return rows::unreadable(pid, why),
-            },
-            Some(Err(e)) if is_gone(e) => return Row::Gone,
-            _ => (None, None),
-        };
-        let uid = match rows::owner(pid, self.uid, folder_owner) {
-            Ok(Some(uid)) => uid,
-            Ok(None) => return Row::Gone,
-            Err(e) => return rows::unreadable(pid, e),
-        };
-        let own = uid == self.uid;
         // A wanted name's argv is read right after its stat, as a whole row read does.
         let mut argv = None;
-        if own && wants_argv(&comm) {
+        if wants_argv(&comm) {
             argv = match rows::argv(pid) {
                 Some(argv) => Some(argv),
                 None => return Row::Gone,
             };
         }
         let mut holds_sockets = false;
-        if own {
-            match (opened, walker) {
-                (Some(Ok(dir)), Some(walker)) => {
-                    holds_sockets = walker.walk_open(pid, dir, open_fds, fds)
-                }
-                (Some(Err(e)), _) => fds.unreadable.push((pid, format!("/proc/{pid}/fd: {e}"))),
-                _ => {}
+        if let Some(walker) = walker.filter(|_| !zombie) {
+            match Walker::open(pid) {
+                Ok(dir) => match fd_folder(pid, &dir, stat.start_time) {
+                    Folder::Read { size } => {
+                        holds_sockets = walker.walk_open(pid, dir, size, fds);
+                    }
+                    Folder::Gone => return Row::Gone,
+                    Folder::Unreadable(why) => return rows::unreadable(pid, why),
+                },
+                Err(e) if is_gone(&e) => return Row::Gone,
+                Err(e) => fds.unreadable.push((pid, format!("/proc/{pid}/fd: {e}"))),
             }
         }
         // A socket holder's argv is read after its walk, which can be long: the start time is
         // read again, so a pid that changed hands meanwhile never lends its argv.
-        if own && holds_sockets && argv.is_none() {
+        if holds_sockets && argv.is_none() {
             let identity = Identity {
                 pid,
                 start_time: stat.start_time,
@@ -299,6 +319,25 @@ impl LinuxProbe {
             };
         }
         Row::Read(rows::info(pid, comm, stat, uid, argv, clock))
+    }
+
+    /// One survey: the tables first (every socket in them that a process still holds is then
+    /// found), then one pass.
+    fn survey_with(&self, wants_argv: &WantsArgv, others: Others) -> Result<Survey, ProbeError> {
+        let tables = self.tables();
+        // Without tables there is nothing to attribute: the walk is skipped, and every
+        // resource fails closed on the error.
+        let walk = tables.is_ok();
+        let mode = PassMode::Survey {
+            walk,
+            wants_argv,
+            others,
+        };
+        let pass = self.pass(&all_pids()?, mode);
+        Ok(Survey {
+            processes: pass.list,
+            sockets: tables.map(|rows| attribute(rows, pass.fds)),
+        })
     }
 
     /// CPU ns summed over the threads of `pid`, and its storage I/O bytes.
@@ -396,9 +435,8 @@ impl Default for LinuxProbe {
 /// What the open `/proc/<pid>/fd` folder says of its process.
 #[derive(Debug, PartialEq, Eq)]
 enum Folder {
-    /// Its owner (the process's) and size (its open fds, where the kernel counts them).
+    /// Its size: the process's open fds, where the kernel counts them.
     Read {
-        owner: u32,
         size: Option<u64>,
     },
     /// The process ended after its folder was opened.
@@ -406,7 +444,7 @@ enum Folder {
     Unreadable(String),
 }
 
-/// The owner and size of the open fd folder of the process `pid` that started at
+/// The size of the open fd folder of the process `pid` that started at
 /// `start_time`. Found by the soak's runs side by side: a folder opened just before its
 /// process ended answers ENOENT, and every resource on the machine read red ("it may belong
 /// to this resource") for a process that was simply gone. It is gone if its pid no longer
@@ -414,7 +452,6 @@ enum Folder {
 fn fd_folder(pid: Pid, dir: &impl rustix::fd::AsFd, start_time: u64) -> Folder {
     match rustix::fs::fstat(dir) {
         Ok(st) => Folder::Read {
-            owner: st.st_uid,
             size: u64::try_from(st.st_size).ok(),
         },
         Err(e) if is_gone(&e.into()) && !still_there(pid, start_time) => Folder::Gone,
@@ -450,7 +487,7 @@ impl Probe for LinuxProbe {
         let clock = self.clock();
         let mut out = Vec::new();
         for &parent in parents {
-            match children::of(parent, self.uid, clock) {
+            match children::of(parent, clock) {
                 children::Read::Children(found) => {
                     out.extend(found.into_iter().map(|c| (parent, c)))
                 }
@@ -463,16 +500,15 @@ impl Probe for LinuxProbe {
     }
 
     fn survey(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
-        // The tables first: every socket in them that a process still holds is then found.
-        let tables = self.tables();
-        // Without tables there is nothing to attribute: the walk is skipped, and every
-        // resource fails closed on the error.
-        let walk = tables.is_ok();
-        let pass = self.pass(&all_pids()?, PassMode::Survey { walk, wants_argv });
-        Ok(Survey {
-            processes: pass.list,
-            sockets: tables.map(|rows| attribute(rows, pass.fds)),
-        })
+        self.survey_with(wants_argv, Others::Rows)
+    }
+
+    fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
+        self.survey_with(wants_argv, Others::Sighted)
+    }
+
+    fn rows(&self, pids: &[Pid]) -> ProcessList {
+        self.pass(pids, PassMode::Rows).list
     }
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {

@@ -13,6 +13,8 @@ use crate::probe::{Identity, Pid, ProcessInfo, UnreadableProcess};
 /// What one row read answered.
 pub enum Row {
     Read(ProcessInfo),
+    /// Another user's process, left unread ([`crate::probe::ProcessList::sighted`]).
+    Sighted(Pid),
     /// The process is gone.
     Gone,
     Unreadable(UnreadableProcess),
@@ -43,12 +45,12 @@ fn read_with<T>(pid: Pid, name: &str, f: impl FnOnce(&[u8]) -> T) -> Result<Opti
 }
 
 /// The whole row of `pid`: stat, owner, argv.
-pub fn read_row(pid: Pid, own_uid: u32, clock: Clock) -> Row {
+pub fn read_row(pid: Pid, clock: Clock) -> Row {
     let whole = || -> Result<Option<ProcessInfo>, String> {
         let Some((comm, stat)) = stat(pid)? else {
             return Ok(None);
         };
-        let Some(uid) = owner(pid, own_uid, None)? else {
+        let Some(uid) = owner(pid)? else {
             return Ok(None);
         };
         let Some(argv) = argv(pid) else {
@@ -58,6 +60,16 @@ pub fn read_row(pid: Pid, own_uid: u32, clock: Clock) -> Row {
     };
     match whole() {
         Ok(Some(info)) => Row::Read(info),
+        Ok(None) => Row::Gone,
+        Err(error) => unreadable(pid, error),
+    }
+}
+
+/// The row of another user's process as a survey needs it: its stat, argv left unread (a
+/// survey reads none of theirs).
+pub fn stat_row(pid: Pid, uid: u32, clock: Clock) -> Row {
+    match stat(pid) {
+        Ok(Some((comm, stat))) => Row::Read(info(pid, comm, stat, uid, None, clock)),
         Ok(None) => Row::Gone,
         Err(error) => unreadable(pid, error),
     }
@@ -81,26 +93,17 @@ pub fn stat(pid: Pid) -> Result<Option<(String, Stat)>, String> {
     }
 }
 
-/// The real uid of `pid`. Its `/proc` folders belong to its effective uid (`folder_owner`,
-/// when the caller already has it, else one cheap stat away); only when that is not ours is
-/// the costly `status` read for the real uid: a non-dumpable process of ours shows a
-/// root-owned folder.
-pub fn owner(pid: Pid, own_uid: u32, folder_owner: Option<u32>) -> Result<Option<u32>, String> {
-    let owner = match folder_owner {
-        Some(uid) => uid,
-        None => match fs::metadata(format!("/proc/{pid}")) {
-            Ok(m) => m.uid(),
-            Err(e) if is_gone(&e) => return Ok(None),
-            Err(e) => return Err(format!("/proc/{pid}: {e}")),
-        },
-    };
-    if owner == own_uid {
-        return Ok(Some(owner));
-    }
-    match read_with(pid, "status", parse::parse_status_uid)? {
-        None => Ok(None),
-        Some(Some(uid)) => Ok(Some(uid)),
-        Some(None) => Err(format!("/proc/{pid}/status: no Uid line")),
+/// Whose process `pid` is: the owner of its `/proc/<pid>` folder, one `stat`, the cheapest
+/// call that answers it. The kernel gives that folder the process's effective uid, always: a
+/// non-dumpable process's other entries (`fd`, `stat`, `environ`) show root as their owner,
+/// its folder does not (`task_dump_owner` leaves world-readable folders out of that rule);
+/// a kernel thread's is root's. `Ok(None)`: the process is gone.
+pub fn owner(pid: Pid) -> Result<Option<u32>, String> {
+    let path = format!("/proc/{pid}");
+    match rustix::fs::stat(path.as_str()) {
+        Ok(st) => Ok(Some(st.st_uid)),
+        Err(e) if is_gone(&e.into()) => Ok(None),
+        Err(e) => Err(format!("{path}: {e}")),
     }
 }
 
