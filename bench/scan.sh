@@ -17,7 +17,7 @@
 # SCAN_AS="root user" (the default) picks the runs; run as another user than root, there is
 # one run, as that user. IDLE_KIND=python makes the idle processes python3 interpreters
 # instead, whose argv a scan may have to read.
-set -euo pipefail
+set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 total=${1:-2000}
 servers=${2:-60}
@@ -48,14 +48,15 @@ else
   useradd --no-create-home --user-group --shell /usr/sbin/nologin "$user"
 fi
 # What runs as whom: `as_user` prefixes a command with the user (env by its full path and a PATH
-# without /root in it: no lookup that user cannot make).
-as_user=(setpriv --reuid="$(id -u "${user:-$(id -un)}")" --regid="$(id -g "${user:-$(id -un)}")"
+# without /root in it: no lookup that user cannot make); run by a normal user, nothing.
+as_user=()
+[ -z "$user" ] || as_user=(setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")"
   --init-groups "$(PATH=/usr/bin:/bin command -v env)" HOME="$work" PATH=/usr/local/bin:/usr/bin:/bin)
 # A python3 everyone here can run (a pyenv shim under /root is not one).
 py=
 for cand in "$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null)" \
   /usr/bin/python3 /usr/local/bin/python3; do
-  if [ -n "$cand" ] && "${as_user[@]}" "$cand" -c '' 2>/dev/null; then py=$cand; break; fi
+  if [ -n "$cand" ] && ${as_user[@]+"${as_user[@]}"} "$cand" -c '' 2>/dev/null; then py=$cand; break; fi
 done
 [ -n "$py" ] || { echo "scan.sh: no python3 that ${user:-this user} can run" >&2; exit 1; }
 

@@ -374,6 +374,37 @@ fn a_member_run_by_another_user_is_red() {
     );
 }
 
+/// The user's → another user's → another user's → the user's, under one root: every member
+/// is found through the other users' processes (a second round of lists of children: the
+/// worker at the bottom is no candidate, so nothing climbs to them from below), and only what
+/// the scan needs of the other users is read.
+#[test]
+fn a_tree_through_another_users_process_is_whole_and_nothing_else_is_read() {
+    let mut sudo = process(101, 100, &["sudo", "sh", "-c", "npm run dev"]);
+    sudo.uid = 0;
+    let mut sh = process(102, 101, &["sh", "-c", "npm run dev"]);
+    sh.uid = 0;
+    let probe = orphan_vite().with(sudo, APP).with(sh, APP);
+    let mut probe = probe.with(process(103, 102, &["node", "worker.js"]), APP);
+    for pid in 2000..2300 {
+        let mut idle = process(pid, 1, &["sleep", "3600"]);
+        idle.uid = 0;
+        probe.processes.push(idle);
+    }
+    let r = only(&run(&probe)).clone();
+    let members: Vec<Pid> = r.members.iter().map(|m| m.pid).collect();
+    assert_eq!(members, vec![100, 101, 102, 103], "{r:#?}");
+    assert_eq!(r.level, Level::Red, "another user's member: {r:#?}");
+
+    probe.read_later.borrow_mut().clear();
+    scan(&probe, &opts(), &markers).unwrap();
+    let read = probe.read_later.borrow().clone();
+    assert!(
+        !read.iter().any(|pid| (2000..2300).contains(pid)),
+        "no idle process of another user's is read: {read:?}"
+    );
+}
+
 #[test]
 fn a_member_without_argv_still_has_its_connections_seen() {
     let mut child = process(101, 100, &[]);

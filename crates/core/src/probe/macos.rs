@@ -597,19 +597,21 @@ impl Probe for MacProbe {
         let mut out = Vec::new();
         for &parent in parents {
             let filter = libproc::processes::ProcFilter::ByParentProcess { ppid: parent.pid };
-            let Ok(pids) = libproc::processes::pids_by_type(filter) else {
-                continue;
-            };
+            // A list that cannot be read is an error, never "no children": a scan completes
+            // its trees from these lists, and reads every process instead when they fail.
+            let pids = libproc::processes::pids_by_type(filter).map_err(|e| {
+                ProbeError::Partial(format!("the children of pid {}: {e}", parent.pid))
+            })?;
             let itself = matches!(self.identity(parent.pid),
                 IdentityRead::Alive { identity, .. } if identity == parent);
             if !itself {
                 continue;
             }
             for pid in pids {
-                if let Ok(Some(row)) = self.row(pid, now) {
-                    if row.ppid == parent.pid {
-                        out.push((parent, row));
-                    }
+                match self.row(pid, now) {
+                    Ok(Some(row)) if row.ppid == parent.pid => out.push((parent, row)),
+                    Ok(_) => {}
+                    Err(e) => return Err(ProbeError::Partial(e)),
                 }
             }
         }

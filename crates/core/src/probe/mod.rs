@@ -242,6 +242,9 @@ pub enum ProbeError {
     /// A read shared by several callers failed, in its own words (`reuse::Coalesced`).
     #[error("{0}")]
     Shared(String),
+    /// A read of a few processes failed, in its own words (a list of children: `children`).
+    #[error("{0}")]
+    Partial(String),
     /// Pier has no backend for this OS: every read fails, so every checkpoint blocks.
     #[error("Pier cannot read processes and sockets on this operating system yet")]
     Unsupported,

@@ -98,8 +98,9 @@ impl Probe for OnceTable<'_> {
         let _ = self.table.set(survey.processes.clone());
         Ok(survey)
     }
-    /// The same for a survey of the user's own: the table kept holds the user's rows only,
-    /// which is all the history looks at (a twin is a process of the user's).
+    /// The same for a survey of the user's own: the table kept holds the user's rows only
+    /// (the rest sighted), which is all the history looks at (a twin is a process of the
+    /// user's). A consumer that needs everyone's rows must not share this table.
     fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         let survey = self.inner.survey_own(wants_argv)?;
         let _ = self.table.set(survey.processes.clone());

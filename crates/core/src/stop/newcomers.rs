@@ -120,15 +120,18 @@ impl Watch {
         self.baseline.contains(id) || self.seen.iter().any(|s| s.identity == *id)
     }
 
-    /// Looks at one read of the process table: every live process of `uid` absent at check
-    /// (e) whose parent (by identity, in this same read) is a member or a newcomer is one.
-    /// Parents come before children however the table is ordered (repeated to a fixed point).
+    /// Looks at one read of the process table: every live process absent at check (e) whose
+    /// parent (by identity, in this same read) is a member or a newcomer is one, whoever runs
+    /// it: a member's `sudo` runs as root, and what it starts is still the stop's newcomer
+    /// (never signalled either way). Parents come before children however the table is
+    /// ordered (repeated to a fixed point).
     pub fn look(&mut self, list: &ProcessList, uid: u32) {
+        let _ = uid;
         let by_pid: HashMap<Pid, &ProcessInfo> =
             list.processes.iter().map(|p| (p.identity.pid, p)).collect();
         loop {
             let mut found = Vec::new();
-            for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
+            for p in list.processes.iter().filter(|p| !p.zombie) {
                 if self.known(&p.identity) || found.iter().any(|s: &Seen| s.identity == p.identity)
                 {
                     continue;
@@ -169,8 +172,8 @@ impl Watch {
     }
 
     /// Looks at a glance's `(parent, child)` pairs ([`Probe::children`](crate::probe::Probe::children)):
-    /// a live child of `uid`, absent at check (e), of a parent of the lineage is a newcomer,
-    /// judged as [`Watch::look`] judges. Returns the newcomers it found, whose own children
+    /// a live child, absent at check (e), of a parent of the lineage is a newcomer, whoever
+    /// runs it, judged as [`Watch::look`] judges. Returns the newcomers it found, whose own children
     /// the next glance reads.
     pub fn look_at_children(
         &mut self,
@@ -179,8 +182,8 @@ impl Watch {
     ) -> Vec<Identity> {
         let mut found = Vec::new();
         for (parent, p) in pairs {
-            if p.uid != uid || p.zombie || self.known(&p.identity) || !self.lineage.contains(parent)
-            {
+            let _ = uid;
+            if p.zombie || self.known(&p.identity) || !self.lineage.contains(parent) {
                 continue;
             }
             let tie = if self.baseline.contains(parent) {
@@ -433,15 +436,23 @@ mod tests {
         assert_eq!(w.seen().len(), 1, "{:?}", w.seen());
     }
 
+    /// A zombie is gone; a setuid helper a member started runs as another user, and is the
+    /// stop's newcomer all the same (reported, never signalled), as is what it starts.
     #[test]
-    fn another_user_s_child_and_a_zombie_are_not_newcomers() {
+    fn a_zombie_is_no_newcomer_and_another_user_s_child_is_one() {
         let mut w = watch(&base());
         let mut theirs = process(106, 100, &["setuid-helper"]);
         theirs.uid = USER + 1;
         let mut zombie = process(107, 100, &["worker"]);
         zombie.zombie = true;
-        w.look(&table(&base().with(theirs, "/p").with(zombie, "/p")), USER);
-        assert!(w.seen().is_empty());
+        let below = process(108, 106, &["node"]);
+        let later = base()
+            .with(theirs, "/p")
+            .with(zombie, "/p")
+            .with(below, "/p");
+        w.look(&table(&later), USER);
+        let seen: Vec<Pid> = w.seen().iter().map(|s| s.identity.pid).collect();
+        assert_eq!(seen, vec![106, 108]);
     }
 
     #[test]

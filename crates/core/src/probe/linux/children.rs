@@ -5,8 +5,8 @@
 
 use std::fs;
 
+use super::is_gone;
 use super::rows::{self, Clock, Row};
-use super::{is_gone, read_small};
 use crate::probe::procfs::parse_children;
 use crate::probe::{Identity, ProcessInfo};
 
@@ -15,19 +15,32 @@ pub enum Read {
     Children(Vec<ProcessInfo>),
     /// This kernel lists no children (or the files say something else): read the table.
     Unsupported,
+    /// A list, or a child it names, could not be read: the children are not known.
+    Failed(String),
 }
 
 /// The children of `parent`: each listed pid's row, kept when the row names `parent` as its
 /// parent, and only when `parent` still runs as itself after the lists and the rows are read —
 /// a pid reused between the reads is not its parent's child. None when `parent` is gone.
+/// Fails rather than answering less: a scan completes its trees from these lists
+/// (`diagnose/complete.rs`), and reads the whole table instead when they fail.
 pub fn of(parent: Identity, clock: Clock) -> Read {
-    let tasks = match fs::read_dir(format!("/proc/{}/task", parent.pid)) {
+    let task_dir = format!("/proc/{}/task", parent.pid);
+    let tasks = match fs::read_dir(&task_dir) {
         Ok(tasks) => tasks,
-        Err(_) => return Read::Children(Vec::new()),
+        Err(e) if is_gone(&e) => return Read::Children(Vec::new()),
+        Err(e) => return Read::Failed(format!("{task_dir}: {e}")),
     };
     let mut pids = Vec::new();
-    for task in tasks.flatten() {
-        match read_small(&task.path().join("children")) {
+    for task in tasks {
+        let task = match task {
+            Ok(task) => task,
+            Err(e) => return Read::Failed(format!("{task_dir}: {e}")),
+        };
+        let path = task.path().join("children");
+        // Read to the end: the list is made one pid at a time, and a read can stop short of
+        // the next pid with more to come (found with 900 children: 819 in the first read).
+        match fs::read(&path) {
             Ok(bytes) => match parse_children(&bytes) {
                 Some(found) => pids.extend(found),
                 None => return Read::Unsupported,
@@ -35,7 +48,7 @@ pub fn of(parent: Identity, clock: Clock) -> Read {
             // The thread ended after the listing.
             Err(e) if is_gone(&e) && !task.path().exists() => {}
             Err(e) if is_gone(&e) => return Read::Unsupported,
-            Err(_) => {}
+            Err(e) => return Read::Failed(format!("{}: {e}", path.display())),
         }
     }
     if !still_itself(parent) {
@@ -43,13 +56,14 @@ pub fn of(parent: Identity, clock: Clock) -> Read {
     }
     pids.sort_unstable();
     pids.dedup();
-    let children: Vec<ProcessInfo> = pids
-        .into_iter()
-        .filter_map(|pid| match rows::read_row(pid, clock) {
-            Row::Read(info) if info.ppid == parent.pid => Some(info),
-            _ => None,
-        })
-        .collect();
+    let mut children = Vec::new();
+    for pid in pids {
+        match rows::read_row(pid, clock) {
+            Row::Read(info) if info.ppid == parent.pid => children.push(info),
+            Row::Read(_) | Row::Gone | Row::Sighted(_) => {}
+            Row::Unreadable(u) => return Read::Failed(u.error),
+        }
+    }
     // Once more after the rows: a row naming this pid as its parent is then this parent's.
     if !still_itself(parent) {
         return Read::Children(Vec::new());

@@ -482,7 +482,8 @@ impl Probe for LinuxProbe {
         Ok(self.pass(&all_pids()?, PassMode::Rows).list)
     }
 
-    /// Each parent's own children files; `Unsupported` where the kernel lists none.
+    /// Each parent's own children files; `Unsupported` where the kernel lists none, an error
+    /// where a list or a child could not be read.
     fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
         let clock = self.clock();
         let mut out = Vec::new();
@@ -494,6 +495,7 @@ impl Probe for LinuxProbe {
                 // Without children lists a glance would read the whole table every few
                 // milliseconds, all through a wait: it is skipped (the stop's looks remain).
                 children::Read::Unsupported => return Err(ProbeError::Unsupported),
+                children::Read::Failed(why) => return Err(ProbeError::Partial(why)),
             }
         }
         Ok(out)

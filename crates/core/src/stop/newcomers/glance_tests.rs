@@ -48,22 +48,26 @@ fn a_parent_matched_by_pid_but_not_by_identity_has_no_newcomer() {
 }
 
 #[test]
-fn another_user_s_child_a_zombie_a_process_of_check_e_and_a_stranger_s_child_are_none() {
+fn a_zombie_a_process_of_check_e_and_a_stranger_s_child_are_none() {
     let mut w = watch();
-    let mut theirs = process(102, 100, &["x"]);
-    theirs.uid = USER + 1;
     let mut zombie = process(103, 100, &["x"]);
     zombie.zombie = true;
     let old = process(300, 100, &["x"]);
     let strangers = process(104, 300, &["x"]);
     let found = w.look_at_children(
-        &[
-            (id(100), theirs),
-            (id(100), zombie),
-            (id(100), old),
-            (id(300), strangers),
-        ],
+        &[(id(100), zombie), (id(100), old), (id(300), strangers)],
         USER,
     );
     assert!(found.is_empty() && w.seen().is_empty(), "{:?}", w.seen());
+}
+
+/// A member's `sudo` runs as root (its effective uid): still the stop's newcomer, reported,
+/// never signalled.
+#[test]
+fn another_user_s_child_of_a_member_is_a_newcomer() {
+    let mut w = watch();
+    let mut theirs = process(102, 100, &["sudo"]);
+    theirs.uid = USER + 1;
+    let found = w.look_at_children(&[(id(100), theirs)], USER);
+    assert_eq!(found.len(), 1, "{:?}", w.seen());
 }
