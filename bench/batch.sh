@@ -31,12 +31,6 @@ cargo build --release --quiet --locked --bin pier
 work=$(mktemp -d)
 . scripts/lib.sh
 user=
-drop_user() {
-  [ -n "$user" ] || return 0
-  # The fixtures' and helpers' last exits (PR_SET_PDEATHSIG children) take a moment.
-  for _ in $(seq 50); do userdel "$user" 2>/dev/null && return 0; sleep 0.1; done
-  userdel -f "$user" 2>/dev/null || echo "batch.sh: could not remove the user $user" >&2
-}
 trap 'trap - ERR; end_all; drop_user' EXIT
 # Any other step that fails says where (a ground-truth check says what differed, and exits).
 trap 'echo "batch.sh: line $LINENO failed (exit $?)" >&2' ERR

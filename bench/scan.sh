@@ -31,12 +31,6 @@ work=$(mktemp -d)
 chmod 755 "$work"
 . scripts/lib.sh
 user=
-drop_user() {
-  [ -n "$user" ] || return 0
-  # The fixtures' and helpers' last exits (PR_SET_PDEATHSIG children) take a moment.
-  for _ in $(seq 50); do userdel "$user" 2>/dev/null && return 0; sleep 0.1; done
-  userdel -f "$user" 2>/dev/null || echo "scan.sh: could not remove the user $user" >&2
-}
 trap 'trap - ERR; end_all; drop_user' EXIT
 trap 'echo "scan.sh: line $LINENO failed (exit $?)" >&2' ERR
 
@@ -72,6 +66,27 @@ test -s "$work/idle.ready" || { echo "scan.sh: the idle processes did not start"
 
 now_us() { echo $(($(date +%s%N) / 1000)); }
 
+# launch TAG N (inside `bench`): N fixture servers $dir/TAG1 … $dir/TAGN, each its own project,
+# started as orphans (setsid -f) as `bench`'s WHO; waits for each report and remembers each
+# fixture for the clean-up by identity.
+launch() {
+  local tag=$1 n=$2 i
+  for i in $(seq "$n"); do
+    mkdir -p "$dir/$tag$i/node_modules/.bin"
+    echo '{}' >"$dir/$tag$i/package.json"
+    cp "$work/bin/vite" "$dir/$tag$i/node_modules/.bin/vite"
+  done
+  [ "$who" != user ] || chown -R "$user:" "$dir"
+  for i in $(seq "$n"); do
+    (cd "$dir/$tag$i" && ${as[@]+"${as[@]}"} setsid -f ./node_modules/.bin/vite \
+      --report "$dir/reports/$tag$i.json" </dev/null >/dev/null 2>&1)
+  done
+  for i in $(seq "$n"); do
+    wait_until "server $tag$i" test -s "$dir/reports/$tag$i.json"
+    fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/$tag$i.json")")
+  done
+}
+
 # bench WHO: one run, everything started and measured as WHO (root, user or self), in its own
 # folder $work/WHO; its fixtures and clients are ended after it.
 bench() {
@@ -79,19 +94,8 @@ bench() {
   [ "$who" = user ] && as=("${as_user[@]}")
   mkdir -p "$dir/reports"
   # servers: N fixture dev servers, each its own project, started as orphans (setsid -f).
+  launch s "$servers"
   for i in $(seq "$servers"); do
-    mkdir -p "$dir/s$i/node_modules/.bin"
-    echo '{}' >"$dir/s$i/package.json"
-    cp "$work/bin/vite" "$dir/s$i/node_modules/.bin/vite"
-  done
-  [ "$who" != user ] || chown -R "$user:" "$dir"
-  for i in $(seq "$servers"); do
-    (cd "$dir/s$i" && "${as[@]}" setsid -f ./node_modules/.bin/vite \
-      --report "$dir/reports/s$i.json" </dev/null >/dev/null 2>&1)
-  done
-  for i in $(seq "$servers"); do
-    wait_until "server s$i" test -s "$dir/reports/s$i.json"
-    fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/s$i.json")")
     ports+=("$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$dir/reports/s$i.json")")
   done
   "${as[@]}" "$py" "$work/bin/clients.py" "$conns" "$dir/clients.ready" "${ports[@]}" &
@@ -138,20 +142,7 @@ PY
   # `pier stop --all-green --under $dir`, as "Clean up safely" runs it. It must stop exactly
   # those, and leave every server with a connection (red) running.
   local stops=${STOPS:-10}
-  for i in $(seq "$stops"); do
-    mkdir -p "$dir/g$i/node_modules/.bin"
-    echo '{}' >"$dir/g$i/package.json"
-    cp "$work/bin/vite" "$dir/g$i/node_modules/.bin/vite"
-  done
-  [ "$who" != user ] || chown -R "$user:" "$dir"
-  for i in $(seq "$stops"); do
-    (cd "$dir/g$i" && "${as[@]}" setsid -f ./node_modules/.bin/vite \
-      --report "$dir/reports/g$i.json" </dev/null >/dev/null 2>&1)
-  done
-  for i in $(seq "$stops"); do
-    wait_until "server g$i" test -s "$dir/reports/g$i.json"
-    fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/g$i.json")")
-  done
+  launch g "$stops"
   "${as[@]}" env PIER_STATE_DIR="$dir/state" /usr/bin/time -f "%e %M" "$work/bin/pier" stop --json \
     --all-green --under "$dir" 2>"$dir/stop.time" >"$dir/stop.json" || true
   "$py" - "$dir" "$servers" "$stops" <<'PY'

@@ -1,4 +1,4 @@
-# Shell helpers sourced by scripts/headless.sh, scripts/screenshot.sh and bench/app-idle.sh:
+# Shell helpers sourced by scripts/headless.sh, scripts/screenshot.sh and the bench/ scripts:
 # a bounded poll, and fixture dev servers started as orphans in a temporary folder ($work) with
 # their clean-up by identity (python3).
 
@@ -13,6 +13,14 @@ end_all() {
   for pid in "${kids[@]}"; do kill "$pid" 2>/dev/null; done
   kill_fixtures
   rm -rf "$work"
+}
+
+# At exit of a script that made a temporary user (its name in $user, empty for none): removes
+# it. The fixtures' and helpers' last exits (PR_SET_PDEATHSIG children) take a moment.
+drop_user() {
+  [ -n "${user:-}" ] || return 0
+  for _ in $(seq 50); do userdel "$user" 2>/dev/null && return 0; sleep 0.1; done
+  userdel -f "$user" 2>/dev/null || echo "$(basename "$0"): could not remove the user $user" >&2
 }
 
 # Polls a command every 50 ms for up to 15 s: wait_until WHAT COMMAND...

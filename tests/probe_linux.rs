@@ -62,8 +62,14 @@ fn identity_and_argv(probe: &LinuxProbe, pid: u32) -> (Identity, Option<Vec<Vec<
 /// Runs `code` in python3 with piped stdin (closing it ends the child) and returns the child
 /// with the first line it printed, which it prints once it is ready.
 fn python_child(code: &str) -> (std::process::Child, String) {
-    let mut child = Command::new("python3")
-        .args(["-c", code])
+    let mut python = Command::new("python3");
+    python.args(["-c", code]);
+    ready_child(python)
+}
+
+/// Starts `cmd` with piped stdin and stdout, and returns it with the first line it printed.
+fn ready_child(mut cmd: Command) -> (std::process::Child, String) {
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -319,17 +325,11 @@ fn another_users_process_is_sighted_and_read_whole_on_demand() {
     let code = "import ctypes, sys; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); \
                 print('ready', flush=True); sys.stdin.read()";
     let python = common::python();
-    let mut child = Command::new("setpriv")
+    let mut setpriv = Command::new("setpriv");
+    setpriv
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .args([python.as_str(), "-c", code, "marker-argument"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+        .args([python.as_str(), "-c", code, "marker-argument"]);
+    let (mut child, line) = ready_child(setpriv);
     assert_eq!(line.trim(), "ready");
     let pid = child.id();
     let fd_owner =
