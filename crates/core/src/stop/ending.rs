@@ -131,13 +131,12 @@ impl Signals<'_, '_> {
             return;
         }
         let probe = self.stopper.probe;
-        let uid = probe.current_uid();
         let mut parents = self.watch.lineage();
         while !parents.is_empty() {
             let Ok(pairs) = probe.children(&parents) else {
                 return;
             };
-            parents = self.watch.look_at_children(&pairs, uid);
+            parents = self.watch.look_at_children(&pairs);
         }
     }
 
@@ -146,7 +145,7 @@ impl Signals<'_, '_> {
     fn look_at(&mut self, list: &ProcessList) {
         let probe = self.stopper.probe;
         let uid = probe.current_uid();
-        self.watch.look(list, uid);
+        self.watch.look(list);
         let cwds: Vec<(Pid, PathBuf)> = self
             .watch
             .orphans(list, uid)

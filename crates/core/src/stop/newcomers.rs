@@ -125,8 +125,7 @@ impl Watch {
     /// it: a member's `sudo` runs as root, and what it starts is still the stop's newcomer
     /// (never signalled either way). Parents come before children however the table is
     /// ordered (repeated to a fixed point).
-    pub fn look(&mut self, list: &ProcessList, uid: u32) {
-        let _ = uid;
+    pub fn look(&mut self, list: &ProcessList) {
         let by_pid: HashMap<Pid, &ProcessInfo> =
             list.processes.iter().map(|p| (p.identity.pid, p)).collect();
         loop {
@@ -175,14 +174,9 @@ impl Watch {
     /// a live child, absent at check (e), of a parent of the lineage is a newcomer, whoever
     /// runs it, judged as [`Watch::look`] judges. Returns the newcomers it found, whose own children
     /// the next glance reads.
-    pub fn look_at_children(
-        &mut self,
-        pairs: &[(Identity, ProcessInfo)],
-        uid: u32,
-    ) -> Vec<Identity> {
+    pub fn look_at_children(&mut self, pairs: &[(Identity, ProcessInfo)]) -> Vec<Identity> {
         let mut found = Vec::new();
         for (parent, p) in pairs {
-            let _ = uid;
             if p.zombie || self.known(&p.identity) || !self.lineage.contains(parent) {
                 continue;
             }
@@ -342,7 +336,7 @@ mod tests {
         let before = base();
         let mut w = watch(&before);
         let list = table(&base().with(process(102, 100, &["python", "-c", "worker"]), "/p"));
-        w.look(&list, USER);
+        w.look(&list);
         assert_eq!(w.seen().len(), 1);
         assert_eq!(w.seen()[0].identity.pid, 102);
         assert_eq!(w.seen()[0].tie, Tie::ChildOfMember);
@@ -358,10 +352,7 @@ mod tests {
             at_e.processes.iter().map(|p| p.identity),
             [id(100), id(101)],
         );
-        w.look(
-            &table(&base().with(process(102, 100, &["other"]), "/p")),
-            USER,
-        );
+        w.look(&table(&base().with(process(102, 100, &["other"]), "/p")));
         assert!(w.seen().is_empty());
     }
 
@@ -376,7 +367,7 @@ mod tests {
                 .with(reused, "/p")
                 .with(process(103, 100, &["child"]), "/p"),
         );
-        w.look(&list, USER);
+        w.look(&list);
         assert!(w.seen().is_empty());
     }
 
@@ -389,7 +380,7 @@ mod tests {
                 .with(process(105, 104, &["grandchild"]), "/p")
                 .with(process(104, 101, &["child"]), "/p"),
         );
-        w.look(&list, USER);
+        w.look(&list);
         let ties: Vec<(Pid, String)> = w.seen().iter().map(|s| (s.identity.pid, s.how())).collect();
         assert!(
             ties.contains(&(104, "child of member pid 101".into())),
@@ -400,25 +391,18 @@ mod tests {
             "{ties:?}"
         );
         // Later its parents are gone and init adopted it: still one newcomer, not two.
-        w.look(
-            &table(&FakeProbe::default().with(process(105, 1, &["grandchild"]), "/p")),
-            USER,
-        );
+        w.look(&table(
+            &FakeProbe::default().with(process(105, 1, &["grandchild"]), "/p"),
+        ));
         assert_eq!(w.seen().len(), 2);
     }
 
     #[test]
     fn a_newcomer_dropped_by_a_later_identity_check_is_forgotten_with_its_lineage() {
         let mut w = watch(&base());
-        w.look(
-            &table(&base().with(process(102, 100, &["worker"]), "/p")),
-            USER,
-        );
+        w.look(&table(&base().with(process(102, 100, &["worker"]), "/p")));
         let from = w.seen().len();
-        w.look(
-            &table(&base().with(process(103, 101, &["worker"]), "/p")),
-            USER,
-        );
+        w.look(&table(&base().with(process(103, 101, &["worker"]), "/p")));
         assert_eq!(w.seen().len(), 2);
         // 103's pid now answers with another start time: it is not ours.
         w.keep_from(from, |id| id.pid != 103);
@@ -432,7 +416,7 @@ mod tests {
         let later = base()
             .with(process(103, 1, &["worker"]), "/p")
             .with(process(105, 103, &["grandchild"]), "/p");
-        w.look(&table(&later), USER);
+        w.look(&table(&later));
         assert_eq!(w.seen().len(), 1, "{:?}", w.seen());
     }
 
@@ -450,7 +434,7 @@ mod tests {
             .with(theirs, "/p")
             .with(zombie, "/p")
             .with(below, "/p");
-        w.look(&table(&later), USER);
+        w.look(&table(&later));
         let seen: Vec<Pid> = w.seen().iter().map(|s| s.identity.pid).collect();
         assert_eq!(seen, vec![106, 108]);
     }

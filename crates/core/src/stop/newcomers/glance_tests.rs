@@ -19,17 +19,17 @@ fn watch() -> Watch {
 #[test]
 fn a_child_of_a_member_is_a_newcomer_then_its_own_child_one_of_a_newcomer() {
     let mut w = watch();
-    let found = w.look_at_children(&[(id(100), process(102, 100, &["python", "worker"]))], USER);
+    let found = w.look_at_children(&[(id(100), process(102, 100, &["python", "worker"]))]);
     assert_eq!(found, vec![id(102)], "the next glance reads its children");
     assert_eq!(w.seen()[0].tie, Tie::ChildOfMember);
     assert_eq!(w.seen()[0].parent, 100);
     assert_eq!(w.seen()[0].command, "python worker");
-    let found = w.look_at_children(&[(id(102), process(103, 102, &["sh"]))], USER);
+    let found = w.look_at_children(&[(id(102), process(103, 102, &["sh"]))]);
     assert_eq!(found, vec![id(103)]);
     assert_eq!(w.seen()[1].tie, Tie::ChildOfNewcomer);
     assert_eq!(w.seen()[1].how(), "child of newcomer pid 102");
     assert!(
-        w.look_at_children(&[(id(100), process(102, 100, &["python", "worker"]))], USER)
+        w.look_at_children(&[(id(100), process(102, 100, &["python", "worker"]))])
             .is_empty(),
         "seen once, named once"
     );
@@ -43,7 +43,7 @@ fn a_parent_matched_by_pid_but_not_by_identity_has_no_newcomer() {
         pid: 100,
         start_time: 7,
     };
-    let found = w.look_at_children(&[(other_on_100, process(102, 100, &["x"]))], USER);
+    let found = w.look_at_children(&[(other_on_100, process(102, 100, &["x"]))]);
     assert!(found.is_empty() && w.seen().is_empty(), "{:?}", w.seen());
 }
 
@@ -54,10 +54,7 @@ fn a_zombie_a_process_of_check_e_and_a_stranger_s_child_are_none() {
     zombie.zombie = true;
     let old = process(300, 100, &["x"]);
     let strangers = process(104, 300, &["x"]);
-    let found = w.look_at_children(
-        &[(id(100), zombie), (id(100), old), (id(300), strangers)],
-        USER,
-    );
+    let found = w.look_at_children(&[(id(100), zombie), (id(100), old), (id(300), strangers)]);
     assert!(found.is_empty() && w.seen().is_empty(), "{:?}", w.seen());
 }
 
@@ -68,6 +65,6 @@ fn another_user_s_child_of_a_member_is_a_newcomer() {
     let mut w = watch();
     let mut theirs = process(102, 100, &["sudo"]);
     theirs.uid = USER + 1;
-    let found = w.look_at_children(&[(id(100), theirs)], USER);
+    let found = w.look_at_children(&[(id(100), theirs)]);
     assert_eq!(found.len(), 1, "{:?}", w.seen());
 }
