@@ -4,7 +4,9 @@
 # - run: libayatana-appindicator3-1 (loaded by the tray icon at start-up);
 # - tests: python3 (the fixture dev servers), util-linux (setsid, setpriv), and for the tray
 #   app's headless tests xvfb, xauth, dbus-x11, status-notifier-watcher, and for its
-#   screenshot trayer, xdotool, x11-utils and imagemagick;
+#   screenshot trayer, xdotool, x11-utils and imagemagick; for the container tests Debian's
+#   docker.io (dockerd, docker-proxy, the docker CLI), busybox-static (the test image's one
+#   binary) and iproute2 (the test daemon's bridge), started by scripts/docker.sh;
 # plus the Rust components the lint step uses.
 set -euo pipefail
 
@@ -13,6 +15,7 @@ packages=(
   python3 util-linux
   xvfb xauth dbus-x11 haskell-status-notifier-item-utils
   trayer xdotool x11-utils imagemagick
+  docker.io busybox-static iproute2
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -4,7 +4,8 @@
 
 use std::fmt::Write;
 
-use pier_core::model::card::{Level, Port, Project, Resource, Scan};
+use pier_core::model::card::{endpoint, Level, Port, Project, Resource, Scan};
+use pier_core::model::container::Container;
 use pier_core::words::for_terminal;
 
 struct Style {
@@ -68,6 +69,16 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
             );
         }
     }
+    for e in &scan.engines {
+        if let Some(error) = &e.error {
+            let _ = writeln!(
+                out,
+                "\n{} {}",
+                style.mark(Level::Yellow),
+                for_terminal(error)
+            );
+        }
+    }
     let count = |level| scan.projects.iter().filter(|p| p.level == level).count();
     let _ = writeln!(
         out,
@@ -95,6 +106,44 @@ fn project_card(out: &mut String, project: &Project, style: &Style) {
     );
     for r in &project.resources {
         resource_block(out, r, style);
+    }
+    for c in &project.containers {
+        container_block(out, c, style);
+    }
+}
+
+fn container_block(out: &mut String, c: &Container, style: &Style) {
+    let ports: Vec<String> = c
+        .ports
+        .iter()
+        .map(|p| format!("{} → {}", endpoint(&p.address, p.port), p.container_port))
+        .collect();
+    let service = match (&c.compose_project, &c.compose_service) {
+        (Some(p), Some(s)) => format!("  compose {}/{}", for_terminal(p), for_terminal(s)),
+        (Some(p), None) => format!("  compose {}", for_terminal(p)),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "  {} container {} ({})  ports {}  age {}{service}  id {}",
+        style.level(c.level),
+        for_terminal(&c.name),
+        for_terminal(&c.image),
+        if ports.is_empty() {
+            "none".to_owned()
+        } else {
+            ports.join(", ")
+        },
+        c.age_seconds.map_or("unknown".to_owned(), age),
+        c.id
+    );
+    for e in &c.evidence {
+        let _ = writeln!(
+            out,
+            "    {} {}",
+            style.mark(e.level),
+            for_terminal(&e.message)
+        );
     }
 }
 
@@ -181,6 +230,7 @@ mod tests {
             sample_ms: 0,
             projects: Vec::new(),
             other_listeners: Some(others),
+            engines: Vec::new(),
         }
     }
 

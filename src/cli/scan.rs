@@ -52,6 +52,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
             cpu_percent: args.cpu_threshold,
             io_bytes_per_second: args.io_threshold,
         },
+        engines: diagnose::Engines::Ask,
         ..ScanOptions::default()
     };
     let probe = probe::system_probe();

@@ -92,6 +92,9 @@ pub fn card_seen(p: &Project) -> u64 {
     for r in &p.resources {
         (&r.id, r.level, r.identities()).hash(&mut h);
     }
+    for c in &p.containers {
+        (&c.id, c.level).hash(&mut h);
+    }
     h.finish()
 }
 

@@ -165,6 +165,13 @@ fn kinds_and_ports(p: &Project) -> String {
         }
         parts.push(s);
     }
+    for c in &p.containers {
+        let mut s = format!("container {}", c.name);
+        for port in &c.ports {
+            let _ = write!(s, " :{}", port.port);
+        }
+        parts.push(s);
+    }
     parts.join(", ")
 }
 
@@ -244,6 +251,20 @@ fn resource_line(r: &Resource) -> String {
     line
 }
 
+/// "container shop-db-1 · postgres:16 · Docker · 127.0.0.1:5432 → 5432".
+fn container_line(c: &pier_core::model::container::Container) -> String {
+    let mut line = format!("container {} · {} · {}", c.name, c.image, c.engine);
+    for p in &c.ports {
+        let _ = write!(
+            line,
+            " · {} → {}",
+            pier_core::model::card::endpoint(&p.address, p.port),
+            p.container_port
+        );
+    }
+    line
+}
+
 /// A browser address for a port: loopback and wildcard listeners open on this machine.
 pub fn url(address: &str, port: u16) -> String {
     match address {
@@ -275,6 +296,18 @@ fn card(state: &UiState, p: &Project) -> Entry {
         for (j, e) in r.evidence.iter().enumerate() {
             children.push(Entry::info(
                 at(&format!("res:{i}:ev:{j}")),
+                format!("    {}", evidence_line(e)),
+            ));
+        }
+    }
+    for (i, c) in p.containers.iter().enumerate() {
+        children.push(Entry::info(
+            at(&format!("container:{i}")),
+            container_line(c),
+        ));
+        for (j, e) in c.evidence.iter().enumerate() {
+            children.push(Entry::info(
+                at(&format!("container:{i}:ev:{j}")),
                 format!("    {}", evidence_line(e)),
             ));
         }

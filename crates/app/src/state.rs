@@ -204,6 +204,7 @@ mod tests {
                 sample_ms: 0,
                 projects: vec![],
                 other_listeners: None,
+                engines: Vec::new(),
             }),
             history: Ok(History::default()),
         }

@@ -8,6 +8,8 @@
 //! - [`model`]: the ground floor: the data every stage reads and writes (identity, cards,
 //!   shown state, snapshot, outcomes, history), depending on nothing above it;
 //! - [`probe`]: everything read from the OS, behind the [`probe::Probe`] trait;
+//! - [`containers`]: what the container engines say of the ports they publish, through their
+//!   API, and their own processes, which are never signalled;
 //! - [`diagnose`]: candidates → resources → projects → levels with evidence;
 //! - [`signal`]: the OS half of a stop: the race-free signaller (pin, re-verify, send) and the
 //!   bounded exit waiter (pidfd, kqueue);
@@ -22,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+pub mod containers;
 pub mod diagnose;
 pub mod front;
 pub mod model;

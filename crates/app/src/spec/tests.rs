@@ -16,6 +16,7 @@ pub fn scanned(generation: u64, projects: Vec<Project>) -> Update {
             sample_ms: 0,
             projects,
             other_listeners: None,
+            engines: Vec::new(),
         }),
         history: Ok(History::default()),
     }
@@ -123,6 +124,34 @@ fn a_card_shows_level_as_a_word_name_kinds_and_ports() {
             ..
         }
     ));
+}
+
+#[test]
+fn a_card_shows_its_containers_with_their_ports_and_evidence() {
+    let mut shop = project(
+        "/w/shop",
+        Level::Yellow,
+        vec![resource("10-100", Level::Green, 5173)],
+    );
+    shop.containers
+        .push(pier_core::model::examples::container("shop-db-1", 5432));
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(1, vec![shop]));
+    let m = menu(&s, now());
+    assert_eq!(
+        text_enabled(find(&m, "card:/w/shop").unwrap()).0,
+        "● yellow · shop — vite :5173, container shop-db-1 :5432"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "info:card:/w/shop:container:0").unwrap()).0,
+        "container shop-db-1 · postgres:16 · Docker · 127.0.0.1:5432 → 5432"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "info:card:/w/shop:container:0:ev:0").unwrap()).0,
+        "    ! Pier does not stop containers yet: `docker stop shop-db-1` stops it \
+         (container engine)"
+    );
+    assert!(!text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1);
 }
 
 #[test]
@@ -295,6 +324,7 @@ fn with_history(entries: Vec<HistoryEntry>) -> UiState {
             sample_ms: 0,
             projects: vec![],
             other_listeners: None,
+            engines: Vec::new(),
         }),
         history: Ok(History {
             entries,

@@ -49,7 +49,8 @@ pub fn serves(listener: SocketAddr, local: SocketAddr) -> bool {
     }
 }
 
-fn canonical_addr(a: SocketAddr) -> SocketAddr {
+/// `a` with an IPv4-mapped address in its IPv4 form.
+pub fn canonical_addr(a: SocketAddr) -> SocketAddr {
     SocketAddr::new(canonical(a.ip()), a.port())
 }
 

@@ -225,6 +225,9 @@ pub enum Protection {
     /// A process Pier runs under: its parent, its parent's parent, and so on.
     #[error("an ancestor of Pier")]
     PierAncestor,
+    /// A container engine's own process, with its program (docs/design.md §4a).
+    #[error("the container engine's own process ({0})")]
+    ContainerEngine(&'static str),
 }
 
 /// Who Pier is, for [`force_allowed`].
@@ -242,7 +245,9 @@ pub struct Guard<'a> {
 /// user's process: Pier never acts with another user's privileges, and a resource holding one
 /// cannot be stopped as a unit. Never PID 1, whose end is the machine's. Never Pier or an
 /// ancestor of Pier: stopping one stops the stop itself, or the terminal or editor it reports
-/// to (`cargo watch -x 'run -- stop'` puts Pier inside a dev tool's tree).
+/// to (`cargo watch -x 'run -- stop'` puts Pier inside a dev tool's tree). Never a container
+/// engine's own process (`containers::processes`): stopping docker-proxy or containerd cuts or
+/// stops every container it serves; a container is stopped through its engine only.
 pub fn force_allowed(p: &ProcessInfo, guard: &Guard) -> Result<(), Protection> {
     let pid = p.identity.pid;
     if p.uid != guard.uid {
@@ -253,6 +258,8 @@ pub fn force_allowed(p: &ProcessInfo, guard: &Guard) -> Result<(), Protection> {
         Err(Protection::Pier)
     } else if guard.pier_ancestors.contains(&pid) {
         Err(Protection::PierAncestor)
+    } else if let Some(program) = crate::containers::processes::engine_program(&p.comm, &p.argv) {
+        Err(Protection::ContainerEngine(program))
     } else {
         Ok(())
     }

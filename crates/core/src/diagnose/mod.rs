@@ -10,6 +10,7 @@
 
 mod complete;
 pub mod connections;
+mod containers;
 pub mod helpers;
 pub mod judge;
 pub mod kinds;
@@ -21,6 +22,7 @@ pub mod tree;
 mod evaluate;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -45,6 +47,21 @@ pub struct ScanOptions {
     pub thresholds: Thresholds,
     /// `$HOME`, which is never a project.
     pub home: Option<PathBuf>,
+    /// Which container engines to ask for their containers' cards.
+    pub engines: Engines,
+}
+
+/// Which container engines a scan asks (`containers::read_engines`).
+#[derive(Debug, Clone, Default)]
+pub enum Engines {
+    /// None: a scan of processes only (the stop's re-diagnosis, which judges process trees,
+    /// and tests of processes).
+    #[default]
+    NotAsked,
+    /// Every engine found on this machine, asked while the process table is read.
+    Ask,
+    /// What the engines said, read by the caller.
+    Given(Vec<crate::containers::EngineRead>),
 }
 
 impl Default for ScanOptions {
@@ -56,6 +73,7 @@ impl Default for ScanOptions {
             include_others: false,
             thresholds: Thresholds::default(),
             home: std::env::var_os("HOME").map(PathBuf::from),
+            engines: Engines::NotAsked,
         }
     }
 }
@@ -145,7 +163,19 @@ pub fn scan(
     marker_at: MarkerLookup,
 ) -> Result<Scan, ScanError> {
     let started = std::time::Instant::now();
-    let survey = probe.survey_own(&kinds::name_may_matter)?;
+    // The engines answer over their sockets while the process table is read.
+    let (survey, engine_reads) = std::thread::scope(|scope| {
+        let asked = matches!(opts.engines, Engines::Ask)
+            .then(|| scope.spawn(crate::containers::read_engines));
+        let survey = probe.survey_own(&kinds::name_may_matter);
+        let reads = match (&opts.engines, asked) {
+            (_, Some(h)) => h.join().expect("an engine read never panics"),
+            (Engines::Given(reads), None) => reads.clone(),
+            _ => Vec::new(),
+        };
+        (survey, reads)
+    });
+    let survey = survey?;
     let surveyed = started.elapsed();
     let list = survey.processes;
     let uid = probe.current_uid();
@@ -191,9 +221,34 @@ pub fn scan(
                 marker: draft.project.as_ref().map(|p| p.marker.to_owned()),
                 level: Level::Green,
                 resources: Vec::new(),
+                containers: Vec::new(),
             });
         project.level = project.level.max(resource.level);
         project.resources.push(resource);
+    }
+    let found_containers = containers::cards(
+        &facts,
+        &engine_reads,
+        opts.home.as_deref(),
+        &opts.under,
+        marker_at,
+    );
+    for (place, card) in found_containers.cards {
+        let project = projects
+            .entry(place.path.clone())
+            .or_insert_with(|| Project {
+                name: place.name,
+                path: place.path.to_string_lossy().into_owned(),
+                marker: place.marker,
+                level: Level::Green,
+                resources: Vec::new(),
+                containers: Vec::new(),
+            });
+        project.level = project.level.max(card.level);
+        project.containers.push(card);
+    }
+    for p in projects.values_mut() {
+        p.containers.sort_by(|a, b| a.name.cmp(&b.name));
     }
     tracing::debug!(
         "scan {}: survey {:.1} ms, resources {:.1} ms, sample and judgement {:.1} ms",
@@ -203,9 +258,15 @@ pub fn scan(
         (started.elapsed() - found).as_secs_f64() * 1e3,
     );
     let claimed: HashSet<Pid> = all_members.iter().copied().collect();
-    let other_listeners = opts
-        .include_others
-        .then(|| other_listeners(&mut facts, &claimed, &opts.under));
+    let other_listeners = opts.include_others.then(|| {
+        let unasked = found_containers
+            .engines
+            .iter()
+            .find(|e| e.error.is_some())
+            .map(|e| format!("{} at {}", e.engine, e.host));
+        let published = &found_containers.claimed;
+        other_listeners(&mut facts, &claimed, published, unasked, &opts.under)
+    });
     Ok(Scan {
         schema: SCHEMA_VERSION,
         generation: opts.generation,
@@ -213,6 +274,7 @@ pub fn scan(
         sample_ms: opts.sample.as_millis() as u64,
         projects: projects.into_values().collect(),
         other_listeners,
+        engines: found_containers.engines,
     })
 }
 
@@ -238,6 +300,11 @@ fn find_resources(
         let Some(p) = facts.table.get(pid) else {
             continue;
         };
+        // A container engine's process is never a candidate: the ports it holds are its
+        // containers', shown on their cards (`containers.rs`).
+        if crate::containers::processes::engine_program(&p.comm, &p.argv).is_some() {
+            continue;
+        }
         let known = kinds::classify(&p.argv).is_some();
         let listens_in_project = !known
             && listener_owners.contains(&pid)
@@ -300,6 +367,8 @@ fn find_resources(
 fn other_listeners(
     facts: &mut Facts,
     claimed: &HashSet<Pid>,
+    published: &HashSet<std::net::SocketAddr>,
+    unasked_engine: Option<String>,
     under: &[PathBuf],
 ) -> Vec<OtherListener> {
     let Ok(table) = &facts.sockets else {
@@ -309,16 +378,23 @@ fn other_listeners(
         .sockets
         .iter()
         .filter(|s| s.state == TcpState::Listen && !s.owners.iter().any(|o| claimed.contains(o)))
+        .filter(|s| !published.contains(&s.local))
         .map(|s| (s.local, s.owners.first().copied()))
         .collect();
     let mut out: Vec<OtherListener> = Vec::new();
     for (local, owner) in listeners {
         let (pid, command, reason) = match owner {
-            None => (
-                None,
-                None,
-                "no visible owner: another user's process, or one Pier cannot read".to_owned(),
-            ),
+            None => {
+                let mut reason =
+                    "no visible owner: another user's process, or one Pier cannot read".to_owned();
+                if let Some(engine) = &unasked_engine {
+                    let _ = write!(
+                        reason,
+                        "; {engine} could not be asked, so it may be a container's port"
+                    );
+                }
+                (None, None, reason)
+            }
             Some(pid) => {
                 if facts
                     .cwd(pid)
@@ -326,8 +402,17 @@ fn other_listeners(
                 {
                     continue;
                 }
-                let command = facts.table.get(pid).map(|p| p.comm.clone());
-                let reason = "not a known dev tool, and not working inside a project".to_owned();
+                let p = facts.table.get(pid);
+                let command = p.map(|p| p.comm.clone());
+                let engine =
+                    p.and_then(|p| crate::containers::processes::engine_program(&p.comm, &p.argv));
+                let reason = match engine {
+                    Some(program) => format!(
+                        "the container engine's own process ({program}), never stopped by Pier; \
+                         no running container publishes this port"
+                    ),
+                    None => "not a known dev tool, and not working inside a project".to_owned(),
+                };
                 (Some(pid), command, reason)
             }
         };

@@ -494,3 +494,86 @@ pub fn exe_unreadable(pid: u32, error: &str) -> Evidence {
 
 #[cfg(test)]
 mod tests;
+
+/// A container as its engine describes it: a fact, not an argument either way (green).
+pub fn container_evidence(name: &str, image: &str, engine: &str) -> Evidence {
+    evidence(
+        EvidenceKind::Container,
+        Level::Green,
+        format!("container {name} (image {image}), run by {engine}"),
+        "container engine",
+    )
+}
+
+/// What makes the engine the container's manager (yellow): a restart policy, with which the
+/// engine starts it again by itself (a stop through it is the only lasting one, and `docker
+/// stop` is what a user would type); auto-remove, with which a stopped container is deleted
+/// and could not be started again.
+pub fn engine_managed(
+    restart_policy: Option<&str>,
+    auto_remove: bool,
+    engine: &str,
+    cli: &str,
+    name: &str,
+) -> Vec<Evidence> {
+    let mut out = Vec::new();
+    if let Some(policy) = restart_policy {
+        out.push(evidence(
+            EvidenceKind::EngineManaged,
+            Level::Yellow,
+            format!(
+                "restart policy {policy}: {engine} starts it again by itself; `{cli} stop {name}` \
+                 stops it there"
+            ),
+            "container engine",
+        ));
+    }
+    if auto_remove {
+        out.push(evidence(
+            EvidenceKind::EngineManaged,
+            Level::Yellow,
+            format!(
+                "auto-remove (--rm): once stopped, {engine} deletes it, and it could not be \
+                 started again"
+            ),
+            "container engine",
+        ));
+    }
+    out
+}
+
+/// A container's own network namespace could not be read (yellow): clients from other
+/// containers, or through NAT, never touch a host listener, so none can be ruled out.
+pub fn container_connections_unread(why: &str) -> Evidence {
+    evidence(
+        EvidenceKind::ContainerConnectionsUnread,
+        Level::Yellow,
+        format!("connections inside the container could not be read: {why}"),
+        "socket table",
+    )
+}
+
+/// A container on the host's network (yellow): its listeners are its processes' own, on the
+/// host, and are not attributed to it here.
+pub fn host_network(engine: &str) -> Evidence {
+    evidence(
+        EvidenceKind::ContainerConnectionsUnread,
+        Level::Yellow,
+        format!(
+            "runs on the host's network (--network host): its listeners are not told apart from \
+             the host's by {engine}"
+        ),
+        "container engine",
+    )
+}
+
+/// Pier does not stop containers itself yet (yellow): green means "Pier may stop it safely",
+/// and it may not. The engine does: the card says how.
+pub fn not_stopped_by_pier(cli: &str, name: &str) -> Evidence {
+    evidence(
+        EvidenceKind::EngineManaged,
+        Level::Yellow,
+        format!("Pier does not stop containers yet: `{cli} stop {name}` stops it"),
+        "container engine",
+    )
+}

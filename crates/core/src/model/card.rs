@@ -73,7 +73,8 @@ pub enum EvidenceKind {
     /// A member's open files could not be read: it may hold connections Pier cannot see
     /// (yellow).
     FdTableUnreadable,
-    /// PID 1, Pier itself, an ancestor of Pier, or another user's process.
+    /// PID 1, Pier itself, an ancestor of Pier, another user's process, or a container
+    /// engine's own process.
     Protected,
     /// No process of the tree has its command line any more (each rewrote it): a restart
     /// could not bring it back.
@@ -81,6 +82,14 @@ pub enum EvidenceKind {
     /// A listening socket the resource shares with a process outside it: stopping the
     /// resource would not free the port, and the other holder may be serving on it.
     SharedListener,
+    /// A container, as its engine describes it: name, image, engine (green).
+    Container,
+    /// The engine decides this container's fate: a restart policy (it would start it again),
+    /// auto-remove (once stopped it could not be started again), or a stop Pier does not make
+    /// (yellow).
+    EngineManaged,
+    /// A container's connections inside its own network namespace could not be read (yellow).
+    ContainerConnectionsUnread,
 }
 
 /// One typed fact behind a level, with where it was read.
@@ -281,6 +290,9 @@ pub struct Project {
     pub level: Level,
     /// The resources found there, by root pid.
     pub resources: Vec<Resource>,
+    /// The containers placed here: a Compose project's in its folder, the others in their
+    /// engine's group (whose `path` is the engine's host, `marker` `"container engine"`).
+    pub containers: Vec<super::container::Container>,
 }
 
 /// A listener that is not a candidate (listed with `--all`).
@@ -315,4 +327,7 @@ pub struct Scan {
     /// Present with `--all`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub other_listeners: Option<Vec<OtherListener>>,
+    /// The container engines asked, each with its count of running containers or why it
+    /// could not be asked. Empty when none was found.
+    pub engines: Vec<super::container::EngineStatus>,
 }

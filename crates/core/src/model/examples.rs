@@ -51,6 +51,7 @@ pub fn project(path: &str, level: Level, resources: Vec<Resource>) -> Project {
         marker: Some("package.json".into()),
         level,
         resources,
+        containers: Vec::new(),
     }
 }
 
@@ -67,4 +68,35 @@ pub fn notebook(path: &str) -> Project {
         });
     }
     project(path, Level::Green, vec![r])
+}
+
+/// A Compose database container `name` publishing 127.0.0.1:`port` → 5432, which Pier does not
+/// stop (yellow).
+pub fn container(name: &str, port: u16) -> crate::model::container::Container {
+    crate::model::container::Container {
+        id: "container-0123456789ab".into(),
+        level: Level::Yellow,
+        name: name.into(),
+        image: "postgres:16".into(),
+        container_id: "0123456789ab".repeat(5) + "cdef",
+        engine: "Docker".into(),
+        engine_host: "unix:///var/run/docker.sock".into(),
+        ports: vec![crate::model::container::PublishedPort {
+            port,
+            address: "127.0.0.1".into(),
+            container_port: 5432,
+        }],
+        connections: vec![],
+        age_seconds: Some(600),
+        compose_project: Some("shop".into()),
+        compose_service: Some("db".into()),
+        restart_policy: None,
+        auto_remove: false,
+        evidence: vec![Evidence {
+            kind: EvidenceKind::EngineManaged,
+            level: Level::Yellow,
+            message: format!("Pier does not stop containers yet: `docker stop {name}` stops it"),
+            source: "container engine".into(),
+        }],
+    }
 }

@@ -5,6 +5,7 @@
 //!
 //! - [`identity`]: [`Identity`] (pid and start time) and [`Pid`];
 //! - [`card`]: the `pier scan --json` document: projects, resources, members, ports, evidence;
+//! - [`container`]: a container card and the engines a scan asked;
 //! - [`shown`]: what a card showed the user, which a stop re-checks;
 //! - [`snapshot`]: the recovery snapshot, with exact bytes ([`bytes`]);
 //! - [`outcome`]: a stop's member outcomes, newcomers and result;
@@ -13,6 +14,7 @@
 
 pub mod bytes;
 pub mod card;
+pub mod container;
 #[cfg(any(test, feature = "test-support"))]
 pub mod examples;
 pub mod history;

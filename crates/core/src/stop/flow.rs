@@ -80,6 +80,7 @@ impl Stopper<'_> {
             include_others: false,
             thresholds: self.opts.thresholds,
             home: self.opts.home.clone(),
+            engines: crate::diagnose::Engines::NotAsked,
         }
     }
 

@@ -962,8 +962,22 @@ fn force_never_touches_pier_its_ancestors_or_another_users_process() {
         probe: Scripted::new(fake, |_, _, _| {}),
         store_dir: tempfile::tempdir().unwrap(),
     };
+    let (r, sent) = run_with(&w, o.clone(), |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(sent.is_empty());
+    // A member that is a container engine's own process, run as the user (rootless Docker).
+    let mut fake = tree();
+    fake.process_mut(102).comm = "rootlessport".into();
+    let w = World {
+        probe: Scripted::new(fake, |_, _, _| {}),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
     let (r, sent) = run_with(&w, o, |_| {});
     assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(
+        r.reason,
+        "never touched: pid 102 is the container engine's own process (rootlessport)"
+    );
     assert!(sent.is_empty());
 }
 

@@ -49,6 +49,7 @@ impl SystemEngine {
             scan: ScanOptions {
                 sample,
                 under,
+                engines: diagnose::Engines::Ask,
                 ..ScanOptions::default()
             },
             stop: StopOptions::default(),

@@ -50,6 +50,7 @@ impl Engine for Scripted {
             sample_ms: 0,
             projects: vec![],
             other_listeners: None,
+            engines: vec![],
         };
         (Ok(scan), Ok(History::default()))
     }

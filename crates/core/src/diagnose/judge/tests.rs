@@ -231,6 +231,38 @@ fn force_never_allows_another_user_init_pier_or_pier_s_ancestors() {
     );
 }
 
+#[test]
+fn force_never_allows_a_container_engine_s_own_process_of_the_user_s() {
+    let ancestors = HashSet::new();
+    let guard = Guard {
+        uid: USER,
+        pier: 9000,
+        pier_ancestors: &ancestors,
+    };
+    // Rootless Docker and Podman run these as the user: the one case where the owner rule
+    // alone would let Force through.
+    for (argv, program) in [
+        (&["/usr/bin/rootlessport"][..], "rootlessport"),
+        (
+            &["/usr/sbin/docker-proxy", "-proto", "tcp"][..],
+            "docker-proxy",
+        ),
+        (&["/usr/bin/conmon", "--api-version", "1"][..], "conmon"),
+        (&["dockerd"][..], "dockerd"),
+    ] {
+        let p = process(200, 1, argv);
+        assert_eq!(
+            force_allowed(&p, &guard),
+            Err(Protection::ContainerEngine(program)),
+            "{argv:?}"
+        );
+    }
+    assert_eq!(
+        Protection::ContainerEngine("docker-proxy").to_string(),
+        "the container engine's own process (docker-proxy)"
+    );
+}
+
 fn twin_of(p: &ProcessInfo, cwd: Option<Result<PathBuf, String>>) -> Option<TwinPlace> {
     let recorded: Vec<Vec<&[u8]>> = vec![vec![b"node", b"vite"], vec![b"sh", b"-c", b"vite"]];
     argv_twin(p, USER, &recorded, Path::new("/home/u/app"), |_| cwd)

@@ -561,6 +561,19 @@ impl Probe for LinuxProbe {
         Ok(attribute(rows, self.pass(owners_among, PassMode::Walk).fds))
     }
 
+    fn namespace_sockets(&self, pid: Pid) -> Result<Vec<Socket>, ProbeError> {
+        Ok(tables::namespace_of(pid)?
+            .into_iter()
+            .map(|r| Socket {
+                local: r.local,
+                remote: r.remote,
+                state: r.state,
+                owners: Vec::new(),
+                queued: None,
+            })
+            .collect())
+    }
+
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
         super::sample_counters(pids, window, |pid| self.counters(pid))
     }

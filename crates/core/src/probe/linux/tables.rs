@@ -100,8 +100,19 @@ fn dump(family: Family, seq: u32) -> Result<Vec<TcpRow>, String> {
 }
 
 fn proc_net() -> Result<Vec<TcpRow>, ProbeError> {
+    proc_net_in("/proc/net")
+}
+
+/// The TCP tables of the network namespace process `pid` lives in (a container's), which any
+/// user may read: `/proc/<pid>/net` shows that process's namespace.
+pub fn namespace_of(pid: u32) -> Result<Vec<TcpRow>, ProbeError> {
+    proc_net_in(&format!("/proc/{pid}/net"))
+}
+
+fn proc_net_in(folder: &str) -> Result<Vec<TcpRow>, ProbeError> {
     let mut rows = Vec::new();
-    for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
+    for path in [format!("{folder}/tcp"), format!("{folder}/tcp6")] {
+        let path = path.as_str();
         let text = match fs::read_to_string(path) {
             Ok(text) => text,
             // A kernel built without IPv6 has no tcp6 table; that is "no IPv6 sockets".

@@ -92,6 +92,11 @@ const FACTS: &[(&str, Fact, Checkpoint)] = &[
         |p| p.process_mut(102).uid = 0,
         Checkpoint::D,
     ),
+    (
+        "a member is a container engine's own process",
+        |p| p.process_mut(102).comm = "docker-proxy".into(),
+        Checkpoint::D,
+    ),
 ];
 
 /// The listening socket of `tree()`.

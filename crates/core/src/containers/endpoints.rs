@@ -1,0 +1,231 @@
+//! Where the container engines' sockets are, decided as the `docker` CLI decides it:
+//! `DOCKER_HOST` when set; otherwise the current Docker context (`DOCKER_CONTEXT`, or
+//! `currentContext` in `$DOCKER_CONFIG/config.json`, `~/.docker` by default) when it is not
+//! `default`; otherwise every usual place that holds a socket: Docker Engine's
+//! `/var/run/docker.sock`, rootless Docker's `$XDG_RUNTIME_DIR/docker.sock`, Docker Desktop's
+//! `~/.docker/run/docker.sock` (macOS) and `~/.docker/desktop/docker.sock` (Linux), OrbStack's
+//! `~/.orbstack/run/docker.sock`, Colima's `~/.colima/default/docker.sock`, and Podman's
+//! `$XDG_RUNTIME_DIR/podman/podman.sock` and `/run/podman/podman.sock`. One socket reached by
+//! two names (Docker Desktop links `/var/run/docker.sock` to its own) is asked once.
+//!
+//! Only unix sockets: an engine over TCP or SSH is another machine's, whose ports are not this
+//! one's. Such a setting is reported, not ignored.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// One engine's socket, and how Pier came to ask it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The engine as its socket's place names it: `Docker`, `Docker Desktop`, `OrbStack`,
+    /// `Colima`, `Podman`.
+    pub engine: &'static str,
+    /// The host as Docker writes it: `unix:///var/run/docker.sock`.
+    pub host: String,
+    /// Why this one: `DOCKER_HOST`, `docker context NAME` or `default place`.
+    pub origin: String,
+}
+
+impl Endpoint {
+    /// The socket's path, for a `unix://` host.
+    pub fn socket(&self) -> Option<&Path> {
+        self.host.strip_prefix("unix://").map(Path::new)
+    }
+}
+
+/// The environment the decision reads.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// `DOCKER_HOST`.
+    pub docker_host: Option<String>,
+    /// `DOCKER_CONTEXT`.
+    pub docker_context: Option<String>,
+    /// `DOCKER_CONFIG`: the folder of `config.json` and `contexts/`.
+    pub docker_config: Option<PathBuf>,
+    /// `HOME`.
+    pub home: Option<PathBuf>,
+    /// `XDG_RUNTIME_DIR`.
+    pub runtime_dir: Option<PathBuf>,
+}
+
+impl Env {
+    /// This process's environment.
+    pub fn from_process() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        Self {
+            docker_host: var("DOCKER_HOST"),
+            docker_context: var("DOCKER_CONTEXT"),
+            docker_config: var("DOCKER_CONFIG").map(PathBuf::from),
+            home: var("HOME").map(PathBuf::from),
+            runtime_dir: var("XDG_RUNTIME_DIR").map(PathBuf::from),
+        }
+    }
+
+    fn config_dir(&self) -> Option<PathBuf> {
+        self.docker_config
+            .clone()
+            .or_else(|| Some(self.home.as_ref()?.join(".docker")))
+    }
+}
+
+/// A setting that names an engine Pier cannot ask: the endpoint as named, and why.
+pub type Unusable = (Endpoint, String);
+
+/// The engines to ask (see the module's comment). An explicit setting (`DOCKER_HOST`, a
+/// context) is the only one asked, as by the `docker` CLI; without one, every usual place
+/// that holds a socket.
+pub fn find(env: &Env) -> Vec<Result<Endpoint, Unusable>> {
+    if let Some(host) = &env.docker_host {
+        return vec![named(host, "DOCKER_HOST".to_owned())];
+    }
+    match current_context(env) {
+        Ok(None) => {}
+        Ok(Some((name, host))) => return vec![named(&host, format!("docker context {name}"))],
+        Err(unusable) => return vec![Err(unusable)],
+    }
+    let mut out: Vec<Result<Endpoint, Unusable>> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for (engine, path) in default_places(env) {
+        // A socket, not a leftover file or a folder: the engine may still be down (it is
+        // then reported as unreachable), but something made it.
+        let Ok(real) = fs::canonicalize(&path) else {
+            continue;
+        };
+        if !is_socket(&real) || seen.contains(&real) {
+            continue;
+        }
+        seen.push(real);
+        out.push(Ok(Endpoint {
+            engine,
+            host: format!("unix://{}", path.display()),
+            origin: "default place".to_owned(),
+        }));
+    }
+    out
+}
+
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
+/// The usual places, in the order they are asked and reported.
+fn default_places(env: &Env) -> Vec<(&'static str, PathBuf)> {
+    let mut out = vec![("Docker", PathBuf::from("/var/run/docker.sock"))];
+    if let Some(run) = &env.runtime_dir {
+        out.push(("Docker", run.join("docker.sock")));
+    }
+    if let Some(home) = &env.home {
+        out.push(("Docker Desktop", home.join(".docker/run/docker.sock")));
+        out.push(("Docker Desktop", home.join(".docker/desktop/docker.sock")));
+        out.push(("OrbStack", home.join(".orbstack/run/docker.sock")));
+        out.push(("Colima", home.join(".colima/default/docker.sock")));
+    }
+    if let Some(run) = &env.runtime_dir {
+        out.push(("Podman", run.join("podman/podman.sock")));
+    }
+    out.push(("Podman", PathBuf::from("/run/podman/podman.sock")));
+    out
+}
+
+/// An endpoint the user named: usable when it is a unix socket.
+fn named(host: &str, origin: String) -> Result<Endpoint, Unusable> {
+    let engine = engine_of(host);
+    let endpoint = Endpoint {
+        engine,
+        host: host.to_owned(),
+        origin,
+    };
+    if host.starts_with("unix://") {
+        Ok(endpoint)
+    } else {
+        let why = format!(
+            "{} is {host}: Pier asks container engines over a unix socket only (an engine \
+             over TCP or SSH runs on another machine, whose ports are not this one's)",
+            endpoint.origin
+        );
+        Err((endpoint, why))
+    }
+}
+
+/// The engine a socket's path names.
+fn engine_of(host: &str) -> &'static str {
+    if host.contains("podman") {
+        "Podman"
+    } else if host.contains(".orbstack") {
+        "OrbStack"
+    } else if host.contains(".colima") {
+        "Colima"
+    } else if host.contains("/.docker/") {
+        "Docker Desktop"
+    } else {
+        "Docker"
+    }
+}
+
+/// The current context when it is not `default`: its name and its Docker endpoint's host.
+fn current_context(env: &Env) -> Result<Option<(String, String)>, Unusable> {
+    let config = env.config_dir();
+    let name = match &env.docker_context {
+        Some(name) => name.clone(),
+        None => match config
+            .as_ref()
+            .and_then(|c| fs::read(c.join("config.json")).ok())
+        {
+            Some(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Ok(v) => match v.get("currentContext").and_then(|c| c.as_str()) {
+                    Some(name) if !name.is_empty() => name.to_owned(),
+                    _ => return Ok(None),
+                },
+                // The CLI refuses to run with a config it cannot parse; Pier falls back to
+                // the usual places, and says nothing: a broken config is the CLI's to report.
+                Err(_) => return Ok(None),
+            },
+            None => return Ok(None),
+        },
+    };
+    if name == "default" {
+        return Ok(None);
+    }
+    let unusable = |why: String| {
+        let endpoint = Endpoint {
+            engine: "Docker",
+            host: format!("context {name}"),
+            origin: format!("docker context {name}"),
+        };
+        (endpoint, why)
+    };
+    let Some(meta) = config.map(|c| c.join("contexts/meta")) else {
+        return Err(unusable(format!(
+            "the docker context {name} is current, and there is no Docker config folder to \
+             read it from (HOME and DOCKER_CONFIG are unset)"
+        )));
+    };
+    // Each context is a folder named by the SHA-256 of its name, holding meta.json; reading
+    // each one's "Name" finds it without hashing.
+    for entry in fs::read_dir(&meta).into_iter().flatten().flatten() {
+        let Ok(bytes) = fs::read(entry.path().join("meta.json")) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        if v.get("Name").and_then(|n| n.as_str()) != Some(name.as_str()) {
+            continue;
+        }
+        return match v.pointer("/Endpoints/docker/Host").and_then(|h| h.as_str()) {
+            Some(host) => Ok(Some((name, host.to_owned()))),
+            None => Err(unusable(format!(
+                "the docker context {name} names no Docker endpoint ({})",
+                entry.path().join("meta.json").display()
+            ))),
+        };
+    }
+    Err(unusable(format!(
+        "the docker context {name} is current, and {} holds no context of that name",
+        meta.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests;

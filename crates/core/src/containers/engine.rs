@@ -1,0 +1,189 @@
+//! One engine's running containers, through its API on a unix socket, with `bollard`.
+//!
+//! Two calls per scan and engine, plus one per running container: the version (so an older
+//! engine, such as Debian's Docker 20.10 at API 1.41, is spoken to in its own version), the
+//! list of running containers (names, image, published ports, labels, networks), and each
+//! one's inspection (its start time, restart policy, auto-remove, first process).
+//!
+//! bollard is async: each read runs on a current-thread runtime of its own, on the calling
+//! thread, which is never one of the worker's runtime threads (`read_engines` asks each engine
+//! on a thread of its own).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bollard::models::{ContainerInspectResponse, ContainerSummary, RestartPolicyNameEnum};
+use bollard::query_parameters::{InspectContainerOptions, ListContainersOptions};
+use bollard::{Docker, API_DEFAULT_VERSION};
+
+use super::{Compose, ContainerFacts, Endpoint, Published};
+
+/// The running containers of the engine at `endpoint`, or why they could not be read.
+pub fn running(endpoint: &Endpoint, timeout: Duration) -> Result<Vec<ContainerFacts>, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("Pier could not start the engine client: {e}"))?;
+    let unreachable = |e: bollard::errors::Error| {
+        format!(
+            "{} at {} could not be asked: {}",
+            endpoint.engine,
+            endpoint.host,
+            words(&e)
+        )
+    };
+    // bollard asks `Path::exists`, which calls a socket Pier may not reach "not found".
+    if let Some(socket) = endpoint.socket() {
+        if let Err(e) = std::fs::metadata(socket) {
+            return Err(format!(
+                "{} at {} could not be asked: {}: {e}",
+                endpoint.engine,
+                endpoint.host,
+                socket.display()
+            ));
+        }
+    }
+    runtime.block_on(async {
+        let docker = Docker::connect_with_unix(
+            &endpoint.host,
+            timeout.as_secs().max(1),
+            API_DEFAULT_VERSION,
+        )
+        .map_err(unreachable)?
+        .negotiate_version()
+        .await
+        .map_err(unreachable)?;
+        let list = docker
+            .list_containers(Some(ListContainersOptions {
+                all: false,
+                ..Default::default()
+            }))
+            .await
+            .map_err(unreachable)?;
+        let mut out = Vec::with_capacity(list.len());
+        for summary in list {
+            let Some(id) = summary.id.clone() else {
+                continue;
+            };
+            match docker
+                .inspect_container(&id, None::<InspectContainerOptions>)
+                .await
+            {
+                Ok(inspected) => {
+                    if let Some(facts) = facts(summary, Some(inspected)) {
+                        out.push(facts);
+                    }
+                }
+                // Removed between the list and its inspection: gone, not a failure.
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(e) => return Err(unreachable(e)),
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// An engine error in a sentence: the engine's own message when it answered.
+fn words(e: &bollard::errors::Error) -> String {
+    match e {
+        bollard::errors::Error::DockerResponseServerError { message, .. } => message.clone(),
+        other => {
+            // "error trying to connect: Permission denied (os error 13)": the innermost cause
+            // is the one a person can act on.
+            let mut cause: &dyn std::error::Error = other;
+            while let Some(inner) = cause.source() {
+                cause = inner;
+            }
+            cause.to_string()
+        }
+    }
+}
+
+/// One container's facts from its list entry and its inspection. `None`: not running any
+/// more.
+pub fn facts(
+    summary: ContainerSummary,
+    inspected: Option<ContainerInspectResponse>,
+) -> Option<ContainerFacts> {
+    let state = inspected.as_ref().and_then(|i| i.state.as_ref());
+    if state.and_then(|s| s.running) == Some(false) {
+        return None;
+    }
+    let host_config = inspected.as_ref().and_then(|i| i.host_config.as_ref());
+    let labels = summary.labels.unwrap_or_default();
+    let mut ports: Vec<Published> = summary
+        .ports
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| {
+            p.typ
+                .is_none_or(|t| t == bollard::models::PortSummaryTypeEnum::TCP)
+        })
+        .filter_map(|p| {
+            Some(Published {
+                host_ip: p.ip.as_deref().unwrap_or("0.0.0.0").parse().ok()?,
+                host_port: p.public_port?,
+                container_port: p.private_port,
+            })
+        })
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    let network_mode = summary
+        .host_config
+        .and_then(|h| h.network_mode)
+        .unwrap_or_default();
+    let addresses: Vec<IpAddr> = summary
+        .network_settings
+        .and_then(|n| n.networks)
+        .unwrap_or_default()
+        .into_values()
+        .flat_map(|n| [n.ip_address, n.global_ipv6_address])
+        .flatten()
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    Some(ContainerFacts {
+        id: summary.id?,
+        name: summary
+            .names
+            .unwrap_or_default()
+            .first()
+            .map(|n| n.trim_start_matches('/').to_owned())
+            .unwrap_or_default(),
+        image: summary.image.unwrap_or_default(),
+        started_at: state.and_then(|s| s.started_at.clone()),
+        ports,
+        restart_policy: host_config
+            .and_then(|h| h.restart_policy.as_ref())
+            .and_then(|r| r.name)
+            .and_then(|n| match n {
+                RestartPolicyNameEnum::EMPTY | RestartPolicyNameEnum::NO => None,
+                other => Some(other.to_string()),
+            }),
+        auto_remove: host_config.and_then(|h| h.auto_remove).unwrap_or(false),
+        compose: compose(&labels),
+        pid: state
+            .and_then(|s| s.pid)
+            .and_then(|p| u32::try_from(p).ok())
+            .filter(|&p| p > 0),
+        addresses,
+        host_network: network_mode == "host",
+    })
+}
+
+fn compose(labels: &HashMap<String, String>) -> Option<Compose> {
+    Some(Compose {
+        project: labels.get("com.docker.compose.project")?.clone(),
+        service: labels.get("com.docker.compose.service").cloned(),
+        working_dir: labels
+            .get("com.docker.compose.project.working_dir")
+            .map(PathBuf::from),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,124 @@
+//! Containers: what the container engines say about the ports they publish, read through
+//! their API on a unix socket (docs/design.md §4a).
+//!
+//! A port published by a container is held on the host by the engine (docker-proxy,
+//! rootlessport, com.docker.backend, OrbStack): a user usually cannot see that process, and
+//! stopping it would cut every container it serves. So the port is attributed from the engine's
+//! own account — which container publishes it — not from the process holding it.
+//!
+//! - [`endpoints`]: where the engines' sockets are (`DOCKER_HOST`, the Docker context, the
+//!   usual places of Docker, Docker Desktop, OrbStack, rootless Docker and Podman);
+//! - [`engine`]: one engine's running containers, through `bollard`;
+//! - [`processes`]: the engines' own processes, by name, which are never signalled.
+//!
+//! The diagnosis turns these facts into container cards (`diagnose/containers.rs`).
+
+pub mod endpoints;
+pub mod processes;
+
+#[cfg(unix)]
+pub mod engine;
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use endpoints::Endpoint;
+
+/// What one engine said, or why it could not be asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineRead {
+    /// Where it was asked.
+    pub endpoint: Endpoint,
+    /// Its running containers, or why they could not be read, in words.
+    pub containers: Result<Vec<ContainerFacts>, String>,
+}
+
+/// One running container, as its engine describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ContainerFacts {
+    /// The engine's full container id (64 hex digits for Docker and Podman).
+    pub id: String,
+    /// Its name, without Docker's leading `/`.
+    pub name: String,
+    /// The image it was created from, as the user named it (`postgres:16`).
+    pub image: String,
+    /// When its current run started (RFC 3339, from the engine); `None` when not given.
+    pub started_at: Option<String>,
+    /// Its published TCP ports.
+    pub ports: Vec<Published>,
+    /// Its restart policy when it has one (`always`, `unless-stopped`, `on-failure`); `None`
+    /// for `no`.
+    pub restart_policy: Option<String>,
+    /// Removed by the engine once it stops (`docker run --rm`).
+    pub auto_remove: bool,
+    /// Its Compose project, when Compose created it.
+    pub compose: Option<Compose>,
+    /// The host pid of its first process, when the engine gives it (0 in a VM).
+    pub pid: Option<u32>,
+    /// Its addresses on the engine's networks.
+    pub addresses: Vec<IpAddr>,
+    /// Runs in the host's network namespace (`--network host`): its listeners are host
+    /// listeners of its own processes, and it publishes nothing.
+    pub host_network: bool,
+}
+
+/// A container port published on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Published {
+    /// The host address it is published on (`0.0.0.0`, `::` or one address).
+    pub host_ip: IpAddr,
+    /// The host port.
+    pub host_port: u16,
+    /// The port inside the container.
+    pub container_port: u16,
+}
+
+/// The Compose labels of a container Compose created.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Compose {
+    /// `com.docker.compose.project`.
+    pub project: String,
+    /// `com.docker.compose.service`.
+    pub service: Option<String>,
+    /// `com.docker.compose.project.working_dir`: the folder `docker compose up` ran in.
+    pub working_dir: Option<PathBuf>,
+}
+
+/// How long one engine may take to answer a scan. A daemon that hangs costs a scan this much,
+/// once, and is then reported as unreachable.
+pub const ENGINE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Asks every engine found on this machine (see [`endpoints::find`]) for its running
+/// containers, side by side. No engine found: nothing, which is not an error.
+pub fn read_engines() -> Vec<EngineRead> {
+    let found = endpoints::find(&endpoints::Env::from_process());
+    std::thread::scope(|scope| {
+        let asks: Vec<_> = found
+            .into_iter()
+            .map(|found| scope.spawn(move || ask(found)))
+            .collect();
+        asks.into_iter()
+            .map(|h| h.join().expect("an engine read never panics"))
+            .collect()
+    })
+}
+
+fn ask(found: Result<Endpoint, (Endpoint, String)>) -> EngineRead {
+    match found {
+        Ok(endpoint) => {
+            #[cfg(unix)]
+            let containers = engine::running(&endpoint, ENGINE_TIMEOUT);
+            #[cfg(not(unix))]
+            let containers = Err("container engines are read over unix sockets only".to_owned());
+            EngineRead {
+                endpoint,
+                containers,
+            }
+        }
+        Err((endpoint, why)) => EngineRead {
+            endpoint,
+            containers: Err(why),
+        },
+    }
+}

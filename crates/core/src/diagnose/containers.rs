@@ -1,0 +1,311 @@
+//! Container cards: each running container that publishes ports (or runs on the host's
+//! network), from its engine's account, with its connections from the socket tables
+//! (docs/design.md §4a).
+//!
+//! - Its ports are the engine's published ports. The host listeners on them (docker-proxy,
+//!   rootlessport, com.docker.backend) are the container's: they are claimed here, so they are
+//!   neither candidates nor "other listeners", whoever holds them and whether or not the user
+//!   can see who does.
+//! - Its connections: ESTABLISHED host sockets on a published port (clients through the
+//!   engine's proxy) or whose far end is one of the container's addresses (clients on the host
+//!   talking to it directly), and ESTABLISHED sockets on a listener inside the container's own
+//!   network namespace (clients from other containers, and through NAT, never touch a host
+//!   listener). A proxy's leg into the container, seen on both sides, is counted once, on the
+//!   host. Where the namespace cannot be read, the container is at most yellow.
+//! - It is placed in its Compose project's folder (`com.docker.compose.project.working_dir`),
+//!   or in its engine's group.
+
+use std::collections::{BTreeSet, HashSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::connections::{self, Conn};
+use super::{project, rules, Facts, MarkerLookup};
+use crate::containers::{processes, ContainerFacts, EngineRead, Published};
+use crate::model::card::Connection;
+use crate::model::container::{Container, EngineStatus, PublishedPort};
+use crate::probe::{Pid, ProbeError, Socket, TcpState};
+
+/// Where a container card goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// The group's key and `path`: a project folder, or the engine's host.
+    pub path: PathBuf,
+    /// The group's name.
+    pub name: String,
+    /// The group's marker.
+    pub marker: Option<String>,
+}
+
+/// What the engines' containers add to a scan.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    /// Each card, with where it goes.
+    pub cards: Vec<(Place, Container)>,
+    /// The host listeners on published ports: the containers', not anyone's candidates.
+    pub claimed: HashSet<SocketAddr>,
+    /// Each engine asked, and what came of it.
+    pub engines: Vec<EngineStatus>,
+}
+
+/// The cards of every engine's containers, kept when they fall under `under`.
+pub(crate) fn cards(
+    facts: &Facts,
+    reads: &[EngineRead],
+    home: Option<&Path>,
+    under: &[PathBuf],
+    marker_at: MarkerLookup,
+) -> Found {
+    let mut found = Found::default();
+    let host: &[Socket] = match &facts.sockets {
+        Ok(t) => &t.sockets,
+        Err(_) => &[],
+    };
+    for read in reads {
+        found.engines.push(EngineStatus {
+            engine: read.endpoint.engine.to_owned(),
+            host: read.endpoint.host.clone(),
+            origin: read.endpoint.origin.clone(),
+            running: read.containers.as_ref().ok().map(Vec::len),
+            error: read.containers.as_ref().err().cloned(),
+        });
+        let Ok(list) = &read.containers else {
+            continue;
+        };
+        for c in list
+            .iter()
+            .filter(|c| !c.ports.is_empty() || c.host_network)
+        {
+            found.claimed.extend(claimed_listeners(&c.ports, host));
+            let place = place(c, &read.endpoint.host, home, marker_at);
+            if !project::is_under(&place.path, under)
+                || (place.marker.as_deref() == Some(ENGINE_GROUP) && !under.is_empty())
+            {
+                continue;
+            }
+            let card = card(facts, read.endpoint.engine, &read.endpoint.host, c, host);
+            found.cards.push((place, card));
+        }
+    }
+    found
+}
+
+/// The marker of an engine's group: its containers outside any Compose project.
+pub(crate) const ENGINE_GROUP: &str = "container engine";
+
+/// A Compose project's folder (the project around it, when there is one, so its containers
+/// share a card group with the project's dev servers), or the engine's group.
+fn place(c: &ContainerFacts, host: &str, home: Option<&Path>, marker_at: MarkerLookup) -> Place {
+    if let Some(dir) = c.compose.as_ref().and_then(|c| c.working_dir.as_ref()) {
+        let (path, marker) = match project::find_project(dir, home, marker_at) {
+            Some(p) => (p.path, p.marker.to_owned()),
+            None => (dir.clone(), "docker compose".to_owned()),
+        };
+        let name = path
+            .file_name()
+            .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
+            .into_owned();
+        return Place {
+            path,
+            name,
+            marker: Some(marker),
+        };
+    }
+    Place {
+        path: PathBuf::from(host),
+        name: "Containers".to_owned(),
+        marker: Some(ENGINE_GROUP.to_owned()),
+    }
+}
+
+/// The host listeners a published port is held by: bound to its port, on its address (an
+/// unspecified one is published on both families' wildcard).
+fn claimed_listeners(ports: &[Published], host: &[Socket]) -> Vec<SocketAddr> {
+    host.iter()
+        .filter(|s| s.state == TcpState::Listen)
+        .filter(|s| {
+            ports.iter().any(|p| {
+                p.host_port == s.local.port()
+                    && (p.host_ip == s.local.ip()
+                        || (p.host_ip.is_unspecified() && s.local.ip().is_unspecified()))
+            })
+        })
+        .map(|s| s.local)
+        .collect()
+}
+
+fn card(
+    facts: &Facts,
+    engine: &str,
+    host_name: &str,
+    c: &ContainerFacts,
+    host: &[Socket],
+) -> Container {
+    let cli = if engine == "Podman" {
+        "podman"
+    } else {
+        "docker"
+    };
+    let mut evidence = vec![rules::container_evidence(&c.name, &c.image, engine)];
+    evidence.extend(rules::engine_managed(
+        c.restart_policy.as_deref(),
+        c.auto_remove,
+        engine,
+        cli,
+        &c.name,
+    ));
+    evidence.push(rules::not_stopped_by_pier(cli, &c.name));
+    // The engine's side of every connection: whoever holds the published ports' listeners,
+    // and every engine process holding a socket.
+    let published = claimed_listeners(&c.ports, host);
+    let engine_pids: HashSet<Pid> = host
+        .iter()
+        .filter(|s| s.state == TcpState::Listen && published.contains(&s.local))
+        .flat_map(|s| s.owners.iter().copied())
+        .chain(engine_owners(facts, host))
+        .collect();
+    let mut conns = on_published(&c.ports, facts, host, &engine_pids);
+    conns.extend(to_addresses(c, host, &engine_pids));
+    match c.pid.map(|pid| facts.probe.namespace_sockets(pid)) {
+        Some(Ok(inside)) => conns.extend(inside_namespace(&inside, host)),
+        Some(Err(e)) => evidence.push(rules::container_connections_unread(&unread_why(&e, engine))),
+        None => evidence.push(rules::container_connections_unread(&format!(
+            "{engine} gives no host process for it (it runs in a VM)"
+        ))),
+    }
+    if c.host_network {
+        evidence.push(rules::host_network(engine));
+    }
+    evidence.extend(rules::connection_evidence(&conns, 0));
+    let level = rules::level_of(&evidence);
+    let mut ports: Vec<PublishedPort> = c
+        .ports
+        .iter()
+        .map(|p| PublishedPort {
+            port: p.host_port,
+            address: p.host_ip.to_string(),
+            container_port: p.container_port,
+        })
+        .collect();
+    ports.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));
+    Container {
+        id: format!("container-{}", c.id.get(..12).unwrap_or(&c.id)),
+        level,
+        name: c.name.clone(),
+        image: c.image.clone(),
+        container_id: c.id.clone(),
+        engine: engine.to_owned(),
+        engine_host: host_name.to_owned(),
+        ports,
+        connections: conns
+            .iter()
+            .map(|k| Connection {
+                local: k.local.to_string(),
+                peer: k.peer.to_string(),
+                peer_pid: k.peer_pid,
+                internal: k.internal,
+            })
+            .collect(),
+        age_seconds: c.started_at.as_deref().and_then(age_seconds),
+        compose_project: c.compose.as_ref().map(|c| c.project.clone()),
+        compose_service: c.compose.as_ref().and_then(|c| c.service.clone()),
+        restart_policy: c.restart_policy.clone(),
+        auto_remove: c.auto_remove,
+        evidence,
+    }
+}
+
+fn unread_why(e: &ProbeError, engine: &str) -> String {
+    match e {
+        ProbeError::Unsupported => format!("its network namespace is inside {engine}'s VM"),
+        other => other.to_string(),
+    }
+}
+
+/// The engine's processes among the holders of host sockets: their legs are the engine's
+/// plumbing, not clients.
+fn engine_owners(facts: &Facts, host: &[Socket]) -> Vec<Pid> {
+    let owners: BTreeSet<Pid> = host.iter().flat_map(|s| s.owners.iter().copied()).collect();
+    owners
+        .into_iter()
+        .filter(|&pid| {
+            facts
+                .table
+                .get(pid)
+                .is_some_and(|p| processes::engine_program(&p.comm, &p.argv).is_some())
+        })
+        .collect()
+}
+
+/// Clients of the published ports, on the host: connections accepted by the engine's proxy.
+fn on_published(
+    ports: &[Published],
+    facts: &Facts,
+    host: &[Socket],
+    engine_pids: &HashSet<Pid>,
+) -> Vec<Conn> {
+    let listeners: Vec<SocketAddr> = ports
+        .iter()
+        .map(|p| SocketAddr::new(p.host_ip, p.host_port))
+        .collect();
+    connections::connections_indexed(&listeners, host, &facts.index, engine_pids)
+}
+
+/// Host sockets whose far end is one of the container's addresses, held by anyone but the
+/// engine (a client on the host talking to the container directly; the proxy's own legs are
+/// counted at the published port).
+fn to_addresses(c: &ContainerFacts, host: &[Socket], engine_pids: &HashSet<Pid>) -> Vec<Conn> {
+    host.iter()
+        .filter(|s| s.state == TcpState::Established && c.addresses.contains(&s.remote.ip()))
+        .filter(|s| s.owners.is_empty() || !s.owners.iter().all(|o| engine_pids.contains(o)))
+        .map(|s| Conn {
+            local: s.remote,
+            peer: s.local,
+            peer_pid: s.owners.first().copied(),
+            internal: false,
+        })
+        .collect()
+}
+
+/// Connections on the container's own listeners, inside its namespace, but for those whose
+/// other end is a host socket (counted on the host).
+fn inside_namespace(inside: &[Socket], host: &[Socket]) -> Vec<Conn> {
+    let listeners: Vec<SocketAddr> = inside
+        .iter()
+        .filter(|s| s.state == TcpState::Listen)
+        .map(|s| s.local)
+        .collect();
+    let canonical = connections::canonical_addr;
+    let seen_on_host: HashSet<(SocketAddr, SocketAddr)> = host
+        .iter()
+        .filter(|s| s.state == TcpState::Established)
+        .map(|s| (canonical(s.local), canonical(s.remote)))
+        .collect();
+    inside
+        .iter()
+        .filter(|s| s.state == TcpState::Established)
+        .filter(|s| listeners.iter().any(|&l| connections::serves(l, s.local)))
+        .map(|s| (canonical(s.local), canonical(s.remote)))
+        .filter(|&(local, remote)| !seen_on_host.contains(&(remote, local)))
+        .map(|(local, peer)| Conn {
+            local,
+            peer,
+            peer_pid: None,
+            internal: false,
+        })
+        .collect()
+}
+
+/// Seconds since an RFC 3339 time the engine gave; `None` for a time it did not give (Docker
+/// writes `0001-01-01T00:00:00Z`) or one in the future.
+fn age_seconds(started_at: &str) -> Option<u64> {
+    let t = humantime::parse_rfc3339(started_at).ok()?;
+    SystemTime::now()
+        .duration_since(t)
+        .ok()
+        .map(|d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,315 @@
+//! Container cards against the scripted probe and engine facts: the port's attribution, the
+//! connections that count (host and namespace), the engine as manager, the placement.
+
+use std::net::SocketAddr;
+
+use super::super::tests::{markers, opts, APP};
+use super::super::{scan, Engines, ScanOptions};
+use crate::containers::{Compose, ContainerFacts, Endpoint, EngineRead, Published};
+use crate::model::card::{EvidenceKind, Level, Scan};
+use crate::model::container::Container;
+use crate::probe::fake::{process, FakeProbe};
+use crate::probe::{Socket, TcpState};
+
+const HOST: &str = "unix:///var/run/docker.sock";
+/// docker-proxy, run by root, holding the published port.
+const PROXY: u32 = 500;
+/// The container's first process, in the host's pid namespace.
+const INIT: u32 = 600;
+
+fn endpoint() -> Endpoint {
+    Endpoint {
+        engine: "Docker",
+        host: HOST.into(),
+        origin: "default place".into(),
+    }
+}
+
+fn web() -> ContainerFacts {
+    ContainerFacts {
+        id: "fe7ae5f85c8ac8f8b745dc570885ffbb28e2789e9b94a40e4b6755992f2dc3dd".into(),
+        name: "web1".into(),
+        image: "pier-busybox:test".into(),
+        started_at: Some("2026-12-03T06:08:14.144822442Z".into()),
+        ports: vec![Published {
+            host_ip: "127.0.0.1".parse().unwrap(),
+            host_port: 18080,
+            container_port: 8080,
+        }],
+        pid: Some(INIT),
+        addresses: vec!["172.30.249.2".parse().unwrap()],
+        ..ContainerFacts::default()
+    }
+}
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn socket(local: &str, remote: &str, state: TcpState) -> Socket {
+    Socket {
+        local: addr(local),
+        remote: addr(remote),
+        state,
+        owners: Vec::new(),
+        queued: None,
+    }
+}
+
+/// The host with docker-proxy on the published port, and the container's namespace with
+/// busybox httpd on [::]:8080.
+fn host() -> FakeProbe {
+    let mut proxy = process(PROXY, 1, &["/usr/sbin/docker-proxy", "-proto", "tcp"]);
+    proxy.uid = 0;
+    let mut probe = FakeProbe::default()
+        .with(proxy, "/")
+        .listen("127.0.0.1:18080", PROXY);
+    probe.namespaces.insert(
+        INIT,
+        Ok(vec![socket("[::]:8080", "[::]:0", TcpState::Listen)]),
+    );
+    probe
+}
+
+fn scan_with(probe: &FakeProbe, containers: Vec<ContainerFacts>, o: ScanOptions) -> Scan {
+    let o = ScanOptions {
+        engines: Engines::Given(vec![EngineRead {
+            endpoint: endpoint(),
+            containers: Ok(containers),
+        }]),
+        include_others: true,
+        ..o
+    };
+    scan(probe, &o, &markers).unwrap()
+}
+
+fn the_card(scan: &Scan) -> &Container {
+    let cards: Vec<&Container> = scan.projects.iter().flat_map(|p| &p.containers).collect();
+    assert_eq!(cards.len(), 1, "{scan:#?}");
+    cards[0]
+}
+
+fn kinds(c: &Container) -> Vec<EvidenceKind> {
+    c.evidence.iter().map(|e| e.kind).collect()
+}
+
+fn live(c: &Container) -> Vec<String> {
+    c.evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::LiveConnection)
+        .map(|e| e.message.clone())
+        .collect()
+}
+
+#[test]
+fn a_published_port_is_the_container_s_card_and_not_an_other_listener() {
+    let scan = scan_with(&host(), vec![web()], opts());
+    let c = the_card(&scan);
+    assert_eq!(c.id, "container-fe7ae5f85c8a");
+    assert_eq!(c.name, "web1");
+    assert_eq!(c.ports[0].port, 18080);
+    assert_eq!(c.ports[0].address, "127.0.0.1");
+    assert_eq!(c.ports[0].container_port, 8080);
+    assert!(c.connections.is_empty(), "{c:#?}");
+    assert_eq!(scan.projects[0].name, "Containers");
+    assert_eq!(scan.projects[0].path, HOST);
+    assert_eq!(scan.other_listeners, Some(Vec::new()), "{scan:#?}");
+    assert_eq!(scan.engines[0].running, Some(1));
+    // Idle, every connection read: only the stop Pier does not make yet keeps it from green.
+    assert_eq!(c.level, Level::Yellow);
+    assert_eq!(
+        kinds(c),
+        vec![EvidenceKind::Container, EvidenceKind::EngineManaged]
+    );
+    assert!(
+        c.evidence[1].message.contains("`docker stop web1`"),
+        "{c:#?}"
+    );
+}
+
+#[test]
+fn a_user_s_own_engine_process_in_a_project_is_never_a_candidate() {
+    // Rootless Docker: rootlessport runs as the user, in whatever folder the daemon started.
+    let probe = FakeProbe::default()
+        .with(process(PROXY, 1, &["/usr/bin/rootlessport"]), APP)
+        .listen("127.0.0.1:18080", PROXY);
+    let scan = scan_with(&probe, vec![web()], opts());
+    assert!(
+        scan.projects.iter().all(|p| p.resources.is_empty()),
+        "{scan:#?}"
+    );
+    // Without its container, it is an other listener, never a candidate.
+    let scan = scan_with(&probe, Vec::new(), opts());
+    assert!(scan.projects.is_empty(), "{scan:#?}");
+    assert_eq!(scan.other_listeners.unwrap()[0].pid, Some(PROXY));
+}
+
+#[test]
+fn a_client_of_the_published_port_makes_it_red() {
+    let probe = host()
+        .with(process(200, 1, &["curl"]), "/home/u")
+        .established("127.0.0.1:18080", "127.0.0.1:40000", Some(PROXY))
+        .established("127.0.0.1:40000", "127.0.0.1:18080", Some(200));
+    let scan = scan_with(&probe, vec![web()], opts());
+    let c = the_card(&scan);
+    assert_eq!(c.level, Level::Red);
+    assert_eq!(
+        live(c),
+        vec!["live connection 127.0.0.1:18080 ← 127.0.0.1:40000 (pid 200)"]
+    );
+}
+
+/// Run by root, who sees docker-proxy hold its leg into the container: that leg is the
+/// engine's plumbing, counted once, as the client on the published port. (A user, who cannot
+/// see who holds it, counts it too: an unattributed connection to the container's address.)
+#[test]
+fn a_client_inside_the_engine_s_network_makes_it_red_and_the_proxy_s_leg_counts_once() {
+    let mut probe = host()
+        .with(process(200, 1, &["curl"]), "/home/u")
+        .established("127.0.0.1:18080", "127.0.0.1:40000", Some(PROXY))
+        .established("127.0.0.1:40000", "127.0.0.1:18080", Some(200))
+        // The proxy's leg into the container, on the host...
+        .established("172.30.249.1:50670", "172.30.249.2:8080", Some(PROXY));
+    probe.namespaces.insert(
+        INIT,
+        Ok(vec![
+            socket("[::]:8080", "[::]:0", TcpState::Listen),
+            // ... and inside, where the kernel shows it IPv4-mapped.
+            socket(
+                "[::ffff:172.30.249.2]:8080",
+                "[::ffff:172.30.249.1]:50670",
+                TcpState::Established,
+            ),
+            // Another container, which never touches a host listener.
+            socket(
+                "[::ffff:172.30.249.2]:8080",
+                "[::ffff:172.30.249.3]:39800",
+                TcpState::Established,
+            ),
+        ]),
+    );
+    probe.uid = 0;
+    for p in &mut probe.processes {
+        p.uid = 0;
+    }
+    let scan = scan_with(&probe, vec![web()], opts());
+    let c = the_card(&scan);
+    assert_eq!(c.level, Level::Red);
+    assert_eq!(
+        live(c),
+        vec![
+            "live connection 127.0.0.1:18080 ← 127.0.0.1:40000 (pid 200)",
+            "live connection 172.30.249.2:8080 ← 172.30.249.3:39800 (an unattributed peer)",
+        ]
+    );
+}
+
+#[test]
+fn a_host_process_talking_to_the_container_s_address_counts() {
+    let probe = host()
+        .with(process(200, 1, &["psql"]), "/home/u")
+        .established("172.30.249.1:41000", "172.30.249.2:8080", Some(200));
+    let c = scan_with(&probe, vec![web()], opts());
+    assert_eq!(
+        live(the_card(&c)),
+        vec!["live connection 172.30.249.2:8080 ← 172.30.249.1:41000 (pid 200)"]
+    );
+}
+
+#[test]
+fn a_namespace_that_cannot_be_read_keeps_it_yellow_and_says_why() {
+    let mut probe = host();
+    probe
+        .namespaces
+        .insert(INIT, Err("/proc/600/net/tcp: permission denied".into()));
+    let scan = scan_with(&probe, vec![web()], opts());
+    let c = the_card(&scan);
+    assert!(
+        kinds(c).contains(&EvidenceKind::ContainerConnectionsUnread),
+        "{c:#?}"
+    );
+    assert!(c.level >= Level::Yellow);
+    // In a VM (Docker Desktop, OrbStack): no host process at all.
+    let mut in_vm = web();
+    in_vm.pid = None;
+    let scan = scan_with(&host(), vec![in_vm], opts());
+    let e = the_card(&scan)
+        .evidence
+        .iter()
+        .find(|e| e.kind == EvidenceKind::ContainerConnectionsUnread)
+        .unwrap();
+    assert_eq!(e.level, Level::Yellow);
+    assert!(e.message.contains("runs in a VM"), "{e:#?}");
+}
+
+#[test]
+fn a_restart_policy_or_auto_remove_makes_the_engine_its_manager() {
+    let mut managed = web();
+    managed.restart_policy = Some("unless-stopped".into());
+    managed.auto_remove = true;
+    let scan = scan_with(&host(), vec![managed], opts());
+    let messages: Vec<&str> = the_card(&scan)
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::EngineManaged)
+        .map(|e| e.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert!(messages[0].starts_with("restart policy unless-stopped: Docker starts it again"));
+    assert!(messages[1].starts_with("auto-remove (--rm)"));
+}
+
+#[test]
+fn a_compose_container_goes_to_its_project_and_under_keeps_only_what_is_under_it() {
+    let mut db = web();
+    db.compose = Some(Compose {
+        project: "app".into(),
+        service: Some("db".into()),
+        working_dir: Some(format!("{APP}/deploy").into()),
+    });
+    let scan = scan_with(&host(), vec![db.clone(), web()], opts());
+    let groups: Vec<(&str, &str, usize)> = scan
+        .projects
+        .iter()
+        .map(|p| (p.name.as_str(), p.path.as_str(), p.containers.len()))
+        .collect();
+    // The project around the Compose folder (package.json in APP), then the engine's group.
+    assert_eq!(groups, vec![("app", APP, 1), ("Containers", HOST, 1)]);
+    assert_eq!(
+        scan.projects[0].containers[0].compose_service.as_deref(),
+        Some("db")
+    );
+    let mut o = opts();
+    o.under = vec![APP.into()];
+    let scan = scan_with(&host(), vec![db, web()], o);
+    let groups: Vec<&str> = scan.projects.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(groups, vec!["app"], "the engine's group is under no folder");
+}
+
+#[test]
+fn an_engine_that_cannot_be_asked_is_reported_and_its_port_stays_unattributed() {
+    let o = ScanOptions {
+        engines: Engines::Given(vec![EngineRead {
+            endpoint: endpoint(),
+            containers: Err("Docker at unix:///var/run/docker.sock could not be asked: \
+                             Permission denied (os error 13)"
+                .into()),
+        }]),
+        include_others: true,
+        ..opts()
+    };
+    let scan = scan(&host(), &o, &markers).unwrap();
+    assert!(scan.projects.is_empty(), "{scan:#?}");
+    assert_eq!(scan.engines[0].running, None);
+    assert!(scan.engines[0]
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("Permission denied"));
+    let others = scan.other_listeners.unwrap();
+    assert_eq!(others.len(), 1, "{others:#?}");
+    assert!(
+        others[0].reason.contains("may be a container's"),
+        "{others:#?}"
+    );
+}

@@ -1,0 +1,71 @@
+//! A container card: a container publishing ports on this machine, as its engine describes it
+//! and as the socket tables show its connections (docs/design.md §4a). Part of the
+//! `pier scan --json` document (schema 1, `docs/scan-json.md`).
+
+use serde::Serialize;
+
+use super::card::{Connection, Evidence, Level};
+
+/// One running container with published ports (or on the host's network).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Container {
+    /// `"container-<first 12 hex digits of its id>"`, as `docker ps` shows it.
+    pub id: String,
+    /// The worst level among its evidence.
+    pub level: Level,
+    /// Its name (`"shop-db-1"`).
+    pub name: String,
+    /// The image it runs (`"postgres:16"`).
+    pub image: String,
+    /// The engine's full container id.
+    pub container_id: String,
+    /// The engine that runs it: `"Docker"`, `"Docker Desktop"`, `"OrbStack"`, `"Colima"`,
+    /// `"Podman"`.
+    pub engine: String,
+    /// Where the engine was asked (`"unix:///var/run/docker.sock"`).
+    pub engine_host: String,
+    /// Its published TCP ports, by port then address.
+    pub ports: Vec<PublishedPort>,
+    /// The ESTABLISHED connections on its published ports and to its addresses, as the host's
+    /// socket tables show them.
+    pub connections: Vec<Connection>,
+    /// Seconds since its current run started; `null` when the engine did not say.
+    pub age_seconds: Option<u64>,
+    /// Its Compose project and service, when Compose created it.
+    pub compose_project: Option<String>,
+    /// Its Compose service.
+    pub compose_service: Option<String>,
+    /// Its restart policy (`"always"`, `"unless-stopped"`, `"on-failure"`); `null` for none.
+    pub restart_policy: Option<String>,
+    /// Removed by the engine once it stops (`docker run --rm`).
+    pub auto_remove: bool,
+    /// Every fact its level rests on.
+    pub evidence: Vec<Evidence>,
+}
+
+/// A container port published on a host address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PublishedPort {
+    /// The host port.
+    pub port: u16,
+    /// The host address, without brackets (`"127.0.0.1"`, `"0.0.0.0"`, `"::"`).
+    pub address: String,
+    /// The port inside the container.
+    pub container_port: u16,
+}
+
+/// One container engine the scan asked, and what came of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EngineStatus {
+    /// `"Docker"`, `"Podman"`, …
+    pub engine: String,
+    /// Where it was asked.
+    pub host: String,
+    /// Why it was asked: `"DOCKER_HOST"`, `"docker context NAME"` or `"default place"`.
+    pub origin: String,
+    /// How many running containers it has; `null` when it could not be asked.
+    pub running: Option<usize>,
+    /// Why it could not be asked, in words; `null` when it answered. Its containers' ports
+    /// then show as other listeners with no visible owner, and nothing of it is signalled.
+    pub error: Option<String>,
+}

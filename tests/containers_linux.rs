@@ -1,0 +1,397 @@
+//! Containers against a real Docker daemon (docs/design.md §4a): Debian's dockerd, started by
+//! `scripts/docker.sh` on a private socket (`PIER_DOCKER_HOST`), and busybox httpd in the
+//! image imported from the busybox-static package. Each test runs its own containers, named
+//! for it, labelled as Compose labels them with a working folder in the test's temp folder, so
+//! every scan is scoped to that folder (`--under`); each removes its containers at the end.
+//!
+//! Run through the test command (`scripts/test.sh`), or alone, as root:
+//! `scripts/docker.sh cargo test --test containers_linux`. Without `PIER_DOCKER_HOST` every
+//! case skips with one line saying so.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::fs;
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{alive, free_port, start_time_of, wait_for, Sandbox};
+use serde_json::Value;
+
+/// The test daemon, or `None` (said) when the tests run without one.
+fn daemon(test: &str) -> Option<String> {
+    match std::env::var("PIER_DOCKER_HOST") {
+        Ok(host) if !host.is_empty() => Some(host),
+        _ => {
+            eprintln!("{test}: skipped, no test Docker daemon (run through scripts/docker.sh)");
+            None
+        }
+    }
+}
+
+fn docker(host: &str, args: &[&str]) -> String {
+    let out = Command::new("docker")
+        .arg("-H")
+        .arg(host)
+        .args(args)
+        .output()
+        .expect("docker runs");
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A container of the test's, removed when dropped.
+struct Running {
+    host: String,
+    name: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = Command::new("docker")
+            .args(["-H", &self.host, "rm", "-f", &self.name])
+            .output();
+    }
+}
+
+/// busybox httpd published on 127.0.0.1:`port`, as a Compose service of the project in
+/// `folder`; `extra`: more `docker run` options.
+fn httpd(host: &str, name: &str, folder: &Path, port: u16, extra: &[&str]) -> Running {
+    let publish = format!("127.0.0.1:{port}:8080");
+    let dir = format!(
+        "com.docker.compose.project.working_dir={}",
+        folder.display()
+    );
+    let mut args = vec![
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--label",
+        "com.docker.compose.project=pier-tests",
+        "--label",
+        "com.docker.compose.service=web",
+        "--label",
+        &dir,
+        "-p",
+        &publish,
+    ];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["pier-busybox:test", "busybox", "httpd", "-f", "-p", "8080"]);
+    docker(host, &args);
+    Running {
+        host: host.to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+/// A project folder for the containers, inside the sandbox.
+fn project(sb: &Sandbox) -> PathBuf {
+    let dir = sb.path().join("shop");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("package.json"), "{}\n").unwrap();
+    dir
+}
+
+/// `pier scan --json --sample-ms 0 --under <sandbox>` asking the test daemon, run by `as_user`
+/// (`setpriv` options) when given.
+fn scan(sb: &Sandbox, host: &str, extra: &[&str], as_user: Option<&[String]>) -> Value {
+    let out = pier(
+        sb,
+        host,
+        &[&["scan", "--json", "--sample-ms", "0"], extra].concat(),
+        as_user,
+    );
+    assert!(
+        out.status.success(),
+        "pier scan: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn pier(sb: &Sandbox, host: &str, args: &[&str], as_user: Option<&[String]>) -> Output {
+    let mut cmd = match as_user {
+        Some(setpriv) => {
+            let mut c = Command::new("setpriv");
+            c.args(setpriv).arg("--").arg(common::pier_bin());
+            c
+        }
+        None => Command::new(common::pier_bin()),
+    };
+    cmd.args(args)
+        .arg("--under")
+        .arg(sb.path())
+        .env("DOCKER_HOST", host)
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("pier runs")
+}
+
+/// The card of container `name`, with its project.
+fn card(scan: &Value, name: &str) -> Option<(Value, Value)> {
+    scan["projects"].as_array()?.iter().find_map(|p| {
+        let c = p["containers"]
+            .as_array()?
+            .iter()
+            .find(|c| c["name"] == name)?;
+        Some((p.clone(), c.clone()))
+    })
+}
+
+fn live(card: &Value) -> Vec<String> {
+    card["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "live_connection")
+        .map(|e| e["message"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The docker-proxy holding 127.0.0.1:`port`, by its argv.
+fn docker_proxy(port: u16) -> Option<u32> {
+    let want = format!("-host-port\0{port}\0");
+    fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let argv = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let text = String::from_utf8_lossy(&argv);
+        (text.starts_with("/usr/sbin/docker-proxy\0") && text.contains(&want)).then_some(pid)
+    })
+}
+
+#[test]
+fn a_published_port_is_its_container_s_card_and_docker_proxy_is_never_signalled() {
+    let Some(host) = daemon("published port") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let shop = project(&sb);
+    let port = free_port();
+    let _web = httpd(&host, "pier-t-published", &shop, port, &[]);
+    let scan = wait_for("the container's card", || {
+        let s = scan(&sb, &host, &["--all"], None);
+        card(&s, "pier-t-published").map(|_| s)
+    });
+    let (place, c) = card(&scan, "pier-t-published").unwrap();
+    assert_eq!(place["path"], shop.to_str().unwrap(), "{scan:#}");
+    assert_eq!(c["image"], "pier-busybox:test");
+    assert_eq!(c["engine"], "Docker");
+    assert_eq!(c["compose_project"], "pier-tests");
+    assert_eq!(c["compose_service"], "web");
+    assert_eq!(c["ports"][0]["port"], port);
+    assert_eq!(c["ports"][0]["address"], "127.0.0.1");
+    assert_eq!(c["ports"][0]["container_port"], 8080);
+    assert!(c["age_seconds"].as_u64().is_some(), "{c:#}");
+    assert!(live(&c).is_empty(), "{c:#}");
+    // Idle, its namespace read: yellow only because Pier does not stop containers itself.
+    assert_eq!(c["level"], "yellow", "{c:#}");
+    let kinds: Vec<&str> = c["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["container", "engine_managed"], "{c:#}");
+    // The host listener is the container's: no other listener, no resource on the port.
+    let others = scan["other_listeners"].as_array().unwrap();
+    assert!(others.iter().all(|l| l["port"] != port), "{others:#?}");
+    assert_eq!(scan["engines"][0]["host"], host);
+    assert!(scan["engines"][0]["error"].is_null(), "{scan:#}");
+
+    // docker-proxy, asked for by its identity and forced: refused, and still serving.
+    let proxy = docker_proxy(port).expect("docker-proxy holds the published port");
+    let id = format!("{proxy}-{}", start_time_of(proxy).unwrap());
+    let out = sb.pier_exact(&["stop", "--json", "--force", &id]);
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(alive(proxy));
+    let _served = TcpStream::connect(("127.0.0.1", port)).expect("the port still answers");
+}
+
+#[test]
+fn a_client_of_the_published_port_makes_it_red_until_it_goes() {
+    let Some(host) = daemon("client on the published port") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let shop = project(&sb);
+    let port = free_port();
+    let _web = httpd(&host, "pier-t-client", &shop, port, &[]);
+    wait_for("the card", || {
+        card(&scan(&sb, &host, &[], None), "pier-t-client")
+    });
+    let client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let from = client.local_addr().unwrap();
+    let me = std::process::id();
+    let c = wait_for("the client's connection", || {
+        let (_, c) = card(&scan(&sb, &host, &[], None), "pier-t-client")?;
+        (c["level"] == "red").then_some(c)
+    });
+    let expected = format!("live connection 127.0.0.1:{port} ← {from} (pid {me})");
+    assert!(live(&c).contains(&expected), "{c:#}");
+    drop(client);
+    wait_for("the connection's end", || {
+        let (_, c) = card(&scan(&sb, &host, &[], None), "pier-t-client")?;
+        (c["level"] != "red").then_some(())
+    });
+}
+
+/// Another container's client goes bridge to container, never through a host listener: it is
+/// read inside the container's own network namespace.
+#[test]
+fn a_client_in_another_container_makes_it_red() {
+    let Some(host) = daemon("client in another container") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let shop = project(&sb);
+    let port = free_port();
+    let _web = httpd(&host, "pier-t-served", &shop, port, &[]);
+    wait_for("the card", || {
+        card(&scan(&sb, &host, &[], None), "pier-t-served")
+    });
+    let ip = docker(
+        &host,
+        &[
+            "inspect",
+            "-f",
+            "{{.NetworkSettings.IPAddress}}",
+            "pier-t-served",
+        ],
+    );
+    let hold = format!("sleep 600 | busybox nc {ip} 8080");
+    docker(
+        &host,
+        &[
+            "run",
+            "-d",
+            "--name",
+            "pier-t-peer",
+            "pier-busybox:test",
+            "busybox",
+            "sh",
+            "-c",
+            &hold,
+        ],
+    );
+    let peer = Running {
+        host: host.clone(),
+        name: "pier-t-peer".into(),
+    };
+    let peer_ip = docker(
+        &host,
+        &[
+            "inspect",
+            "-f",
+            "{{.NetworkSettings.IPAddress}}",
+            "pier-t-peer",
+        ],
+    );
+    let c = wait_for("the other container's connection", || {
+        let (_, c) = card(&scan(&sb, &host, &[], None), "pier-t-served")?;
+        (c["level"] == "red").then_some(c)
+    });
+    let from = format!("live connection {ip}:8080 ← {peer_ip}:");
+    assert!(live(&c).iter().any(|m| m.starts_with(&from)), "{c:#}");
+    drop(peer);
+    wait_for("the other container's end", || {
+        let (_, c) = card(&scan(&sb, &host, &[], None), "pier-t-served")?;
+        (c["level"] != "red").then_some(())
+    });
+}
+
+#[test]
+fn a_restart_policy_makes_the_engine_its_manager() {
+    let Some(host) = daemon("restart policy") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let shop = project(&sb);
+    let port = free_port();
+    let _web = httpd(
+        &host,
+        "pier-t-policy",
+        &shop,
+        port,
+        &["--restart", "unless-stopped"],
+    );
+    let (_, c) = wait_for("the card", || {
+        card(&scan(&sb, &host, &[], None), "pier-t-policy")
+    });
+    assert_eq!(c["restart_policy"], "unless-stopped");
+    let managed: Vec<&str> = c["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "engine_managed")
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        managed[0].starts_with("restart policy unless-stopped: Docker starts it again by itself"),
+        "{managed:#?}"
+    );
+}
+
+/// Pier as users run it: a normal user, in the `docker` group, who cannot see docker-proxy,
+/// still gets the port attributed to its container, connections included; without the group,
+/// the engine's refusal is said and the port is an unattributed listener that may be a
+/// container's.
+#[test]
+fn run_by_a_normal_user_the_port_is_still_the_container_s() {
+    let Some(host) = daemon("normal user") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let shop = project(&sb);
+    let nobody = 65534;
+    std::os::unix::fs::chown(sb.path().join("state"), Some(nobody), Some(nobody)).unwrap();
+    let socket = fs::metadata(host.trim_start_matches("unix://")).unwrap();
+    let group = std::os::unix::fs::MetadataExt::gid(&socket);
+    let user = |groups: &str| -> Vec<String> {
+        vec![
+            format!("--reuid={nobody}"),
+            format!("--regid={nobody}"),
+            groups.to_owned(),
+        ]
+    };
+    let in_group = user(&format!("--groups={group}"));
+    let outside = user("--clear-groups");
+    let port = free_port();
+    let _web = httpd(&host, "pier-t-user", &shop, port, &[]);
+    let (_, c) = wait_for("the card, as a user", || {
+        card(&scan(&sb, &host, &[], Some(&in_group)), "pier-t-user")
+    });
+    assert_eq!(c["ports"][0]["port"], port, "{c:#}");
+    assert_eq!(c["level"], "yellow", "{c:#}");
+    let client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    wait_for("the client, as a user", || {
+        let (_, c) = card(&scan(&sb, &host, &[], Some(&in_group)), "pier-t-user")?;
+        (c["level"] == "red").then_some(())
+    });
+    drop(client);
+
+    let s = scan(&sb, &host, &["--all"], Some(&outside));
+    assert!(card(&s, "pier-t-user").is_none(), "{s:#}");
+    let error = s["engines"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("Permission denied"), "{s:#}");
+    let listener = s["other_listeners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["port"] == port)
+        .cloned()
+        .unwrap_or_else(|| panic!("{s:#}"));
+    assert!(listener["pid"].is_null(), "{listener:#}");
+    let reason = listener["reason"].as_str().unwrap();
+    assert!(reason.contains("may be a container's port"), "{reason}");
+}
