@@ -40,6 +40,9 @@ finish() {
     for _ in $(seq 300); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.05; done
     kill -9 "$dockerd_pid" 2>/dev/null
   fi
+  # What a daemon stopped mid-way leaves mounted (a host-network container's netns file).
+  awk -v d="$dir/" 'index($2, d) == 1 {print $2}' /proc/self/mounts | sort -r |
+    xargs -r -n1 umount -l 2>/dev/null
   ip link del "$bridge" 2>/dev/null
   rm -rf "$dir"
 }

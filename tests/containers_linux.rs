@@ -395,3 +395,69 @@ fn run_by_a_normal_user_the_port_is_still_the_container_s() {
     let reason = listener["reason"].as_str().unwrap();
     assert!(reason.contains("may be a container's port"), "{reason}");
 }
+
+/// A container on the host's network, with the project bind-mounted at its own path and worked
+/// in: to Pier as root, its busybox httpd is a process of root's listening inside a project.
+/// It is its container's (its cgroup says so), never a resource of its own, and its listener is
+/// the container's port.
+#[test]
+fn a_host_network_container_s_process_in_a_project_is_its_container_s() {
+    let Some(host) = daemon("host network") else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let shop = project(&sb);
+    let port = free_port();
+    let mount = format!("{0}:{0}", shop.display());
+    let shop_dir = shop.display().to_string();
+    let listen = port.to_string();
+    let dir = format!("com.docker.compose.project.working_dir={shop_dir}");
+    docker(
+        &host,
+        &[
+            "run",
+            "-d",
+            "--name",
+            "pier-t-hostnet",
+            "--network",
+            "host",
+            "-v",
+            &mount,
+            "-w",
+            &shop_dir,
+            "--label",
+            "com.docker.compose.project=pier-tests",
+            "--label",
+            &dir,
+            "pier-busybox:test",
+            "busybox",
+            "httpd",
+            "-f",
+            "-p",
+            &listen,
+        ],
+    );
+    let _running = Running {
+        host: host.clone(),
+        name: "pier-t-hostnet".into(),
+    };
+    let httpd: u32 = docker(
+        &host,
+        &["inspect", "-f", "{{.State.Pid}}", "pier-t-hostnet"],
+    )
+    .parse()
+    .unwrap();
+    let scan = wait_for("the host-network container's port", || {
+        let s = scan(&sb, &host, &["--all"], None);
+        let (_, c) = card(&s, "pier-t-hostnet")?;
+        (c["ports"].as_array()?.len() == 1).then_some(s)
+    });
+    let (_, c) = card(&scan, "pier-t-hostnet").unwrap();
+    assert_eq!(c["ports"][0]["port"], port, "{c:#}");
+    assert!(
+        common::resource_with(&scan, httpd).is_none(),
+        "the container's process is a resource: {scan:#}"
+    );
+    let others = scan["other_listeners"].as_array().unwrap();
+    assert!(others.iter().all(|l| l["port"] != port), "{others:#?}");
+}

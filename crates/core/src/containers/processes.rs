@@ -1,6 +1,8 @@
-//! The container engines' own processes, by name. They are protected (docs/design.md §4a):
-//! never a candidate, never signalled, Force included. Stopping one stops every container it
-//! serves, or cuts their ports, and users of port killers report exactly that.
+//! The container engines' own processes, by name, and a container's processes, by their cgroup
+//! (docs/design.md §2.8). The engine's are protected: never a candidate, never signalled, Force
+//! included; stopping one stops every container it serves, or cuts their ports, and users of
+//! port killers report exactly that. A container's are never candidates: they are its engine's
+//! to stop.
 
 /// The engines' processes, as their programs are named:
 /// - Docker Engine: `dockerd`, `containerd`, `containerd-shim-runc-v2` (one per container),
@@ -59,9 +61,50 @@ pub fn engine_program(comm: &str, argv: &[Vec<u8>]) -> Option<&'static str> {
     })
 }
 
+/// The container id in a process's cgroup path, if the process runs in a container: a path
+/// component that is a 64-hex-digit id, bare or as the engines and runtimes name their scopes
+/// — Docker's `/docker/<id>` (cgroup v1 and v2 with the cgroupfs driver) and
+/// `docker-<id>.scope` (systemd driver, rootless too), Podman's `libpod-<id>.scope`,
+/// containerd's and CRI-O's `cri-containerd-<id>.scope`, `crio-<id>.scope`, Kubernetes'
+/// `/kubepods/…/<id>`.
+///
+/// Why: a container's processes are its engine's to stop. Run by root (rootful Docker, to
+/// Pier as root) or by the user (rootless Podman), they are never candidates of their own;
+/// their listeners are their container's (a host-network container's are host listeners).
+pub fn container_of_cgroup(cgroup: &str) -> Option<&str> {
+    cgroup.split('/').find_map(|part| {
+        let part = part.strip_suffix(".scope").unwrap_or(part);
+        let id = part.rsplit('-').next().unwrap_or(part);
+        (id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())).then_some(id)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_container_s_cgroup_names_its_id_whatever_the_engine() {
+        let id = "cac68f7bb0f081d64600761236a20c9ad9a367ab2b70ef781632b89591b389ee";
+        for path in [
+            format!("/docker/{id}"),
+            format!("/system.slice/docker-{id}.scope"),
+            format!("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-{id}.scope/container"),
+            format!("/kubepods.slice/kubepods-besteffort.slice/cri-containerd-{id}.scope"),
+            format!("/kubepods/besteffort/pod1234/{id}"),
+        ] {
+            assert_eq!(container_of_cgroup(&path), Some(id), "{path}");
+        }
+        for path in [
+            "/",
+            "/user.slice/user-1000.slice/session-2.scope",
+            "/system.slice/docker.service",
+            // 63 digits: not an id.
+            "/docker/ac68f7bb0f081d64600761236a20c9ad9a367ab2b70ef781632b89591b389ee",
+        ] {
+            assert_eq!(container_of_cgroup(path), None, "{path}");
+        }
+    }
 
     fn argv(words: &[&str]) -> Vec<Vec<u8>> {
         words.iter().map(|w| w.as_bytes().to_vec()).collect()

@@ -51,13 +51,24 @@ pub(crate) struct Found {
 
 /// The cards of every engine's containers, kept when they fall under `under`.
 pub(crate) fn cards(
-    facts: &Facts,
+    facts: &mut Facts,
     reads: &[EngineRead],
     home: Option<&Path>,
     under: &[PathBuf],
     marker_at: MarkerLookup,
 ) -> Found {
     let mut found = Found::default();
+    let host_network = reads
+        .iter()
+        .filter_map(|r| r.containers.as_ref().ok())
+        .flatten()
+        .any(|c| c.host_network);
+    let in_containers = if host_network {
+        listeners_in_containers(facts)
+    } else {
+        Vec::new()
+    };
+    let facts: &Facts = facts;
     let host: &[Socket] = match &facts.sockets {
         Ok(t) => &t.sockets,
         Err(_) => &[],
@@ -77,6 +88,18 @@ pub(crate) fn cards(
             .iter()
             .filter(|c| !c.ports.is_empty() || c.host_network)
         {
+            let own: Vec<&(String, SocketAddr, Vec<Pid>)> =
+                in_containers.iter().filter(|l| l.0 == c.id).collect();
+            let mut c = c.clone();
+            // A host-network container publishes nothing: its ports are its processes' own
+            // listeners on the host.
+            c.ports.extend(own.iter().map(|(_, local, _)| Published {
+                host_ip: local.ip(),
+                host_port: local.port(),
+                container_port: local.port(),
+            }));
+            let c = &c;
+            let processes: HashSet<Pid> = own.iter().flat_map(|l| l.2.iter().copied()).collect();
             found.claimed.extend(claimed_listeners(&c.ports, host));
             let place = place(c, &read.endpoint.host, home, marker_at);
             if !project::is_under(&place.path, under)
@@ -84,11 +107,38 @@ pub(crate) fn cards(
             {
                 continue;
             }
-            let card = card(facts, read.endpoint.engine, &read.endpoint.host, c, host);
+            let card = card(
+                facts,
+                (read.endpoint.engine, &read.endpoint.host),
+                c,
+                &processes,
+                host,
+            );
             found.cards.push((place, card));
         }
     }
     found
+}
+
+/// Host listeners held by a container's processes (their cgroup names it): the container's id,
+/// the listener, its holders.
+fn listeners_in_containers(facts: &mut Facts) -> Vec<(String, SocketAddr, Vec<Pid>)> {
+    let listeners: Vec<(SocketAddr, Vec<Pid>)> = match &facts.sockets {
+        Ok(t) => t
+            .sockets
+            .iter()
+            .filter(|s| s.state == TcpState::Listen && !s.owners.is_empty())
+            .map(|s| (s.local, s.owners.clone()))
+            .collect(),
+        Err(_) => return Vec::new(),
+    };
+    listeners
+        .into_iter()
+        .filter_map(|(local, owners)| {
+            let id = owners.iter().find_map(|&o| facts.container_of(o))?;
+            Some((id, local, owners))
+        })
+        .collect()
 }
 
 /// The marker of an engine's group: its containers outside any Compose project.
@@ -135,11 +185,13 @@ fn claimed_listeners(ports: &[Published], host: &[Socket]) -> Vec<SocketAddr> {
         .collect()
 }
 
+/// One container's card. `engine`: its engine's name and host; `processes`: its own processes
+/// seen holding host listeners (a host-network container's).
 fn card(
     facts: &Facts,
-    engine: &str,
-    host_name: &str,
+    (engine, host_name): (&str, &str),
     c: &ContainerFacts,
+    processes: &HashSet<Pid>,
     host: &[Socket],
 ) -> Container {
     let cli = if engine == "Podman" {
@@ -164,18 +216,25 @@ fn card(
         .filter(|s| s.state == TcpState::Listen && published.contains(&s.local))
         .flat_map(|s| s.owners.iter().copied())
         .chain(engine_owners(facts, host))
+        .chain(processes.iter().copied())
         .collect();
     let mut conns = on_published(&c.ports, facts, host, &engine_pids);
     conns.extend(to_addresses(c, host, &engine_pids));
-    match c.pid.map(|pid| facts.probe.namespace_sockets(pid)) {
-        Some(Ok(inside)) => conns.extend(inside_namespace(&inside, host)),
-        Some(Err(e)) => evidence.push(rules::container_connections_unread(&unread_why(&e, engine))),
-        None => evidence.push(rules::container_connections_unread(&format!(
-            "{engine} gives no host process for it (it runs in a VM)"
-        ))),
-    }
     if c.host_network {
-        evidence.push(rules::host_network(engine));
+        // Its namespace is the host's: every connection is in the host's table.
+        if processes.is_empty() {
+            evidence.push(rules::host_network(engine));
+        }
+    } else {
+        match c.pid.map(|pid| facts.probe.namespace_sockets(pid)) {
+            Some(Ok(inside)) => conns.extend(inside_namespace(&inside, host)),
+            Some(Err(e)) => {
+                evidence.push(rules::container_connections_unread(&unread_why(&e, engine)));
+            }
+            None => evidence.push(rules::container_connections_unread(&format!(
+                "{engine} gives no host process for it (it runs in a VM)"
+            ))),
+        }
     }
     evidence.extend(rules::connection_evidence(&conns, 0));
     let level = rules::level_of(&evidence);

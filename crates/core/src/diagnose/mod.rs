@@ -142,6 +142,12 @@ impl Facts<'_> {
         }
     }
 
+    /// The container `pid` runs in, by its cgroup (`containers::processes`).
+    pub fn container_of(&mut self, pid: Pid) -> Option<String> {
+        let cgroup = self.details(pid)?.cgroup.as_ref()?.as_ref().ok()?;
+        crate::containers::processes::container_of_cgroup(cgroup).map(str::to_owned)
+    }
+
     fn cwd(&mut self, pid: Pid) -> Option<PathBuf> {
         self.details(pid)?.cwd.clone().ok()
     }
@@ -227,7 +233,7 @@ pub fn scan(
         project.resources.push(resource);
     }
     let found_containers = containers::cards(
-        &facts,
+        &mut facts,
         &engine_reads,
         opts.home.as_deref(),
         &opts.under,
@@ -311,7 +317,9 @@ fn find_resources(
             && facts
                 .cwd(pid)
                 .is_some_and(|cwd| project::find_project(&cwd, home, marker_at).is_some());
-        if known || listens_in_project {
+        // A container's process (its cgroup names it) is its engine's to stop: it is on its
+        // container's card, never a candidate of its own.
+        if (known || listens_in_project) && facts.container_of(pid).is_none() {
             facts.fill_lineage(pid);
             roots.push(facts.table.find_root(pid, facts.uid));
         }

@@ -560,8 +560,9 @@ pub fn host_network(engine: &str) -> Evidence {
         EvidenceKind::ContainerConnectionsUnread,
         Level::Yellow,
         format!(
-            "runs on the host's network (--network host): its listeners are not told apart from \
-             the host's by {engine}"
+            "runs on the host's network (--network host), and none of its processes could be \
+             seen holding a listener: {engine} publishes none for it, and its connections \
+             cannot be told apart from the host's"
         ),
         "container engine",
     )

@@ -313,3 +313,50 @@ fn an_engine_that_cannot_be_asked_is_reported_and_its_port_stays_unattributed() 
         "{others:#?}"
     );
 }
+
+/// Rootless Podman, or a container run with the project bind-mounted at its own path: the
+/// container's vite is the user's process, in the project, listening. It is its container's,
+/// never a candidate; on the host's network its listener is the container's port.
+#[test]
+fn a_container_s_process_is_never_a_candidate_and_a_host_network_container_owns_its_listener() {
+    let mut vite = web();
+    vite.ports.clear();
+    vite.host_network = true;
+    vite.addresses.clear();
+    let mut probe = FakeProbe::default()
+        .with(
+            process(700, 650, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        )
+        .listen("0.0.0.0:5173", 700);
+    probe.details.get_mut(&700).unwrap().cgroup = Some(Ok(format!(
+        "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-{}.scope/container",
+        vite.id
+    )));
+    let scan = scan_with(&probe, vec![vite.clone()], opts());
+    assert!(
+        scan.projects.iter().all(|p| p.resources.is_empty()),
+        "{scan:#?}"
+    );
+    let c = the_card(&scan);
+    assert_eq!(c.ports.len(), 1, "{c:#?}");
+    assert_eq!(
+        (c.ports[0].port, c.ports[0].address.as_str()),
+        (5173, "0.0.0.0")
+    );
+    assert!(
+        !kinds(c).contains(&EvidenceKind::ContainerConnectionsUnread),
+        "{c:#?}"
+    );
+    assert_eq!(scan.other_listeners, Some(Vec::new()), "{scan:#?}");
+    // Its process's listener unseen (another user's, run by rootful Docker): said.
+    let mut unseen = probe;
+    unseen.sockets.as_mut().unwrap()[0].owners.clear();
+    let scan = scan_with(&unseen, vec![vite], opts());
+    let c = the_card(&scan);
+    assert!(c.ports.is_empty());
+    assert!(
+        kinds(c).contains(&EvidenceKind::ContainerConnectionsUnread),
+        "{c:#?}"
+    );
+}
