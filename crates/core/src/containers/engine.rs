@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use bollard::models::{ContainerInspectResponse, ContainerSummary, RestartPolicyNameEnum};
 use bollard::query_parameters::{InspectContainerOptions, ListContainersOptions};
-use bollard::{Docker, API_DEFAULT_VERSION};
+use bollard::{ClientVersion, Docker};
 
 use super::{Compose, ContainerFacts, Endpoint, Published};
 
@@ -46,36 +46,50 @@ pub fn running(endpoint: &Endpoint, timeout: Duration) -> Result<Vec<ContainerFa
         }
     }
     runtime.block_on(async {
-        let docker = Docker::connect_with_unix(
-            &endpoint.host,
-            timeout.as_secs().max(1),
-            API_DEFAULT_VERSION,
-        )
-        .map_err(unreachable)?
-        .negotiate_version()
-        .await
-        .map_err(unreachable)?;
-        let list = docker
-            .list_containers(Some(ListContainersOptions {
+        let connect = |version: &ClientVersion| {
+            Docker::connect_with_unix(&endpoint.host, timeout.as_secs().max(1), version)
+        };
+        let options = || {
+            Some(ListContainersOptions {
                 all: false,
                 ..Default::default()
-            }))
-            .await
-            .map_err(unreachable)?;
-        let mut out = Vec::with_capacity(list.len());
-        for summary in list {
-            let Some(id) = summary.id.clone() else {
+            })
+        };
+        // Spoken first in the version current engines all accept, which saves asking for
+        // the version (the engine's slowest answer, milliseconds); an engine that refuses it
+        // (Docker before 25, or a Podman that wants another) is asked its own, and then spoken
+        // to in it.
+        let mut docker = connect(&FIRST_TRY).map_err(unreachable)?;
+        let list = match docker.list_containers(options()).await {
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 400,
+                message,
+            }) if message.contains("version") => {
+                docker = docker.negotiate_version().await.map_err(unreachable)?;
+                docker.list_containers(options()).await
+            }
+            other => other,
+        }
+        .map_err(unreachable)?;
+        // Every inspection at once: each is one round trip to the engine.
+        let mut inspections = tokio::task::JoinSet::new();
+        for (i, id) in list.iter().enumerate() {
+            let Some(id) = id.id.clone() else {
                 continue;
             };
-            match docker
-                .inspect_container(&id, None::<InspectContainerOptions>)
-                .await
-            {
-                Ok(inspected) => {
-                    if let Some(facts) = facts(summary, Some(inspected)) {
-                        out.push(facts);
-                    }
-                }
+            let docker = docker.clone();
+            inspections.spawn(async move {
+                let inspected = docker
+                    .inspect_container(&id, None::<InspectContainerOptions>)
+                    .await;
+                (i, inspected)
+            });
+        }
+        let mut inspected: Vec<Option<ContainerInspectResponse>> = vec![None; list.len()];
+        while let Some(done) = inspections.join_next().await {
+            let (i, answer) = done.map_err(|e| format!("an engine inspection failed: {e}"))?;
+            match answer {
+                Ok(one) => inspected[i] = Some(one),
                 // Removed between the list and its inspection: gone, not a failure.
                 Err(bollard::errors::Error::DockerResponseServerError {
                     status_code: 404, ..
@@ -83,9 +97,19 @@ pub fn running(endpoint: &Endpoint, timeout: Duration) -> Result<Vec<ContainerFa
                 Err(e) => return Err(unreachable(e)),
             }
         }
-        Ok(out)
+        Ok(list
+            .into_iter()
+            .zip(inspected)
+            .filter_map(|(summary, inspected)| facts(summary, Some(inspected?)))
+            .collect())
     })
 }
+
+/// API 1.44: Docker Engine 25 and later accept it (29 accepts nothing older).
+const FIRST_TRY: ClientVersion = ClientVersion {
+    major_version: 1,
+    minor_version: 44,
+};
 
 /// An engine error in a sentence: the engine's own message when it answered.
 fn words(e: &bollard::errors::Error) -> String {
@@ -172,6 +196,7 @@ pub fn facts(
             .filter(|&p| p > 0),
         addresses,
         host_network: network_mode == "host",
+        namespace: None,
     })
 }
 

@@ -25,7 +25,7 @@ use super::{project, rules, Facts, MarkerLookup};
 use crate::containers::{processes, ContainerFacts, EngineRead, Published};
 use crate::model::card::Connection;
 use crate::model::container::{Container, EngineStatus, PublishedPort};
-use crate::probe::{Pid, ProbeError, Socket, TcpState};
+use crate::probe::{Pid, Socket, TcpState};
 
 /// Where a container card goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,11 +226,9 @@ fn card(
             evidence.push(rules::host_network(engine));
         }
     } else {
-        match c.pid.map(|pid| facts.probe.namespace_sockets(pid)) {
-            Some(Ok(inside)) => conns.extend(inside_namespace(&inside, host)),
-            Some(Err(e)) => {
-                evidence.push(rules::container_connections_unread(&unread_why(&e, engine)));
-            }
+        match &c.namespace {
+            Some(Ok(inside)) => conns.extend(inside_namespace(inside, host)),
+            Some(Err(e)) => evidence.push(rules::container_connections_unread(e)),
             None => evidence.push(rules::container_connections_unread(&format!(
                 "{engine} gives no host process for it (it runs in a VM)"
             ))),
@@ -272,13 +270,6 @@ fn card(
         restart_policy: c.restart_policy.clone(),
         auto_remove: c.auto_remove,
         evidence,
-    }
-}
-
-fn unread_why(e: &ProbeError, engine: &str) -> String {
-    match e {
-        ProbeError::Unsupported => format!("its network namespace is inside {engine}'s VM"),
-        other => other.to_string(),
     }
 }
 

@@ -90,8 +90,6 @@ pub struct FakeProbe {
     /// Every pid [`Probe::rows`] was asked for and every parent [`Probe::children`] was
     /// asked about, in order: what a scan read beyond its survey.
     pub read_later: Shared<Vec<Pid>>,
-    /// The tables of a container's network namespace, by its first process.
-    pub namespaces: HashMap<Pid, Result<Vec<Socket>, String>>,
 }
 
 impl Default for FakeProbe {
@@ -112,7 +110,6 @@ impl Default for FakeProbe {
             survey_everyone: Shared::new(false),
             no_children_lists: Shared::new(false),
             read_later: Shared::new(Vec::new()),
-            namespaces: HashMap::new(),
         }
     }
 }
@@ -297,14 +294,6 @@ impl Probe for FakeProbe {
             }
         }
         Ok(Survey { processes, sockets })
-    }
-
-    fn namespace_sockets(&self, pid: Pid) -> Result<Vec<Socket>, ProbeError> {
-        match self.namespaces.get(&pid) {
-            Some(Ok(table)) => Ok(table.clone()),
-            Some(Err(e)) => Err(ProbeError::Partial(e.clone())),
-            None => Err(ProbeError::Unsupported),
-        }
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

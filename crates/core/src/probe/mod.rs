@@ -337,14 +337,6 @@ pub trait Probe {
     fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
         Ok(children_in(self.processes()?, parents))
     }
-    /// The LISTEN and ESTABLISHED TCP sockets of the network namespace process `pid` lives
-    /// in (a container's first process), without owners: what a container's connections are
-    /// read from (`diagnose/containers.rs`). `Unsupported` where the OS cannot show another
-    /// namespace's tables (macOS, whose containers run in a VM).
-    fn namespace_sockets(&self, pid: Pid) -> Result<Vec<Socket>, ProbeError> {
-        let _ = pid;
-        Err(ProbeError::Unsupported)
-    }
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;
     /// A fresh identity read of one pid.
@@ -422,6 +414,23 @@ pub(crate) fn sample_counters(
         })
         .collect();
     ActivitySample { window, per_pid }
+}
+
+/// The LISTEN and ESTABLISHED TCP sockets of the network namespace process `pid` lives in (a
+/// container's first process), without owners: what a container's connections are read from
+/// (`containers::read_engines`, `diagnose/containers.rs`). `Unsupported` where the OS cannot
+/// show another namespace's tables (macOS, whose containers run in a VM). A free function, not
+/// a `Probe` method: the engines are asked on threads of their own, beside the survey.
+pub fn namespace_sockets(pid: Pid) -> Result<Vec<Socket>, ProbeError> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::namespace_sockets(pid)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        Err(ProbeError::Unsupported)
+    }
 }
 
 /// The probe for the OS Pier was built for. The one place a backend is chosen.

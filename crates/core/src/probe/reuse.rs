@@ -50,9 +50,6 @@ macro_rules! forward_the_rest {
         fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
             self.$to.sockets(owners_among)
         }
-        fn namespace_sockets(&self, pid: Pid) -> Result<Vec<crate::probe::Socket>, ProbeError> {
-            self.$to.namespace_sockets(pid)
-        }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
             self.$to.activity(pids, window)
         }

@@ -38,6 +38,8 @@ fn web() -> ContainerFacts {
         }],
         pid: Some(INIT),
         addresses: vec!["172.30.249.2".parse().unwrap()],
+        // busybox httpd on [::]:8080, inside.
+        namespace: Some(Ok(vec![socket("[::]:8080", "[::]:0", TcpState::Listen)])),
         ..ContainerFacts::default()
     }
 }
@@ -56,19 +58,13 @@ fn socket(local: &str, remote: &str, state: TcpState) -> Socket {
     }
 }
 
-/// The host with docker-proxy on the published port, and the container's namespace with
-/// busybox httpd on [::]:8080.
+/// The host with docker-proxy on the published port.
 fn host() -> FakeProbe {
     let mut proxy = process(PROXY, 1, &["/usr/sbin/docker-proxy", "-proto", "tcp"]);
     proxy.uid = 0;
-    let mut probe = FakeProbe::default()
+    FakeProbe::default()
         .with(proxy, "/")
-        .listen("127.0.0.1:18080", PROXY);
-    probe.namespaces.insert(
-        INIT,
-        Ok(vec![socket("[::]:8080", "[::]:0", TcpState::Listen)]),
-    );
-    probe
+        .listen("127.0.0.1:18080", PROXY)
 }
 
 fn scan_with(probe: &FakeProbe, containers: Vec<ContainerFacts>, o: ScanOptions) -> Scan {
@@ -170,29 +166,27 @@ fn a_client_inside_the_engine_s_network_makes_it_red_and_the_proxy_s_leg_counts_
         .established("127.0.0.1:40000", "127.0.0.1:18080", Some(200))
         // The proxy's leg into the container, on the host...
         .established("172.30.249.1:50670", "172.30.249.2:8080", Some(PROXY));
-    probe.namespaces.insert(
-        INIT,
-        Ok(vec![
-            socket("[::]:8080", "[::]:0", TcpState::Listen),
-            // ... and inside, where the kernel shows it IPv4-mapped.
-            socket(
-                "[::ffff:172.30.249.2]:8080",
-                "[::ffff:172.30.249.1]:50670",
-                TcpState::Established,
-            ),
-            // Another container, which never touches a host listener.
-            socket(
-                "[::ffff:172.30.249.2]:8080",
-                "[::ffff:172.30.249.3]:39800",
-                TcpState::Established,
-            ),
-        ]),
-    );
+    let mut served = web();
+    served.namespace = Some(Ok(vec![
+        socket("[::]:8080", "[::]:0", TcpState::Listen),
+        // ... and inside, where the kernel shows it IPv4-mapped.
+        socket(
+            "[::ffff:172.30.249.2]:8080",
+            "[::ffff:172.30.249.1]:50670",
+            TcpState::Established,
+        ),
+        // Another container, which never touches a host listener.
+        socket(
+            "[::ffff:172.30.249.2]:8080",
+            "[::ffff:172.30.249.3]:39800",
+            TcpState::Established,
+        ),
+    ]));
     probe.uid = 0;
     for p in &mut probe.processes {
         p.uid = 0;
     }
-    let scan = scan_with(&probe, vec![web()], opts());
+    let scan = scan_with(&probe, vec![served], opts());
     let c = the_card(&scan);
     assert_eq!(c.level, Level::Red);
     assert_eq!(
@@ -218,11 +212,11 @@ fn a_host_process_talking_to_the_container_s_address_counts() {
 
 #[test]
 fn a_namespace_that_cannot_be_read_keeps_it_yellow_and_says_why() {
-    let mut probe = host();
-    probe
-        .namespaces
-        .insert(INIT, Err("/proc/600/net/tcp: permission denied".into()));
-    let scan = scan_with(&probe, vec![web()], opts());
+    let mut unread = web();
+    unread.namespace = Some(Err(
+        "could not read /proc/600/net/tcp: permission denied".into()
+    ));
+    let scan = scan_with(&host(), vec![unread], opts());
     let c = the_card(&scan);
     assert!(
         kinds(c).contains(&EvidenceKind::ContainerConnectionsUnread),
@@ -232,6 +226,7 @@ fn a_namespace_that_cannot_be_read_keeps_it_yellow_and_says_why() {
     // In a VM (Docker Desktop, OrbStack): no host process at all.
     let mut in_vm = web();
     in_vm.pid = None;
+    in_vm.namespace = None;
     let scan = scan_with(&host(), vec![in_vm], opts());
     let e = the_card(&scan)
         .evidence
@@ -323,6 +318,7 @@ fn a_container_s_process_is_never_a_candidate_and_a_host_network_container_owns_
     vite.ports.clear();
     vite.host_network = true;
     vite.addresses.clear();
+    vite.namespace = None;
     let mut probe = FakeProbe::default()
         .with(
             process(700, 650, &["node", "/home/u/app/node_modules/.bin/vite"]),

@@ -464,6 +464,20 @@ fn still_there(pid: Pid, start_time: u64) -> bool {
     matches!(rows::stat(pid), Ok(Some((_, s))) if s.start_time == start_time)
 }
 
+/// See [`super::namespace_sockets`].
+pub(super) fn namespace_sockets(pid: Pid) -> Result<Vec<Socket>, ProbeError> {
+    Ok(tables::namespace_of(pid)?
+        .into_iter()
+        .map(|r| Socket {
+            local: r.local,
+            remote: r.remote,
+            state: r.state,
+            owners: Vec::new(),
+            queued: None,
+        })
+        .collect())
+}
+
 /// ENOENT and ESRCH: the process (or its fd) is gone, which is an answer, not a failure.
 fn is_gone(e: &std::io::Error) -> bool {
     e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(3)
@@ -559,19 +573,6 @@ impl Probe for LinuxProbe {
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let rows = self.tables()?;
         Ok(attribute(rows, self.pass(owners_among, PassMode::Walk).fds))
-    }
-
-    fn namespace_sockets(&self, pid: Pid) -> Result<Vec<Socket>, ProbeError> {
-        Ok(tables::namespace_of(pid)?
-            .into_iter()
-            .map(|r| Socket {
-                local: r.local,
-                remote: r.remote,
-                state: r.state,
-                owners: Vec::new(),
-                queued: None,
-            })
-            .collect())
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
