@@ -18,6 +18,8 @@ if [ "$(id -u)" -ne 0 ] || ! command -v dockerd >/dev/null || ! command -v docke
 fi
 
 bridge=pier-br0
+# One left by a run that was killed.
+ip link del "$bridge" 2>/dev/null || true
 # A private /24 no route of the machine's covers (PIER_DOCKER_SUBNET to choose another).
 subnet=${PIER_DOCKER_SUBNET:-172.29.213}
 # A route to it that needs no gateway means one of the machine's own networks holds it.
@@ -36,9 +38,14 @@ finish() {
     # The tests' containers first: busybox ignores SIGTERM as PID 1, and dockerd would wait
     # out each one's stop timeout.
     docker -H "$host" ps -aq | xargs -r docker -H "$host" rm -f >/dev/null 2>&1
+    # Its own children (containerd, the shims), by parent, for the case it must be killed.
+    local children
+    children=$(cat "/proc/$dockerd_pid/task/"*/children 2>/dev/null)
     kill "$dockerd_pid" 2>/dev/null
     for _ in $(seq 300); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.05; done
-    kill -9 "$dockerd_pid" 2>/dev/null
+    if kill -0 "$dockerd_pid" 2>/dev/null; then
+      kill -9 "$dockerd_pid" $children 2>/dev/null
+    fi
   fi
   # What a daemon stopped mid-way leaves mounted (a host-network container's netns file).
   awk -v d="$dir/" 'index($2, d) == 1 {print $2}' /proc/self/mounts | sort -r |
@@ -48,12 +55,14 @@ finish() {
 }
 trap finish EXIT
 
-ip link del "$bridge" 2>/dev/null || true
 ip link add "$bridge" type bridge
 ip addr add "$subnet.1/24" dev "$bridge"
 ip link set "$bridge" up
 # From / : docker-proxy works in dockerd's folder, which must not be a project of anyone's.
-(cd / && exec dockerd --data-root "$dir/data" --exec-root "$dir/exec" -H "$host" \
+# Its own empty configuration: the machine's /etc/docker/daemon.json is the machine's.
+echo '{}' >"$dir/daemon.json"
+(cd / && exec dockerd --config-file "$dir/daemon.json" --data-root "$dir/data" \
+  --exec-root "$dir/exec" -H "$host" \
   --pidfile "$dir/dockerd.pid" --storage-driver vfs --bridge "$bridge" \
   --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
   --containerd-namespace pier-tests --containerd-plugins-namespace pier-tests-plugins \

@@ -10,6 +10,14 @@
 //!
 //! Only unix sockets: an engine over TCP or SSH is another machine's, whose ports are not this
 //! one's. Such a setting is reported, not ignored.
+//!
+//! Run here: `DOCKER_HOST` naming Debian's Docker 20.10 (`tests/containers_linux.rs`), and every
+//! rule below against real files and sockets in a temporary home (the unit tests). Not run
+//! against the engines themselves: Docker Desktop, OrbStack, Colima, rootless Docker and Podman
+//! — their places are written from their documentation (Docker Desktop's `~/.docker/run` on
+//! macOS and `~/.docker/desktop` on Linux, OrbStack's `~/.orbstack/run`, Colima's
+//! `~/.colima/default`, Podman's `podman.sock` under the runtime folder), and a context's
+//! `meta.json` from the layout the Docker CLI writes.
 
 use std::fs;
 use std::path::{Path, PathBuf};

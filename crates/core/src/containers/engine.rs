@@ -1,9 +1,13 @@
 //! One engine's running containers, through its API on a unix socket, with `bollard`.
 //!
-//! Two calls per scan and engine, plus one per running container: the version (so an older
-//! engine, such as Debian's Docker 20.10 at API 1.41, is spoken to in its own version), the
-//! list of running containers (names, image, published ports, labels, networks), and each
-//! one's inspection (its start time, restart policy, auto-remove, first process).
+//! One call per scan and engine, plus one per running container: the list of running
+//! containers (names, image, published ports, labels, networks), spoken in API 1.44 — an
+//! older engine, such as Debian's Docker 20.10 at API 1.41, refuses it, and is then asked its
+//! version and spoken to in its own — and each one's inspection, all at once (its start time,
+//! restart policy, auto-remove, first process).
+//!
+//! Run here against Debian's Docker 20.10 (API 1.41, so the version fallback below); Podman's
+//! compatible API and Docker 25+ accepting API 1.44 at once are from their documentation.
 //!
 //! bollard is async: each read runs on a current-thread runtime of its own, on the calling
 //! thread, which is never one of the worker's runtime threads (`read_engines` asks each engine
@@ -105,6 +109,9 @@ pub fn running(endpoint: &Endpoint, timeout: Duration) -> Result<Vec<ContainerFa
     })
 }
 
+/// The restart policy of a container whose inspection gave no host configuration.
+pub const UNKNOWN_POLICY: &str = "unknown (the engine did not say)";
+
 /// API 1.44: Docker Engine 25 and later accept it (29 accepts nothing older).
 const FIRST_TRY: ClientVersion = ClientVersion {
     major_version: 1,
@@ -149,7 +156,13 @@ pub fn facts(
         })
         .filter_map(|p| {
             Some(Published {
-                host_ip: p.ip.as_deref().unwrap_or("0.0.0.0").parse().ok()?,
+                // No address, or one that does not parse: every address, which claims the
+                // port's listeners and counts their clients (over-matching only reddens).
+                host_ip: p
+                    .ip
+                    .as_deref()
+                    .and_then(|ip| ip.parse().ok())
+                    .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)),
                 host_port: p.public_port?,
                 container_port: p.private_port,
             })
@@ -181,13 +194,19 @@ pub fn facts(
         image: summary.image.unwrap_or_default(),
         started_at: state.and_then(|s| s.started_at.clone()),
         ports,
-        restart_policy: host_config
-            .and_then(|h| h.restart_policy.as_ref())
-            .and_then(|r| r.name)
-            .and_then(|n| match n {
-                RestartPolicyNameEnum::EMPTY | RestartPolicyNameEnum::NO => None,
-                other => Some(other.to_string()),
-            }),
+        // An inspection without a host configuration says nothing of a policy: unknown, not
+        // none.
+        restart_policy: match host_config {
+            None => Some(UNKNOWN_POLICY.to_owned()),
+            Some(h) => h
+                .restart_policy
+                .as_ref()
+                .and_then(|r| r.name)
+                .and_then(|n| match n {
+                    RestartPolicyNameEnum::EMPTY | RestartPolicyNameEnum::NO => None,
+                    other => Some(other.to_string()),
+                }),
+        },
         auto_remove: host_config.and_then(|h| h.auto_remove).unwrap_or(false),
         compose: compose(&labels),
         pid: state

@@ -1,5 +1,5 @@
 //! Containers: what the container engines say about the ports they publish, read through
-//! their API on a unix socket (docs/design.md §4a).
+//! their API on a unix socket (docs/design.md §2.8).
 //!
 //! A port published by a container is held on the host by the engine (docker-proxy,
 //! rootlessport, com.docker.backend, OrbStack): a user usually cannot see that process, and
@@ -140,8 +140,12 @@ fn with_namespaces(mut list: Vec<ContainerFacts>) -> Vec<ContainerFacts> {
             .filter(|c| !c.ports.is_empty() && !c.host_network)
             .map(|c| {
                 scope.spawn(move || {
+                    let id = c.id.clone();
+                    let is_its = move |cgroup: &str| {
+                        processes::container_of_cgroup(cgroup) == Some(id.as_str())
+                    };
                     c.namespace = c.pid.map(|pid| {
-                        crate::probe::namespace_sockets(pid).map_err(|e| match e {
+                        crate::probe::namespace_sockets(pid, &is_its).map_err(|e| match e {
                             ProbeError::Unsupported => {
                                 "its network namespace is not on this machine (a VM)".to_owned()
                             }

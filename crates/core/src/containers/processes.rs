@@ -7,12 +7,16 @@
 /// The engines' processes, as their programs are named:
 /// - Docker Engine: `dockerd`, `containerd`, `containerd-shim-runc-v2` (one per container),
 ///   `docker-proxy` (one per published port, when the userland proxy is on);
-/// - rootless Docker and Podman: `rootlesskit`, `rootlessport`, `slirp4netns`, `pasta`,
-///   `conmon` (Podman's monitor, one per container), `podman`;
+/// - rootless Docker and Podman: `dockerd-rootless.sh`, `rootlesskit`, `rootlessport`,
+///   `slirp4netns`, `pasta`, `conmon` (Podman's monitor, one per container), `catatonit`
+///   (Podman's pause process and init), `podman`;
 /// - Podman's macOS machine: `gvproxy` (its port forwarder), `vfkit`, `krunkit`;
 /// - Docker Desktop (macOS): `com.docker.backend`, `com.docker.vpnkit`, `com.docker.virtualization`,
 ///   `Docker Desktop`;
 /// - OrbStack (macOS): `OrbStack`, `OrbStack Helper`, `orbstack`, `orbstack-helper`.
+///
+/// Seen running here: Debian's dockerd, containerd, containerd-shim-runc-v2 and docker-proxy.
+/// The others are from their projects' documentation, not run.
 const ENGINE_PROGRAMS: &[&str] = &[
     "dockerd",
     "containerd",
@@ -25,7 +29,9 @@ const ENGINE_PROGRAMS: &[&str] = &[
     "slirp4netns",
     "pasta",
     "conmon",
+    "catatonit",
     "podman",
+    "dockerd-rootless.sh",
     "gvproxy",
     "vfkit",
     "krunkit",

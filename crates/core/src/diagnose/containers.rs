@@ -1,6 +1,6 @@
 //! Container cards: each running container that publishes ports (or runs on the host's
 //! network), from its engine's account, with its connections from the socket tables
-//! (docs/design.md §4a).
+//! (docs/design.md §2.8).
 //!
 //! - Its ports are the engine's published ports. The host listeners on them (docker-proxy,
 //!   rootlessport, com.docker.backend) are the container's: they are claimed here, so they are
@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::connections::{self, Conn};
+use super::judge::Finding;
 use super::{project, rules, Facts, MarkerLookup};
 use crate::containers::{processes, ContainerFacts, EngineRead, Published};
 use crate::model::card::Connection;
@@ -73,6 +74,7 @@ pub(crate) fn cards(
         Ok(t) => &t.sockets,
         Err(_) => &[],
     };
+    let engine_processes = engine_owners(facts, host);
     for read in reads {
         found.engines.push(EngineStatus {
             engine: read.endpoint.engine.to_owned(),
@@ -88,18 +90,20 @@ pub(crate) fn cards(
             .iter()
             .filter(|c| !c.ports.is_empty() || c.host_network)
         {
-            let own: Vec<&(String, SocketAddr, Vec<Pid>)> =
-                in_containers.iter().filter(|l| l.0 == c.id).collect();
+            let own: Vec<&HeldInside> = in_containers
+                .iter()
+                .filter(|l| l.container == c.id)
+                .collect();
             let mut c = c.clone();
             // A host-network container publishes nothing: its ports are its processes' own
             // listeners on the host.
-            c.ports.extend(own.iter().map(|(_, local, _)| Published {
-                host_ip: local.ip(),
-                host_port: local.port(),
-                container_port: local.port(),
+            c.ports.extend(own.iter().map(|l| Published {
+                host_ip: l.local.ip(),
+                host_port: l.local.port(),
+                container_port: l.local.port(),
             }));
             let c = &c;
-            let processes: HashSet<Pid> = own.iter().flat_map(|l| l.2.iter().copied()).collect();
+            let processes: HashSet<Pid> = own.iter().flat_map(|l| l.owners.clone()).collect();
             found.claimed.extend(claimed_listeners(&c.ports, host));
             let place = place(c, &read.endpoint.host, home, marker_at);
             if !project::is_under(&place.path, under)
@@ -111,7 +115,7 @@ pub(crate) fn cards(
                 facts,
                 (read.endpoint.engine, &read.endpoint.host),
                 c,
-                &processes,
+                (&processes, &engine_processes),
                 host,
             );
             found.cards.push((place, card));
@@ -120,9 +124,18 @@ pub(crate) fn cards(
     found
 }
 
-/// Host listeners held by a container's processes (their cgroup names it): the container's id,
-/// the listener, its holders.
-fn listeners_in_containers(facts: &mut Facts) -> Vec<(String, SocketAddr, Vec<Pid>)> {
+/// A host listener held by a container's processes (their cgroup names it).
+struct HeldInside {
+    /// The container's full id.
+    container: String,
+    /// The listener.
+    local: SocketAddr,
+    /// Its holders.
+    owners: Vec<Pid>,
+}
+
+/// Every host listener held by a container's processes.
+fn listeners_in_containers(facts: &mut Facts) -> Vec<HeldInside> {
     let listeners: Vec<(SocketAddr, Vec<Pid>)> = match &facts.sockets {
         Ok(t) => t
             .sockets
@@ -135,8 +148,12 @@ fn listeners_in_containers(facts: &mut Facts) -> Vec<(String, SocketAddr, Vec<Pi
     listeners
         .into_iter()
         .filter_map(|(local, owners)| {
-            let id = owners.iter().find_map(|&o| facts.container_of(o))?;
-            Some((id, local, owners))
+            let container = owners.iter().find_map(|&o| facts.container_of(o))?;
+            Some(HeldInside {
+                container,
+                local,
+                owners,
+            })
         })
         .collect()
 }
@@ -147,7 +164,13 @@ pub(crate) const ENGINE_GROUP: &str = "container engine";
 /// A Compose project's folder (the project around it, when there is one, so its containers
 /// share a card group with the project's dev servers), or the engine's group.
 fn place(c: &ContainerFacts, host: &str, home: Option<&Path>, marker_at: MarkerLookup) -> Place {
-    if let Some(dir) = c.compose.as_ref().and_then(|c| c.working_dir.as_ref()) {
+    // `$HOME` and `/` are never projects, Compose's or anyone's.
+    let working_dir = c
+        .compose
+        .as_ref()
+        .and_then(|c| c.working_dir.as_ref())
+        .filter(|d| d.parent().is_some() && Some(d.as_path()) != home);
+    if let Some(dir) = working_dir {
         let (path, marker) = match project::find_project(dir, home, marker_at) {
             Some(p) => (p.path, p.marker.to_owned()),
             None => (dir.clone(), "docker compose".to_owned()),
@@ -186,12 +209,13 @@ fn claimed_listeners(ports: &[Published], host: &[Socket]) -> Vec<SocketAddr> {
 }
 
 /// One container's card. `engine`: its engine's name and host; `processes`: its own processes
-/// seen holding host listeners (a host-network container's).
+/// seen holding host listeners (a host-network container's), and every engine process holding
+/// a host socket.
 fn card(
     facts: &Facts,
     (engine, host_name): (&str, &str),
     c: &ContainerFacts,
-    processes: &HashSet<Pid>,
+    (processes, engine_processes): (&HashSet<Pid>, &[Pid]),
     host: &[Socket],
 ) -> Container {
     let cli = if engine == "Podman" {
@@ -215,9 +239,16 @@ fn card(
         .iter()
         .filter(|s| s.state == TcpState::Listen && published.contains(&s.local))
         .flat_map(|s| s.owners.iter().copied())
-        .chain(engine_owners(facts, host))
+        .chain(engine_processes.iter().copied())
         .chain(processes.iter().copied())
         .collect();
+    // Without the host's tables nothing can be said of its connections (red, as for any
+    // resource).
+    if let Err(e) = &facts.sockets {
+        evidence.push(rules::finding_evidence(&Finding::TablesUnreadable(
+            e.clone(),
+        )));
+    }
     let mut conns = on_published(&c.ports, facts, host, &engine_pids);
     conns.extend(to_addresses(c, host, &engine_pids));
     if c.host_network {
@@ -306,12 +337,20 @@ fn on_published(
 /// engine (a client on the host talking to the container directly; the proxy's own legs are
 /// counted at the published port).
 fn to_addresses(c: &ContainerFacts, host: &[Socket], engine_pids: &HashSet<Pid>) -> Vec<Conn> {
+    let canonical = connections::canonical_addr;
     host.iter()
-        .filter(|s| s.state == TcpState::Established && c.addresses.contains(&s.remote.ip()))
+        .filter(|s| {
+            // A dual-stack client writes the container's IPv4 address IPv4-mapped.
+            s.state == TcpState::Established
+                && c.addresses.iter().any(|&a| {
+                    let a = canonical(SocketAddr::new(a, 0)).ip();
+                    canonical(s.remote).ip() == a
+                })
+        })
         .filter(|s| s.owners.is_empty() || !s.owners.iter().all(|o| engine_pids.contains(o)))
         .map(|s| Conn {
-            local: s.remote,
-            peer: s.local,
+            local: canonical(s.remote),
+            peer: canonical(s.local),
             peer_pid: s.owners.first().copied(),
             internal: false,
         })

@@ -225,7 +225,7 @@ pub enum Protection {
     /// A process Pier runs under: its parent, its parent's parent, and so on.
     #[error("an ancestor of Pier")]
     PierAncestor,
-    /// A container engine's own process, with its program (docs/design.md §4a).
+    /// A container engine's own process, with its program (docs/design.md §2.8).
     #[error("the container engine's own process ({0})")]
     ContainerEngine(&'static str),
 }

@@ -414,12 +414,18 @@ fn other_listeners(
                 let command = p.map(|p| p.comm.clone());
                 let engine =
                     p.and_then(|p| crate::containers::processes::engine_program(&p.comm, &p.argv));
-                let reason = match engine {
-                    Some(program) => format!(
+                let reason = match (engine, &unasked_engine) {
+                    (Some(program), Some(unasked)) => format!(
+                        "the container engine's own process ({program}), never stopped by Pier; \
+                         {unasked} could not be asked which container publishes this port"
+                    ),
+                    (Some(program), None) => format!(
                         "the container engine's own process ({program}), never stopped by Pier; \
                          no running container publishes this port"
                     ),
-                    None => "not a known dev tool, and not working inside a project".to_owned(),
+                    (None, _) => {
+                        "not a known dev tool, and not working inside a project".to_owned()
+                    }
                 };
                 (Some(pid), command, reason)
             }

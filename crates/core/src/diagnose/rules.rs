@@ -492,9 +492,6 @@ pub fn exe_unreadable(pid: u32, error: &str) -> Evidence {
     )
 }
 
-#[cfg(test)]
-mod tests;
-
 /// A container as its engine describes it: a fact, not an argument either way (green).
 pub fn container_evidence(name: &str, image: &str, engine: &str) -> Evidence {
     evidence(
@@ -578,3 +575,6 @@ pub fn not_stopped_by_pier(cli: &str, name: &str) -> Evidence {
         "container engine",
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,5 +1,5 @@
 //! A container card: a container publishing ports on this machine, as its engine describes it
-//! and as the socket tables show its connections (docs/design.md §4a). Part of the
+//! and as the socket tables show its connections (docs/design.md §2.8). Part of the
 //! `pier scan --json` document (schema 1, `docs/scan-json.md`).
 
 use serde::Serialize;

@@ -421,14 +421,21 @@ pub(crate) fn sample_counters(
 /// (`containers::read_engines`, `diagnose/containers.rs`). `Unsupported` where the OS cannot
 /// show another namespace's tables (macOS, whose containers run in a VM). A free function, not
 /// a `Probe` method: the engines are asked on threads of their own, beside the survey.
-pub fn namespace_sockets(pid: Pid) -> Result<Vec<Socket>, ProbeError> {
+///
+/// `is_its(cgroup)` must accept the process's cgroup path before the read and after it, or
+/// the read fails: a pid the engine gave that is not the container's (an engine in a VM gives
+/// the VM's pids; a pid reused since) never lends its tables.
+pub fn namespace_sockets(
+    pid: Pid,
+    is_its: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Socket>, ProbeError> {
     #[cfg(target_os = "linux")]
     {
-        linux::namespace_sockets(pid)
+        linux::namespace_sockets(pid, is_its)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = pid;
+        let _ = (pid, is_its);
         Err(ProbeError::Unsupported)
     }
 }

@@ -222,7 +222,7 @@ fn a_namespace_that_cannot_be_read_keeps_it_yellow_and_says_why() {
         kinds(c).contains(&EvidenceKind::ContainerConnectionsUnread),
         "{c:#?}"
     );
-    assert!(c.level >= Level::Yellow);
+    assert_eq!(c.level, Level::Yellow);
     // In a VM (Docker Desktop, OrbStack): no host process at all.
     let mut in_vm = web();
     in_vm.pid = None;
@@ -355,4 +355,86 @@ fn a_container_s_process_is_never_a_candidate_and_a_host_network_container_owns_
         kinds(c).contains(&EvidenceKind::ContainerConnectionsUnread),
         "{c:#?}"
     );
+}
+
+#[test]
+fn without_the_host_s_socket_tables_a_container_is_red() {
+    let mut probe = host();
+    probe.sockets = None;
+    let scan = scan_with(&probe, vec![web()], opts());
+    let c = the_card(&scan);
+    assert_eq!(c.level, Level::Red, "{c:#?}");
+    assert!(
+        kinds(c).contains(&EvidenceKind::ConnectionsUnreadable),
+        "{c:#?}"
+    );
+}
+
+/// A dual-stack client on the host (Java, for one) holds its end of a connection to the
+/// container's IPv4 address IPv4-mapped; the namespace's side is counted on the host.
+#[test]
+fn a_dual_stack_host_client_of_the_container_s_address_counts_once() {
+    let probe = host()
+        .with(process(200, 1, &["java", "-jar", "client.jar"]), "/home/u")
+        .established(
+            "[::ffff:172.30.249.1]:41000",
+            "[::ffff:172.30.249.2]:8080",
+            Some(200),
+        );
+    let mut served = web();
+    served.namespace = Some(Ok(vec![
+        socket("[::]:8080", "[::]:0", TcpState::Listen),
+        socket(
+            "[::ffff:172.30.249.2]:8080",
+            "[::ffff:172.30.249.1]:41000",
+            TcpState::Established,
+        ),
+    ]));
+    let scan = scan_with(&probe, vec![served], opts());
+    assert_eq!(
+        live(the_card(&scan)),
+        vec!["live connection 172.30.249.2:8080 ← 172.30.249.1:41000 (pid 200)"]
+    );
+}
+
+#[test]
+fn a_compose_folder_that_is_home_or_the_root_is_no_project() {
+    for dir in ["/home/u", "/"] {
+        let mut c = web();
+        c.compose = Some(Compose {
+            project: "u".into(),
+            service: None,
+            working_dir: Some(dir.into()),
+        });
+        let scan = scan_with(&host(), vec![c], opts());
+        assert_eq!(scan.projects[0].path, HOST, "{dir}: {scan:#?}");
+    }
+}
+
+#[test]
+fn an_inspection_without_a_host_configuration_leaves_the_policy_unknown() {
+    let list = serde_json::json!({
+        "Id": "fe7ae5f85c8ac8f8b745dc570885ffbb28e2789e9b94a40e4b6755992f2dc3dd",
+        "Names": ["/web1"], "Image": "i",
+        "Ports": [{"PrivatePort": 8080, "PublicPort": 18080, "Type": "tcp", "IP": ""}]
+    });
+    let inspected = serde_json::json!({"State": {"Running": true, "Pid": 600}});
+    let facts = crate::containers::engine::facts(
+        serde_json::from_value(list).unwrap(),
+        Some(serde_json::from_value(inspected).unwrap()),
+    )
+    .unwrap();
+    assert_eq!(
+        facts.restart_policy.as_deref(),
+        Some(crate::containers::engine::UNKNOWN_POLICY)
+    );
+    // An address the engine left empty is every address: the port's listeners are claimed.
+    assert!(facts.ports[0].host_ip.is_unspecified());
+    let scan = scan_with(&host(), vec![facts], opts());
+    let c = the_card(&scan);
+    assert!(c
+        .evidence
+        .iter()
+        .any(|e| e.kind == EvidenceKind::EngineManaged
+            && e.message.starts_with("restart policy unknown")));
 }

@@ -465,8 +465,32 @@ fn still_there(pid: Pid, start_time: u64) -> bool {
 }
 
 /// See [`super::namespace_sockets`].
-pub(super) fn namespace_sockets(pid: Pid) -> Result<Vec<Socket>, ProbeError> {
-    Ok(tables::namespace_of(pid)?
+pub(super) fn namespace_sockets(
+    pid: Pid,
+    is_its: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Socket>, ProbeError> {
+    let check = || {
+        let path = format!("/proc/{pid}/cgroup");
+        let bytes = read_small(Path::new(&path)).map_err(|source| ProbeError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        match parse::parse_cgroup(&bytes) {
+            Some(cgroup) if is_its(&cgroup) => Ok(()),
+            Some(cgroup) => Err(ProbeError::Partial(format!(
+                "pid {pid} is not this container's process (its cgroup is {cgroup})"
+            ))),
+            None => Err(ProbeError::Parse {
+                path,
+                what: "no cgroup path".into(),
+            }),
+        }
+    };
+    check()?;
+    let rows = tables::namespace_of(pid)?;
+    // The same process all through: had it ended, a missing table would have read as none.
+    check()?;
+    Ok(rows
         .into_iter()
         .map(|r| Socket {
             local: r.local,
@@ -666,6 +690,28 @@ mod tests {
             .details(std::process::id())
             .expect("this process has details");
         assert!(me.exe.is_ok() && me.cwd.is_ok());
+    }
+
+    /// A namespace's tables are read only from a process whose cgroup is the one asked for,
+    /// and they hold its listeners (this process's namespace stands in for a container's).
+    #[test]
+    fn a_namespace_is_read_only_from_the_process_its_cgroup_names() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let local = listener.local_addr().unwrap();
+        let me = std::process::id();
+        let mine = fs::read(format!("/proc/{me}/cgroup")).unwrap();
+        let mine = parse::parse_cgroup(&mine).unwrap();
+        let read = namespace_sockets(me, &|cgroup| cgroup == mine).unwrap();
+        assert!(
+            read.iter()
+                .any(|s| s.local == local && s.state == crate::probe::TcpState::Listen),
+            "{read:?}"
+        );
+        let refused = namespace_sockets(me, &|_| false).unwrap_err().to_string();
+        assert!(
+            refused.contains("is not this container's process"),
+            "{refused}"
+        );
     }
 
     /// A process's fd folder opened, then the process ended and was reaped: the open folder

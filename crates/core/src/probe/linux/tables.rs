@@ -133,16 +133,17 @@ fn proc_net_in(folder: &str) -> Result<Vec<TcpRow>, ProbeError> {
     Ok(rows)
 }
 
-/// One `/proc/net/tcp{,6}` file. Each read of it walks the kernel's whole connection hash
-/// table (about 2 ms on a machine with much memory), and `read_to_string` starts with a
-/// 32-byte buffer: a container's two-line table cost five reads. Here one read takes what the
-/// kernel's sequence buffer holds (a page or more) and a read that stops well short of a page
-/// is the end: the kernel ends a read early only when the next row would not fit in that
-/// buffer, so a shorter answer had no next row.
+/// One `/proc/net/tcp{,6}` file. The read that finds the end walks the kernel's whole
+/// connection hash table again (about 2 ms on a machine with much memory), and
+/// `read_to_string` starts with a 32-byte buffer: a container's two-line table cost five
+/// reads. Here one read takes what the kernel's sequence buffer holds (a page or more), and a
+/// read that stops well short of a page is the end: the kernel ends a read early only at the
+/// end of the table, when the caller's buffer is full (64 KiB here), or when the next row would
+/// not fit in its own buffer — so an answer shorter than a page less two rows had no next row.
 fn read_table(path: &str) -> std::io::Result<String> {
     use std::io::Read;
-    /// A page, less two rows of the longest kind (tcp6: 150 bytes).
-    const NO_ROOM_LEFT: usize = 4096 - 2 * 150;
+    /// A page, less two of the longest rows (tcp6's, about 180 bytes).
+    const NO_ROOM_LEFT: usize = 4096 - 2 * 200;
     let mut file = fs::File::open(path)?;
     let mut out = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
