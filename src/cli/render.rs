@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use pier_core::model::card::{endpoint, Level, Port, Project, Resource, Scan};
+use pier_core::model::card::{endpoint, Evidence, Level, Port, Project, Resource, Scan};
 use pier_core::model::container::Container;
 use pier_core::words::for_terminal;
 
@@ -137,14 +137,7 @@ fn container_block(out: &mut String, c: &Container, style: &Style) {
         c.age_seconds.map_or("unknown".to_owned(), age),
         c.id
     );
-    for e in &c.evidence {
-        let _ = writeln!(
-            out,
-            "    {} {}",
-            style.mark(e.level),
-            for_terminal(&e.message)
-        );
-    }
+    evidence_lines(out, &c.evidence, style);
 }
 
 fn resource_block(out: &mut String, r: &Resource, style: &Style) {
@@ -167,7 +160,12 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
     for (helper, ports) in r.helper_ports() {
         let _ = writeln!(out, "    {}: {}", for_terminal(helper), ports.join(", "));
     }
-    for e in &r.evidence {
+    evidence_lines(out, &r.evidence, style);
+}
+
+/// A card's evidence, one fact a line under it.
+fn evidence_lines(out: &mut String, evidence: &[Evidence], style: &Style) {
+    for e in evidence {
         let _ = writeln!(
             out,
             "    {} {}",
