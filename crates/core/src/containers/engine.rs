@@ -10,7 +10,7 @@
 //! compatible API and Docker 25+ accepting API 1.44 at once are from their documentation.
 //!
 //! bollard is async: each read runs on a current-thread runtime of its own, on the calling
-//! thread, which is never one of the worker's runtime threads (`read_engines` asks each engine
+//! thread, which is never one of the worker's runtime threads (`ask_engines` asks each engine
 //! on a thread of its own).
 
 use std::collections::HashMap;

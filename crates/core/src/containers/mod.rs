@@ -95,10 +95,15 @@ pub struct Compose {
 /// once, and is then reported as unreachable.
 pub const ENGINE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Asks every engine found on this machine (see [`endpoints::find`]) for its running
-/// containers, side by side. No engine found: nothing, which is not an error.
-pub fn read_engines() -> Vec<EngineRead> {
-    let found = endpoints::find(&endpoints::Env::from_process());
+/// The engines to ask on this machine, from this process's environment ([`endpoints::find`]):
+/// a few `stat`s, so a scan asks nothing, and starts no thread, where there is no engine.
+pub fn find_engines() -> Vec<Result<Endpoint, endpoints::Unusable>> {
+    endpoints::find(&endpoints::Env::from_process())
+}
+
+/// Asks each engine of `found` for its running containers, side by side. None found:
+/// nothing, which is not an error.
+pub fn ask_engines(found: Vec<Result<Endpoint, endpoints::Unusable>>) -> Vec<EngineRead> {
     std::thread::scope(|scope| {
         let asks: Vec<_> = found
             .into_iter()
@@ -110,7 +115,7 @@ pub fn read_engines() -> Vec<EngineRead> {
     })
 }
 
-fn ask(found: Result<Endpoint, (Endpoint, String)>) -> EngineRead {
+fn ask(found: Result<Endpoint, endpoints::Unusable>) -> EngineRead {
     match found {
         Ok(endpoint) => {
             #[cfg(unix)]

@@ -51,7 +51,7 @@ pub struct ScanOptions {
     pub engines: Engines,
 }
 
-/// Which container engines a scan asks (`containers::read_engines`).
+/// Which container engines a scan asks (`containers::find_engines`, `containers::ask_engines`).
 #[derive(Debug, Clone, Default)]
 pub enum Engines {
     /// None: a scan of processes only (the stop's re-diagnosis, which judges process trees,
@@ -172,7 +172,9 @@ pub fn scan(
     // The engines answer over their sockets while the process table is read.
     let (survey, engine_reads) = std::thread::scope(|scope| {
         let asked = matches!(opts.engines, Engines::Ask)
-            .then(|| scope.spawn(crate::containers::read_engines));
+            .then(crate::containers::find_engines)
+            .filter(|found| !found.is_empty())
+            .map(|found| scope.spawn(move || crate::containers::ask_engines(found)));
         let survey = probe.survey_own(&kinds::name_may_matter);
         let reads = match (&opts.engines, asked) {
             (_, Some(h)) => h.join().expect("an engine read never panics"),

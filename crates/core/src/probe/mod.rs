@@ -418,7 +418,7 @@ pub(crate) fn sample_counters(
 
 /// The LISTEN and ESTABLISHED TCP sockets of the network namespace process `pid` lives in (a
 /// container's first process), without owners: what a container's connections are read from
-/// (`containers::read_engines`, `diagnose/containers.rs`). `Unsupported` where the OS cannot
+/// (`containers::ask_engines`, `diagnose/containers.rs`). `Unsupported` where the OS cannot
 /// show another namespace's tables (macOS, whose containers run in a VM). A free function, not
 /// a `Probe` method: the engines are asked on threads of their own, beside the survey.
 ///
