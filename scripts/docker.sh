@@ -17,14 +17,28 @@ if [ "$(id -u)" -ne 0 ] || ! command -v dockerd >/dev/null || ! command -v docke
   exec "$@"
 fi
 
-bridge=pier-br0
-# One left by a run that was killed.
-ip link del "$bridge" 2>/dev/null || true
-# A private /24 no route of the machine's covers (PIER_DOCKER_SUBNET to choose another).
-subnet=${PIER_DOCKER_SUBNET:-172.29.213}
-# A route to it that needs no gateway means one of the machine's own networks holds it.
-if route=$(ip route get "$subnet.1" 2>/dev/null) && ! grep " via " <<<"$route" >/dev/null; then
-  echo "docker.sh: $subnet.0/24 is one of this machine's networks; set PIER_DOCKER_SUBNET" >&2
+# A bridge of this run's own, named for its pid, so two runs side by side keep apart; one left
+# by a run that was killed (its pid gone) is removed.
+bridge=pier-br$$
+for stale in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{print $2}' | grep '^pier-br[0-9]*$'); do
+  kill -0 "${stale#pier-br}" 2>/dev/null || ip link del "$stale" 2>/dev/null || true
+done
+# A private /24 no network of the machine's holds (a route to it that needs no gateway means
+# one does: another run's bridge, or the machine's own), from 172.29.0.0/16 unless
+# PIER_DOCKER_SUBNET names one.
+taken() {
+  local route
+  route=$(ip route get "$1.1" 2>/dev/null) && ! grep " via " <<<"$route" >/dev/null
+}
+subnet=
+for candidate in ${PIER_DOCKER_SUBNET:-$(seq -f "172.29.%g" $(($$ % 200 + 20)) 254) $(seq -f "172.29.%g" 20 254)}; do
+  if ! taken "$candidate"; then
+    subnet=$candidate
+    break
+  fi
+done
+if [ -z "$subnet" ]; then
+  echo "docker.sh: no free /24 for the test bridge; set PIER_DOCKER_SUBNET (e.g. 10.231.7)" >&2
   exit 1
 fi
 dir=$(mktemp -d /tmp/pier-docker.XXXXXX)
