@@ -91,8 +91,21 @@ fn is_snapshot_name(name: &str) -> bool {
 /// error (exit 2), before anything is read or locked.
 fn check_resource_ids(ids: &[String]) -> Result<(), ExitCode> {
     match ids.iter().find(|id| !is_resource_id(id)) {
-        Some(bad) => Err(usage(&format!("{bad:?} is not a resource id: {ID_FORM}."))),
+        Some(bad) => Err(usage(&not_a_resource_id(bad))),
         None => Ok(()),
+    }
+}
+
+/// Why `bad` is refused: a container card's id (`container-…`) is named as such, since Pier
+/// does not stop containers yet (docs/design.md §2.8) and the card says how to.
+fn not_a_resource_id(bad: &str) -> String {
+    if bad.starts_with("container-") {
+        format!(
+            "{bad:?} is a container's card: Pier does not stop containers yet; its card names \
+             the engine's own command (`docker stop NAME`, `podman stop NAME`)."
+        )
+    } else {
+        format!("{bad:?} is not a resource id: {ID_FORM}.")
     }
 }
 
@@ -191,6 +204,13 @@ mod tests {
         ] {
             assert!(!is_resource_id(bad), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_container_s_card_id_is_refused_as_a_container_s() {
+        assert!(not_a_resource_id("container-fe7ae5f85c8a")
+            .contains("is a container's card: Pier does not stop containers yet"));
+        assert!(not_a_resource_id("vite").contains("is not a resource id"));
     }
 
     #[test]
