@@ -335,7 +335,8 @@ fn a_restart_policy_makes_the_engine_its_manager() {
         .map(|e| e["message"].as_str().unwrap())
         .collect();
     assert!(
-        managed[0].starts_with("restart policy unless-stopped: Docker starts it again by itself"),
+        managed[0]
+            .starts_with("restart policy unless-stopped: Docker starts it again when it ends"),
         "{managed:#?}"
     );
 }

@@ -70,14 +70,21 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
         }
     }
     for e in &scan.engines {
-        if let Some(error) = &e.error {
-            let _ = writeln!(
+        let _ = match (&e.error, e.running) {
+            (Some(error), _) => writeln!(
                 out,
                 "\n{} {}",
                 style.mark(Level::Yellow),
                 for_terminal(error)
-            );
-        }
+            ),
+            (None, running) => writeln!(
+                out,
+                "\n{} at {}: {} running container(s)",
+                for_terminal(&e.engine),
+                for_terminal(&e.host),
+                running.unwrap_or(0)
+            ),
+        };
     }
     let count = |level| scan.projects.iter().filter(|p| p.level == level).count();
     let _ = writeln!(

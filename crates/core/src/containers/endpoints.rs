@@ -149,7 +149,8 @@ fn named(host: &str, origin: String) -> Result<Endpoint, Unusable> {
     } else {
         let why = format!(
             "{} is {host}: Pier asks container engines over a unix socket only (an engine \
-             over TCP or SSH runs on another machine, whose ports are not this one's)",
+             over TCP or SSH may be another machine's, whose ports are not this one's); set \
+             DOCKER_HOST to the engine's socket (unix://…) for Pier",
             endpoint.origin
         );
         Err((endpoint, why))

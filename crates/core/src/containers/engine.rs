@@ -31,21 +31,23 @@ pub fn running(endpoint: &Endpoint, timeout: Duration) -> Result<Vec<ContainerFa
         .build()
         .map_err(|e| format!("Pier could not start the engine client: {e}"))?;
     let unreachable = |e: bollard::errors::Error| {
+        let why = words(&e);
         format!(
-            "{} at {} could not be asked: {}",
+            "{} at {} could not be asked: {why}{}",
             endpoint.engine,
             endpoint.host,
-            words(&e)
+            hint(&why)
         )
     };
     // bollard asks `Path::exists`, which calls a socket Pier may not reach "not found".
     if let Some(socket) = endpoint.socket() {
         if let Err(e) = std::fs::metadata(socket) {
+            let why = format!("{}: {e}", socket.display());
             return Err(format!(
-                "{} at {} could not be asked: {}: {e}",
+                "{} at {} could not be asked: {why}{}",
                 endpoint.engine,
                 endpoint.host,
-                socket.display()
+                hint(&why)
             ));
         }
     }
@@ -117,6 +119,18 @@ const FIRST_TRY: ClientVersion = ClientVersion {
     major_version: 1,
     minor_version: 44,
 };
+
+/// What a person can do about the usual failures: a socket they may not open (not in its
+/// group), or one nobody listens on.
+fn hint(why: &str) -> &'static str {
+    if why.contains("Permission denied") {
+        " (is this user in the socket's group, usually `docker`?)"
+    } else if why.contains("No such file") || why.contains("Connection refused") {
+        " (is the engine running?)"
+    } else {
+        ""
+    }
+}
 
 /// An engine error in a sentence: the engine's own message when it answered.
 fn words(e: &bollard::errors::Error) -> String {

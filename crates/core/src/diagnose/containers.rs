@@ -11,7 +11,7 @@
 //!   talking to it directly), and ESTABLISHED sockets on a listener inside the container's own
 //!   network namespace (clients from other containers, and through NAT, never touch a host
 //!   listener). A proxy's leg into the container, seen on both sides, is counted once, on the
-//!   host. Where the namespace cannot be read, the container is at most yellow.
+//!   host. Where the namespace cannot be read, the container cannot be green.
 //! - It is placed in its Compose project's folder (`com.docker.compose.project.working_dir`),
 //!   or in its engine's group.
 
@@ -23,7 +23,7 @@ use std::time::SystemTime;
 use super::connections::{self, Conn};
 use super::judge::Finding;
 use super::{project, rules, Facts, MarkerLookup};
-use crate::containers::{processes, ContainerFacts, EngineRead, Published};
+use crate::containers::{processes, Compose, ContainerFacts, EngineRead, Published};
 use crate::model::card::Connection;
 use crate::model::container::{Container, EngineStatus, PublishedPort};
 use crate::probe::{Pid, Socket, TcpState};
@@ -124,6 +124,24 @@ pub(crate) fn cards(
     found
 }
 
+/// The command that stops `c` through its engine, as its user would type it: Compose's for a
+/// Compose service (`docker compose -p shop stop db`), the engine's own otherwise.
+fn stop_command(engine: &str, c: &ContainerFacts) -> String {
+    let cli = if engine == "Podman" {
+        "podman"
+    } else {
+        "docker"
+    };
+    match &c.compose {
+        Some(Compose {
+            project,
+            service: Some(service),
+            ..
+        }) => format!("{cli} compose -p {project} stop {service}"),
+        _ => format!("{cli} stop {}", c.name),
+    }
+}
+
 /// A host listener held by a container's processes (their cgroup names it).
 struct HeldInside {
     /// The container's full id.
@@ -218,20 +236,18 @@ fn card(
     (processes, engine_processes): (&HashSet<Pid>, &[Pid]),
     host: &[Socket],
 ) -> Container {
-    let cli = if engine == "Podman" {
-        "podman"
-    } else {
-        "docker"
-    };
-    let mut evidence = vec![rules::container_evidence(&c.name, &c.image, engine)];
+    let mut evidence = vec![rules::container_evidence(
+        &c.name,
+        &c.image,
+        engine,
+        c.host_network,
+    )];
     evidence.extend(rules::engine_managed(
         c.restart_policy.as_deref(),
         c.auto_remove,
         engine,
-        cli,
-        &c.name,
     ));
-    evidence.push(rules::not_stopped_by_pier(cli, &c.name));
+    evidence.push(rules::not_stopped_by_pier(&stop_command(engine, c)));
     // The engine's side of every connection: whoever holds the published ports' listeners,
     // and every engine process holding a socket.
     let published = claimed_listeners(&c.ports, host);

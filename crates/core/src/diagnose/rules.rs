@@ -493,25 +493,27 @@ pub fn exe_unreadable(pid: u32, error: &str) -> Evidence {
 }
 
 /// A container as its engine describes it: a fact, not an argument either way (green).
-pub fn container_evidence(name: &str, image: &str, engine: &str) -> Evidence {
+pub fn container_evidence(name: &str, image: &str, engine: &str, host_network: bool) -> Evidence {
+    let network = if host_network {
+        ", on the host's network (its ports are its processes' own listeners)"
+    } else {
+        ""
+    };
     evidence(
         EvidenceKind::Container,
         Level::Green,
-        format!("container {name} (image {image}), run by {engine}"),
+        format!("container {name} (image {image}), run by {engine}{network}"),
         "container engine",
     )
 }
 
 /// What makes the engine the container's manager (yellow): a restart policy, with which the
-/// engine starts it again by itself (a stop through it is the only lasting one, and `docker
-/// stop` is what a user would type); auto-remove, with which a stopped container is deleted
-/// and could not be started again.
+/// engine starts it again when it ends (so a lasting stop is the engine's); auto-remove, with
+/// which a stopped container is deleted and could not be started again.
 pub fn engine_managed(
     restart_policy: Option<&str>,
     auto_remove: bool,
     engine: &str,
-    cli: &str,
-    name: &str,
 ) -> Vec<Evidence> {
     let mut out = Vec::new();
     if let Some(policy) = restart_policy {
@@ -519,8 +521,8 @@ pub fn engine_managed(
             EvidenceKind::EngineManaged,
             Level::Yellow,
             format!(
-                "restart policy {policy}: {engine} starts it again by itself; `{cli} stop {name}` \
-                 stops it there"
+                "restart policy {policy}: {engine} starts it again when it ends, so a lasting \
+                 stop is {engine}'s"
             ),
             "container engine",
         ));
@@ -567,11 +569,11 @@ pub fn host_network(engine: &str) -> Evidence {
 
 /// Pier does not stop containers itself yet (yellow): green means "Pier may stop it safely",
 /// and it may not. The engine does: the card says how.
-pub fn not_stopped_by_pier(cli: &str, name: &str) -> Evidence {
+pub fn not_stopped_by_pier(command: &str) -> Evidence {
     evidence(
         EvidenceKind::EngineManaged,
         Level::Yellow,
-        format!("Pier does not stop containers yet: `{cli} stop {name}` stops it"),
+        format!("Pier does not stop containers yet: `{command}` stops it"),
         "container engine",
     )
 }

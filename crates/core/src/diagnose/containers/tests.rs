@@ -274,6 +274,16 @@ fn a_compose_container_goes_to_its_project_and_under_keeps_only_what_is_under_it
         scan.projects[0].containers[0].compose_service.as_deref(),
         Some("db")
     );
+    // Compose's own command stops a Compose service; the engine's, any other container.
+    let said = |c: &Container| c.evidence.last().unwrap().message.clone();
+    assert_eq!(
+        said(&scan.projects[0].containers[0]),
+        "Pier does not stop containers yet: `docker compose -p app stop db` stops it"
+    );
+    assert_eq!(
+        said(&scan.projects[1].containers[0]),
+        "Pier does not stop containers yet: `docker stop web1` stops it"
+    );
     let mut o = opts();
     o.under = vec![APP.into()];
     let scan = scan_with(&host(), vec![db, web()], o);
