@@ -145,6 +145,21 @@ fn card(scan: &Value, name: &str) -> Option<(Value, Value)> {
     })
 }
 
+/// Scans (as root, scoped to the sandbox) until the card of `name` satisfies `until`, and
+/// returns it.
+fn card_when(
+    sb: &Sandbox,
+    host: &str,
+    name: &str,
+    what: &str,
+    until: impl Fn(&Value) -> bool,
+) -> Value {
+    wait_for(what, || {
+        let (_, c) = card(&scan(sb, host, &[], None), name)?;
+        until(&c).then_some(c)
+    })
+}
+
 fn live(card: &Value) -> Vec<String> {
     card["evidence"]
         .as_array()
@@ -225,22 +240,22 @@ fn a_client_of_the_published_port_makes_it_red_until_it_goes() {
     let shop = project(&sb);
     let port = free_port();
     let _web = httpd(&host, "pier-t-client", &shop, port, &[]);
-    wait_for("the card", || {
-        card(&scan(&sb, &host, &[], None), "pier-t-client")
-    });
+    card_when(&sb, &host, "pier-t-client", "the card", |_| true);
     let client = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let from = client.local_addr().unwrap();
     let me = std::process::id();
-    let c = wait_for("the client's connection", || {
-        let (_, c) = card(&scan(&sb, &host, &[], None), "pier-t-client")?;
-        (c["level"] == "red").then_some(c)
-    });
+    let c = card_when(
+        &sb,
+        &host,
+        "pier-t-client",
+        "the client's connection",
+        |c| c["level"] == "red",
+    );
     let expected = format!("live connection 127.0.0.1:{port} ← {from} (pid {me})");
     assert!(live(&c).contains(&expected), "{c:#}");
     drop(client);
-    wait_for("the connection's end", || {
-        let (_, c) = card(&scan(&sb, &host, &[], None), "pier-t-client")?;
-        (c["level"] != "red").then_some(())
+    card_when(&sb, &host, "pier-t-client", "the connection's end", |c| {
+        c["level"] != "red"
     });
 }
 
@@ -255,9 +270,7 @@ fn a_client_in_another_container_makes_it_red() {
     let shop = project(&sb);
     let port = free_port();
     let _web = httpd(&host, "pier-t-served", &shop, port, &[]);
-    wait_for("the card", || {
-        card(&scan(&sb, &host, &[], None), "pier-t-served")
-    });
+    card_when(&sb, &host, "pier-t-served", "the card", |_| true);
     let ip = docker(
         &host,
         &[
@@ -295,17 +308,23 @@ fn a_client_in_another_container_makes_it_red() {
             "pier-t-peer",
         ],
     );
-    let c = wait_for("the other container's connection", || {
-        let (_, c) = card(&scan(&sb, &host, &[], None), "pier-t-served")?;
-        (c["level"] == "red").then_some(c)
-    });
+    let c = card_when(
+        &sb,
+        &host,
+        "pier-t-served",
+        "the other container's connection",
+        |c| c["level"] == "red",
+    );
     let from = format!("live connection {ip}:8080 ← {peer_ip}:");
     assert!(live(&c).iter().any(|m| m.starts_with(&from)), "{c:#}");
     drop(peer);
-    wait_for("the other container's end", || {
-        let (_, c) = card(&scan(&sb, &host, &[], None), "pier-t-served")?;
-        (c["level"] != "red").then_some(())
-    });
+    card_when(
+        &sb,
+        &host,
+        "pier-t-served",
+        "the other container's end",
+        |c| c["level"] != "red",
+    );
 }
 
 #[test]
@@ -323,9 +342,7 @@ fn a_restart_policy_makes_the_engine_its_manager() {
         port,
         &["--restart", "unless-stopped"],
     );
-    let (_, c) = wait_for("the card", || {
-        card(&scan(&sb, &host, &[], None), "pier-t-policy")
-    });
+    let c = card_when(&sb, &host, "pier-t-policy", "the card", |_| true);
     assert_eq!(c["restart_policy"], "unless-stopped");
     let managed: Vec<&str> = c["evidence"]
         .as_array()
