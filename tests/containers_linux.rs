@@ -90,6 +90,28 @@ fn httpd(host: &str, name: &str, folder: &Path, port: u16, extra: &[&str]) -> Ru
     }
 }
 
+/// What each test starts from: the test daemon's host, a sandbox holding a project folder for
+/// its containers, and a port that was free a moment ago.
+struct World {
+    host: String,
+    sb: Sandbox,
+    shop: PathBuf,
+    port: u16,
+}
+
+/// The test's world, or `None` (said) without a test daemon.
+fn world(test: &str) -> Option<World> {
+    let host = daemon(test)?;
+    let sb = Sandbox::new();
+    let shop = project(&sb);
+    Some(World {
+        host,
+        sb,
+        shop,
+        port: free_port(),
+    })
+}
+
 /// A project folder for the containers, inside the sandbox.
 fn project(sb: &Sandbox) -> PathBuf {
     let dir = sb.path().join("shop");
@@ -183,12 +205,15 @@ fn docker_proxy(port: u16) -> Option<u32> {
 
 #[test]
 fn a_published_port_is_its_container_s_card_and_docker_proxy_no_resource_of_its_own() {
-    let Some(host) = daemon("published port") else {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("published port")
+    else {
         return;
     };
-    let sb = Sandbox::new();
-    let shop = project(&sb);
-    let port = free_port();
     let _web = httpd(&host, "pier-t-published", &shop, port, &[]);
     let scan = wait_for("the container's card", || {
         let s = scan(&sb, &host, &["--all"], None);
@@ -233,12 +258,15 @@ fn a_published_port_is_its_container_s_card_and_docker_proxy_no_resource_of_its_
 
 #[test]
 fn a_client_of_the_published_port_makes_it_red_until_it_goes() {
-    let Some(host) = daemon("client on the published port") else {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("client on the published port")
+    else {
         return;
     };
-    let sb = Sandbox::new();
-    let shop = project(&sb);
-    let port = free_port();
     let _web = httpd(&host, "pier-t-client", &shop, port, &[]);
     card_when(&sb, &host, "pier-t-client", "the card", |_| true);
     let client = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -263,12 +291,15 @@ fn a_client_of_the_published_port_makes_it_red_until_it_goes() {
 /// read inside the container's own network namespace.
 #[test]
 fn a_client_in_another_container_makes_it_red() {
-    let Some(host) = daemon("client in another container") else {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("client in another container")
+    else {
         return;
     };
-    let sb = Sandbox::new();
-    let shop = project(&sb);
-    let port = free_port();
     let _web = httpd(&host, "pier-t-served", &shop, port, &[]);
     card_when(&sb, &host, "pier-t-served", "the card", |_| true);
     let ip = docker(
@@ -329,12 +360,15 @@ fn a_client_in_another_container_makes_it_red() {
 
 #[test]
 fn a_restart_policy_makes_the_engine_its_manager() {
-    let Some(host) = daemon("restart policy") else {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("restart policy")
+    else {
         return;
     };
-    let sb = Sandbox::new();
-    let shop = project(&sb);
-    let port = free_port();
     let _web = httpd(
         &host,
         "pier-t-policy",
@@ -364,11 +398,15 @@ fn a_restart_policy_makes_the_engine_its_manager() {
 /// container's.
 #[test]
 fn run_by_a_normal_user_the_port_is_still_the_container_s() {
-    let Some(host) = daemon("normal user") else {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("normal user")
+    else {
         return;
     };
-    let sb = Sandbox::new();
-    let shop = project(&sb);
     let nobody = 65534;
     std::os::unix::fs::chown(sb.path().join("state"), Some(nobody), Some(nobody)).unwrap();
     let socket = fs::metadata(host.trim_start_matches("unix://")).unwrap();
@@ -382,7 +420,6 @@ fn run_by_a_normal_user_the_port_is_still_the_container_s() {
     };
     let in_group = user(&format!("--groups={group}"));
     let outside = user("--clear-groups");
-    let port = free_port();
     let _web = httpd(&host, "pier-t-user", &shop, port, &[]);
     let (s, c) = wait_for("the card, as a user", || {
         let s = scan(&sb, &host, &["--all"], Some(&in_group));
@@ -423,12 +460,15 @@ fn run_by_a_normal_user_the_port_is_still_the_container_s() {
 /// the container's port.
 #[test]
 fn a_host_network_container_s_process_in_a_project_is_its_container_s() {
-    let Some(host) = daemon("host network") else {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("host network")
+    else {
         return;
     };
-    let sb = Sandbox::new();
-    let shop = project(&sb);
-    let port = free_port();
     let mount = format!("{0}:{0}", shop.display());
     let shop_dir = shop.display().to_string();
     let listen = port.to_string();

@@ -106,7 +106,7 @@ pub fn running(endpoint: &Endpoint, timeout: Duration) -> Result<Vec<ContainerFa
         Ok(list
             .into_iter()
             .zip(inspected)
-            .filter_map(|(summary, inspected)| facts(summary, Some(inspected?)))
+            .filter_map(|(summary, inspected)| facts(summary, inspected?))
             .collect())
     })
 }
@@ -152,13 +152,13 @@ fn words(e: &bollard::errors::Error) -> String {
 /// more.
 pub fn facts(
     summary: ContainerSummary,
-    inspected: Option<ContainerInspectResponse>,
+    inspected: ContainerInspectResponse,
 ) -> Option<ContainerFacts> {
-    let state = inspected.as_ref().and_then(|i| i.state.as_ref());
+    let state = inspected.state.as_ref();
     if state.and_then(|s| s.running) == Some(false) {
         return None;
     }
-    let host_config = inspected.as_ref().and_then(|i| i.host_config.as_ref());
+    let host_config = inspected.host_config.as_ref();
     let labels = summary.labels.unwrap_or_default();
     let mut ports: Vec<Published> = summary
         .ports

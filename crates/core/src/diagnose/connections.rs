@@ -23,6 +23,18 @@ pub struct Conn {
     pub internal: bool,
 }
 
+impl Conn {
+    /// The connection as a card shows it.
+    pub fn shown(&self) -> crate::model::card::Connection {
+        crate::model::card::Connection {
+            local: self.local.to_string(),
+            peer: self.peer.to_string(),
+            peer_pid: self.peer_pid,
+            internal: self.internal,
+        }
+    }
+}
+
 /// `::ffff:127.0.0.1` and `127.0.0.1` are one address: an IPv4 client of a dual-stack listener
 /// shows up in the IPv6 table with the mapped form.
 fn canonical(ip: IpAddr) -> IpAddr {

@@ -24,7 +24,6 @@ use super::connections::{self, Conn};
 use super::judge::Finding;
 use super::{project, rules, Facts, MarkerLookup};
 use crate::containers::{processes, Compose, ContainerFacts, EngineRead, Published};
-use crate::model::card::Connection;
 use crate::model::container::{Container, EngineStatus, PublishedPort};
 use crate::probe::{Pid, Socket, TcpState};
 
@@ -104,7 +103,8 @@ pub(crate) fn cards(
             }));
             let c = &c;
             let processes: HashSet<Pid> = own.iter().flat_map(|l| l.owners.clone()).collect();
-            found.claimed.extend(claimed_listeners(&c.ports, host));
+            let published = claimed_listeners(&c.ports, host);
+            found.claimed.extend(published.iter().copied());
             let place = place(c, &read.endpoint.host, home, marker_at);
             if !project::is_under(&place.path, under)
                 || (place.marker.as_deref() == Some(ENGINE_GROUP) && !under.is_empty())
@@ -116,7 +116,7 @@ pub(crate) fn cards(
                 (read.endpoint.engine, &read.endpoint.host),
                 c,
                 (&processes, &engine_processes),
-                host,
+                (host, &published),
             );
             found.cards.push((place, card));
         }
@@ -193,13 +193,9 @@ fn place(c: &ContainerFacts, host: &str, home: Option<&Path>, marker_at: MarkerL
             Some(p) => (p.path, p.marker.to_owned()),
             None => (dir.clone(), "docker compose".to_owned()),
         };
-        let name = path
-            .file_name()
-            .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
-            .into_owned();
         return Place {
+            name: super::folder_name(&path),
             path,
-            name,
             marker: Some(marker),
         };
     }
@@ -228,13 +224,13 @@ fn claimed_listeners(ports: &[Published], host: &[Socket]) -> Vec<SocketAddr> {
 
 /// One container's card. `engine`: its engine's name and host; `processes`: its own processes
 /// seen holding host listeners (a host-network container's), and every engine process holding
-/// a host socket.
+/// a host socket; `host`: the host's sockets, and the listeners its ports are held by.
 fn card(
     facts: &Facts,
     (engine, host_name): (&str, &str),
     c: &ContainerFacts,
     (processes, engine_processes): (&HashSet<Pid>, &[Pid]),
-    host: &[Socket],
+    (host, published): (&[Socket], &[SocketAddr]),
 ) -> Container {
     let mut evidence = vec![rules::container_evidence(
         &c.name,
@@ -250,7 +246,6 @@ fn card(
     evidence.push(rules::not_stopped_by_pier(&stop_command(engine, c)));
     // The engine's side of every connection: whoever holds the published ports' listeners,
     // and every engine process holding a socket.
-    let published = claimed_listeners(&c.ports, host);
     let engine_pids: HashSet<Pid> = host
         .iter()
         .filter(|s| s.state == TcpState::Listen && published.contains(&s.local))
@@ -302,15 +297,7 @@ fn card(
         engine: engine.to_owned(),
         engine_host: host_name.to_owned(),
         ports,
-        connections: conns
-            .iter()
-            .map(|k| Connection {
-                local: k.local.to_string(),
-                peer: k.peer.to_string(),
-                peer_pid: k.peer_pid,
-                internal: k.internal,
-            })
-            .collect(),
+        connections: conns.iter().map(Conn::shown).collect(),
         age_seconds: c.started_at.as_deref().and_then(age_seconds),
         compose_project: c.compose.as_ref().map(|c| c.project.clone()),
         compose_service: c.compose.as_ref().and_then(|c| c.service.clone()),

@@ -177,13 +177,8 @@ fn network(
     evidence.extend(on_ports.into_iter().map(rules::finding_evidence));
     let shown = judged
         .conns
-        .into_iter()
-        .map(|c| Connection {
-            local: c.local.to_string(),
-            peer: c.peer.to_string(),
-            peer_pid: c.peer_pid,
-            internal: c.internal,
-        })
+        .iter()
+        .map(super::connections::Conn::shown)
         .collect();
     (ports, shown, evidence)
 }

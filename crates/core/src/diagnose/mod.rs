@@ -217,20 +217,13 @@ pub fn scan(
     let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
     for draft in &drafts {
         let resource = evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
-        let project = projects
-            .entry(draft.place.clone())
-            .or_insert_with(|| Project {
-                name: draft
-                    .place
-                    .file_name()
-                    .map_or_else(|| draft.place.to_string_lossy(), |n| n.to_string_lossy())
-                    .into_owned(),
-                path: draft.place.to_string_lossy().into_owned(),
-                marker: draft.project.as_ref().map(|p| p.marker.to_owned()),
-                level: Level::Green,
-                resources: Vec::new(),
-                containers: Vec::new(),
-            });
+        let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
+        let project = group(
+            &mut projects,
+            &draft.place,
+            folder_name(&draft.place),
+            marker,
+        );
         project.level = project.level.max(resource.level);
         project.resources.push(resource);
     }
@@ -242,16 +235,7 @@ pub fn scan(
         marker_at,
     );
     for (place, card) in found_containers.cards {
-        let project = projects
-            .entry(place.path.clone())
-            .or_insert_with(|| Project {
-                name: place.name,
-                path: place.path.to_string_lossy().into_owned(),
-                marker: place.marker,
-                level: Level::Green,
-                resources: Vec::new(),
-                containers: Vec::new(),
-            });
+        let project = group(&mut projects, &place.path, place.name, place.marker);
         project.level = project.level.max(card.level);
         project.containers.push(card);
     }
@@ -284,6 +268,30 @@ pub fn scan(
         other_listeners,
         engines: found_containers.engines,
     })
+}
+
+/// The card group at `path`, made (green and empty) the first time it is asked for.
+fn group<'a>(
+    projects: &'a mut BTreeMap<PathBuf, Project>,
+    path: &Path,
+    name: String,
+    marker: Option<String>,
+) -> &'a mut Project {
+    projects.entry(path.to_owned()).or_insert_with(|| Project {
+        name,
+        path: path.to_string_lossy().into_owned(),
+        marker,
+        level: Level::Green,
+        resources: Vec::new(),
+        containers: Vec::new(),
+    })
+}
+
+/// A card group's name: its folder's last component (`"shop-web"`), or the whole path.
+pub(crate) fn folder_name(path: &Path) -> String {
+    path.file_name()
+        .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
+        .into_owned()
 }
 
 /// Candidates → roots → resources, kept only when they fall under `opts.under`.

@@ -41,7 +41,7 @@ const INSPECTED: &str = r#"{
 fn read() -> Option<ContainerFacts> {
     facts(
         serde_json::from_str(LIST_ENTRY).unwrap(),
-        Some(serde_json::from_str(INSPECTED).unwrap()),
+        serde_json::from_str(INSPECTED).unwrap(),
     )
 }
 
@@ -87,7 +87,7 @@ fn a_container_that_stopped_since_the_list_is_left_out_and_no_policy_is_none() {
     inspected["HostConfig"]["RestartPolicy"]["Name"] = "no".into();
     let f = facts(
         serde_json::from_str(LIST_ENTRY).unwrap(),
-        Some(serde_json::from_value(inspected.clone()).unwrap()),
+        serde_json::from_value(inspected.clone()).unwrap(),
     )
     .unwrap();
     assert_eq!(f.restart_policy, None);
@@ -95,7 +95,7 @@ fn a_container_that_stopped_since_the_list_is_left_out_and_no_policy_is_none() {
     assert_eq!(
         facts(
             serde_json::from_str(LIST_ENTRY).unwrap(),
-            Some(serde_json::from_value(inspected).unwrap()),
+            serde_json::from_value(inspected).unwrap(),
         ),
         None
     );

@@ -431,7 +431,7 @@ fn an_inspection_without_a_host_configuration_leaves_the_policy_unknown() {
     let inspected = serde_json::json!({"State": {"Running": true, "Pid": 600}});
     let facts = crate::containers::engine::facts(
         serde_json::from_value(list).unwrap(),
-        Some(serde_json::from_value(inspected).unwrap()),
+        serde_json::from_value(inspected).unwrap(),
     )
     .unwrap();
     assert_eq!(
