@@ -71,6 +71,7 @@ fn a_stop_is_refused_when_the_members_differ_from_what_the_card_showed() {
             Shown {
                 project_level,
                 members: members.to_vec(),
+                container_run: None,
             },
         )
     };
@@ -123,6 +124,7 @@ fn a_restart_from_the_engine_leaves_the_new_tree_adopted_not_a_child_of_pier() {
         Shown {
             project_level: level,
             members,
+            container_run: None,
         },
     );
     assert_eq!(stopped.result, ResourceResult::Stopped, "{stopped:#?}");

@@ -87,36 +87,57 @@ fn is_snapshot_name(name: &str) -> bool {
     is_resource_id(id) && matches!(ms.parse::<u128>(), Ok(m) if m.to_string() == ms)
 }
 
-/// Every id of `pier stop ID...` must be a resource id; the first that is not is a usage
-/// error (exit 2), before anything is read or locked.
+/// Every id of `pier stop ID...` must be a resource id or a container card's id; the first
+/// that is neither is a usage error (exit 2), before anything is read or locked.
 fn check_resource_ids(ids: &[String]) -> Result<(), ExitCode> {
-    match ids.iter().find(|id| !is_resource_id(id)) {
+    match ids
+        .iter()
+        .find(|id| !is_resource_id(id) && !is_container_id(id))
+    {
         Some(bad) => Err(usage(&not_a_resource_id(bad))),
         None => Ok(()),
     }
 }
 
-/// Why `bad` is refused: a container card's id (`container-…`) is named as such, since Pier
-/// does not stop containers yet (docs/design.md §2.8) and the card says how to.
+/// Whether `id` is a container card's id as `pier scan` prints it: `container-` and the first
+/// 12 hex digits of its id.
+fn is_container_id(id: &str) -> bool {
+    id.strip_prefix("container-")
+        .is_some_and(|hex| hex.len() == 12 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Whether `name` is a container's stop record as `pier history` names it
+/// (`ctr-<12 hex digits>-<unix ms>`).
+fn is_container_record(name: &str) -> bool {
+    let Some((hex, ms)) = name.strip_prefix("ctr-").and_then(|r| r.split_once('-')) else {
+        return false;
+    };
+    is_container_id(&format!("container-{hex}"))
+        && matches!(ms.parse::<u128>(), Ok(m) if m.to_string() == ms)
+}
+
+/// Whether `pier restart`'s argument names a container's stop: its record or its card's id.
+fn is_container_name(arg: &str) -> bool {
+    is_container_record(arg) || is_container_id(arg)
+}
+
+/// Why `bad` is refused, naming both forms an id may take.
 fn not_a_resource_id(bad: &str) -> String {
-    if bad.starts_with("container-") {
-        format!(
-            "{bad:?} is a container's card: Pier does not stop containers yet; its card names \
-             the engine's own command (`docker stop NAME`, `podman stop NAME`)."
-        )
-    } else {
-        format!("{bad:?} is not a resource id: {ID_FORM}.")
-    }
+    format!(
+        "{bad:?} is not a resource id: {ID_FORM}; a container's card is container- and 12 hex \
+         digits (e.g. container-fe7ae5f85c8a)."
+    )
 }
 
 /// `pier restart`'s argument: a snapshot name or a resource id, else a usage error (exit 2).
 fn check_snapshot_or_id(arg: &str) -> Result<(), ExitCode> {
-    if is_snapshot_name(arg) || is_resource_id(arg) {
+    if is_snapshot_name(arg) || is_resource_id(arg) || is_container_name(arg) {
         return Ok(());
     }
     Err(usage(&format!(
         "{arg:?} is neither a snapshot nor a resource id: a snapshot is named as `pier \
-         history` shows it (e.g. snap-17824-71008-1764590000000); {ID_FORM}."
+         history` shows it (e.g. snap-17824-71008-1764590000000, or ctr-fe7ae5f85c8a-1764590000000 \
+         for a container's); {ID_FORM}."
     )))
 }
 
@@ -207,10 +228,35 @@ mod tests {
     }
 
     #[test]
-    fn a_container_s_card_id_is_refused_as_a_container_s() {
-        assert!(not_a_resource_id("container-fe7ae5f85c8a")
-            .contains("is a container's card: Pier does not stop containers yet"));
+    fn a_container_s_card_id_is_container_and_twelve_hex_digits() {
+        assert!(is_container_id("container-fe7ae5f85c8a"));
+        for bad in [
+            "container-",
+            "container-fe7ae5f85c8",
+            "container-fe7ae5f85c8ax",
+            "container-fe7ae5f85c8a0",
+            "container-../../etc",
+            "fe7ae5f85c8a",
+        ] {
+            assert!(!is_container_id(bad), "{bad:?}");
+        }
+        assert!(check_resource_ids(&["container-fe7ae5f85c8a".into(), "1-1".into()]).is_ok());
         assert!(not_a_resource_id("vite").contains("is not a resource id"));
+    }
+
+    #[test]
+    fn a_container_s_record_is_ctr_its_id_and_a_time() {
+        assert!(is_container_record("ctr-fe7ae5f85c8a-1764590000000"));
+        assert!(is_container_name("container-fe7ae5f85c8a"));
+        for bad in [
+            "ctr-fe7ae5f85c8a",
+            "ctr-fe7ae5f85c8a-",
+            "ctr-fe7ae5f85c8a-01",
+            "ctr-xyz-1764590000000",
+            "ctr-fe7ae5f85c8a-1-2",
+        ] {
+            assert!(!is_container_name(bad), "{bad:?}");
+        }
     }
 
     #[test]

@@ -76,7 +76,11 @@ fn history_text(entries: &[HistoryEntry], unreadable: &[String]) -> String {
         out.push_str("No snapshots yet.\n");
     }
     for e in entries {
-        let command = words::command_of_strings(&e.root_command);
+        // A container's stop has no command: its engine starts it again; its kind names it.
+        let command = match (&e.kind, e.root_command.is_empty()) {
+            (Some(kind), true) => kind.clone(),
+            _ => words::command_of_strings(&e.root_command),
+        };
         let command = for_terminal(&command);
         let (snapshot, project) = (for_terminal(&e.snapshot), for_terminal(&e.project));
         let server: Vec<&str> = e.server_ports().map(String::as_str).collect();
@@ -160,9 +164,24 @@ pub fn restart(args: RestartArgs) -> ExitCode {
         Ok(system) => system,
         Err(code) => return code,
     };
-    let report = match restart::find(&system.store, &args.snapshot) {
-        Ok((name, _)) => restart::restart(system.probe.as_ref(), &system.store, &name, args.wait),
-        Err(why) => RestartReport::not_started(&args.snapshot, RestartResult::Refused, why),
+    let probe = system.probe.as_ref();
+    let report = if super::is_container_name(&args.snapshot) {
+        // A container's stop record: the same container started again through its engine.
+        match restart::container::find(&system.store, &args.snapshot) {
+            Ok((name, _)) => restart::container::restart(
+                probe,
+                &system.store,
+                &pier_core::containers::control::LiveEngines,
+                &name,
+                args.wait,
+            ),
+            Err(why) => RestartReport::not_started(&args.snapshot, RestartResult::Refused, why),
+        }
+    } else {
+        match restart::find(&system.store, &args.snapshot) {
+            Ok((name, _)) => restart::restart(probe, &system.store, &name, args.wait),
+            Err(why) => RestartReport::not_started(&args.snapshot, RestartResult::Refused, why),
+        }
     };
     let written = if args.json {
         let mut text = serde_json::to_vec_pretty(&report).expect("reports serialise");

@@ -15,6 +15,7 @@ use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::{numbers, System, EXIT_NOT_RECORDED};
 use pier_core::model::card::{Level, Project, Resource};
+use pier_core::model::container::Container;
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
 use pier_core::model::shown::Shown;
 use pier_core::model::snapshot::Snapshot;
@@ -26,7 +27,8 @@ use pier_core::words::{self, for_terminal};
 
 #[derive(Debug, Args)]
 pub struct StopArgs {
-    /// Resource ids (`<root pid>-<root start time>`, as `pier scan` shows them).
+    /// Resource ids (`<root pid>-<root start time>`) or container card ids (`container-<12 hex
+    /// digits>`), as `pier scan` shows them.
     ids: Vec<String>,
     /// Stop every resource of the project at PATH (only green ones are stopped).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["ids", "all_green"])]
@@ -75,8 +77,8 @@ struct LeftAlone {
     level: Level,
     /// The project's folder (or the working directory, outside any project).
     project: String,
-    /// The root's pid.
-    pid: u32,
+    /// The root's pid; `null` for a container.
+    pid: Option<u32>,
     /// Its level's evidence, in words.
     reason: String,
 }
@@ -88,8 +90,19 @@ impl LeftAlone {
             kind: r.kind.clone(),
             level: r.level,
             project: project.path.clone(),
-            pid: r.root.pid,
+            pid: Some(r.root.pid),
             reason: words::level_reasons(r),
+        }
+    }
+
+    fn of_container(project: &Project, c: &Container) -> Self {
+        Self {
+            id: c.id.clone(),
+            kind: format!("container {}", c.name),
+            level: c.level,
+            project: project.path.clone(),
+            pid: None,
+            reason: words::reasons(&c.evidence, c.level),
         }
     }
 }
@@ -288,6 +301,7 @@ fn select(
         sample: Duration::ZERO,
         under: under.clone(),
         thresholds: t,
+        engines: diagnose::Engines::Ask,
         ..ScanOptions::default()
     };
     let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {
@@ -316,6 +330,13 @@ fn select(
                 ids.push(r.id.clone());
             } else {
                 left_alone.push(LeftAlone::of(p, r));
+            }
+        }
+        for c in &p.containers {
+            if args.project.is_some() || c.level == Level::Green {
+                ids.push(c.id.clone());
+            } else {
+                left_alone.push(LeftAlone::of_container(p, c));
             }
         }
     }
@@ -384,6 +405,16 @@ fn report_text(r: &StopReport) -> String {
                 for_terminal(&m.detail)
             );
         }
+        if let Some(c) = &r.container {
+            let _ = writeln!(
+                out,
+                "    container {:<14} {}  {} sent through its engine: {}",
+                c.outcome.as_str(),
+                for_terminal(&c.name),
+                c.signal,
+                for_terminal(&c.detail)
+            );
+        }
         for n in &r.newcomers {
             // A child's tie already names its parent.
             let parent = match n.tie {
@@ -437,11 +468,11 @@ fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
         out.push_str("\nLeft alone (not green):\n");
     }
     for l in left_alone {
+        let pid = l.pid.map_or(String::new(), |pid| format!("pid {pid}, "));
         let _ = writeln!(
             out,
-            "    {} (pid {}, id {}) in {} — {}: {}",
+            "    {} ({pid}id {}) in {} — {}: {}",
             for_terminal(&l.kind),
-            l.pid,
             l.id,
             for_terminal(&l.project),
             l.level.as_str(),
@@ -513,7 +544,7 @@ mod tests {
             kind: kind.into(),
             level: Level::Yellow,
             project: "/home/u/docs".into(),
-            pid,
+            pid: Some(pid),
             reason: reason.into(),
         }
     }

@@ -93,7 +93,7 @@ pub fn card_seen(p: &Project) -> u64 {
         (&r.id, r.level, r.identities()).hash(&mut h);
     }
     for c in &p.containers {
-        (&c.id, c.level).hash(&mut h);
+        (&c.id, c.level, &c.started_at).hash(&mut h);
     }
     h.finish()
 }
@@ -137,15 +137,18 @@ fn targets(state: &UiState, path: &str) -> Result<Vec<StopTarget>, String> {
     if project.level != Level::Green {
         return Err(format!("{path} is {}, not green", project.level.as_str()));
     }
-    Ok(project
-        .resources
-        .iter()
-        .map(|r| StopTarget {
-            project: project.path.clone(),
-            id: r.id.clone(),
-            shown: Shown::of(project.level, r),
-        })
-        .collect())
+    let resources = project.resources.iter().map(|r| StopTarget {
+        project: project.path.clone(),
+        id: r.id.clone(),
+        shown: Shown::of(project.level, r),
+    });
+    // A container is stopped through its engine, with the run the card showed.
+    let containers = project.containers.iter().map(|c| StopTarget {
+        project: project.path.clone(),
+        id: c.id.clone(),
+        shown: Shown::of_container(project.level, c),
+    });
+    Ok(resources.chain(containers).collect())
 }
 
 /// The intent of a click, judged against the state the menu was built from.

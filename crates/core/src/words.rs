@@ -95,10 +95,14 @@ pub fn byte_rate(bytes_per_second: f64) -> String {
 /// that level, joined. Used where Pier leaves a resource alone (a stop refused at the
 /// re-diagnosis, a batch that only stops green ones).
 pub fn level_reasons(r: &Resource) -> String {
-    let reasons: Vec<&str> = r
-        .evidence
+    reasons(&r.evidence, r.level)
+}
+
+/// The messages of the evidence at `level`, the card's level: why it is what it is.
+pub fn reasons(evidence: &[crate::model::card::Evidence], level: crate::model::card::Level) -> String {
+    let reasons: Vec<&str> = evidence
         .iter()
-        .filter(|e| e.level == r.level)
+        .filter(|e| e.level == level)
         .map(|e| e.message.as_str())
         .collect();
     if reasons.is_empty() {

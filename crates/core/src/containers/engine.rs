@@ -122,7 +122,7 @@ const FIRST_TRY: ClientVersion = ClientVersion {
 
 /// What a person can do about the usual failures: a socket they may not open (not in its
 /// group), or one nobody listens on.
-fn hint(why: &str) -> &'static str {
+pub(super) fn hint(why: &str) -> &'static str {
     if why.contains("Permission denied") {
         " (is this user in the socket's group, usually `docker`?)"
     } else if why.contains("No such file") || why.contains("Connection refused") {
@@ -133,7 +133,7 @@ fn hint(why: &str) -> &'static str {
 }
 
 /// An engine error in a sentence: the engine's own message when it answered.
-fn words(e: &bollard::errors::Error) -> String {
+pub(super) fn words(e: &bollard::errors::Error) -> String {
     match e {
         bollard::errors::Error::DockerResponseServerError { message, .. } => message.clone(),
         other => {

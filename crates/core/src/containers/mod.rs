@@ -9,13 +9,20 @@
 //! - [`endpoints`]: where the engines' sockets are (`DOCKER_HOST`, the Docker context, the
 //!   usual places of Docker, Docker Desktop, OrbStack, rootless Docker and Podman);
 //! - [`engine`]: one engine's running containers, through `bollard`;
-//! - [`processes`]: the engines' own processes, by name, which are never signalled.
+//! - [`processes`]: the engines' own processes, by name, which are never signalled;
+//! - [`control`]: what a stop and a restart ask of an engine about one container (its state,
+//!   its counters, its stop signal, a bounded wait, a start), and [`api`], the real one;
+//! - [`sample`]: containers' activity over a window, from their engines' counters.
 //!
 //! The diagnosis turns these facts into container cards (`diagnose/containers.rs`).
 
+pub mod control;
 pub mod endpoints;
 pub mod processes;
+pub mod sample;
 
+#[cfg(unix)]
+pub mod api;
 #[cfg(unix)]
 pub mod engine;
 

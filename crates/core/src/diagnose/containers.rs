@@ -22,7 +22,9 @@ use std::time::SystemTime;
 
 use super::connections::{self, Conn};
 use super::judge::Finding;
+use super::rules::Thresholds;
 use super::{project, rules, Facts, MarkerLookup};
+use crate::containers::sample::Samples;
 use crate::containers::{processes, Compose, ContainerFacts, EngineRead, Published};
 use crate::model::container::{Container, EngineStatus, PublishedPort};
 use crate::probe::{Pid, Socket, TcpState};
@@ -50,9 +52,11 @@ pub(crate) struct Found {
 }
 
 /// The cards of every engine's containers, kept when they fall under `under`.
+/// `sample`: each container's activity over the scan's window (`None`: not sampled).
 pub(crate) fn cards(
     facts: &mut Facts,
     reads: &[EngineRead],
+    (sample, thresholds): (Option<&Samples>, Thresholds),
     home: Option<&Path>,
     under: &[PathBuf],
     marker_at: MarkerLookup,
@@ -117,6 +121,7 @@ pub(crate) fn cards(
                 c,
                 (&processes, &engine_processes),
                 (host, &published),
+                (sample, thresholds),
             );
             found.cards.push((place, card));
         }
@@ -231,6 +236,7 @@ fn card(
     c: &ContainerFacts,
     (processes, engine_processes): (&HashSet<Pid>, &[Pid]),
     (host, published): (&[Socket], &[SocketAddr]),
+    (sample, thresholds): (Option<&Samples>, Thresholds),
 ) -> Container {
     let mut evidence = vec![rules::container_evidence(
         &c.name,
@@ -242,8 +248,15 @@ fn card(
         c.restart_policy.as_deref(),
         c.auto_remove,
         engine,
+        &stop_command(engine, c),
     ));
-    evidence.push(rules::not_stopped_by_pier(&stop_command(engine, c)));
+    let measured = sample.map(|s| {
+        s.get(&c.id)
+            .cloned()
+            .unwrap_or_else(|| Err("its engine's statistics were not read".to_owned()))
+    });
+    let (activity, measured) = rules::container_activity(&c.name, measured, thresholds);
+    evidence.push(activity);
     // The engine's side of every connection: whoever holds the published ports' listeners,
     // and every engine process holding a socket.
     let engine_pids: HashSet<Pid> = host
@@ -299,6 +312,8 @@ fn card(
         ports,
         connections: conns.iter().map(Conn::shown).collect(),
         age_seconds: c.started_at.as_deref().and_then(age_seconds),
+        started_at: c.started_at.clone(),
+        activity: measured,
         compose_project: c.compose.as_ref().map(|c| c.project.clone()),
         compose_service: c.compose.as_ref().and_then(|c| c.service.clone()),
         restart_policy: c.restart_policy.clone(),

@@ -60,8 +60,12 @@ pub enum Engines {
     NotAsked,
     /// Every engine found on this machine, asked while the process table is read.
     Ask,
-    /// What the engines said, read by the caller.
-    Given(Vec<crate::containers::EngineRead>),
+    /// What the engines said, read by the caller, and what their counters would say over the
+    /// scan's sample (`containers::sample`), by container id (the tests' scripted engines).
+    Given(
+        Vec<crate::containers::EngineRead>,
+        crate::containers::sample::Samples,
+    ),
 }
 
 impl Default for ScanOptions {
@@ -178,7 +182,7 @@ pub fn scan(
         let survey = probe.survey_own(&kinds::name_may_matter);
         let reads = match (&opts.engines, asked) {
             (_, Some(h)) => h.join().expect("an engine read never panics"),
-            (Engines::Given(reads), None) => reads.clone(),
+            (Engines::Given(reads, _), None) => reads.clone(),
             _ => Vec::new(),
         };
         (survey, reads)
@@ -212,7 +216,20 @@ pub fn scan(
     let drafts = find_resources(&mut facts, &own, opts, marker_at);
     let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
     let found = started.elapsed();
-    let sample = (!opts.sample.is_zero()).then(|| probe.activity(&all_members, opts.sample));
+    // The processes' sample and the containers' (their engines' statistics, about a second
+    // on Docker), side by side.
+    let (sample, container_sample) = std::thread::scope(|scope| {
+        let sampled = !opts.sample.is_zero();
+        let containers = sampled.then(|| {
+            scope.spawn(|| match &opts.engines {
+                Engines::Given(_, samples) => samples.clone(),
+                _ => crate::containers::sample::of_reads(&engine_reads),
+            })
+        });
+        let processes = sampled.then(|| probe.activity(&all_members, opts.sample));
+        let containers = containers.map(|h| h.join().expect("a container sample never panics"));
+        (processes, containers)
+    });
 
     let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
     for draft in &drafts {
@@ -230,6 +247,7 @@ pub fn scan(
     let found_containers = containers::cards(
         &mut facts,
         &engine_reads,
+        (container_sample.as_ref(), opts.thresholds),
         opts.home.as_deref(),
         &opts.under,
         marker_at,

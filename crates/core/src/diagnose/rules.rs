@@ -508,12 +508,13 @@ pub fn container_evidence(name: &str, image: &str, engine: &str, host_network: b
 }
 
 /// What makes the engine the container's manager (yellow): a restart policy, with which the
-/// engine starts it again when it ends (so a lasting stop is the engine's); auto-remove, with
-/// which a stopped container is deleted and could not be started again.
+/// engine starts it again when it ends (so a lasting stop is the engine's: `command` is how);
+/// auto-remove, with which a stopped container is deleted and could not be started again.
 pub fn engine_managed(
     restart_policy: Option<&str>,
     auto_remove: bool,
     engine: &str,
+    command: &str,
 ) -> Vec<Evidence> {
     let mut out = Vec::new();
     if let Some(policy) = restart_policy {
@@ -522,7 +523,7 @@ pub fn engine_managed(
             Level::Yellow,
             format!(
                 "restart policy {policy}: {engine} starts it again when it ends, so a lasting \
-                 stop is {engine}'s"
+                 stop is {engine}'s: `{command}`"
             ),
             "container engine",
         ));
@@ -533,12 +534,59 @@ pub fn engine_managed(
             Level::Yellow,
             format!(
                 "auto-remove (--rm): once stopped, {engine} deletes it, and it could not be \
-                 started again"
+                 started again; `{command}` stops it"
             ),
             "container engine",
         ));
     }
     out
+}
+
+/// A container's CPU use as its engine measured it (`containers::sample`), against the CPU
+/// threshold: above it, or not measured, argues against stopping it (yellow); `None` means
+/// the scan took no sample. Its disk I/O is not measured (the engine's counters come without
+/// an earlier reading), and the words say so rather than show a rate of zero.
+pub fn container_activity(
+    name: &str,
+    measured: Option<Result<crate::containers::control::Measured, String>>,
+    t: Thresholds,
+) -> (Evidence, Option<Activity>) {
+    let m = match measured {
+        None => return activity_evidence(&ActivityFacts::NotSampled, t),
+        Some(Err(why)) => {
+            return activity_evidence(
+                &ActivityFacts::Unreadable(format!("container {name}: {why}")),
+                t,
+            )
+        }
+        Some(Ok(m)) => m,
+    };
+    let secs = m.window.as_secs_f64().max(1e-9);
+    let cpu = m.cpu_ns as f64 / 1e9 / secs * 100.0;
+    let window_ms = m.window.as_millis() as u64;
+    let busy = cpu > t.cpu_percent;
+    let message = if busy {
+        format!(
+            "busy over {window_ms} ms by its engine's statistics: {cpu:.1}% CPU (more than {}%)",
+            t.cpu_percent
+        )
+    } else {
+        format!(
+            "idle over {window_ms} ms by its engine's statistics: {cpu:.1}% CPU (disk I/O is \
+             not in them)"
+        )
+    };
+    let level = if busy { Level::Yellow } else { Level::Green };
+    let activity = Activity {
+        window_ms,
+        cpu_percent: cpu,
+        io_bytes_per_second: 0.0,
+        busiest: None,
+    };
+    (
+        evidence(EvidenceKind::Activity, level, message, "container engine"),
+        Some(activity),
+    )
 }
 
 /// A container's own network namespace could not be read (yellow): clients from other
@@ -563,17 +611,6 @@ pub fn host_network(engine: &str) -> Evidence {
              seen holding a listener: {engine} publishes none for it, and its connections \
              cannot be told apart from the host's"
         ),
-        "container engine",
-    )
-}
-
-/// Pier does not stop containers itself yet (yellow): green means "Pier may stop it safely",
-/// and it may not. The engine does: the card says how.
-pub fn not_stopped_by_pier(command: &str) -> Evidence {
-    evidence(
-        EvidenceKind::EngineManaged,
-        Level::Yellow,
-        format!("Pier does not stop containers yet: `{command}` stops it"),
         "container engine",
     )
 }

@@ -2,9 +2,9 @@
 //! and as the socket tables show its connections (docs/design.md §2.8). Part of the
 //! `pier scan --json` document (schema 1, `docs/scan-json.md`).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::card::{Connection, Evidence, Level};
+use super::card::{Activity, Connection, Evidence, Level};
 
 /// One running container with published ports (or on the host's network).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -31,6 +31,12 @@ pub struct Container {
     pub connections: Vec<Connection>,
     /// Seconds since its current run started; `null` when the engine did not say.
     pub age_seconds: Option<u64>,
+    /// When its current run started (RFC 3339, as the engine wrote it); with
+    /// `container_id`, the identity of this run, which a stop re-checks before its signal.
+    pub started_at: Option<String>,
+    /// Its CPU and disk I/O over the scan's sample, from the engine's counters; `null` when
+    /// not sampled or not measured (the evidence says why).
+    pub activity: Option<Activity>,
     /// Its Compose project and service, when Compose created it.
     pub compose_project: Option<String>,
     /// Its Compose service.
@@ -44,7 +50,7 @@ pub struct Container {
 }
 
 /// A container port published on a host address.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublishedPort {
     /// The host port.
     pub port: u16,

@@ -70,8 +70,8 @@ pub fn notebook(path: &str) -> Project {
     project(path, Level::Green, vec![r])
 }
 
-/// A Compose database container `name` publishing 127.0.0.1:`port` → 5432, which Pier does not
-/// stop (yellow).
+/// A Compose database container `name` publishing 127.0.0.1:`port` → 5432, kept by a restart
+/// policy (yellow).
 pub fn container(name: &str, port: u16) -> crate::model::container::Container {
     crate::model::container::Container {
         id: "container-0123456789ab".into(),
@@ -88,14 +88,19 @@ pub fn container(name: &str, port: u16) -> crate::model::container::Container {
         }],
         connections: vec![],
         age_seconds: Some(600),
+        started_at: Some("2026-12-03T08:00:00.000000001Z".into()),
+        activity: None,
         compose_project: Some("shop".into()),
         compose_service: Some("db".into()),
-        restart_policy: None,
+        restart_policy: Some("always".into()),
         auto_remove: false,
         evidence: vec![Evidence {
             kind: EvidenceKind::EngineManaged,
             level: Level::Yellow,
-            message: format!("Pier does not stop containers yet: `docker stop {name}` stops it"),
+            message: format!(
+                "restart policy always: Docker starts it again when it ends, so a lasting stop \
+                 is Docker's: `docker stop {name}`"
+            ),
             source: "container engine".into(),
         }],
     }

@@ -205,4 +205,24 @@ pub struct StopReport {
     /// The signal that interrupted the stop (`"SIGINT"`), if one did (docs/design.md §3.10):
     /// then no further level was signalled, and the result is what was true when it ended.
     pub interrupted: Option<String>,
+    /// For a container's stop, once its checkpoints passed: what became of it (`members` is
+    /// then empty: the engine, not Pier, signals its processes). `null` for a resource.
+    pub container: Option<ContainerOutcome>,
+}
+
+/// What became of a container a stop signalled through its engine (docs/design.md §4a).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerOutcome {
+    /// The engine's full container id.
+    pub container_id: String,
+    /// Its name.
+    pub name: String,
+    /// The signal sent through the engine (its stop signal, `"SIGTERM"` unless its image says
+    /// otherwise).
+    pub signal: String,
+    /// What happened to its run: `stopped`, `still_running` (Pier never sends the engine's
+    /// SIGKILL), `skipped` (no signal: it had stopped, or another run had begun) or `failed`.
+    pub outcome: MemberOutcome,
+    /// The same in words.
+    pub detail: String,
 }

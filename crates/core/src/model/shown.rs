@@ -2,6 +2,7 @@
 //! refused if the fresh diagnosis differs.
 
 use super::card::{Level, Resource};
+use super::container::Container;
 use super::Identity;
 
 /// What the caller showed the user, when it showed something (the app does): the stop is
@@ -11,8 +12,11 @@ pub struct Shown {
     /// The level of the project the card was in; the stop is refused if it is another now.
     pub project_level: Level,
     /// The resource's members as shown; the stop is refused if the fresh ones are not the
-    /// same identities running the same executables.
+    /// same identities running the same executables. Empty for a container.
     pub members: Vec<ShownMember>,
+    /// For a container's card: the run it showed (its start time, as the engine wrote it);
+    /// the stop is refused if the container runs another one now. `None` for a resource.
+    pub container_run: Option<String>,
 }
 
 /// One member as it was shown: its identity, and the executable it ran then. The start time
@@ -31,6 +35,16 @@ impl Shown {
         Self {
             project_level,
             members: shown_members(resource),
+            container_run: None,
+        }
+    }
+
+    /// What a container's card, in a project at `project_level`, shows.
+    pub fn of_container(project_level: Level, container: &Container) -> Self {
+        Self {
+            project_level,
+            members: Vec::new(),
+            container_run: container.started_at.clone(),
         }
     }
 }

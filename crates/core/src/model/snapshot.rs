@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::bytes::ByteString;
 use super::card::{Evidence, Port};
-use super::outcome::{MemberOutcome, ResourceResult};
+use super::container::PublishedPort;
+use super::outcome::{ContainerOutcome, MemberOutcome, ResourceResult};
 use super::Identity;
 
 /// The card group the resource was in when it was stopped.
@@ -115,4 +116,82 @@ pub struct RecordedRestart {
     pub at: String,
     /// Whether every recorded port listened from the new tree within the wait.
     pub ready: bool,
+}
+
+/// The recovery record of a container's stop (`ctr-<12 hex digits of its id>-<unix ms>`),
+/// written before its signal: what `pier restart` needs to start the same container again
+/// through its engine (docs/design.md §4a). A container keeps its configuration in its
+/// engine, so the record names it rather than copying it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContainerSnapshot {
+    /// The record's schema version (1).
+    pub schema: u32,
+    /// The card's id (`"container-<12 hex digits>"`).
+    pub id: String,
+    /// The engine's full container id: what a restart starts.
+    pub container_id: String,
+    /// Its name and image, as the card showed them.
+    pub name: String,
+    /// The image it ran.
+    pub image: String,
+    /// The engine (`"Docker"`) and where it was asked (`"unix:///var/run/docker.sock"`).
+    pub engine: String,
+    /// Where the engine was asked: a restart asks the same socket.
+    pub engine_host: String,
+    /// The run that was stopped: its start time, as the engine wrote it.
+    pub started_at: String,
+    /// The signal its stop sends through the engine.
+    pub stop_signal: String,
+    /// RFC 3339, UTC: when the stop began.
+    pub created_at: String,
+    /// The card group it was in.
+    pub project: SnapshotProject,
+    /// Its published ports: a restart refuses while another listener holds one, and waits
+    /// for them to listen again.
+    pub ports: Vec<PublishedPort>,
+    /// The evidence at stop time.
+    pub evidence: Vec<Evidence>,
+    /// Whether the signal was sent: `None` while the stop runs (or if Pier died during it).
+    pub signalled: Option<bool>,
+    /// The "signals may follow" mark, as for a resource's snapshot.
+    pub signals_may_follow: Option<bool>,
+    /// Set when a later read reconciled this unfinished stop from the engine's account.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciled_at: Option<String>,
+    /// What became of it, once the stop finished.
+    pub outcome: Option<ContainerOutcome>,
+    /// `None` until the stop has finished.
+    pub result: Option<ResourceResult>,
+    /// The stop's reason in words; `None` until the stop has finished.
+    pub reason: Option<String>,
+    /// Every restart made from this record, oldest first.
+    #[serde(default)]
+    pub restarts: Vec<ContainerRestart>,
+}
+
+/// One restart of a container: the run it began and how it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerRestart {
+    /// The new run's start time, as the engine wrote it.
+    pub started_at: String,
+    /// RFC 3339, UTC.
+    pub at: String,
+    /// Whether every recorded port listened again within the wait.
+    pub ready: bool,
+}
+
+impl ContainerSnapshot {
+    /// The identity this record speaks for, as the store's updates ask it (`store::Owned`):
+    /// the stopped run, its start time in nanoseconds since the epoch (pid 0: a container is
+    /// no process). Stays the same across restarts, which are appended, not substituted.
+    pub fn run(&self) -> Identity {
+        let ns = humantime::parse_rfc3339(&self.started_at)
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        Identity {
+            pid: 0,
+            start_time: ns,
+        }
+    }
 }

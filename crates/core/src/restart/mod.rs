@@ -10,6 +10,7 @@
 //! kernel's, see `diagnose::helpers`) are neither checked nor waited for. Pier does not
 //! supervise what it restarted.
 
+pub mod container;
 pub mod rules;
 mod spawn;
 
@@ -220,10 +221,17 @@ pub fn history(
             }
         })
         .collect();
-    Ok((
-        entries,
-        listing.damaged.iter().map(ToString::to_string).collect(),
-    ))
+    let mut damaged: Vec<String> = listing.damaged.iter().map(ToString::to_string).collect();
+    // Containers' stops, from their own records (`container.rs`).
+    let mut entries: Vec<HistoryEntry> = entries;
+    match container::history(probe, store, &crate::containers::control::LiveEngines) {
+        Ok((more, more_damaged)) => {
+            entries.extend(more);
+            damaged.extend(more_damaged);
+        }
+        Err(e) => damaged.push(e),
+    }
+    Ok((entries, damaged))
 }
 
 /// A record as a reader should see it: an unfinished one reconciled (`stop/reconcile.rs`).

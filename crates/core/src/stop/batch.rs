@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use super::container::is_container_id;
 use super::checks::{self, TreeCheck};
 use super::flow::{abandoned, report, Stopper, Verdict};
 use super::refusal::{Refusal, Why};
@@ -130,6 +131,11 @@ impl Stopper<'_> {
             .filter(|(id, _)| seen.insert(*id))
             .copied()
             .collect();
+        // Containers are stopped through their engines, one after another, once the
+        // processes' batch has ended (`container.rs`).
+        if targets.iter().any(|(id, _)| is_container_id(id)) {
+            return self.stop_mixed(&targets, progress);
+        }
         let mut out = Reports {
             slots: targets.iter().map(|_| None).collect(),
             progress,
@@ -159,6 +165,39 @@ impl Stopper<'_> {
             }
         }
         out.slots.into_iter().flatten().collect()
+    }
+
+    /// A batch with containers in it: the processes' batch, then each container's stop;
+    /// the reports in the order of `targets`.
+    fn stop_mixed(
+        &self,
+        targets: &[(&str, Option<&Shown>)],
+        progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Vec<StopReport> {
+        let (containers, processes): (Vec<_>, Vec<_>) =
+            targets.iter().partition(|(id, _)| is_container_id(id));
+        let mut reports = if processes.is_empty() {
+            Vec::new()
+        } else {
+            self.stop_all(&processes, progress)
+        };
+        for (id, shown) in containers {
+            if self.interrupt.raised().is_some() {
+                let signal = self.interrupt.raised().unwrap_or("a signal");
+                let r = super::flow::abandoned(id, signal, "before its stop began");
+                progress(Progress::Done(&r));
+                reports.push(r);
+                continue;
+            }
+            progress(Progress::Step(Step::Rediagnosing, 1));
+            let r = self.stop_container(id, shown);
+            progress(Progress::Done(&r));
+            reports.push(r);
+        }
+        targets
+            .iter()
+            .filter_map(|(id, _)| reports.iter().find(|r| r.id == *id).cloned())
+            .collect()
     }
 
     /// Each resource's own stop lock. A stop of one resource waits for it while another stop
@@ -428,6 +467,7 @@ impl Stopper<'_> {
             store: self.store,
             marker_at: self.marker_at,
             interrupt: self.interrupt,
+            engines: self.engines,
             opts: self.opts.clone(),
         };
         let signalling = &signalling;

@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::checks;
+use crate::containers::control::EngineAccess;
 use super::ending::Problem;
 use super::interrupt::Interrupt;
 use super::newcomers::Watch;
@@ -39,6 +40,8 @@ pub struct Stopper<'a> {
     pub marker_at: MarkerLookup<'a>,
     /// Raised by SIGINT, SIGTERM or SIGHUP (`interrupt.rs`): read at the stop's seams.
     pub interrupt: &'a Interrupt,
+    /// The container engines, for a container's stop (`container.rs`).
+    pub engines: &'a dyn EngineAccess,
     /// How to stop: grace, sample window, thresholds, Force, deadline.
     pub opts: StopOptions,
 }
@@ -68,6 +71,7 @@ pub(super) fn report(id: &str, result: ResourceResult, reason: impl Into<String>
         timings: None,
         record_error: None,
         interrupted: None,
+        container: None,
     }
 }
 
@@ -364,6 +368,7 @@ impl Stopper<'_> {
             fresh: None,
             record_error: None,
             interrupted: interrupted.map(str::to_owned),
+            container: None,
             timings: first.zip(last).map(|(f, l)| Timings {
                 a_to_first_signal_ms: f.as_secs_f64() * 1e3,
                 a_to_last_signal_ms: l.as_secs_f64() * 1e3,

@@ -27,6 +27,7 @@
 
 mod batch;
 pub mod checks;
+pub mod container;
 pub mod interrupt;
 pub mod reconcile;
 pub mod refusal;

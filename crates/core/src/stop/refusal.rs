@@ -50,6 +50,10 @@ impl fmt::Display for Peer {
 /// What a checkpoint saw that would not be green, or could not read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Why {
+    /// A container's checkpoint: what its fresh card, its engine's counters or its engine's
+    /// account of its run said (`stop/container.rs`), in words.
+    #[error("{0}")]
+    Container(String),
     // (a), (c), (e): ports and connections.
     /// The survey of processes and sockets failed as a whole, with the probe's error.
     #[error("the ports and connections could not be checked: {0}")]

@@ -1,7 +1,7 @@
 //! The recovery snapshot's behaviour: its members' commands in words, and how the store
 //! versions it and knows its owner. The data is the model's (`model/snapshot.rs`).
 
-use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::{ContainerSnapshot, Snapshot};
 use crate::model::Identity;
 use crate::store::{Owned, Versioned};
 
@@ -35,5 +35,18 @@ impl Versioned for Snapshot {
 impl Owned for Snapshot {
     fn owner(&self) -> Identity {
         self.root
+    }
+}
+
+impl Versioned for ContainerSnapshot {
+    const SCHEMA: u32 = 1;
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+impl Owned for ContainerSnapshot {
+    fn owner(&self) -> Identity {
+        self.run()
     }
 }

@@ -120,6 +120,23 @@ struct FakeOps<'a> {
 /// The flag of every test that is not about interruption: never raised.
 static NEVER: Interrupt = Interrupt::new();
 
+/// No container engine on the machine: the process stops' tests ask none.
+struct NoEngines;
+
+impl crate::containers::control::EngineAccess for NoEngines {
+    fn read(&self) -> Vec<crate::containers::EngineRead> {
+        Vec::new()
+    }
+    fn connect(
+        &self,
+        host: &str,
+    ) -> Result<Box<dyn crate::containers::control::Control>, String> {
+        Err(format!("no engine at {host}"))
+    }
+}
+
+static NO_ENGINES: NoEngines = NoEngines;
+
 type AfterSend = Box<dyn FnMut(&mut FakeProbe) + Send>;
 
 impl FakeOps<'_> {
@@ -200,6 +217,7 @@ fn stopper<'a>(
         store,
         marker_at: &markers,
         interrupt: ops.interrupt,
+        engines: &NO_ENGINES,
         opts,
     }
 }
@@ -640,6 +658,7 @@ fn what_was_shown_must_still_hold() {
             },
             exe: Some("/bin/sh".into()),
         }],
+        container_run: None,
     };
     let r = stopper.stop(ID, Some(&shown));
     assert_eq!(

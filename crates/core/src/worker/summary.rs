@@ -173,6 +173,7 @@ mod tests {
             timings: None,
             record_error: None,
             interrupted: None,
+            container: None,
         }
     }
 

@@ -96,6 +96,7 @@ impl Scripted {
             timings: None,
             record_error: None,
             interrupted: None,
+            container: None,
         }
     }
 }
@@ -177,6 +178,7 @@ fn an_action_result_is_delivered_then_a_newer_scan_follows() {
             shown: Shown {
                 project_level: crate::model::card::Level::Green,
                 members: vec![],
+                container_run: None,
             },
         }],
     });
@@ -253,6 +255,7 @@ fn a_batch_that_panics_still_delivers_a_result_for_each_resource() {
         shown: Shown {
             project_level: crate::model::card::Level::Green,
             members: vec![],
+            container_run: None,
         },
     };
     worker.send(Command::Stop {
@@ -305,6 +308,7 @@ fn quit_waits_for_an_action_in_flight_and_delivers_its_result() {
             shown: Shown {
                 project_level: crate::model::card::Level::Green,
                 members: vec![],
+                container_run: None,
             },
         }],
     });

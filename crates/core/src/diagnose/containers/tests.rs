@@ -2,9 +2,12 @@
 //! connections that count (host and namespace), the engine as manager, the placement.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use super::super::tests::{markers, opts, APP};
 use super::super::{scan, Engines, ScanOptions};
+use crate::containers::control::Measured;
+use crate::containers::sample::Samples;
 use crate::containers::{Compose, ContainerFacts, Endpoint, EngineRead, Published};
 use crate::model::card::{EvidenceKind, Level, Scan};
 use crate::model::container::Container;
@@ -67,12 +70,40 @@ fn host() -> FakeProbe {
         .listen("127.0.0.1:18080", PROXY)
 }
 
+/// Every container idle over the sample: no CPU time, no disk I/O.
+fn idle(containers: &[ContainerFacts]) -> Samples {
+    containers
+        .iter()
+        .map(|c| (c.id.clone(), Ok(used(0))))
+        .collect()
+}
+
+fn used(cpu_ns: u64) -> Measured {
+    Measured {
+        cpu_ns,
+        window: Duration::from_millis(1000),
+    }
+}
+
 fn scan_with(probe: &FakeProbe, containers: Vec<ContainerFacts>, o: ScanOptions) -> Scan {
+    let samples = idle(&containers);
+    scan_sampled(probe, containers, samples, o)
+}
+
+fn scan_sampled(
+    probe: &FakeProbe,
+    containers: Vec<ContainerFacts>,
+    samples: Samples,
+    o: ScanOptions,
+) -> Scan {
     let o = ScanOptions {
-        engines: Engines::Given(vec![EngineRead {
-            endpoint: endpoint(),
-            containers: Ok(containers),
-        }]),
+        engines: Engines::Given(
+            vec![EngineRead {
+                endpoint: endpoint(),
+                containers: Ok(containers),
+            }],
+            samples,
+        ),
         include_others: true,
         ..o
     };
@@ -111,16 +142,50 @@ fn a_published_port_is_the_container_s_card_and_not_an_other_listener() {
     assert_eq!(scan.projects[0].path, HOST);
     assert_eq!(scan.other_listeners, Some(Vec::new()), "{scan:#?}");
     assert_eq!(scan.engines[0].running, Some(1));
-    // Idle, every connection read: only the stop Pier does not make yet keeps it from green.
-    assert_eq!(c.level, Level::Yellow);
+    // Idle, every connection read, no restart policy: Pier may stop it.
+    assert_eq!(c.level, Level::Green, "{c:#?}");
+    assert_eq!(kinds(c), vec![EvidenceKind::Container, EvidenceKind::Activity]);
     assert_eq!(
-        kinds(c),
-        vec![EvidenceKind::Container, EvidenceKind::EngineManaged]
+        c.evidence[1].message,
+        "idle over 1000 ms by its engine's statistics: 0.0% CPU (disk I/O is not in them)"
     );
-    assert!(
-        c.evidence[1].message.contains("`docker stop web1`"),
-        "{c:#?}"
+    assert_eq!(c.started_at.as_deref(), Some("2026-12-03T06:08:14.144822442Z"));
+}
+
+#[test]
+fn a_busy_container_is_yellow_and_one_not_measured_cannot_be_green() {
+    // 200 ms of CPU over a second: 20% of one core.
+    let busy = [(web().id, Ok(used(200_000_000)))].into_iter().collect();
+    let scan = scan_sampled(&host(), vec![web()], busy, opts());
+    let c = the_card(&scan);
+    assert_eq!(c.level, Level::Yellow, "{c:#?}");
+    let said = &c.evidence[1].message;
+    assert_eq!(
+        said,
+        "busy over 1000 ms by its engine's statistics: 20.0% CPU (more than 5%)"
     );
+
+    let unread = [(web().id, Err("the engine at X could not be asked: gone".into()))]
+        .into_iter()
+        .collect();
+    let c = the_card(&scan_sampled(&host(), vec![web()], unread, opts())).clone();
+    assert_eq!(c.level, Level::Yellow, "{c:#?}");
+    assert!(c.evidence[1].message.contains("could not be asked"), "{c:#?}");
+    let c = the_card(&scan_sampled(&host(), vec![web()], Samples::new(), opts())).clone();
+    assert_eq!(c.level, Level::Yellow, "{c:#?}");
+    assert_eq!(c.evidence[1].kind, EvidenceKind::ActivityUnreadable);
+}
+
+#[test]
+fn a_scan_without_a_sample_says_so_and_leaves_activity_out_of_the_level() {
+    let o = ScanOptions {
+        sample: Duration::ZERO,
+        ..opts()
+    };
+    let scan = scan_sampled(&host(), vec![web()], Samples::new(), o);
+    let c = the_card(&scan);
+    assert_eq!(c.level, Level::Green, "{c:#?}");
+    assert_eq!(c.evidence[1].kind, EvidenceKind::ActivityNotSampled);
 }
 
 #[test]
@@ -251,7 +316,23 @@ fn a_restart_policy_or_auto_remove_makes_the_engine_its_manager() {
         .collect();
     assert_eq!(messages.len(), 3, "{messages:#?}");
     assert!(messages[0].starts_with("restart policy unless-stopped: Docker starts it again"));
+    assert!(messages[0].ends_with("a lasting stop is Docker's: `docker stop web1`"));
     assert!(messages[1].starts_with("auto-remove (--rm)"));
+}
+
+/// Compose's own command stops a Compose service; the engine's, any other container.
+#[test]
+fn a_managed_card_names_the_engine_s_own_stop_command() {
+    let mut db = web();
+    db.restart_policy = Some("always".into());
+    db.compose = Some(Compose {
+        project: "app".into(),
+        service: Some("db".into()),
+        working_dir: Some(format!("{APP}/deploy").into()),
+    });
+    let scan = scan_with(&host(), vec![db], opts());
+    let said = &the_card(&scan).evidence[1].message;
+    assert!(said.ends_with("`docker compose -p app stop db`"), "{said}");
 }
 
 #[test]
@@ -274,16 +355,6 @@ fn a_compose_container_goes_to_its_project_and_under_keeps_only_what_is_under_it
         scan.projects[0].containers[0].compose_service.as_deref(),
         Some("db")
     );
-    // Compose's own command stops a Compose service; the engine's, any other container.
-    let said = |c: &Container| c.evidence.last().unwrap().message.clone();
-    assert_eq!(
-        said(&scan.projects[0].containers[0]),
-        "Pier does not stop containers yet: `docker compose -p app stop db` stops it"
-    );
-    assert_eq!(
-        said(&scan.projects[1].containers[0]),
-        "Pier does not stop containers yet: `docker stop web1` stops it"
-    );
     let mut o = opts();
     o.under = vec![APP.into()];
     let scan = scan_with(&host(), vec![db, web()], o);
@@ -294,12 +365,15 @@ fn a_compose_container_goes_to_its_project_and_under_keeps_only_what_is_under_it
 #[test]
 fn an_engine_that_cannot_be_asked_is_reported_and_its_port_stays_unattributed() {
     let o = ScanOptions {
-        engines: Engines::Given(vec![EngineRead {
-            endpoint: endpoint(),
-            containers: Err("Docker at unix:///var/run/docker.sock could not be asked: \
-                             Permission denied (os error 13)"
-                .into()),
-        }]),
+        engines: Engines::Given(
+            vec![EngineRead {
+                endpoint: endpoint(),
+                containers: Err("Docker at unix:///var/run/docker.sock could not be asked: \
+                                 Permission denied (os error 13)"
+                    .into()),
+            }],
+            Samples::new(),
+        ),
         include_others: true,
         ..opts()
     };

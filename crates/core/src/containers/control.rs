@@ -1,0 +1,197 @@
+//! What a stop and a restart ask of one engine about one container (docs/design.md §4a): its
+//! state now, its CPU use over the engine's own window, a signal, a bounded wait for it to stop, a start.
+//! Behind the [`Control`] trait, so the container's checkpoint chain (`stop/container.rs`) is
+//! tested with a scripted engine as well as against a real dockerd; `api.rs` is the real one.
+//!
+//! Deliberately absent: the engine's own stop (`POST /containers/{id}/stop`, `docker stop`),
+//! which sends SIGKILL once its timeout runs out. Pier sends the container's stop signal
+//! through the engine's kill endpoint and waits at most the grace period; a container still
+//! running then is reported `still_running`, never killed.
+
+use std::time::Duration;
+
+/// One container as its engine describes it at one moment.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct State {
+    /// The engine's full container id.
+    pub id: String,
+    /// Its name, without Docker's leading `/`.
+    pub name: String,
+    /// Whether it runs.
+    pub running: bool,
+    /// When its current (or last) run started, RFC 3339 as the engine wrote it: with the id,
+    /// the identity of one run. A container started again has the same id and a new time.
+    pub started_at: String,
+    /// The signal its stop sends (`Config.StopSignal`, `SIGTERM` when the image sets none).
+    pub stop_signal: String,
+    /// Its restart policy when it has one; `None` for `no`.
+    pub restart_policy: Option<String>,
+    /// Removed by the engine once it stops.
+    pub auto_remove: bool,
+    /// The host pid of its first process while it runs (0 or none in a VM).
+    pub pid: Option<u32>,
+}
+
+/// What a container used over a window its engine measured: Docker's statistics, asked
+/// once, wait for two of its collector's readings (about a second apart) and give both, so
+/// one call is one measurement, the window lying inside the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measured {
+    /// CPU time used by all its processes over the window, in nanoseconds.
+    pub cpu_ns: u64,
+    /// The window between the engine's two readings.
+    pub window: Duration,
+}
+
+/// One engine, for one container at a time. Every answer is `Err` with a sentence when the
+/// engine could not be asked; each such answer refuses a stop.
+pub trait Control: Sync {
+    /// The container now; `Ok(None)` when the engine has no such container (removed).
+    fn state(&self, id: &str) -> Result<Option<State>, String>;
+    /// Its CPU use between two of the engine's readings (a second apart on Docker; only
+    /// while it runs). `at_first` runs as soon as the first reading is in, before the second
+    /// is taken: the stop's check (a) runs there, so the window follows it closely and the
+    /// whole sample costs one interval of the engine's, not two.
+    fn activity(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String>;
+    /// Sends `signal` (`"SIGTERM"`) to its first process, through the engine.
+    fn signal(&self, id: &str, signal: &str) -> Result<(), String>;
+    /// Returns once it is not running, or once `limit` has passed, whichever is first; it
+    /// blocks on the engine's own wait, never polls.
+    fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), String>;
+    /// Starts it again (same container, same configuration).
+    fn start(&self, id: &str) -> Result<(), String>;
+}
+
+/// Whether `now` is the run that was judged: the same container, the same start, still
+/// running. The id alone is not enough: `docker restart` (or a restart policy changed back)
+/// keeps the id and starts a new run, which no check has seen.
+pub fn same_run(now: &State, id: &str, started_at: &str) -> Result<(), String> {
+    if now.id != id {
+        return Err(format!(
+            "the engine names another container ({}) for {}",
+            now.id, id
+        ));
+    }
+    if now.started_at != started_at {
+        return Err(format!(
+            "container {} was started again since it was judged (its run began at {}, not {})",
+            now.name, now.started_at, started_at
+        ));
+    }
+    if !now.running {
+        return Err(format!("container {} is not running any more", now.name));
+    }
+    Ok(())
+}
+
+/// What keeps a container from being stopped by Pier however idle it is: the engine is its
+/// manager (a restart policy starts it again), or stopping it deletes it (auto-remove), so no
+/// snapshot could bring it back.
+pub fn engine_manages(now: &State) -> Option<String> {
+    if let Some(policy) = &now.restart_policy {
+        return Some(format!(
+            "container {} has the restart policy {policy}: its engine would start it again",
+            now.name
+        ));
+    }
+    if now.auto_remove {
+        return Some(format!(
+            "container {} is removed once it stops (--rm): it could not be started again",
+            now.name
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> State {
+        State {
+            id: "abc".into(),
+            name: "web".into(),
+            running: true,
+            started_at: "2026-12-03T08:00:00.1Z".into(),
+            stop_signal: "SIGTERM".into(),
+            ..State::default()
+        }
+    }
+
+    #[test]
+    fn the_same_run_is_the_same_id_and_start_and_still_running() {
+        assert_eq!(same_run(&run(), "abc", "2026-12-03T08:00:00.1Z"), Ok(()));
+    }
+
+    #[test]
+    fn a_run_started_again_is_not_the_run_that_was_judged() {
+        let again = State {
+            started_at: "2026-12-03T08:00:05Z".into(),
+            ..run()
+        };
+        let why = same_run(&again, "abc", "2026-12-03T08:00:00.1Z").unwrap_err();
+        assert!(why.contains("was started again"), "{why}");
+    }
+
+    #[test]
+    fn a_stopped_container_or_another_id_is_not_the_run_either() {
+        let stopped = State {
+            running: false,
+            ..run()
+        };
+        let t = "2026-12-03T08:00:00.1Z";
+        assert!(same_run(&stopped, "abc", t)
+            .unwrap_err()
+            .contains("not running"));
+        assert!(same_run(&run(), "abd", t)
+            .unwrap_err()
+            .contains("another container"));
+    }
+
+    #[test]
+    fn a_restart_policy_or_auto_remove_makes_the_engine_its_manager() {
+        assert_eq!(engine_manages(&run()), None);
+        let policy = State {
+            restart_policy: Some("always".into()),
+            ..run()
+        };
+        assert!(engine_manages(&policy).unwrap().contains("restart policy always"));
+        let rm = State {
+            auto_remove: true,
+            ..run()
+        };
+        assert!(engine_manages(&rm).unwrap().contains("--rm"));
+    }
+}
+
+/// The container engines of this machine as a stop and a restart reach them: every engine's
+/// account at once (as a scan reads it), and one engine for one container's questions.
+/// [`LiveEngines`] is the real one; the stop's tests script their own.
+pub trait EngineAccess: Sync {
+    /// What every engine found says now: its running containers, each inspected, each one's
+    /// network namespace read.
+    fn read(&self) -> Vec<super::EngineRead>;
+    /// The engine at `host`, connected.
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String>;
+}
+
+/// This machine's engines: those `containers::find_engines` finds, asked through their API.
+pub struct LiveEngines;
+
+impl EngineAccess for LiveEngines {
+    fn read(&self) -> Vec<super::EngineRead> {
+        super::ask_engines(super::find_engines())
+    }
+
+    #[cfg(unix)]
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
+        super::api::Api::connect(host).map(|api| Box::new(api) as Box<dyn Control>)
+    }
+
+    #[cfg(not(unix))]
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
+        Err(format!(
+            "{host} could not be asked: container engines are reached over unix sockets only"
+        ))
+    }
+}
