@@ -230,15 +230,15 @@ fn a_published_port_is_its_container_s_card_and_docker_proxy_no_resource_of_its_
     assert_eq!(c["ports"][0]["container_port"], 8080);
     assert!(c["age_seconds"].as_u64().is_some(), "{c:#}");
     assert!(live(&c).is_empty(), "{c:#}");
-    // Idle, its namespace read: yellow only because Pier does not stop containers itself.
-    assert_eq!(c["level"], "yellow", "{c:#}");
+    // No client, its namespace read, no restart policy, activity not sampled: green.
+    assert_eq!(c["level"], "green", "{c:#}");
     let kinds: Vec<&str> = c["evidence"]
         .as_array()
         .unwrap()
         .iter()
         .map(|e| e["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["container", "engine_managed"], "{c:#}");
+    assert_eq!(kinds, ["container", "activity_not_sampled"], "{c:#}");
     assert_eq!(scan["engines"][0]["host"], host);
     assert!(scan["engines"][0]["error"].is_null(), "{scan:#}");
 
@@ -426,7 +426,7 @@ fn run_by_a_normal_user_the_port_is_still_the_container_s() {
         card(&s, "pier-t-user").map(|(_, c)| (s.clone(), c))
     });
     assert_eq!(c["ports"][0]["port"], port, "{c:#}");
-    assert_eq!(c["level"], "yellow", "{c:#}");
+    assert_eq!(c["level"], "green", "{c:#}");
     // docker-proxy is root's, invisible to the user: its listener, ownerless, would be listed
     // whatever `--under` says — but it is the container's.
     let others = s["other_listeners"].as_array().unwrap();
@@ -521,4 +521,226 @@ fn a_host_network_container_s_process_in_a_project_is_its_container_s() {
     );
     let others = scan["other_listeners"].as_array().unwrap();
     assert!(others.iter().all(|l| l["port"] != port), "{others:#?}");
+}
+
+/// A container whose first process ends on SIGTERM, as most servers' do: busybox sh trapping
+/// it, with httpd serving beside it, published on 127.0.0.1:`port`.
+fn polite(host: &str, name: &str, folder: &Path, port: u16) -> Running {
+    let publish = format!("127.0.0.1:{port}:8080");
+    let dir = format!(
+        "com.docker.compose.project.working_dir={}",
+        folder.display()
+    );
+    docker(
+        host,
+        &[
+            "run",
+            "-d",
+            "--name",
+            name,
+            "--label",
+            "com.docker.compose.project=pier-tests",
+            "--label",
+            &dir,
+            "-p",
+            &publish,
+            "pier-busybox:test",
+            "busybox",
+            "sh",
+            "-c",
+            "trap 'exit 0' TERM; busybox httpd -f -p 8080 & wait",
+        ],
+    );
+    Running {
+        host: host.to_owned(),
+        name: name.to_owned(),
+    }
+}
+
+/// `pier ARGS --json` (no `--under`: `pier stop ID` and `pier restart` take none), as JSON.
+fn pier_json(sb: &Sandbox, host: &str, args: &[&str]) -> Value {
+    let out = Command::new(common::pier_bin())
+        .args(args)
+        .arg("--json")
+        .env("DOCKER_HOST", host)
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .output()
+        .expect("pier runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "pier {args:?}: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn inspect(host: &str, name: &str, format: &str) -> String {
+    docker(host, &["inspect", "-f", format, name])
+}
+
+/// The whole path a user takes: a green card, `pier stop` through the engine (its stop
+/// signal, a record first), the container stopped — not removed — and `pier restart` starting
+/// the same container again, its port answering; a second restart is refused.
+#[test]
+fn an_idle_container_is_stopped_through_its_engine_and_started_again() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("stop and restart")
+    else {
+        return;
+    };
+    let _web = polite(&host, "pier-t-stop", &shop, port);
+    let id = inspect(&host, "pier-t-stop", "{{.Id}}");
+    let run = inspect(&host, "pier-t-stop", "{{.State.StartedAt}}");
+    let c = card_when(&sb, &host, "pier-t-stop", "a green card", |c| {
+        c["level"] == "green"
+    });
+    assert_eq!(c["container_id"], id.as_str());
+    // Sampled, as `pier scan` runs by default: its engine's statistics say it idles.
+    let sampled = pier(&sb, &host, &["scan", "--json"], None);
+    let sampled: Value = serde_json::from_slice(&sampled.stdout).unwrap();
+    let (_, c) = card(&sampled, "pier-t-stop").unwrap();
+    assert_eq!(c["level"], "green", "{c:#}");
+    assert!(c["activity"]["window_ms"].as_u64().unwrap() >= 500, "{c:#}");
+
+    let card_id = c["id"].as_str().unwrap().to_owned();
+    let doc = pier_json(&sb, &host, &["stop", &card_id]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "stopped", "{doc:#}");
+    assert_eq!(r["container"]["outcome"], "stopped", "{doc:#}");
+    assert_eq!(r["container"]["signal"], "SIGTERM", "{doc:#}");
+    assert!(r["members"].as_array().unwrap().is_empty(), "{doc:#}");
+    let first_signal = r["timings"]["a_to_first_signal_ms"].as_f64().unwrap();
+    assert!(first_signal <= 2000.0, "{doc:#}");
+    let record = r["snapshot"].as_str().unwrap().to_owned();
+    assert!(record.starts_with("ctr-"), "{record}");
+    assert_eq!(inspect(&host, "pier-t-stop", "{{.State.Running}}"), "false");
+    assert_eq!(inspect(&host, "pier-t-stop", "{{.State.ExitCode}}"), "0");
+
+    let history = pier_json(&sb, &host, &["history"]);
+    let entry = history["snapshots"]
+        .as_array()
+        .and_then(|e| e.iter().find(|e| e["snapshot"] == record.as_str()).cloned())
+        .unwrap_or_else(|| panic!("{history:#}"));
+    assert_eq!(entry["restartable"], true, "{entry:#}");
+
+    let again = pier_json(&sb, &host, &["restart", &card_id]);
+    assert_eq!(again["result"], "ready", "{again:#}");
+    assert_eq!(inspect(&host, "pier-t-stop", "{{.Id}}"), id, "the same container");
+    assert_eq!(inspect(&host, "pier-t-stop", "{{.State.Running}}"), "true");
+    assert_ne!(inspect(&host, "pier-t-stop", "{{.State.StartedAt}}"), run);
+    wait_for("the port to answer again", || {
+        TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+    let twice = pier_json(&sb, &host, &["restart", &record]);
+    assert_eq!(twice["result"], "refused", "{twice:#}");
+    assert!(
+        twice["reason"].as_str().unwrap().contains("already runs"),
+        "{twice:#}"
+    );
+}
+
+/// busybox httpd as the container's first process ignores SIGTERM: after its grace it still
+/// runs, and the report says so — Pier never sends the engine's SIGKILL (`docker stop` would
+/// have). Its record is then not offered for restart.
+#[test]
+fn a_container_that_ignores_its_stop_signal_is_still_running_never_killed() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("ignores SIGTERM")
+    else {
+        return;
+    };
+    let _web = httpd(&host, "pier-t-stubborn", &shop, port, &[]);
+    let run = inspect(&host, "pier-t-stubborn", "{{.State.StartedAt}}");
+    let c = card_when(&sb, &host, "pier-t-stubborn", "a green card", |c| {
+        c["level"] == "green"
+    });
+    let card_id = c["id"].as_str().unwrap().to_owned();
+    let doc = pier_json(&sb, &host, &["stop", "--grace", "1", &card_id]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "partially_stopped", "{doc:#}");
+    assert_eq!(r["container"]["outcome"], "still_running", "{doc:#}");
+    assert_eq!(inspect(&host, "pier-t-stubborn", "{{.State.Running}}"), "true");
+    assert_eq!(inspect(&host, "pier-t-stubborn", "{{.State.StartedAt}}"), run);
+    let again = pier_json(&sb, &host, &["restart", &card_id]);
+    assert_eq!(again["result"], "refused", "{again:#}");
+}
+
+/// A client on the published port: the card is red, and a stop asked for by id is refused
+/// with nothing sent; the container serves on.
+#[test]
+fn a_stop_of_a_container_with_a_client_is_refused_and_sends_nothing() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("stop with a client")
+    else {
+        return;
+    };
+    let _web = polite(&host, "pier-t-served-stop", &shop, port);
+    let c = card_when(&sb, &host, "pier-t-served-stop", "a green card", |c| {
+        c["level"] == "green"
+    });
+    let card_id = c["id"].as_str().unwrap().to_owned();
+    let _client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    card_when(&sb, &host, "pier-t-served-stop", "the client", |c| {
+        c["level"] == "red"
+    });
+    let doc = pier_json(&sb, &host, &["stop", &card_id]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "refused", "{doc:#}");
+    assert!(r["container"].is_null(), "{doc:#}");
+    assert!(
+        r["reason"].as_str().unwrap().contains("live connection"),
+        "{doc:#}"
+    );
+    assert_eq!(
+        inspect(&host, "pier-t-served-stop", "{{.State.Running}}"),
+        "true"
+    );
+}
+
+/// A restart policy keeps the card yellow, and `pier stop --all-green` leaves it alone,
+/// saying why; asked for by id, the stop is refused.
+#[test]
+fn a_container_with_a_restart_policy_is_left_alone() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("restart policy, stop")
+    else {
+        return;
+    };
+    let _web = httpd(
+        &host,
+        "pier-t-policy-stop",
+        &shop,
+        port,
+        &["--restart", "always"],
+    );
+    let c = card_when(&sb, &host, "pier-t-policy-stop", "the card", |_| true);
+    let card_id = c["id"].as_str().unwrap().to_owned();
+    let out = pier(&sb, &host, &["stop", "--json", "--all-green"], None);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["results"].as_array().unwrap().is_empty(), "{doc:#}");
+    assert_eq!(doc["left_alone"][0]["id"], card_id.as_str(), "{doc:#}");
+    assert!(doc["left_alone"][0]["pid"].is_null(), "{doc:#}");
+    let doc = pier_json(&sb, &host, &["stop", &card_id]);
+    assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
+    assert_eq!(
+        inspect(&host, "pier-t-policy-stop", "{{.State.Running}}"),
+        "true"
+    );
 }
