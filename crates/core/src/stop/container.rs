@@ -543,7 +543,3 @@ fn refused_at(id: &str, r: Refusal) -> Box<StopReport> {
         ..report(id, ResourceResult::Refused, r.to_string())
     })
 }
-
-#[cfg(test)]
-#[path = "tests/container.rs"]
-mod tests;

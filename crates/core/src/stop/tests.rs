@@ -1055,6 +1055,7 @@ proptest::proptest! {
 }
 
 mod batch;
+mod container;
 mod interrupted;
 mod judge;
 mod words;

@@ -1,0 +1,334 @@
+//! A container's checkpoint chain against a scripted engine (`containers::control`): what
+//! each check refuses with nothing sent, the one signal it sends (the container's own stop
+//! signal, never SIGKILL), and the outcome after the wait. Against a real dockerd:
+//! `tests/containers_linux.rs`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::*;
+use crate::containers::control::{Control, EngineAccess, Measured, State};
+use crate::containers::{ContainerFacts, Endpoint, EngineRead, Published};
+use crate::model::outcome::{Checkpoint, MemberOutcome, ResourceResult};
+use crate::model::snapshot::ContainerSnapshot;
+use crate::probe::fake::{process, FakeProbe};
+use crate::probe::{Socket, TcpState};
+
+const HOST: &str = "unix:///var/run/docker.sock";
+const CID: &str = "fe7ae5f85c8ac8f8b745dc570885ffbb28e2789e9b94a40e4b6755992f2dc3dd";
+const CARD: &str = "container-fe7ae5f85c8a";
+const RUN: &str = "2026-12-03T06:08:14.144822442Z";
+
+/// What the scripted engine says and does; `reads` and `states` count their calls (1-based).
+#[derive(Default)]
+struct Script {
+    reads: usize,
+    states: usize,
+    /// A client inside the container's namespace from this read on (1: the re-diagnosis,
+    /// 2: (a), 3: (c), 4: (e), 5: the rescan).
+    client_from_read: Option<usize>,
+    /// A new run from this state look on (1: before the record, 2: (d), 3: (e), 4: right
+    /// before the signal).
+    restarted_from_state: Option<usize>,
+    /// A restart policy from this state look on.
+    policy_from_state: Option<usize>,
+    /// CPU time over the engine's one-second window.
+    cpu_ns: u64,
+    /// Whether the container ends when signalled.
+    obeys: bool,
+    running: bool,
+    sent: Vec<String>,
+}
+
+struct FakeEngine(Arc<Mutex<Script>>);
+
+impl FakeEngine {
+    fn new(change: impl FnOnce(&mut Script)) -> Self {
+        let mut s = Script {
+            obeys: true,
+            running: true,
+            ..Script::default()
+        };
+        change(&mut s);
+        Self(Arc::new(Mutex::new(s)))
+    }
+
+    fn sent(&self) -> Vec<String> {
+        self.0.lock().unwrap().sent.clone()
+    }
+}
+
+fn facts(client: bool) -> ContainerFacts {
+    let mut inside = vec![Socket {
+        local: "[::]:8080".parse().unwrap(),
+        remote: "[::]:0".parse().unwrap(),
+        state: TcpState::Listen,
+        owners: Vec::new(),
+        queued: None,
+    }];
+    if client {
+        inside.push(Socket {
+            local: "172.30.0.2:8080".parse().unwrap(),
+            remote: "172.30.0.3:40000".parse().unwrap(),
+            state: TcpState::Established,
+            owners: Vec::new(),
+            queued: None,
+        });
+    }
+    ContainerFacts {
+        id: CID.into(),
+        name: "web".into(),
+        image: "busybox".into(),
+        started_at: Some(RUN.into()),
+        ports: vec![Published {
+            host_ip: "127.0.0.1".parse().unwrap(),
+            host_port: 18080,
+            container_port: 8080,
+        }],
+        pid: Some(600),
+        addresses: vec!["172.30.0.2".parse().unwrap()],
+        namespace: Some(Ok(inside)),
+        ..ContainerFacts::default()
+    }
+}
+
+impl EngineAccess for FakeEngine {
+    fn read(&self) -> Vec<EngineRead> {
+        let mut s = self.0.lock().unwrap();
+        s.reads += 1;
+        let client = s.client_from_read.is_some_and(|n| s.reads >= n);
+        let containers = if s.running { vec![facts(client)] } else { vec![] };
+        vec![EngineRead {
+            endpoint: Endpoint {
+                engine: "Docker",
+                host: HOST.into(),
+                origin: "default place".into(),
+            },
+            containers: Ok(containers),
+        }]
+    }
+
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
+        assert_eq!(host, HOST);
+        Ok(Box::new(Handle(Arc::clone(&self.0))))
+    }
+}
+
+/// The engine as a `Control`: the test's script, shared.
+struct Handle(Arc<Mutex<Script>>);
+
+impl Handle {
+    fn script(&self) -> std::sync::MutexGuard<'_, Script> {
+        self.0.lock().unwrap()
+    }
+}
+
+impl Control for Handle {
+    fn state(&self, id: &str) -> Result<Option<State>, String> {
+        assert_eq!(id, CID);
+        let mut s = self.script();
+        s.states += 1;
+        let n = s.states;
+        let again = s.restarted_from_state.is_some_and(|from| n >= from);
+        let policy = s.policy_from_state.is_some_and(|from| n >= from);
+        Ok(Some(State {
+            id: CID.into(),
+            name: "web".into(),
+            running: s.running,
+            started_at: if again { "2026-12-03T07:00:00Z".into() } else { RUN.into() },
+            stop_signal: "SIGINT".into(),
+            restart_policy: policy.then(|| "always".into()),
+            auto_remove: false,
+            pid: Some(600),
+        }))
+    }
+
+    fn activity(&self, _id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String> {
+        at_first();
+        Ok(Measured {
+            cpu_ns: self.script().cpu_ns,
+            window: Duration::from_secs(1),
+        })
+    }
+
+    fn signal(&self, _id: &str, signal: &str) -> Result<(), String> {
+        let mut s = self.script();
+        s.sent.push(signal.to_owned());
+        if s.obeys {
+            s.running = false;
+        }
+        Ok(())
+    }
+
+    fn wait_stopped(&self, _id: &str, _limit: Duration) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn start(&self, _id: &str) -> Result<(), String> {
+        Err("not in these tests".into())
+    }
+}
+
+/// Stops the card through `engine`, on a host where docker-proxy holds its published port.
+fn stop_with(engine: &FakeEngine) -> (StopReport, Store, tempfile::TempDir) {
+    let mut proxy = process(500, 1, &["/usr/sbin/docker-proxy", "-proto", "tcp"]);
+    proxy.uid = 0;
+    let host = FakeProbe::default()
+        .with(proxy, "/")
+        .listen("127.0.0.1:18080", 500);
+    // The engine's proxy holds the port while the container runs.
+    let script = Arc::clone(&engine.0);
+    let probe = Scripted::new(host, move |_, _, fake| {
+        if !script.lock().unwrap().running {
+            fake.sockets = Some(Vec::new());
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path()).unwrap();
+    let ops = fake_ops(&probe);
+    let waiter = FakeWaiter::new(&probe);
+    let stopper = Stopper {
+        engines: engine,
+        ..stopper(&probe, &ops, &waiter, &store, opts())
+    };
+    let r = stopper.stop(CARD, None);
+    (r, store, dir)
+}
+
+fn record(store: &Store) -> ContainerSnapshot {
+    let listing = store.list::<ContainerSnapshot>("ctr-").unwrap();
+    assert_eq!(listing.records.len(), 1, "one record");
+    listing.records[0].1.clone()
+}
+
+#[test]
+fn an_idle_container_gets_its_own_stop_signal_once_through_its_engine() {
+    let engine = FakeEngine::new(|_| {});
+    let (r, store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+    assert_eq!(engine.sent(), ["SIGINT"], "its image's stop signal, once");
+    let c = r.container.as_ref().unwrap();
+    assert_eq!(c.outcome, MemberOutcome::Stopped);
+    let rec = record(&store);
+    assert_eq!(rec.signals_may_follow, Some(true));
+    assert_eq!(rec.signalled, Some(true));
+    assert_eq!(rec.result, Some(ResourceResult::Stopped));
+    assert_eq!(rec.started_at, RUN);
+}
+
+#[test]
+fn a_client_that_appears_at_check_c_refuses_with_nothing_sent() {
+    let engine = FakeEngine::new(|s| s.client_from_read = Some(3));
+    let (r, store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.checkpoint, Some(Checkpoint::C), "{r:#?}");
+    assert!(r.reason.contains("live connection"), "{}", r.reason);
+    assert!(engine.sent().is_empty());
+    assert_eq!(record(&store).signalled, Some(false));
+}
+
+#[test]
+fn a_client_at_the_last_check_refuses_after_the_mark_with_nothing_sent() {
+    let engine = FakeEngine::new(|s| s.client_from_read = Some(4));
+    let (r, store, _dir) = stop_with(&engine);
+    assert_eq!(r.checkpoint, Some(Checkpoint::E), "{r:#?}");
+    assert!(engine.sent().is_empty());
+    let rec = record(&store);
+    assert_eq!((rec.signals_may_follow, rec.signalled), (Some(true), Some(false)));
+}
+
+#[test]
+fn a_run_started_again_right_before_the_signal_gets_none() {
+    let engine = FakeEngine::new(|s| s.restarted_from_state = Some(4));
+    let (r, _store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(r.reason.contains("was started again"), "{}", r.reason);
+    assert!(engine.sent().is_empty());
+}
+
+#[test]
+fn a_restart_policy_the_engine_reports_at_check_d_refuses() {
+    let engine = FakeEngine::new(|s| s.policy_from_state = Some(2));
+    let (r, _store, _dir) = stop_with(&engine);
+    assert_eq!(r.checkpoint, Some(Checkpoint::D), "{r:#?}");
+    assert!(r.reason.contains("restart policy always"), "{}", r.reason);
+    assert!(engine.sent().is_empty());
+}
+
+#[test]
+fn a_busy_container_is_refused_at_check_b() {
+    // 300 ms of CPU over the engine's second: 30% of one core.
+    let engine = FakeEngine::new(|s| s.cpu_ns = 300_000_000);
+    let (r, _store, _dir) = stop_with(&engine);
+    assert_eq!(r.checkpoint, Some(Checkpoint::B), "{r:#?}");
+    assert!(r.reason.contains("30.0% CPU"), "{}", r.reason);
+    assert!(engine.sent().is_empty());
+}
+
+#[test]
+fn a_container_that_outlives_its_grace_is_still_running_and_gets_no_second_signal() {
+    let engine = FakeEngine::new(|s| s.obeys = false);
+    let (r, store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert_eq!(
+        r.container.as_ref().unwrap().outcome,
+        MemberOutcome::StillRunning
+    );
+    assert_eq!(engine.sent(), ["SIGINT"], "no SIGKILL, no second signal");
+    assert_eq!(
+        record(&store).result,
+        Some(ResourceResult::PartiallyStopped)
+    );
+}
+
+#[test]
+fn force_is_refused_for_a_container() {
+    let engine = FakeEngine::new(|_| {});
+    let mut proxy = process(500, 1, &["/usr/sbin/docker-proxy"]);
+    proxy.uid = 0;
+    let probe = Scripted::new(FakeProbe::default().with(proxy, "/"), |_, _, _| {});
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path()).unwrap();
+    let ops = fake_ops(&probe);
+    let waiter = FakeWaiter::new(&probe);
+    let stopper = Stopper {
+        engines: &engine,
+        ..stopper(
+            &probe,
+            &ops,
+            &waiter,
+            &store,
+            StopOptions {
+                force: true,
+                ..opts()
+            },
+        )
+    };
+    let r = stopper.stop(CARD, None);
+    assert_eq!(r.result, ResourceResult::Refused);
+    assert!(r.reason.starts_with("Force is for processes"), "{}", r.reason);
+    assert!(engine.sent().is_empty());
+}
+
+/// The rescan finds the port held again: the stop was not clean.
+#[test]
+fn a_port_held_again_after_the_stop_makes_it_partial_naming_who() {
+    let engine = FakeEngine::new(|_| {});
+    let mut proxy = process(500, 1, &["/usr/sbin/docker-proxy", "-proto", "tcp"]);
+    proxy.uid = 0;
+    let host = FakeProbe::default()
+        .with(proxy, "/")
+        .listen("127.0.0.1:18080", 500);
+    let probe = Scripted::new(host, |_, _, _| {});
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path()).unwrap();
+    let ops = fake_ops(&probe);
+    let waiter = FakeWaiter::new(&probe);
+    let stopper = Stopper {
+        engines: &engine,
+        ..stopper(&probe, &ops, &waiter, &store, opts())
+    };
+    let r = stopper.stop(CARD, None);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(r.reason.contains("port 18080 listens again"), "{}", r.reason);
+}
