@@ -630,7 +630,11 @@ fn an_idle_container_is_stopped_through_its_engine_and_started_again() {
 
     let again = pier_json(&sb, &host, &["restart", &card_id]);
     assert_eq!(again["result"], "ready", "{again:#}");
-    assert_eq!(inspect(&host, "pier-t-stop", "{{.Id}}"), id, "the same container");
+    assert_eq!(
+        inspect(&host, "pier-t-stop", "{{.Id}}"),
+        id,
+        "the same container"
+    );
     assert_eq!(inspect(&host, "pier-t-stop", "{{.State.Running}}"), "true");
     assert_ne!(inspect(&host, "pier-t-stop", "{{.State.StartedAt}}"), run);
     wait_for("the port to answer again", || {
@@ -668,8 +672,14 @@ fn a_container_that_ignores_its_stop_signal_is_still_running_never_killed() {
     let r = &doc["results"][0];
     assert_eq!(r["result"], "partially_stopped", "{doc:#}");
     assert_eq!(r["container"]["outcome"], "still_running", "{doc:#}");
-    assert_eq!(inspect(&host, "pier-t-stubborn", "{{.State.Running}}"), "true");
-    assert_eq!(inspect(&host, "pier-t-stubborn", "{{.State.StartedAt}}"), run);
+    assert_eq!(
+        inspect(&host, "pier-t-stubborn", "{{.State.Running}}"),
+        "true"
+    );
+    assert_eq!(
+        inspect(&host, "pier-t-stubborn", "{{.State.StartedAt}}"),
+        run
+    );
     let again = pier_json(&sb, &host, &["restart", &card_id]);
     assert_eq!(again["result"], "refused", "{again:#}");
 }

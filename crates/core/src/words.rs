@@ -99,7 +99,10 @@ pub fn level_reasons(r: &Resource) -> String {
 }
 
 /// The messages of the evidence at `level`, the card's level: why it is what it is.
-pub fn reasons(evidence: &[crate::model::card::Evidence], level: crate::model::card::Level) -> String {
+pub fn reasons(
+    evidence: &[crate::model::card::Evidence],
+    level: crate::model::card::Level,
+) -> String {
     let reasons: Vec<&str> = evidence
         .iter()
         .filter(|e| e.level == level)

@@ -148,8 +148,8 @@ fn a_card_shows_its_containers_with_their_ports_and_evidence() {
     );
     assert_eq!(
         text_enabled(find(&m, "info:card:/w/shop:container:0:ev:0").unwrap()).0,
-        "    ! Pier does not stop containers yet: `docker stop shop-db-1` stops it \
-         (container engine)"
+        "    ! restart policy always: Docker starts it again when it ends, so a lasting stop \
+         is Docker's: `docker stop shop-db-1` (container engine)"
     );
     assert!(!text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1);
 }

@@ -52,10 +52,9 @@ impl Api {
             minor_version: 41,
         };
         let said = |e: bollard::errors::Error| unreachable(host, &e);
-        let docker = Docker::connect_with_unix(host, ASK_TIMEOUT.as_secs(), &start).map_err(said)?;
-        let docker = runtime
-            .block_on(docker.negotiate_version())
-            .map_err(said)?;
+        let docker =
+            Docker::connect_with_unix(host, ASK_TIMEOUT.as_secs(), &start).map_err(said)?;
+        let docker = runtime.block_on(docker.negotiate_version()).map_err(said)?;
         Ok(Self {
             runtime,
             docker,
@@ -101,7 +100,10 @@ impl Api {
 
 fn unreachable(host: &str, e: &bollard::errors::Error) -> String {
     let why = words(e);
-    format!("the engine at {host} could not be asked: {why}{}", hint(&why))
+    format!(
+        "the engine at {host} could not be asked: {why}{}",
+        hint(&why)
+    )
 }
 
 fn not_found(e: &bollard::errors::Error) -> bool {
@@ -305,7 +307,9 @@ mod tests {
                 "precpu_stats": {"cpu_usage": {}}}"#,
         )
         .unwrap();
-        assert!(measured(&stats).unwrap_err().contains("no two CPU readings"));
+        assert!(measured(&stats)
+            .unwrap_err()
+            .contains("no two CPU readings"));
         let stats: ContainerStatsResponse = serde_json::from_str(
             r#"{"read": "2026-12-03T08:35:12.657225232Z", "preread": "0001-01-01T00:00:00Z",
                 "cpu_stats": {"cpu_usage": {"total_usage": 24077000}},

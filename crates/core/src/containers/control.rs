@@ -103,6 +103,38 @@ pub fn engine_manages(now: &State) -> Option<String> {
     None
 }
 
+/// The container engines of this machine as a stop and a restart reach them: every engine's
+/// account at once (as a scan reads it), and one engine for one container's questions.
+/// [`LiveEngines`] is the real one; the stop's tests script their own.
+pub trait EngineAccess: Sync {
+    /// What every engine found says now: its running containers, each inspected, each one's
+    /// network namespace read.
+    fn read(&self) -> Vec<super::EngineRead>;
+    /// The engine at `host`, connected.
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String>;
+}
+
+/// This machine's engines: those `containers::find_engines` finds, asked through their API.
+pub struct LiveEngines;
+
+impl EngineAccess for LiveEngines {
+    fn read(&self) -> Vec<super::EngineRead> {
+        super::ask_engines(super::find_engines())
+    }
+
+    #[cfg(unix)]
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
+        super::api::Api::connect(host).map(|api| Box::new(api) as Box<dyn Control>)
+    }
+
+    #[cfg(not(unix))]
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
+        Err(format!(
+            "{host} could not be asked: container engines are reached over unix sockets only"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,43 +187,13 @@ mod tests {
             restart_policy: Some("always".into()),
             ..run()
         };
-        assert!(engine_manages(&policy).unwrap().contains("restart policy always"));
+        assert!(engine_manages(&policy)
+            .unwrap()
+            .contains("restart policy always"));
         let rm = State {
             auto_remove: true,
             ..run()
         };
         assert!(engine_manages(&rm).unwrap().contains("--rm"));
-    }
-}
-
-/// The container engines of this machine as a stop and a restart reach them: every engine's
-/// account at once (as a scan reads it), and one engine for one container's questions.
-/// [`LiveEngines`] is the real one; the stop's tests script their own.
-pub trait EngineAccess: Sync {
-    /// What every engine found says now: its running containers, each inspected, each one's
-    /// network namespace read.
-    fn read(&self) -> Vec<super::EngineRead>;
-    /// The engine at `host`, connected.
-    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String>;
-}
-
-/// This machine's engines: those `containers::find_engines` finds, asked through their API.
-pub struct LiveEngines;
-
-impl EngineAccess for LiveEngines {
-    fn read(&self) -> Vec<super::EngineRead> {
-        super::ask_engines(super::find_engines())
-    }
-
-    #[cfg(unix)]
-    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
-        super::api::Api::connect(host).map(|api| Box::new(api) as Box<dyn Control>)
-    }
-
-    #[cfg(not(unix))]
-    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
-        Err(format!(
-            "{host} could not be asked: container engines are reached over unix sockets only"
-        ))
     }
 }

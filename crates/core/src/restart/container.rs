@@ -151,7 +151,12 @@ pub fn restart(
     }
     let now = match engine.state(&s.container_id) {
         Ok(Some(now)) => now,
-        Ok(None) => return failed(report, format!("container {} vanished as it started", s.name)),
+        Ok(None) => {
+            return failed(
+                report,
+                format!("container {} vanished as it started", s.name),
+            )
+        }
         Err(why) => return failed(report, format!("it was started, but {why}")),
     };
     report.pid = now.pid;
@@ -212,6 +217,9 @@ fn wait_for_ports(probe: &dyn Probe, s: &ContainerSnapshot, wait: Duration) -> V
     }
 }
 
+/// An engine connected to, or why it could not be.
+type Connected = Result<Box<dyn Control>, String>;
+
 /// Every container stop record as a history line, with whether it can be restarted now
 /// (asked of its engine: advice, a restart checks again); and the unreadable records.
 pub fn history(
@@ -223,7 +231,7 @@ pub fn history(
         .list::<ContainerSnapshot>(RECORD_PREFIX)
         .map_err(|e| e.to_string())?;
     let sockets = probe.sockets(&[]).map_err(|e| e.to_string());
-    let mut connected: Vec<(String, Result<Box<dyn Control>, String>)> = Vec::new();
+    let mut connected: Vec<(String, Connected)> = Vec::new();
     let entries = listing
         .records
         .into_iter()
@@ -261,7 +269,15 @@ pub fn history(
                 ports: s
                     .ports
                     .iter()
-                    .map(|p| SocketAddr::new(p.address.parse().unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)), p.port).to_string())
+                    .map(|p| {
+                        SocketAddr::new(
+                            p.address
+                                .parse()
+                                .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)),
+                            p.port,
+                        )
+                        .to_string()
+                    })
                     .collect(),
                 helper_ports: Vec::new(),
                 stopped_at: s.created_at.clone(),

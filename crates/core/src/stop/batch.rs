@@ -12,8 +12,8 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::container::is_container_id;
 use super::checks::{self, TreeCheck};
+use super::container::is_container_id;
 use super::flow::{abandoned, report, Stopper, Verdict};
 use super::refusal::{Refusal, Why};
 use super::rescan::{self, Ended};

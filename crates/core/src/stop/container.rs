@@ -6,8 +6,10 @@
 //!    the engine must name the same run (container id and start time) with no restart policy
 //!    and no auto-remove;
 //! 2. the recovery record (`ctr-…`), before any signal: no record, no signal;
-//! 3. (a) the fresh card's connections (host and namespace), (b) its CPU and disk I/O from the
-//!    engine's counters over the sample window, (c) connections again, (d) the run's identity
+//! 3. (a) the fresh card's connections (host and namespace), run as the engine's first
+//!    statistics reading comes in, (b) its CPU between that reading and the next (the engine's
+//!    own interval, about a second on Docker; disk I/O is not in its statistics), (c)
+//!    connections again, (d) the run's identity
 //!    from the engine, the "signals may follow" mark, (e) connections and identity once more;
 //!    at most 2 s from (a) to the signal, on the probe's clock;
 //! 4. right before the signal, the run once more; then its stop signal through the engine's
@@ -184,8 +186,7 @@ impl Stopper<'_> {
             engines: Engines::Given(self.engines.read(), sample::Samples::new()),
             ..self.scan_options(Vec::new())
         };
-        let scan =
-            diagnose::scan(self.probe, &opts, self.marker_at).map_err(|e| e.to_string())?;
+        let scan = diagnose::scan(self.probe, &opts, self.marker_at).map_err(|e| e.to_string())?;
         let found = scan.projects.into_iter().find_map(|p| {
             let c = p.containers.iter().find(|c| c.id == id).cloned()?;
             Some((p, c))
@@ -249,9 +250,7 @@ impl Stopper<'_> {
             Box::new(report(
                 run.id,
                 ResourceResult::Failed,
-                format!(
-                    "the recovery record could not be written, so nothing was signalled: {e}"
-                ),
+                format!("the recovery record could not be written, so nothing was signalled: {e}"),
             ))
         })?;
         Ok((name, record))
@@ -278,7 +277,10 @@ impl Stopper<'_> {
             let why = measured.err().unwrap_or_default();
             return Err(at(refusal(
                 Checkpoint::B,
-                format!("container {}: its activity could not be read: {why}", run.name),
+                format!(
+                    "container {}: its activity could not be read: {why}",
+                    run.name
+                ),
             )));
         };
         checked_a.map_err(at)?;
@@ -404,7 +406,9 @@ impl Stopper<'_> {
         };
         let found = match diagnose::scan(self.probe, &opts, self.marker_at) {
             Ok(scan) => replacement(&scan, card),
-            Err(e) => Some(format!("the rescan failed, so a replacement cannot be ruled out: {e}")),
+            Err(e) => Some(format!(
+                "the rescan failed, so a replacement cannot be ruled out: {e}"
+            )),
         };
         if let Some(why) = found {
             out.result = ResourceResult::PartiallyStopped;
@@ -521,13 +525,15 @@ fn replacement(scan: &crate::model::card::Scan, stopped: &Container) -> Option<S
         }
     }
     let others = scan.other_listeners.iter().flatten();
-    for l in others.filter(|l| ports.contains(&l.port)) {
-        let who = l
-            .pid
-            .map_or("a process Pier cannot see".to_owned(), |pid| format!("pid {pid}"));
-        return Some(format!("port {} listens again, held by {who}", l.port));
-    }
-    None
+    others
+        .filter(|l| ports.contains(&l.port))
+        .map(|l| {
+            let who = l.pid.map_or("a process Pier cannot see".to_owned(), |pid| {
+                format!("pid {pid}")
+            });
+            format!("port {} listens again, held by {who}", l.port)
+        })
+        .next()
 }
 
 fn refusal(checkpoint: Checkpoint, why: String) -> Refusal {

@@ -7,13 +7,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::checks;
-use crate::containers::control::EngineAccess;
 use super::ending::Problem;
 use super::interrupt::Interrupt;
 use super::newcomers::Watch;
 use super::refusal::Refusal;
 use super::signals::Signals;
 use super::StopOptions;
+use crate::containers::control::EngineAccess;
 use crate::diagnose::{MarkerLookup, ScanOptions};
 use crate::model::bytes::ByteString;
 use crate::model::card::{EvidenceKind, Level, Member, Project, Resource, Scan};

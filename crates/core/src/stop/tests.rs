@@ -127,10 +127,7 @@ impl crate::containers::control::EngineAccess for NoEngines {
     fn read(&self) -> Vec<crate::containers::EngineRead> {
         Vec::new()
     }
-    fn connect(
-        &self,
-        host: &str,
-    ) -> Result<Box<dyn crate::containers::control::Control>, String> {
+    fn connect(&self, host: &str) -> Result<Box<dyn crate::containers::control::Control>, String> {
         Err(format!("no engine at {host}"))
     }
 }

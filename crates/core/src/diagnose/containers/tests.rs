@@ -144,12 +144,18 @@ fn a_published_port_is_the_container_s_card_and_not_an_other_listener() {
     assert_eq!(scan.engines[0].running, Some(1));
     // Idle, every connection read, no restart policy: Pier may stop it.
     assert_eq!(c.level, Level::Green, "{c:#?}");
-    assert_eq!(kinds(c), vec![EvidenceKind::Container, EvidenceKind::Activity]);
+    assert_eq!(
+        kinds(c),
+        vec![EvidenceKind::Container, EvidenceKind::Activity]
+    );
     assert_eq!(
         c.evidence[1].message,
         "idle over 1000 ms by its engine's statistics: 0.0% CPU (disk I/O is not in them)"
     );
-    assert_eq!(c.started_at.as_deref(), Some("2026-12-03T06:08:14.144822442Z"));
+    assert_eq!(
+        c.started_at.as_deref(),
+        Some("2026-12-03T06:08:14.144822442Z")
+    );
 }
 
 #[test]
@@ -165,12 +171,18 @@ fn a_busy_container_is_yellow_and_one_not_measured_cannot_be_green() {
         "busy over 1000 ms by its engine's statistics: 20.0% CPU (more than 5%)"
     );
 
-    let unread = [(web().id, Err("the engine at X could not be asked: gone".into()))]
-        .into_iter()
-        .collect();
+    let unread = [(
+        web().id,
+        Err("the engine at X could not be asked: gone".into()),
+    )]
+    .into_iter()
+    .collect();
     let c = the_card(&scan_sampled(&host(), vec![web()], unread, opts())).clone();
     assert_eq!(c.level, Level::Yellow, "{c:#?}");
-    assert!(c.evidence[1].message.contains("could not be asked"), "{c:#?}");
+    assert!(
+        c.evidence[1].message.contains("could not be asked"),
+        "{c:#?}"
+    );
     let c = the_card(&scan_sampled(&host(), vec![web()], Samples::new(), opts())).clone();
     assert_eq!(c.level, Level::Yellow, "{c:#?}");
     assert_eq!(c.evidence[1].kind, EvidenceKind::ActivityUnreadable);

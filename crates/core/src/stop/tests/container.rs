@@ -97,7 +97,11 @@ impl EngineAccess for FakeEngine {
         let mut s = self.0.lock().unwrap();
         s.reads += 1;
         let client = s.client_from_read.is_some_and(|n| s.reads >= n);
-        let containers = if s.running { vec![facts(client)] } else { vec![] };
+        let containers = if s.running {
+            vec![facts(client)]
+        } else {
+            vec![]
+        };
         vec![EngineRead {
             endpoint: Endpoint {
                 engine: "Docker",
@@ -135,7 +139,11 @@ impl Control for Handle {
             id: CID.into(),
             name: "web".into(),
             running: s.running,
-            started_at: if again { "2026-12-03T07:00:00Z".into() } else { RUN.into() },
+            started_at: if again {
+                "2026-12-03T07:00:00Z".into()
+            } else {
+                RUN.into()
+            },
             stop_signal: "SIGINT".into(),
             restart_policy: policy.then(|| "always".into()),
             auto_remove: false,
@@ -234,7 +242,10 @@ fn a_client_at_the_last_check_refuses_after_the_mark_with_nothing_sent() {
     assert_eq!(r.checkpoint, Some(Checkpoint::E), "{r:#?}");
     assert!(engine.sent().is_empty());
     let rec = record(&store);
-    assert_eq!((rec.signals_may_follow, rec.signalled), (Some(true), Some(false)));
+    assert_eq!(
+        (rec.signals_may_follow, rec.signalled),
+        (Some(true), Some(false))
+    );
 }
 
 #[test]
@@ -306,7 +317,11 @@ fn force_is_refused_for_a_container() {
     };
     let r = stopper.stop(CARD, None);
     assert_eq!(r.result, ResourceResult::Refused);
-    assert!(r.reason.starts_with("Force is for processes"), "{}", r.reason);
+    assert!(
+        r.reason.starts_with("Force is for processes"),
+        "{}",
+        r.reason
+    );
     assert!(engine.sent().is_empty());
 }
 
@@ -330,5 +345,9 @@ fn a_port_held_again_after_the_stop_makes_it_partial_naming_who() {
     };
     let r = stopper.stop(CARD, None);
     assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
-    assert!(r.reason.contains("port 18080 listens again"), "{}", r.reason);
+    assert!(
+        r.reason.contains("port 18080 listens again"),
+        "{}",
+        r.reason
+    );
 }
