@@ -559,7 +559,20 @@ fn polite(host: &str, name: &str, folder: &Path, port: u16) -> Running {
 
 /// `pier ARGS --json` (no `--under`: `pier stop ID` and `pier restart` take none), as JSON.
 fn pier_json(sb: &Sandbox, host: &str, args: &[&str]) -> Value {
-    let out = Command::new(common::pier_bin())
+    pier_json_as(sb, host, args, None)
+}
+
+/// The same, run by `as_user` (`setpriv` options) when given.
+fn pier_json_as(sb: &Sandbox, host: &str, args: &[&str], as_user: Option<&[String]>) -> Value {
+    let mut cmd = match as_user {
+        Some(setpriv) => {
+            let mut c = Command::new("setpriv");
+            c.args(setpriv).arg("--").arg(common::pier_bin());
+            c
+        }
+        None => Command::new(common::pier_bin()),
+    };
+    let out = cmd
         .args(args)
         .arg("--json")
         .env("DOCKER_HOST", host)
@@ -751,6 +764,48 @@ fn a_container_with_a_restart_policy_is_left_alone() {
     assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
     assert_eq!(
         inspect(&host, "pier-t-policy-stop", "{{.State.Running}}"),
+        "true"
+    );
+}
+
+/// As users run Pier: a normal user in the engine's socket group stops a container and
+/// starts it again, its record in a state folder of its own.
+#[test]
+fn a_normal_user_in_the_docker_group_stops_and_restarts_a_container() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("normal user, stop")
+    else {
+        return;
+    };
+    let nobody = 65534;
+    std::os::unix::fs::chown(sb.path().join("state"), Some(nobody), Some(nobody)).unwrap();
+    let socket = fs::metadata(host.trim_start_matches("unix://")).unwrap();
+    let group = std::os::unix::fs::MetadataExt::gid(&socket);
+    let user = vec![
+        format!("--reuid={nobody}"),
+        format!("--regid={nobody}"),
+        format!("--groups={group}"),
+    ];
+    let _web = polite(&host, "pier-t-user-stop", &shop, port);
+    let c = wait_for("a green card, as a user", || {
+        let (_, c) = card(&scan(&sb, &host, &[], Some(&user)), "pier-t-user-stop")?;
+        (c["level"] == "green").then_some(c)
+    });
+    let card_id = c["id"].as_str().unwrap().to_owned();
+    let doc = pier_json_as(&sb, &host, &["stop", &card_id], Some(&user));
+    assert_eq!(doc["results"][0]["result"], "stopped", "{doc:#}");
+    assert_eq!(
+        inspect(&host, "pier-t-user-stop", "{{.State.Running}}"),
+        "false"
+    );
+    let again = pier_json_as(&sb, &host, &["restart", &card_id], Some(&user));
+    assert_eq!(again["result"], "ready", "{again:#}");
+    assert_eq!(
+        inspect(&host, "pier-t-user-stop", "{{.State.Running}}"),
         "true"
     );
 }

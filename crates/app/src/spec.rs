@@ -425,7 +425,14 @@ fn snapshot_entry(state: &UiState, e: &HistoryEntry, now: SystemTime) -> Entry {
             at("when"),
             format!("Stopped {} · {result}", ago(&e.stopped_at, now)),
         ),
-        Entry::info(at("command"), words::command_of_strings(&e.root_command)),
+        // A container's record has no command (its engine starts it): its kind names it.
+        Entry::info(
+            at("command"),
+            match (&e.kind, e.root_command.is_empty()) {
+                (Some(kind), true) => kind.clone(),
+                _ => words::command_of_strings(&e.root_command),
+            },
+        ),
     ];
     if let Some(r) = state.last_result(&key) {
         children.push(Entry::info(

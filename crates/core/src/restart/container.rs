@@ -18,6 +18,7 @@ use crate::model::outcome::ResourceResult;
 use crate::model::snapshot::{ContainerRestart, ContainerSnapshot};
 use crate::probe::{Probe, SocketTable, TcpState};
 use crate::stop::container::{CARD_PREFIX, RECORD_PREFIX};
+use crate::stop::reconcile::container::{self as reconcile, Settled};
 use crate::store::Store;
 
 /// How often the ports are looked at while a restart waits for them.
@@ -52,12 +53,16 @@ pub fn find(store: &Store, name_or_id: &str) -> Result<(String, ContainerSnapsho
         .ok_or_else(|| format!("there is no stop record for {name_or_id}"))
 }
 
-/// Only a complete stop may be undone: one that signalled and stopped the container.
+/// Only a complete stop may be undone: one that signalled and stopped the container, or one
+/// reconciled after Pier ended mid-stop whose run had ended (`stop/reconcile/container.rs`).
 pub fn stop_was_complete(s: &ContainerSnapshot) -> Result<(), String> {
     match (s.signalled, s.result) {
         (Some(true), Some(ResourceResult::Stopped)) => Ok(()),
-        (_, None) => Err("the stop has not finished (Pier stopped during it)".to_owned()),
-        (Some(false), _) => Err("the stop sent nothing: the container was never stopped".into()),
+        (None, Some(ResourceResult::Stopped)) if s.reconciled_at.is_some() => Ok(()),
+        (_, None) => Err("the stop has not finished (Pier ended during it)".to_owned()),
+        (Some(false), _) | (_, Some(ResourceResult::Refused | ResourceResult::Failed)) => {
+            Err("the stop sent nothing: the container was never stopped".into())
+        }
         (_, Some(r)) => Err(format!("the stop was {}, not complete", r.as_str())),
     }
 }
@@ -112,6 +117,25 @@ fn listener_on(table: &SocketTable, address: &str, port: u16) -> Option<SocketAd
         .map(|t| t.local)
 }
 
+/// A record as a reader should see it: an unfinished one reconciled
+/// (`stop/reconcile/container.rs`); with why it was left unfinished, or why the reconciled
+/// view was not written.
+fn settled(
+    store: &Store,
+    engine: Result<&dyn Control, &str>,
+    name: &str,
+    s: ContainerSnapshot,
+) -> (ContainerSnapshot, Result<(), String>, Option<String>) {
+    if s.result.is_some() {
+        return (s, Ok(()), None);
+    }
+    match reconcile::reconcile(store, engine, name, &s) {
+        Settled::Written(on_disk) => (on_disk, Ok(()), None),
+        Settled::Shown(view, why) => (view, Ok(()), Some(why)),
+        Settled::Left(why) => (s, Err(why), None),
+    }
+}
+
 /// Starts the container of record `name` again, waiting up to `wait` for its ports.
 pub fn restart(
     probe: &dyn Probe,
@@ -138,6 +162,13 @@ pub fn restart(
         Ok(engine) => engine,
         Err(why) => {
             report.reason = why;
+            return report;
+        }
+    };
+    let s = match settled(store, Ok(engine.as_ref()), name, s) {
+        (s, Ok(()), _) => s,
+        (_, Err(why), _) => {
+            report.reason = format!("the stop has not finished: {why}");
             return report;
         }
     };
@@ -236,30 +267,28 @@ pub fn history(
         .records
         .into_iter()
         .map(|(name, s)| {
-            // Unfinished: Pier stopped during it. Without the mark nothing was sent.
-            let (signalled, result, reason) = match (&s.result, s.signals_may_follow) {
-                (None, Some(false)) => (
-                    Some(false),
-                    Some(ResourceResult::Refused.as_str().to_owned()),
-                    Some("Pier stopped before its signal: nothing was sent".to_owned()),
-                ),
-                _ => (
-                    s.signalled,
-                    s.result.map(|r| r.as_str().to_owned()),
-                    s.reason.clone(),
-                ),
+            if !connected.iter().any(|(h, _)| *h == s.engine_host) {
+                let c = engines.connect(&s.engine_host);
+                connected.push((s.engine_host.clone(), c));
+            }
+            let engine = connected
+                .iter()
+                .find(|(h, _)| *h == s.engine_host)
+                .map(|(_, c)| c.as_ref().map(AsRef::as_ref).map_err(String::as_str))
+                .expect("connected above");
+            let (s, left, not_written) = settled(store, engine, &name, s);
+            let why_not = match left {
+                Err(why) => Some(format!("the stop has not finished: {why}")),
+                Ok(()) => stop_was_complete(&s).err().or_else(|| match engine {
+                    Ok(engine) => refusal(engine, &s, &sockets).err(),
+                    Err(why) => Some(why.to_owned()),
+                }),
             };
-            let why_not = stop_was_complete(&s).err().or_else(|| {
-                if !connected.iter().any(|(h, _)| *h == s.engine_host) {
-                    let c = engines.connect(&s.engine_host);
-                    connected.push((s.engine_host.clone(), c));
-                }
-                let (_, engine) = connected.iter().find(|(h, _)| *h == s.engine_host)?;
-                match engine {
-                    Ok(engine) => refusal(engine.as_ref(), &s, &sockets).err(),
-                    Err(why) => Some(why.clone()),
-                }
-            });
+            let (signalled, result, reason) = (
+                s.signalled,
+                s.result.map(|r| r.as_str().to_owned()),
+                s.reason.clone(),
+            );
             HistoryEntry {
                 snapshot: name,
                 id: s.id.clone(),
@@ -284,8 +313,8 @@ pub fn history(
                 result,
                 signalled,
                 reason,
-                reconciled_at: None,
-                not_written: None,
+                reconciled_at: s.reconciled_at.clone(),
+                not_written,
                 restartable: why_not.is_none(),
                 why_not,
             }

@@ -127,7 +127,10 @@ impl Stopper<'_> {
             started_at,
             engine,
         };
-        let state = run.identity(Checkpoint::A).map_err(|r| refused_at(id, r))?;
+        // Part of the re-diagnosis: the engine's own account of the run, before any record.
+        let state = run
+            .identity(Checkpoint::A)
+            .map_err(|r| refused(r.to_string()))?;
         let (name, record) = self.put_container_record(&project, &card, &run, &state)?;
         let with_record = |mut r: Box<StopReport>| {
             r.snapshot = Some(name.clone());

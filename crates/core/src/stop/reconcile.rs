@@ -15,6 +15,8 @@
 //!
 //! [`settle`] is the rule, pure; [`reconcile`] takes the lock, reads the fates, and writes.
 
+pub mod container;
+
 use std::time::SystemTime;
 
 use crate::model::outcome::{MemberOutcome, ResourceResult};

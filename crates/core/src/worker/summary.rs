@@ -40,6 +40,10 @@ fn tone_of(result: ResourceResult) -> Tone {
 /// "stopped (3 processes)", "refused — a client is connected", …: one resource, in words.
 fn stop_words(r: &StopReport) -> String {
     match r.result {
+        ResourceResult::Stopped if r.container.is_some() => {
+            let name = r.container.as_ref().map_or("", |c| c.name.as_str());
+            format!("stopped (container {name})")
+        }
         ResourceResult::Stopped => {
             let ended = r
                 .members
@@ -193,6 +197,25 @@ mod tests {
             &[("/w/shop".into(), Ok(r))],
         );
         assert_eq!(a.summary, "shop: stopped (2 processes)");
+        assert_eq!(a.tone, Tone::Done);
+    }
+
+    /// A container's stop has no members: it is named, never "0 processes".
+    #[test]
+    fn a_stopped_container_is_named_not_counted_as_processes() {
+        let mut r = report(ResourceResult::Stopped, "container web stopped", &[]);
+        r.container = Some(crate::model::outcome::ContainerOutcome {
+            container_id: "fe7a".into(),
+            name: "web".into(),
+            signal: "SIGTERM".into(),
+            outcome: MemberOutcome::Stopped,
+            detail: String::new(),
+        });
+        let a = stop_summary(
+            ActionKey::Project("/w/shop".into()),
+            &[("/w/shop".into(), Ok(r))],
+        );
+        assert_eq!(a.summary, "shop: stopped (container web)");
         assert_eq!(a.tone, Tone::Done);
     }
 
