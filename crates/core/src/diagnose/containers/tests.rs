@@ -326,7 +326,7 @@ fn a_restart_policy_or_auto_remove_makes_the_engine_its_manager() {
         .filter(|e| e.kind == EvidenceKind::EngineManaged)
         .map(|e| e.message.as_str())
         .collect();
-    assert_eq!(messages.len(), 3, "{messages:#?}");
+    assert_eq!(messages.len(), 2, "{messages:#?}");
     assert!(messages[0].starts_with("restart policy unless-stopped: Docker starts it again"));
     assert!(messages[0].ends_with("a lasting stop is Docker's: `docker stop web1`"));
     assert!(messages[1].starts_with("auto-remove (--rm)"));
