@@ -809,3 +809,70 @@ fn a_normal_user_in_the_docker_group_stops_and_restarts_a_container() {
         "true"
     );
 }
+
+/// The app's path (the worker's engine, as "Clean up safely" drives it): a stop handed what
+/// the card showed is refused when the container was started again since, with nothing sent,
+/// and goes through when the card shown is the one that runs.
+#[test]
+fn the_app_s_clean_up_stops_the_run_its_card_showed_and_no_other() {
+    use pier_core::model::shown::Shown;
+    use pier_core::store::Store;
+    use pier_core::worker::{Engine, StopTarget, SystemEngine};
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("the app's stop")
+    else {
+        return;
+    };
+    // The engine asks the engines this process's environment names; every test here names the
+    // same daemon, so setting it is the same for all of them.
+    std::env::set_var("DOCKER_HOST", &host);
+    let _web = polite(&host, "pier-t-app", &shop, port);
+    let engine = SystemEngine::new(
+        Store::open_at(sb.path().join("state")).unwrap(),
+        vec![sb.path().canonicalize().unwrap()],
+        std::time::Duration::from_millis(100),
+        PathBuf::from(env!("CARGO_BIN_EXE_pier")),
+    );
+    let shown_card = || {
+        wait_for("the card, green, in the app's scan", || {
+            let scan = engine.refresh(1).0.ok()?;
+            scan.projects.iter().find_map(|p| {
+                let c = p.containers.iter().find(|c| c.name == "pier-t-app")?;
+                (c.level == pier_core::model::card::Level::Green).then(|| StopTarget {
+                    project: p.path.clone(),
+                    id: c.id.clone(),
+                    shown: Shown::of_container(p.level, c),
+                })
+            })
+        })
+    };
+    let stale = shown_card();
+    docker(&host, &["restart", "-t", "1", "pier-t-app"]);
+    let run = inspect(&host, "pier-t-app", "{{.State.StartedAt}}");
+    let r = engine
+        .stop(std::slice::from_ref(&stale), &mut |_| {})
+        .remove(0);
+    assert_eq!(
+        r.result,
+        pier_core::model::outcome::ResourceResult::Refused,
+        "{r:#?}"
+    );
+    assert!(
+        r.reason.contains("started again since it was shown"),
+        "{r:#?}"
+    );
+    assert_eq!(inspect(&host, "pier-t-app", "{{.State.StartedAt}}"), run);
+
+    let fresh = shown_card();
+    let r = engine.stop(&[fresh], &mut |_| {}).remove(0);
+    assert_eq!(
+        r.result,
+        pier_core::model::outcome::ResourceResult::Stopped,
+        "{r:#?}"
+    );
+    assert_eq!(inspect(&host, "pier-t-app", "{{.State.Running}}"), "false");
+}
