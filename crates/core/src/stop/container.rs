@@ -134,7 +134,7 @@ impl Stopper<'_> {
         let (name, record) = self.put_container_record(&project, &card, &run, &state)?;
         let with_record = |mut r: Box<StopReport>| {
             r.snapshot = Some(name.clone());
-            self.record_container(&name, &record, &r);
+            r.record_error = self.record_container(&name, &record, &r);
             r
         };
         let (t0, window_ms) = self
@@ -155,12 +155,12 @@ impl Stopper<'_> {
         let refused = |why: String| Box::new(report(id, ResourceResult::Refused, why));
         let (project, card) = self
             .fresh_container(id)
-            .map_err(|e| refused(format!("the fresh diagnosis failed: {e}")))?;
-        let card = card.ok_or_else(|| {
-            refused(format!(
-                "no container card {id} now: it is not running, or publishes no port"
-            ))
-        })?;
+            .map_err(|e| refused(format!("the fresh diagnosis failed: {e}")))?
+            .ok_or_else(|| {
+                refused(format!(
+                    "no container card {id} now: it is not running, or publishes no port"
+                ))
+            })?;
         if let Some(why) = not_green(&card) {
             return Err(refused(why));
         }
@@ -183,31 +183,17 @@ impl Stopper<'_> {
     }
 
     /// The card `id` in a fresh scan of the machine with every engine asked, at no sample,
-    /// and its project; `None` for the card when no running container has it.
-    fn fresh_container(&self, id: &str) -> Result<(Project, Option<Container>), String> {
+    /// with its project; `None` when no running container has it.
+    fn fresh_container(&self, id: &str) -> Result<Option<(Project, Container)>, String> {
         let opts = diagnose::ScanOptions {
             engines: Engines::Given(self.engines.read(), sample::Samples::new()),
             ..self.scan_options(Vec::new())
         };
         let scan = diagnose::scan(self.probe, &opts, self.marker_at).map_err(|e| e.to_string())?;
-        let found = scan.projects.into_iter().find_map(|p| {
+        Ok(scan.projects.into_iter().find_map(|p| {
             let c = p.containers.iter().find(|c| c.id == id).cloned()?;
             Some((p, c))
-        });
-        Ok(match found {
-            Some((p, c)) => (p, Some(c)),
-            None => (
-                Project {
-                    name: String::new(),
-                    path: String::new(),
-                    marker: None,
-                    level: Level::Green,
-                    resources: Vec::new(),
-                    containers: Vec::new(),
-                },
-                None,
-            ),
-        })
+        }))
     }
 
     /// Step 2: the recovery record, before any signal.
@@ -312,18 +298,6 @@ impl Stopper<'_> {
             })?;
         self.container_network(run, Checkpoint::E).map_err(at)?;
         run.identity(Checkpoint::E).map_err(at)?;
-        let took = self.probe.now().saturating_sub(t0);
-        if took > self.opts.deadline {
-            return Err(at(refusal(
-                Checkpoint::Deadline,
-                format!(
-                    "the checks took {} ms, more than the {} ms allowed from the first check to \
-                     the signal",
-                    took.as_millis(),
-                    self.opts.deadline.as_millis()
-                ),
-            )));
-        }
         if let Some(signal) = self.interrupt.raised() {
             return Err(Box::new(abandoned(run.id, signal, "during its checks")));
         }
@@ -334,13 +308,13 @@ impl Stopper<'_> {
     fn container_network(&self, run: &Run, at: Checkpoint) -> Result<(), Refusal> {
         let (_, card) = self
             .fresh_container(run.id)
-            .map_err(|e| refusal(at, format!("the fresh diagnosis failed: {e}")))?;
-        let card = card.ok_or_else(|| {
-            refusal(
-                at,
-                format!("container {} is no longer running with its ports", run.name),
-            )
-        })?;
+            .map_err(|e| refusal(at, format!("the fresh diagnosis failed: {e}")))?
+            .ok_or_else(|| {
+                refusal(
+                    at,
+                    format!("container {} is no longer running with its ports", run.name),
+                )
+            })?;
         if card.started_at.as_deref() != Some(run.started_at.as_str()) {
             return Err(refusal(
                 at,
@@ -360,7 +334,23 @@ impl Stopper<'_> {
             outcome,
             detail,
         };
-        if let Err(r) = run.identity(Checkpoint::Deadline) {
+        // The run once more, then the deadline, at the moment of the signal.
+        let last = run.identity(Checkpoint::Deadline).and_then(|_| {
+            let took = self.probe.now().saturating_sub(t0);
+            if took <= self.opts.deadline {
+                return Ok(());
+            }
+            Err(refusal(
+                Checkpoint::Deadline,
+                format!(
+                    "the checks took {} ms, more than the {} ms allowed from the first check to \
+                     the signal",
+                    took.as_millis(),
+                    self.opts.deadline.as_millis()
+                ),
+            ))
+        });
+        if let Err(r) = last {
             return StopReport {
                 checkpoint: Some(r.checkpoint),
                 container: Some(outcome(MemberOutcome::Skipped, r.to_string())),

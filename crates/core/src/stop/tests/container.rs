@@ -179,6 +179,14 @@ impl Control for Handle {
 
 /// Stops the card through `engine`, on a host where docker-proxy holds its published port.
 fn stop_with(engine: &FakeEngine) -> (StopReport, Store, tempfile::TempDir) {
+    stop_hooked(engine, |_, _, _| {})
+}
+
+/// The same, with `hook` run at every read of the probe (as `Scripted` runs it).
+fn stop_hooked(
+    engine: &FakeEngine,
+    mut hook: impl FnMut(&'static str, usize, &mut FakeProbe) + Send + 'static,
+) -> (StopReport, Store, tempfile::TempDir) {
     let mut proxy = process(500, 1, &["/usr/sbin/docker-proxy", "-proto", "tcp"]);
     proxy.uid = 0;
     let host = FakeProbe::default()
@@ -186,10 +194,11 @@ fn stop_with(engine: &FakeEngine) -> (StopReport, Store, tempfile::TempDir) {
         .listen("127.0.0.1:18080", 500);
     // The engine's proxy holds the port while the container runs.
     let script = Arc::clone(&engine.0);
-    let probe = Scripted::new(host, move |_, _, fake| {
+    let probe = Scripted::new(host, move |name, n, fake| {
         if !script.lock().unwrap().running {
             fake.sockets = Some(Vec::new());
         }
+        hook(name, n, fake);
     });
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_at(dir.path()).unwrap();
@@ -350,4 +359,20 @@ fn a_port_held_again_after_the_stop_makes_it_partial_naming_who() {
         "{}",
         r.reason
     );
+}
+
+/// More than 2 s from (a) to the signal (the clock jumps during check (e)'s read): refused
+/// at the deadline, with nothing sent.
+#[test]
+fn a_signal_later_than_two_seconds_after_check_a_is_never_sent() {
+    let engine = FakeEngine::new(|_| {});
+    // Process-table reads: 1 the re-diagnosis, 2 (a), 3 (c), 4 (e).
+    let (r, _store, _dir) = stop_hooked(&engine, |name, n, fake| {
+        if name == "processes" && n == 4 {
+            *fake.clock.borrow_mut() += Duration::from_millis(2100);
+        }
+    });
+    assert_eq!(r.checkpoint, Some(Checkpoint::Deadline), "{r:#?}");
+    assert!(r.reason.contains("more than the 2000 ms"), "{}", r.reason);
+    assert!(engine.sent().is_empty());
 }
