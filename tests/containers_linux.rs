@@ -876,3 +876,102 @@ fn the_app_s_clean_up_stops_the_run_its_card_showed_and_no_other() {
     );
     assert_eq!(inspect(&host, "pier-t-app", "{{.State.Running}}"), "false");
 }
+
+/// An engine that cannot be asked when the stop runs: the card cannot be re-diagnosed, so the
+/// stop is refused, nothing is sent, and the container serves on.
+#[test]
+fn a_stop_whose_engine_cannot_be_asked_is_refused_and_sends_nothing() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("engine unreachable at the stop")
+    else {
+        return;
+    };
+    let _web = polite(&host, "pier-t-unasked", &shop, port);
+    let c = card_when(&sb, &host, "pier-t-unasked", "a green card", |c| {
+        c["level"] == "green"
+    });
+    let card_id = c["id"].as_str().unwrap().to_owned();
+    let nowhere = format!("unix://{}", sb.path().join("no-engine.sock").display());
+    let doc = pier_json(&sb, &nowhere, &["stop", &card_id]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "refused", "{doc:#}");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the fresh diagnosis failed: Docker at")
+            && reason.contains("could not be asked"),
+        "{doc:#}"
+    );
+    assert_eq!(
+        inspect(&host, "pier-t-unasked", "{{.State.Running}}"),
+        "true"
+    );
+    let _served = TcpStream::connect(("127.0.0.1", port)).expect("it still serves");
+}
+
+/// Whether the server inside container `name` listens on 8080, as its own netstat says.
+fn serves_inside(host: &str, name: &str) -> bool {
+    Command::new("docker")
+        .args(["-H", host, "exec", name, "busybox", "netstat", "-tln"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(":8080 "))
+}
+
+/// A restarted container is ready when its server listens inside it, not when the engine's
+/// proxy does (which it does at once): a server that takes a second to start is waited for.
+#[test]
+fn a_restarted_container_is_ready_when_its_server_listens_inside_it() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("restart readiness")
+    else {
+        return;
+    };
+    let publish = format!("127.0.0.1:{port}:8080");
+    let dir = format!("com.docker.compose.project.working_dir={}", shop.display());
+    docker(
+        &host,
+        &[
+            "run",
+            "-d",
+            "--name",
+            "pier-t-slow",
+            "--label",
+            "com.docker.compose.project=pier-tests",
+            "--label",
+            &dir,
+            "-p",
+            &publish,
+            "pier-busybox:test",
+            "busybox",
+            "sh",
+            "-c",
+            "trap 'exit 0' TERM; sleep 1; busybox httpd -f -p 8080 & wait",
+        ],
+    );
+    let _running = Running {
+        host: host.clone(),
+        name: "pier-t-slow".into(),
+    };
+    wait_for("the server inside", || {
+        serves_inside(&host, "pier-t-slow").then_some(())
+    });
+    let c = card_when(&sb, &host, "pier-t-slow", "a green card", |c| {
+        c["level"] == "green"
+    });
+    let card_id = c["id"].as_str().unwrap().to_owned();
+    let doc = pier_json(&sb, &host, &["stop", &card_id]);
+    assert_eq!(doc["results"][0]["result"], "stopped", "{doc:#}");
+    let again = pier_json(&sb, &host, &["restart", &card_id]);
+    assert_eq!(again["result"], "ready", "{again:#}");
+    assert!(
+        serves_inside(&host, "pier-t-slow"),
+        "ready before its server listened: {again:#}"
+    );
+}

@@ -6,7 +6,7 @@
 //! container was removed (`docker rm`), it already runs, or a recorded port is taken. Then
 //! started, its new run recorded at once, and ready when every recorded port listens again on
 //! the host (the engine's proxy) and, where its namespace can be read, inside the container
-//! on its container port. Pier does not supervise what it restarted.
+//! on its container port (the server itself). Pier does not supervise what it restarted.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
@@ -202,7 +202,7 @@ pub fn restart(
     }) {
         tracing::warn!("the restart of {name} could not be recorded: {e}");
     }
-    let missing = wait_for_ports(probe, &s, wait);
+    let missing = wait_for_ports(probe, &s, now.pid, wait);
     if missing.is_empty() {
         let _ = store.update::<ContainerSnapshot, _>(name, s.run(), |r| {
             if let Some(last) = r.restarts.last_mut() {
@@ -228,16 +228,36 @@ pub fn restart(
     report
 }
 
-/// The recorded ports that do not listen on the host within `wait` (polled every 50 ms).
-fn wait_for_ports(probe: &dyn Probe, s: &ContainerSnapshot, wait: Duration) -> Vec<String> {
+/// The recorded ports that do not listen within `wait` (polled every 50 ms): on the host
+/// (the engine's proxy, which listens as soon as the container starts) and, where the new
+/// run's namespace can be read (`pid`, its first process), inside it on the container port —
+/// the server itself. An unreadable namespace leaves the host's word alone.
+fn wait_for_ports(
+    probe: &dyn Probe,
+    s: &ContainerSnapshot,
+    pid: Option<u32>,
+    wait: Duration,
+) -> Vec<String> {
     let started = Instant::now();
+    let is_its = |cgroup: &str| {
+        crate::containers::processes::container_of_cgroup(cgroup) == Some(s.container_id.as_str())
+    };
     loop {
+        let inside = pid.and_then(|pid| crate::probe::namespace_sockets(pid, &is_its).ok());
         let missing: Vec<String> = match probe.sockets(&[]) {
             Ok(table) => s
                 .ports
                 .iter()
-                .filter(|p| listener_on(&table, &p.address, p.port).is_none())
-                .map(|p| format!("{}:{}", p.address, p.port))
+                .filter(|p| {
+                    let on_host = listener_on(&table, &p.address, p.port).is_some();
+                    let served = inside.as_ref().is_none_or(|inside| {
+                        inside.iter().any(|t| {
+                            t.state == TcpState::Listen && t.local.port() == p.container_port
+                        })
+                    });
+                    !(on_host && served)
+                })
+                .map(|p| format!("{}:{} → {}", p.address, p.port, p.container_port))
                 .collect(),
             Err(e) => vec![format!("(the socket table could not be read: {e})")],
         };

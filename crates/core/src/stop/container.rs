@@ -190,10 +190,20 @@ impl Stopper<'_> {
             ..self.scan_options(Vec::new())
         };
         let scan = diagnose::scan(self.probe, &opts, self.marker_at).map_err(|e| e.to_string())?;
-        Ok(scan.projects.into_iter().find_map(|p| {
+        let unasked: Vec<String> = scan
+            .engines
+            .iter()
+            .filter_map(|e| e.error.clone())
+            .collect();
+        let found = scan.projects.into_iter().find_map(|p| {
             let c = p.containers.iter().find(|c| c.id == id).cloned()?;
             Some((p, c))
-        }))
+        });
+        match found {
+            // Not found, and an engine did not answer: it may be that engine's.
+            None if !unasked.is_empty() => Err(unasked.join("; ")),
+            found => Ok(found),
+        }
     }
 
     /// Step 2: the recovery record, before any signal.
