@@ -37,7 +37,7 @@ polite() { # polite NAME: an idle container that ends on SIGTERM
   docker run -d --name "$1" --label com.docker.compose.project=bench \
     --label "com.docker.compose.project.working_dir=$work/shop" \
     -p "127.0.0.1:$(free_port):8080" pier-busybox:test busybox sh -c \
-    "trap 'exit 0' TERM; busybox httpd -f -p 8080 & wait" >/dev/null
+    "trap 'exit 0' TERM; busybox httpd -f -p 8080 & wait" >/dev/null 2>&1
 }
 ms() { # ms COMMAND...: wall time in ms, output discarded
   local t0 t1
