@@ -59,9 +59,15 @@ impl Drop for Running {
     }
 }
 
-/// busybox httpd published on 127.0.0.1:`port`, as a Compose service of the project in
-/// `folder`; `extra`: more `docker run` options.
-fn httpd(host: &str, name: &str, folder: &Path, port: u16, extra: &[&str]) -> Running {
+/// Container `name` running `command` in the test image, published on 127.0.0.1:`port` → 8080,
+/// as a Compose service of the project in `folder`; `extra`: more `docker run` options.
+fn published(
+    host: &str,
+    name: &str,
+    (folder, port): (&Path, u16),
+    extra: &[&str],
+    command: &[&str],
+) -> Running {
     let publish = format!("127.0.0.1:{port}:8080");
     let dir = format!(
         "com.docker.compose.project.working_dir={}",
@@ -82,12 +88,20 @@ fn httpd(host: &str, name: &str, folder: &Path, port: u16, extra: &[&str]) -> Ru
         &publish,
     ];
     args.extend_from_slice(extra);
-    args.extend_from_slice(&["pier-busybox:test", "busybox", "httpd", "-f", "-p", "8080"]);
+    args.push("pier-busybox:test");
+    args.extend_from_slice(command);
     docker(host, &args);
     Running {
         host: host.to_owned(),
         name: name.to_owned(),
     }
+}
+
+/// busybox httpd as the container's first process (which ignores SIGTERM: PID 1 has no
+/// default action for it), published on 127.0.0.1:`port`.
+fn httpd(host: &str, name: &str, folder: &Path, port: u16, extra: &[&str]) -> Running {
+    let command = ["busybox", "httpd", "-f", "-p", "8080"];
+    published(host, name, (folder, port), extra, &command)
 }
 
 /// What each test starts from: the test daemon's host, a sandbox holding a project folder for
@@ -180,6 +194,12 @@ fn card_when(
         let (_, c) = card(&scan(sb, host, &[], None), name)?;
         until(&c).then_some(c)
     })
+}
+
+/// The id of container `name`'s card, once it is green.
+fn green_card_id(sb: &Sandbox, host: &str, name: &str) -> String {
+    let c = card_when(sb, host, name, "a green card", |c| c["level"] == "green");
+    c["id"].as_str().unwrap().to_owned()
 }
 
 fn live(card: &Value) -> Vec<String> {
@@ -524,37 +544,15 @@ fn a_host_network_container_s_process_in_a_project_is_its_container_s() {
 }
 
 /// A container whose first process ends on SIGTERM, as most servers' do: busybox sh trapping
-/// it, with httpd serving beside it, published on 127.0.0.1:`port`.
+/// it, with httpd serving beside it after `delay` seconds, published on 127.0.0.1:`port`.
+fn polite_after(host: &str, name: &str, folder: &Path, port: u16, delay: u32) -> Running {
+    let script = format!("trap 'exit 0' TERM; sleep {delay}; busybox httpd -f -p 8080 & wait");
+    let command = ["busybox", "sh", "-c", &script];
+    published(host, name, (folder, port), &[], &command)
+}
+
 fn polite(host: &str, name: &str, folder: &Path, port: u16) -> Running {
-    let publish = format!("127.0.0.1:{port}:8080");
-    let dir = format!(
-        "com.docker.compose.project.working_dir={}",
-        folder.display()
-    );
-    docker(
-        host,
-        &[
-            "run",
-            "-d",
-            "--name",
-            name,
-            "--label",
-            "com.docker.compose.project=pier-tests",
-            "--label",
-            &dir,
-            "-p",
-            &publish,
-            "pier-busybox:test",
-            "busybox",
-            "sh",
-            "-c",
-            "trap 'exit 0' TERM; busybox httpd -f -p 8080 & wait",
-        ],
-    );
-    Running {
-        host: host.to_owned(),
-        name: name.to_owned(),
-    }
+    polite_after(host, name, folder, port, 0)
 }
 
 /// `pier ARGS --json` (no `--under`: `pier stop ID` and `pier restart` take none), as JSON.
@@ -677,10 +675,7 @@ fn a_container_that_ignores_its_stop_signal_is_still_running_never_killed() {
     };
     let _web = httpd(&host, "pier-t-stubborn", &shop, port, &[]);
     let run = inspect(&host, "pier-t-stubborn", "{{.State.StartedAt}}");
-    let c = card_when(&sb, &host, "pier-t-stubborn", "a green card", |c| {
-        c["level"] == "green"
-    });
-    let card_id = c["id"].as_str().unwrap().to_owned();
+    let card_id = green_card_id(&sb, &host, "pier-t-stubborn");
     let doc = pier_json(&sb, &host, &["stop", "--grace", "1", &card_id]);
     let r = &doc["results"][0];
     assert_eq!(r["result"], "partially_stopped", "{doc:#}");
@@ -711,10 +706,7 @@ fn a_stop_of_a_container_with_a_client_is_refused_and_sends_nothing() {
         return;
     };
     let _web = polite(&host, "pier-t-served-stop", &shop, port);
-    let c = card_when(&sb, &host, "pier-t-served-stop", "a green card", |c| {
-        c["level"] == "green"
-    });
-    let card_id = c["id"].as_str().unwrap().to_owned();
+    let card_id = green_card_id(&sb, &host, "pier-t-served-stop");
     let _client = TcpStream::connect(("127.0.0.1", port)).unwrap();
     card_when(&sb, &host, "pier-t-served-stop", "the client", |c| {
         c["level"] == "red"
@@ -891,10 +883,7 @@ fn a_stop_whose_engine_cannot_be_asked_is_refused_and_sends_nothing() {
         return;
     };
     let _web = polite(&host, "pier-t-unasked", &shop, port);
-    let c = card_when(&sb, &host, "pier-t-unasked", "a green card", |c| {
-        c["level"] == "green"
-    });
-    let card_id = c["id"].as_str().unwrap().to_owned();
+    let card_id = green_card_id(&sb, &host, "pier-t-unasked");
     let nowhere = format!("unix://{}", sb.path().join("no-engine.sock").display());
     let doc = pier_json(&sb, &nowhere, &["stop", &card_id]);
     let r = &doc["results"][0];
@@ -933,39 +922,11 @@ fn a_restarted_container_is_ready_when_its_server_listens_inside_it() {
     else {
         return;
     };
-    let publish = format!("127.0.0.1:{port}:8080");
-    let dir = format!("com.docker.compose.project.working_dir={}", shop.display());
-    docker(
-        &host,
-        &[
-            "run",
-            "-d",
-            "--name",
-            "pier-t-slow",
-            "--label",
-            "com.docker.compose.project=pier-tests",
-            "--label",
-            &dir,
-            "-p",
-            &publish,
-            "pier-busybox:test",
-            "busybox",
-            "sh",
-            "-c",
-            "trap 'exit 0' TERM; sleep 1; busybox httpd -f -p 8080 & wait",
-        ],
-    );
-    let _running = Running {
-        host: host.clone(),
-        name: "pier-t-slow".into(),
-    };
+    let _running = polite_after(&host, "pier-t-slow", &shop, port, 1);
     wait_for("the server inside", || {
         serves_inside(&host, "pier-t-slow").then_some(())
     });
-    let c = card_when(&sb, &host, "pier-t-slow", "a green card", |c| {
-        c["level"] == "green"
-    });
-    let card_id = c["id"].as_str().unwrap().to_owned();
+    let card_id = green_card_id(&sb, &host, "pier-t-slow");
     let doc = pier_json(&sb, &host, &["stop", &card_id]);
     assert_eq!(doc["results"][0]["result"], "stopped", "{doc:#}");
     let again = pier_json(&sb, &host, &["restart", &card_id]);

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use bollard::models::{ContainerInspectResponse, ContainerStatsResponse, RestartPolicyNameEnum};
+use bollard::models::{ContainerInspectResponse, ContainerStatsResponse};
 use bollard::query_parameters::{
     InspectContainerOptions, KillContainerOptions, StartContainerOptions, StatsOptions,
     WaitContainerOptions,
@@ -226,18 +226,8 @@ pub fn state_of(inspected: ContainerInspectResponse) -> State {
             .and_then(|c| c.stop_signal)
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "SIGTERM".to_owned()),
-        // As the scan reads it (`engine::facts`): no host configuration is an unknown policy.
-        restart_policy: match &host_config {
-            None => Some(super::engine::UNKNOWN_POLICY.to_owned()),
-            Some(h) => h
-                .restart_policy
-                .as_ref()
-                .and_then(|r| r.name)
-                .and_then(|n| match n {
-                    RestartPolicyNameEnum::EMPTY | RestartPolicyNameEnum::NO => None,
-                    other => Some(other.to_string()),
-                }),
-        },
+        // As the scan reads it (`engine::facts`).
+        restart_policy: super::engine::policy_of(host_config.as_ref()),
         auto_remove: host_config.and_then(|h| h.auto_remove).unwrap_or(false),
         pid: state
             .pid

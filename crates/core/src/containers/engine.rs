@@ -208,19 +208,7 @@ pub fn facts(
         image: summary.image.unwrap_or_default(),
         started_at: state.and_then(|s| s.started_at.clone()),
         ports,
-        // An inspection without a host configuration says nothing of a policy: unknown, not
-        // none.
-        restart_policy: match host_config {
-            None => Some(UNKNOWN_POLICY.to_owned()),
-            Some(h) => h
-                .restart_policy
-                .as_ref()
-                .and_then(|r| r.name)
-                .and_then(|n| match n {
-                    RestartPolicyNameEnum::EMPTY | RestartPolicyNameEnum::NO => None,
-                    other => Some(other.to_string()),
-                }),
-        },
+        restart_policy: policy_of(host_config),
         auto_remove: host_config.and_then(|h| h.auto_remove).unwrap_or(false),
         compose: compose(&labels),
         pid: state
@@ -231,6 +219,22 @@ pub fn facts(
         host_network: network_mode == "host",
         namespace: None,
     })
+}
+
+/// A container's restart policy from its inspection's host configuration; `None` for `no`.
+/// An inspection without a host configuration says nothing of a policy: unknown, not none.
+pub(super) fn policy_of(host_config: Option<&bollard::models::HostConfig>) -> Option<String> {
+    match host_config {
+        None => Some(UNKNOWN_POLICY.to_owned()),
+        Some(h) => h
+            .restart_policy
+            .as_ref()
+            .and_then(|r| r.name)
+            .and_then(|n| match n {
+                RestartPolicyNameEnum::EMPTY | RestartPolicyNameEnum::NO => None,
+                other => Some(other.to_string()),
+            }),
+    }
 }
 
 fn compose(labels: &HashMap<String, String>) -> Option<Compose> {

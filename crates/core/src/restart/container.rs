@@ -39,17 +39,7 @@ pub fn find(store: &Store, name_or_id: &str) -> Result<(String, ContainerSnapsho
         };
     }
     let hex = name_or_id.trim_start_matches(CARD_PREFIX);
-    let listing = store
-        .list::<ContainerSnapshot>(&format!("{RECORD_PREFIX}{hex}-"))
-        .map_err(|e| e.to_string())?;
-    listing
-        .records
-        .into_iter()
-        .max_by_key(|(name, _)| {
-            name.rsplit('-')
-                .next()
-                .and_then(|ms| ms.parse::<u128>().ok())
-        })
+    super::newest(store, &format!("{RECORD_PREFIX}{hex}-"))?
         .ok_or_else(|| format!("there is no stop record for {name_or_id}"))
 }
 

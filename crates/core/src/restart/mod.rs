@@ -261,18 +261,21 @@ pub fn find(store: &Store, name_or_id: &str) -> Result<(String, Snapshot), Strin
             Err(e) => Err(e.to_string()),
         };
     }
-    let listing = store
-        .list::<Snapshot>(&format!("snap-{name_or_id}-"))
-        .map_err(|e| e.to_string())?;
-    listing
-        .records
-        .into_iter()
-        .max_by_key(|(name, _)| {
-            name.rsplit('-')
-                .next()
-                .and_then(|ms| ms.parse::<u128>().ok())
-        })
+    newest(store, &format!("snap-{name_or_id}-"))?
         .ok_or_else(|| format!("there is no snapshot for {name_or_id}"))
+}
+
+/// The newest record whose name starts with `prefix`, by the unix ms its name ends with.
+pub(crate) fn newest<T>(store: &Store, prefix: &str) -> Result<Option<(String, T)>, String>
+where
+    T: serde::de::DeserializeOwned + crate::store::Versioned,
+{
+    let listing = store.list::<T>(prefix).map_err(|e| e.to_string())?;
+    Ok(listing.records.into_iter().max_by_key(|(name, _)| {
+        name.rsplit('-')
+            .next()
+            .and_then(|ms| ms.parse::<u128>().ok())
+    }))
 }
 
 /// Restarts the snapshot `name`, waiting up to `wait` for its ports: under the project's

@@ -157,15 +157,10 @@ fn fates(probe: &dyn Probe, s: &Snapshot) -> Result<Vec<Fate>, String> {
 /// Reconciles the unfinished record `name` (as read: `s`) against the live system, under the
 /// resource's stop lock, writing it when the folder allows.
 pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> Reconciled {
-    let _lock =
-        match store.try_lock(&format!("stop-{}", s.id)) {
-            Ok(Some(lock)) => lock,
-            Ok(None) => return Reconciled::Left(
-                "its stop lock is held: a stop of it runs now, or another read is reconciling it"
-                    .into(),
-            ),
-            Err(e) => return Reconciled::Left(format!("its stop lock could not be taken: {e}")),
-        };
+    let _lock = match stop_lock(store, &s.id) {
+        Ok(lock) => lock,
+        Err(why) => return Reconciled::Left(why),
+    };
     // Read again under the lock: a stop that just ended has written its own result.
     let s = match store.get::<Snapshot>(name) {
         Ok(Some(fresh)) => fresh,
@@ -196,6 +191,19 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
     match written {
         Ok(on_disk) => Reconciled::Written(on_disk),
         Err(e) => Reconciled::Shown(settled, e.to_string()),
+    }
+}
+
+/// The stop lock of resource or card `id`, taken without waiting: a reader reconciles only
+/// while no stop of it runs (and no other reader reconciles it).
+pub(crate) fn stop_lock(store: &Store, id: &str) -> Result<crate::store::Lock, String> {
+    match store.try_lock(&format!("stop-{id}")) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(
+            "its stop lock is held: a stop of it runs now, or another read is reconciling it"
+                .into(),
+        ),
+        Err(e) => Err(format!("its stop lock could not be taken: {e}")),
     }
 }
 

@@ -92,15 +92,10 @@ pub fn reconcile(
     name: &str,
     s: &ContainerSnapshot,
 ) -> Settled {
-    let _lock =
-        match store.try_lock(&format!("stop-{}", s.id)) {
-            Ok(Some(lock)) => lock,
-            Ok(None) => return Settled::Left(
-                "its stop lock is held: a stop of it runs now, or another read is reconciling it"
-                    .into(),
-            ),
-            Err(e) => return Settled::Left(format!("its stop lock could not be taken: {e}")),
-        };
+    let _lock = match super::stop_lock(store, &s.id) {
+        Ok(lock) => lock,
+        Err(why) => return Settled::Left(why),
+    };
     let s = match store.get::<ContainerSnapshot>(name) {
         Ok(Some(fresh)) => fresh,
         Ok(None) => return Settled::Left("the record is gone".into()),

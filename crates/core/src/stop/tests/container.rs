@@ -36,6 +36,8 @@ struct Script {
     cpu_ns: u64,
     /// Whether the container ends when signalled.
     obeys: bool,
+    /// Someone else listens on its port once it has stopped.
+    port_taken_after: bool,
     running: bool,
     sent: Vec<String>,
 }
@@ -179,12 +181,13 @@ impl Control for Handle {
 
 /// Stops the card through `engine`, on a host where docker-proxy holds its published port.
 fn stop_with(engine: &FakeEngine) -> (StopReport, Store, tempfile::TempDir) {
-    stop_hooked(engine, |_, _, _| {})
+    stop_in(engine, opts(), |_, _, _| {})
 }
 
-/// The same, with `hook` run at every read of the probe (as `Scripted` runs it).
-fn stop_hooked(
+/// The same with `opts`, and `hook` run at every read of the probe (as `Scripted` runs it).
+fn stop_in(
     engine: &FakeEngine,
+    opts: StopOptions,
     mut hook: impl FnMut(&'static str, usize, &mut FakeProbe) + Send + 'static,
 ) -> (StopReport, Store, tempfile::TempDir) {
     let mut proxy = process(500, 1, &["/usr/sbin/docker-proxy", "-proto", "tcp"]);
@@ -195,9 +198,11 @@ fn stop_hooked(
     // The engine's proxy holds the port while the container runs.
     let script = Arc::clone(&engine.0);
     let probe = Scripted::new(host, move |name, n, fake| {
-        if !script.lock().unwrap().running {
+        let s = script.lock().unwrap();
+        if !s.running && !s.port_taken_after {
             fake.sockets = Some(Vec::new());
         }
+        drop(s);
         hook(name, n, fake);
     });
     let dir = tempfile::tempdir().unwrap();
@@ -206,7 +211,7 @@ fn stop_hooked(
     let waiter = FakeWaiter::new(&probe);
     let stopper = Stopper {
         engines: engine,
-        ..stopper(&probe, &ops, &waiter, &store, opts())
+        ..stopper(&probe, &ops, &waiter, &store, opts)
     };
     let r = stopper.stop(CARD, None);
     (r, store, dir)
@@ -304,27 +309,11 @@ fn a_container_that_outlives_its_grace_is_still_running_and_gets_no_second_signa
 #[test]
 fn force_is_refused_for_a_container() {
     let engine = FakeEngine::new(|_| {});
-    let mut proxy = process(500, 1, &["/usr/sbin/docker-proxy"]);
-    proxy.uid = 0;
-    let probe = Scripted::new(FakeProbe::default().with(proxy, "/"), |_, _, _| {});
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_at(dir.path()).unwrap();
-    let ops = fake_ops(&probe);
-    let waiter = FakeWaiter::new(&probe);
-    let stopper = Stopper {
-        engines: &engine,
-        ..stopper(
-            &probe,
-            &ops,
-            &waiter,
-            &store,
-            StopOptions {
-                force: true,
-                ..opts()
-            },
-        )
+    let force = StopOptions {
+        force: true,
+        ..opts()
     };
-    let r = stopper.stop(CARD, None);
+    let (r, _store, _dir) = stop_in(&engine, force, |_, _, _| {});
     assert_eq!(r.result, ResourceResult::Refused);
     assert!(
         r.reason.starts_with("Force is for processes"),
@@ -337,22 +326,8 @@ fn force_is_refused_for_a_container() {
 /// The rescan finds the port held again: the stop was not clean.
 #[test]
 fn a_port_held_again_after_the_stop_makes_it_partial_naming_who() {
-    let engine = FakeEngine::new(|_| {});
-    let mut proxy = process(500, 1, &["/usr/sbin/docker-proxy", "-proto", "tcp"]);
-    proxy.uid = 0;
-    let host = FakeProbe::default()
-        .with(proxy, "/")
-        .listen("127.0.0.1:18080", 500);
-    let probe = Scripted::new(host, |_, _, _| {});
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open_at(dir.path()).unwrap();
-    let ops = fake_ops(&probe);
-    let waiter = FakeWaiter::new(&probe);
-    let stopper = Stopper {
-        engines: &engine,
-        ..stopper(&probe, &ops, &waiter, &store, opts())
-    };
-    let r = stopper.stop(CARD, None);
+    let engine = FakeEngine::new(|s| s.port_taken_after = true);
+    let (r, _store, _dir) = stop_with(&engine);
     assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
     assert!(
         r.reason.contains("port 18080 listens again"),
@@ -367,7 +342,7 @@ fn a_port_held_again_after_the_stop_makes_it_partial_naming_who() {
 fn a_signal_later_than_two_seconds_after_check_a_is_never_sent() {
     let engine = FakeEngine::new(|_| {});
     // Process-table reads: 1 the re-diagnosis, 2 (a), 3 (c), 4 (e).
-    let (r, _store, _dir) = stop_hooked(&engine, |name, n, fake| {
+    let (r, _store, _dir) = stop_in(&engine, opts(), |name, n, fake| {
         if name == "processes" && n == 4 {
             *fake.clock.borrow_mut() += Duration::from_millis(2100);
         }
