@@ -936,3 +936,45 @@ fn a_restarted_container_is_ready_when_its_server_listens_inside_it() {
         "ready before its server listened: {again:#}"
     );
 }
+
+/// `docker run --stop-signal KILL`: its stop would be a SIGKILL, which Pier never sends; the
+/// card is yellow and names the engine's own command, and a stop asked for by id is refused.
+#[test]
+fn a_container_whose_stop_signal_is_sigkill_is_never_stopped_by_pier() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("stop signal KILL")
+    else {
+        return;
+    };
+    let _web = httpd(
+        &host,
+        "pier-t-killsig",
+        &shop,
+        port,
+        &["--stop-signal", "KILL"],
+    );
+    let c = card_when(&sb, &host, "pier-t-killsig", "the card", |_| true);
+    assert_eq!(c["level"], "yellow", "{c:#}");
+    let said: Vec<&str> = c["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.starts_with("its stop signal is SIGKILL, which Pier never sends")),
+        "{c:#}"
+    );
+    let card_id = c["id"].as_str().unwrap().to_owned();
+    let doc = pier_json(&sb, &host, &["stop", &card_id]);
+    assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
+    assert_eq!(
+        inspect(&host, "pier-t-killsig", "{{.State.Running}}"),
+        "true"
+    );
+}

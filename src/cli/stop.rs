@@ -406,12 +406,17 @@ fn report_text(r: &StopReport) -> String {
             );
         }
         if let Some(c) = &r.container {
+            let signal = for_terminal(&c.signal);
+            let how = match c.sent {
+                Some(true) => format!("{signal} sent through its engine"),
+                Some(false) => format!("{signal} not sent"),
+                None => format!("{signal} asked of its engine, unconfirmed"),
+            };
             let _ = writeln!(
                 out,
-                "    container {:<14} {}  {} sent through its engine: {}",
+                "    container {:<14} {}  {how}: {}",
                 c.outcome.as_str(),
                 for_terminal(&c.name),
-                c.signal,
                 for_terminal(&c.detail)
             );
         }

@@ -21,7 +21,7 @@ use bollard::query_parameters::{
 use bollard::{ClientVersion, Docker};
 use futures_util::StreamExt as _;
 
-use super::control::{Control, Measured, State};
+use super::control::{parse_engine_time, Control, Measured, State, Unsent};
 use super::engine::{hint, words};
 
 /// How long one question to the engine may take (a wait takes its own limit).
@@ -64,6 +64,21 @@ impl Api {
 
     fn said(&self, e: &bollard::errors::Error) -> String {
         unreachable(&self.host, e)
+    }
+
+    /// A request that acts, failed: refused when the engine answered so, unknown when no
+    /// answer came (it may have acted).
+    fn unsent(&self, e: &bollard::errors::Error) -> Unsent {
+        match e {
+            bollard::errors::Error::DockerResponseServerError { message, .. } => {
+                Unsent::Refused(format!("the engine at {} said: {message}", self.host))
+            }
+            other => Unsent::Unknown(format!(
+                "the engine at {} gave no answer: {}",
+                self.host,
+                words(other)
+            )),
+        }
     }
 
     /// Each container's CPU use over a window of the engine's (`control::Measured`), all
@@ -160,14 +175,14 @@ impl Control for Api {
         })
     }
 
-    fn signal(&self, id: &str, signal: &str) -> Result<(), String> {
+    fn signal(&self, id: &str, signal: &str) -> Result<(), Unsent> {
         // Named every time: bollard's default for this call is SIGKILL.
         let options = KillContainerOptions {
             signal: signal.to_owned(),
         };
         self.runtime
             .block_on(self.docker.kill_container(id, Some(options)))
-            .map_err(|e| self.said(&e))
+            .map_err(|e| self.unsent(&e))
     }
 
     fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), String> {
@@ -193,18 +208,13 @@ impl Control for Api {
         }
     }
 
-    fn start(&self, id: &str) -> Result<(), String> {
+    fn start(&self, id: &str, limit: Duration) -> Result<(), Unsent> {
+        // A start sets up the container's network and storage: it may take more than a
+        // question's two seconds.
+        let docker = self.docker.clone().with_timeout(limit.max(ASK_TIMEOUT));
         self.runtime
-            .block_on(
-                self.docker
-                    .start_container(id, None::<StartContainerOptions>),
-            )
-            .map_err(|e| match &e {
-                bollard::errors::Error::DockerResponseServerError { message, .. } => {
-                    format!("the engine at {} could not start it: {message}", self.host)
-                }
-                _ => self.said(&e),
-            })
+            .block_on(docker.start_container(id, None::<StartContainerOptions>))
+            .map_err(|e| self.unsent(&e))
     }
 }
 
@@ -250,9 +260,7 @@ pub fn measured(stats: &ContainerStatsResponse) -> Result<Measured, String> {
     ) else {
         return Err("the engine's statistics hold no two CPU readings".to_owned());
     };
-    let at = |t: Option<&bollard::models::BollardDate>| {
-        t.and_then(|t| humantime::parse_rfc3339(&t.to_string()).ok())
-    };
+    let at = |t: Option<&bollard::models::BollardDate>| t.and_then(|t| parse_engine_time(t));
     let window = match (at(stats.preread.as_ref()), at(stats.read.as_ref())) {
         (Some(pre), Some(read)) => read.duration_since(pre).ok(),
         _ => None,

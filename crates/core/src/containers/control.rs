@@ -54,13 +54,66 @@ pub trait Control: Sync {
     /// whole sample costs one interval of the engine's, not two.
     fn activity(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String>;
     /// Sends `signal` (`"SIGTERM"`) to its first process, through the engine.
-    fn signal(&self, id: &str, signal: &str) -> Result<(), String>;
+    fn signal(&self, id: &str, signal: &str) -> Result<(), Unsent>;
     /// Returns once it is not running, or once `limit` has passed, whichever is first; it
     /// blocks on the engine's own wait, never polls.
     fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), String>;
-    /// Starts it again (same container, same configuration).
-    fn start(&self, id: &str) -> Result<(), String>;
+    /// Starts it again (same container, same configuration), waiting up to `limit` for the
+    /// engine's answer. `Err(Unsent::Unknown)`: no answer, so it may have started.
+    fn start(&self, id: &str, limit: Duration) -> Result<(), Unsent>;
 }
+
+/// Why a request that acts (a signal, a start) did not surely act.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsent {
+    /// The engine answered no (no such container, not running, a signal it does not know):
+    /// it did not act.
+    Refused(String),
+    /// No answer (a time-out, a connection lost after the request went out): it may have
+    /// acted. Never read as "nothing was sent".
+    Unknown(String),
+}
+
+impl std::fmt::Display for Unsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unsent::Refused(why) | Unsent::Unknown(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Whether Pier may send `signal`, a container's stop signal as its image or `docker run
+/// --stop-signal` set it: never SIGKILL (there is no automatic SIGKILL, docs/design.md §3) and
+/// never SIGSTOP (it would freeze the container, not stop it); one Pier cannot name is refused
+/// too. Engines write it as a name with or without `SIG`, or as a number (Linux numbering).
+pub fn sendable_stop_signal(signal: &str) -> Result<(), String> {
+    let name = signal.trim().to_ascii_uppercase();
+    let name = name.strip_prefix("SIG").unwrap_or(&name);
+    let never = match name {
+        "KILL" | "9" => Some("SIGKILL"),
+        "STOP" | "19" => Some("SIGSTOP"),
+        _ => None,
+    };
+    if let Some(never) = never {
+        return Err(format!(
+            "its stop signal is {never}, which Pier never sends (`docker stop` would)"
+        ));
+    }
+    const KNOWN: &[&str] = &[
+        "TERM", "INT", "QUIT", "HUP", "USR1", "USR2", "WINCH", "PWR", "15", "2", "3", "1", "10",
+        "12", "28", "30",
+    ];
+    if KNOWN.contains(&name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "its stop signal {signal:?} is not one Pier sends (SIGTERM, SIGINT, SIGQUIT, SIGHUP, \
+             SIGUSR1, SIGUSR2, SIGWINCH, SIGPWR)"
+        ))
+    }
+}
+
+pub use crate::model::container::parse_engine_time;
 
 /// Whether `now` is the run that was judged: the same container, the same start, still
 /// running. The id alone is not enough: `docker restart` (or a restart policy changed back)
@@ -178,6 +231,35 @@ mod tests {
         assert!(same_run(&run(), "abd", t)
             .unwrap_err()
             .contains("another container"));
+    }
+
+    #[test]
+    fn sigkill_and_sigstop_are_never_a_stop_signal_pier_sends() {
+        for never in ["SIGKILL", "KILL", "9", "sigkill", "SIGSTOP", "19"] {
+            assert!(sendable_stop_signal(never).is_err(), "{never}");
+        }
+        for fine in [
+            "SIGTERM", "TERM", "15", "SIGINT", "SIGQUIT", "SIGWINCH", "sigusr1",
+        ] {
+            assert_eq!(sendable_stop_signal(fine), Ok(()), "{fine}");
+        }
+        assert!(sendable_stop_signal("SIGBOGUS")
+            .unwrap_err()
+            .contains("not one Pier"));
+        assert!(sendable_stop_signal("").is_err());
+    }
+
+    #[test]
+    fn an_engine_time_with_an_offset_is_the_same_instant() {
+        let z = parse_engine_time("2026-12-03T08:00:00.5Z").unwrap();
+        assert_eq!(parse_engine_time("2026-12-03T09:00:00.5+01:00"), Some(z));
+        assert_eq!(parse_engine_time("2026-12-03T03:30:00.5-04:30"), Some(z));
+        assert_eq!(parse_engine_time("2026-12-03T09:00:00.5+25:00"), None);
+        assert_eq!(parse_engine_time("0001-01-01T00:00:00Z"), None);
+        assert_eq!(parse_engine_time("yesterday"), None);
+        assert_eq!(parse_engine_time("2026-12-03T09:00:00é+01:00"), None);
+        assert_eq!(parse_engine_time("é+01:00"), None);
+        assert_eq!(parse_engine_time("ééé"), None);
     }
 
     #[test]

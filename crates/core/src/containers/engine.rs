@@ -210,6 +210,11 @@ pub fn facts(
         ports,
         restart_policy: policy_of(host_config),
         auto_remove: host_config.and_then(|h| h.auto_remove).unwrap_or(false),
+        stop_signal: inspected
+            .config
+            .as_ref()
+            .and_then(|c| c.stop_signal.clone())
+            .filter(|s| !s.is_empty()),
         compose: compose(&labels),
         pid: state
             .and_then(|s| s.pid)

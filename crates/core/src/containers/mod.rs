@@ -61,6 +61,9 @@ pub struct ContainerFacts {
     pub restart_policy: Option<String>,
     /// Removed by the engine once it stops (`docker run --rm`).
     pub auto_remove: bool,
+    /// The signal its stop sends (`Config.StopSignal`); `None` when its image sets none
+    /// (SIGTERM).
+    pub stop_signal: Option<String>,
     /// Its Compose project, when Compose created it.
     pub compose: Option<Compose>,
     /// The host pid of its first process, when the engine gives it (0 in a VM).

@@ -250,6 +250,16 @@ fn card(
         engine,
         &stop_command(engine, c),
     ));
+    if let Some(why) = c
+        .stop_signal
+        .as_deref()
+        .and_then(|s| crate::containers::control::sendable_stop_signal(s).err())
+    {
+        evidence.push(rules::unsendable_stop_signal(
+            &why,
+            &stop_command(engine, c),
+        ));
+    }
     let measured = sample.map(|s| {
         s.get(&c.id)
             .cloned()

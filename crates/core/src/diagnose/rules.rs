@@ -542,6 +542,17 @@ pub fn engine_managed(
     out
 }
 
+/// A container whose stop signal Pier would never send (SIGKILL, SIGSTOP, or one it cannot
+/// name) cannot be stopped by Pier (yellow): its engine's own command can.
+pub fn unsendable_stop_signal(why: &str, command: &str) -> Evidence {
+    evidence(
+        EvidenceKind::EngineManaged,
+        Level::Yellow,
+        format!("{why}; `{command}` stops it"),
+        "container engine",
+    )
+}
+
 /// A container's CPU use as its engine measured it (`containers::sample`), against the CPU
 /// threshold: above it, or not measured, argues against stopping it (yellow); `None` means
 /// the scan took no sample. Its disk I/O is not measured (the engine's counters come without

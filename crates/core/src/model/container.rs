@@ -75,3 +75,34 @@ pub struct EngineStatus {
     /// then show as other listeners with no visible owner, and nothing of it is signalled.
     pub error: Option<String>,
 }
+
+/// A time as an engine writes it (RFC 3339: Docker's `Z`, Podman's `+01:00`), or `None`.
+pub fn parse_engine_time(text: &str) -> Option<std::time::SystemTime> {
+    if let Ok(t) = humantime::parse_rfc3339(text) {
+        return Some(t);
+    }
+    // An offset: the same instant written in UTC, then moved by the offset.
+    let split = text
+        .len()
+        .checked_sub(6)
+        .and_then(|i| Some((text.get(..i)?, text.get(i..)?)));
+    let (local, sign, offset) = match split {
+        Some((local, off)) if off.starts_with(['+', '-']) && off.as_bytes()[3] == b':' => {
+            (local, &off[..1], &off[1..])
+        }
+        _ => return None,
+    };
+    let (h, m) = offset.split_once(':')?;
+    let (h, m): (u64, u64) = (h.parse().ok()?, m.parse().ok()?);
+    if h > 23 || m > 59 {
+        return None;
+    }
+    let utc = humantime::parse_rfc3339(&format!("{local}Z")).ok()?;
+    let shift = std::time::Duration::from_secs(h * 3600 + m * 60);
+    // 12:00+01:00 is 11:00Z.
+    if sign == "+" {
+        utc.checked_sub(shift)
+    } else {
+        utc.checked_add(shift)
+    }
+}

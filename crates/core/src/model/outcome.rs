@@ -220,8 +220,12 @@ pub struct ContainerOutcome {
     /// The signal sent through the engine (its stop signal, `"SIGTERM"` unless its image says
     /// otherwise).
     pub signal: String,
+    /// Whether the engine took it: `true` sent, `false` refused (nothing was sent), `null`
+    /// unknown (no answer came: it may have gone out; the outcome says what is true).
+    pub sent: Option<bool>,
     /// What happened to its run: `stopped`, `still_running` (Pier never sends the engine's
-    /// SIGKILL), `skipped` (no signal: it had stopped, or another run had begun) or `failed`.
+    /// SIGKILL), `skipped` (no signal, when a reconciled stop never sent one) or `failed` (the
+    /// engine refused the signal, or whether it stopped could not be read).
     pub outcome: MemberOutcome,
     /// The same in words.
     pub detail: String,

@@ -182,15 +182,20 @@ pub struct ContainerRestart {
 
 impl ContainerSnapshot {
     /// The identity this record speaks for, as the store's updates ask it (`store::Owned`):
-    /// the stopped run, its start time in nanoseconds since the epoch (pid 0: a container is
-    /// no process). Stays the same across restarts, which are appended, not substituted.
+    /// the stopped run — its container (the first 8 hex digits of its id, in the place of a
+    /// pid: a container is no process) and its start time in nanoseconds since the epoch.
+    /// Stays the same across restarts, which are appended, not substituted.
     pub fn run(&self) -> Identity {
-        let ns = humantime::parse_rfc3339(&self.started_at)
-            .ok()
+        let ns = super::container::parse_engine_time(&self.started_at)
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        let container = self
+            .container_id
+            .get(..8)
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+            .unwrap_or(0);
         Identity {
-            pid: 0,
+            pid: container,
             start_time: ns,
         }
     }

@@ -11,7 +11,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::containers::control::{Control, EngineAccess};
+use crate::containers::control::{Control, EngineAccess, Unsent};
 use crate::diagnose::connections;
 use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::outcome::ResourceResult;
@@ -23,6 +23,9 @@ use crate::store::Store;
 
 /// How often the ports are looked at while a restart waits for them.
 const POLL: Duration = Duration::from_millis(50);
+
+/// How long the engine's start may take to answer (network and storage set up).
+const START_LIMIT: Duration = Duration::from_secs(30);
 
 /// Whether `name` is a container's stop record (`ctr-…`).
 pub fn is_record(name: &str) -> bool {
@@ -43,12 +46,13 @@ pub fn find(store: &Store, name_or_id: &str) -> Result<(String, ContainerSnapsho
         .ok_or_else(|| format!("there is no stop record for {name_or_id}"))
 }
 
-/// Only a complete stop may be undone: one that signalled and stopped the container, or one
-/// reconciled after Pier ended mid-stop whose run had ended (`stop/reconcile/container.rs`).
+/// Only a complete stop may be undone: one that stopped the container's run — signalled, or
+/// with a signal the engine did not confirm, or reconciled after Pier ended mid-stop
+/// (`stop/reconcile/container.rs`): whether the signal went out is then unknown, but the run
+/// ended, which is what a restart needs.
 pub fn stop_was_complete(s: &ContainerSnapshot) -> Result<(), String> {
     match (s.signalled, s.result) {
-        (Some(true), Some(ResourceResult::Stopped)) => Ok(()),
-        (None, Some(ResourceResult::Stopped)) if s.reconciled_at.is_some() => Ok(()),
+        (Some(true) | None, Some(ResourceResult::Stopped)) => Ok(()),
         (_, None) => Err("the stop has not finished (Pier ended during it)".to_owned()),
         (Some(false), _) | (_, Some(ResourceResult::Refused | ResourceResult::Failed)) => {
             Err("the stop sent nothing: the container was never stopped".into())
@@ -139,7 +143,12 @@ pub fn restart(
         (r.result, r.reason) = (RestartResult::Failed, why);
         r
     };
-    let _lock = match store.lock(&format!("restart-{name}")) {
+    // One restart lock per container, whichever of its records is named.
+    let container = name
+        .strip_prefix(RECORD_PREFIX)
+        .and_then(|rest| rest.split_once('-'))
+        .map_or(name, |(hex, _)| hex);
+    let _lock = match store.lock(&format!("restart-{CARD_PREFIX}{container}")) {
         Ok(lock) => lock,
         Err(e) => return failed(report, e.to_string()),
     };
@@ -167,18 +176,40 @@ pub fn restart(
         report.reason = why;
         return report;
     }
-    if let Err(why) = engine.start(&s.container_id) {
-        return failed(report, why);
-    }
-    let now = match engine.state(&s.container_id) {
-        Ok(Some(now)) => now,
-        Ok(None) => {
+    // No answer to the start: it may have started, so the engine's account of it says.
+    let unanswered = match engine.start(&s.container_id, START_LIMIT) {
+        Ok(()) => None,
+        Err(Unsent::Refused(why)) => return failed(report, format!("it was not started: {why}")),
+        Err(Unsent::Unknown(why)) => Some(why),
+    };
+    let now = match (engine.state(&s.container_id), unanswered) {
+        (Ok(Some(now)), _) if now.running && now.started_at != s.started_at => now,
+        (Ok(_), Some(why)) => {
+            return failed(
+                report,
+                format!("its start got no answer ({why}), and it does not run"),
+            )
+        }
+        (Ok(Some(_)), None) => {
+            report.result = RestartResult::NotReady;
+            report.reason = format!(
+                "container {} was started but does not run: it ended at once (`docker logs {}` \
+                 says why)",
+                s.name, s.name
+            );
+            return report;
+        }
+        (Ok(None), _) => {
             return failed(
                 report,
                 format!("container {} vanished as it started", s.name),
             )
         }
-        Err(why) => return failed(report, format!("it was started, but {why}")),
+        (Err(why), _) => {
+            report.result = RestartResult::NotReady;
+            report.reason = format!("it was started, but its engine's account of it: {why}");
+            return report;
+        }
     };
     report.pid = now.pid;
     let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
@@ -334,4 +365,197 @@ pub fn history(
         entries,
         listing.damaged.iter().map(ToString::to_string).collect(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::containers::control::{Measured, State};
+    use crate::containers::EngineRead;
+    use crate::model::snapshot::SnapshotProject;
+    use crate::probe::fake::FakeProbe;
+
+    const HOST: &str = "unix:///var/run/docker.sock";
+
+    /// An engine that knows each container's state by id, and starts one by giving it a new
+    /// run.
+    #[derive(Clone, Default)]
+    struct Engine(Arc<Mutex<Vec<State>>>);
+
+    impl EngineAccess for Engine {
+        fn read(&self) -> Vec<EngineRead> {
+            Vec::new()
+        }
+        fn connect(&self, _host: &str) -> Result<Box<dyn Control>, String> {
+            Ok(Box::new(self.clone()))
+        }
+    }
+
+    impl Control for Engine {
+        fn state(&self, id: &str) -> Result<Option<State>, String> {
+            Ok(self.0.lock().unwrap().iter().find(|s| s.id == id).cloned())
+        }
+        fn activity(&self, _: &str, _: &mut dyn FnMut()) -> Result<Measured, String> {
+            Err("not in these tests".into())
+        }
+        fn signal(&self, _: &str, _: &str) -> Result<(), Unsent> {
+            Err(Unsent::Refused("not in these tests".into()))
+        }
+        fn wait_stopped(&self, _: &str, _: Duration) -> Result<(), String> {
+            Ok(())
+        }
+        fn start(&self, id: &str, _: Duration) -> Result<(), Unsent> {
+            let mut all = self.0.lock().unwrap();
+            let s = all.iter_mut().find(|s| s.id == id).unwrap();
+            s.running = true;
+            s.started_at = "2026-12-03T09:00:00Z".into();
+            Ok(())
+        }
+    }
+
+    fn id(n: u8) -> String {
+        format!("{n:x}").repeat(64)
+    }
+
+    fn state(n: u8, running: bool) -> State {
+        State {
+            id: id(n),
+            name: format!("c{n}"),
+            running,
+            started_at: "2026-12-03T08:00:00Z".into(),
+            stop_signal: "SIGTERM".into(),
+            ..State::default()
+        }
+    }
+
+    fn record(n: u8, result: Option<ResourceResult>, mark: bool) -> ContainerSnapshot {
+        ContainerSnapshot {
+            schema: 1,
+            id: format!("container-{}", &id(n)[..12]),
+            container_id: id(n),
+            name: format!("c{n}"),
+            image: "busybox".into(),
+            engine: "Docker".into(),
+            engine_host: HOST.into(),
+            started_at: "2026-12-03T08:00:00Z".into(),
+            stop_signal: "SIGTERM".into(),
+            created_at: "2026-12-03T08:10:00Z".into(),
+            project: SnapshotProject {
+                name: "shop".into(),
+                path: "/w/shop".into(),
+                marker: None,
+            },
+            ports: Vec::new(),
+            evidence: Vec::new(),
+            signalled: result.map(|_| true),
+            signals_may_follow: Some(mark),
+            reconciled_at: None,
+            outcome: None,
+            result,
+            reason: None,
+            restarts: Vec::new(),
+        }
+    }
+
+    fn store_with(records: &[(&str, ContainerSnapshot)]) -> (Store, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_at(dir.path()).unwrap();
+        for (name, r) in records {
+            store.put(name, r).unwrap();
+        }
+        (store, dir)
+    }
+
+    #[test]
+    fn history_asks_the_engine_and_reconciles_what_pier_left_unfinished() {
+        let stopped = Some(ResourceResult::Stopped);
+        let (store, _dir) = store_with(&[
+            ("ctr-111111111111-3", record(1, stopped, true)),
+            ("ctr-222222222222-1", record(2, stopped, true)),
+            ("ctr-333333333333-2", record(3, None, true)),
+        ]);
+        let engine = Engine(Arc::new(Mutex::new(vec![
+            state(1, false),
+            state(2, true),
+            state(3, false),
+        ])));
+        let probe = FakeProbe::default();
+        let (entries, damaged) = crate::restart::history_with(&probe, &store, &engine).unwrap();
+        assert!(damaged.is_empty(), "{damaged:?}");
+        let names: Vec<&str> = entries.iter().map(|e| e.snapshot.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "ctr-222222222222-1",
+                "ctr-333333333333-2",
+                "ctr-111111111111-3"
+            ],
+            "newest last, by the time in each name"
+        );
+        assert!(entries[2].restartable, "{:?}", entries[2]);
+        assert!(entries[0]
+            .why_not
+            .as_deref()
+            .unwrap()
+            .contains("already runs"));
+        // Pier ended after the mark; the run has ended since: a complete stop, written.
+        assert_eq!(entries[1].result.as_deref(), Some("stopped"));
+        assert!(entries[1].reconciled_at.is_some());
+        assert!(entries[1].restartable, "{:?}", entries[1]);
+        let on_disk = store
+            .get::<ContainerSnapshot>("ctr-333333333333-2")
+            .unwrap();
+        assert_eq!(on_disk.unwrap().result, Some(ResourceResult::Stopped));
+    }
+
+    #[test]
+    fn a_restart_starts_the_same_container_and_records_its_new_run() {
+        let (store, _dir) = store_with(&[(
+            "ctr-111111111111-3",
+            record(1, Some(ResourceResult::Stopped), true),
+        )]);
+        let engine = Engine(Arc::new(Mutex::new(vec![state(1, false)])));
+        let probe = FakeProbe::default();
+        let r = restart(
+            &probe,
+            &store,
+            &engine,
+            "ctr-111111111111-3",
+            Duration::from_millis(100),
+        );
+        assert_eq!(r.result, RestartResult::Ready, "{r:#?}");
+        let rec = store
+            .get::<ContainerSnapshot>("ctr-111111111111-3")
+            .unwrap()
+            .unwrap();
+        assert_eq!(rec.restarts.len(), 1);
+        assert_eq!(rec.restarts[0].started_at, "2026-12-03T09:00:00Z");
+        assert!(rec.restarts[0].ready);
+        // It runs now: a second restart is refused.
+        let again = restart(
+            &probe,
+            &store,
+            &engine,
+            "ctr-111111111111-3",
+            Duration::from_millis(100),
+        );
+        assert_eq!(again.result, RestartResult::Refused, "{again:#?}");
+    }
+
+    #[test]
+    fn a_partial_or_refused_stop_is_never_restarted() {
+        for result in [ResourceResult::PartiallyStopped, ResourceResult::Refused] {
+            let mut r = record(1, Some(result), true);
+            if result == ResourceResult::Refused {
+                r.signalled = Some(false);
+            }
+            assert!(stop_was_complete(&r).is_err(), "{result:?}");
+        }
+        assert_eq!(
+            stop_was_complete(&record(1, Some(ResourceResult::Stopped), true)),
+            Ok(())
+        );
+    }
 }

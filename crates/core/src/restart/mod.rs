@@ -184,9 +184,19 @@ fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, String> {
 }
 
 /// Every snapshot, newest last, with whether it can be restarted now; and the unreadable ones.
+/// Containers' stop records among them, their engines found on this machine.
 pub fn history(
     probe: &dyn Probe,
     store: &Store,
+) -> Result<(Vec<HistoryEntry>, Vec<String>), String> {
+    history_with(probe, store, &crate::containers::control::LiveEngines)
+}
+
+/// [`history`], asking `engines` about the containers' records.
+pub fn history_with(
+    probe: &dyn Probe,
+    store: &Store,
+    engines: &dyn crate::containers::control::EngineAccess,
 ) -> Result<(Vec<HistoryEntry>, Vec<String>), String> {
     let now = Now::read(probe);
     let listing = store.list::<Snapshot>("snap-").map_err(|e| e.to_string())?;
@@ -224,13 +234,15 @@ pub fn history(
     let mut damaged: Vec<String> = listing.damaged.iter().map(ToString::to_string).collect();
     // Containers' stops, from their own records (`container.rs`).
     let mut entries: Vec<HistoryEntry> = entries;
-    match container::history(probe, store, &crate::containers::control::LiveEngines) {
+    match container::history(probe, store, engines) {
         Ok((more, more_damaged)) => {
             entries.extend(more);
             damaged.extend(more_damaged);
         }
         Err(e) => damaged.push(e),
     }
+    // Newest last, whichever kind of record: by the unix ms every record's name ends with.
+    entries.sort_by_key(|e| written_ms(&e.snapshot));
     Ok((entries, damaged))
 }
 
@@ -265,17 +277,24 @@ pub fn find(store: &Store, name_or_id: &str) -> Result<(String, Snapshot), Strin
         .ok_or_else(|| format!("there is no snapshot for {name_or_id}"))
 }
 
+/// When record `name` was written: the unix ms its name ends with (0 for none).
+fn written_ms(name: &str) -> u128 {
+    name.rsplit('-')
+        .next()
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or(0)
+}
+
 /// The newest record whose name starts with `prefix`, by the unix ms its name ends with.
 pub(crate) fn newest<T>(store: &Store, prefix: &str) -> Result<Option<(String, T)>, String>
 where
     T: serde::de::DeserializeOwned + crate::store::Versioned,
 {
     let listing = store.list::<T>(prefix).map_err(|e| e.to_string())?;
-    Ok(listing.records.into_iter().max_by_key(|(name, _)| {
-        name.rsplit('-')
-            .next()
-            .and_then(|ms| ms.parse::<u128>().ok())
-    }))
+    Ok(listing
+        .records
+        .into_iter()
+        .max_by_key(|(name, _)| written_ms(name)))
 }
 
 /// Restarts the snapshot `name`, waiting up to `wait` for its ports: under the project's

@@ -28,7 +28,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::flow::{abandoned, report, Stopper};
 use super::refusal::{Refusal, Why};
-use crate::containers::control::{self, Control, State};
+use crate::containers::control::{self, Control, State, Unsent};
 use crate::containers::sample;
 use crate::diagnose::{self, rules, Engines};
 use crate::model::card::{Level, Project};
@@ -337,15 +337,17 @@ impl Stopper<'_> {
     /// Steps 4 and 5: the run once more, its stop signal through the engine, the bounded
     /// wait, and what is true then.
     fn container_signal(&self, run: &Run, signal: &str, t0: Duration) -> StopReport {
-        let outcome = |outcome, detail: String| ContainerOutcome {
+        let outcome = |outcome, detail: String, sent| ContainerOutcome {
             container_id: run.container_id.clone(),
             name: run.name.clone(),
             signal: signal.to_owned(),
+            sent,
             outcome,
             detail,
         };
-        // The run once more, then the deadline, at the moment of the signal.
-        let last = run.identity(Checkpoint::Deadline).and_then(|_| {
+        // The run once more, then the deadline and an interruption, at the moment of the
+        // signal.
+        let last = run.identity(Checkpoint::E).and_then(|_| {
             let took = self.probe.now().saturating_sub(t0);
             if took <= self.opts.deadline {
                 return Ok(());
@@ -363,29 +365,43 @@ impl Stopper<'_> {
         if let Err(r) = last {
             return StopReport {
                 checkpoint: Some(r.checkpoint),
-                container: Some(outcome(MemberOutcome::Skipped, r.to_string())),
                 ..report(run.id, ResourceResult::Refused, r.to_string())
             };
         }
-        if let Err(e) = run.engine.signal(&run.container_id, signal) {
-            let why = format!("{} was not sent: {e}", signal);
-            return StopReport {
-                container: Some(outcome(MemberOutcome::Failed, why.clone())),
-                ..report(
-                    run.id,
-                    ResourceResult::Refused,
-                    format!("no signal was sent: {why}"),
-                )
-            };
+        if let Some(interrupted) = self.interrupt.raised() {
+            return abandoned(run.id, interrupted, "during its checks");
         }
+        let unconfirmed = match run.engine.signal(&run.container_id, signal) {
+            Ok(()) => None,
+            Err(Unsent::Refused(why)) => {
+                let why = format!("{signal} was not sent: {why}");
+                return StopReport {
+                    container: Some(outcome(MemberOutcome::Failed, why.clone(), Some(false))),
+                    ..report(
+                        run.id,
+                        ResourceResult::Refused,
+                        format!("no signal was sent: {why}"),
+                    )
+                };
+            }
+            // It may have gone out: what is true after the wait says what it did.
+            Err(Unsent::Unknown(why)) => Some(why),
+        };
         let sent = self.probe.now().saturating_sub(t0);
         let grace = self.opts.grace;
         let waited = run.engine.wait_stopped(&run.container_id, grace);
         let after = run.engine.state(&run.container_id);
-        let (member, result, reason) = ending(run, signal, grace, waited.and(after));
+        let (member, result, mut reason) = ending(run, signal, grace, waited.and(after));
+        if let Some(why) = &unconfirmed {
+            reason = format!("the engine did not confirm {signal} ({why}); {reason}");
+        }
         let ms = sent.as_secs_f64() * 1e3;
         StopReport {
-            container: Some(outcome(member, reason.clone())),
+            container: Some(outcome(
+                member,
+                reason.clone(),
+                unconfirmed.is_none().then_some(true),
+            )),
             timings: Some(Timings {
                 a_to_first_signal_ms: ms,
                 a_to_last_signal_ms: ms,
@@ -408,7 +424,16 @@ impl Stopper<'_> {
             ..self.scan_options(Vec::new())
         };
         let found = match diagnose::scan(self.probe, &opts, self.marker_at) {
-            Ok(scan) => replacement(&scan, card),
+            Ok(scan) => replacement(&scan, card).or_else(|| {
+                // An engine that did not answer may be running it again.
+                let unasked: Vec<String> = scan
+                    .engines
+                    .iter()
+                    .filter_map(|e| e.error.clone())
+                    .collect();
+                (!unasked.is_empty())
+                    .then(|| format!("a replacement cannot be ruled out: {}", unasked.join("; ")))
+            }),
             Err(e) => Some(format!(
                 "the rescan failed, so a replacement cannot be ruled out: {e}"
             )),
@@ -427,10 +452,14 @@ impl Stopper<'_> {
         record: &ContainerSnapshot,
         out: &StopReport,
     ) -> Option<String> {
-        let signalled = out.timings.is_some();
+        // Sent, not sent, or unknown (the engine did not confirm it).
+        let signalled = match &out.container {
+            Some(c) => c.sent,
+            None => Some(false),
+        };
         self.store
             .update::<ContainerSnapshot, _>(name, record.run(), |s| {
-                s.signalled = Some(signalled);
+                s.signalled = signalled;
                 s.outcome = out.container.clone();
                 s.result = Some(out.result);
                 s.reason = Some(out.reason.clone());
@@ -453,6 +482,8 @@ impl Run<'_> {
         if let Some(why) = control::engine_manages(&now) {
             return Err(refusal(at, why));
         }
+        control::sendable_stop_signal(&now.stop_signal)
+            .map_err(|why| refusal(at, format!("container {}: {why}", self.name)))?;
         Ok(now)
     }
 }

@@ -208,6 +208,7 @@ mod tests {
             container_id: "fe7a".into(),
             name: "web".into(),
             signal: "SIGTERM".into(),
+            sent: Some(true),
             outcome: MemberOutcome::Stopped,
             detail: String::new(),
         });

@@ -534,3 +534,20 @@ fn an_inspection_without_a_host_configuration_leaves_the_policy_unknown() {
         .any(|e| e.kind == EvidenceKind::EngineManaged
             && e.message.starts_with("restart policy unknown")));
 }
+
+/// An image whose stop signal is SIGKILL (`--stop-signal KILL`): Pier would never send it, so
+/// the card is not green, and says what stops it.
+#[test]
+fn a_container_whose_stop_signal_is_sigkill_is_yellow() {
+    let mut killed = web();
+    killed.stop_signal = Some("SIGKILL".into());
+    let scan = scan_with(&host(), vec![killed], opts());
+    let c = the_card(&scan);
+    assert_eq!(c.level, Level::Yellow, "{c:#?}");
+    let said = &c.evidence[1].message;
+    assert_eq!(
+        said,
+        "its stop signal is SIGKILL, which Pier never sends (`docker stop` would); \
+         `docker stop web1` stops it"
+    );
+}

@@ -36,6 +36,7 @@ pub fn settle(s: &ContainerSnapshot, fate: Fate, at: &str) -> ContainerSnapshot 
         container_id: s.container_id.clone(),
         name: s.name.clone(),
         signal: s.stop_signal.clone(),
+        sent: (outcome == MemberOutcome::Skipped).then_some(false),
         outcome,
         detail: detail.to_owned(),
     };

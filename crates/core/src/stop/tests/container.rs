@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::*;
-use crate::containers::control::{Control, EngineAccess, Measured, State};
+use crate::containers::control::{Control, EngineAccess, Measured, State, Unsent};
 use crate::containers::{ContainerFacts, Endpoint, EngineRead, Published};
 use crate::model::outcome::{Checkpoint, MemberOutcome, ResourceResult};
 use crate::model::snapshot::ContainerSnapshot;
@@ -18,6 +18,9 @@ const HOST: &str = "unix:///var/run/docker.sock";
 const CID: &str = "fe7ae5f85c8ac8f8b745dc570885ffbb28e2789e9b94a40e4b6755992f2dc3dd";
 const CARD: &str = "container-fe7ae5f85c8a";
 const RUN: &str = "2026-12-03T06:08:14.144822442Z";
+
+/// The interruption flag of the one test that raises it (`interrupt_at_state`).
+static INTERRUPT: Interrupt = Interrupt::new();
 
 /// What the scripted engine says and does; `reads` and `states` count their calls (1-based).
 #[derive(Default)]
@@ -38,6 +41,12 @@ struct Script {
     obeys: bool,
     /// Someone else listens on its port once it has stopped.
     port_taken_after: bool,
+    /// Its stop signal, as the engine reports it (SIGINT unless a test says otherwise).
+    stop_signal: Option<String>,
+    /// How the engine answers the signal (`None`: it takes it).
+    signal_answer: Option<Unsent>,
+    /// An interruption raised at this state look.
+    interrupt_at_state: Option<usize>,
     running: bool,
     sent: Vec<String>,
 }
@@ -135,6 +144,9 @@ impl Control for Handle {
         let mut s = self.script();
         s.states += 1;
         let n = s.states;
+        if s.interrupt_at_state == Some(n) {
+            INTERRUPT.raise(2);
+        }
         let again = s.restarted_from_state.is_some_and(|from| n >= from);
         let policy = s.policy_from_state.is_some_and(|from| n >= from);
         Ok(Some(State {
@@ -146,7 +158,7 @@ impl Control for Handle {
             } else {
                 RUN.into()
             },
-            stop_signal: "SIGINT".into(),
+            stop_signal: s.stop_signal.clone().unwrap_or_else(|| "SIGINT".into()),
             restart_policy: policy.then(|| "always".into()),
             auto_remove: false,
             pid: Some(600),
@@ -161,21 +173,24 @@ impl Control for Handle {
         })
     }
 
-    fn signal(&self, _id: &str, signal: &str) -> Result<(), String> {
+    fn signal(&self, _id: &str, signal: &str) -> Result<(), Unsent> {
         let mut s = self.script();
+        if let Some(Unsent::Refused(why)) = &s.signal_answer {
+            return Err(Unsent::Refused(why.clone()));
+        }
         s.sent.push(signal.to_owned());
         if s.obeys {
             s.running = false;
         }
-        Ok(())
+        s.signal_answer.clone().map_or(Ok(()), Err)
     }
 
     fn wait_stopped(&self, _id: &str, _limit: Duration) -> Result<(), String> {
         Ok(())
     }
 
-    fn start(&self, _id: &str) -> Result<(), String> {
-        Err("not in these tests".into())
+    fn start(&self, _id: &str, _limit: Duration) -> Result<(), Unsent> {
+        Err(Unsent::Refused("not in these tests".into()))
     }
 }
 
@@ -209,8 +224,10 @@ fn stop_in(
     let store = Store::open_at(dir.path()).unwrap();
     let ops = fake_ops(&probe);
     let waiter = FakeWaiter::new(&probe);
+    let interrupts = engine.0.lock().unwrap().interrupt_at_state.is_some();
     let stopper = Stopper {
         engines: engine,
+        interrupt: if interrupts { &INTERRUPT } else { &NEVER },
         ..stopper(&probe, &ops, &waiter, &store, opts)
     };
     let r = stopper.stop(CARD, None);
@@ -267,6 +284,13 @@ fn a_run_started_again_right_before_the_signal_gets_none() {
     let engine = FakeEngine::new(|s| s.restarted_from_state = Some(4));
     let (r, _store, _dir) = stop_with(&engine);
     assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.checkpoint, Some(Checkpoint::E), "{r:#?}");
+    assert_eq!(
+        engine.0.lock().unwrap().states,
+        4,
+        "caught at the last look"
+    );
+    assert!(r.container.is_none(), "nothing was sent: {r:#?}");
     assert!(r.reason.contains("was started again"), "{}", r.reason);
     assert!(engine.sent().is_empty());
 }
@@ -350,4 +374,67 @@ fn a_signal_later_than_two_seconds_after_check_a_is_never_sent() {
     assert_eq!(r.checkpoint, Some(Checkpoint::Deadline), "{r:#?}");
     assert!(r.reason.contains("more than the 2000 ms"), "{}", r.reason);
     assert!(engine.sent().is_empty());
+}
+
+/// An image may name SIGKILL as its stop signal (`--stop-signal KILL`): Pier never sends it.
+#[test]
+fn a_stop_signal_of_sigkill_is_never_sent() {
+    let engine = FakeEngine::new(|s| s.stop_signal = Some("SIGKILL".into()));
+    let (r, _store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(r.reason.contains("never sends"), "{}", r.reason);
+    assert!(engine.sent().is_empty());
+}
+
+/// The engine says no to the signal: nothing was sent, and the report and record say so.
+#[test]
+fn a_signal_the_engine_refuses_is_reported_and_recorded_as_not_sent() {
+    let engine = FakeEngine::new(|s| {
+        s.signal_answer = Some(Unsent::Refused("the engine said: is not running".into()));
+    });
+    let (r, store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    let c = r.container.as_ref().unwrap();
+    assert_eq!((c.outcome, c.sent), (MemberOutcome::Failed, Some(false)));
+    assert_eq!(record(&store).signalled, Some(false));
+}
+
+/// No answer to the signal (a time-out): it may have gone out, so it is never "not sent";
+/// what is true after the wait decides, and the record keeps "unknown".
+#[test]
+fn a_signal_without_an_answer_is_judged_by_what_is_true_after_the_wait() {
+    let engine = FakeEngine::new(|s| {
+        s.signal_answer = Some(Unsent::Unknown(
+            "the engine gave no answer: timed out".into(),
+        ));
+    });
+    let (r, store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+    assert!(
+        r.reason.starts_with("the engine did not confirm SIGINT"),
+        "{}",
+        r.reason
+    );
+    let c = r.container.as_ref().unwrap();
+    assert_eq!((c.outcome, c.sent), (MemberOutcome::Stopped, None));
+    let rec = record(&store);
+    assert_eq!(
+        (rec.signalled, rec.result),
+        (None, Some(ResourceResult::Stopped))
+    );
+}
+
+/// Ctrl-C during the last look at the run: the signal is not sent, after the mark.
+#[test]
+fn an_interruption_right_before_the_signal_sends_nothing() {
+    let engine = FakeEngine::new(|s| s.interrupt_at_state = Some(4));
+    let (r, store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert_eq!(r.interrupted.as_deref(), Some("SIGINT"));
+    assert!(engine.sent().is_empty());
+    let rec = record(&store);
+    assert_eq!(
+        (rec.signals_may_follow, rec.signalled),
+        (Some(true), Some(false))
+    );
 }
