@@ -206,14 +206,24 @@ fn ended_words(tone: Tone) -> String {
     format!("{words} {}", tone_mark(tone))
 }
 
-/// "up 2h 5m · idle" for the card's oldest resource and its activity.
+/// "up 2h 5m · idle" for the card's oldest resource or container and their activity (a
+/// container's by its engine's statistics).
 fn age_line(p: &Project) -> String {
-    let age = p.resources.iter().filter_map(|r| r.age_seconds).max();
+    let ages = p.resources.iter().map(|r| r.age_seconds);
+    let age = ages
+        .chain(p.containers.iter().map(|c| c.age_seconds))
+        .flatten()
+        .max();
     let mut line = match age {
         Some(s) => format!("Up {}", short_duration(Duration::from_secs(s))),
         None => "Age unknown".into(),
     };
-    let activity: Vec<_> = p.resources.iter().map(|r| r.activity.as_ref()).collect();
+    let activity: Vec<_> = p
+        .resources
+        .iter()
+        .map(|r| r.activity.as_ref())
+        .chain(p.containers.iter().map(|c| c.activity.as_ref()))
+        .collect();
     if activity.iter().all(Option::is_some) && !activity.is_empty() {
         let cpu: f64 = activity.iter().flatten().map(|a| a.cpu_percent).sum();
         let _ = write!(line, " · {cpu:.1} % CPU over the sample");

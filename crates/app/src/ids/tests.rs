@@ -78,6 +78,37 @@ fn clean_up_safely_carries_the_level_and_identities_the_card_showed() {
     );
 }
 
+/// A green card's containers are stopped with it, each handed the run its card showed; a
+/// card whose container was started again since no longer matches the click.
+#[test]
+fn clean_up_safely_carries_each_container_s_run_as_shown() {
+    let mut db = pier_core::model::examples::container("shop-db-1", 5432);
+    db.level = Level::Green;
+    let mut shop = project(
+        "/w/shop",
+        Level::Green,
+        vec![resource("10-100", Level::Green, 5173)],
+    );
+    shop.containers.push(db.clone());
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(1, vec![shop.clone()]));
+    let click = stop_click(&s, "/w/shop");
+    let Intent::Act { command, .. } = intent(click.clone(), &s) else {
+        panic!("a green card stops");
+    };
+    let Command::Stop { targets, .. } = command else {
+        panic!("a stop command");
+    };
+    let ids: Vec<&str> = targets.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["10-100", "container-0123456789ab"]);
+    assert_eq!(targets[1].shown.container_run, db.started_at);
+    assert!(targets[1].shown.members.is_empty());
+    // Started again: the same card, another run.
+    shop.containers[0].started_at = Some("2026-12-03T09:00:00Z".into());
+    s.apply(scanned(2, vec![shop]));
+    assert!(matches!(intent(click, &s), Intent::Ignore(_)));
+}
+
 #[test]
 fn a_stale_click_on_a_card_that_is_no_longer_green_does_nothing() {
     let s = shop_and_api();

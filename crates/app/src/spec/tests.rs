@@ -154,6 +154,33 @@ fn a_card_shows_its_containers_with_their_ports_and_evidence() {
     assert!(!text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1);
 }
 
+/// A card holding only an idle container with no manager: its age and activity are the
+/// container's, and it can be cleaned up (found by looking at the menu: "Age unknown ·
+/// activity not sampled" under a green container card).
+#[test]
+fn a_green_container_card_shows_its_age_and_activity_and_can_be_cleaned_up() {
+    let mut db = pier_core::model::examples::container("shop-db-1", 5432);
+    db.level = Level::Green;
+    db.restart_policy = None;
+    db.evidence.clear();
+    db.activity = Some(pier_core::model::card::Activity {
+        window_ms: 1003,
+        cpu_percent: 0.25,
+        io_bytes_per_second: 0.0,
+        busiest: None,
+    });
+    let mut shop = project("/w/shop", Level::Green, vec![]);
+    shop.containers.push(db);
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(1, vec![shop]));
+    let m = menu(&s, now());
+    assert_eq!(
+        text_enabled(find(&m, "info:card:/w/shop:age").unwrap()).0,
+        "Up 10m · 0.2 % CPU over the sample"
+    );
+    assert!(text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1);
+}
+
 #[test]
 fn a_card_opens_to_its_age_evidence_resources_and_actions() {
     let m = menu(&shop_and_api(), now());
