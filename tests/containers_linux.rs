@@ -978,3 +978,38 @@ fn a_container_whose_stop_signal_is_sigkill_is_never_stopped_by_pier() {
         "true"
     );
 }
+
+/// A container at work (a shell spinning on a core): yellow in a sampled scan, by its CPU
+/// time, and a stop asked for by id is refused at the activity check by its engine's own
+/// statistics, with nothing sent.
+#[test]
+fn a_busy_container_is_yellow_and_its_stop_is_refused_at_the_activity_check() {
+    let Some(World {
+        host,
+        sb,
+        shop,
+        port,
+    }) = world("busy container")
+    else {
+        return;
+    };
+    let spin = ["busybox", "sh", "-c", "while :; do :; done"];
+    let _web = published(&host, "pier-t-busy", (&shop, port), &[], &spin);
+    let id = card_when(&sb, &host, "pier-t-busy", "the card", |_| true)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let sampled = pier(&sb, &host, &["scan", "--json"], None);
+    let sampled: Value = serde_json::from_slice(&sampled.stdout).unwrap();
+    let (_, c) = card(&sampled, "pier-t-busy").unwrap();
+    assert_eq!(c["level"], "yellow", "{c:#}");
+    assert!(
+        c["activity"]["cpu_percent"].as_f64().unwrap() > 50.0,
+        "{c:#}"
+    );
+    let doc = pier_json(&sb, &host, &["stop", &id]);
+    let r = &doc["results"][0];
+    assert_eq!(r["result"], "refused", "{doc:#}");
+    assert_eq!(r["checkpoint"], "b", "{doc:#}");
+    assert_eq!(inspect(&host, "pier-t-busy", "{{.State.Running}}"), "true");
+}

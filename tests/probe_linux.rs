@@ -376,3 +376,24 @@ fn another_users_process_is_sighted_and_read_whole_on_demand() {
     child.wait().unwrap();
     assert!(probe.rows(&[pid]).processes.is_empty(), "gone: left out");
 }
+
+/// A cgroup's CPU counter (what a container's activity is read from) is read only while the
+/// process's cgroup is the one asked about, and it counts the CPU its processes use.
+#[test]
+fn a_cgroup_cpu_counter_is_read_only_for_the_cgroup_asked_about_and_grows_with_work() {
+    let me = std::process::id();
+    let refused = pier_core::probe::cgroup_cpu_ns(me, &|_| false).unwrap_err();
+    assert!(
+        refused.to_string().contains("not this container's"),
+        "{refused}"
+    );
+    let before = pier_core::probe::cgroup_cpu_ns(me, &|_| true).expect("readable");
+    // Some work of this process's own, on its own cgroup's counter.
+    let t = Instant::now();
+    let mut x = 0u64;
+    while t.elapsed() < Duration::from_millis(50) {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+    }
+    let after = pier_core::probe::cgroup_cpu_ns(me, &|_| true).unwrap();
+    assert!(after >= before + 20_000_000, "{before} → {after}");
+}

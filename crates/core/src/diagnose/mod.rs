@@ -216,14 +216,14 @@ pub fn scan(
     let drafts = find_resources(&mut facts, &own, opts, marker_at);
     let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
     let found = started.elapsed();
-    // The processes' sample and the containers' (their engines' statistics, about a second
-    // on Docker), side by side.
+    // The processes' sample and the containers' (their cgroup counters over the same window,
+    // or their engines' statistics), side by side.
     let (sample, container_sample) = std::thread::scope(|scope| {
         let sampled = !opts.sample.is_zero();
         let containers = sampled.then(|| {
             scope.spawn(|| match &opts.engines {
                 Engines::Given(_, samples) => samples.clone(),
-                _ => crate::containers::sample::of_reads(&engine_reads),
+                _ => crate::containers::sample::of_reads(&engine_reads, opts.sample),
             })
         });
         let processes = sampled.then(|| probe.activity(&all_members, opts.sample));

@@ -553,7 +553,8 @@ pub fn unsendable_stop_signal(why: &str, command: &str) -> Evidence {
     )
 }
 
-/// A container's CPU use as its engine measured it (`containers::sample`), against the CPU
+/// A container's CPU use — its cgroup's CPU time, the counter its engine's statistics report,
+/// read on the host or asked of the engine (`containers::sample`) — against the CPU
 /// threshold: above it, or not measured, argues against stopping it (yellow); `None` means
 /// the scan took no sample. Its disk I/O is not measured (the engine's counters come without
 /// an earlier reading), and the words say so rather than show a rate of zero.
@@ -578,13 +579,13 @@ pub fn container_activity(
     let busy = cpu > t.cpu_percent;
     let message = if busy {
         format!(
-            "busy over {window_ms} ms by its engine's statistics: {cpu:.1}% CPU (more than {}%)",
+            "busy over {window_ms} ms: {cpu:.1}% CPU (more than {}%), the container's CPU time",
             t.cpu_percent
         )
     } else {
         format!(
-            "idle over {window_ms} ms by its engine's statistics: {cpu:.1}% CPU (disk I/O is \
-             not in them)"
+            "idle over {window_ms} ms: {cpu:.1}% CPU, the container's CPU time (its disk I/O is \
+             not measured)"
         )
     };
     let level = if busy { Level::Yellow } else { Level::Green };

@@ -440,6 +440,23 @@ pub fn namespace_sockets(
     }
 }
 
+/// The CPU time, in ns, counted by the cgroup of process `pid` (a container's first process,
+/// so its whole container's): the counter its engine's statistics report, read on the host
+/// where the host can (`containers::sample`). `Unsupported` elsewhere (macOS: the container
+/// runs in a VM). `is_its(cgroup)` must accept the process's cgroup path before and after the
+/// read, as for [`namespace_sockets`].
+pub fn cgroup_cpu_ns(pid: Pid, is_its: &dyn Fn(&str) -> bool) -> Result<u64, ProbeError> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::cgroup_cpu_ns(pid, is_its)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (pid, is_its);
+        Err(ProbeError::Unsupported)
+    }
+}
+
 /// The probe for the OS Pier was built for. The one place a backend is chosen.
 pub fn system_probe() -> Box<dyn Probe + Send + Sync> {
     #[cfg(target_os = "linux")]

@@ -131,6 +131,58 @@ pub fn parse_cgroup(bytes: &[u8]) -> Option<String> {
     }
 }
 
+/// Where a process's CPU time is counted, from its `/proc/<pid>/cgroup`, in the order to try:
+/// a cgroup v1 hierarchy holding `cpuacct` (`cpuacct.usage`, in ns, under the hierarchy's
+/// mount, named as the line names its controllers: `cpuacct` or `cpu,cpuacct`), then the
+/// unified hierarchy (`cpu.stat`'s `usage_usec`, in µs).
+pub fn cgroup_cpu_files(bytes: &[u8]) -> Vec<(std::path::PathBuf, CpuCounter)> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        // A path from the kernel is absolute; anything else is not a cgroup path.
+        if !path.starts_with('/') || path.split('/').any(|c| c == "..") {
+            continue;
+        }
+        if controllers.split(',').any(|c| c == "cpuacct") {
+            let file = format!("/sys/fs/cgroup/{controllers}{path}/cpuacct.usage");
+            out.insert(0, (file.into(), CpuCounter::CpuacctUsageNs));
+        } else if controllers.is_empty() {
+            let file = format!("/sys/fs/cgroup{path}/cpu.stat");
+            out.push((file.replace("//", "/").into(), CpuCounter::CpuStatUsec));
+        }
+    }
+    out
+}
+
+/// Which counter a cgroup CPU file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuCounter {
+    /// cgroup v1 `cpuacct.usage`: one number, ns.
+    CpuacctUsageNs,
+    /// cgroup v2 `cpu.stat`: `usage_usec N` among other lines.
+    CpuStatUsec,
+}
+
+/// The CPU time in ns a cgroup CPU file of `kind` says.
+pub fn parse_cgroup_cpu(bytes: &[u8], kind: CpuCounter) -> Option<u64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    match kind {
+        CpuCounter::CpuacctUsageNs => text.trim().parse().ok(),
+        CpuCounter::CpuStatUsec => text
+            .lines()
+            .find_map(|l| l.strip_prefix("usage_usec "))?
+            .trim()
+            .parse::<u64>()
+            .ok()?
+            .checked_mul(1000),
+    }
+}
+
 /// The seconds since boot from `/proc/uptime`.
 pub fn parse_uptime(bytes: &[u8]) -> Option<f64> {
     std::str::from_utf8(bytes)
@@ -317,6 +369,56 @@ mod tests {
         let io = b"rchar: 9\nwchar: 9\nsyscr: 1\nsyscw: 1\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
         assert_eq!(parse_io_bytes(io), Some(12288));
         assert_eq!(parse_io_bytes(b"rchar: 9\n"), None);
+    }
+
+    #[test]
+    fn a_cgroup_s_cpu_counter_is_cpuacct_on_v1_then_cpu_stat_on_v2() {
+        let id = "b3f798edf7f6";
+        let hybrid = format!("2:cpuacct:/docker/{id}\n1:cpu:/docker/{id}\n0::/docker/{id}\n");
+        let files = cgroup_cpu_files(hybrid.as_bytes());
+        assert_eq!(
+            files,
+            vec![
+                (
+                    format!("/sys/fs/cgroup/cpuacct/docker/{id}/cpuacct.usage").into(),
+                    CpuCounter::CpuacctUsageNs
+                ),
+                (
+                    format!("/sys/fs/cgroup/docker/{id}/cpu.stat").into(),
+                    CpuCounter::CpuStatUsec
+                ),
+            ]
+        );
+        let joined = cgroup_cpu_files(b"4:cpu,cpuacct:/system.slice/docker-x.scope\n");
+        assert_eq!(
+            joined[0].0,
+            std::path::PathBuf::from(
+                "/sys/fs/cgroup/cpu,cpuacct/system.slice/docker-x.scope/cpuacct.usage"
+            )
+        );
+        let v2 = cgroup_cpu_files(b"0::/system.slice/docker-x.scope\n");
+        assert_eq!(
+            v2,
+            vec![(
+                "/sys/fs/cgroup/system.slice/docker-x.scope/cpu.stat".into(),
+                CpuCounter::CpuStatUsec
+            )]
+        );
+        assert!(cgroup_cpu_files(b"0::../../etc\n0::/a/../b\ngarbage\n").is_empty());
+        assert_eq!(
+            parse_cgroup_cpu(b"23366055\n", CpuCounter::CpuacctUsageNs),
+            Some(23_366_055)
+        );
+        let stat = b"usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n";
+        assert_eq!(
+            parse_cgroup_cpu(stat, CpuCounter::CpuStatUsec),
+            Some(1_500_000)
+        );
+        assert_eq!(
+            parse_cgroup_cpu(b"user_usec 1\n", CpuCounter::CpuStatUsec),
+            None
+        );
+        assert_eq!(parse_cgroup_cpu(b"-1", CpuCounter::CpuacctUsageNs), None);
     }
 
     #[test]

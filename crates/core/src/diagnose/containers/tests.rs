@@ -150,7 +150,7 @@ fn a_published_port_is_the_container_s_card_and_not_an_other_listener() {
     );
     assert_eq!(
         c.evidence[1].message,
-        "idle over 1000 ms by its engine's statistics: 0.0% CPU (disk I/O is not in them)"
+        "idle over 1000 ms: 0.0% CPU, the container's CPU time (its disk I/O is not measured)"
     );
     assert_eq!(
         c.started_at.as_deref(),
@@ -168,7 +168,7 @@ fn a_busy_container_is_yellow_and_one_not_measured_cannot_be_green() {
     let said = &c.evidence[1].message;
     assert_eq!(
         said,
-        "busy over 1000 ms by its engine's statistics: 20.0% CPU (more than 5%)"
+        "busy over 1000 ms: 20.0% CPU (more than 5%), the container's CPU time"
     );
 
     let unread = [(

@@ -465,6 +465,55 @@ fn still_there(pid: Pid, start_time: u64) -> bool {
 }
 
 /// See [`super::namespace_sockets`].
+/// The CPU time, in ns, of the cgroup process `pid` is in (a container's first process):
+/// `probe::cgroup_cpu_ns`. `is_its` must accept its cgroup before and after the read.
+pub(super) fn cgroup_cpu_ns(pid: Pid, is_its: &dyn Fn(&str) -> bool) -> Result<u64, ProbeError> {
+    let path = format!("/proc/{pid}/cgroup");
+    let io = |path: &str| {
+        let path = path.to_owned();
+        move |source| ProbeError::Io { path, source }
+    };
+    let read_cgroup = || -> Result<Vec<u8>, ProbeError> {
+        let bytes = read_small(Path::new(&path)).map_err(io(&path))?;
+        match parse::parse_cgroup(&bytes) {
+            Some(cgroup) if is_its(&cgroup) => Ok(bytes),
+            Some(cgroup) => Err(ProbeError::Partial(format!(
+                "pid {pid} is not this container's process (its cgroup is {cgroup})"
+            ))),
+            None => Err(ProbeError::Parse {
+                path: path.clone(),
+                what: "no cgroup path".into(),
+            }),
+        }
+    };
+    let bytes = read_cgroup()?;
+    let mut last = None;
+    for (file, kind) in parse::cgroup_cpu_files(&bytes) {
+        match read_small(&file) {
+            Ok(counter) => {
+                let ns =
+                    parse::parse_cgroup_cpu(&counter, kind).ok_or_else(|| ProbeError::Parse {
+                        path: file.display().to_string(),
+                        what: "no CPU time".into(),
+                    })?;
+                // The same process all through: its cgroup still names the container.
+                read_cgroup()?;
+                return Ok(ns);
+            }
+            Err(source) => {
+                last = Some(ProbeError::Io {
+                    path: file.display().to_string(),
+                    source,
+                })
+            }
+        }
+    }
+    Err(last.unwrap_or(ProbeError::Parse {
+        path,
+        what: "no cgroup that counts CPU time".into(),
+    }))
+}
+
 pub(super) fn namespace_sockets(
     pid: Pid,
     is_its: &dyn Fn(&str) -> bool,
