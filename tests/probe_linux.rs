@@ -395,5 +395,9 @@ fn a_cgroup_cpu_counter_is_read_only_for_the_cgroup_asked_about_and_grows_with_w
         x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
     }
     let after = pier_core::probe::cgroup_cpu_ns(me, &|_| true).unwrap();
-    assert!(after >= before + 20_000_000, "{before} → {after}");
+    assert!(
+        after.cpu_ns >= before.cpu_ns + 20_000_000,
+        "{before:?} → {after:?}"
+    );
+    assert_eq!(after.start_time, before.start_time, "the same process");
 }

@@ -207,7 +207,7 @@ fn ended_words(tone: Tone) -> String {
 }
 
 /// "up 2h 5m · idle" for the card's oldest resource or container and their activity (a
-/// container's by its engine's statistics).
+/// container's is its CPU time).
 fn age_line(p: &Project) -> String {
     let ages = p.resources.iter().map(|r| r.age_seconds);
     let age = ages

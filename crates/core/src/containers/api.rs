@@ -21,7 +21,7 @@ use bollard::query_parameters::{
 use bollard::{ClientVersion, Docker};
 use futures_util::StreamExt as _;
 
-use super::control::{parse_engine_time, Control, Measured, State, Unsent};
+use super::control::{parse_engine_time, Control, Measured, State, Unsent, BY_ENGINE};
 use super::engine::{hint, words};
 
 /// How long one question to the engine may take (a wait takes its own limit).
@@ -66,19 +66,8 @@ impl Api {
         unreachable(&self.host, e)
     }
 
-    /// A request that acts, failed: refused when the engine answered so, unknown when no
-    /// answer came (it may have acted).
     fn unsent(&self, e: &bollard::errors::Error) -> Unsent {
-        match e {
-            bollard::errors::Error::DockerResponseServerError { message, .. } => {
-                Unsent::Refused(format!("the engine at {} said: {message}", self.host))
-            }
-            other => Unsent::Unknown(format!(
-                "the engine at {} gave no answer: {}",
-                self.host,
-                words(other)
-            )),
-        }
+        unsent(&self.host, e)
     }
 
     /// Each container's CPU use over a window of the engine's (`control::Measured`), all
@@ -218,6 +207,25 @@ impl Control for Api {
     }
 }
 
+/// A request that acts, failed: refused when the engine answered no (a 4xx: no such
+/// container, not running, a bad signal), unknown otherwise — no answer, or a server error
+/// (a 5xx: containerd timed out after the request, a VM's forwarder failed), after which
+/// it may have acted.
+fn unsent(host: &str, e: &bollard::errors::Error) -> Unsent {
+    match e {
+        bollard::errors::Error::DockerResponseServerError {
+            status_code,
+            message,
+        } if (400..500).contains(status_code) => {
+            Unsent::Refused(format!("the engine at {host} said: {message}"))
+        }
+        other => Unsent::Unknown(format!(
+            "the engine at {host} did not say whether it acted: {}",
+            words(other)
+        )),
+    }
+}
+
 /// The state of a container from its inspection.
 pub fn state_of(inspected: ContainerInspectResponse) -> State {
     let state = inspected.state.unwrap_or_default();
@@ -270,6 +278,7 @@ pub fn measured(stats: &ContainerStatsResponse) -> Result<Measured, String> {
     Ok(Measured {
         cpu_ns: super::sample::delta(before, after)?,
         window,
+        by: BY_ENGINE,
     })
 }
 
@@ -292,6 +301,7 @@ mod tests {
             Ok(Measured {
                 cpu_ns: 10_000_000,
                 window: Duration::from_nanos(1_005_036_560),
+                by: BY_ENGINE,
             })
         );
     }
@@ -315,6 +325,28 @@ mod tests {
         )
         .unwrap();
         assert!(measured(&stats).is_err());
+    }
+
+    #[test]
+    fn an_engine_that_answered_no_did_not_act_and_any_other_failure_may_have() {
+        let answered = |status_code| bollard::errors::Error::DockerResponseServerError {
+            status_code,
+            message: "m".into(),
+        };
+        for no in [400, 404, 409] {
+            assert!(
+                matches!(unsent("h", &answered(no)), Unsent::Refused(_)),
+                "{no}"
+            );
+        }
+        for maybe in [500, 502, 503] {
+            assert!(
+                matches!(unsent("h", &answered(maybe)), Unsent::Unknown(_)),
+                "{maybe}"
+            );
+        }
+        let timed_out = bollard::errors::Error::RequestTimeoutError;
+        assert!(matches!(unsent("h", &timed_out), Unsent::Unknown(_)));
     }
 
     #[test]

@@ -39,9 +39,15 @@ pub struct State {
 pub struct Measured {
     /// CPU time used by all its processes over the window, in nanoseconds.
     pub cpu_ns: u64,
-    /// The window between the engine's two readings.
+    /// The window between the two readings.
     pub window: Duration,
+    /// Where the readings come from, for the evidence's source: the engine's statistics
+    /// ([`BY_ENGINE`]), or the container's cgroup read on the host (`sample::ON_HOST`).
+    pub by: &'static str,
 }
+
+/// Where a measurement asked of an engine comes from, in the evidence's words.
+pub const BY_ENGINE: &str = "container engine";
 
 /// One engine, for one container at a time. Every answer is `Err` with a sentence when the
 /// engine could not be asked; each such answer refuses a stop.

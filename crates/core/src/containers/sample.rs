@@ -46,9 +46,9 @@ pub fn of_reads(reads: &[EngineRead], window: Duration) -> Samples {
         for c in list.iter().filter(carded) {
             match c
                 .pid
-                .and_then(|pid| host_counter(pid, &c.id).ok().map(|ns| (pid, ns)))
+                .and_then(|pid| host_counter(pid, &c.id).ok().map(|read| (pid, read)))
             {
-                Some((pid, ns)) => on_host.push((c.id.as_str(), pid, ns, Instant::now())),
+                Some((pid, read)) => on_host.push((c.id.as_str(), pid, read, Instant::now())),
                 None => ids.push(c.id.as_str()),
             }
         }
@@ -75,9 +75,15 @@ pub fn of_reads(reads: &[EngineRead], window: Duration) -> Samples {
         }
         for (id, pid, before, at) in on_host {
             let measured = host_counter(pid, id).and_then(|after| {
+                if after.start_time != before.start_time {
+                    return Err(format!(
+                        "its first process (pid {pid}) changed during the sample"
+                    ));
+                }
                 Ok(Measured {
-                    cpu_ns: delta(before, after)?,
+                    cpu_ns: delta(before.cpu_ns, after.cpu_ns)?,
                     window: at.elapsed(),
+                    by: ON_HOST,
                 })
             });
             out.insert(id.to_owned(), measured);
@@ -87,10 +93,13 @@ pub fn of_reads(reads: &[EngineRead], window: Duration) -> Samples {
     })
 }
 
+/// Where a measurement read on the host comes from, in the evidence's words.
+pub const ON_HOST: &str = "its cgroup on the host";
+
 /// Container `id`'s CPU counter on the host, read through its first process `pid`, which
 /// must be its own (its cgroup names it) before and after the read.
 #[cfg(unix)]
-fn host_counter(pid: u32, id: &str) -> Result<u64, String> {
+fn host_counter(pid: u32, id: &str) -> Result<crate::probe::CgroupCpu, String> {
     let is_its = |cgroup: &str| super::processes::container_of_cgroup(cgroup) == Some(id);
     crate::probe::cgroup_cpu_ns(pid, &is_its).map_err(|e| e.to_string())
 }

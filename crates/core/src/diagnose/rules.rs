@@ -596,7 +596,7 @@ pub fn container_activity(
         busiest: None,
     };
     (
-        evidence(EvidenceKind::Activity, level, message, "container engine"),
+        evidence(EvidenceKind::Activity, level, message, m.by),
         Some(activity),
     )
 }

@@ -34,8 +34,9 @@ pub struct Container {
     /// When its current run started (RFC 3339, as the engine wrote it); with
     /// `container_id`, the identity of this run, which a stop re-checks before its signal.
     pub started_at: Option<String>,
-    /// Its CPU and disk I/O over the scan's sample, from the engine's counters; `null` when
-    /// not sampled or not measured (the evidence says why).
+    /// Its CPU time over the scan's sample (its cgroup's, read on the host, else from its
+    /// engine's statistics; disk I/O is not measured); `null` when not sampled or not
+    /// measured (the evidence says why).
     pub activity: Option<Activity>,
     /// Its Compose project and service, when Compose created it.
     pub compose_project: Option<String>,

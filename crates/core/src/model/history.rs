@@ -84,7 +84,9 @@ pub struct HistoryEntry {
     /// `null` until it finished.
     pub result: Option<String>,
     /// Whether the stop sent any signal: `false` when a check refused it before the first
-    /// one (nothing was stopped), `null` when it never finished recording its outcome.
+    /// one (nothing was stopped), `null` when it is not known — it never finished recording
+    /// its outcome, it was reconciled later, or (a container's) its engine did not confirm the
+    /// signal.
     pub signalled: Option<bool>,
     /// The stop's reason, as it reported it; `null` until it finished.
     pub reason: Option<String>,

@@ -440,12 +440,23 @@ pub fn namespace_sockets(
     }
 }
 
-/// The CPU time, in ns, counted by the cgroup of process `pid` (a container's first process,
-/// so its whole container's): the counter its engine's statistics report, read on the host
-/// where the host can (`containers::sample`). `Unsupported` elsewhere (macOS: the container
-/// runs in a VM). `is_its(cgroup)` must accept the process's cgroup path before and after the
-/// read, as for [`namespace_sockets`].
-pub fn cgroup_cpu_ns(pid: Pid, is_its: &dyn Fn(&str) -> bool) -> Result<u64, ProbeError> {
+/// One read of a cgroup's CPU time ([`cgroup_cpu_ns`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CgroupCpu {
+    /// The CPU time used by every process of the cgroup since it was made, in ns.
+    pub cpu_ns: u64,
+    /// The start time of the process it was read through: two reads through the same
+    /// process carry the same one.
+    pub start_time: u64,
+}
+
+/// The CPU time counted by the cgroup `is_its` accepts — a container's own cgroup, read
+/// through its first process `pid` (whichever child of it that process sits in), so its whole
+/// container's: the counter its engine's statistics report, read on the host where the host
+/// can (`containers::sample`). `Unsupported` elsewhere (macOS: the container runs in a VM).
+/// `is_its(cgroup path)` names the cgroup on the very line the counter comes from, before and
+/// after the read, as for [`namespace_sockets`].
+pub fn cgroup_cpu_ns(pid: Pid, is_its: &dyn Fn(&str) -> bool) -> Result<CgroupCpu, ProbeError> {
     #[cfg(target_os = "linux")]
     {
         linux::cgroup_cpu_ns(pid, is_its)

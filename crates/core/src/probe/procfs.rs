@@ -131,32 +131,58 @@ pub fn parse_cgroup(bytes: &[u8]) -> Option<String> {
     }
 }
 
-/// Where a process's CPU time is counted, from its `/proc/<pid>/cgroup`, in the order to try:
-/// a cgroup v1 hierarchy holding `cpuacct` (`cpuacct.usage`, in ns, under the hierarchy's
-/// mount, named as the line names its controllers: `cpuacct` or `cpu,cpuacct`), then the
-/// unified hierarchy (`cpu.stat`'s `usage_usec`, in µs).
-pub fn cgroup_cpu_files(bytes: &[u8]) -> Vec<(std::path::PathBuf, CpuCounter)> {
+/// Where the CPU time of the cgroup `is_its` accepts is counted, from a process's
+/// `/proc/<pid>/cgroup`, in the order to try. On each line, the path is cut just after its
+/// shortest prefix `is_its` accepts (a container's own cgroup, whichever child of it the
+/// process sits in: Docker-in-Docker's `init`, systemd's `init.scope`), and a line with no such
+/// prefix is not this cgroup's. A cgroup v1 hierarchy holding `cpuacct` comes first
+/// (`cpuacct.usage`, ns, under the hierarchy's mount, named as the line names its
+/// controllers), then the unified hierarchy (`cpu.stat`'s `usage_usec`, µs), at
+/// `/sys/fs/cgroup` (v2 alone) or `/sys/fs/cgroup/unified` (beside v1).
+pub fn cgroup_cpu_files(
+    bytes: &[u8],
+    is_its: &dyn Fn(&str) -> bool,
+) -> Vec<(std::path::PathBuf, CpuCounter)> {
     let text = String::from_utf8_lossy(bytes);
-    let mut out = Vec::new();
+    let mut v1 = Vec::new();
+    let mut v2 = Vec::new();
     for line in text.lines() {
         let mut parts = line.splitn(3, ':');
         let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
         else {
             continue;
         };
-        // A path from the kernel is absolute; anything else is not a cgroup path.
-        if !path.starts_with('/') || path.split('/').any(|c| c == "..") {
+        // The kernel writes an absolute path, and controllers as lowercase names.
+        let named =
+            |c: &str| !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+        if !path.starts_with('/') || path.split('/').any(|c| c == ".." || c == ".") {
             continue;
         }
-        if controllers.split(',').any(|c| c == "cpuacct") {
-            let file = format!("/sys/fs/cgroup/{controllers}{path}/cpuacct.usage");
-            out.insert(0, (file.into(), CpuCounter::CpuacctUsageNs));
+        let Some(own) = own_prefix(path, is_its) else {
+            continue;
+        };
+        if controllers.split(',').all(named) && controllers.split(',').any(|c| c == "cpuacct") {
+            let file = format!("/sys/fs/cgroup/{controllers}{own}/cpuacct.usage");
+            v1.push((file.into(), CpuCounter::CpuacctUsageNs));
         } else if controllers.is_empty() {
-            let file = format!("/sys/fs/cgroup{path}/cpu.stat");
-            out.push((file.replace("//", "/").into(), CpuCounter::CpuStatUsec));
+            for root in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
+                let file = format!("{root}{own}/cpu.stat");
+                v2.push((file.into(), CpuCounter::CpuStatUsec));
+            }
         }
     }
-    out
+    v1.extend(v2);
+    v1
+}
+
+/// The shortest prefix of cgroup `path`, at a `/`, that `is_its` accepts.
+fn own_prefix<'p>(path: &'p str, is_its: &dyn Fn(&str) -> bool) -> Option<&'p str> {
+    let ends = path
+        .match_indices('/')
+        .map(|(i, _)| i)
+        .skip(1)
+        .chain(std::iter::once(path.len()));
+    ends.map(|end| &path[..end]).find(|prefix| is_its(prefix))
 }
 
 /// Which counter a cgroup CPU file holds.
@@ -374,8 +400,9 @@ mod tests {
     #[test]
     fn a_cgroup_s_cpu_counter_is_cpuacct_on_v1_then_cpu_stat_on_v2() {
         let id = "b3f798edf7f6";
+        let its = |p: &str| p.rsplit('/').next().is_some_and(|last| last.contains(id));
         let hybrid = format!("2:cpuacct:/docker/{id}\n1:cpu:/docker/{id}\n0::/docker/{id}\n");
-        let files = cgroup_cpu_files(hybrid.as_bytes());
+        let files = cgroup_cpu_files(hybrid.as_bytes(), &its);
         assert_eq!(
             files,
             vec![
@@ -387,24 +414,72 @@ mod tests {
                     format!("/sys/fs/cgroup/docker/{id}/cpu.stat").into(),
                     CpuCounter::CpuStatUsec
                 ),
+                (
+                    format!("/sys/fs/cgroup/unified/docker/{id}/cpu.stat").into(),
+                    CpuCounter::CpuStatUsec
+                ),
             ]
         );
-        let joined = cgroup_cpu_files(b"4:cpu,cpuacct:/system.slice/docker-x.scope\n");
+        let joined = cgroup_cpu_files(
+            format!("4:cpu,cpuacct:/system.slice/docker-{id}.scope\n").as_bytes(),
+            &its,
+        );
         assert_eq!(
             joined[0].0,
-            std::path::PathBuf::from(
-                "/sys/fs/cgroup/cpu,cpuacct/system.slice/docker-x.scope/cpuacct.usage"
-            )
+            std::path::PathBuf::from(format!(
+                "/sys/fs/cgroup/cpu,cpuacct/system.slice/docker-{id}.scope/cpuacct.usage"
+            ))
         );
-        let v2 = cgroup_cpu_files(b"0::/system.slice/docker-x.scope\n");
-        assert_eq!(
-            v2,
-            vec![(
-                "/sys/fs/cgroup/system.slice/docker-x.scope/cpu.stat".into(),
-                CpuCounter::CpuStatUsec
-            )]
+    }
+
+    /// The first process in a child of its container's cgroup (Docker-in-Docker's `init`,
+    /// systemd's `init.scope`): the container's whole cgroup is counted, not the child's.
+    #[test]
+    fn a_process_in_a_child_cgroup_counts_its_whole_container() {
+        let id = "b3f798edf7f6";
+        let its = |p: &str| p.rsplit('/').next().is_some_and(|last| last.contains(id));
+        for child in ["init", "init.scope"] {
+            let line = format!("0::/system.slice/docker-{id}.scope/{child}\n");
+            let files = cgroup_cpu_files(line.as_bytes(), &its);
+            assert_eq!(
+                files[0].0,
+                std::path::PathBuf::from(format!(
+                    "/sys/fs/cgroup/system.slice/docker-{id}.scope/cpu.stat"
+                )),
+                "{child}"
+            );
+        }
+    }
+
+    /// A line whose path is not this container's is never read, whatever another line says;
+    /// and nothing built from a line leaves /sys/fs/cgroup.
+    #[test]
+    fn a_cgroup_line_not_its_own_or_not_the_kernel_s_is_never_read() {
+        let id = "b3f798edf7f6";
+        let its = |p: &str| p.rsplit('/').next().is_some_and(|last| last.contains(id));
+        let other = "2:cpuacct:/user.slice\n0::/docker/b3f798edf7f6\n";
+        let files = cgroup_cpu_files(other.as_bytes(), &its);
+        assert!(
+            files.iter().all(|(f, _)| f.to_string_lossy().contains(id)),
+            "{files:?}"
         );
-        assert!(cgroup_cpu_files(b"0::../../etc\n0::/a/../b\ngarbage\n").is_empty());
+        for hostile in [
+            "9:../../../tmp/x,cpuacct:/docker/b3f798edf7f6\n",
+            "9:cpuacct:/docker/../b3f798edf7f6\n",
+            "9:cpuacct:docker/b3f798edf7f6\n",
+            "0::/./b3f798edf7f6\n",
+            "garbage\n",
+        ] {
+            assert!(
+                cgroup_cpu_files(hostile.as_bytes(), &its).is_empty(),
+                "{hostile}"
+            );
+        }
+        assert!(cgroup_cpu_files(b"0::/docker/other\n", &its).is_empty());
+    }
+
+    #[test]
+    fn a_cgroup_cpu_counter_parses_as_the_kernel_writes_it() {
         assert_eq!(
             parse_cgroup_cpu(b"23366055\n", CpuCounter::CpuacctUsageNs),
             Some(23_366_055)

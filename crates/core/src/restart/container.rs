@@ -190,7 +190,19 @@ pub fn restart(
                 format!("its start got no answer ({why}), and it does not run"),
             )
         }
-        (Ok(Some(_)), None) => {
+        (Ok(Some(now)), None) => {
+            // A run began (its start time changed) and ended at once: recorded, not ready.
+            if now.started_at != s.started_at {
+                let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+                let run = ContainerRestart {
+                    started_at: now.started_at.clone(),
+                    at,
+                    ready: false,
+                };
+                let _ = store.update::<ContainerSnapshot, _>(name, s.run(), |r| {
+                    r.restarts.push(run);
+                });
+            }
             report.result = RestartResult::NotReady;
             report.reason = format!(
                 "container {} was started but does not run: it ended at once (`docker logs {}` \
@@ -205,7 +217,16 @@ pub fn restart(
                 format!("container {} vanished as it started", s.name),
             )
         }
-        (Err(why), _) => {
+        (Err(why), Some(unanswered)) => {
+            return failed(
+                report,
+                format!(
+                    "its start got no answer ({unanswered}), and whether it runs could not be \
+                     asked: {why}"
+                ),
+            )
+        }
+        (Err(why), None) => {
             report.result = RestartResult::NotReady;
             report.reason = format!("it was started, but its engine's account of it: {why}");
             return report;

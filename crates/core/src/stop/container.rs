@@ -374,7 +374,7 @@ impl Stopper<'_> {
         let unconfirmed = match run.engine.signal(&run.container_id, signal) {
             Ok(()) => None,
             Err(Unsent::Refused(why)) => {
-                let why = format!("{signal} was not sent: {why}");
+                let why = format!("the engine refused {signal}: {why}");
                 return StopReport {
                     container: Some(outcome(MemberOutcome::Failed, why.clone(), Some(false))),
                     ..report(
@@ -391,7 +391,11 @@ impl Stopper<'_> {
         let grace = self.opts.grace;
         let waited = run.engine.wait_stopped(&run.container_id, grace);
         let after = run.engine.state(&run.container_id);
-        let (member, result, mut reason) = ending(run, signal, grace, waited.and(after));
+        let asked = match &unconfirmed {
+            None => format!("{signal} was sent"),
+            Some(_) => format!("{signal} was asked of its engine (no answer)"),
+        };
+        let (member, result, mut reason) = ending(run, (signal, &asked), grace, waited.and(after));
         if let Some(why) = &unconfirmed {
             reason = format!("the engine did not confirm {signal} ({why}); {reason}");
         }
@@ -425,10 +429,12 @@ impl Stopper<'_> {
         };
         let found = match diagnose::scan(self.probe, &opts, self.marker_at) {
             Ok(scan) => replacement(&scan, card).or_else(|| {
-                // An engine that did not answer may be running it again.
+                // Its engine, had it not answered, may be running it again (another engine
+                // cannot: a replacement of its would hold a port, which the scan shows).
                 let unasked: Vec<String> = scan
                     .engines
                     .iter()
+                    .filter(|e| e.host == card.engine_host)
                     .filter_map(|e| e.error.clone())
                     .collect();
                 (!unasked.is_empty())
@@ -489,9 +495,10 @@ impl Run<'_> {
 }
 
 /// What is true after the wait: the container's outcome, the result, the reason.
+/// `asked`: the signal, and whether it went out in words (`"SIGTERM was sent"`).
 fn ending(
     run: &Run,
-    signal: &str,
+    (signal, asked): (&str, &str),
     grace: Duration,
     after: Result<Option<State>, String>,
 ) -> (MemberOutcome, ResourceResult, String) {
@@ -500,7 +507,7 @@ fn ending(
         Err(e) => (
             MemberOutcome::Failed,
             ResourceResult::PartiallyStopped,
-            format!("{signal} was sent, but whether container {name} stopped is unknown: {e}"),
+            format!("{asked}, but whether container {name} stopped is unknown: {e}"),
         ),
         Ok(None) => (
             MemberOutcome::Stopped,

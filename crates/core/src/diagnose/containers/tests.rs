@@ -82,6 +82,7 @@ fn used(cpu_ns: u64) -> Measured {
     Measured {
         cpu_ns,
         window: Duration::from_millis(1000),
+        by: crate::containers::control::BY_ENGINE,
     }
 }
 

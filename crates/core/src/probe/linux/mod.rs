@@ -464,56 +464,74 @@ fn still_there(pid: Pid, start_time: u64) -> bool {
     matches!(rows::stat(pid), Ok(Some((_, s))) if s.start_time == start_time)
 }
 
-/// See [`super::namespace_sockets`].
-/// The CPU time, in ns, of the cgroup process `pid` is in (a container's first process):
-/// `probe::cgroup_cpu_ns`. `is_its` must accept its cgroup before and after the read.
-pub(super) fn cgroup_cpu_ns(pid: Pid, is_its: &dyn Fn(&str) -> bool) -> Result<u64, ProbeError> {
-    let path = format!("/proc/{pid}/cgroup");
+/// The CPU time of the cgroup `is_its` accepts, read through process `pid` (a container's
+/// first process): `probe::cgroup_cpu_ns`. The counter read is one its `/proc/<pid>/cgroup`
+/// names on a line `is_its` accepts, before and after the read, and the process's start time
+/// is returned with it, so a caller comparing two reads knows they are the same process's.
+pub(super) fn cgroup_cpu_ns(
+    pid: Pid,
+    is_its: &dyn Fn(&str) -> bool,
+) -> Result<super::CgroupCpu, ProbeError> {
     let io = |path: &str| {
         let path = path.to_owned();
         move |source| ProbeError::Io { path, source }
     };
-    let read_cgroup = || -> Result<Vec<u8>, ProbeError> {
-        let bytes = read_small(Path::new(&path)).map_err(io(&path))?;
-        match parse::parse_cgroup(&bytes) {
-            Some(cgroup) if is_its(&cgroup) => Ok(bytes),
-            Some(cgroup) => Err(ProbeError::Partial(format!(
-                "pid {pid} is not this container's process (its cgroup is {cgroup})"
-            ))),
-            None => Err(ProbeError::Parse {
-                path: path.clone(),
-                what: "no cgroup path".into(),
-            }),
-        }
+    let stat_path = format!("/proc/{pid}/stat");
+    let start_time = || -> Result<u64, ProbeError> {
+        let bytes = read_small(Path::new(&stat_path)).map_err(io(&stat_path))?;
+        parse::parse_stat(&bytes)
+            .map(|(_, stat)| stat.start_time)
+            .ok_or_else(|| ProbeError::Parse {
+                path: stat_path.clone(),
+                what: "unexpected format".into(),
+            })
     };
-    let bytes = read_cgroup()?;
+    let cgroup_path = format!("/proc/{pid}/cgroup");
+    let files = || -> Result<_, ProbeError> {
+        let bytes = read_small(Path::new(&cgroup_path)).map_err(io(&cgroup_path))?;
+        Ok(parse::cgroup_cpu_files(&bytes, is_its))
+    };
+    let started = start_time()?;
+    let candidates = files()?;
+    if candidates.is_empty() {
+        return Err(ProbeError::Partial(format!(
+            "pid {pid} is not this container's process (no cgroup of its names it)"
+        )));
+    }
     let mut last = None;
-    for (file, kind) in parse::cgroup_cpu_files(&bytes) {
-        match read_small(&file) {
-            Ok(counter) => {
-                let ns =
-                    parse::parse_cgroup_cpu(&counter, kind).ok_or_else(|| ProbeError::Parse {
-                        path: file.display().to_string(),
-                        what: "no CPU time".into(),
-                    })?;
-                // The same process all through: its cgroup still names the container.
-                read_cgroup()?;
-                return Ok(ns);
-            }
+    for (file, kind) in candidates {
+        let counter = match read_small(&file) {
+            Ok(counter) => counter,
             Err(source) => {
                 last = Some(ProbeError::Io {
                     path: file.display().to_string(),
                     source,
-                })
+                });
+                continue;
             }
+        };
+        let cpu_ns = parse::parse_cgroup_cpu(&counter, kind).ok_or_else(|| ProbeError::Parse {
+            path: file.display().to_string(),
+            what: "no CPU time".into(),
+        })?;
+        // The same process all through, still in that cgroup.
+        if start_time()? != started || !files()?.iter().any(|(f, _)| *f == file) {
+            return Err(ProbeError::Partial(format!(
+                "pid {pid} changed while its cgroup's CPU time was read"
+            )));
         }
+        return Ok(super::CgroupCpu {
+            cpu_ns,
+            start_time: started,
+        });
     }
     Err(last.unwrap_or(ProbeError::Parse {
-        path,
+        path: cgroup_path,
         what: "no cgroup that counts CPU time".into(),
     }))
 }
 
+/// See [`super::namespace_sockets`].
 pub(super) fn namespace_sockets(
     pid: Pid,
     is_its: &dyn Fn(&str) -> bool,

@@ -170,6 +170,7 @@ impl Control for Handle {
         Ok(Measured {
             cpu_ns: self.script().cpu_ns,
             window: Duration::from_secs(1),
+            by: crate::containers::control::BY_ENGINE,
         })
     }
 
