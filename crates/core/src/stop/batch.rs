@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use super::checks::{self, TreeCheck};
 use super::container::is_container_id;
-use super::flow::{abandoned, report, Stopper, Verdict};
-use super::refusal::{Refusal, Why};
+use super::flow::{abandoned, refused, report, Stopper, Verdict};
+use super::refusal::Why;
 use super::rescan::{self, Ended};
 use crate::diagnose;
 use crate::model::card::Project;
@@ -105,13 +105,6 @@ impl Reports<'_> {
     fn done(&mut self, at: usize, report: StopReport) {
         (self.progress)(Progress::Done(&report));
         self.slots[at] = Some(report);
-    }
-}
-
-fn refused(id: &str, r: Refusal) -> StopReport {
-    StopReport {
-        checkpoint: Some(r.checkpoint),
-        ..report(id, ResourceResult::Refused, r.to_string())
     }
 }
 

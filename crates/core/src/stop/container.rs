@@ -26,7 +26,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::flow::{abandoned, report, Stopper};
+use super::flow::{abandoned, refused, report, Stopper};
 use super::refusal::{Refusal, Why};
 use crate::containers::control::{self, Control, State, Unsent};
 use crate::containers::sample;
@@ -103,9 +103,9 @@ impl Stopper<'_> {
     }
 
     fn container_chain(&self, id: &str, shown: Option<&Shown>) -> Step<StopReport> {
-        let refused = |why: String| Box::new(report(id, ResourceResult::Refused, why));
+        let no = |why: String| Box::new(report(id, ResourceResult::Refused, why));
         if self.opts.force {
-            return Err(refused(
+            return Err(no(
                 "Force is for processes: a container is stopped only through its engine, after \
                  every check"
                     .into(),
@@ -113,13 +113,13 @@ impl Stopper<'_> {
         }
         let (project, card) = self.container_rediagnose(id, shown)?;
         let started_at = card.started_at.clone().ok_or_else(|| {
-            refused(format!(
+            no(format!(
                 "{} gave no start time for container {}, so its run cannot be told from \
                  another",
                 card.engine, card.name
             ))
         })?;
-        let engine = self.engines.connect(&card.engine_host).map_err(refused)?;
+        let engine = self.engines.connect(&card.engine_host).map_err(no)?;
         let run = Run {
             id,
             container_id: card.container_id.clone(),
@@ -128,9 +128,7 @@ impl Stopper<'_> {
             engine,
         };
         // Part of the re-diagnosis: the engine's own account of the run, before any record.
-        let state = run
-            .identity(Checkpoint::A)
-            .map_err(|r| refused(r.to_string()))?;
+        let state = run.identity(Checkpoint::A).map_err(|r| no(r.to_string()))?;
         let (name, record) = self.put_container_record(&project, &card, &run, &state)?;
         let with_record = |mut r: Box<StopReport>| {
             r.snapshot = Some(name.clone());
@@ -140,10 +138,7 @@ impl Stopper<'_> {
         let (t0, window_ms) = self
             .container_checks(&run, &name, &record)
             .map_err(with_record)?;
-        let mut out = self.container_signal(&run, &state.stop_signal, t0);
-        if let Some(t) = &mut out.timings {
-            t.sample_ms = window_ms;
-        }
+        let mut out = self.container_signal(&run, &state.stop_signal, (t0, window_ms));
         self.container_rescan(&card, &mut out);
         out.snapshot = Some(name.clone());
         out.record_error = self.record_container(&name, &record, &out);
@@ -152,28 +147,28 @@ impl Stopper<'_> {
 
     /// Step 1: a fresh scan with the engines asked must show the card green, as shown.
     fn container_rediagnose(&self, id: &str, shown: Option<&Shown>) -> Step<(Project, Container)> {
-        let refused = |why: String| Box::new(report(id, ResourceResult::Refused, why));
+        let no = |why: String| Box::new(report(id, ResourceResult::Refused, why));
         let (project, card) = self
             .fresh_container(id)
-            .map_err(|e| refused(format!("the fresh diagnosis failed: {e}")))?
+            .map_err(|e| no(format!("the fresh diagnosis failed: {e}")))?
             .ok_or_else(|| {
-                refused(format!(
+                no(format!(
                     "no container card {id} now: it is not running, or publishes no port"
                 ))
             })?;
         if let Some(why) = not_green(&card) {
-            return Err(refused(why));
+            return Err(no(why));
         }
         if let Some(shown) = shown {
             if shown.project_level != project.level {
-                return Err(refused(format!(
+                return Err(no(format!(
                     "the project is {} now, not {} as shown",
                     project.level.as_str(),
                     shown.project_level.as_str()
                 )));
             }
             if shown.container_run != card.started_at {
-                return Err(refused(format!(
+                return Err(no(format!(
                     "container {} was started again since it was shown",
                     card.name
                 )));
@@ -263,7 +258,7 @@ impl Stopper<'_> {
         name: &str,
         record: &ContainerSnapshot,
     ) -> Step<(Duration, u64)> {
-        let at = |r: Refusal| refused_at(run.id, r);
+        let at = |r: Refusal| Box::new(refused(run.id, r));
         // (a) runs as the engine's first reading comes in, (b) ends with its second: the
         // engine's own interval (about a second on Docker), not `opts.sample`.
         let mut t0 = None;
@@ -308,9 +303,6 @@ impl Stopper<'_> {
             })?;
         self.container_network(run, Checkpoint::E).map_err(at)?;
         run.identity(Checkpoint::E).map_err(at)?;
-        if let Some(signal) = self.interrupt.raised() {
-            return Err(Box::new(abandoned(run.id, signal, "during its checks")));
-        }
         Ok((t0, window_ms))
     }
 
@@ -335,8 +327,14 @@ impl Stopper<'_> {
     }
 
     /// Steps 4 and 5: the run once more, its stop signal through the engine, the bounded
-    /// wait, and what is true then.
-    fn container_signal(&self, run: &Run, signal: &str, t0: Duration) -> StopReport {
+    /// wait, and what is true then. `t0`: when check (a) ran; `window_ms`: the activity
+    /// window the engine measured at (b).
+    fn container_signal(
+        &self,
+        run: &Run,
+        signal: &str,
+        (t0, window_ms): (Duration, u64),
+    ) -> StopReport {
         let outcome = |outcome, detail: String, sent| ContainerOutcome {
             container_id: run.container_id.clone(),
             name: run.name.clone(),
@@ -363,10 +361,7 @@ impl Stopper<'_> {
             ))
         });
         if let Err(r) = last {
-            return StopReport {
-                checkpoint: Some(r.checkpoint),
-                ..report(run.id, ResourceResult::Refused, r.to_string())
-            };
+            return refused(run.id, r);
         }
         if let Some(interrupted) = self.interrupt.raised() {
             return abandoned(run.id, interrupted, "during its checks");
@@ -409,7 +404,7 @@ impl Stopper<'_> {
             timings: Some(Timings {
                 a_to_first_signal_ms: ms,
                 a_to_last_signal_ms: ms,
-                sample_ms: self.opts.sample.as_millis() as u64,
+                sample_ms: window_ms,
             }),
             interrupted: self.interrupt.raised().map(str::to_owned),
             ..report(run.id, result, reason)
@@ -582,11 +577,4 @@ fn refusal(checkpoint: Checkpoint, why: String) -> Refusal {
         checkpoint,
         why: Why::Container(why),
     }
-}
-
-fn refused_at(id: &str, r: Refusal) -> Box<StopReport> {
-    Box::new(StopReport {
-        checkpoint: Some(r.checkpoint),
-        ..report(id, ResourceResult::Refused, r.to_string())
-    })
 }

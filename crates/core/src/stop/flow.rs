@@ -75,6 +75,14 @@ pub(super) fn report(id: &str, result: ResourceResult, reason: impl Into<String>
     }
 }
 
+/// A stop a checkpoint refused: nothing was sent, and the report names the checkpoint.
+pub(super) fn refused(id: &str, r: Refusal) -> StopReport {
+    StopReport {
+        checkpoint: Some(r.checkpoint),
+        ..report(id, ResourceResult::Refused, r.to_string())
+    }
+}
+
 impl Stopper<'_> {
     pub(super) fn scan_options(&self, under: Vec<std::path::PathBuf>) -> ScanOptions {
         ScanOptions {
