@@ -60,6 +60,7 @@ fn use_colour(stdout_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> b
 }
 
 use pier_core::front::{resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED, EXIT_USAGE};
+use pier_core::stop::container;
 
 /// What a resource id looks like, for the sentence that refuses a malformed one.
 const ID_FORM: &str = "a resource id is <root pid>-<root start time>, two whole numbers as \
@@ -100,19 +101,21 @@ fn check_resource_ids(ids: &[String]) -> Result<(), ExitCode> {
 }
 
 /// Whether `id` is a container card's id as `pier scan` prints it: `container-` and the first
-/// 12 hex digits of its id.
+/// 12 hex digits of its id (a card's id, `stop::container::is_container_id`, of that length).
 fn is_container_id(id: &str) -> bool {
-    id.strip_prefix("container-")
-        .is_some_and(|hex| hex.len() == 12 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+    container::is_container_id(id) && id.len() == container::CARD_PREFIX.len() + 12
 }
 
 /// Whether `name` is a container's stop record as `pier history` names it
 /// (`ctr-<12 hex digits>-<unix ms>`).
 fn is_container_record(name: &str) -> bool {
-    let Some((hex, ms)) = name.strip_prefix("ctr-").and_then(|r| r.split_once('-')) else {
+    let Some((hex, ms)) = name
+        .strip_prefix(container::RECORD_PREFIX)
+        .and_then(|r| r.split_once('-'))
+    else {
         return false;
     };
-    is_container_id(&format!("container-{hex}"))
+    is_container_id(&format!("{}{hex}", container::CARD_PREFIX))
         && matches!(ms.parse::<u128>(), Ok(m) if m.to_string() == ms)
 }
 

@@ -61,6 +61,18 @@ pub struct PublishedPort {
     pub container_port: u16,
 }
 
+impl PublishedPort {
+    /// The host address and port it is published on; an address that does not parse reads
+    /// as every address (over-matching can only refuse more).
+    pub fn host_addr(&self) -> std::net::SocketAddr {
+        let ip = self
+            .address
+            .parse()
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+        std::net::SocketAddr::new(ip, self.port)
+    }
+}
+
 /// One container engine the scan asked, and what came of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EngineStatus {

@@ -8,11 +8,11 @@
 //! the host (the engine's proxy) and, where its namespace can be read, inside the container
 //! on its container port (the server itself). Pier does not supervise what it restarted.
 
-use std::net::{IpAddr, SocketAddr};
+use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::listener_on;
 use crate::containers::control::{Control, EngineAccess, Unsent};
-use crate::diagnose::connections;
 use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::outcome::ResourceResult;
 use crate::model::snapshot::{ContainerRestart, ContainerSnapshot};
@@ -28,7 +28,7 @@ const POLL: Duration = Duration::from_millis(50);
 const START_LIMIT: Duration = Duration::from_secs(30);
 
 /// Whether `name` is a container's stop record (`ctr-…`).
-pub fn is_record(name: &str) -> bool {
+fn is_record(name: &str) -> bool {
     name.starts_with(RECORD_PREFIX)
 }
 
@@ -88,27 +88,11 @@ fn refusal(
         .as_ref()
         .map_err(|e| format!("the ports could not be checked: {e}"))?;
     for p in &s.ports {
-        if let Some(taken) = listener_on(table, &p.address, p.port) {
+        if let Some(taken) = listener_on(table, p.host_addr()) {
             return Err(format!("port {taken} is taken"));
         }
     }
     Ok(())
-}
-
-/// A host listener that serves `address:port` or is served by it, if any.
-fn listener_on(table: &SocketTable, address: &str, port: u16) -> Option<SocketAddr> {
-    let ip: IpAddr = address
-        .parse()
-        .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
-    let want = SocketAddr::new(ip, port);
-    table
-        .sockets
-        .iter()
-        .find(|t| {
-            t.state == TcpState::Listen
-                && (connections::serves(t.local, want) || connections::serves(want, t.local))
-        })
-        .map(|t| t.local)
 }
 
 /// A record as a reader should see it: an unfinished one reconciled
@@ -291,7 +275,7 @@ fn wait_for_ports(
                 .ports
                 .iter()
                 .filter(|p| {
-                    let on_host = listener_on(&table, &p.address, p.port).is_some();
+                    let on_host = listener_on(&table, p.host_addr()).is_some();
                     let served = inside.as_ref().is_none_or(|inside| {
                         inside.iter().any(|t| {
                             t.state == TcpState::Listen && t.local.port() == p.container_port
@@ -324,20 +308,16 @@ pub fn history(
         .list::<ContainerSnapshot>(RECORD_PREFIX)
         .map_err(|e| e.to_string())?;
     let sockets = probe.sockets(&[]).map_err(|e| e.to_string());
-    let mut connected: Vec<(String, Connected)> = Vec::new();
+    // One connection per engine, however many of its records there are.
+    let mut connected: HashMap<String, Connected> = HashMap::new();
     let entries = listing
         .records
         .into_iter()
         .map(|(name, s)| {
-            if !connected.iter().any(|(h, _)| *h == s.engine_host) {
-                let c = engines.connect(&s.engine_host);
-                connected.push((s.engine_host.clone(), c));
-            }
             let engine = connected
-                .iter()
-                .find(|(h, _)| *h == s.engine_host)
-                .map(|(_, c)| c.as_ref().map(AsRef::as_ref).map_err(String::as_str))
-                .expect("connected above");
+                .entry(s.engine_host.clone())
+                .or_insert_with(|| engines.connect(&s.engine_host));
+            let engine = engine.as_ref().map(AsRef::as_ref).map_err(String::as_str);
             let (s, left, not_written) = settled(store, engine, &name, s);
             let why_not = match left {
                 Err(why) => Some(format!("the stop has not finished: {why}")),
@@ -357,19 +337,7 @@ pub fn history(
                 kind: Some(format!("container {} ({})", s.name, s.image)),
                 project: s.project.path.clone(),
                 root_command: Vec::new(),
-                ports: s
-                    .ports
-                    .iter()
-                    .map(|p| {
-                        SocketAddr::new(
-                            p.address
-                                .parse()
-                                .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)),
-                            p.port,
-                        )
-                        .to_string()
-                    })
-                    .collect(),
+                ports: s.ports.iter().map(|p| p.host_addr().to_string()).collect(),
                 helper_ports: Vec::new(),
                 stopped_at: s.created_at.clone(),
                 result,

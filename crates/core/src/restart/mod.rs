@@ -140,16 +140,24 @@ fn ports_free(now: &Now, s: &Snapshot) -> Result<(), String> {
             .address
             .parse()
             .map_err(|_| format!("the recorded address {} could not be read", port.address))?;
-        let want = SocketAddr::new(ip, port.port);
-        let taken = table.sockets.iter().any(|t| {
-            t.state == TcpState::Listen
-                && (connections::serves(t.local, want) || connections::serves(want, t.local))
-        });
-        if taken {
+        if listener_on(table, SocketAddr::new(ip, port.port)).is_some() {
             return Err(format!("port {} is taken", port.endpoint()));
         }
     }
     Ok(())
+}
+
+/// A listener that serves `want` or that `want` would serve (an overlapping address on the
+/// same port), if any: what makes a recorded port taken.
+pub(crate) fn listener_on(table: &SocketTable, want: SocketAddr) -> Option<SocketAddr> {
+    table
+        .sockets
+        .iter()
+        .find(|t| {
+            t.state == TcpState::Listen
+                && (connections::serves(t.local, want) || connections::serves(want, t.local))
+        })
+        .map(|t| t.local)
 }
 
 /// A process of ours running a recorded member's exact argv inside the project
