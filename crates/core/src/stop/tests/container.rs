@@ -47,6 +47,12 @@ struct Script {
     signal_answer: Option<Unsent>,
     /// An interruption raised at this state look.
     interrupt_at_state: Option<usize>,
+    /// The state folder's records, and what befalls them: its folder turned into a file at
+    /// the first state look (before the record is written), or the record removed during the
+    /// activity sample (before the mark).
+    records: Option<std::path::PathBuf>,
+    records_unwritable: bool,
+    record_lost_in_sample: bool,
     running: bool,
     sent: Vec<String>,
 }
@@ -147,6 +153,10 @@ impl Control for Handle {
         if s.interrupt_at_state == Some(n) {
             INTERRUPT.raise(2);
         }
+        if let (1, true, Some(records)) = (n, s.records_unwritable, &s.records) {
+            std::fs::remove_dir_all(records).unwrap();
+            std::fs::write(records, b"not a folder").unwrap();
+        }
         let again = s.restarted_from_state.is_some_and(|from| n >= from);
         let policy = s.policy_from_state.is_some_and(|from| n >= from);
         Ok(Some(State {
@@ -167,6 +177,16 @@ impl Control for Handle {
 
     fn activity(&self, _id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String> {
         at_first();
+        let lost = {
+            let s = self.script();
+            s.records.clone().filter(|_| s.record_lost_in_sample)
+        };
+        for e in lost
+            .iter()
+            .flat_map(|r| std::fs::read_dir(r).unwrap().flatten())
+        {
+            std::fs::remove_file(e.path()).unwrap();
+        }
         Ok(Measured {
             cpu_ns: self.script().cpu_ns,
             window: Duration::from_secs(1),
@@ -223,6 +243,7 @@ fn stop_in(
     });
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open_at(dir.path()).unwrap();
+    engine.0.lock().unwrap().records = Some(dir.path().join("records"));
     let ops = fake_ops(&probe);
     let waiter = FakeWaiter::new(&probe);
     let interrupts = engine.0.lock().unwrap().interrupt_at_state.is_some();
@@ -438,4 +459,36 @@ fn an_interruption_right_before_the_signal_sends_nothing() {
         (rec.signals_may_follow, rec.signalled),
         (Some(true), Some(false))
     );
+}
+
+/// No recovery record, no signal: a state folder that cannot take the record fails the stop
+/// before any check, with nothing sent.
+#[test]
+fn a_record_that_cannot_be_written_means_no_signal() {
+    let engine = FakeEngine::new(|s| s.records_unwritable = true);
+    let (r, _store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Failed, "{r:#?}");
+    assert!(
+        r.reason
+            .starts_with("the recovery record could not be written, so nothing was signalled"),
+        "{}",
+        r.reason
+    );
+    assert!(engine.sent().is_empty());
+}
+
+/// No "signals may follow" mark, no signal: a record gone before the mark fails the stop,
+/// with nothing sent.
+#[test]
+fn a_mark_that_cannot_be_written_means_no_signal() {
+    let engine = FakeEngine::new(|s| s.record_lost_in_sample = true);
+    let (r, _store, _dir) = stop_with(&engine);
+    assert_eq!(r.result, ResourceResult::Failed, "{r:#?}");
+    assert!(
+        r.reason
+            .contains("\"signals may follow\" mark could not be written"),
+        "{}",
+        r.reason
+    );
+    assert!(engine.sent().is_empty());
 }
