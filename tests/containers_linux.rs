@@ -590,6 +590,11 @@ fn inspect(host: &str, name: &str, format: &str) -> String {
     docker(host, &["inspect", "-f", format, name])
 }
 
+/// Whether the engine says container `name` runs.
+fn is_running(host: &str, name: &str) -> bool {
+    inspect(host, name, "{{.State.Running}}") == "true"
+}
+
 /// The whole path a user takes: a green card, `pier stop` through the engine (its stop
 /// signal, a record first), the container stopped — not removed — and `pier restart` starting
 /// the same container again, its port answering; a second restart is refused.
@@ -629,7 +634,7 @@ fn an_idle_container_is_stopped_through_its_engine_and_started_again() {
     assert!(first_signal <= 2000.0, "{doc:#}");
     let record = r["snapshot"].as_str().unwrap().to_owned();
     assert!(record.starts_with("ctr-"), "{record}");
-    assert_eq!(inspect(&host, "pier-t-stop", "{{.State.Running}}"), "false");
+    assert!(!is_running(&host, "pier-t-stop"));
     assert_eq!(inspect(&host, "pier-t-stop", "{{.State.ExitCode}}"), "0");
 
     let history = pier_json(&sb, &host, &["history"]);
@@ -646,7 +651,7 @@ fn an_idle_container_is_stopped_through_its_engine_and_started_again() {
         id,
         "the same container"
     );
-    assert_eq!(inspect(&host, "pier-t-stop", "{{.State.Running}}"), "true");
+    assert!(is_running(&host, "pier-t-stop"));
     assert_ne!(inspect(&host, "pier-t-stop", "{{.State.StartedAt}}"), run);
     wait_for("the port to answer again", || {
         TcpStream::connect(("127.0.0.1", port)).ok()
@@ -680,10 +685,7 @@ fn a_container_that_ignores_its_stop_signal_is_still_running_never_killed() {
     let r = &doc["results"][0];
     assert_eq!(r["result"], "partially_stopped", "{doc:#}");
     assert_eq!(r["container"]["outcome"], "still_running", "{doc:#}");
-    assert_eq!(
-        inspect(&host, "pier-t-stubborn", "{{.State.Running}}"),
-        "true"
-    );
+    assert!(is_running(&host, "pier-t-stubborn"));
     assert_eq!(
         inspect(&host, "pier-t-stubborn", "{{.State.StartedAt}}"),
         run
@@ -719,10 +721,7 @@ fn a_stop_of_a_container_with_a_client_is_refused_and_sends_nothing() {
         r["reason"].as_str().unwrap().contains("live connection"),
         "{doc:#}"
     );
-    assert_eq!(
-        inspect(&host, "pier-t-served-stop", "{{.State.Running}}"),
-        "true"
-    );
+    assert!(is_running(&host, "pier-t-served-stop"));
 }
 
 /// A restart policy keeps the card yellow, and `pier stop --all-green` leaves it alone,
@@ -754,10 +753,7 @@ fn a_container_with_a_restart_policy_is_left_alone() {
     assert!(doc["left_alone"][0]["pid"].is_null(), "{doc:#}");
     let doc = pier_json(&sb, &host, &["stop", &card_id]);
     assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
-    assert_eq!(
-        inspect(&host, "pier-t-policy-stop", "{{.State.Running}}"),
-        "true"
-    );
+    assert!(is_running(&host, "pier-t-policy-stop"));
 }
 
 /// As users run Pier: a normal user in the engine's socket group stops a container and
@@ -790,16 +786,10 @@ fn a_normal_user_in_the_docker_group_stops_and_restarts_a_container() {
     let card_id = c["id"].as_str().unwrap().to_owned();
     let doc = pier_json_as(&sb, &host, &["stop", &card_id], Some(&user));
     assert_eq!(doc["results"][0]["result"], "stopped", "{doc:#}");
-    assert_eq!(
-        inspect(&host, "pier-t-user-stop", "{{.State.Running}}"),
-        "false"
-    );
+    assert!(!is_running(&host, "pier-t-user-stop"));
     let again = pier_json_as(&sb, &host, &["restart", &card_id], Some(&user));
     assert_eq!(again["result"], "ready", "{again:#}");
-    assert_eq!(
-        inspect(&host, "pier-t-user-stop", "{{.State.Running}}"),
-        "true"
-    );
+    assert!(is_running(&host, "pier-t-user-stop"));
 }
 
 /// The app's path (the worker's engine, as "Clean up safely" drives it): a stop handed what
@@ -866,7 +856,7 @@ fn the_app_s_clean_up_stops_the_run_its_card_showed_and_no_other() {
         pier_core::model::outcome::ResourceResult::Stopped,
         "{r:#?}"
     );
-    assert_eq!(inspect(&host, "pier-t-app", "{{.State.Running}}"), "false");
+    assert!(!is_running(&host, "pier-t-app"));
 }
 
 /// An engine that cannot be asked when the stop runs: the card cannot be re-diagnosed, so the
@@ -894,10 +884,7 @@ fn a_stop_whose_engine_cannot_be_asked_is_refused_and_sends_nothing() {
             && reason.contains("could not be asked"),
         "{doc:#}"
     );
-    assert_eq!(
-        inspect(&host, "pier-t-unasked", "{{.State.Running}}"),
-        "true"
-    );
+    assert!(is_running(&host, "pier-t-unasked"));
     let _served = TcpStream::connect(("127.0.0.1", port)).expect("it still serves");
 }
 
@@ -973,10 +960,7 @@ fn a_container_whose_stop_signal_is_sigkill_is_never_stopped_by_pier() {
     let card_id = c["id"].as_str().unwrap().to_owned();
     let doc = pier_json(&sb, &host, &["stop", &card_id]);
     assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
-    assert_eq!(
-        inspect(&host, "pier-t-killsig", "{{.State.Running}}"),
-        "true"
-    );
+    assert!(is_running(&host, "pier-t-killsig"));
 }
 
 /// A container at work (a shell spinning on a core): yellow in a sampled scan, by its CPU
@@ -1011,5 +995,5 @@ fn a_busy_container_is_yellow_and_its_stop_is_refused_at_the_activity_check() {
     let r = &doc["results"][0];
     assert_eq!(r["result"], "refused", "{doc:#}");
     assert_eq!(r["checkpoint"], "b", "{doc:#}");
-    assert_eq!(inspect(&host, "pier-t-busy", "{{.State.Running}}"), "true");
+    assert!(is_running(&host, "pier-t-busy"));
 }
