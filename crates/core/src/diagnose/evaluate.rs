@@ -2,11 +2,14 @@
 //! keep every piece of evidence.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use super::judge::{self, Finding};
+use super::kinds::Role;
 use super::rules::{self, ActivityFacts, Parentage, Thresholds};
-use super::{helpers, kinds, Draft, Facts};
+use super::{helpers, kinds, managers, respawners, Draft, Facts};
 use crate::model::card::{Connection, Evidence, Member, Port, Resource};
+use crate::model::managed::{ManagedBy, Respawner};
 use crate::model::Identity;
 use crate::probe::{ActivitySample, Pid, ProcessInfo};
 use crate::words;
@@ -29,6 +32,14 @@ pub(crate) fn resource(
         .get(draft.root)
         .expect("a draft's root comes from the table")
         .clone();
+    let cgroup = facts
+        .details(root.identity.pid)
+        .and_then(|d| d.cgroup.clone());
+    let parent = facts
+        .table
+        .parent(root.identity.pid)
+        .map(|(p, role)| (p.clone(), role));
+    let managed = managed_by(facts, &root, parent.as_ref(), cgroup.as_ref());
     let helpers = helpers::helpers_among(&facts.table, &draft.members);
     let (ports, connections, net_evidence) = network(facts, &member_pids, &helpers);
     let tree: Vec<&ProcessInfo> = draft
@@ -52,15 +63,19 @@ pub(crate) fn resource(
     evidence.extend(protected(facts, &draft.members));
     evidence.extend(net_evidence);
 
-    let cgroup = facts
-        .details(root.identity.pid)
-        .and_then(|d| d.cgroup.clone());
     evidence.push(rules::orphan_evidence(&Parentage {
         root: &root,
-        parent: facts.table.parent(root.identity.pid),
+        parent: parent.as_ref().map(|(p, role)| (p, role.clone())),
         session_leader_alive: facts.table.is_alive(root.session),
         cgroup: cgroup.as_ref(),
+        managed: managed.as_ref(),
     }));
+    let respawners = respawners(&tree, &members);
+    evidence.extend(
+        respawners
+            .iter()
+            .map(|r| rules::respawner_evidence(r.pid, &r.command, &r.how)),
+    );
 
     let (activity_evidence, activity) =
         rules::activity_evidence(&activity_facts(sample, &members), thresholds);
@@ -80,7 +95,89 @@ pub(crate) fn resource(
         age_seconds: root.age_seconds,
         activity,
         evidence,
+        managed_by: managed,
+        respawners,
     }
+}
+
+/// Who runs the root on purpose (`managers.rs`): its parent, when that is a live process
+/// manager (its program named from the root's environment and the manager's files); else,
+/// when init or a subreaper adopted it, its systemd service (the cgroup) or, on an OS without
+/// cgroups (macOS), its launchd agent (the label in its environment).
+fn managed_by(
+    facts: &mut Facts,
+    root: &ProcessInfo,
+    parent: Option<&(ProcessInfo, Role)>,
+    cgroup: Option<&Result<String, String>>,
+) -> Option<ManagedBy> {
+    let (parent, role) = parent?;
+    let overmind = *role == Role::Multiplexer && managers::is_overminds_tmux(parent);
+    match role {
+        _ if overmind || *role == Role::ProcessManager => {
+            let manager_cwd = facts
+                .details(parent.identity.pid)
+                .and_then(|d| d.cwd.clone().ok());
+            let root_cwd = facts
+                .details(root.identity.pid)
+                .and_then(|d| d.cwd.clone().ok());
+            let env = facts.probe.environment(root.identity.pid);
+            Some(managers::under_manager(&managers::UnderManager {
+                manager: parent,
+                manager_cwd: manager_cwd.as_deref(),
+                root: root.identity.pid,
+                env: env.as_deref().map(managers::Env).map_err(String::as_str),
+                root_cwd: root_cwd.as_deref(),
+                read: &read_small_text,
+                exists: &|p: &Path| p.exists(),
+            }))
+        }
+        Role::Init | Role::Subreaper => match cgroup {
+            Some(Ok(cgroup)) => managers::systemd_unit(cgroup),
+            Some(Err(_)) => None,
+            None => {
+                let env = facts.probe.environment(root.identity.pid).ok()?;
+                managers::launchd_agent(managers::Env(&env), facts.uid)
+            }
+        },
+        _ => None,
+    }
+}
+
+/// A small text file a manager keeps (a pid file, a config), or a shell's script: at most
+/// 256 KiB, else nothing.
+fn read_small_text(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(256 * 1024)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+/// The members that start their child again (`respawners.rs`), each with its command line; a
+/// shell's script is read from the shell's working directory.
+fn respawners(tree: &[&ProcessInfo], members: &[Member]) -> Vec<Respawner> {
+    let script = |p: &ProcessInfo, path: &str| {
+        let cwd = members
+            .iter()
+            .find(|m| m.pid == p.identity.pid)?
+            .cwd
+            .as_deref()?;
+        read_small_text(&Path::new(cwd).join(path))
+    };
+    respawners::among(tree, &script)
+        .into_iter()
+        .filter_map(|found| {
+            let m = members.iter().find(|m| m.pid == found.pid)?;
+            Some(Respawner {
+                pid: found.pid,
+                command: member_command(m),
+                how: found.how,
+            })
+        })
+        .collect()
 }
 
 /// The members as shown, and red evidence for any whose identity (exe) cannot be read.

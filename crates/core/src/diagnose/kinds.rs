@@ -163,6 +163,39 @@ const KINDS: &[KindRule] = &[
     rule("turbo-dev", "turbo", Args::Sub(DEV, false)),
 ];
 
+/// The kinds whose process starts its child again when the child exits (or a file
+/// changes), with what it does in words: part of their resource, named on its card as its
+/// respawner (`respawners.rs`). Only the parent of a child counts: `uvicorn` alone serves.
+const RESPAWNERS: &[(&str, &str)] = &[
+    ("nodemon", "restarts its child when a file changes"),
+    ("ts-node-dev", "restarts its child when a file changes"),
+    ("tsx-watch", "restarts its child when a file changes"),
+    ("cargo-watch", "runs its command again when a file changes"),
+    ("watchexec", "runs its command again when a file changes"),
+    ("air", "rebuilds and restarts its child when a file changes"),
+    (
+        "uvicorn",
+        "restarts its worker (a reloader when a file changes, a supervisor when a worker dies)",
+    ),
+    ("fastapi-dev", "restarts its worker when a file changes"),
+    (
+        "django-runserver",
+        "restarts its serving child when a file changes (the autoreloader)",
+    ),
+    (
+        "flask-run",
+        "restarts its serving child when a file changes (the reloader)",
+    ),
+];
+
+/// What a kind does as a respawner ([`RESPAWNERS`]), if it is one.
+pub fn respawns(kind: &str) -> Option<&'static str> {
+    RESPAWNERS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, what)| *what)
+}
+
 /// Programs that run a script rather than being the tool: the script names the tool.
 const INTERPRETERS: &[&str] = &["node", "nodejs", "ruby", "bun", "deno", "php"];
 
@@ -553,6 +586,12 @@ pub fn role(p: &ProcessInfo) -> Role {
         return Role::Wrapper;
     }
     Role::Other
+}
+
+/// A shell (`sh`, `bash`, …), by its argv[0] or its kernel name.
+pub fn is_shell(p: &ProcessInfo) -> bool {
+    let arg0 = p.argv.first().map(|a| basename(a)).unwrap_or_default();
+    SHELLS.contains(&arg0.trim_start_matches('-')) || SHELLS.contains(&p.comm.as_str())
 }
 
 /// A title a launcher wrote over its argv ("npm run dev", "npm exec vite"): words, the first

@@ -14,8 +14,10 @@ mod containers;
 pub mod helpers;
 pub mod judge;
 pub mod kinds;
+pub mod managers;
 
 pub mod project;
+pub mod respawners;
 pub mod rules;
 pub mod tree;
 

@@ -13,6 +13,7 @@ use super::judge::Finding;
 use super::kinds::chain::{tree_restart_target, How, NoTarget, Recognised};
 use super::kinds::Role;
 use crate::model::card::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
+use crate::model::managed::ManagedBy;
 use crate::probe::{ActivityDelta, ProcessInfo};
 use crate::words;
 
@@ -117,14 +118,6 @@ pub fn restart_evidence(tree: &[&ProcessInfo]) -> Option<Evidence> {
     ))
 }
 
-/// A systemd unit the manager runs on purpose: a `.service` other than the per-user manager
-/// itself (`user@1000.service`), which is where a desktop session's own apps live.
-pub fn is_service_unit(cgroup: &str) -> bool {
-    cgroup
-        .split('/')
-        .any(|c| c.ends_with(".service") && !c.starts_with("user@"))
-}
-
 /// What the root hangs from.
 pub struct Parentage<'a> {
     /// The resource's root process.
@@ -135,29 +128,27 @@ pub struct Parentage<'a> {
     pub session_leader_alive: bool,
     /// The root's cgroup (`None` on an OS without cgroups).
     pub cgroup: Option<&'a Result<String, String>>,
+    /// Who runs the root on purpose (`managers.rs`): its process manager, its systemd unit or
+    /// its launchd agent; `None` when no one does.
+    pub managed: Option<&'a ManagedBy>,
 }
 
 /// Orphaned: adopted by init or a session subreaper (and not a service run on purpose), or its
-/// controlling terminal is gone. Otherwise someone is still holding it: yellow.
+/// terminal is gone and its parent is that terminal's shell. A manager's program is its
+/// manager's (yellow, named); any other live parent still holds it (yellow).
 pub fn orphan_evidence(p: &Parentage) -> Evidence {
     let root = p.root;
-    let adopted = match &p.parent {
-        Some((parent, role @ (Role::Init | Role::Subreaper))) => Some(format!(
+    if let Some(m) = p.managed {
+        return managed_evidence(m, p.parent.as_ref().map(|(parent, _)| *parent));
+    }
+    if let Some((parent, role @ (Role::Init | Role::Subreaper))) = &p.parent {
+        let adopted = format!(
             "parent is {} ({}, pid {})",
             role.describe(),
             parent.comm,
             parent.identity.pid
-        )),
-        _ => None,
-    };
-    if let Some(adopted) = adopted {
+        );
         return match p.cgroup {
-            Some(Ok(cg)) if is_service_unit(cg) => evidence(
-                EvidenceKind::ServiceUnit,
-                Level::Yellow,
-                format!("run on purpose by a service manager (cgroup {cg})"),
-                "cgroup",
-            ),
             Some(Err(e)) => evidence(
                 EvidenceKind::ServiceUnit,
                 Level::Yellow,
@@ -172,22 +163,13 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
             ),
         };
     }
-    // Only when nothing that holds sessions is the parent: `nohup foreman start &` loses its
-    // terminal, but foreman still runs it.
-    let parent_is_plain = p
-        .parent
-        .as_ref()
-        .is_some_and(|(_, role)| !role.holds_sessions());
-    let terminal_gone = parent_is_plain
-        && root.tty_nr == 0
-        && root.session != root.identity.pid
-        && !p.session_leader_alive;
-    if terminal_gone {
+    if terminal_hung_up(p) {
         return evidence(
             EvidenceKind::Orphaned,
             Level::Green,
             format!(
-                "orphaned: its terminal session (leader pid {}) is gone",
+                "orphaned: its terminal session (leader pid {}) is gone, and its parent is \
+                 that terminal's shell",
                 root.session
             ),
             "process table",
@@ -207,6 +189,74 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
         Level::Yellow,
         message,
         "process table",
+    )
+}
+
+/// A hung-up session (docs/design.md §2.5): the root's controlling terminal is gone (no tty,
+/// not its own session leader, the leader no longer runs) and its parent is the interactive
+/// shell or terminal of that terminal — one that lost it too. Only then: an unknown live
+/// parent still holds what it started, terminal or not (`nohup orchestrate &` is not residue
+/// while the orchestrator runs), and so does a manager (`nohup foreman start &`).
+fn terminal_hung_up(p: &Parentage) -> bool {
+    let root = p.root;
+    let Some((parent, role)) = &p.parent else {
+        return false;
+    };
+    matches!(role, Role::InteractiveShell | Role::Terminal)
+        && parent.tty_nr == 0
+        && root.tty_nr == 0
+        && root.session != root.identity.pid
+        && !p.session_leader_alive
+}
+
+/// A root its manager runs on purpose (yellow): who, which program, and the command that
+/// stops it there; a signal from Pier would be answered by a restart.
+pub fn managed_evidence(m: &ManagedBy, parent: Option<&ProcessInfo>) -> Evidence {
+    let service = matches!(m.manager.as_str(), "systemd" | "launchd");
+    let mut message = match (&m.program, &m.stop_command, parent) {
+        (Some(program), Some(command), _) if service => format!(
+            "run on purpose by {} as {program} (read from its {}): `{command}` stops it there",
+            m.manager, m.source
+        ),
+        (Some(_), Some(command), _) => format!(
+            "{}, which Pier leaves to it (it may start it again): `{command}` stops it there",
+            m.describe()
+        ),
+        (Some(_), None, _) => format!("{}, which Pier leaves to it", m.describe()),
+        (None, _, Some(parent)) => format!(
+            "parent {} (pid {}) is a live process manager ({}); which of its programs this is \
+             could not be read",
+            parent.comm, parent.identity.pid, m.manager
+        ),
+        (None, _, None) => format!("{}, which Pier leaves to it", m.describe()),
+    };
+    if let Some(note) = &m.note {
+        message.push_str(&format!(" ({note})"));
+    }
+    let kind = if service {
+        EvidenceKind::ServiceUnit
+    } else {
+        EvidenceKind::Managed
+    };
+    let source = if service {
+        m.source.as_str()
+    } else {
+        "process manager"
+    };
+    evidence(kind, Level::Yellow, message, source)
+}
+
+/// A member that starts its child again (`respawners.rs`): part of the resource, stopped with
+/// it. A fact for the card, not an argument either way (green).
+pub fn respawner_evidence(pid: u32, command: &str, how: &str) -> Evidence {
+    evidence(
+        EvidenceKind::Respawner,
+        Level::Green,
+        format!(
+            "pid {pid} ({command}) respawns: {how}; it is part of this resource and is \
+             stopped with it"
+        ),
+        "argv",
     )
 }
 

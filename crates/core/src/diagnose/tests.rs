@@ -206,17 +206,27 @@ fn a_tool_under_a_live_interactive_shell_is_yellow() {
 }
 
 #[test]
-fn a_tool_whose_terminal_session_is_gone_is_orphaned() {
-    // Its parent is an unknown process that is still alive, but the session leader (the
-    // shell that owned the terminal) has exited and the kernel cleared the tty.
+fn a_tool_whose_terminal_session_is_gone_is_orphaned_under_that_terminals_shell_only() {
+    // Its parent is the terminal's shell, still alive, but the session leader has exited
+    // and the kernel cleared the tty of the whole session.
     let world = || {
+        let mut shell = process(60, 50, &["bash"]);
+        shell.session = 50;
         let mut vite = process(100, 60, &["vite"]);
         vite.session = 50;
-        FakeProbe::default()
-            .with(process(60, 1, &["python3", "orchestrate.py"]), "/home/u")
-            .with(vite, APP)
+        FakeProbe::default().with(shell, "/home/u").with(vite, APP)
     };
     assert_eq!(only(&run(&world())).level, Level::Green);
+
+    // An unknown live parent is never taken for an absent one: hung-up terminal or not.
+    let mut vite = process(100, 60, &["vite"]);
+    vite.session = 50;
+    let unknown = FakeProbe::default()
+        .with(process(60, 1, &["python3", "orchestrate.py"]), "/home/u")
+        .with(vite, APP);
+    let r = only(&run(&unknown)).clone();
+    assert_eq!(r.level, Level::Yellow);
+    assert!(has(&r, EvidenceKind::NotOrphaned));
 
     let mut live = world();
     live.processes.push(process(50, 1, &["-bash"]));
@@ -427,7 +437,8 @@ fn a_lost_terminal_does_not_orphan_a_child_of_a_live_process_manager() {
         .with(vite, APP);
     let r = only(&run(&probe)).clone();
     assert_eq!(r.level, Level::Yellow, "{r:#?}");
-    assert!(has(&r, EvidenceKind::NotOrphaned));
+    assert!(has(&r, EvidenceKind::Managed));
+    assert_eq!(r.managed_by.unwrap().manager, "foreman");
 }
 
 #[test]
@@ -596,4 +607,61 @@ fn a_renamed_listener_outside_any_project_is_still_known_by_argv() {
         .listen("127.0.0.1:5173", 100);
     let scan = run(&probe);
     assert_eq!(only(&scan).kind, "vite", "{scan:#?}");
+}
+
+#[test]
+fn a_pm2_app_is_yellow_and_names_pm2_its_program_and_the_command_that_stops_it() {
+    let mut god = process(60, 1, &["PM2 v5.4.3: God Daemon (/home/u/.pm2)     "]);
+    god.comm = "PM2 v5.4.3: God".into();
+    let mut probe = FakeProbe::default()
+        .with(god, "/home/u")
+        .with(process(100, 60, &["node", "/home/u/app/server.js"]), APP)
+        .listen("127.0.0.1:3000", 100);
+    probe.environments.insert(
+        100,
+        ["name=api", "pm_id=0", "instances=1", "HOME=/home/u"]
+            .iter()
+            .map(|v| v.as_bytes().to_vec())
+            .collect(),
+    );
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Yellow);
+    let m = r.managed_by.clone().expect("managed");
+    assert_eq!(
+        (m.manager.as_str(), m.pid, m.program.as_deref()),
+        ("pm2", Some(60), Some("api"))
+    );
+    assert_eq!(m.stop_command.as_deref(), Some("pm2 stop api"));
+    let e = r
+        .evidence
+        .iter()
+        .find(|e| e.kind == EvidenceKind::Managed)
+        .expect("managed evidence");
+    assert!(e.message.contains("`pm2 stop api`"), "{}", e.message);
+    assert!(
+        !has(&r, EvidenceKind::NotOrphaned),
+        "one piece of evidence says who holds it"
+    );
+}
+
+#[test]
+fn a_respawner_inside_the_resource_is_named_and_keeps_it_green() {
+    let probe = FakeProbe::default()
+        .with(
+            process(100, 1, &["sh", "-c", "while true; do vite; done"]),
+            APP,
+        )
+        .with(
+            process(101, 100, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        )
+        .listen("127.0.0.1:5173", 101);
+    let r = only(&run(&probe)).clone();
+    assert_eq!(r.level, Level::Green, "{:#?}", r.evidence);
+    assert_eq!(r.root.pid, 100, "the loop is part of the resource");
+    assert_eq!(r.respawners.len(), 1);
+    assert_eq!(r.respawners[0].pid, 100);
+    assert!(r.respawners[0].how.contains("`while`"));
+    assert!(has(&r, EvidenceKind::Respawner));
+    assert_eq!(r.managed_by, None);
 }

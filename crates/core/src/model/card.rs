@@ -57,8 +57,16 @@ pub enum EvidenceKind {
     /// Its parent is still a live shell, terminal, editor, multiplexer or process manager, or
     /// its parent could not be read (yellow).
     NotOrphaned,
-    /// Run on purpose by a service manager (a systemd `.service` unit).
+    /// Run on purpose by a service manager (a systemd `.service` unit, a launchd agent),
+    /// named with the command that stops it there (yellow).
     ServiceUnit,
+    /// Run by a live process manager (pm2, supervisord, overmind, foreman, process-compose),
+    /// named with its program and the command that stops it there (yellow): a signal would
+    /// be answered by a restart.
+    Managed,
+    /// A member that starts its child again when it exits (nodemon, a reloader, a shell
+    /// loop): part of the resource, stopped with it (green: a fact, not an argument).
+    Respawner,
     /// CPU and disk I/O over the sample window: idle (green) or busy (yellow).
     Activity,
     /// A member's activity counters could not be read: it cannot be shown idle (yellow).
@@ -245,6 +253,12 @@ pub struct Resource {
     pub activity: Option<Activity>,
     /// Every fact its level rests on.
     pub evidence: Vec<Evidence>,
+    /// The process manager, systemd unit or launchd agent that runs its root on purpose;
+    /// `null` when none does. Such a resource is never green.
+    pub managed_by: Option<super::managed::ManagedBy>,
+    /// The members that start their child again when it exits (nodemon, a reloader, a shell
+    /// loop): part of the resource, stopped with it.
+    pub respawners: Vec<super::managed::Respawner>,
 }
 
 impl Resource {

@@ -40,6 +40,8 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
             message: "orphaned: its parent is PID 1".into(),
             source: "/proc/1/stat".into(),
         }],
+        managed_by: None,
+        respawners: Vec::new(),
     }
 }
 

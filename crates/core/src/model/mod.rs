@@ -6,6 +6,7 @@
 //! - [`identity`]: [`Identity`] (pid and start time) and [`Pid`];
 //! - [`card`]: the `pier scan --json` document: projects, resources, members, ports, evidence;
 //! - [`container`]: a container card and the engines a scan asked;
+//! - [`managed`]: who brings a resource back: its process manager, its respawners;
 //! - [`shown`]: what a card showed the user, which a stop re-checks;
 //! - [`snapshot`]: the recovery snapshot, with exact bytes ([`bytes`]);
 //! - [`outcome`]: a stop's member outcomes, newcomers and result;
@@ -19,6 +20,7 @@ pub mod container;
 pub mod examples;
 pub mod history;
 pub mod identity;
+pub mod managed;
 pub mod outcome;
 pub mod shown;
 pub mod snapshot;

@@ -147,6 +147,16 @@ pub struct NewcomerReport {
     pub detail: String,
 }
 
+impl NewcomerReport {
+    /// Who it is: its pid and start time.
+    pub fn identity(&self) -> Identity {
+        Identity {
+            pid: self.pid,
+            start_time: self.start_time,
+        }
+    }
+}
+
 /// The checkpoint of the stop's chain (README, `pier stop`) that refused a stop, for programs;
 /// the reason says in words what it saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -566,6 +566,7 @@ impl Stopper<'_> {
             .map(|&i| Ended {
                 project: &group[i].0.project,
                 snapshot: &group[i].0.snapshot,
+                newcomers: &group[i].1.newcomers,
             })
             .collect();
         let whys = if views.is_empty() {

@@ -13,11 +13,14 @@ use std::path::{Path, PathBuf};
 
 use super::flow::Stopper;
 use crate::diagnose::judge::{self, TwinPlace};
+use crate::diagnose::kinds::{self, Role};
+use crate::diagnose::tree::ProcessTable;
 use crate::diagnose::{self};
-use crate::model::card::{Project, Scan};
+use crate::model::card::{Project, Resource, Scan};
 use crate::model::outcome::{NewcomerReport, TieKind};
-use crate::model::snapshot::Snapshot;
+use crate::model::snapshot::{Snapshot, SnapshotMember};
 use crate::probe::{Identity, Pid, ProcessList};
+use crate::words;
 
 /// A resource that sent signals and has ended, as the rescan judges it.
 pub(super) struct Ended<'e> {
@@ -25,27 +28,25 @@ pub(super) struct Ended<'e> {
     pub(super) project: &'e Project,
     /// Its snapshot: the members that were stopped.
     pub(super) snapshot: &'e Snapshot,
+    /// The processes its looks saw born during the stop: who gave birth to a replacement.
+    pub(super) newcomers: &'e [NewcomerReport],
 }
 
 /// The newcomers a resource's looks saw born to it — a child of its member, or a child of such
 /// a newcomer, and so on — by its id: what it claims. One seen only as an orphan in the
 /// project, or on a port, or born to such a one, was not seen born to it, and is nobody's alone.
 pub(super) fn claimed(id: &str, newcomers: &[NewcomerReport]) -> (String, HashSet<Identity>) {
-    let of = |n: &NewcomerReport| Identity {
-        pid: n.pid,
-        start_time: n.start_time,
-    };
     let mut born: HashSet<Identity> = newcomers
         .iter()
         .filter(|n| n.tie == TieKind::ChildOfMember)
-        .map(of)
+        .map(NewcomerReport::identity)
         .collect();
     loop {
         let parents: HashSet<Pid> = born.iter().map(|i| i.pid).collect();
         let more: Vec<Identity> = newcomers
             .iter()
             .filter(|n| n.tie == TieKind::ChildOfNewcomer && parents.contains(&n.parent))
-            .map(of)
+            .map(NewcomerReport::identity)
             .filter(|i| !born.contains(i))
             .collect();
         if more.is_empty() {
@@ -91,16 +92,26 @@ pub(super) fn replacements(
         }
     };
     let list = stopper.probe.processes().map_err(|e| e.to_string());
+    let table = list
+        .as_ref()
+        .ok()
+        .map(|l| ProcessTable::new(l.processes.clone()));
     ended
         .iter()
         .map(|e| {
-            in_project(&scan, e, batch).or_else(|| argv_twin(stopper, &list, e, batch.members))
+            in_project(&scan, table.as_ref(), e, batch)
+                .or_else(|| argv_twin(stopper, &list, e, batch.members))
         })
         .collect()
 }
 
 /// What the rescan of `e`'s project (its folder and the folders under it) finds against it.
-fn in_project(scan: &Scan, e: &Ended, batch: &Batch) -> Option<String> {
+fn in_project(
+    scan: &Scan,
+    table: Option<&ProcessTable>,
+    e: &Ended,
+    batch: &Batch,
+) -> Option<String> {
     let stopped: HashSet<Identity> = e.snapshot.members.iter().map(|m| m.identity).collect();
     let stopped_pids: HashSet<Pid> = stopped.iter().map(|i| i.pid).collect();
     // Another resource's members: one re-parented when its parent was signalled is the root
@@ -124,9 +135,14 @@ fn in_project(scan: &Scan, e: &Ended, batch: &Batch) -> Option<String> {
             let ours = holds(&stopped) || claims(true);
             let another = holds(&others) || claims(false);
             if ours || !another {
+                let what = match r.kind.as_str() {
+                    "unknown" => "listener of an unknown kind",
+                    kind => kind,
+                };
                 return Some(format!(
-                    "a new {} appeared in the project (id {})",
-                    r.kind, r.id
+                    "a new {what} appeared in the project (id {}): {}",
+                    r.id,
+                    who_started(r, table, e)
                 ));
             }
         }
@@ -196,4 +212,77 @@ fn argv_twin(
         }
     }
     None
+}
+
+/// Who started a replacement, and what would stop it for good (docs/design.md §3.6): the
+/// manager the rescan names as running it (`managers.rs`); else the stopped member its looks
+/// saw give birth to it during the stop (a respawner, which restarted it before its own
+/// signal); else its parent chain as the process table has it now, up to init.
+fn who_started(r: &Resource, table: Option<&ProcessTable>, e: &Ended) -> String {
+    if let Some(m) = &r.managed_by {
+        return match &m.stop_command {
+            Some(command) => format!(
+                "{}, and started it again: `{command}` stops it for good",
+                m.describe()
+            ),
+            None => format!("{}, and started it again: stop it there", m.describe()),
+        };
+    }
+    if let Some(member) = born_to_member(r, e) {
+        let command = words::short_command(member.argv.iter().map(|a| a.0.as_slice()));
+        return format!(
+            "born during the stop to pid {} ({command}), which Pier stopped: it restarted it \
+             before its own signal; it now runs on its own: `pier stop {}` stops it",
+            member.identity.pid, r.id
+        );
+    }
+    let chain = table
+        .map(|t| parent_chain(t, r.root.pid))
+        .unwrap_or_default();
+    if chain.is_empty() {
+        return format!(
+            "who started it cannot be read; `pier stop {}` stops it",
+            r.id
+        );
+    }
+    format!(
+        "started under {}; `pier stop {}` stops it",
+        chain.join(" ← "),
+        r.id
+    )
+}
+
+/// The stopped member a replacement was seen born to: one of its members is a newcomer whose
+/// parent, followed through the newcomers, was a member of the stopped resource.
+fn born_to_member<'s>(r: &Resource, e: &'s Ended) -> Option<&'s SnapshotMember> {
+    let ids: HashSet<Identity> = r.identities().into_iter().collect();
+    for n in e.newcomers.iter().filter(|n| ids.contains(&n.identity())) {
+        let mut parent = n.parent;
+        let mut seen = HashSet::new();
+        while seen.insert(parent) {
+            if let Some(m) = e.snapshot.members.iter().find(|m| m.identity.pid == parent) {
+                return Some(m);
+            }
+            match e.newcomers.iter().find(|o| o.pid == parent) {
+                Some(o) => parent = o.parent,
+                None => break,
+            }
+        }
+    }
+    None
+}
+
+/// `pid`'s ancestors as "sh (pid 5)", nearest first, up to and with the first that holds
+/// sessions, manages processes or is init.
+fn parent_chain(table: &ProcessTable, pid: Pid) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in table.ancestors(pid) {
+        let Some(p) = table.get(a) else { break };
+        let role = kinds::role(p);
+        out.push(format!("{} (pid {}, a {})", p.comm, a, role.describe()));
+        if !matches!(role, Role::Wrapper | Role::Tool(_) | Role::Other) {
+            break;
+        }
+    }
+    out
 }

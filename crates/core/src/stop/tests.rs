@@ -78,7 +78,8 @@ impl Probe for Scripted {
         self.inner.borrow().details(pid)
     }
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        Ok(vec![format!("PID={pid}").into_bytes()])
+        let given = self.inner.borrow().environment(pid);
+        Ok(given.unwrap_or_else(|_| vec![format!("PID={pid}").into_bytes()]))
     }
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         self.tick("sockets");
@@ -894,6 +895,82 @@ fn a_respawned_child_is_named_never_signalled_and_makes_the_stop_partial_while_i
     assert!(
         r.reason
             .contains("pid 103 (child of member pid 101, /home/u/app/node_modules/esbuild/bin/esbuild) was born during the stop and still runs"),
+        "{}",
+        r.reason
+    );
+}
+
+/// A shell loop (`while true; do vite; done`) restarts vite (103) the moment Pier's signal
+/// ends it, and Pier's signal then ends the loop, which leaves the new vite to init: the
+/// report names the loop as who started it, and how to stop the new one.
+#[test]
+fn a_replacement_a_stopped_respawner_started_is_attributed_to_it() {
+    let w = world(|_, _, _| {});
+    let (r, sent) = run_with(&w, opts(), |ops| {
+        ops.after_send(101, |p| {
+            *p = std::mem::take(p)
+                .with(
+                    process(103, 100, &["node", "/home/u/app/node_modules/.bin/vite"]),
+                    APP,
+                )
+                .listen("127.0.0.1:5173", 103);
+        });
+        ops.after_send(100, |p| p.process_mut(103).ppid = 1);
+    });
+    assert_eq!(
+        sent,
+        vec![102, 101, 100],
+        "the replacement is never signalled"
+    );
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(
+        r.reason.contains(
+            "a new vite appeared in the project (id 103-1030): born during the stop to pid 100 \
+             (sh -c vite), which Pier stopped"
+        ) && r.reason.contains("`pier stop 103-1030` stops it"),
+        "{}",
+        r.reason
+    );
+}
+
+/// Force on a pm2 app: pm2 starts it again at once. The report names pm2, the program and
+/// the command that stops it for good.
+#[test]
+fn a_replacement_a_process_manager_started_is_attributed_to_it_with_its_command() {
+    let app = |pid| process(pid, 60, &["node", "/home/u/app/server.js"]);
+    let pm2_env = |p: &mut FakeProbe, pid: Pid| {
+        let vars = ["name=api", "pm_id=0", "instances=1", "HOME=/home/u"];
+        p.environments
+            .insert(pid, vars.iter().map(|v| v.as_bytes().to_vec()).collect());
+    };
+    let mut god = process(60, 1, &["PM2 v5.4.3: God Daemon (/home/u/.pm2)"]);
+    god.comm = "PM2 v5.4.3: God".into();
+    let mut fake = FakeProbe::default()
+        .with(god, "/home/u")
+        .with(app(100), APP)
+        .listen("127.0.0.1:3000", 100);
+    pm2_env(&mut fake, 100);
+    let w = World {
+        probe: Scripted::new(fake, |_, _, _| {}),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let mut o = opts();
+    o.force = true;
+    let (r, sent) = run_with(&w, o, |ops| {
+        ops.after_send(100, move |p| {
+            *p = std::mem::take(p)
+                .with(app(101), APP)
+                .listen("127.0.0.1:3000", 101);
+            pm2_env(p, 101);
+        });
+    });
+    assert_eq!(sent, vec![100]);
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert!(
+        r.reason.contains(
+            "(id 101-1010): pm2 (pid 60) runs it as api, and started it again: `pm2 stop api` \
+             stops it for good"
+        ),
         "{}",
         r.reason
     );

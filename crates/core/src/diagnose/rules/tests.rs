@@ -16,21 +16,6 @@ fn the_worst_evidence_decides_the_level() {
     );
 }
 
-#[test]
-fn service_units_are_told_from_the_user_manager_and_scopes() {
-    assert!(is_service_unit("/system.slice/nginx.service"));
-    assert!(is_service_unit(
-        "/user.slice/user-1000.slice/user@1000.service/app.slice/dev.service"
-    ));
-    assert!(!is_service_unit(
-        "/user.slice/user-1000.slice/user@1000.service/app.slice/app-term.scope"
-    ));
-    assert!(!is_service_unit(
-        "/user.slice/user-1000.slice/session-2.scope"
-    ));
-    assert!(!is_service_unit("/"));
-}
-
 fn parentage<'a>(
     root: &'a ProcessInfo,
     parent: Option<(&'a ProcessInfo, Role)>,
@@ -41,15 +26,15 @@ fn parentage<'a>(
         parent,
         session_leader_alive: true,
         cgroup,
+        managed: None,
     }
 }
 
 #[test]
-fn adopted_by_init_is_orphaned_unless_the_cgroup_says_service_or_cannot_be_read() {
+fn adopted_by_init_is_orphaned_unless_a_service_runs_it_or_the_cgroup_cannot_be_read() {
     let init = process(1, 0, &["/sbin/init"]);
     let root = process(100, 1, &["vite"]);
     let scope = Ok("/user.slice/session-1.scope".to_owned());
-    let service = Ok("/system.slice/vite.service".to_owned());
     let unreadable = Err("permission denied".to_owned());
     let p = |cg| orphan_evidence(&parentage(&root, Some((&init, Role::Init)), cg));
     assert_eq!(p(Some(&scope)).kind, EvidenceKind::Orphaned);
@@ -58,8 +43,66 @@ fn adopted_by_init_is_orphaned_unless_the_cgroup_says_service_or_cannot_be_read(
         EvidenceKind::Orphaned,
         "no cgroups on this OS"
     );
-    assert_eq!(p(Some(&service)).level, Level::Yellow);
     assert_eq!(p(Some(&unreadable)).level, Level::Yellow);
+
+    // A service (its cgroup, read by `managers::systemd_unit`) is its manager's: named.
+    let unit =
+        crate::diagnose::managers::systemd_unit("/user.slice/u/user@1000.service/dev.service")
+            .unwrap();
+    let mut service = parentage(&root, Some((&init, Role::Init)), Some(&scope));
+    service.managed = Some(&unit);
+    let e = orphan_evidence(&service);
+    assert_eq!(
+        (e.kind, e.level),
+        (EvidenceKind::ServiceUnit, Level::Yellow)
+    );
+    assert!(
+        e.message
+            .contains("`systemctl --user stop dev.service` stops it there"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn a_process_managers_program_is_yellow_and_named_with_its_stop_command() {
+    let mut god = process(50, 1, &["PM2 v5.4.3: God Daemon (/h)"]);
+    god.comm = "PM2 v5.4.3: God".into();
+    let root = process(100, 50, &["node", "/p/server.js"]);
+    let named = crate::model::managed::ManagedBy {
+        manager: "pm2".into(),
+        pid: Some(50),
+        program: Some("api".into()),
+        stop_command: Some("pm2 stop api".into()),
+        source: "environment and pm2's pid file".into(),
+        note: None,
+    };
+    let mut p = parentage(&root, Some((&god, Role::ProcessManager)), None);
+    p.managed = Some(&named);
+    let e = orphan_evidence(&p);
+    assert_eq!((e.kind, e.level), (EvidenceKind::Managed, Level::Yellow));
+    assert!(
+        e.message.contains("pm2 (pid 50) runs it as api")
+            && e.message.contains("`pm2 stop api` stops it there"),
+        "{}",
+        e.message
+    );
+    let unnamed = crate::model::managed::ManagedBy {
+        program: None,
+        stop_command: None,
+        note: Some("its environment could not be read: denied".into()),
+        ..named.clone()
+    };
+    p.managed = Some(&unnamed);
+    let e = orphan_evidence(&p);
+    assert_eq!(e.level, Level::Yellow);
+    assert!(
+        e.message
+            .contains("parent PM2 v5.4.3: God (pid 50) is a live process manager (pm2)")
+            && e.message.contains("denied"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -75,23 +118,45 @@ fn a_live_parent_or_an_unreadable_one_is_not_orphaned() {
 }
 
 #[test]
-fn a_gone_terminal_needs_both_a_dead_leader_and_no_tty() {
-    let other = process(60, 1, &["python3", "x.py"]);
+fn a_gone_terminal_orphans_only_a_child_of_that_terminals_shell() {
+    // The shell of a terminal that hung up (its leader gone, the tty cleared for the whole
+    // session), and still alive.
+    let mut shell = process(60, 50, &["bash"]);
+    shell.session = 50;
     let mut root = process(100, 60, &["vite"]);
     root.session = 50;
-    let mut p = parentage(&root, Some((&other, Role::Other)), None);
-    p.session_leader_alive = false;
-    assert_eq!(orphan_evidence(&p).kind, EvidenceKind::Orphaned);
+    let hung_up = |root: &ProcessInfo, parent: &ProcessInfo, role: Role| {
+        let mut p = parentage(root, Some((parent, role)), None);
+        p.session_leader_alive = false;
+        orphan_evidence(&p)
+    };
+    assert_eq!(
+        hung_up(&root, &shell, Role::InteractiveShell).kind,
+        EvidenceKind::Orphaned
+    );
 
     let mut with_tty = root.clone();
     with_tty.tty_nr = 34816;
-    let mut p = parentage(&with_tty, Some((&other, Role::Other)), None);
-    p.session_leader_alive = false;
     assert_eq!(
-        orphan_evidence(&p).kind,
+        hung_up(&with_tty, &shell, Role::InteractiveShell).kind,
         EvidenceKind::NotOrphaned,
         "the tty is still set"
     );
+    let mut live_shell = shell.clone();
+    live_shell.tty_nr = 34817;
+    assert_eq!(
+        hung_up(&root, &live_shell, Role::InteractiveShell).kind,
+        EvidenceKind::NotOrphaned,
+        "the parent is the shell of a live terminal"
+    );
+    // An unknown live parent still holds what it started, terminal or not.
+    let other = process(60, 1, &["python3", "orchestrate.py"]);
+    let e = hung_up(&root, &other, Role::Other);
+    assert_eq!(
+        (e.kind, e.level),
+        (EvidenceKind::NotOrphaned, Level::Yellow)
+    );
+    assert!(e.message.contains("is a live process"), "{}", e.message);
 }
 
 #[test]

@@ -1,0 +1,133 @@
+//! Respawners inside a resource (docs/design.md §2.9): a member that starts its child again
+//! when the child exits — nodemon, a reloader's parent, a worker supervisor, a shell loop
+//! (`while true; do node server.js; done`). It is part of the resource: the stop signals it
+//! too, leaf to root, so it does not argue against stopping; the card names it, so a
+//! replacement born during the stop is no surprise.
+//!
+//! Pure functions over the tree as read; the text of a shell's script is read by the caller.
+
+use super::kinds::{self, Role};
+use crate::probe::{Pid, ProcessInfo};
+use crate::words;
+
+#[cfg(test)]
+mod tests;
+
+/// A member that restarts its child, and how, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The member's pid.
+    pub pid: Pid,
+    /// What it does, in words (`"nodemon restarts its child when a file changes"`).
+    pub how: String,
+}
+
+/// What the caller reads for a shell member that runs a script (`bash run.sh`): the script's
+/// text, or `None` when it cannot be read.
+pub type ScriptText<'a> = &'a dyn Fn(&ProcessInfo, &str) -> Option<String>;
+
+/// The respawners among `tree` (the resource's members): each member with a child in the
+/// tree that is a known respawning tool (`kinds::respawns`) or a shell running a loop.
+pub fn among(tree: &[&ProcessInfo], script: ScriptText) -> Vec<Found> {
+    let has_child = |pid: Pid| tree.iter().any(|c| c.ppid == pid && c.identity.pid != pid);
+    tree.iter()
+        .filter(|p| has_child(p.identity.pid))
+        .filter_map(|p| {
+            let how = tool(p).or_else(|| shell_loop_of(p, script))?;
+            Some(Found {
+                pid: p.identity.pid,
+                how,
+            })
+        })
+        .collect()
+}
+
+/// A dev tool that restarts the process it runs (nodemon, a reloader, a worker supervisor).
+fn tool(p: &ProcessInfo) -> Option<String> {
+    let kind = kinds::classify(&p.argv)?;
+    let what = kinds::respawns(kind)?;
+    Some(format!("{kind} {what}"))
+}
+
+/// A shell (a launcher, `kinds::Role::Wrapper`) whose `-c` command or script holds a loop.
+fn shell_loop_of(p: &ProcessInfo, script: ScriptText) -> Option<String> {
+    if kinds::role(p) != Role::Wrapper || !kinds::is_shell(p) {
+        return None;
+    }
+    let args: Vec<String> = p
+        .argv
+        .iter()
+        .skip(1)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    if let Some(at) = args.iter().position(|a| a == "-c") {
+        let text = args.get(at + 1)?;
+        let keyword = loop_keyword(text)?;
+        return Some(format!("a shell loop (`{keyword}`) in its -c command"));
+    }
+    let path = args.iter().find(|a| !a.starts_with('-'))?;
+    let text = script(p, path)?;
+    let keyword = loop_keyword(&text)?;
+    Some(format!(
+        "a shell loop (`{keyword}`) in its script {}",
+        words::command_for_a_person([path.as_bytes()])
+    ))
+}
+
+/// The loop keyword (`while`, `until`) of a shell text, at a command's start: the text's
+/// first word, or the first after `;`, `&`, `|`, `(`, `{`, a newline, `do`, `then`, `else` or
+/// `!`. Comments and quoted text are skipped. A `for` loop ends by itself, so it is not one.
+pub fn loop_keyword(text: &str) -> Option<&'static str> {
+    let mut at_start = true;
+    let mut word = String::new();
+    let mut chars = text.chars().peekable();
+    // Ends the word being read: a keyword where a command starts, else whether the next
+    // word starts one (after `do`, `then`, `else`, `!`).
+    let end = |word: &mut String, at_start: &mut bool| -> Option<&'static str> {
+        if word.is_empty() {
+            return None;
+        }
+        let found = match word.as_str() {
+            "while" if *at_start => Some("while"),
+            "until" if *at_start => Some("until"),
+            _ => None,
+        };
+        *at_start = matches!(word.as_str(), "do" | "then" | "else" | "!");
+        word.clear();
+        found
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                // A quoted string is one word's text, never a keyword.
+                word.push('x');
+                for q in chars.by_ref() {
+                    if q == c {
+                        break;
+                    }
+                }
+            }
+            '#' if word.is_empty() => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        break;
+                    }
+                }
+                at_start = true;
+            }
+            ';' | '&' | '|' | '(' | ')' | '{' | '}' | '\n' => {
+                if let Some(k) = end(&mut word, &mut at_start) {
+                    return Some(k);
+                }
+                at_start = true;
+            }
+            c if c.is_whitespace() => {
+                if let Some(k) = end(&mut word, &mut at_start) {
+                    return Some(k);
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    end(&mut word, &mut at_start)
+}
