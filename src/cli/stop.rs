@@ -423,7 +423,9 @@ fn report_text(r: &StopReport) -> String {
         for n in &r.newcomers {
             // A child's tie already names its parent.
             let parent = match n.tie {
-                TieKind::ChildOfMember | TieKind::ChildOfNewcomer => String::new(),
+                TieKind::ChildOfMember | TieKind::ChildOfNewcomer | TieKind::ChildOfManager => {
+                    String::new()
+                }
                 TieKind::Listens | TieKind::OrphanInProject => format!(", parent pid {}", n.parent),
             };
             let _ = writeln!(

@@ -11,7 +11,7 @@ use super::{helpers, kinds, managers, respawners, Draft, Facts};
 use crate::model::card::{Connection, Evidence, Member, Port, Resource};
 use crate::model::managed::{ManagedBy, Respawner};
 use crate::model::Identity;
-use crate::probe::{ActivitySample, Pid, ProcessInfo};
+use crate::probe::{ActivitySample, Pid, Probe, ProcessInfo};
 use crate::words;
 
 pub(crate) fn resource(
@@ -39,7 +39,7 @@ pub(crate) fn resource(
         .table
         .parent(root.identity.pid)
         .map(|(p, role)| (p.clone(), role));
-    let managed = managed_by(facts, &root, parent.as_ref(), cgroup.as_ref());
+    let managed = managed_by(facts.probe, &root, parent.as_ref(), cgroup.as_ref());
     let helpers = helpers::helpers_among(&facts.table, &draft.members);
     let (ports, connections, net_evidence) = network(facts, &member_pids, &helpers);
     let tree: Vec<&ProcessInfo> = draft
@@ -103,24 +103,22 @@ pub(crate) fn resource(
 /// Who runs the root on purpose (`managers.rs`): its parent, when that is a live process
 /// manager (its program named from the root's environment and the manager's files); else,
 /// when init or a subreaper adopted it, its systemd service (the cgroup) or, on an OS without
-/// cgroups (macOS), its launchd agent (the label in its environment).
-fn managed_by(
-    facts: &mut Facts,
+/// cgroups (macOS), its launchd agent (the label in its environment). The stop's rescan asks
+/// it too, of a replacement.
+pub(crate) fn managed_by(
+    probe: &dyn Probe,
     root: &ProcessInfo,
     parent: Option<&(ProcessInfo, Role)>,
     cgroup: Option<&Result<String, String>>,
 ) -> Option<ManagedBy> {
     let (parent, role) = parent?;
     let overmind = *role == Role::Multiplexer && managers::is_overminds_tmux(parent);
+    let cwd = |pid| probe.details(pid).and_then(|d| d.cwd.ok());
     match role {
         _ if overmind || *role == Role::ProcessManager => {
-            let manager_cwd = facts
-                .details(parent.identity.pid)
-                .and_then(|d| d.cwd.clone().ok());
-            let root_cwd = facts
-                .details(root.identity.pid)
-                .and_then(|d| d.cwd.clone().ok());
-            let env = facts.probe.environment(root.identity.pid);
+            let manager_cwd = cwd(parent.identity.pid);
+            let root_cwd = cwd(root.identity.pid);
+            let env = probe.environment(root.identity.pid);
             Some(managers::under_manager(&managers::UnderManager {
                 manager: parent,
                 manager_cwd: manager_cwd.as_deref(),
@@ -135,8 +133,8 @@ fn managed_by(
             Some(Ok(cgroup)) => managers::systemd_unit(cgroup),
             Some(Err(_)) => None,
             None => {
-                let env = facts.probe.environment(root.identity.pid).ok()?;
-                managers::launchd_agent(managers::Env(&env), facts.uid)
+                let env = probe.environment(root.identity.pid).ok()?;
+                managers::launchd_agent(managers::Env(&env), probe.current_uid())
             }
         },
         _ => None,

@@ -21,7 +21,7 @@ pub mod respawners;
 pub mod rules;
 pub mod tree;
 
-mod evaluate;
+pub(crate) mod evaluate;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;

@@ -120,6 +120,9 @@ pub enum TieKind {
     Listens,
     /// Init or a subreaper adopted it, and it works inside the project's folder.
     OrphanInProject,
+    /// Its parent, when first seen, was the process manager that ran the stopped root (pm2,
+    /// supervisord): the manager started it again.
+    ChildOfManager,
 }
 
 /// A process born during the stop that belongs to it (`newcomers.rs`). Never signalled:

@@ -78,6 +78,11 @@ pub struct Snapshot {
     pub ports: Vec<Port>,
     /// The evidence at stop time.
     pub evidence: Vec<Evidence>,
+    /// The process manager that ran the root, as the stop's re-diagnosis named it (a Force
+    /// stop of a managed resource): the stop watches it for the replacement it starts.
+    /// Absent when none did, and in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_by: Option<super::managed::ManagedBy>,
     /// The member to restart (the root of the tree).
     pub root: Identity,
     /// Every member as it was when the stop began, root first, then breadth first.

@@ -26,6 +26,7 @@ fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
         },
         ports: Vec::new(),
         evidence: Vec::new(),
+        managed_by: None,
         root: Identity {
             pid: 1,
             start_time: 1,

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::newcomers::{Seen, GLANCE};
+use super::newcomers::{Seen, Tie, GLANCE};
 use super::signals::Signals;
 use crate::model::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerReport};
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
@@ -201,10 +201,17 @@ impl Signals<'_, '_> {
             };
         }
         self.last_look();
+        self.await_respawn();
         let mut problems = Vec::new();
         let pending = self.pending(&mut problems);
-        let seen: Vec<Seen> = self.watch.seen().to_vec();
-        let waited_for = seen.len();
+        // A manager's replacement is its to run: it is named, never waited for.
+        let (respawned, seen): (Vec<Seen>, Vec<Seen>) = self
+            .watch
+            .seen()
+            .iter()
+            .cloned()
+            .partition(|n| matches!(n.tie, Tie::ChildOfManager(_)));
+        let waited_for = self.watch.seen().len();
         let mut ids: Vec<Expected> = pending
             .iter()
             .map(|&i| watched(self.members[i].identity()))
@@ -228,15 +235,22 @@ impl Signals<'_, '_> {
         };
         let (members_gone, newcomers_gone) = exited.split_at(pending.len());
         self.settle_members(&pending, members_gone, &mut problems);
-        let mut newcomers: Vec<NewcomerReport> = seen
+        let probe = self.stopper.probe;
+        let mut newcomers: Vec<NewcomerReport> = respawned
             .into_iter()
-            .zip(newcomers_gone)
-            .map(|(n, &gone)| report(n, gone, bound, &mut problems))
+            .map(|n| {
+                let gone = has_ended(probe, n.identity);
+                report(n, gone, Duration::ZERO, &mut problems)
+            })
             .collect();
+        newcomers.extend(
+            seen.into_iter()
+                .zip(newcomers_gone)
+                .map(|(n, &gone)| report(n, gone, bound, &mut problems)),
+        );
         // Born during that wait (a newcomer's own child, a flush spawned by a late exit): seen
         // by its glances or by this look, running unless it is known to have ended since.
         self.look();
-        let probe = self.stopper.probe;
         for n in self.watch.seen()[waited_for..].iter().cloned() {
             let gone = has_ended(probe, n.identity);
             newcomers.push(report(n, gone, Duration::ZERO, &mut problems));
@@ -251,6 +265,32 @@ impl Signals<'_, '_> {
             newcomers,
             problems,
         }
+    }
+
+    /// A Force stop of a process manager's program (docs/design.md §3.6): the manager starts
+    /// it again at once (pm2 and supervisord within milliseconds; a systemd unit after its
+    /// `RestartSec`, 100 ms unless set). Its replacement is looked for, glancing at the
+    /// manager's children, for up to [`LAST_LOOK`] (at most the grace), and the wait ends as
+    /// soon as it is seen. A respawn later than that (launchd's 10 s throttle) is not seen by
+    /// the stop; the card named the manager all along.
+    fn await_respawn(&mut self) {
+        let Some(manager) = self.watch.manager() else {
+            return;
+        };
+        if self.watch.manager_respawned() || self.stopper.interrupt.raised().is_some() {
+            return;
+        }
+        let stopper = self.stopper;
+        let bound = LAST_LOOK.min(stopper.opts.grace);
+        stopper
+            .waiter
+            .wait_glancing(&[watched(manager)], bound, GLANCE, &mut || {
+                self.glance();
+                !self.watch.manager_respawned()
+            });
+        // What the glances cannot see (a replacement that is the manager's grandchild
+        // already, a read that failed): one look at the whole table.
+        self.look();
     }
 
     /// The members whose end is still open: outlived their grace, or skipped while alive. A

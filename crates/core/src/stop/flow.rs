@@ -265,6 +265,7 @@ impl Stopper<'_> {
             },
             ports: r.ports.clone(),
             evidence: r.evidence.clone(),
+            managed_by: r.managed_by.clone(),
             root: Identity {
                 pid: r.root.pid,
                 start_time: r.root.start_time,
@@ -325,6 +326,7 @@ impl Stopper<'_> {
             ..report(id, ResourceResult::Refused, r.to_string())
         };
         let members = snapshot.members.iter().map(|m| m.identity);
+        let manager = watched_manager(snapshot, &last_check.present);
         let mut run = Signals {
             stopper: self,
             snapshot,
@@ -333,7 +335,7 @@ impl Stopper<'_> {
             members: Vec::new(),
             first: None,
             last: None,
-            watch: Watch::new(last_check.present, members),
+            watch: Watch::new(last_check.present, members).with_manager(manager),
             signalled: HashSet::new(),
             blind: None,
             unreached: false,
@@ -509,4 +511,24 @@ fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
     } else {
         (ResourceResult::PartiallyStopped, problems.join("; "))
     }
+}
+
+/// The process manager that ran the root (a Force stop of its program), as present at check
+/// (e), with the words that name its replacement: who started it, and the command that stops
+/// it for good.
+fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identity, String)> {
+    let m = snapshot.managed_by.as_ref()?;
+    let pid = m.pid?;
+    let identity = *present.iter().find(|i| i.pid == pid)?;
+    let who = match &m.program {
+        Some(program) => format!("{} (pid {pid}), which runs it as {program}", m.manager),
+        None => format!("{} (pid {pid})", m.manager),
+    };
+    let words = match &m.stop_command {
+        Some(command) => {
+            format!("started again by its manager, {who}: `{command}` stops it for good")
+        }
+        None => format!("started again by its manager, {who}"),
+    };
+    Some((identity, words))
 }

@@ -48,6 +48,10 @@ pub enum Tie {
     /// tree left behind that no look saw under its parent (Next's telemetry flush, spawned
     /// detached by `next dev` as it exits).
     OrphanInProject,
+    /// Its parent, when first seen, was the process manager that ran the root (a Force stop
+    /// of pm2's or supervisord's program): the manager started it again. The words name the
+    /// manager and the command that stops it for good.
+    ChildOfManager(String),
 }
 
 impl Tie {
@@ -58,6 +62,7 @@ impl Tie {
             Tie::ChildOfNewcomer => TieKind::ChildOfNewcomer,
             Tie::Listens(_) => TieKind::Listens,
             Tie::OrphanInProject => TieKind::OrphanInProject,
+            Tie::ChildOfManager(_) => TieKind::ChildOfManager,
         }
     }
 }
@@ -83,6 +88,7 @@ impl Seen {
             Tie::ChildOfNewcomer => format!("child of newcomer pid {}", self.parent),
             Tie::Listens(addr) => format!("listens on {addr}, a port of the resource"),
             Tie::OrphanInProject => "orphaned, working in the project".into(),
+            Tie::ChildOfManager(words) => words.clone(),
         }
     }
 }
@@ -94,6 +100,9 @@ pub struct Watch {
     baseline: HashSet<Identity>,
     /// The members, then every newcomer found by descent: a child of one of these is ours.
     lineage: HashSet<Identity>,
+    /// The process manager that ran the root, and how its replacement is named: a child of
+    /// it born during the stop is the manager's respawn ([`Watch::with_manager`]).
+    manager: Option<(Identity, String)>,
     seen: Vec<Seen>,
 }
 
@@ -107,8 +116,47 @@ impl Watch {
         Self {
             baseline: baseline.into_iter().collect(),
             lineage: members,
+            manager: None,
             seen: Vec::new(),
         }
+    }
+
+    /// Watches the process manager that ran the root (present at check (e)) as well: what it
+    /// starts during the stop is its replacement for what Pier stopped, named with `words`.
+    pub fn with_manager(mut self, manager: Option<(Identity, String)>) -> Self {
+        self.manager = manager;
+        self
+    }
+
+    /// The manager watched, if any.
+    pub fn manager(&self) -> Option<Identity> {
+        self.manager.as_ref().map(|(id, _)| *id)
+    }
+
+    /// Whether the manager's replacement has been seen.
+    pub fn manager_respawned(&self) -> bool {
+        self.seen
+            .iter()
+            .any(|s| matches!(s.tie, Tie::ChildOfManager(_)))
+    }
+
+    /// The tie of a child of `parent` (absent at check (e)), if `parent` is the lineage's or
+    /// the manager's.
+    fn tie_under(&self, parent: &Identity) -> Option<Tie> {
+        if let Some((manager, words)) = &self.manager {
+            if manager == parent {
+                return Some(Tie::ChildOfManager(words.clone()));
+            }
+        }
+        if !self.lineage.contains(parent) {
+            return None;
+        }
+        // A newcomer is never in the baseline: a parent of the lineage that is, is a member.
+        Some(if self.baseline.contains(parent) {
+            Tie::ChildOfMember
+        } else {
+            Tie::ChildOfNewcomer
+        })
     }
 
     /// Every newcomer found so far, in the order found.
@@ -138,20 +186,13 @@ impl Watch {
                 let Some(parent) = by_pid.get(&p.ppid) else {
                     continue;
                 };
-                if !self.lineage.contains(&parent.identity) {
+                let Some(tie) = self.tie_under(&parent.identity) else {
                     continue;
-                }
-                // A newcomer is never in the baseline: a parent of the lineage that is, is a
-                // member.
-                let member = self.baseline.contains(&parent.identity);
+                };
                 found.push(Seen {
                     identity: p.identity,
                     parent: p.ppid,
-                    tie: if member {
-                        Tie::ChildOfMember
-                    } else {
-                        Tie::ChildOfNewcomer
-                    },
+                    tie,
                     command: command_line(p),
                 });
             }
@@ -165,9 +206,10 @@ impl Watch {
         }
     }
 
-    /// The members and the newcomers found by descent: whose children a glance reads.
+    /// The members and the newcomers found by descent, and the manager watched: whose
+    /// children a glance reads.
     pub fn lineage(&self) -> Vec<Identity> {
-        self.lineage.iter().copied().collect()
+        self.lineage.iter().copied().chain(self.manager()).collect()
     }
 
     /// Looks at a glance's `(parent, child)` pairs ([`Probe::children`](crate::probe::Probe::children)):
@@ -177,13 +219,11 @@ impl Watch {
     pub fn look_at_children(&mut self, pairs: &[(Identity, ProcessInfo)]) -> Vec<Identity> {
         let mut found = Vec::new();
         for (parent, p) in pairs {
-            if p.zombie || self.known(&p.identity) || !self.lineage.contains(parent) {
+            if p.zombie || self.known(&p.identity) {
                 continue;
             }
-            let tie = if self.baseline.contains(parent) {
-                Tie::ChildOfMember
-            } else {
-                Tie::ChildOfNewcomer
+            let Some(tie) = self.tie_under(parent) else {
+                continue;
             };
             self.lineage.insert(p.identity);
             self.seen.push(Seen {

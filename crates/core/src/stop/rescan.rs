@@ -12,11 +12,13 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::flow::Stopper;
+use crate::diagnose::evaluate;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::diagnose::kinds::{self, Role};
 use crate::diagnose::tree::ProcessTable;
 use crate::diagnose::{self};
-use crate::model::card::{Project, Resource, Scan};
+use crate::model::card::{Project, Scan};
+use crate::model::managed::ManagedBy;
 use crate::model::outcome::{NewcomerReport, TieKind};
 use crate::model::snapshot::{Snapshot, SnapshotMember};
 use crate::probe::{Identity, Pid, ProcessList};
@@ -100,7 +102,7 @@ pub(super) fn replacements(
         .iter()
         .map(|e| {
             in_project(&scan, table.as_ref(), e, batch)
-                .or_else(|| argv_twin(stopper, &list, e, batch.members))
+                .or_else(|| argv_twin(stopper, &list, table.as_ref(), e, batch.members))
         })
         .collect()
 }
@@ -139,10 +141,16 @@ fn in_project(
                     "unknown" => "listener of an unknown kind",
                     kind => kind,
                 };
+                let who = Started {
+                    pid: r.root.pid,
+                    tree: &r.identities(),
+                    managed: r.managed_by.as_ref(),
+                    id: Some(&r.id),
+                };
                 return Some(format!(
                     "a new {what} appeared in the project (id {}): {}",
                     r.id,
-                    who_started(r, table, e)
+                    who.words(table, e)
                 ));
             }
         }
@@ -165,12 +173,15 @@ fn in_project(
     None
 }
 
-/// A process running a stopped member's exact argv whose working directory cannot be read
-/// may be its replacement in this project: it cannot be ruled out (`judge::argv_twin`). `list`:
-/// the process table, read once for the rescan; `members`: the batch's members, never twins.
+/// A process running a stopped member's exact argv (`judge::argv_twin`): in the project, and
+/// born during the stop (a newcomer of its) or after every member, it is a replacement — the
+/// stopped server back already, started by whoever names it ([`Started`]); one whose working
+/// directory cannot be read may be one, and cannot be ruled out. `list`: the process table,
+/// read once for the rescan (`table`, indexed); `members`: the batch's members, never twins.
 fn argv_twin(
     stopper: &Stopper,
     list: &Result<ProcessList, String>,
+    table: Option<&ProcessTable>,
     e: &Ended,
     members: &HashSet<Identity>,
 ) -> Option<String> {
@@ -180,6 +191,7 @@ fn argv_twin(
     };
     let snapshot = e.snapshot;
     let stopped: HashSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
+    let youngest = stopped.iter().map(|i| i.start_time).max().unwrap_or(0);
     let recorded: Vec<Vec<&[u8]>> = snapshot
         .members
         .iter()
@@ -203,59 +215,91 @@ fn argv_twin(
             ));
         }
         let cwd_of = |pid| probe.details(pid).map(|d| d.cwd);
-        if let Some(TwinPlace::Unknown(why)) = judge::argv_twin(p, uid, &recorded, project, cwd_of)
-        {
-            return Some(format!(
-                "pid {} runs the same command and its folder cannot be confirmed ({why})",
-                p.identity.pid
-            ));
+        match judge::argv_twin(p, uid, &recorded, project, cwd_of) {
+            Some(TwinPlace::Unknown(why)) => {
+                return Some(format!(
+                    "pid {} runs the same command and its folder cannot be confirmed ({why})",
+                    p.identity.pid
+                ))
+            }
+            Some(TwinPlace::InProject) => {
+                let born_during = e.newcomers.iter().any(|n| n.identity() == p.identity);
+                if !born_during && p.identity.start_time <= youngest {
+                    // Older than what was stopped: not its replacement.
+                    continue;
+                }
+                let parent = table.and_then(|t| t.parent(p.identity.pid));
+                let parent = parent.map(|(pp, role)| (pp.clone(), role));
+                let cgroup = probe.details(p.identity.pid).and_then(|d| d.cgroup);
+                let managed = evaluate::managed_by(probe, p, parent.as_ref(), cgroup.as_ref());
+                let who = Started {
+                    pid: p.identity.pid,
+                    tree: &[p.identity],
+                    managed: managed.as_ref(),
+                    id: None,
+                };
+                return Some(format!(
+                    "pid {} runs the same command in the project again ({}): {}",
+                    p.identity.pid,
+                    words::short_command(p.argv.iter().map(Vec::as_slice)),
+                    who.words(table, e)
+                ));
+            }
+            _ => {}
         }
     }
     None
 }
 
-/// Who started a replacement, and what would stop it for good (docs/design.md §3.6): the
-/// manager the rescan names as running it (`managers.rs`); else the stopped member its looks
-/// saw give birth to it during the stop (a respawner, which restarted it before its own
-/// signal); else its parent chain as the process table has it now, up to init.
-fn who_started(r: &Resource, table: Option<&ProcessTable>, e: &Ended) -> String {
-    if let Some(m) = &r.managed_by {
-        return match &m.stop_command {
-            Some(command) => format!(
-                "{}, and started it again: `{command}` stops it for good",
-                m.describe()
-            ),
-            None => format!("{}, and started it again: stop it there", m.describe()),
+/// A replacement, as the rescan found it: its (root) pid, the identities of its tree, the
+/// manager that runs it (when the diagnosis names one) and its resource id (when it is a
+/// candidate).
+struct Started<'a> {
+    pid: Pid,
+    tree: &'a [Identity],
+    managed: Option<&'a ManagedBy>,
+    id: Option<&'a str>,
+}
+
+impl Started<'_> {
+    /// Who started it, and what would stop it for good (docs/design.md §3.6): the manager that
+    /// runs it; else the stopped member its looks saw give birth to it during the stop (a
+    /// respawner, which restarted it before its own signal); else its parent chain as the
+    /// process table has it now, up to init.
+    fn words(&self, table: Option<&ProcessTable>, e: &Ended) -> String {
+        let stop = match self.id {
+            Some(id) => format!("`pier stop {id}` stops it"),
+            None => "a scan shows it".into(),
         };
+        if let Some(m) = self.managed {
+            return match &m.stop_command {
+                Some(command) => format!(
+                    "{}, and started it again: `{command}` stops it for good",
+                    m.describe()
+                ),
+                None => format!("{}, and started it again: stop it there", m.describe()),
+            };
+        }
+        if let Some(member) = born_to_member(self.tree, e) {
+            let command = words::short_command(member.argv.iter().map(|a| a.0.as_slice()));
+            return format!(
+                "born during the stop to pid {} ({command}), which Pier stopped: it restarted it \
+                 before its own signal; it now runs on its own: {stop}",
+                member.identity.pid
+            );
+        }
+        let chain = table.map(|t| parent_chain(t, self.pid)).unwrap_or_default();
+        if chain.is_empty() {
+            return format!("who started it cannot be read; {stop}");
+        }
+        format!("started under {}; {stop}", chain.join(" ← "))
     }
-    if let Some(member) = born_to_member(r, e) {
-        let command = words::short_command(member.argv.iter().map(|a| a.0.as_slice()));
-        return format!(
-            "born during the stop to pid {} ({command}), which Pier stopped: it restarted it \
-             before its own signal; it now runs on its own: `pier stop {}` stops it",
-            member.identity.pid, r.id
-        );
-    }
-    let chain = table
-        .map(|t| parent_chain(t, r.root.pid))
-        .unwrap_or_default();
-    if chain.is_empty() {
-        return format!(
-            "who started it cannot be read; `pier stop {}` stops it",
-            r.id
-        );
-    }
-    format!(
-        "started under {}; `pier stop {}` stops it",
-        chain.join(" ← "),
-        r.id
-    )
 }
 
 /// The stopped member a replacement was seen born to: one of its members is a newcomer whose
 /// parent, followed through the newcomers, was a member of the stopped resource.
-fn born_to_member<'s>(r: &Resource, e: &'s Ended) -> Option<&'s SnapshotMember> {
-    let ids: HashSet<Identity> = r.identities().into_iter().collect();
+fn born_to_member<'s>(tree: &[Identity], e: &'s Ended) -> Option<&'s SnapshotMember> {
+    let ids: HashSet<Identity> = tree.iter().copied().collect();
     for n in e.newcomers.iter().filter(|n| ids.contains(&n.identity())) {
         let mut parent = n.parent;
         let mut seen = HashSet::new();

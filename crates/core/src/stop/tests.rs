@@ -933,39 +933,65 @@ fn a_replacement_a_stopped_respawner_started_is_attributed_to_it() {
     );
 }
 
-/// Force on a pm2 app: pm2 starts it again at once. The report names pm2, the program and
-/// the command that stops it for good.
-#[test]
-fn a_replacement_a_process_manager_started_is_attributed_to_it_with_its_command() {
-    let app = |pid| process(pid, 60, &["node", "/home/u/app/server.js"]);
-    let pm2_env = |p: &mut FakeProbe, pid: Pid| {
-        let vars = ["name=api", "pm_id=0", "instances=1", "HOME=/home/u"];
-        p.environments
-            .insert(pid, vars.iter().map(|v| v.as_bytes().to_vec()).collect());
-    };
+/// pm2's God daemon (60) running `node server.js` (100) on 127.0.0.1:3000 in the project, as
+/// real pm2 5.4.3 names its app in its environment.
+fn pm2_world() -> World {
     let mut god = process(60, 1, &["PM2 v5.4.3: God Daemon (/home/u/.pm2)"]);
     god.comm = "PM2 v5.4.3: God".into();
     let mut fake = FakeProbe::default()
         .with(god, "/home/u")
-        .with(app(100), APP)
+        .with(pm2_app(100), APP)
         .listen("127.0.0.1:3000", 100);
     pm2_env(&mut fake, 100);
-    let w = World {
+    World {
         probe: Scripted::new(fake, |_, _, _| {}),
         store_dir: tempfile::tempdir().unwrap(),
-    };
+    }
+}
+
+fn pm2_app(pid: Pid) -> crate::probe::ProcessInfo {
+    process(pid, 60, &["node", "/home/u/app/server.js"])
+}
+
+fn pm2_env(p: &mut FakeProbe, pid: Pid) {
+    let vars = ["name=api", "pm_id=0", "instances=1", "HOME=/home/u"];
+    p.environments
+        .insert(pid, vars.iter().map(|v| v.as_bytes().to_vec()).collect());
+}
+
+/// pm2's replacement (101) for the app, listening again or not yet.
+fn pm2_respawns(listening: bool) -> impl FnMut(&mut FakeProbe) + Send + 'static {
+    move |p: &mut FakeProbe| {
+        *p = std::mem::take(p).with(pm2_app(101), APP);
+        if listening {
+            *p = std::mem::take(p).listen("127.0.0.1:3000", 101);
+        }
+        pm2_env(p, 101);
+    }
+}
+
+fn forced() -> StopOptions {
     let mut o = opts();
     o.force = true;
-    let (r, sent) = run_with(&w, o, |ops| {
-        ops.after_send(100, move |p| {
-            *p = std::mem::take(p)
-                .with(app(101), APP)
-                .listen("127.0.0.1:3000", 101);
-            pm2_env(p, 101);
-        });
-    });
+    o
+}
+
+/// Force on a pm2 app: pm2 starts it again at once. The report names pm2, the program and
+/// the command that stops it for good, in the newcomer and in the rescan.
+#[test]
+fn a_replacement_a_process_manager_started_is_attributed_to_it_with_its_command() {
+    let w = pm2_world();
+    let (r, sent) = run_with(&w, forced(), |ops| ops.after_send(100, pm2_respawns(true)));
     assert_eq!(sent, vec![100]);
     assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    let n = &r.newcomers[0];
+    assert_eq!((n.pid, n.parent, n.tie), (101, 60, TieKind::ChildOfManager));
+    assert_eq!(
+        n.how,
+        "started again by its manager, pm2 (pid 60), which runs it as api: `pm2 stop api` \
+         stops it for good"
+    );
+    assert_eq!(n.fate, NewcomerFate::StillRunning);
     assert!(
         r.reason.contains(
             "(id 101-1010): pm2 (pid 60) runs it as api, and started it again: `pm2 stop api` \
@@ -974,6 +1000,46 @@ fn a_replacement_a_process_manager_started_is_attributed_to_it_with_its_command(
         "{}",
         r.reason
     );
+}
+
+/// The manager's respawn comes after the stop's last look (pm2 forks once its event loop
+/// has seen the exit): the stop waits for it, glancing at the manager's children, and names
+/// it. The replacement does not listen yet, so the rescan finds it by its command.
+#[test]
+fn a_managers_late_respawn_is_waited_for_and_named() {
+    let w = pm2_world();
+    let (r, _) = run_waiting(
+        &w,
+        forced(),
+        |_| {},
+        |waiter| waiter.during(60, 1, pm2_respawns(false)),
+    );
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert_eq!(r.newcomers.len(), 1, "{r:#?}");
+    assert_eq!(r.newcomers[0].tie, TieKind::ChildOfManager);
+    assert!(
+        r.reason.contains(
+            "pid 101 runs the same command in the project again (node server.js): pm2 (pid \
+             60) runs it as api, and started it again: `pm2 stop api` stops it for good"
+        ),
+        "{}",
+        r.reason
+    );
+}
+
+/// Without a manager nothing is waited for: a stop of a green tree ends at once.
+#[test]
+fn a_stop_with_no_manager_waits_for_no_respawn() {
+    let w = world(|_, _, _| {});
+    let (r, _) = run_waiting(
+        &w,
+        opts(),
+        |_| {},
+        |waiter| {
+            waiter.during(1, 1, |_| panic!("init was waited on"));
+        },
+    );
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
 }
 
 #[test]

@@ -36,6 +36,7 @@ fn unfinished(mark: Option<bool>) -> Snapshot {
         },
         ports: Vec::new(),
         evidence: Vec::new(),
+        managed_by: None,
         root: member(100).identity,
         members: vec![member(100), member(101)],
         signalled: None,
