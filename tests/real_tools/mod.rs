@@ -276,7 +276,7 @@ fn cache(case: &Case) -> Option<PathBuf> {
 
 /// One case at a time on this machine, across test binaries (a busy neighbour would make a
 /// tool look busy): an exclusive lock on a file in the cache, held while the case runs.
-fn lock(cache: &Path) -> std::fs::File {
+pub fn lock(cache: &Path) -> std::fs::File {
     let file = std::fs::File::create(cache.join(".run.lock")).expect("the cache is writable");
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).expect("flock");
     file
