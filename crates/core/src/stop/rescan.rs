@@ -323,7 +323,7 @@ fn parent_chain(table: &ProcessTable, pid: Pid) -> Vec<String> {
     for a in table.ancestors(pid) {
         let Some(p) = table.get(a) else { break };
         let role = kinds::role(p);
-        out.push(format!("{} (pid {}, a {})", p.comm, a, role.describe()));
+        out.push(format!("{} (pid {a}, {})", p.comm, role.describe()));
         if !matches!(role, Role::Wrapper | Role::Tool(_) | Role::Other) {
             break;
         }
