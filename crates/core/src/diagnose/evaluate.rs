@@ -123,6 +123,7 @@ pub(crate) fn managed_by(
                 manager: parent,
                 manager_cwd: manager_cwd.as_deref(),
                 root: root.identity.pid,
+                root_argv: &root.argv,
                 env: env.as_deref().map(managers::Env).map_err(String::as_str),
                 root_cwd: root_cwd.as_deref(),
                 read: &read_small_text,
@@ -130,7 +131,12 @@ pub(crate) fn managed_by(
             }))
         }
         Role::Init | Role::Subreaper => match cgroup {
-            Some(Ok(cgroup)) => managers::systemd_unit(cgroup),
+            Some(Ok(cgroup)) => {
+                managers::service_of(cgroup)?;
+                let env = probe.environment(root.identity.pid);
+                let env = env.as_deref().map(managers::Env).map_err(String::as_str);
+                managers::systemd_unit(cgroup, env)
+            }
             Some(Err(_)) => None,
             None => {
                 let env = probe.environment(root.identity.pid).ok()?;
@@ -141,16 +147,27 @@ pub(crate) fn managed_by(
     }
 }
 
-/// A small text file a manager keeps (a pid file, a config), or a shell's script: at most
-/// 256 KiB, else nothing.
-fn read_small_text(path: &Path) -> Option<String> {
+/// A small regular file a manager keeps (a pid file, a config), or a shell's script: at most
+/// 256 KiB, else nothing. The paths come from other processes' environments and argv, so a
+/// read must never wait or read Pier's own: nothing under `/dev` or `/proc` (`bash
+/// /dev/stdin` would be Pier's stdin), opened without blocking (a FIFO), and only a regular
+/// file is read.
+pub(crate) fn read_small_text(path: &Path) -> Option<String> {
     use std::io::Read as _;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(256 * 1024)
-        .read_to_string(&mut text)
+    use std::os::unix::fs::OpenOptionsExt as _;
+    if path.starts_with("/dev") || path.starts_with("/proc") || !path.is_absolute() {
+        return None;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
         .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(256 * 1024).read_to_string(&mut text).ok()?;
     Some(text)
 }
 

@@ -237,8 +237,8 @@ pub enum Role {
     Wrapper,
     /// A known dev tool of this kind.
     Tool(&'static str),
-    /// Anything else: the root walk stops below it; a child of it counts as orphaned only once
-    /// its terminal session is gone.
+    /// Anything else: the root walk stops below it, and a child of it is not orphaned (an
+    /// unknown parent is never taken for an absent one).
     Other,
 }
 
@@ -397,7 +397,7 @@ const MANAGERS: &[&str] = &[
 ];
 
 /// The lossy basename of an argument, the way a user would name the program.
-fn basename(arg: &[u8]) -> String {
+pub(crate) fn basename(arg: &[u8]) -> String {
     let name = arg.rsplit(|&b| b == b'/').next().unwrap_or(arg);
     String::from_utf8_lossy(name).into_owned()
 }

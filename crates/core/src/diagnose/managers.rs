@@ -11,6 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
+use super::kinds::basename;
 use crate::model::managed::ManagedBy;
 use crate::probe::{Pid, ProcessInfo};
 
@@ -21,9 +24,9 @@ mod tests;
 #[derive(Clone, Copy)]
 pub struct Env<'a>(pub &'a [Vec<u8>]);
 
-impl Env<'_> {
+impl<'a> Env<'a> {
     /// The value of `key`, when it is set and is UTF-8 (the names read here always are).
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub fn get(&self, key: &str) -> Option<&'a str> {
         self.0.iter().find_map(|kv| {
             let rest = kv.strip_prefix(key.as_bytes())?.strip_prefix(b"=")?;
             std::str::from_utf8(rest).ok()
@@ -47,7 +50,7 @@ pub enum Manager {
     ProcessCompose,
     /// honcho, foreman's Python port.
     Honcho,
-    /// A manager Pier names but whose programs it cannot read (honcho, hivemind, runsv, …).
+    /// A manager Pier names but whose programs it cannot read (hivemind, runsv, …).
     Other(String),
 }
 
@@ -112,11 +115,13 @@ pub struct UnderManager<'a> {
     pub manager_cwd: Option<&'a Path>,
     /// The root's pid.
     pub root: Pid,
+    /// The root's argv (overmind's script names its process).
+    pub root_argv: &'a [Vec<u8>],
     /// The root's environment, or why it could not be read.
     pub env: Result<Env<'a>, &'a str>,
     /// The root's working directory, when read (overmind's socket is in its folder).
     pub root_cwd: Option<&'a Path>,
-    /// Reads a small file the manager keeps (pm2's pid file, supervisord's config).
+    /// Reads a small regular file the manager keeps (pm2's pid file, supervisord's config).
     pub read: &'a dyn Fn(&Path) -> Option<String>,
     /// Whether a path exists (a manager's socket).
     pub exists: &'a dyn Fn(&Path) -> bool,
@@ -126,9 +131,11 @@ pub struct UnderManager<'a> {
 /// cannot be read is still run by that manager: named without it, with why.
 pub fn under_manager(u: &UnderManager) -> ManagedBy {
     let manager = Manager::of(u.manager);
+    // overmind's programs hang from its tmux server, not from overmind.
+    let pid = (manager != Manager::Overmind).then_some(u.manager.identity.pid);
     let unnamed = |note: String| ManagedBy {
         manager: manager.name().to_owned(),
-        pid: Some(u.manager.identity.pid),
+        pid,
         program: None,
         stop_command: None,
         source: "process table".into(),
@@ -140,72 +147,76 @@ pub fn under_manager(u: &UnderManager) -> ManagedBy {
             manager.name()
         ));
     }
-    let env = match u.env {
-        Ok(env) => env,
-        Err(why) => return unnamed(format!("its environment could not be read: {why}")),
-    };
-    let named = match manager {
-        Manager::Pm2 => pm2(env, u.root, u.read),
-        Manager::Supervisord => supervisord(env, u.manager, u.manager_cwd, u.read),
-        Manager::Overmind => overmind(env, u.root_cwd, u.exists),
-        Manager::Foreman => foreman(env, "PS", "foreman", u.manager.identity.pid),
-        Manager::Honcho => foreman(env, "HONCHO_PROCESS_NAME", "honcho", u.manager.identity.pid),
-        Manager::ProcessCompose => process_compose(env, u.manager.identity.pid, u.exists),
-        Manager::Other(_) => unreachable!("checked above"),
+    let named = match (&manager, u.env) {
+        (Manager::Overmind, env) => overmind(u, env.ok()),
+        (_, Err(why)) => Err(format!("its environment could not be read: {why}")),
+        (Manager::Pm2, Ok(env)) => pm2(env, u.root, u.read),
+        (Manager::Supervisord, Ok(env)) => supervisord(env, u),
+        (Manager::Foreman, Ok(env)) => foreman(env, "PS", "foreman"),
+        (Manager::Honcho, Ok(env)) => foreman(env, "HONCHO_PROCESS_NAME", "honcho"),
+        (Manager::ProcessCompose, Ok(env)) => process_compose(env, u),
+        (Manager::Other(_), _) => unreachable!("checked above"),
     };
     match named {
         Ok(mut m) => {
             m.manager = manager.name().to_owned();
-            m.pid = Some(u.manager.identity.pid);
-            if is_overminds_tmux(u.manager) {
-                // The parent is overmind's tmux server, not overmind.
-                m.pid = None;
-                let tmux = format!("in overmind's tmux server, pid {}", u.manager.identity.pid);
-                m.note = Some(match m.note.take() {
-                    Some(note) => format!("{tmux}; {note}"),
-                    None => tmux,
-                });
-            }
+            m.pid = pid;
             m
         }
         Err(why) => unnamed(why),
     }
 }
 
-fn managed(program: String, stop_command: String, source: &str) -> ManagedBy {
+/// A named program and the words of its command. A name that starts with `-` would be read as
+/// an option by any of the managers' commands: no command is given for it.
+fn managed(program: &str, command: Option<Vec<String>>, source: &str) -> ManagedBy {
+    let dash = program.starts_with('-');
     ManagedBy {
         manager: String::new(),
         pid: None,
-        program: Some(program),
-        stop_command: Some(stop_command),
+        program: Some(program.to_owned()),
+        stop_command: command.filter(|_| !dash).map(|w| w.join(" ")),
         source: source.into(),
-        note: None,
+        note: dash
+            .then(|| "its name starts with `-`, which a command would take for an option".into()),
     }
 }
 
-/// pm2 gives each app `name`, `pm_id` and `pm_pid_path` (the pid file it writes in its
-/// `PM2_HOME`, `<home>/pids/<name>-<id>.pid`); the pid file holding the root's pid confirms
-/// them. `pm2 stop <name>` talks to the daemon of `PM2_HOME` (default `~/.pm2`), so a
-/// daemon of another home is named in the command.
+/// pm2 gives each app its `pm2_env` fields as variables in fork mode (`name`, `pm_id`,
+/// `pm_pid_path`, `PM2_HOME`), and as one JSON variable `pm2_env` in cluster mode
+/// (`lib/God/ClusterMode.js`); the pid file pm2 writes in its home, holding the root's pid,
+/// confirms them. The command names the app by its id: a name also matches every app of that
+/// name, a namespace, `all` or a `/regex/` (`_operate` in pm2's `lib/API.js`). It talks to the
+/// daemon of `PM2_HOME` (default `~/.pm2`): a daemon of another home is named in it, through
+/// `env` so that every shell takes it.
 fn pm2(env: Env, root: Pid, read: &dyn Fn(&Path) -> Option<String>) -> Result<ManagedBy, String> {
-    let (Some(name), Some(id)) = (env.get("name"), env.get("pm_id")) else {
-        return Err("its environment has no pm2 app name (`name`, `pm_id`)".into());
+    let json: Option<Value> = env
+        .get("pm2_env")
+        .and_then(|j| serde_json::from_str(j).ok());
+    let field = |key: &str| -> Option<String> {
+        env.get(key)
+            .map(str::to_owned)
+            .or_else(|| match json.as_ref()?.get(key)? {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
     };
-    let pid_file = env.get("pm_pid_path").map(PathBuf::from);
-    let home = env
-        .get("PM2_HOME")
+    let (Some(name), Some(id)) = (field("name"), field("pm_id")) else {
+        return Err("its environment has no pm2 app name (`name`, `pm_id`, `pm2_env`)".into());
+    };
+    let pid_file = field("pm_pid_path").map(PathBuf::from);
+    let home = field("PM2_HOME")
         .map(PathBuf::from)
         .or_else(|| Some(pid_file.as_ref()?.parent()?.parent()?.to_path_buf()));
     let default_home = env.get("HOME").map(|h| Path::new(h).join(".pm2"));
-    let mut command = String::new();
+    let mut words = Vec::new();
     if let Some(home) = home.as_ref().filter(|h| Some(*h) != default_home.as_ref()) {
-        command.push_str(&format!("PM2_HOME={} ", quote(&home.to_string_lossy())));
+        words.push("env".to_owned());
+        words.push(quote(&format!("PM2_HOME={}", home.to_string_lossy())));
     }
-    // A name stands for every instance of the app: with several, the id names this one.
-    let several = env.get("instances").is_some_and(|n| n != "1");
-    let target = if several { id } else { name };
-    command.push_str(&format!("pm2 stop {}", quote(target)));
-    let mut m = managed(name.to_owned(), command, "environment");
+    words.extend(["pm2".to_owned(), "stop".to_owned(), quote(&id)]);
+    let mut m = managed(&name, Some(words), "environment");
     match pid_file.as_deref().map(|f| (f, read(f))) {
         Some((_, Some(text))) if text.trim() == root.to_string() => {
             m.source = "environment and pm2's pid file".into();
@@ -227,14 +238,12 @@ fn pm2(env: Env, root: Pid, read: &dyn Fn(&Path) -> Option<String>) -> Result<Ma
 
 /// supervisord gives each program `SUPERVISOR_PROCESS_NAME`, `SUPERVISOR_GROUP_NAME` and
 /// `SUPERVISOR_SERVER_URL` (supervisor/process.py). supervisorctl names a process of a group
-/// of its own by its name, else `group:name`; it finds the server through supervisord's own
-/// config (`-c`, from supervisord's argv), else through the URL.
-fn supervisord(
-    env: Env,
-    manager: &ProcessInfo,
-    cwd: Option<&Path>,
-    read: &dyn Fn(&Path) -> Option<String>,
-) -> Result<ManagedBy, String> {
+/// of its own by its name, else `group:name` (`make_namespec`). It finds the server through
+/// supervisord's own config (`-c`, from supervisord's argv, when it has a `[supervisorctl]`
+/// section: it holds the URL and any credentials), else through the URL the program was
+/// given; with neither, no command (supervisorctl's own search could find another
+/// supervisord).
+fn supervisord(env: Env, u: &UnderManager) -> Result<ManagedBy, String> {
     let Some(process) = env.get("SUPERVISOR_PROCESS_NAME") else {
         return Err("its environment has no SUPERVISOR_PROCESS_NAME".into());
     };
@@ -244,62 +253,88 @@ fn supervisord(
     } else {
         format!("{group}:{process}")
     };
-    let config = config_option(&manager.argv).map(|c| match cwd {
-        Some(cwd) => cwd.join(c),
-        None => c,
-    });
-    let text = config.as_deref().and_then(read);
-    let (target, source, note) = match (&config, &text) {
-        (Some(c), Some(text)) => {
-            let note = match declares(text, group) {
-                Declared::Yes => None,
-                Declared::No => Some(format!(
-                    "its config {} declares no [program:{group}]",
-                    c.display()
-                )),
-                Declared::Maybe => None,
-            };
-            (
-                format!("-c {}", quote(&c.to_string_lossy())),
-                "environment and supervisord's config",
-                note,
-            )
+    let config = config_option(&u.manager.argv).and_then(|c| {
+        if c.is_absolute() {
+            Some(c)
+        } else {
+            // Relative to supervisord's folder, or to nothing known.
+            Some(u.manager_cwd?.join(c))
         }
-        _ => match env.get("SUPERVISOR_SERVER_URL") {
-            Some(url) => (format!("-s {}", quote(url)), "environment", None),
-            None => (String::new(), "environment", None),
-        },
+    });
+    let text = config.as_deref().and_then(u.read);
+    let ctl = config
+        .as_ref()
+        .zip(text.as_deref())
+        .filter(|(_, text)| has_section(text, "supervisorctl"));
+    let (target, source) = match (ctl, env.get("SUPERVISOR_SERVER_URL")) {
+        (Some((c, _)), _) => (
+            Some(["-c".to_owned(), quote(&c.to_string_lossy())]),
+            "environment and supervisord's config",
+        ),
+        (None, Some(url)) => (Some(["-s".to_owned(), quote(url)]), "environment"),
+        (None, None) => (None, "environment"),
     };
-    let command = ["supervisorctl", &target, "stop", &quote(&program)]
-        .iter()
-        .filter(|w| !w.is_empty())
-        .copied()
-        .collect::<Vec<&str>>()
-        .join(" ");
-    let mut m = managed(program, command, source);
-    m.note = note;
+    let words = target.map(|t| {
+        let mut w = vec!["supervisorctl".to_owned()];
+        w.extend(t);
+        w.extend(["stop".to_owned(), quote(&program)]);
+        w
+    });
+    let mut m = managed(&program, words, source);
+    if m.stop_command.is_none() && m.note.is_none() {
+        m.note = Some("neither its config nor its server's URL could be read".into());
+    }
+    if let (Some(c), Some(text)) = (&config, &text) {
+        if declares(text, group) == Declared::No {
+            m.note = Some(format!(
+                "its config {} declares no [program:{group}]",
+                c.display()
+            ));
+        }
+    }
     Ok(m)
 }
 
 /// supervisord's `-c FILE` / `--configuration FILE` from its argv (after `python3 …/supervisord`).
 fn config_option(argv: &[Vec<u8>]) -> Option<PathBuf> {
+    option_value(argv, &["-c", "--configuration"]).map(PathBuf::from)
+}
+
+/// The value of the first of `names` in `argv`: `-c X`, `-cX`, `--name X`, `--name=X`.
+fn option_value(argv: &[Vec<u8>], names: &[&str]) -> Option<String> {
     let args: Vec<String> = argv
         .iter()
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        if a == "-c" || a == "--configuration" {
-            return it.next().map(PathBuf::from);
-        }
-        if let Some(v) = a.strip_prefix("--configuration=") {
-            return Some(PathBuf::from(v));
-        }
-        if let Some(v) = a.strip_prefix("-c").filter(|v| !v.is_empty()) {
-            return Some(PathBuf::from(v));
+        for name in names {
+            if a == name {
+                return it.next().cloned();
+            }
+            let glued = if name.starts_with("--") {
+                a.strip_prefix(&format!("{name}="))
+            } else {
+                a.strip_prefix(name)
+            };
+            if let Some(v) = glued.filter(|v| !v.is_empty()) {
+                return Some(v.to_owned());
+            }
         }
     }
     None
+}
+
+/// The section headers of an INI text.
+fn sections(config: &str) -> impl Iterator<Item = &str> {
+    config.lines().filter_map(|line| {
+        let line = line.trim();
+        Some(line.strip_prefix('[')?.strip_suffix(']')?.trim())
+    })
+}
+
+fn has_section(config: &str, name: &str) -> bool {
+    sections(config).any(|s| s == name)
 }
 
 /// Whether a supervisord config declares the group: `[program:x]`, `[fcgi-program:x]`,
@@ -312,104 +347,111 @@ enum Declared {
 }
 
 fn declares(config: &str, group: &str) -> Declared {
-    let mut include = false;
-    for line in config.lines().map(str::trim) {
-        let Some(section) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
-            continue;
-        };
-        let section = section.trim();
-        if section == "include" {
-            include = true;
-        }
-        if let Some((kind, name)) = section.split_once(':') {
-            let kinds = ["program", "fcgi-program", "eventlistener", "group"];
-            if kinds.contains(&kind.trim()) && name.trim() == group {
-                return Declared::Yes;
-            }
-        }
-    }
-    if include {
-        Declared::Maybe
-    } else {
-        Declared::No
+    let kinds = ["program", "fcgi-program", "eventlistener", "group"];
+    let declared = sections(config).any(|section| {
+        section
+            .split_once(':')
+            .is_some_and(|(kind, name)| kinds.contains(&kind.trim()) && name.trim() == group)
+    });
+    match (declared, has_section(config, "include")) {
+        (true, _) => Declared::Yes,
+        (false, true) => Declared::Maybe,
+        (false, false) => Declared::No,
     }
 }
 
 /// overmind runs each process of a Procfile in a tmux window of its own server, through a
-/// script that exports `PS` (its name, `web` or `web#2`; overmind 2.5+). `overmind stop
-/// <name>` talks to the instance whose socket is `./.overmind.sock` in the Procfile's folder
-/// (the process's own), or `OVERMIND_SOCKET`.
-fn overmind(
-    env: Env,
-    cwd: Option<&Path>,
-    exists: &dyn Fn(&Path) -> bool,
-) -> Result<ManagedBy, String> {
-    let name = env
-        .get("PS")
-        .ok_or("its environment has no PS (overmind 2.5 and later set it)")?;
+/// script `$TMPDIR/overmind-<session>-<id>/<name>` (start/command.go) whose folder is named as
+/// the server's socket (`-L overmind-<session>-<id>`): the script the root runs names the
+/// process. (The `PS` it exports is its child's, overmind 2.5+; the root's own, when set, is
+/// the same name.) `overmind stop <name>` talks to the instance whose socket is
+/// `./.overmind.sock` in the Procfile's folder (the process's own), or `OVERMIND_SOCKET`.
+fn overmind(u: &UnderManager, env: Option<Env>) -> Result<ManagedBy, String> {
+    let socket_name = option_value(&u.manager.argv, &["-L"]);
+    let script = u.root_argv.iter().skip(1).find_map(|a| {
+        let path = Path::new(std::str::from_utf8(a).ok()?);
+        let folder = path.parent()?.file_name()?.to_str()?;
+        let mine = socket_name
+            .as_deref()
+            .map_or(folder.starts_with("overmind-"), |s| s == folder);
+        mine.then(|| path.file_name()?.to_str().map(str::to_owned))?
+    });
+    let name = script
+        .or_else(|| env?.get("PS").map(str::to_owned))
+        .ok_or("neither its script nor its environment names its process")?;
     let socket = env
-        .get("OVERMIND_SOCKET")
+        .and_then(|e| e.get("OVERMIND_SOCKET"))
         .map(PathBuf::from)
-        .or_else(|| cwd.map(|c| c.join(".overmind.sock")).filter(|s| exists(s)));
-    let mut m = managed(name.to_owned(), String::new(), "environment");
-    m.stop_command = Some(match &socket {
-        Some(s) => format!(
-            "overmind stop -s {} {}",
-            quote(&s.to_string_lossy()),
-            quote(name)
-        ),
-        None => {
-            m.note = Some("run it in the Procfile's folder, where overmind's socket is".into());
-            format!("overmind stop {}", quote(name))
+        .or_else(|| {
+            u.root_cwd
+                .map(|c| c.join(".overmind.sock"))
+                .filter(|s| (u.exists)(s))
+        });
+    let mut words = vec!["overmind".to_owned(), "stop".to_owned()];
+    if let Some(s) = &socket {
+        words.extend(["-s".to_owned(), quote(&s.to_string_lossy())]);
+    }
+    words.push(quote(&name));
+    let mut m = managed(&name, Some(words), "overmind's script");
+    let tmux = format!("in overmind's tmux server, pid {}", u.manager.identity.pid);
+    m.note = Some(match (&socket, m.note.take()) {
+        (_, Some(note)) => format!("{tmux}; {note}"),
+        (None, None) => {
+            format!("{tmux}; run the command in the Procfile's folder, where overmind's socket is")
         }
+        (Some(_), None) => tmux,
     });
     Ok(m)
 }
 
 /// foreman gives each process `PS` (`web.1`), honcho `HONCHO_PROCESS_NAME`. Neither has a
-/// command to stop one process: their processes stop together, with the manager.
-fn foreman(env: Env, key: &str, manager: &str, pid: Pid) -> Result<ManagedBy, String> {
+/// command to stop one process, and both end all their processes when one of them exits.
+fn foreman(env: Env, key: &str, manager: &str) -> Result<ManagedBy, String> {
     let name = env
         .get(key)
         .ok_or_else(|| format!("its environment has no {key}"))?;
-    let mut m = managed(name.to_owned(), String::new(), "environment");
-    m.stop_command = None;
+    let mut m = managed(name, None, "environment");
     m.note = Some(format!(
-        "{manager} has no command to stop one process: Ctrl-C in its terminal (or `kill -INT \
-         {pid}`) stops {manager} and everything it runs"
+        "{manager} has no command to stop one process: Ctrl-C in its terminal stops it and \
+         everything it runs (and when one of its processes ends, it ends the others)"
     ));
     Ok(m)
 }
 
 /// process-compose gives each process `PC_PROC_NAME` (its name in the YAML; a replica's is
-/// `<name>-<n>`, and `process-compose process list` names them). `process-compose process
-/// stop <name>` talks to its API: `PC_PORT_NUM` on localhost (8080 by default), or the unix
-/// socket of `PC_SOCKET_PATH`, whose default is `process-compose-<server pid>.sock` in the
-/// temp folder.
-fn process_compose(
-    env: Env,
-    server: Pid,
-    exists: &dyn Fn(&Path) -> bool,
-) -> Result<ManagedBy, String> {
+/// `<name>-<n>`, zero-padded, and `process-compose process list` names them). `process-compose
+/// process stop <name>` talks to its API: the server's own `-p`/`--port` or
+/// `-u`/`--unix-socket` (from its argv), else `PC_PORT_NUM` / `PC_SOCKET_PATH` (the server's,
+/// passed down), else with `-U` the socket `process-compose-<server pid>.sock` in the temp
+/// folder, else port 8080.
+fn process_compose(env: Env, u: &UnderManager) -> Result<ManagedBy, String> {
     let name = env
         .get("PC_PROC_NAME")
         .ok_or("its environment has no PC_PROC_NAME")?;
-    let tmp = env.get("TMPDIR").unwrap_or("/tmp");
-    let default_socket = Path::new(tmp).join(format!("process-compose-{server}.sock"));
-    let target = match (env.get("PC_SOCKET_PATH"), env.get("PC_PORT_NUM")) {
-        (Some(sock), _) => format!("--unix-socket {} ", quote(sock)),
-        (None, _) if exists(&default_socket) => format!(
-            "--unix-socket {} ",
-            quote(&default_socket.to_string_lossy())
-        ),
-        (None, Some(port)) => format!("--port {} ", quote(port)),
-        (None, None) => String::new(),
-    };
-    let mut m = managed(
-        name.to_owned(),
-        format!("process-compose process stop {target}{}", quote(name)),
-        "environment",
-    );
+    let argv = &u.manager.argv;
+    let socket = option_value(argv, &["-u", "--unix-socket"])
+        .or_else(|| env.get("PC_SOCKET_PATH").map(str::to_owned))
+        .or_else(|| {
+            let uds = argv.iter().any(|a| a == b"-U" || a == b"--use-uds");
+            let tmp = env.get("TMPDIR").unwrap_or("/tmp");
+            let path =
+                Path::new(tmp).join(format!("process-compose-{}.sock", u.manager.identity.pid));
+            (uds && (u.exists)(&path)).then(|| path.to_string_lossy().into_owned())
+        });
+    let port =
+        option_value(argv, &["-p", "--port"]).or_else(|| env.get("PC_PORT_NUM").map(str::to_owned));
+    let mut words = vec![
+        "process-compose".to_owned(),
+        "process".to_owned(),
+        "stop".to_owned(),
+    ];
+    match (socket, port) {
+        (Some(sock), _) => words.extend(["--unix-socket".to_owned(), quote(&sock)]),
+        (None, Some(port)) => words.extend(["--port".to_owned(), quote(&port)]),
+        (None, None) => {}
+    }
+    words.push(quote(name));
+    let mut m = managed(name, Some(words), "environment");
     if env.get("PC_REPLICA_NUM").is_some_and(|n| n != "0") {
         m.note = Some(format!(
             "replica {} of {name}: `process-compose process list` names it",
@@ -419,57 +461,93 @@ fn process_compose(
     Ok(m)
 }
 
-/// A systemd unit the manager runs on purpose: the deepest `.service` of the cgroup path,
-/// other than the per-user manager itself (`user@1000.service`, where a desktop session's
-/// own apps live). Under a `user@N.service` it is a user unit (`systemctl --user`); otherwise
-/// a system unit. A scope (`session-2.scope`, `run-….scope`) is not a service: nothing
-/// restarts it.
-pub fn systemd_unit(cgroup: &str) -> Option<ManagedBy> {
+/// The systemd service a cgroup path is in: the deepest `.service` other than the per-user
+/// manager itself (`user@1000.service`, where a desktop session's own apps live), and whether
+/// it is a user unit (under a `user@N.service`). A scope (`session-2.scope`, `run-….scope`)
+/// is not a service: nothing restarts it.
+pub fn service_of(cgroup: &str) -> Option<(&str, bool)> {
     let parts: Vec<&str> = cgroup.split('/').collect();
     let at = parts
         .iter()
         .rposition(|c| c.ends_with(".service") && !c.starts_with("user@"))?;
-    let unit = parts[at];
     let user = parts[..at].iter().any(|c| c.starts_with("user@"));
-    let systemctl = if user {
-        "systemctl --user"
-    } else {
-        "systemctl"
+    Some((parts[at], user))
+}
+
+/// A root in a systemd service's cgroup is that service's. systemd gives every process it
+/// starts for a unit `INVOCATION_ID` (systemd.exec(5)), passed down to its children: with it,
+/// the unit started the root, and stopping the unit stops it (`systemctl --user stop` for a
+/// user unit, `systemctl stop` with sudo for a system unit). Without it, the root only landed
+/// in the unit's cgroup (a cron job's or an ssh session's leftover where no session scope was
+/// made): the unit's stop may not end it, so no command is given.
+pub fn systemd_unit(cgroup: &str, env: Result<Env, &str>) -> Option<ManagedBy> {
+    let (unit, user) = service_of(cgroup)?;
+    let started = match env {
+        Ok(env) => env
+            .get("INVOCATION_ID")
+            .is_some()
+            .then_some(())
+            .ok_or_else(|| {
+                format!(
+                    "it is in {unit}'s cgroup, but systemd did not start it for that unit (no \
+                 INVOCATION_ID in its environment): stopping the unit may not end it"
+                )
+            }),
+        Err(why) => Err(format!(
+            "its environment could not be read to tell whether {unit} started it: {why}"
+        )),
     };
-    let mut m = managed(
-        unit.to_owned(),
-        format!("{systemctl} stop {}", quote(unit)),
-        "cgroup",
-    );
+    let systemctl: &[&str] = if user {
+        &["systemctl", "--user"]
+    } else {
+        &["systemctl"]
+    };
+    let mut words: Vec<String> = systemctl.iter().map(|w| (*w).to_owned()).collect();
+    words.extend(["stop".to_owned(), quote(unit)]);
+    let mut m = managed(unit, started.is_ok().then_some(words), "cgroup");
     m.manager = "systemd".into();
-    if !user {
-        m.note = Some("a system unit: stopping it needs an administrator (sudo)".into());
-    }
+    m.note = match started {
+        Err(why) => Some(why),
+        Ok(()) if !user => Some("a system unit: stopping it needs an administrator (sudo)".into()),
+        Ok(()) => m.note.take(),
+    };
     Some(m)
 }
 
-/// A launchd job's label, as launchd passes it down in `XPC_SERVICE_NAME`. Terminal shells
-/// carry `0` and apps started from the Dock `application.<bundle id>…`: neither is a job of
-/// the user's. `launchctl bootout gui/<uid>/<label>` unloads it (a `launchctl stop` would be
-/// answered by KeepAlive). Written from launchd's documentation; not run here (no Mac).
+/// A launchd job's label, as launchd passes it down in `XPC_SERVICE_NAME` to the job's
+/// processes. Terminal shells carry `0` and apps started from the Dock `application.<bundle
+/// id>…`: neither is a job of the user's. `launchctl bootout gui/<uid>/<label>` unloads the
+/// job (a `launchctl stop` would be answered by KeepAlive). The label is inherited by a job's
+/// descendants too, so the root may be a process the job left behind rather than the job's
+/// own: `launchctl print gui/<uid>/<label>` shows the job's pid. Written from launchd's
+/// documentation and observed values; not run here (no Mac).
 pub fn launchd_agent(env: Env, uid: u32) -> Option<ManagedBy> {
     let label = env.get("XPC_SERVICE_NAME")?;
     if label.is_empty() || label == "0" || label.starts_with("application.") {
         return None;
     }
-    let mut m = managed(
-        label.to_owned(),
-        format!("launchctl bootout gui/{uid}/{}", quote(label)),
-        "environment",
-    );
+    let words = vec![
+        "launchctl".to_owned(),
+        "bootout".to_owned(),
+        quote(&format!("gui/{uid}/{label}")),
+    ];
+    let mut m = managed(label, Some(words), "environment");
     m.manager = "launchd".into();
+    m.note = m.note.take().or_else(|| {
+        Some(format!(
+            "the launchd job it came from; `launchctl print gui/{uid}/{}` shows whether it is \
+             the job's own process",
+            quote(label)
+        ))
+    });
     Some(m)
 }
 
-/// `word` as one shell word: as is when it holds only characters no shell treats specially,
-/// else in single quotes.
+/// `word` as one shell word: as is when it holds only characters no shell treats specially
+/// (and does not start with `=` or `~`, which zsh and others expand), else in single quotes.
 pub fn quote(word: &str) -> String {
     let plain = !word.is_empty()
+        && !word.starts_with(['=', '~'])
         && word
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c));
@@ -478,9 +556,4 @@ pub fn quote(word: &str) -> String {
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
-}
-
-fn basename(arg: &[u8]) -> String {
-    let name = arg.rsplit(|&b| b == b'/').next().unwrap_or(arg);
-    String::from_utf8_lossy(name).into_owned()
 }

@@ -54,24 +54,44 @@ fn shell_loop_of(p: &ProcessInfo, script: ScriptText) -> Option<String> {
     if kinds::role(p) != Role::Wrapper || !kinds::is_shell(p) {
         return None;
     }
-    let args: Vec<String> = p
-        .argv
-        .iter()
-        .skip(1)
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    if let Some(at) = args.iter().position(|a| a == "-c") {
-        let text = args.get(at + 1)?;
-        let keyword = loop_keyword(text)?;
+    let (command, script_path) = shell_operands(&p.argv);
+    if let Some(text) = command {
+        let keyword = loop_keyword(&text)?;
         return Some(format!("a shell loop (`{keyword}`) in its -c command"));
     }
-    let path = args.iter().find(|a| !a.starts_with('-'))?;
-    let text = script(p, path)?;
+    let path = script_path?;
+    let text = script(p, &path)?;
     let keyword = loop_keyword(&text)?;
     Some(format!(
         "a shell loop (`{keyword}`) in its script {}",
         words::command_for_a_person([path.as_bytes()])
     ))
+}
+
+/// What a shell runs: the command of `-c` (also in a cluster, `-lc`), or else its script, the
+/// first operand — past options, and past the value of `-o` / `-O` (`bash -o pipefail x.sh`).
+fn shell_operands(argv: &[Vec<u8>]) -> (Option<String>, Option<String>) {
+    let mut args = argv
+        .iter()
+        .skip(1)
+        .map(|a| String::from_utf8_lossy(a).into_owned());
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--" => return (None, args.next()),
+            "-o" | "+o" | "-O" | "+O" => {
+                args.next();
+            }
+            _ if a.starts_with("--") => {}
+            _ if a.starts_with('-') => {
+                if a.contains('c') {
+                    return (args.next(), None);
+                }
+            }
+            _ if a.starts_with('+') => {}
+            _ => return (None, Some(a)),
+        }
+    }
+    (None, None)
 }
 
 /// The loop keyword (`while`, `until`) of a shell text, at a command's start: the text's

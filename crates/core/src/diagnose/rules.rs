@@ -203,6 +203,7 @@ fn terminal_hung_up(p: &Parentage) -> bool {
         return false;
     };
     matches!(role, Role::InteractiveShell | Role::Terminal)
+        && parent.session == root.session
         && parent.tty_nr == 0
         && root.tty_nr == 0
         && root.session != root.identity.pid

@@ -631,13 +631,13 @@ fn a_pm2_app_is_yellow_and_names_pm2_its_program_and_the_command_that_stops_it()
         (m.manager.as_str(), m.pid, m.program.as_deref()),
         ("pm2", Some(60), Some("api"))
     );
-    assert_eq!(m.stop_command.as_deref(), Some("pm2 stop api"));
+    assert_eq!(m.stop_command.as_deref(), Some("pm2 stop 0"));
     let e = r
         .evidence
         .iter()
         .find(|e| e.kind == EvidenceKind::Managed)
         .expect("managed evidence");
-    assert!(e.message.contains("`pm2 stop api`"), "{}", e.message);
+    assert!(e.message.contains("`pm2 stop 0`"), "{}", e.message);
     assert!(
         !has(&r, EvidenceKind::NotOrphaned),
         "one piece of evidence says who holds it"

@@ -52,10 +52,11 @@ pub enum EvidenceKind {
     /// The socket table could not be read, or a member's connections cannot be seen at all
     /// (another network namespace): nothing can be said about connections (red).
     ConnectionsUnreadable,
-    /// Adopted by init or a session subreaper, or its terminal session is gone (green).
+    /// Adopted by init or a session subreaper, or its terminal hung up and its parent is that
+    /// terminal's shell (green).
     Orphaned,
-    /// Its parent is still a live shell, terminal, editor, multiplexer or process manager, or
-    /// its parent could not be read (yellow).
+    /// Its parent is still a live shell, terminal, editor, multiplexer, or any process Pier
+    /// cannot place, or its parent could not be read (yellow).
     NotOrphaned,
     /// Run on purpose by a service manager (a systemd `.service` unit, a launchd agent),
     /// named with the command that stops it there (yellow).

@@ -70,6 +70,7 @@ impl<'p> Now<'p> {
 /// against it too.
 pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     rules::stop_was_complete(s)?;
+    rules::not_a_managers(s)?;
     let target = rules::target(s)?;
     let env: Vec<Vec<u8>> = target
         .env

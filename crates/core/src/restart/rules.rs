@@ -86,6 +86,24 @@ pub fn stop_was_complete(s: &Snapshot) -> Result<(), String> {
     }
 }
 
+/// A program a process manager ran (stopped with Force, docs/design.md §2.9) is its
+/// manager's to start again: Pier would run it outside the manager, with the manager's
+/// variables in its environment, and the manager could start it a second time.
+pub fn not_a_managers(s: &Snapshot) -> Result<(), String> {
+    let Some(m) = &s.managed_by else {
+        return Ok(());
+    };
+    let program = m
+        .program
+        .as_deref()
+        .map(|p| format!(" as {p}"))
+        .unwrap_or_default();
+    Err(format!(
+        "{0} ran it{program}: start it again with {0}, not outside its manager",
+        m.manager
+    ))
+}
+
 /// `KEY=value` lines of the recorded environment, split at the first `=`.
 pub fn env_pairs(env: &[Vec<u8>]) -> Vec<(&OsStr, &OsStr)> {
     env.iter()

@@ -45,6 +45,18 @@ fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
 #[test]
 fn only_a_complete_recorded_stop_can_be_restarted() {
     assert!(stop_was_complete(&snap(Some(true), Some(ResourceResult::Stopped))).is_ok());
+    let mut managed = snap(Some(true), Some(ResourceResult::Stopped));
+    assert!(super::rules::not_a_managers(&managed).is_ok());
+    managed.managed_by = crate::diagnose::managers::systemd_unit(
+        "/user.slice/u/user@1000.service/app.slice/dev.service",
+        Ok(crate::diagnose::managers::Env(&[
+            b"INVOCATION_ID=1".to_vec()
+        ])),
+    );
+    assert_eq!(
+        super::rules::not_a_managers(&managed).unwrap_err(),
+        "systemd ran it as dev.service: start it again with systemd, not outside its manager"
+    );
     let partial = stop_was_complete(&snap(Some(true), Some(ResourceResult::PartiallyStopped)));
     assert!(partial.unwrap_err().contains("partial"));
     assert!(stop_was_complete(&snap(Some(false), Some(ResourceResult::Refused))).is_err());

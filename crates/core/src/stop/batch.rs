@@ -553,6 +553,11 @@ impl Stopper<'_> {
         out: &mut Reports,
     ) {
         let (entries, signalled): (Vec<Entry>, Vec<Signalled>) = group.into_iter().unzip();
+        // What each one's check (e) saw: none of it is a replacement.
+        let present: Vec<Option<HashSet<Identity>>> = signalled
+            .iter()
+            .map(|(_, v)| v.as_ref().map(|v| v.present.clone()))
+            .collect();
         let group: Vec<(Entry, StopReport)> = entries
             .into_iter()
             .zip(disowned(signalled, batch.claims))
@@ -567,6 +572,7 @@ impl Stopper<'_> {
                 project: &group[i].0.project,
                 snapshot: &group[i].0.snapshot,
                 newcomers: &group[i].1.newcomers,
+                present: present[i].as_ref(),
             })
             .collect();
         let whys = if views.is_empty() {

@@ -11,12 +11,14 @@
 //! once a signal has gone out, a glance every `GLANCE` reads only the lineage's children
 //! ([`Signals::glance`]). A newcomer is only ever waited for, never signalled.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::newcomers::{Seen, Tie, GLANCE};
 use super::signals::Signals;
 use crate::model::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerReport};
+use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
 use crate::signal::Expected;
 
@@ -62,6 +64,18 @@ fn watched(identity: Identity) -> Expected {
 /// sockets) must not lend another process's answer to it.
 fn still_is(probe: &dyn Probe, id: Identity) -> bool {
     matches!(probe.identity(id.pid), IdentityRead::Alive { identity, .. } if identity == id)
+}
+
+/// Whether `id` runs, argument for argument, the argv of one of the snapshot's members: the
+/// same program back.
+fn runs_a_members_argv(probe: &dyn Probe, snapshot: &Snapshot, id: Identity) -> bool {
+    let Some(argv) = probe.argv(id) else {
+        return false;
+    };
+    snapshot
+        .members
+        .iter()
+        .any(|m| m.argv.len() == argv.len() && m.argv.iter().zip(&argv).all(|(a, b)| a.0 == *b))
 }
 
 /// Whether the process `id` is known to have ended: its pid is free or holds another process.
@@ -204,14 +218,15 @@ impl Signals<'_, '_> {
         self.await_respawn();
         let mut problems = Vec::new();
         let pending = self.pending(&mut problems);
-        // A manager's replacement is its to run: it is named, never waited for.
+        // A manager's replacement (and what it started) is its to run: named, never waited for.
+        let managers = self.watch.managers();
         let (respawned, seen): (Vec<Seen>, Vec<Seen>) = self
             .watch
             .seen()
             .iter()
             .cloned()
-            .partition(|n| matches!(n.tie, Tie::ChildOfManager(_)));
-        let waited_for = self.watch.seen().len();
+            .partition(|n| managers.contains(&n.identity));
+        let reported: HashSet<Identity> = self.watch.seen().iter().map(|n| n.identity).collect();
         let mut ids: Vec<Expected> = pending
             .iter()
             .map(|&i| watched(self.members[i].identity()))
@@ -251,7 +266,15 @@ impl Signals<'_, '_> {
         // Born during that wait (a newcomer's own child, a flush spawned by a late exit): seen
         // by its glances or by this look, running unless it is known to have ended since.
         self.look();
-        for n in self.watch.seen()[waited_for..].iter().cloned() {
+        self.keep_replacements(&reported);
+        let born: Vec<Seen> = self
+            .watch
+            .seen()
+            .iter()
+            .filter(|n| !reported.contains(&n.identity))
+            .cloned()
+            .collect();
+        for n in born {
             let gone = has_ended(probe, n.identity);
             newcomers.push(report(n, gone, Duration::ZERO, &mut problems));
         }
@@ -267,30 +290,52 @@ impl Signals<'_, '_> {
         }
     }
 
-    /// A Force stop of a process manager's program (docs/design.md §3.6): the manager starts
+    /// A Force stop of a process manager's program (docs/design.md §3.5): the manager starts
     /// it again at once (pm2 and supervisord within milliseconds; a systemd unit after its
-    /// `RestartSec`, 100 ms unless set). Its replacement is looked for, glancing at the
-    /// manager's children, for up to [`LAST_LOOK`] (at most the grace), and the wait ends as
-    /// soon as it is seen. A respawn later than that (launchd's 10 s throttle) is not seen by
-    /// the stop; the card named the manager all along.
+    /// `RestartSec`, 100 ms unless set). Its replacement — a child of the manager that runs a
+    /// stopped member's exact argv — is looked for, glancing at the manager's children, for up
+    /// to [`LAST_LOOK`] (at most the grace), and the wait ends as soon as it is seen. Other
+    /// children the manager started meanwhile (another of its programs) are forgotten. A
+    /// respawn later than that (launchd's 10 s throttle) is not seen by the stop; the card
+    /// named the manager all along.
     fn await_respawn(&mut self) {
         let Some(manager) = self.watch.manager() else {
             return;
         };
-        if self.watch.manager_respawned() || self.stopper.interrupt.raised().is_some() {
+        if !self.replaced() && self.stopper.interrupt.raised().is_none() {
+            let stopper = self.stopper;
+            let bound = LAST_LOOK.min(stopper.opts.grace);
+            stopper
+                .waiter
+                .wait_glancing(&[watched(manager)], bound, GLANCE, &mut || {
+                    self.glance();
+                    !self.replaced()
+                });
+            // What the glances cannot see (a read that failed): one look at the whole table.
+            self.look();
+        }
+        self.keep_replacements(&HashSet::new());
+    }
+
+    /// Forgets the manager's children that do not run a stopped member's argv (another of its
+    /// programs), other than those `kept` (already in the report).
+    fn keep_replacements(&mut self, kept: &HashSet<Identity>) {
+        if self.watch.manager().is_none() {
             return;
         }
-        let stopper = self.stopper;
-        let bound = LAST_LOOK.min(stopper.opts.grace);
-        stopper
-            .waiter
-            .wait_glancing(&[watched(manager)], bound, GLANCE, &mut || {
-                self.glance();
-                !self.watch.manager_respawned()
-            });
-        // What the glances cannot see (a replacement that is the manager's grandchild
-        // already, a read that failed): one look at the whole table.
-        self.look();
+        let probe = self.stopper.probe;
+        let snapshot = self.snapshot;
+        self.watch
+            .keep_replacements(|id| kept.contains(&id) || runs_a_members_argv(probe, snapshot, id));
+    }
+
+    /// Whether a child of the manager runs a stopped member's argv by now.
+    fn replaced(&self) -> bool {
+        let probe = self.stopper.probe;
+        self.watch
+            .manager_children()
+            .into_iter()
+            .any(|id| runs_a_members_argv(probe, self.snapshot, id))
     }
 
     /// The members whose end is still open: outlived their grace, or skipped while alive. A
@@ -385,7 +430,16 @@ fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<Problem>) ->
             newcomer: Some(n.identity),
         });
     }
+    let manager = matches!(n.tie, Tie::ChildOfManager(_));
     let detail = match (gone, waited.is_zero()) {
+        (true, _) if manager => {
+            "started by its manager during the stop, never signalled; gone when the stop ended"
+                .into()
+        }
+        (false, _) if manager => {
+            "started by its manager during the stop, never signalled; running (its manager's)"
+                .into()
+        }
         (true, _) => "born during the stop, never signalled; gone when the stop ended".into(),
         (false, true) => "born during the stop's last wait, never signalled; running".into(),
         (false, false) => format!(

@@ -327,6 +327,7 @@ impl Stopper<'_> {
         };
         let members = snapshot.members.iter().map(|m| m.identity);
         let manager = watched_manager(snapshot, &last_check.present);
+        let present: HashSet<Identity> = last_check.present.iter().copied().collect();
         let mut run = Signals {
             stopper: self,
             snapshot,
@@ -365,6 +366,7 @@ impl Stopper<'_> {
             unreached,
             interrupted,
             problems: ending.problems,
+            present,
         };
         let (result, reason) = verdict.result();
         let report = StopReport {
@@ -463,6 +465,9 @@ pub(super) struct Verdict {
     pub(super) interrupted: Option<&'static str>,
     /// The members still running or failed, and the newcomers still running.
     pub(super) problems: Vec<Problem>,
+    /// Every identity the process table held at check (e): none of them is a replacement
+    /// the rescan may find (`rescan.rs`).
+    pub(super) present: HashSet<Identity>,
 }
 
 impl Verdict {
@@ -513,16 +518,20 @@ fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
     }
 }
 
-/// The process manager that ran the root (a Force stop of its program), as present at check
-/// (e), with the words that name its replacement: who started it, and the command that stops
-/// it for good.
+/// The process manager that ran the root (a Force stop of its program): the root's parent, as
+/// present at check (e) — pm2's daemon, supervisord, overmind's tmux server, `systemd --user`
+/// or init for a systemd unit, launchd — with the words that name its replacement: who started
+/// it, and the command that stops it for good.
 fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identity, String)> {
     let m = snapshot.managed_by.as_ref()?;
-    let pid = m.pid?;
-    let identity = *present.iter().find(|i| i.pid == pid)?;
+    let root = snapshot.members.first()?;
+    let parent = *present.iter().find(|i| i.pid == root.ppid)?;
     let who = match &m.program {
-        Some(program) => format!("{} (pid {pid}), which runs it as {program}", m.manager),
-        None => format!("{} (pid {pid})", m.manager),
+        Some(program) => format!(
+            "{} (pid {}), which runs it as {program}",
+            m.manager, parent.pid
+        ),
+        None => format!("{} (pid {})", m.manager, parent.pid),
     };
     let words = match &m.stop_command {
         Some(command) => {
@@ -530,5 +539,5 @@ fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identit
         }
         None => format!("started again by its manager, {who}"),
     };
-    Some((identity, words))
+    Some((parent, words))
 }

@@ -121,8 +121,9 @@ impl Watch {
         }
     }
 
-    /// Watches the process manager that ran the root (present at check (e)) as well: what it
-    /// starts during the stop is its replacement for what Pier stopped, named with `words`.
+    /// Watches the process manager that ran the root (the root's parent, present at check (e))
+    /// as well: what it starts during the stop may be its replacement for what Pier stopped,
+    /// named with `words` ([`Watch::keep_replacements`] keeps only those).
     pub fn with_manager(mut self, manager: Option<(Identity, String)>) -> Self {
         self.manager = manager;
         self
@@ -133,11 +134,70 @@ impl Watch {
         self.manager.as_ref().map(|(id, _)| *id)
     }
 
-    /// Whether the manager's replacement has been seen.
-    pub fn manager_respawned(&self) -> bool {
+    /// The manager's children seen so far (`ChildOfManager`), and every newcomer seen born to
+    /// one of them: the manager's to run.
+    pub fn managers(&self) -> HashSet<Identity> {
+        let mut out: HashSet<Identity> = self
+            .seen
+            .iter()
+            .filter(|s| matches!(s.tie, Tie::ChildOfManager(_)))
+            .map(|s| s.identity)
+            .collect();
+        loop {
+            let parents: HashSet<Pid> = out.iter().map(|i| i.pid).collect();
+            let more: Vec<Identity> = self
+                .seen
+                .iter()
+                .filter(|s| s.tie == Tie::ChildOfNewcomer && parents.contains(&s.parent))
+                .map(|s| s.identity)
+                .filter(|i| !out.contains(i))
+                .collect();
+            if more.is_empty() {
+                return out;
+            }
+            out.extend(more);
+        }
+    }
+
+    /// The manager's children seen so far (`ChildOfManager`).
+    pub fn manager_children(&self) -> Vec<Identity> {
         self.seen
             .iter()
-            .any(|s| matches!(s.tie, Tie::ChildOfManager(_)))
+            .filter(|s| matches!(s.tie, Tie::ChildOfManager(_)))
+            .map(|s| s.identity)
+            .collect()
+    }
+
+    /// Forgets the manager's children that are not its replacement for what was stopped
+    /// (`is_replacement` says no: another of its programs, restarting on its own), and
+    /// everything seen born to them.
+    pub fn keep_replacements(&mut self, is_replacement: impl Fn(Identity) -> bool) {
+        let before: HashSet<Identity> = self.managers();
+        let kept: Vec<Identity> = self
+            .manager_children()
+            .into_iter()
+            .filter(|&id| is_replacement(id))
+            .collect();
+        let mut keep: HashSet<Identity> = kept.iter().copied().collect();
+        loop {
+            let parents: HashSet<Pid> = keep.iter().map(|i| i.pid).collect();
+            let more: Vec<Identity> = self
+                .seen
+                .iter()
+                .filter(|s| s.tie == Tie::ChildOfNewcomer && parents.contains(&s.parent))
+                .map(|s| s.identity)
+                .filter(|i| !keep.contains(i))
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            keep.extend(more);
+        }
+        let dropped: HashSet<Identity> = before.difference(&keep).copied().collect();
+        self.seen.retain(|s| !dropped.contains(&s.identity));
+        for id in dropped {
+            self.lineage.remove(&id);
+        }
     }
 
     /// The tie of a child of `parent` (absent at check (e)), if `parent` is the lineage's or

@@ -32,6 +32,9 @@ pub(super) struct Ended<'e> {
     pub(super) snapshot: &'e Snapshot,
     /// The processes its looks saw born during the stop: who gave birth to a replacement.
     pub(super) newcomers: &'e [NewcomerReport],
+    /// Every identity its check (e) saw (`None` when it has none to give): what ran then is no
+    /// replacement.
+    pub(super) present: Option<&'e HashSet<Identity>>,
 }
 
 /// The newcomers a resource's looks saw born to it — a child of its member, or a child of such
@@ -174,7 +177,7 @@ fn in_project(
 }
 
 /// A process running a stopped member's exact argv (`judge::argv_twin`): in the project, and
-/// born during the stop (a newcomer of its) or after every member, it is a replacement — the
+/// absent at check (e) (born during the stop, or since), it is a replacement — the
 /// stopped server back already, started by whoever names it ([`Started`]); one whose working
 /// directory cannot be read may be one, and cannot be ruled out. `list`: the process table,
 /// read once for the rescan (`table`, indexed); `members`: the batch's members, never twins.
@@ -191,7 +194,6 @@ fn argv_twin(
     };
     let snapshot = e.snapshot;
     let stopped: HashSet<Identity> = snapshot.members.iter().map(|m| m.identity).collect();
-    let youngest = stopped.iter().map(|i| i.start_time).max().unwrap_or(0);
     let recorded: Vec<Vec<&[u8]>> = snapshot
         .members
         .iter()
@@ -224,8 +226,9 @@ fn argv_twin(
             }
             Some(TwinPlace::InProject) => {
                 let born_during = e.newcomers.iter().any(|n| n.identity() == p.identity);
-                if !born_during && p.identity.start_time <= youngest {
-                    // Older than what was stopped: not its replacement.
+                let absent_at_e = e.present.is_some_and(|ids| !ids.contains(&p.identity));
+                if !born_during && !absent_at_e {
+                    // It ran already at check (e): another server of the same command.
                     continue;
                 }
                 let parent = table.and_then(|t| t.parent(p.identity.pid));

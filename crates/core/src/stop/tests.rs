@@ -988,13 +988,13 @@ fn a_replacement_a_process_manager_started_is_attributed_to_it_with_its_command(
     assert_eq!((n.pid, n.parent, n.tie), (101, 60, TieKind::ChildOfManager));
     assert_eq!(
         n.how,
-        "started again by its manager, pm2 (pid 60), which runs it as api: `pm2 stop api` \
+        "started again by its manager, pm2 (pid 60), which runs it as api: `pm2 stop 0` \
          stops it for good"
     );
     assert_eq!(n.fate, NewcomerFate::StillRunning);
     assert!(
         r.reason.contains(
-            "(id 101-1010): pm2 (pid 60) runs it as api, and started it again: `pm2 stop api` \
+            "(id 101-1010): pm2 (pid 60) runs it as api, and started it again: `pm2 stop 0` \
              stops it for good"
         ),
         "{}",
@@ -1020,11 +1020,42 @@ fn a_managers_late_respawn_is_waited_for_and_named() {
     assert!(
         r.reason.contains(
             "pid 101 runs the same command in the project again (node server.js): pm2 (pid \
-             60) runs it as api, and started it again: `pm2 stop api` stops it for good"
+             60) runs it as api, and started it again: `pm2 stop 0` stops it for good"
         ),
         "{}",
         r.reason
     );
+}
+
+/// Another of the manager's programs starting during the stop (a crash loop of its own) is no
+/// replacement for what was stopped: it is not named as one, and the stop is complete.
+#[test]
+fn another_program_the_manager_starts_meanwhile_is_not_called_a_replacement() {
+    let w = pm2_world();
+    let (r, _) = run_with(&w, forced(), |ops| {
+        ops.after_send(100, |p| {
+            *p = std::mem::take(p).with(process(101, 60, &["node", "/home/u/app/worker.js"]), APP);
+        })
+    });
+    assert!(r.newcomers.is_empty(), "{r:#?}");
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+}
+
+/// A process running a stopped member's exact command in the project that ran already at
+/// check (e) — a second vite of the same project, a resource of its own — is no replacement.
+#[test]
+fn a_twin_that_ran_before_the_stop_is_no_replacement() {
+    let w = world(|_, _, _| {});
+    {
+        let mut p = w.probe.inner.borrow_mut();
+        *p = std::mem::take(&mut *p).with(
+            process(200, 1, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        );
+    }
+    let (r, sent) = run(&w);
+    assert_eq!(sent, vec![102, 101, 100]);
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
 }
 
 /// Without a manager nothing is waited for: a stop of a green tree ends at once.

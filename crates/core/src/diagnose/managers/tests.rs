@@ -32,6 +32,7 @@ fn under(
         manager,
         manager_cwd: Some(Path::new("/srv/sup")),
         root: 200,
+        root_argv: &[],
         env: Ok(Env(&vars)),
         root_cwd: Some(Path::new("/p/app")),
         read,
@@ -64,8 +65,9 @@ fn a_pm2_app_is_named_from_its_environment_and_confirmed_by_its_pid_file() {
     assert_eq!(m.program.as_deref(), Some("api"));
     assert_eq!(
         m.stop_command.as_deref(),
-        Some("PM2_HOME=/tmp/t/pm2 pm2 stop api"),
-        "a daemon of another home than ~/.pm2 is named in the command"
+        Some("env PM2_HOME=/tmp/t/pm2 pm2 stop 0"),
+        "a daemon of another home than ~/.pm2 is named in the command, and the app by its id \
+         (a name also stands for every app of that name, a namespace, `all`, a /regex/)"
     );
     assert_eq!(m.source, "environment and pm2's pid file");
     assert_eq!(m.note, None);
@@ -79,7 +81,7 @@ fn a_pm2_app_is_named_from_its_environment_and_confirmed_by_its_pid_file() {
     let m = under(&god(), &home, &|_| Some("200".into()), &nothing_exists);
     assert_eq!(
         m.stop_command.as_deref(),
-        Some("pm2 stop api"),
+        Some("pm2 stop 3"),
         "the default home"
     );
 }
@@ -95,14 +97,18 @@ fn a_pm2_pid_file_naming_another_process_or_several_instances_are_said() {
         "{m:?}"
     );
 
-    let mut cluster = PM2_APP.to_vec();
-    cluster[2] = "instances=4";
+    // Cluster mode: one JSON variable, `pm2_env`, holds the fields.
+    let cluster = [
+        r#"pm2_env={"name":"api","pm_id":4,"exec_mode":"cluster_mode","pm_pid_path":"/tmp/t/pm2/pids/api-4.pid","PM2_HOME":"/tmp/t/pm2"}"#,
+        "HOME=/home/u",
+    ];
     let m = under(&god(), &cluster, &|_| Some("200".into()), &nothing_exists);
+    assert_eq!(m.program.as_deref(), Some("api"));
     assert_eq!(
         m.stop_command.as_deref(),
-        Some("PM2_HOME=/tmp/t/pm2 pm2 stop 0"),
-        "a name stands for all four instances: the id names this one"
+        Some("env PM2_HOME=/tmp/t/pm2 pm2 stop 4")
     );
+    assert_eq!(m.source, "environment and pm2's pid file");
 }
 
 #[test]
@@ -116,6 +122,7 @@ fn a_program_whose_names_cannot_be_read_is_still_its_managers() {
         manager: &god(),
         manager_cwd: None,
         root: 200,
+        root_argv: &[],
         env: Err("permission denied"),
         root_cwd: None,
         read: &no_file,
@@ -153,7 +160,9 @@ fn a_supervisord_program_is_named_and_stopped_through_supervisords_own_config() 
     assert_eq!(Manager::of(&supervisord()), Manager::Supervisord);
     let config = |p: &Path| {
         (p == Path::new("/srv/sup/sup.conf")).then(|| {
-            "[supervisord]\nlogfile=x\n[program:web]\ncommand=python3 -m http.server\n".into()
+            "[supervisord]\nlogfile=x\n[supervisorctl]\nserverurl=unix:///srv/sup/sup.sock\n\
+             [program:web]\ncommand=python3 -m http.server\n"
+                .into()
         })
     };
     let m = under(&supervisord(), SUPERVISED, &config, &nothing_exists);
@@ -166,12 +175,18 @@ fn a_supervisord_program_is_named_and_stopped_through_supervisords_own_config() 
     assert_eq!(m.source, "environment and supervisord's config");
     assert_eq!(m.note, None);
 
-    // No config to read: the server's own URL.
+    // No config to read, or one without a [supervisorctl] section (`supervisorctl -c` would
+    // fail on it): the server's own URL. Neither: no command (supervisorctl's own search
+    // could find another supervisord).
+    let url = Some("supervisorctl -s unix:///srv/sup/sup.sock stop web");
     let m = under(&supervisord(), SUPERVISED, &no_file, &nothing_exists);
-    assert_eq!(
-        m.stop_command.as_deref(),
-        Some("supervisorctl -s unix:///srv/sup/sup.sock stop web")
-    );
+    assert_eq!(m.stop_command.as_deref(), url);
+    let bare = |_: &Path| Some("[supervisord]\n[program:web]\n".to_owned());
+    let m = under(&supervisord(), SUPERVISED, &bare, &nothing_exists);
+    assert_eq!(m.stop_command.as_deref(), url);
+    let m = under(&supervisord(), &SUPERVISED[..3], &no_file, &nothing_exists);
+    assert_eq!((m.program.as_deref(), m.stop_command), (Some("web"), None));
+    assert!(m.note.unwrap().contains("neither its config"));
 
     // A process of a group (numprocs) is `group:name`; a config that declares no such group
     // (and includes nothing) is said.
@@ -180,11 +195,11 @@ fn a_supervisord_program_is_named_and_stopped_through_supervisords_own_config() 
         "SUPERVISOR_GROUP_NAME=web",
         "SUPERVISOR_SERVER_URL=unix:///srv/sup/sup.sock",
     ];
-    let other = |_: &Path| Some("[program:api]\n".to_owned());
+    let other = |_: &Path| Some("[supervisorctl]\n[program:api]\n".to_owned());
     let m = under(&supervisord(), &grouped, &other, &nothing_exists);
     assert_eq!(m.program.as_deref(), Some("web:web_01"));
     assert!(m.note.unwrap().contains("declares no [program:web]"));
-    let included = |_: &Path| Some("[include]\nfiles=conf.d/*.conf\n".to_owned());
+    let included = |_: &Path| Some("[supervisorctl]\n[include]\nfiles=conf.d/*.conf\n".to_owned());
     let m = under(&supervisord(), &grouped, &included, &nothing_exists);
     assert_eq!(m.note, None, "an included file may declare it");
 }
@@ -229,17 +244,43 @@ fn an_overmind_process_is_known_by_its_tmux_server_and_named_by_ps() {
     let plain = process(101, 1, &["tmux", "-S", "/tmp/s", "new"]);
     assert!(!is_overminds_tmux(&plain));
 
+    // The root is `sh <script>`: the script, in the folder named as the server's socket, names
+    // the process (its `PS` is the script's child's).
+    let script = [
+        "sh".as_bytes().to_vec(),
+        b"/tmp/overmind-app-x1Y2/web".to_vec(),
+    ];
     let socket = |p: &Path| p == Path::new("/p/app/.overmind.sock");
-    let m = under(&tmux, &["PS=web", "PORT=5000"], &no_file, &socket);
+    let vars = env(&["PORT=5000"]);
+    let at = |argv: &[Vec<u8>], exists: &dyn Fn(&Path) -> bool| {
+        under_manager(&UnderManager {
+            manager: &tmux,
+            manager_cwd: None,
+            root: 200,
+            root_argv: argv,
+            env: Ok(Env(&vars)),
+            root_cwd: Some(Path::new("/p/app")),
+            read: &no_file,
+            exists,
+        })
+    };
+    let m = at(&script, &socket);
     assert_eq!((m.manager.as_str(), m.pid), ("overmind", None));
+    assert_eq!(m.program.as_deref(), Some("web"));
     assert_eq!(
         m.stop_command.as_deref(),
         Some("overmind stop -s /p/app/.overmind.sock web")
     );
     assert!(m.note.unwrap().contains("tmux server, pid 100"));
-    let m = under(&tmux, &["PS=web#2"], &no_file, &nothing_exists);
-    assert_eq!(m.stop_command.as_deref(), Some("overmind stop 'web#2'"));
+    let m = at(&script, &nothing_exists);
+    assert_eq!(m.stop_command.as_deref(), Some("overmind stop web"));
     assert!(m.note.unwrap().contains("Procfile's folder"));
+    // Another overmind's script folder does not name this one's process.
+    let stranger = [
+        "sh".as_bytes().to_vec(),
+        b"/tmp/overmind-other-zz/web".to_vec(),
+    ];
+    assert_eq!(at(&stranger, &nothing_exists).program, None);
 }
 
 #[test]
@@ -258,7 +299,7 @@ fn foreman_and_honcho_name_the_process_and_have_no_command_for_one() {
         ("foreman", Some("web.1"))
     );
     assert_eq!(m.stop_command, None);
-    assert!(m.note.unwrap().contains("kill -INT 100"));
+    assert!(m.note.unwrap().contains("Ctrl-C in its terminal"));
 
     let honcho = process(100, 1, &["honcho", "start"]);
     let m = under(
@@ -274,7 +315,7 @@ fn foreman_and_honcho_name_the_process_and_have_no_command_for_one() {
 }
 
 #[test]
-fn a_process_compose_process_is_stopped_through_its_api() {
+fn a_process_compose_process_is_stopped_through_its_own_api() {
     let pc = process(100, 1, &["process-compose", "up"]);
     let m = under(
         &pc,
@@ -287,8 +328,22 @@ fn a_process_compose_process_is_stopped_through_its_api() {
         Some("process-compose process stop api")
     );
     assert_eq!(m.note, None);
+    // The server's own flags come first: another instance may listen on the default port.
+    let on_port = process(100, 1, &["process-compose", "-p", "9000", "up"]);
+    let m = under(&on_port, &["PC_PROC_NAME=api"], &no_file, &nothing_exists);
+    assert_eq!(
+        m.stop_command.as_deref(),
+        Some("process-compose process stop --port 9000 api")
+    );
+    let on_socket = process(100, 1, &["process-compose", "--unix-socket=/run/pc.sock"]);
+    let m = under(&on_socket, &["PC_PROC_NAME=api"], &no_file, &nothing_exists);
+    assert_eq!(
+        m.stop_command.as_deref(),
+        Some("process-compose process stop --unix-socket /run/pc.sock api")
+    );
+    let uds = process(100, 1, &["process-compose", "-U"]);
     let default_socket = |p: &Path| p == Path::new("/tmp/process-compose-100.sock");
-    let m = under(&pc, &["PC_PROC_NAME=api"], &no_file, &default_socket);
+    let m = under(&uds, &["PC_PROC_NAME=api"], &no_file, &default_socket);
     assert_eq!(
         m.stop_command.as_deref(),
         Some("process-compose process stop --unix-socket /tmp/process-compose-100.sock api")
@@ -308,7 +363,10 @@ fn a_process_compose_process_is_stopped_through_its_api() {
 
 #[test]
 fn a_systemd_service_is_named_from_its_cgroup_and_a_scope_is_not_one() {
-    let unit = |cg: &str| systemd_unit(cg).map(|m| (m.program.unwrap(), m.stop_command.unwrap()));
+    let started = env(&["INVOCATION_ID=0b2d4d4f1c0a4a8e9d8f3e6c2a1b7c90"]);
+    let unit = |cg: &str| {
+        systemd_unit(cg, Ok(Env(&started))).map(|m| (m.program.unwrap(), m.stop_command.unwrap()))
+    };
     let user = |u: &str| Some((u.to_owned(), format!("systemctl --user stop {u}")));
     assert_eq!(
         unit("/user.slice/user-1000.slice/user@1000.service/app.slice/dev.service"),
@@ -332,7 +390,7 @@ fn a_systemd_service_is_named_from_its_cgroup_and_a_scope_is_not_one() {
         unit("/user.slice/user-1000.slice/user@1000.service/app.slice/run-u0.service/harness"),
         user("run-u0.service")
     );
-    let system = systemd_unit("/system.slice/nginx.service").unwrap();
+    let system = systemd_unit("/system.slice/nginx.service", Ok(Env(&started))).unwrap();
     assert_eq!(
         system.stop_command.as_deref(),
         Some("systemctl stop nginx.service")
@@ -350,6 +408,23 @@ fn a_systemd_service_is_named_from_its_cgroup_and_a_scope_is_not_one() {
 }
 
 #[test]
+fn a_process_that_only_landed_in_a_services_cgroup_gets_no_command() {
+    // A cron job's leftover, or an ssh session's where no session scope was made: systemd
+    // did not start it for the unit, so the unit's stop may not end it (KillMode=process).
+    let cron_job = env(&["HOME=/home/u", "SHELL=/bin/sh"]);
+    let m = systemd_unit("/system.slice/cron.service", Ok(Env(&cron_job))).unwrap();
+    assert_eq!(
+        (m.manager.as_str(), m.program.as_deref()),
+        ("systemd", Some("cron.service"))
+    );
+    assert_eq!(m.stop_command, None);
+    assert!(m.note.unwrap().contains("did not start it"));
+    let m = systemd_unit("/system.slice/ssh.service", Err("permission denied")).unwrap();
+    assert_eq!(m.stop_command, None);
+    assert!(m.note.unwrap().contains("permission denied"));
+}
+
+#[test]
 fn a_launchd_agent_is_named_by_its_label_and_terminal_or_app_values_are_not_agents() {
     let agent = env(&["XPC_SERVICE_NAME=com.example.api", "HOME=/Users/u"]);
     let m = launchd_agent(Env(&agent), 501).unwrap();
@@ -361,6 +436,10 @@ fn a_launchd_agent_is_named_by_its_label_and_terminal_or_app_values_are_not_agen
         m.stop_command.as_deref(),
         Some("launchctl bootout gui/501/com.example.api")
     );
+    assert!(m
+        .note
+        .unwrap()
+        .contains("launchctl print gui/501/com.example.api"));
     for not_an_agent in [
         "XPC_SERVICE_NAME=0",
         "XPC_SERVICE_NAME=application.com.microsoft.VSCode.59852660.59852666",
@@ -380,6 +459,25 @@ fn names_are_quoted_as_one_shell_word() {
     assert_eq!(quote("it's"), r"'it'\''s'");
     assert_eq!(quote("$(rm -rf ~)"), "'$(rm -rf ~)'");
     assert_eq!(quote(""), "''");
+    assert_eq!(quote("=cmd"), "'=cmd'", "zsh expands a leading =");
+    assert_eq!(quote("~x"), "'~x'");
+}
+
+#[test]
+fn a_name_a_command_would_take_for_an_option_gets_no_command() {
+    let m = under(&god(), &["name=-rf", "pm_id=0"], &no_file, &nothing_exists);
+    assert_eq!(m.program.as_deref(), Some("-rf"));
+    let m = under(
+        &supervisord(),
+        &[
+            "SUPERVISOR_PROCESS_NAME=-x",
+            "SUPERVISOR_SERVER_URL=unix:///s",
+        ],
+        &no_file,
+        &nothing_exists,
+    );
+    assert_eq!(m.stop_command, None);
+    assert!(m.note.unwrap().contains("option"));
 }
 
 #[test]

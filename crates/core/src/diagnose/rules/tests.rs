@@ -46,9 +46,12 @@ fn adopted_by_init_is_orphaned_unless_a_service_runs_it_or_the_cgroup_cannot_be_
     assert_eq!(p(Some(&unreadable)).level, Level::Yellow);
 
     // A service (its cgroup, read by `managers::systemd_unit`) is its manager's: named.
-    let unit =
-        crate::diagnose::managers::systemd_unit("/user.slice/u/user@1000.service/dev.service")
-            .unwrap();
+    let started = [b"INVOCATION_ID=5f2c".to_vec()];
+    let unit = crate::diagnose::managers::systemd_unit(
+        "/user.slice/u/user@1000.service/dev.service",
+        Ok(crate::diagnose::managers::Env(&started)),
+    )
+    .unwrap();
     let mut service = parentage(&root, Some((&init, Role::Init)), Some(&scope));
     service.managed = Some(&unit);
     let e = orphan_evidence(&service);
@@ -73,7 +76,7 @@ fn a_process_managers_program_is_yellow_and_named_with_its_stop_command() {
         manager: "pm2".into(),
         pid: Some(50),
         program: Some("api".into()),
-        stop_command: Some("pm2 stop api".into()),
+        stop_command: Some("pm2 stop 0".into()),
         source: "environment and pm2's pid file".into(),
         note: None,
     };
@@ -83,7 +86,7 @@ fn a_process_managers_program_is_yellow_and_named_with_its_stop_command() {
     assert_eq!((e.kind, e.level), (EvidenceKind::Managed, Level::Yellow));
     assert!(
         e.message.contains("pm2 (pid 50) runs it as api")
-            && e.message.contains("`pm2 stop api` stops it there"),
+            && e.message.contains("`pm2 stop 0` stops it there"),
         "{}",
         e.message
     );
@@ -148,6 +151,13 @@ fn a_gone_terminal_orphans_only_a_child_of_that_terminals_shell() {
         hung_up(&root, &live_shell, Role::InteractiveShell).kind,
         EvidenceKind::NotOrphaned,
         "the parent is the shell of a live terminal"
+    );
+    let mut other_session = shell.clone();
+    other_session.session = 70;
+    assert_eq!(
+        hung_up(&root, &other_session, Role::InteractiveShell).kind,
+        EvidenceKind::NotOrphaned,
+        "the parent is a shell of another session, not that terminal's"
     );
     // An unknown live parent still holds what it started, terminal or not.
     let other = process(60, 1, &["python3", "orchestrate.py"]);

@@ -304,6 +304,7 @@ fn a_newcomer_claimed_by_descent_is_taken_back_from_a_resource_that_saw_it_only_
             unreached: false,
             interrupted: None,
             problems: vec![problem(text)],
+            present: Default::default(),
         };
         let (result, reason) = verdict.result();
         let r = StopReport {
@@ -487,6 +488,7 @@ fn with_newcomers(
         unreached: false,
         interrupted: None,
         problems,
+        present: Default::default(),
     };
     let (result, reason) = verdict.result();
     let report = StopReport {
