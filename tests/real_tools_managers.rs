@@ -258,7 +258,7 @@ fn pm2_runs_it_the_card_names_pm2_and_force_names_pm2_as_who_brought_it_back() {
         expect: (
             "pm2",
             "api",
-            format!("PM2_HOME={} pm2 stop api", home.display()),
+            format!("env PM2_HOME={} pm2 stop 0", home.display()),
         ),
         bin: bin.clone(),
     }

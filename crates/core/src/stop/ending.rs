@@ -21,6 +21,7 @@ use crate::model::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerR
 use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
 use crate::signal::Expected;
+use crate::words::command_for_a_person;
 
 /// How long, at the end, a member that outlived its own grace gets to show it exited after a
 /// later signal (a `multiprocessing.resource_tracker` ends when its parent does): it has had
@@ -66,16 +67,13 @@ fn still_is(probe: &dyn Probe, id: Identity) -> bool {
     matches!(probe.identity(id.pid), IdentityRead::Alive { identity, .. } if identity == id)
 }
 
-/// Whether `id` runs, argument for argument, the argv of one of the snapshot's members: the
+/// Whether `argv` is, argument for argument, the argv of one of the snapshot's members: the
 /// same program back.
-fn runs_a_members_argv(probe: &dyn Probe, snapshot: &Snapshot, id: Identity) -> bool {
-    let Some(argv) = probe.argv(id) else {
-        return false;
-    };
+fn runs_a_members_argv(snapshot: &Snapshot, argv: &[Vec<u8>]) -> bool {
     snapshot
         .members
         .iter()
-        .any(|m| m.argv.len() == argv.len() && m.argv.iter().zip(&argv).all(|(a, b)| a.0 == *b))
+        .any(|m| m.argv.len() == argv.len() && m.argv.iter().zip(argv).all(|(a, b)| a.0 == *b))
 }
 
 /// Whether the process `id` is known to have ended: its pid is free or holds another process.
@@ -325,17 +323,31 @@ impl Signals<'_, '_> {
         }
         let probe = self.stopper.probe;
         let snapshot = self.snapshot;
-        self.watch
-            .keep_replacements(|id| kept.contains(&id) || runs_a_members_argv(probe, snapshot, id));
+        let reported: Vec<(Identity, String)> = self
+            .watch
+            .seen()
+            .iter()
+            .filter(|s| kept.contains(&s.identity))
+            .map(|s| (s.identity, s.command.clone()))
+            .collect();
+        self.watch.keep_replacements(|id| {
+            if let Some((_, command)) = reported.iter().find(|(k, _)| *k == id) {
+                return Some(command.clone());
+            }
+            let argv = probe.argv(id)?;
+            runs_a_members_argv(snapshot, &argv)
+                .then(|| command_for_a_person(argv.iter().map(Vec::as_slice)))
+        });
     }
 
     /// Whether a child of the manager runs a stopped member's argv by now.
     fn replaced(&self) -> bool {
         let probe = self.stopper.probe;
-        self.watch
-            .manager_children()
-            .into_iter()
-            .any(|id| runs_a_members_argv(probe, self.snapshot, id))
+        self.watch.manager_children().into_iter().any(|id| {
+            probe
+                .argv(id)
+                .is_some_and(|argv| runs_a_members_argv(self.snapshot, &argv))
+        })
     }
 
     /// The members whose end is still open: outlived their grace, or skipped while alive. A

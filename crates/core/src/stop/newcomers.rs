@@ -169,15 +169,20 @@ impl Watch {
     }
 
     /// Forgets the manager's children that are not its replacement for what was stopped
-    /// (`is_replacement` says no: another of its programs, restarting on its own), and
-    /// everything seen born to them.
-    pub fn keep_replacements(&mut self, is_replacement: impl Fn(Identity) -> bool) {
+    /// (`replacement` gives no command: another of its programs, restarting on its own), and
+    /// everything seen born to them. A replacement is named by the command it runs now (it
+    /// was first seen as the manager's fork, before its exec).
+    pub fn keep_replacements(&mut self, replacement: impl Fn(Identity) -> Option<String>) {
         let before: HashSet<Identity> = self.managers();
-        let kept: Vec<Identity> = self
-            .manager_children()
-            .into_iter()
-            .filter(|&id| is_replacement(id))
-            .collect();
+        let mut kept = Vec::new();
+        for id in self.manager_children() {
+            if let Some(command) = replacement(id) {
+                if let Some(s) = self.seen.iter_mut().find(|s| s.identity == id) {
+                    s.command = command;
+                }
+                kept.push(id);
+            }
+        }
         let mut keep: HashSet<Identity> = kept.iter().copied().collect();
         loop {
             let parents: HashSet<Pid> = keep.iter().map(|i| i.pid).collect();
