@@ -147,21 +147,22 @@ pub(crate) fn managed_by(
     }
 }
 
-/// A small regular file a manager keeps (a pid file, a config), or a shell's script: at most
-/// 256 KiB, else nothing. The paths come from other processes' environments and argv, so a
-/// read must never wait or read Pier's own: nothing under `/dev` or `/proc` (`bash
-/// /dev/stdin` would be Pier's stdin), opened without blocking (a FIFO), and only a regular
-/// file is read.
+/// A small regular file a manager keeps (a pid file, a config), or a shell's script: its first
+/// 256 KiB. The paths come from other processes' environments and argv, so a read must never
+/// wait or read Pier's own: the path is resolved first (links and `..`), nothing under `/dev`
+/// or `/proc` is read (`bash /dev/stdin` would be Pier's stdin), only a regular file is opened,
+/// without blocking, and checked again once open.
 pub(crate) fn read_small_text(path: &Path) -> Option<String> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    if path.starts_with("/dev") || path.starts_with("/proc") || !path.is_absolute() {
+    let path = std::fs::canonicalize(path).ok()?;
+    if path.starts_with("/dev") || path.starts_with("/proc") || !path.metadata().ok()?.is_file() {
         return None;
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)
+        .open(&path)
         .ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;

@@ -222,10 +222,18 @@ fn pm2(env: Env, root: Pid, read: &dyn Fn(&Path) -> Option<String>) -> Result<Ma
             m.source = "environment and pm2's pid file".into();
         }
         Some((f, Some(text))) => {
+            // Only a pid is worth repeating: the path came from the process's environment.
+            let held = text.trim();
+            let held =
+                if !held.is_empty() && held.len() <= 10 && held.bytes().all(|b| b.is_ascii_digit())
+                {
+                    format!("pid {held}")
+                } else {
+                    "no pid".to_owned()
+                };
             m.note = Some(format!(
-                "pm2's pid file {} holds {} (app id {id}), not this process",
-                f.display(),
-                text.trim()
+                "pm2's pid file {} holds {held} (app id {id}), not this process",
+                f.display()
             ))
         }
         Some((f, None)) => {
@@ -238,10 +246,10 @@ fn pm2(env: Env, root: Pid, read: &dyn Fn(&Path) -> Option<String>) -> Result<Ma
 
 /// supervisord gives each program `SUPERVISOR_PROCESS_NAME`, `SUPERVISOR_GROUP_NAME` and
 /// `SUPERVISOR_SERVER_URL` (supervisor/process.py). supervisorctl names a process of a group
-/// of its own by its name, else `group:name` (`make_namespec`). It finds the server through
-/// supervisord's own config (`-c`, from supervisord's argv, when it has a `[supervisorctl]`
-/// section: it holds the URL and any credentials), else through the URL the program was
-/// given; with neither, no command (supervisorctl's own search could find another
+/// of its own by its name, else `group:name` (`make_namespec`). It is pointed at the server
+/// that runs the program by the URL the program was given (`-s`), and at supervisord's own
+/// config (`-c`, from supervisord's argv) when that has a `[supervisorctl]` section, for any
+/// credentials; with neither, no command (supervisorctl's own search could find another
 /// supervisord).
 fn supervisord(env: Env, u: &UnderManager) -> Result<ManagedBy, String> {
     let Some(process) = env.get("SUPERVISOR_PROCESS_NAME") else {
@@ -266,14 +274,22 @@ fn supervisord(env: Env, u: &UnderManager) -> Result<ManagedBy, String> {
         .as_ref()
         .zip(text.as_deref())
         .filter(|(_, text)| has_section(text, "supervisorctl"));
-    let (target, source) = match (ctl, env.get("SUPERVISOR_SERVER_URL")) {
-        (Some((c, _)), _) => (
-            Some(["-c".to_owned(), quote(&c.to_string_lossy())]),
-            "environment and supervisord's config",
-        ),
-        (None, Some(url)) => (Some(["-s".to_owned(), quote(url)]), "environment"),
-        (None, None) => (None, "environment"),
+    // The URL picks the server that runs it; the config, when it has its section, any
+    // credentials.
+    let url = env.get("SUPERVISOR_SERVER_URL");
+    let mut target = Vec::new();
+    if let Some((c, _)) = ctl {
+        target.extend(["-c".to_owned(), quote(&c.to_string_lossy())]);
+    }
+    if let Some(url) = url {
+        target.extend(["-s".to_owned(), quote(url)]);
+    }
+    let source = if ctl.is_some() {
+        "environment and supervisord's config"
+    } else {
+        "environment"
     };
+    let target = (!target.is_empty()).then_some(target);
     let words = target.map(|t| {
         let mut w = vec!["supervisorctl".to_owned()];
         w.extend(t);
@@ -286,10 +302,11 @@ fn supervisord(env: Env, u: &UnderManager) -> Result<ManagedBy, String> {
     }
     if let (Some(c), Some(text)) = (&config, &text) {
         if declares(text, group) == Declared::No {
-            m.note = Some(format!(
-                "its config {} declares no [program:{group}]",
-                c.display()
-            ));
+            let said = format!("its config {} declares no [program:{group}]", c.display());
+            m.note = Some(match m.note.take() {
+                Some(note) => format!("{note}; {said}"),
+                None => said,
+            });
         }
     }
     Ok(m)

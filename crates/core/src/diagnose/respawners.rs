@@ -69,7 +69,8 @@ fn shell_loop_of(p: &ProcessInfo, script: ScriptText) -> Option<String> {
 }
 
 /// What a shell runs: the command of `-c` (also in a cluster, `-lc`), or else its script, the
-/// first operand — past options, and past the value of `-o` / `-O` (`bash -o pipefail x.sh`).
+/// first operand — past options, and past the value of `-o` / `-O` (`bash -o pipefail x.sh`),
+/// `--rcfile`, `--init-file`. With `-s` it reads its commands from stdin: neither.
 fn shell_operands(argv: &[Vec<u8>]) -> (Option<String>, Option<String>) {
     let mut args = argv
         .iter()
@@ -78,13 +79,17 @@ fn shell_operands(argv: &[Vec<u8>]) -> (Option<String>, Option<String>) {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--" => return (None, args.next()),
-            "-o" | "+o" | "-O" | "+O" => {
+            "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file" => {
                 args.next();
             }
             _ if a.starts_with("--") => {}
             _ if a.starts_with('-') => {
                 if a.contains('c') {
                     return (args.next(), None);
+                }
+                if a.contains('s') {
+                    // Commands from stdin: the operands are its arguments, not a script.
+                    return (None, None);
                 }
             }
             _ if a.starts_with('+') => {}

@@ -18,8 +18,8 @@ pub struct ManagedBy {
     /// The program's name there (`"api"`, `"web"`, `"x.service"`, a launchd label); `null`
     /// when the manager's data could not be read (`note` says why).
     pub program: Option<String>,
-    /// The command that stops it there, for a person to run (`pm2 stop api`); `null` when it
-    /// is not known.
+    /// The command that stops it there, for a person to run (`pm2 stop 0`); `null` when it is
+    /// not known.
     pub stop_command: Option<String>,
     /// Where the names were read: `"environment"`, `"environment and pm2's pid file"`,
     /// `"cgroup"`.
@@ -29,6 +29,13 @@ pub struct ManagedBy {
 }
 
 impl ManagedBy {
+    /// Whether the manager itself started the root, and would start it again: every process
+    /// manager and launchd job; a systemd unit only when systemd started the root for it (the
+    /// command is given then). A process that only landed in a unit's cgroup is not its.
+    pub fn started_it(&self) -> bool {
+        self.manager != "systemd" || self.stop_command.is_some()
+    }
+
     /// "pm2 (pid 812) runs it as `api`", for evidence and reports.
     pub fn describe(&self) -> String {
         let who = match self.pid {

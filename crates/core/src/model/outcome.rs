@@ -120,8 +120,9 @@ pub enum TieKind {
     Listens,
     /// Init or a subreaper adopted it, and it works inside the project's folder.
     OrphanInProject,
-    /// Its parent, when first seen, was the process manager that ran the stopped root (pm2,
-    /// supervisord): the manager started it again.
+    /// Its parent, when first seen, was the manager that ran the stopped root (a process
+    /// manager, or `systemd --user` / init / launchd for a unit or job), and it runs the
+    /// stopped command: the manager started it again.
     ChildOfManager,
 }
 

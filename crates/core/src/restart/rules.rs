@@ -90,7 +90,7 @@ pub fn stop_was_complete(s: &Snapshot) -> Result<(), String> {
 /// manager's to start again: Pier would run it outside the manager, with the manager's
 /// variables in its environment, and the manager could start it a second time.
 pub fn not_a_managers(s: &Snapshot) -> Result<(), String> {
-    let Some(m) = &s.managed_by else {
+    let Some(m) = s.managed_by.as_ref().filter(|m| m.started_it()) else {
         return Ok(());
     };
     let program = m

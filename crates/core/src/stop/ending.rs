@@ -70,10 +70,12 @@ fn still_is(probe: &dyn Probe, id: Identity) -> bool {
 /// Whether `argv` is, argument for argument, the argv of one of the snapshot's members: the
 /// same program back.
 fn runs_a_members_argv(snapshot: &Snapshot, argv: &[Vec<u8>]) -> bool {
-    snapshot
-        .members
-        .iter()
-        .any(|m| m.argv.len() == argv.len() && m.argv.iter().zip(argv).all(|(a, b)| a.0 == *b))
+    // An empty argv (a zombie, a process exiting) runs nothing.
+    !argv.is_empty()
+        && snapshot
+            .members
+            .iter()
+            .any(|m| m.argv.len() == argv.len() && m.argv.iter().zip(argv).all(|(a, b)| a.0 == *b))
 }
 
 /// Whether the process `id` is known to have ended: its pid is free or holds another process.
@@ -139,11 +141,18 @@ impl Signals<'_, '_> {
     /// to follow. A failed read decides nothing: whether newcomers could be looked for is the
     /// looks' to say.
     pub(super) fn glance(&mut self) {
+        self.glance_with(None);
+    }
+
+    /// A glance that reads `extra`'s children too (the manager, while its replacement is
+    /// awaited).
+    fn glance_with(&mut self, extra: Option<Identity>) {
         if self.first.is_none() {
             return;
         }
         let probe = self.stopper.probe;
         let mut parents = self.watch.lineage();
+        parents.extend(extra);
         while !parents.is_empty() {
             let Ok(pairs) = probe.children(&parents) else {
                 return;
@@ -264,7 +273,10 @@ impl Signals<'_, '_> {
         // Born during that wait (a newcomer's own child, a flush spawned by a late exit): seen
         // by its glances or by this look, running unless it is known to have ended since.
         self.look();
-        self.keep_replacements(&reported);
+        if self.keep_replacements(&reported) {
+            // What was taken for the manager's is judged by the other ties.
+            self.look();
+        }
         let born: Vec<Seen> = self
             .watch
             .seen()
@@ -306,20 +318,22 @@ impl Signals<'_, '_> {
             stopper
                 .waiter
                 .wait_glancing(&[watched(manager)], bound, GLANCE, &mut || {
-                    self.glance();
+                    self.glance_with(Some(manager));
                     !self.replaced()
                 });
             // What the glances cannot see (a read that failed): one look at the whole table.
             self.look();
         }
-        self.keep_replacements(&HashSet::new());
+        if self.keep_replacements(&HashSet::new()) {
+            self.look();
+        }
     }
 
     /// Forgets the manager's children that do not run a stopped member's argv (another of its
     /// programs), other than those `kept` (already in the report).
-    fn keep_replacements(&mut self, kept: &HashSet<Identity>) {
+    fn keep_replacements(&mut self, kept: &HashSet<Identity>) -> bool {
         if self.watch.manager().is_none() {
-            return;
+            return false;
         }
         let probe = self.stopper.probe;
         let snapshot = self.snapshot;
@@ -337,7 +351,7 @@ impl Signals<'_, '_> {
             let argv = probe.argv(id)?;
             runs_a_members_argv(snapshot, &argv)
                 .then(|| command_for_a_person(argv.iter().map(Vec::as_slice)))
-        });
+        })
     }
 
     /// Whether a child of the manager runs a stopped member's argv by now.

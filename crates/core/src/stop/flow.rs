@@ -523,7 +523,7 @@ fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
 /// or init for a systemd unit, launchd — with the words that name its replacement: who started
 /// it, and the command that stops it for good.
 fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identity, String)> {
-    let m = snapshot.managed_by.as_ref()?;
+    let m = snapshot.managed_by.as_ref().filter(|m| m.started_it())?;
     let root = snapshot.members.first()?;
     let parent = *present.iter().find(|i| i.pid == root.ppid)?;
     let who = match &m.program {

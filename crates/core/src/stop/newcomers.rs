@@ -103,6 +103,9 @@ pub struct Watch {
     /// The process manager that ran the root, and how its replacement is named: a child of
     /// it born during the stop is the manager's respawn ([`Watch::with_manager`]).
     manager: Option<(Identity, String)>,
+    /// The manager's children found not to be its replacement (another of its programs, or —
+    /// when the manager is init or a subreaper — an orphan): judged by the other ties.
+    rejected: HashSet<Identity>,
     seen: Vec<Seen>,
 }
 
@@ -117,6 +120,7 @@ impl Watch {
             baseline: baseline.into_iter().collect(),
             lineage: members,
             manager: None,
+            rejected: HashSet::new(),
             seen: Vec::new(),
         }
     }
@@ -169,10 +173,11 @@ impl Watch {
     }
 
     /// Forgets the manager's children that are not its replacement for what was stopped
-    /// (`replacement` gives no command: another of its programs, restarting on its own), and
-    /// everything seen born to them. A replacement is named by the command it runs now (it
-    /// was first seen as the manager's fork, before its exec).
-    pub fn keep_replacements(&mut self, replacement: impl Fn(Identity) -> Option<String>) {
+    /// (`replacement` gives no command: another of its programs, or an orphan init adopted),
+    /// and everything seen born to them; the next look judges them by the other ties. A
+    /// replacement is named by the command it runs now (it was first seen as the manager's
+    /// fork, before its exec). Whether any was forgotten.
+    pub fn keep_replacements(&mut self, replacement: impl Fn(Identity) -> Option<String>) -> bool {
         let before: HashSet<Identity> = self.managers();
         let mut kept = Vec::new();
         for id in self.manager_children() {
@@ -200,16 +205,18 @@ impl Watch {
         }
         let dropped: HashSet<Identity> = before.difference(&keep).copied().collect();
         self.seen.retain(|s| !dropped.contains(&s.identity));
-        for id in dropped {
-            self.lineage.remove(&id);
+        for id in &dropped {
+            self.lineage.remove(id);
+            self.rejected.insert(*id);
         }
+        !dropped.is_empty()
     }
 
-    /// The tie of a child of `parent` (absent at check (e)), if `parent` is the lineage's or
-    /// the manager's.
-    fn tie_under(&self, parent: &Identity) -> Option<Tie> {
+    /// The tie of `child` of `parent` (absent at check (e)), if `parent` is the lineage's or
+    /// the manager's (unless `child` was rejected as its replacement).
+    fn tie_under(&self, parent: &Identity, child: &Identity) -> Option<Tie> {
         if let Some((manager, words)) = &self.manager {
-            if manager == parent {
+            if manager == parent && !self.rejected.contains(child) {
                 return Some(Tie::ChildOfManager(words.clone()));
             }
         }
@@ -251,7 +258,7 @@ impl Watch {
                 let Some(parent) = by_pid.get(&p.ppid) else {
                     continue;
                 };
-                let Some(tie) = self.tie_under(&parent.identity) else {
+                let Some(tie) = self.tie_under(&parent.identity, &p.identity) else {
                     continue;
                 };
                 found.push(Seen {
@@ -271,10 +278,10 @@ impl Watch {
         }
     }
 
-    /// The members and the newcomers found by descent, and the manager watched: whose
-    /// children a glance reads.
+    /// The members and the newcomers found by descent: whose children a glance reads. (The
+    /// manager's are read only while its replacement is awaited: it may be init.)
     pub fn lineage(&self) -> Vec<Identity> {
-        self.lineage.iter().copied().chain(self.manager()).collect()
+        self.lineage.iter().copied().collect()
     }
 
     /// Looks at a glance's `(parent, child)` pairs ([`Probe::children`](crate::probe::Probe::children)):
@@ -287,7 +294,7 @@ impl Watch {
             if p.zombie || self.known(&p.identity) {
                 continue;
             }
-            let Some(tie) = self.tie_under(parent) else {
+            let Some(tie) = self.tie_under(parent, &p.identity) else {
                 continue;
             };
             self.lineage.insert(p.identity);

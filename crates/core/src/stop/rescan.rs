@@ -217,7 +217,11 @@ fn argv_twin(
             ));
         }
         let cwd_of = |pid| probe.details(pid).map(|d| d.cwd);
+        let born_during = e.newcomers.iter().any(|n| n.identity() == p.identity);
+        // One that ran already at check (e) is another server of the same command.
+        let new = born_during || e.present.is_some_and(|ids| !ids.contains(&p.identity));
         match judge::argv_twin(p, uid, &recorded, project, cwd_of) {
+            _ if !new => {}
             Some(TwinPlace::Unknown(why)) => {
                 return Some(format!(
                     "pid {} runs the same command and its folder cannot be confirmed ({why})",
@@ -225,12 +229,6 @@ fn argv_twin(
                 ))
             }
             Some(TwinPlace::InProject) => {
-                let born_during = e.newcomers.iter().any(|n| n.identity() == p.identity);
-                let absent_at_e = e.present.is_some_and(|ids| !ids.contains(&p.identity));
-                if !born_during && !absent_at_e {
-                    // It ran already at check (e): another server of the same command.
-                    continue;
-                }
                 let parent = table.and_then(|t| t.parent(p.identity.pid));
                 let parent = parent.map(|(pp, role)| (pp.clone(), role));
                 let cgroup = probe.details(p.identity.pid).and_then(|d| d.cgroup);

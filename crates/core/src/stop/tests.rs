@@ -1058,6 +1058,38 @@ fn a_twin_that_ran_before_the_stop_is_no_replacement() {
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
 }
 
+/// Force on a systemd user unit's program: the watched manager is `systemd --user`, which
+/// also adopts the orphans a dying tree leaves. One that does not run the stopped command is
+/// not the unit's replacement: it is judged as any orphan working in the project, and named.
+#[test]
+fn an_orphan_the_units_manager_adopts_is_named_as_an_orphan_not_dropped() {
+    let mut fake = FakeProbe::default()
+        .with(process(40, 1, &["/lib/systemd/systemd", "--user"]), "/")
+        .with(
+            process(100, 40, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        )
+        .listen("127.0.0.1:5173", 100);
+    fake.details.get_mut(&100).unwrap().cgroup = Some(Ok(
+        "/user.slice/user-1000.slice/user@1000.service/app.slice/vite.service".into(),
+    ));
+    fake.environments
+        .insert(100, vec![b"INVOCATION_ID=5f2c".to_vec()]);
+    let w = World {
+        probe: Scripted::new(fake, |_, _, _| {}),
+        store_dir: tempfile::tempdir().unwrap(),
+    };
+    let (r, sent) = run_with(&w, forced(), |ops| {
+        ops.after_send(100, |p| {
+            *p = std::mem::take(p).with(process(150, 40, &["node", "flush-telemetry.js"]), APP);
+        })
+    });
+    assert_eq!(sent, vec![100]);
+    assert_eq!(r.newcomers.len(), 1, "{r:#?}");
+    assert_eq!(r.newcomers[0].tie, TieKind::OrphanInProject, "{r:#?}");
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+}
+
 /// Without a manager nothing is waited for: a stop of a green tree ends at once.
 #[test]
 fn a_stop_with_no_manager_waits_for_no_respawn() {

@@ -90,7 +90,22 @@ fn a_pm2_app_is_named_from_its_environment_and_confirmed_by_its_pid_file() {
 fn a_pm2_pid_file_naming_another_process_or_several_instances_are_said() {
     let m = under(&god(), PM2_APP, &|_| Some("4242".into()), &nothing_exists);
     assert_eq!(m.program.as_deref(), Some("api"));
-    assert!(m.note.as_deref().unwrap().contains("holds 4242"), "{m:?}");
+    assert!(
+        m.note.as_deref().unwrap().contains("holds pid 4242"),
+        "{m:?}"
+    );
+    // Only a pid is repeated from a file the process's environment named.
+    let m = under(
+        &god(),
+        PM2_APP,
+        &|_| Some("SECRET=x\n".into()),
+        &nothing_exists,
+    );
+    let note = m.note.unwrap();
+    assert!(
+        note.contains("holds no pid") && !note.contains("SECRET"),
+        "{note}"
+    );
     let m = under(&god(), PM2_APP, &no_file, &nothing_exists);
     assert!(
         m.note.as_deref().unwrap().contains("could not be read"),
@@ -169,7 +184,7 @@ fn a_supervisord_program_is_named_and_stopped_through_supervisords_own_config() 
     assert_eq!(m.program.as_deref(), Some("web"));
     assert_eq!(
         m.stop_command.as_deref(),
-        Some("supervisorctl -c /srv/sup/sup.conf stop web"),
+        Some("supervisorctl -c /srv/sup/sup.conf -s unix:///srv/sup/sup.sock stop web"),
         "-c is relative to supervisord's folder"
     );
     assert_eq!(m.source, "environment and supervisord's config");
