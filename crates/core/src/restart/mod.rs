@@ -69,8 +69,10 @@ impl<'p> Now<'p> {
 /// Everything that argues against restarting `s` now, first reason only. Missing facts argue
 /// against it too.
 pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
-    rules::stop_was_complete(s)?;
+    // A manager's program is its manager's to start again, whatever its stop became (its
+    // manager's respawn made it partial).
     rules::not_a_managers(s)?;
+    rules::stop_was_complete(s)?;
     let target = rules::target(s)?;
     let env: Vec<Vec<u8>> = target
         .env

@@ -258,11 +258,15 @@ impl Signals<'_, '_> {
         let (members_gone, newcomers_gone) = exited.split_at(pending.len());
         self.settle_members(&pending, members_gone, &mut problems);
         let probe = self.stopper.probe;
+        // What the replacement started and is gone already (pyenv's shims on their way to the
+        // program) is the manager's business: only the replacement, and what of it still
+        // runs, is named.
         let mut newcomers: Vec<NewcomerReport> = respawned
             .into_iter()
-            .map(|n| {
+            .filter_map(|n| {
                 let gone = has_ended(probe, n.identity);
-                report(n, gone, Duration::ZERO, &mut problems)
+                let own = matches!(n.tie, Tie::ChildOfManager { .. });
+                (own || !gone).then(|| report(n, gone, Duration::ZERO, &mut problems))
             })
             .collect();
         newcomers.extend(
@@ -446,17 +450,30 @@ impl Signals<'_, '_> {
 /// One newcomer's line; one still running is a problem.
 fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<Problem>) -> NewcomerReport {
     if !gone {
-        problems.push(Problem {
-            text: format!(
+        let text = match &n.tie {
+            Tie::ChildOfManager { who, stop } => {
+                let stop = stop
+                    .as_ref()
+                    .map(|c| format!("; `{c}` stops it for good"))
+                    .unwrap_or_default();
+                format!(
+                    "its manager, {who}, started it again: pid {} ({}) runs{stop}",
+                    n.identity.pid, n.command
+                )
+            }
+            _ => format!(
                 "pid {} ({}, {}) was born during the stop and still runs",
                 n.identity.pid,
                 n.how(),
                 n.command
             ),
+        };
+        problems.push(Problem {
+            text,
             newcomer: Some(n.identity),
         });
     }
-    let manager = matches!(n.tie, Tie::ChildOfManager(_));
+    let manager = matches!(n.tie, Tie::ChildOfManager { .. });
     let detail = match (gone, waited.is_zero()) {
         (true, _) if manager => {
             "started by its manager during the stop, never signalled; gone when the stop ended"

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::checks;
 use super::ending::Problem;
 use super::interrupt::Interrupt;
-use super::newcomers::Watch;
+use super::newcomers::{Tie, Watch};
 use super::refusal::Refusal;
 use super::signals::Signals;
 use super::StopOptions;
@@ -522,7 +522,7 @@ fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
 /// present at check (e) — pm2's daemon, supervisord, overmind's tmux server, `systemd --user`
 /// or init for a systemd unit, launchd — with the words that name its replacement: who started
 /// it, and the command that stops it for good.
-fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identity, String)> {
+fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identity, Tie)> {
     let m = snapshot.managed_by.as_ref().filter(|m| m.started_it())?;
     let root = snapshot.members.first()?;
     let parent = *present.iter().find(|i| i.pid == root.ppid)?;
@@ -533,11 +533,11 @@ fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identit
         ),
         None => format!("{} (pid {})", m.manager, parent.pid),
     };
-    let words = match &m.stop_command {
-        Some(command) => {
-            format!("started again by its manager, {who}: `{command}` stops it for good")
-        }
-        None => format!("started again by its manager, {who}"),
-    };
-    Some((parent, words))
+    Some((
+        parent,
+        Tie::ChildOfManager {
+            who,
+            stop: m.stop_command.clone(),
+        },
+    ))
 }

@@ -49,9 +49,13 @@ pub enum Tie {
     /// detached by `next dev` as it exits).
     OrphanInProject,
     /// Its parent, when first seen, was the process manager that ran the root (a Force stop
-    /// of pm2's or supervisord's program): the manager started it again. The words name the
-    /// manager and the command that stops it for good.
-    ChildOfManager(String),
+    /// of pm2's or supervisord's program): the manager started it again.
+    ChildOfManager {
+        /// The manager and the program: `pm2 (pid 60), which runs it as api`.
+        who: String,
+        /// The command that stops it for good, when the manager has one.
+        stop: Option<String>,
+    },
 }
 
 impl Tie {
@@ -62,7 +66,7 @@ impl Tie {
             Tie::ChildOfNewcomer => TieKind::ChildOfNewcomer,
             Tie::Listens(_) => TieKind::Listens,
             Tie::OrphanInProject => TieKind::OrphanInProject,
-            Tie::ChildOfManager(_) => TieKind::ChildOfManager,
+            Tie::ChildOfManager { .. } => TieKind::ChildOfManager,
         }
     }
 }
@@ -88,7 +92,12 @@ impl Seen {
             Tie::ChildOfNewcomer => format!("child of newcomer pid {}", self.parent),
             Tie::Listens(addr) => format!("listens on {addr}, a port of the resource"),
             Tie::OrphanInProject => "orphaned, working in the project".into(),
-            Tie::ChildOfManager(words) => words.clone(),
+            Tie::ChildOfManager { who, stop } => match stop {
+                Some(command) => {
+                    format!("started again by its manager, {who}: `{command}` stops it for good")
+                }
+                None => format!("started again by its manager, {who}"),
+            },
         }
     }
 }
@@ -102,7 +111,7 @@ pub struct Watch {
     lineage: HashSet<Identity>,
     /// The process manager that ran the root, and how its replacement is named: a child of
     /// it born during the stop is the manager's respawn ([`Watch::with_manager`]).
-    manager: Option<(Identity, String)>,
+    manager: Option<(Identity, Tie)>,
     /// The manager's children found not to be its replacement (another of its programs, or —
     /// when the manager is init or a subreaper — an orphan): judged by the other ties.
     rejected: HashSet<Identity>,
@@ -127,8 +136,9 @@ impl Watch {
 
     /// Watches the process manager that ran the root (the root's parent, present at check (e))
     /// as well: what it starts during the stop may be its replacement for what Pier stopped,
-    /// named with `words` ([`Watch::keep_replacements`] keeps only those).
-    pub fn with_manager(mut self, manager: Option<(Identity, String)>) -> Self {
+    /// tied as `tie` (a [`Tie::ChildOfManager`]; [`Watch::keep_replacements`] keeps only
+    /// those).
+    pub fn with_manager(mut self, manager: Option<(Identity, Tie)>) -> Self {
         self.manager = manager;
         self
     }
@@ -144,7 +154,7 @@ impl Watch {
         let mut out: HashSet<Identity> = self
             .seen
             .iter()
-            .filter(|s| matches!(s.tie, Tie::ChildOfManager(_)))
+            .filter(|s| matches!(s.tie, Tie::ChildOfManager { .. }))
             .map(|s| s.identity)
             .collect();
         loop {
@@ -167,7 +177,7 @@ impl Watch {
     pub fn manager_children(&self) -> Vec<Identity> {
         self.seen
             .iter()
-            .filter(|s| matches!(s.tie, Tie::ChildOfManager(_)))
+            .filter(|s| matches!(s.tie, Tie::ChildOfManager { .. }))
             .map(|s| s.identity)
             .collect()
     }
@@ -215,9 +225,9 @@ impl Watch {
     /// The tie of `child` of `parent` (absent at check (e)), if `parent` is the lineage's or
     /// the manager's (unless `child` was rejected as its replacement).
     fn tie_under(&self, parent: &Identity, child: &Identity) -> Option<Tie> {
-        if let Some((manager, words)) = &self.manager {
+        if let Some((manager, tie)) = &self.manager {
             if manager == parent && !self.rejected.contains(child) {
-                return Some(Tie::ChildOfManager(words.clone()));
+                return Some(tie.clone());
             }
         }
         if !self.lineage.contains(parent) {

@@ -123,6 +123,7 @@ fn in_project(
     // of a new tree, and that resource's, not `e`'s.
     let others: HashSet<Identity> = batch.members.difference(&stopped).copied().collect();
     let inside = |p: &&Project| Path::new(&p.path).starts_with(&e.project.path);
+    let replaced = managers_replacements(e);
     for r in scan
         .projects
         .iter()
@@ -130,6 +131,10 @@ fn in_project(
         .flat_map(|p| &p.resources)
     {
         let holds = |ids: &HashSet<Identity>| r.identities().iter().any(|i| ids.contains(i));
+        if holds(&replaced) {
+            // The manager's replacement, which the stop named already with its command.
+            continue;
+        }
         if !batch.known.contains(r.id.as_str()) {
             let claims = |mine: bool| {
                 batch
@@ -200,10 +205,14 @@ fn argv_twin(
         .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
         .collect();
     let project = Path::new(&snapshot.project.path);
+    let replaced = managers_replacements(e);
     let probe = stopper.probe;
     let uid = probe.current_uid();
     for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
-        if stopped.contains(&p.identity) || members.contains(&p.identity) {
+        if stopped.contains(&p.identity)
+            || members.contains(&p.identity)
+            || replaced.contains(&p.identity)
+        {
             continue;
         }
         if snapshot
@@ -250,6 +259,16 @@ fn argv_twin(
         }
     }
     None
+}
+
+/// The replacements the stop saw the root's manager start (`child_of_manager`): named in the
+/// report already, with the command that stops them for good.
+fn managers_replacements(e: &Ended) -> HashSet<Identity> {
+    e.newcomers
+        .iter()
+        .filter(|n| n.tie == TieKind::ChildOfManager)
+        .map(NewcomerReport::identity)
+        .collect()
 }
 
 /// A replacement, as the rescan found it: its (root) pid, the identities of its tree, the
