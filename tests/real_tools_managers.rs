@@ -333,7 +333,10 @@ fn supervisord_runs_it_the_card_names_supervisord_and_force_names_it_as_who_brou
         expect: (
             "supervisord",
             "web",
-            format!("supervisorctl -c {} stop web", conf.display()),
+            format!(
+                "supervisorctl -c {} -s unix://{dir}/supervisor.sock stop web",
+                conf.display()
+            ),
         ),
         bin: bin.clone(),
     }
