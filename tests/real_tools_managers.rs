@@ -36,6 +36,36 @@ fn tools(case: &str) -> Option<PathBuf> {
     Some(PathBuf::from(dir))
 }
 
+/// What a manager case needs before it starts anything: the manager's own tools (`rel`, under
+/// the cache, holding `program`), the one-case-at-a-time lock, the sandbox, and the clean-up
+/// of everything that works in it. `None` (with a line) when the suite's tools are not set up.
+fn setup(name: &str, rel: &str, program: &str) -> Option<(PathBuf, fs::File, Sandbox, Cleanup)> {
+    let cache = tools(name)?;
+    let bin = cache.join(rel);
+    assert!(
+        bin.join(program).exists(),
+        "{name}: run scripts/real-tools.sh"
+    );
+    let lock = real_tools::lock(&cache);
+    let sb = Sandbox::new();
+    let mut cleanup = Cleanup::default();
+    cleanup.folder = Some(sb.path().to_path_buf());
+    Some((bin, lock, sb, cleanup))
+}
+
+/// The live process whose pid a manager wrote to `file`.
+fn pid_in(file: &Path, what: &str) -> Started {
+    poll(30, || {
+        let pid: u32 = fs::read_to_string(file)
+            .map_err(|e| e.to_string())?
+            .trim()
+            .parse()
+            .map_err(|_| format!("{} holds no pid", file.display()))?;
+        truth::identity(pid).ok_or(format!("{what} is not running"))
+    })
+    .unwrap()
+}
+
 /// `PATH` with `dir` first.
 fn path_with(dir: &Path) -> String {
     format!(
@@ -204,16 +234,10 @@ impl Managed<'_> {
 #[test]
 fn pm2_runs_it_the_card_names_pm2_and_force_names_pm2_as_who_brought_it_back() {
     let name = "pm2";
-    let Some(cache) = tools(name) else { return };
-    let bin = cache.join("npm/pm2/node_modules/.bin");
-    assert!(
-        bin.join("pm2").exists(),
-        "{name}: run scripts/real-tools.sh"
-    );
-    let _lock = real_tools::lock(&cache);
-    let sb = Sandbox::new();
-    let mut cleanup = Cleanup::default();
-    cleanup.folder = Some(sb.path().to_path_buf());
+    let Some((bin, _lock, sb, mut cleanup)) = setup(name, "npm/pm2/node_modules/.bin", "pm2")
+    else {
+        return;
+    };
     let app_dir = project(&sb, "api");
     let home = sb.path().join("pm2-home");
     let port = free_port();
@@ -235,15 +259,7 @@ fn pm2_runs_it_the_card_names_pm2_and_force_names_pm2_as_who_brought_it_back() {
         common::python()
     );
     assert!(pm2(&["start", &command, "--name", "api"]).success());
-    let god = poll(30, || {
-        let pid: u32 = fs::read_to_string(home.join("pm2.pid"))
-            .map_err(|e| e.to_string())?
-            .trim()
-            .parse()
-            .map_err(|_| "pm2.pid holds no pid".to_owned())?;
-        truth::identity(pid).ok_or("pm2's daemon is not running".to_owned())
-    })
-    .unwrap();
+    let god = pid_in(&home.join("pm2.pid"), "pm2's daemon");
     cleanup.roots.push(god);
     let app = poll(30, || {
         child_listening(god.pid, port).ok_or_else(|| "the app does not listen yet".to_owned())
@@ -269,16 +285,10 @@ fn pm2_runs_it_the_card_names_pm2_and_force_names_pm2_as_who_brought_it_back() {
 #[test]
 fn supervisord_runs_it_the_card_names_supervisord_and_force_names_it_as_who_brought_it_back() {
     let name = "supervisord";
-    let Some(cache) = tools(name) else { return };
-    let bin = cache.join("venv/supervisor/bin");
-    assert!(
-        bin.join("supervisord").exists(),
-        "{name}: run scripts/real-tools.sh"
-    );
-    let _lock = real_tools::lock(&cache);
-    let sb = Sandbox::new();
-    let mut cleanup = Cleanup::default();
-    cleanup.folder = Some(sb.path().to_path_buf());
+    let Some((bin, _lock, sb, mut cleanup)) = setup(name, "venv/supervisor/bin", "supervisord")
+    else {
+        return;
+    };
     let web = project(&sb, "web");
     let port = free_port();
     let dir = sb.path().display().to_string();
@@ -309,15 +319,7 @@ fn supervisord_runs_it_the_card_names_supervisord_and_force_names_it_as_who_brou
         .status()
         .expect("supervisord runs");
     assert!(ok.success(), "supervisord -c {} failed", conf.display());
-    let supervisord = poll(30, || {
-        let pid: u32 = fs::read_to_string(sb.path().join("supervisord.pid"))
-            .map_err(|e| e.to_string())?
-            .trim()
-            .parse()
-            .map_err(|_| "supervisord.pid holds no pid".to_owned())?;
-        truth::identity(pid).ok_or("supervisord is not running".to_owned())
-    })
-    .unwrap();
+    let supervisord = pid_in(&sb.path().join("supervisord.pid"), "supervisord");
     cleanup.roots.push(supervisord);
     let app = poll(30, || {
         child_listening(supervisord.pid, port)

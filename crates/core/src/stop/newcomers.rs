@@ -151,25 +151,24 @@ impl Watch {
     /// The manager's children seen so far (`ChildOfManager`), and every newcomer seen born to
     /// one of them: the manager's to run.
     pub fn managers(&self) -> HashSet<Identity> {
-        let mut out: HashSet<Identity> = self
-            .seen
-            .iter()
-            .filter(|s| matches!(s.tie, Tie::ChildOfManager { .. }))
-            .map(|s| s.identity)
-            .collect();
+        self.with_descendants(self.manager_children().into_iter().collect())
+    }
+
+    /// `ids` and every newcomer seen born to one of them (`ChildOfNewcomer`), to a fixed point.
+    fn with_descendants(&self, mut ids: HashSet<Identity>) -> HashSet<Identity> {
         loop {
-            let parents: HashSet<Pid> = out.iter().map(|i| i.pid).collect();
+            let parents: HashSet<Pid> = ids.iter().map(|i| i.pid).collect();
             let more: Vec<Identity> = self
                 .seen
                 .iter()
                 .filter(|s| s.tie == Tie::ChildOfNewcomer && parents.contains(&s.parent))
                 .map(|s| s.identity)
-                .filter(|i| !out.contains(i))
+                .filter(|i| !ids.contains(i))
                 .collect();
             if more.is_empty() {
-                return out;
+                return ids;
             }
-            out.extend(more);
+            ids.extend(more);
         }
     }
 
@@ -198,21 +197,7 @@ impl Watch {
                 kept.push(id);
             }
         }
-        let mut keep: HashSet<Identity> = kept.iter().copied().collect();
-        loop {
-            let parents: HashSet<Pid> = keep.iter().map(|i| i.pid).collect();
-            let more: Vec<Identity> = self
-                .seen
-                .iter()
-                .filter(|s| s.tie == Tie::ChildOfNewcomer && parents.contains(&s.parent))
-                .map(|s| s.identity)
-                .filter(|i| !keep.contains(i))
-                .collect();
-            if more.is_empty() {
-                break;
-            }
-            keep.extend(more);
-        }
+        let keep = self.with_descendants(kept.into_iter().collect());
         let dropped: HashSet<Identity> = before.difference(&keep).copied().collect();
         self.seen.retain(|s| !dropped.contains(&s.identity));
         for id in &dropped {
