@@ -37,6 +37,25 @@ wait_until() {
   return 1
 }
 
+# port_near P: P when nothing listens on 127.0.0.1:P now, else a free port the kernel picks —
+# the conventional port in a picture where it can be had, never a fight with a developer's
+# own server on it.
+port_near() {
+  python3 - "$1" <<'PY'
+import socket, sys
+def free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return s.getsockname()[1]
+    except OSError:
+        return None
+    finally:
+        s.close()
+print(free(int(sys.argv[1])) or free(0))
+PY
+}
+
 # fixture PROJECT MARKER TOOL [ARG...]: tests/fixtures/devserver.py installed as TOOL inside
 # $work/PROJECT (with MARKER to make it a project), started as an orphan (setsid -f) with ARGs,
 # waited for until it reports.

@@ -23,12 +23,18 @@ work=$(mktemp -d)
 trap end_all EXIT
 
 py=$(command -v python3)
-fixture shop package.json node_modules/.bin/vite --port 5173
-fixture docs package.json node_modules/.bin/next dev --port 3000
-fixture api pyproject.toml .venv/bin/uvicorn --port 8000 --busy
-fixture admin pyproject.toml manage.py runserver --port 3001
+# The usual ports where they are free (the picture reads as a developer's), else free ones: a
+# developer's own server on 5173 never breaks the test command.
+shop_port=$(port_near 5173)
+fixture shop package.json node_modules/.bin/vite --port "$shop_port"
+docs_port=$(port_near 3000)
+fixture docs package.json node_modules/.bin/next dev --port "$docs_port"
+api_port=$(port_near 8000)
+fixture api pyproject.toml .venv/bin/uvicorn --port "$api_port" --busy
+admin_port=$(port_near 3001)
+fixture admin pyproject.toml manage.py runserver --port "$admin_port"
 # A client holding a connection to admin turns its card red. It is this script's own child.
-"$py" tests/fixtures/devserver.py --hold --host 127.0.0.1 --port 3001 &
+"$py" tests/fixtures/devserver.py --hold --host 127.0.0.1 --port "$admin_port" &
 kids+=($!)
 accepted() { "$py" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["accepted"] < 1)' "$work/admin.json"; }
 wait_until "the client's connection" accepted
