@@ -106,6 +106,7 @@ fn a_stopped_server_comes_back_as_it_was_in_its_own_session_with_its_output_logg
 
     let (code, r) = restart(&sb, &name);
     assert_eq!(r["result"], "ready", "{r:#}");
+    assert_eq!(r["schema"], 1, "the document says its schema: {r:#}");
     assert_eq!(code, 0);
     let root = r["pid"].as_u64().unwrap() as u32;
     sb.own(Started {

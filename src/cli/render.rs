@@ -43,12 +43,19 @@ impl Style {
 pub fn cards(scan: &Scan, colour: bool) -> String {
     let style = Style { colour };
     let mut out = String::new();
+    // Cards are set apart by a blank line before each, but the output starts with the first.
+    let trim_first = |out: &mut String| {
+        if out.starts_with('\n') {
+            out.remove(0);
+        }
+    };
     if scan.projects.is_empty() {
         out.push_str("No dev residue found.\n");
     }
     for project in &scan.projects {
         project_card(&mut out, project, &style);
     }
+    trim_first(&mut out);
     if let Some(others) = &scan.other_listeners {
         out.push_str("\nOther listeners (not candidates):\n");
         if others.is_empty() {
@@ -275,8 +282,8 @@ mod tests {
         assert!(!text.contains(['\u{1b}', '\u{7}']), "{text:?}");
         let shown = "x\\e[2J\\e]0;pwned\\x07\\ny";
         assert!(
-            text.contains(&format!("\n{shown}  /w/{shown}  GREEN\n")),
-            "{text}"
+            text.starts_with(&format!("{shown}  /w/{shown}  GREEN\n")),
+            "the first card's line, first, with no blank line before it: {text}"
         );
         assert!(
             text.contains(&format!("\n    ✓ parent {shown} (pid 1) is init\n")),

@@ -41,6 +41,14 @@ struct HistoryDocument<'a> {
     unreadable: &'a [String],
 }
 
+/// `pier restart --json`: the report, with the document's schema version beside its fields.
+#[derive(Serialize)]
+struct RestartDocument<'a> {
+    schema: u32,
+    #[serde(flatten)]
+    report: &'a RestartReport,
+}
+
 /// Runs `pier history`.
 pub fn history(args: HistoryArgs) -> ExitCode {
     let system = match System::open_for_reading() {
@@ -184,7 +192,11 @@ pub fn restart(args: RestartArgs) -> ExitCode {
         }
     };
     let written = if args.json {
-        let mut text = serde_json::to_vec_pretty(&report).expect("reports serialise");
+        let doc = RestartDocument {
+            schema: 1,
+            report: &report,
+        };
+        let mut text = serde_json::to_vec_pretty(&doc).expect("reports serialise");
         text.push(b'\n');
         print(&text)
     } else {

@@ -439,10 +439,14 @@ fn report_text(r: &StopReport) -> String {
             );
         }
         if let Some(t) = &r.timings {
+            let sample = match t.sample_ms {
+                0 => "no activity sample: --force".to_owned(),
+                ms => format!("activity sampled over {ms} ms"),
+            };
             let _ = writeln!(
                 out,
-                "    first check to first signal {:.0} ms, to last signal {:.0} ms (activity sampled over {} ms)",
-                t.a_to_first_signal_ms, t.a_to_last_signal_ms, t.sample_ms
+                "    first check to first signal {:.0} ms, to last signal {:.0} ms ({sample})",
+                t.a_to_first_signal_ms, t.a_to_last_signal_ms
             );
         }
         if let Some(e) = &r.record_error {

@@ -187,7 +187,8 @@ pub struct Timings {
     pub a_to_first_signal_ms: f64,
     /// From check (a) to the last signal.
     pub a_to_last_signal_ms: f64,
-    /// The activity window the stop was set to sample at check (b), in milliseconds.
+    /// The activity window the stop was set to sample at check (b), in milliseconds; `0`
+    /// under Force, which samples none.
     pub sample_ms: u64,
 }
 

@@ -384,7 +384,12 @@ impl Stopper<'_> {
             timings: first.zip(last).map(|(f, l)| Timings {
                 a_to_first_signal_ms: f.as_secs_f64() * 1e3,
                 a_to_last_signal_ms: l.as_secs_f64() * 1e3,
-                sample_ms: self.opts.sample.as_millis() as u64,
+                // Force samples no activity (check (b) is skipped).
+                sample_ms: if self.opts.force {
+                    0
+                } else {
+                    self.opts.sample.as_millis() as u64
+                },
             }),
         };
         (report, Some(verdict))
