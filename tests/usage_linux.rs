@@ -192,3 +192,27 @@ fn a_record_of_a_newer_pier_is_listed_as_such_and_kept() {
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), body, "kept");
 }
+
+/// `pier --help` says what a user looks for there: the exit codes, the environment variables
+/// Pier reads, and examples.
+#[test]
+fn the_help_names_exit_codes_environment_and_examples() {
+    let out = Command::new(pier_bin())
+        .arg("--help")
+        .output()
+        .expect("pier runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for words in [
+        "Exit codes:",
+        "128+N",
+        "PIER_STATE_DIR",
+        "PIER_LOG",
+        "NO_COLOR",
+        "DOCKER_HOST",
+        "Examples:",
+        "pier stop 17824-71008",
+    ] {
+        assert!(text.contains(words), "{words:?} is not in:\n{text}");
+    }
+}

@@ -25,9 +25,34 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// What `pier --help` says after the commands: exit codes, environment, examples (README.md).
+const AFTER_HELP: &str = "\
+Exit codes:
+  0    done: the scan ran, or every requested resource was stopped, or a restart is ready
+  1    Pier could not work at all (the process table or the state folder could not be read)
+  2    the command line was wrong (one sentence says what)
+  3    a stop left a requested resource not stopped, or a restart was refused or not ready
+  4    everything was stopped, but an outcome could not be written to its snapshot
+  128+N  a stop interrupted by signal N (130 for Ctrl-C, 143 for SIGTERM)
+
+Environment:
+  PIER_STATE_DIR  the state folder (snapshots, locks, logs); an absolute path
+                  (default: $XDG_STATE_HOME/pier on Linux, ~/Library/Application Support/Pier on macOS)
+  PIER_LOG        diagnostic logging to stderr (e.g. debug)
+  NO_COLOR        no colour in the text output
+  DOCKER_HOST     the container engine to ask (else the current Docker context, else the usual sockets)
+
+Examples:
+  pier scan                          the cards: one per project, green / yellow / red
+  pier scan --under ~/code --json    only projects under ~/code, as JSON (docs/scan-json.md)
+  pier stop 17824-71008              stop one resource safely, by the id the scan shows
+  pier stop --all-green --under ~/code
+  pier history                       what was stopped, and whether it can be restarted
+  pier restart 17824-71008           start it again from its newest snapshot";
+
 /// Finds dev servers and watchers left running after their terminal is gone.
 #[derive(Debug, Parser)]
-#[command(name = "pier", version, about)]
+#[command(name = "pier", version, about, after_help = AFTER_HELP)]
 struct Cli {
     /// With no command, Pier starts the tray app (`pier app`).
     #[command(subcommand)]
