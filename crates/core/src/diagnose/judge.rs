@@ -291,13 +291,7 @@ pub fn argv_twin(
     project: &Path,
     cwd_of: impl FnOnce(Pid) -> Option<Result<PathBuf, String>>,
 ) -> Option<TwinPlace> {
-    if p.uid != uid || p.zombie || p.argv.is_empty() {
-        return None;
-    }
-    let same = |argv: &Vec<&[u8]>| {
-        argv.len() == p.argv.len() && argv.iter().zip(&p.argv).all(|(a, b)| *a == b.as_slice())
-    };
-    if !recorded.iter().any(same) {
+    if p.uid != uid || p.zombie || !runs_recorded_argv(&p.argv, recorded) {
         return None;
     }
     Some(match cwd_of(p.identity.pid)? {
@@ -305,6 +299,18 @@ pub fn argv_twin(
         Ok(_) => TwinPlace::Elsewhere,
         Err(e) => TwinPlace::Unknown(e),
     })
+}
+
+/// Whether `argv` is, argument for argument and byte for byte, one of the `recorded` argvs (a
+/// stopped member's): the same command. An empty argv (unread, a kernel thread, a zombie, a
+/// process exiting) runs none. The stop's rescan and a restart ask it of a twin
+/// ([`argv_twin`]); the stop asks it of what a manager started during a Force stop (its
+/// replacement, or another of its programs).
+pub fn runs_recorded_argv<A: AsRef<[u8]>, R: AsRef<[u8]>>(argv: &[A], recorded: &[Vec<R>]) -> bool {
+    !argv.is_empty()
+        && recorded.iter().any(|r| {
+            r.len() == argv.len() && r.iter().zip(argv).all(|(a, b)| a.as_ref() == b.as_ref())
+        })
 }
 
 #[cfg(test)]

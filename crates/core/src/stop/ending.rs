@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use super::newcomers::{Seen, Tie, GLANCE};
 use super::signals::Signals;
+use crate::diagnose::judge;
 use crate::model::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerReport};
 use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
@@ -67,15 +68,15 @@ fn still_is(probe: &dyn Probe, id: Identity) -> bool {
     matches!(probe.identity(id.pid), IdentityRead::Alive { identity, .. } if identity == id)
 }
 
-/// Whether `argv` is, argument for argument, the argv of one of the snapshot's members: the
-/// same program back.
+/// Whether `argv` is one of the snapshot's members' (`judge::runs_recorded_argv`): the same
+/// program back.
 fn runs_a_members_argv(snapshot: &Snapshot, argv: &[Vec<u8>]) -> bool {
-    // An empty argv (a zombie, a process exiting) runs nothing.
-    !argv.is_empty()
-        && snapshot
-            .members
-            .iter()
-            .any(|m| m.argv.len() == argv.len() && m.argv.iter().zip(argv).all(|(a, b)| a.0 == *b))
+    let recorded: Vec<Vec<&[u8]>> = snapshot
+        .members
+        .iter()
+        .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
+        .collect();
+    judge::runs_recorded_argv(argv, &recorded)
 }
 
 /// Whether the process `id` is known to have ended: its pid is free or holds another process.
