@@ -35,6 +35,9 @@ pub(super) struct Ending {
     pub(super) newcomers: Vec<NewcomerReport>,
     /// Why the stop cannot be called complete, from the members and newcomers alone.
     pub(super) problems: Vec<Problem>,
+    /// Every identity the process table held at check (e), as the looks knew it: none of them
+    /// is a replacement the rescan may find.
+    pub(super) present: HashSet<Identity>,
 }
 
 /// One reason a stop cannot be called complete, and the newcomer it is about, if any: a batch
@@ -220,6 +223,7 @@ impl Signals<'_, '_> {
                 members: self.members,
                 newcomers: Vec::new(),
                 problems,
+                present: self.watch.into_baseline(),
             };
         }
         self.last_look();
@@ -302,6 +306,7 @@ impl Signals<'_, '_> {
             members: self.members,
             newcomers,
             problems,
+            present: self.watch.into_baseline(),
         }
     }
 

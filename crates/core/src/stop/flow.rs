@@ -327,7 +327,6 @@ impl Stopper<'_> {
         };
         let members = snapshot.members.iter().map(|m| m.identity);
         let manager = watched_manager(snapshot, &last_check.present);
-        let present: HashSet<Identity> = last_check.present.iter().copied().collect();
         let mut run = Signals {
             stopper: self,
             snapshot,
@@ -366,7 +365,7 @@ impl Stopper<'_> {
             unreached,
             interrupted,
             problems: ending.problems,
-            present,
+            present: ending.present,
         };
         let (result, reason) = verdict.result();
         let report = StopReport {

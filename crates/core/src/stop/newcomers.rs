@@ -226,6 +226,11 @@ impl Watch {
         })
     }
 
+    /// Every identity present at check (e), for what comes after the stop (the rescan).
+    pub fn into_baseline(self) -> HashSet<Identity> {
+        self.baseline
+    }
+
     /// Every newcomer found so far, in the order found.
     pub fn seen(&self) -> &[Seen] {
         &self.seen
