@@ -45,18 +45,6 @@ fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
 #[test]
 fn only_a_complete_recorded_stop_can_be_restarted() {
     assert!(stop_was_complete(&snap(Some(true), Some(ResourceResult::Stopped))).is_ok());
-    let mut managed = snap(Some(true), Some(ResourceResult::Stopped));
-    assert!(super::rules::not_a_managers(&managed).is_ok());
-    managed.managed_by = crate::diagnose::managers::systemd_unit(
-        "/user.slice/u/user@1000.service/app.slice/dev.service",
-        Ok(crate::diagnose::managers::Env(&[
-            b"INVOCATION_ID=1".to_vec()
-        ])),
-    );
-    assert_eq!(
-        super::rules::not_a_managers(&managed).unwrap_err(),
-        "systemd ran it as dev.service: start it again with systemd, not outside its manager"
-    );
     let partial = stop_was_complete(&snap(Some(true), Some(ResourceResult::PartiallyStopped)));
     assert!(partial.unwrap_err().contains("partial"));
     assert!(stop_was_complete(&snap(Some(false), Some(ResourceResult::Refused))).is_err());
@@ -66,6 +54,31 @@ fn only_a_complete_recorded_stop_can_be_restarted() {
     assert!(
         stop_was_complete(&snap(Some(true), None)).is_err(),
         "no result, no restart"
+    );
+}
+
+/// A manager's program (stopped with Force; its manager's respawn made the stop partial) is its
+/// manager's to start again: the restart says so first, whatever else argues against it. A
+/// process that only landed in a unit's cgroup (no `INVOCATION_ID`) is not the unit's.
+#[test]
+fn a_managers_program_is_refused_a_restart_with_its_managers_name() {
+    use crate::diagnose::managers::{systemd_unit, Env};
+    let probe = FakeProbe::default();
+    let now = Now::read(&probe);
+    let unit = "/user.slice/u/user@1000.service/app.slice/dev.service";
+    let mut managed = snap(Some(true), Some(ResourceResult::PartiallyStopped));
+    managed.managed_by = systemd_unit(unit, Ok(Env(&[b"INVOCATION_ID=1".to_vec()])));
+    assert_eq!(
+        super::refusal(&now, &managed).unwrap_err(),
+        "systemd ran it as dev.service: start it again with systemd, not outside its manager"
+    );
+    let mut landed = snap(Some(true), Some(ResourceResult::PartiallyStopped));
+    landed.managed_by = systemd_unit(unit, Ok(Env(&[b"HOME=/home/u".to_vec()])));
+    assert!(
+        super::refusal(&now, &landed)
+            .unwrap_err()
+            .contains("partial"),
+        "not the unit's program: refused for what it is, a partial stop"
     );
 }
 
