@@ -15,6 +15,7 @@
 //! 128 + N a stop interrupted by signal N (docs/design.md §3.10).
 
 mod app;
+mod ports;
 mod render;
 mod restart;
 mod scan;
@@ -84,6 +85,7 @@ fn use_colour(stdout_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> b
     stdout_is_terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
+use pier_core::diagnose::port;
 use pier_core::front::{resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED, EXIT_USAGE};
 use pier_core::stop::container;
 
@@ -116,13 +118,15 @@ fn is_snapshot_name(name: &str) -> bool {
 /// Every id of `pier stop ID...` must be a resource id or a container card's id; the first
 /// that is neither is a usage error (exit 2), before anything is read or locked.
 fn check_resource_ids(ids: &[String]) -> Result<(), ExitCode> {
-    match ids
-        .iter()
-        .find(|id| !is_resource_id(id) && !is_container_id(id))
-    {
-        Some(bad) => Err(usage(&not_a_resource_id(bad))),
-        None => Ok(()),
+    for id in ids {
+        // `:3000`: the resource that holds the port (`diagnose::port`).
+        if let Some(port) = port::parse(id) {
+            port.map_err(|why| usage(&why))?;
+        } else if !is_resource_id(id) && !is_container_id(id) {
+            return Err(usage(&not_a_resource_id(id)));
+        }
     }
+    Ok(())
 }
 
 /// Whether `id` is a container card's id as `pier scan` prints it: `container-` and the first
@@ -153,7 +157,7 @@ fn is_container_name(arg: &str) -> bool {
 fn not_a_resource_id(bad: &str) -> String {
     format!(
         "{bad:?} is not a resource id: {ID_FORM}; a container's card is container- and 12 hex \
-         digits (e.g. container-fe7ae5f85c8a)."
+         digits (e.g. container-fe7ae5f85c8a); a port is a colon and its number (e.g. :3000)."
     )
 }
 

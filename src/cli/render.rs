@@ -8,12 +8,34 @@ use pier_core::model::card::{endpoint, Evidence, Level, Port, Project, Resource,
 use pier_core::model::container::Container;
 use pier_core::words::for_terminal;
 
-struct Style {
-    colour: bool,
+/// How text is painted: ANSI colours on a terminal (`super::colour_wanted`), else plain. One
+/// set of colours for every command's output: green, yellow and red as on the cards.
+pub(super) struct Style {
+    pub(super) colour: bool,
 }
 
 impl Style {
-    fn paint(&self, text: &str, code: &str) -> String {
+    /// Bold, for what a line is about (a port, an id).
+    pub(super) fn bold(&self, text: &str) -> String {
+        self.paint(text, "1")
+    }
+
+    /// Yellow, for what was not done.
+    pub(super) fn warn(&self, text: &str) -> String {
+        self.paint(text, "33")
+    }
+
+    /// A level as a lower-case word, in its colour: `green`.
+    pub(super) fn level_word(&self, level: Level) -> String {
+        let code = match level {
+            Level::Green => "32",
+            Level::Yellow => "33",
+            Level::Red => "31",
+        };
+        self.paint(level.as_str(), code)
+    }
+
+    pub(super) fn paint(&self, text: &str, code: &str) -> String {
         if self.colour {
             format!("\x1b[{code}m{text}\x1b[0m")
         } else {

@@ -6,14 +6,22 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{colour_wanted, print, render, resolve_dirs, EXIT_FAILED};
+use serde::Serialize;
+
+use super::render::Style;
+use super::{colour_wanted, ports, print, render, resolve_dirs, usage, EXIT_FAILED};
+use pier_core::diagnose::port::{self, PortAnswer};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::numbers;
+use pier_core::model::card::Scan;
 use pier_core::probe;
 
 #[derive(Debug, Args)]
 pub struct ScanArgs {
+    /// Only what listens on this TCP port (`:3000`), and what `pier stop :3000` would do.
+    #[arg(value_name = ":PORT")]
+    port: Option<String>,
     /// Print one JSON document (schema 1, see docs/scan-json.md) instead of cards.
     #[arg(long)]
     json: bool,
@@ -40,6 +48,10 @@ pub struct ScanArgs {
 
 /// Runs `pier scan`.
 pub fn run(args: ScanArgs) -> ExitCode {
+    let port = match asked_port(&args) {
+        Ok(port) => port,
+        Err(why) => return usage(&why),
+    };
     let under = match resolve_dirs("--under", &args.under) {
         Ok(dirs) => dirs,
         Err(code) => return code,
@@ -47,7 +59,8 @@ pub fn run(args: ScanArgs) -> ExitCode {
     let opts = ScanOptions {
         sample: args.sample,
         under,
-        include_others: args.all,
+        // A port's holder may be any listener: every one is looked at.
+        include_others: args.all || port.is_some(),
         thresholds: Thresholds {
             cpu_percent: args.cpu_threshold,
             io_bytes_per_second: args.io_threshold,
@@ -63,6 +76,9 @@ pub fn run(args: ScanArgs) -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
+    if let Some(port) = port {
+        return print_port(&result, port, args.json);
+    }
     if args.json {
         let mut text = serde_json::to_vec_pretty(&result).expect("the scan serialises");
         text.push(b'\n');
@@ -70,4 +86,89 @@ pub fn run(args: ScanArgs) -> ExitCode {
     } else {
         print(render::cards(&result, colour_wanted()).as_bytes())
     }
+}
+
+/// The `:PORT` argument, checked: a port, and never with `--under` (a port is the whole
+/// machine's: a holder outside the folders would read as a free port).
+fn asked_port(args: &ScanArgs) -> Result<Option<u16>, String> {
+    let Some(arg) = &args.port else {
+        return Ok(None);
+    };
+    let port = port::parse(arg).unwrap_or_else(|| {
+        Err(format!(
+            "{arg:?}: `pier scan` takes a port as :PORT (e.g. :3000); resources are stopped by \
+             id with `pier stop ID`"
+        ))
+    })?;
+    if !args.under.is_empty() {
+        return Err(format!(
+            "--under with {arg}: a port is the whole machine's, and a holder outside those \
+             folders would look like a free port; leave --under out"
+        ));
+    }
+    Ok(Some(port))
+}
+
+/// The `pier scan :PORT` document: the scan cut to what holds the port, and the answer.
+#[derive(Serialize)]
+struct PortScan<'a> {
+    #[serde(flatten)]
+    scan: &'a Scan,
+    /// Who holds the port, and what `pier stop :PORT` would do (docs/scan-json.md).
+    port: &'a PortAnswer,
+}
+
+/// `pier scan :PORT`: the cards of what holds the port, any other listener on it, and what
+/// `pier stop :PORT` would do.
+fn print_port(scan: &Scan, port: u16, json: bool) -> ExitCode {
+    let answer = port::answer(scan, port);
+    let cut = holding(scan, port);
+    if json {
+        let doc = PortScan {
+            scan: &cut,
+            port: &answer,
+        };
+        let mut text = serde_json::to_vec_pretty(&doc).expect("the scan serialises");
+        text.push(b'\n');
+        return print(&text);
+    }
+    let style = Style {
+        colour: colour_wanted(),
+    };
+    let mut out = String::new();
+    if !cut.projects.is_empty() {
+        let cards_only = Scan {
+            other_listeners: None,
+            engines: Vec::new(),
+            ..cut.clone()
+        };
+        out.push_str(&render::cards(&cards_only, style.colour));
+        out.push('\n');
+    }
+    out.push_str(&ports::answer_text(&answer, &style));
+    print(out.as_bytes())
+}
+
+/// The scan cut to `port`: the resources and containers that listen on it, in their
+/// projects, and the other listeners on it.
+fn holding(scan: &Scan, port: u16) -> Scan {
+    let mut cut = scan.clone();
+    for p in &mut cut.projects {
+        p.resources
+            .retain(|r| r.ports.iter().any(|x| x.port == port));
+        p.containers
+            .retain(|c| c.ports.iter().any(|x| x.port == port));
+        // The project's level, as these alone make it.
+        let levels = p.resources.iter().map(|r| r.level);
+        p.level = levels
+            .chain(p.containers.iter().map(|c| c.level))
+            .max()
+            .unwrap_or(p.level);
+    }
+    cut.projects
+        .retain(|p| !p.resources.is_empty() || !p.containers.is_empty());
+    if let Some(others) = &mut cut.other_listeners {
+        others.retain(|l| l.port == port);
+    }
+    cut
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use super::{print, resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
+use super::render::Style;
+use super::{ports, print, resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
+use pier_core::diagnose::port::{self, PortAnswer};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::{numbers, System, EXIT_NOT_RECORDED};
@@ -28,7 +30,8 @@ use pier_core::words::{self, for_terminal};
 #[derive(Debug, Args)]
 pub struct StopArgs {
     /// Resource ids (`<root pid>-<root start time>`) or container card ids (`container-<12 hex
-    /// digits>`), as `pier scan` shows them.
+    /// digits>`), as `pier scan` shows them; or `:PORT`, the one resource that listens on it.
+    #[arg(value_name = "ID|:PORT")]
     ids: Vec<String>,
     /// Stop every resource of the project at PATH (only green ones are stopped).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["ids", "all_green"])]
@@ -41,9 +44,13 @@ pub struct StopArgs {
     // an argument given, so `pier stop ID --under DIR` passed in silence. `stop_options` says so.
     #[arg(long, value_name = "DIR")]
     under: Vec<PathBuf>,
-    /// Print one JSON document instead of text.
+    /// Print one JSON document instead of text (docs/stop-json.md).
     #[arg(long)]
     json: bool,
+    /// Run every check up to the first signal, then say what would be signalled: nothing is
+    /// sent and no snapshot is written.
+    #[arg(long)]
+    dry_run: bool,
     /// Seconds each level of a tree gets to exit after its signal (0 to 600).
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = numbers::grace)]
     grace: Duration,
@@ -107,10 +114,14 @@ impl LeftAlone {
     }
 }
 
-/// The `--json` document.
+/// The `--json` document (docs/stop-json.md).
 #[derive(Serialize)]
 struct StopDocument<'a> {
     schema: u32,
+    /// Whether this was `--dry-run`: then nothing was sent or written.
+    dry_run: bool,
+    /// Each `:PORT` asked for: who holds it, and what Pier stops of it.
+    ports: &'a [PortAnswer],
     results: &'a [StopReport],
     /// With `--all-green`: the resources in scope that were not green, so not stopped.
     left_alone: &'a [LeftAlone],
@@ -135,17 +146,29 @@ pub fn run(args: StopArgs) -> ExitCode {
         Err(code) => return code,
     };
     let damaged = damaged_records(&system.store);
-    let (ids, left_alone) = match select(&args, system.probe.as_ref(), opts.thresholds) {
+    let Selected {
+        ids,
+        left_alone,
+        ports,
+    } = match select(&args, system.probe.as_ref(), opts.thresholds) {
         Ok(selected) => selected,
         Err(code) => return code,
     };
+    let dry_run = opts.dry_run;
     let stopper = system.stopper(opts);
     let targets: Vec<(&str, Option<&Shown>)> = ids.iter().map(|id| (id.as_str(), None)).collect();
     // On a terminal, each resource's lines as soon as its report is final, and a status line
     // on stderr while the batch checks; piped or with --json, one answer at the end.
     let live = !args.json && std::io::stdout().is_terminal();
+    let style = Style {
+        colour: live && super::colour_wanted(),
+    };
     let mut status = Status::new(live && std::io::stderr().is_terminal());
     let mut shown = ExitCode::SUCCESS;
+    if live {
+        let follow = !ids.is_empty() || ports.is_empty();
+        shown = print(ports_text(&ports, &style, follow).as_bytes());
+    }
     let reports = stopper.stop_all(&targets, &mut |p| match p {
         Progress::Step(step, n) => status.show(step, n),
         Progress::Done(r) if live => {
@@ -160,16 +183,50 @@ pub fn run(args: StopArgs) -> ExitCode {
     status.clear();
     let written = if live {
         match shown {
-            ExitCode::SUCCESS => print(ending_text(&reports, &left_alone).as_bytes()),
+            ExitCode::SUCCESS if only_ports(&reports, &ports) => ExitCode::SUCCESS,
+            ExitCode::SUCCESS => print(ending_text(&reports, &left_alone, dry_run).as_bytes()),
             failed => failed,
         }
     } else {
-        print_reports(args.json, &reports, &left_alone, damaged)
+        let doc = StopDocument {
+            schema: 1,
+            dry_run,
+            ports: &ports,
+            results: &reports,
+            left_alone: &left_alone,
+            damaged_records: damaged,
+        };
+        print_reports(args.json, &doc)
     };
     if written != ExitCode::SUCCESS {
         return written;
     }
-    exit_code(&reports)
+    match exit_code(&reports, dry_run) {
+        // A port held by something Pier did not stop is a request not met.
+        code if code == ExitCode::SUCCESS && ports.iter().any(not_freed) => {
+            ExitCode::from(EXIT_NOT_ALL_STOPPED)
+        }
+        code => code,
+    }
+}
+
+/// Only ports were asked, and none named a resource to stop: their answers say it all.
+fn only_ports(reports: &[StopReport], ports: &[PortAnswer]) -> bool {
+    reports.is_empty() && !ports.is_empty()
+}
+
+/// A port asked for that something holds and Pier stops nothing of.
+fn not_freed(a: &PortAnswer) -> bool {
+    !a.is_free() && a.stops.is_none()
+}
+
+/// Each port's answer, and a blank line before the reports, if any follow.
+fn ports_text(ports: &[PortAnswer], style: &Style, reports_follow: bool) -> String {
+    let mut out: String = ports.iter().map(|a| ports::answer_text(a, style)).collect();
+    if !out.is_empty() && reports_follow {
+        out.push('\n');
+    }
+    out
 }
 
 /// The flags, checked, as the stop's options: something to stop, well-formed ids, `--under`
@@ -194,6 +251,7 @@ pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
             io_bytes_per_second: args.io_threshold,
         },
         force: args.force,
+        dry_run: args.dry_run,
         ..StopOptions::default()
     })
 }
@@ -207,6 +265,12 @@ fn misplaced_flag(args: &StopArgs) -> Option<&'static str> {
         return Some(
             "--under limits --all-green only; with resource ids or --project it would be \
              ignored (give --all-green --under DIR, or leave --under out)",
+        );
+    }
+    if args.force && !ports::asked(&args.ids).is_empty() {
+        return Some(
+            "--force stops only resources named by id, never by port: a port names whatever \
+             holds it now (`pier scan :PORT` shows its id)",
         );
     }
     if args.force && args.ids.is_empty() {
@@ -234,31 +298,26 @@ fn damaged_records(store: &Store) -> Vec<String> {
 }
 
 /// The reports on stdout: one `--json` document, or text for a person.
-fn print_reports(
-    json: bool,
-    reports: &[StopReport],
-    left_alone: &[LeftAlone],
-    damaged: Vec<String>,
-) -> ExitCode {
+fn print_reports(json: bool, doc: &StopDocument) -> ExitCode {
     if json {
-        let doc = StopDocument {
-            schema: 1,
-            results: reports,
-            left_alone,
-            damaged_records: damaged,
-        };
-        let mut text = serde_json::to_vec_pretty(&doc).expect("reports serialise");
+        let mut text = serde_json::to_vec_pretty(doc).expect("reports serialise");
         text.push(b'\n');
         print(&text)
     } else {
-        print(text(reports, left_alone).as_bytes())
+        let style = Style { colour: false };
+        let only = only_ports(doc.results, doc.ports);
+        let mut out = ports_text(doc.ports, &style, !only);
+        if !only {
+            out.push_str(&text(doc.results, doc.left_alone, doc.dry_run));
+        }
+        print(out.as_bytes())
     }
 }
 
 /// Every outcome that could not be recorded, on stderr; then the exit code: 128 + the signal
 /// when one interrupted a stop (as its report says); else 3 if some requested resource was
 /// not stopped; else 4 if every one was but some outcome could not be recorded; else 0.
-fn exit_code(reports: &[StopReport]) -> ExitCode {
+fn exit_code(reports: &[StopReport], dry_run: bool) -> ExitCode {
     for r in reports
         .iter()
         .filter_map(|r| r.record_error.as_ref().map(|e| (&r.id, e)))
@@ -273,7 +332,12 @@ fn exit_code(reports: &[StopReport]) -> ExitCode {
     {
         return ExitCode::from(128u8.saturating_add(n as u8));
     }
-    let all_stopped = reports.iter().all(|r| r.result == ResourceResult::Stopped);
+    // A dry run that would stop everything asked is done.
+    let done = match dry_run {
+        true => ResourceResult::WouldStop,
+        false => ResourceResult::Stopped,
+    };
+    let all_stopped = reports.iter().all(|r| r.result == done);
     if !all_stopped {
         ExitCode::from(EXIT_NOT_ALL_STOPPED)
     } else if reports.iter().any(|r| r.record_error.is_some()) {
@@ -283,15 +347,38 @@ fn exit_code(reports: &[StopReport]) -> ExitCode {
     }
 }
 
-/// The ids to stop: as given, or every resource of a project, or every green one — and, for
-/// the last, every resource in scope it leaves alone because it is not green.
-fn select(
-    args: &StopArgs,
-    probe: &dyn probe::Probe,
-    t: Thresholds,
-) -> Result<(Vec<String>, Vec<LeftAlone>), ExitCode> {
+/// What a stop's command line selects.
+struct Selected {
+    /// The ids to stop, in the order given.
+    ids: Vec<String>,
+    /// With `--all-green`: the resources in scope that are not green.
+    left_alone: Vec<LeftAlone>,
+    /// Each `:PORT` given, answered.
+    ports: Vec<PortAnswer>,
+}
+
+/// The ids to stop: as given (a `:PORT` as the one green resource that holds it), or every
+/// resource of a project, or every green one — and, for the last, every resource in scope it
+/// leaves alone because it is not green.
+fn select(args: &StopArgs, probe: &dyn probe::Probe, t: Thresholds) -> Result<Selected, ExitCode> {
     if !args.ids.is_empty() {
-        return Ok((args.ids.clone(), Vec::new()));
+        let ports = answer_ports(&ports::asked(&args.ids), probe, t)?;
+        let ids = args
+            .ids
+            .iter()
+            .filter_map(|id| match port::parse(id) {
+                Some(p) => {
+                    let p = p.ok()?;
+                    ports.iter().find(|a| a.port == p)?.stops.clone()
+                }
+                None => Some(id.clone()),
+            })
+            .collect();
+        return Ok(Selected {
+            ids,
+            left_alone: Vec::new(),
+            ports,
+        });
     }
     let under = match &args.project {
         Some(p) => resolve_dirs("--project", std::slice::from_ref(p))?,
@@ -340,7 +427,35 @@ fn select(
             }
         }
     }
-    Ok((ids, left_alone))
+    Ok(Selected {
+        ids,
+        left_alone,
+        ports: Vec::new(),
+    })
+}
+
+/// Who holds each port: one scan of the whole machine — every card, the engines asked, and
+/// the listeners that are no candidate — at no sample (the stop's own check samples).
+fn answer_ports(
+    asked: &[u16],
+    probe: &dyn probe::Probe,
+    t: Thresholds,
+) -> Result<Vec<PortAnswer>, ExitCode> {
+    if asked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let opts = ScanOptions {
+        sample: Duration::ZERO,
+        include_others: true,
+        thresholds: t,
+        engines: diagnose::Engines::Ask,
+        ..ScanOptions::default()
+    };
+    let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {
+        eprintln!("pier: {}", for_terminal(&e.to_string()));
+        ExitCode::from(EXIT_FAILED)
+    })?;
+    Ok(asked.iter().map(|&p| port::answer(&scan, p)).collect())
 }
 
 /// Why `--project PATH` is a usage error when no card's folder is PATH: PATH is inside a
@@ -377,9 +492,9 @@ fn project_refusal(
 
 /// The reports for a person, then what a batch left alone and why. Every command, reason and
 /// folder is shown through [`for_terminal`].
-fn text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
+fn text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> String {
     let mut out: String = reports.iter().map(report_text).collect();
-    out.push_str(&ending_text(reports, left_alone));
+    out.push_str(&ending_text(reports, left_alone, dry_run));
     out
 }
 
@@ -438,6 +553,19 @@ fn report_text(r: &StopReport) -> String {
                 for_terminal(&n.detail)
             );
         }
+        for s in &r.would_signal {
+            let who = match s.pid {
+                Some(pid) => format!("pid {pid:<7}"),
+                None => "    ".to_owned() + &" ".repeat(7),
+            };
+            let _ = writeln!(
+                out,
+                "    {}. would send {} to {who} {}",
+                s.order,
+                s.signal,
+                for_terminal(&s.command)
+            );
+        }
         if let Some(t) = &r.timings {
             let sample = match t.sample_ms {
                 0 => "no activity sample: --force".to_owned(),
@@ -468,7 +596,7 @@ fn report_text(r: &StopReport) -> String {
 
 /// What follows the reports: "Nothing to stop." when there are none, what a batch left alone
 /// and why, and the summary line.
-fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
+fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> String {
     let mut out = String::new();
     match (reports.is_empty(), left_alone.is_empty()) {
         (true, true) => out.push_str("Nothing to stop.\n"),
@@ -490,11 +618,23 @@ fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
             for_terminal(&l.reason)
         );
     }
-    let stopped = reports
-        .iter()
-        .filter(|r| r.result == ResourceResult::Stopped)
-        .count();
-    let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
+    if dry_run {
+        let would = reports
+            .iter()
+            .filter(|r| r.result == ResourceResult::WouldStop)
+            .count();
+        let _ = write!(
+            out,
+            "\n{would} of {} would be stopped (--dry-run: nothing was sent or written)",
+            reports.len()
+        );
+    } else {
+        let stopped = reports
+            .iter()
+            .filter(|r| r.result == ResourceResult::Stopped)
+            .count();
+        let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
+    }
     if !left_alone.is_empty() {
         let _ = write!(out, ", {} left alone", left_alone.len());
     }
@@ -565,7 +705,7 @@ mod tests {
     #[test]
     fn a_batch_names_each_resource_it_left_alone_and_why() {
         let shell = "parent sh (pid 99) is a live interactive shell";
-        let text = text(&[], &[left("vite", 100, shell)]);
+        let text = text(&[], &[left("vite", 100, shell)], false);
         assert_eq!(
             text,
             format!(
@@ -584,7 +724,7 @@ mod tests {
             "parent \u{1b}]0;x\u{7} (pid 99) is a live shell",
         );
         l.project = "/home/u/a\nb\u{202e}".into();
-        let text = text(&[], &[l]);
+        let text = text(&[], &[l], false);
         assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text:?}");
         assert!(
             text.contains(
@@ -597,7 +737,10 @@ mod tests {
 
     #[test]
     fn nothing_in_scope_says_nothing_to_stop() {
-        assert_eq!(text(&[], &[]), "Nothing to stop.\n\n0 of 0 stopped\n");
+        assert_eq!(
+            text(&[], &[], false),
+            "Nothing to stop.\n\n0 of 0 stopped\n"
+        );
     }
 
     /// `pier stop ARGS`, as clap parses it.

@@ -705,6 +705,10 @@ impl<'a> Record<'a> {
                         .push("result refused or failed, but the stop has signal timings".into());
                 }
             }
+            // The soak makes no dry run.
+            ResourceResult::WouldStop => v
+                .disagreements
+                .push("a dry run's result from a stop that was no dry run".into()),
         }
     }
 

@@ -28,17 +28,25 @@ const COMMAND_CHARS: usize = 60;
 /// `/proc/<pid>/cmdline` reads as the title followed by dozens of empty arguments, or as one
 /// argument ending in spaces. Printed as it is, that is a line of blanks cut at 60 characters.
 pub fn command_for_a_person<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let clean = whole_command(argv);
+    match clean.char_indices().nth(COMMAND_CHARS) {
+        Some((cut, _)) => format!("{}…", clean[..cut].trim_end()),
+        None => clean,
+    }
+}
+
+/// A command line whole, for a document a program reads (the stop's `--json`): lossy UTF-8,
+/// a rewritten title's padding dropped, never cut. A display still escapes it.
+pub fn whole_command<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
     // Trailing empty arguments join into trailing spaces: one trim drops both kinds of padding.
     let joined = argv
         .into_iter()
         .map(String::from_utf8_lossy)
         .collect::<Vec<_>>()
         .join(" ");
-    let clean = joined.trim_end_matches(|c: char| c.is_whitespace() || c == '\0');
-    match clean.char_indices().nth(COMMAND_CHARS) {
-        Some((cut, _)) => format!("{}…", clean[..cut].trim_end()),
-        None => clean.to_owned(),
-    }
+    joined
+        .trim_end_matches(|c: char| c.is_whitespace() || c == '\0')
+        .to_owned()
 }
 
 /// A command line short enough to name a process inside a sentence: as

@@ -15,6 +15,7 @@ pub mod helpers;
 pub mod judge;
 pub mod kinds;
 pub mod managers;
+pub mod port;
 
 pub mod project;
 pub mod respawners;

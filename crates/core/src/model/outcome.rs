@@ -35,6 +35,9 @@ pub enum ResourceResult {
     Refused,
     /// No signal: Pier itself could not proceed (snapshot, state folder, lock).
     Failed,
+    /// A dry run (`pier stop --dry-run`): every check passed up to the first signal, and
+    /// nothing was sent or written. Not an outcome of a stop: never recorded.
+    WouldStop,
 }
 
 impl ResourceResult {
@@ -45,6 +48,7 @@ impl ResourceResult {
             ResourceResult::PartiallyStopped => "partially_stopped",
             ResourceResult::Refused => "refused",
             ResourceResult::Failed => "failed",
+            ResourceResult::WouldStop => "would_stop",
         }
     }
 }
@@ -223,6 +227,24 @@ pub struct StopReport {
     /// For a container's stop, once its checkpoints passed: what became of it (`members` is
     /// then empty: the engine, not Pier, signals its processes). `null` for a resource.
     pub container: Option<ContainerOutcome>,
+    /// A dry run's answer once every check passed (`result` `would_stop`): each signal the
+    /// stop would send, in its order. Empty otherwise.
+    pub would_signal: Vec<PlannedSignal>,
+}
+
+/// One signal a dry run would have sent (`pier stop --dry-run`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedSignal {
+    /// The process, for a resource's member; `null` for a container (its engine signals it).
+    pub pid: Option<u32>,
+    /// Its start time, the kernel's raw value; `null` for a container.
+    pub start_time: Option<u64>,
+    /// Its command line, exactly as recorded (a container: `container NAME`).
+    pub command: String,
+    /// `"SIGTERM"`, `"SIGKILL"` under Force, or a container's own stop signal.
+    pub signal: String,
+    /// Its level, leaf to root: 1 is signalled first; the root's level is last.
+    pub order: usize,
 }
 
 /// What became of a container a stop signalled through its engine (docs/design.md §4a).

@@ -79,9 +79,9 @@ pub fn stop_was_complete(s: &Snapshot) -> Result<(), String> {
         (_, Some(ResourceResult::PartiallyStopped)) => {
             Err("the stop was partial: part of it may still run".into())
         }
-        (_, Some(ResourceResult::Refused | ResourceResult::Failed)) | (Some(false), _) => {
-            Err("nothing was stopped, so there is nothing to restart".into())
-        }
+        // A dry run writes no record; a record that says so stopped nothing either.
+        (_, Some(ResourceResult::Refused | ResourceResult::Failed | ResourceResult::WouldStop))
+        | (Some(false), _) => Err("nothing was stopped, so there is nothing to restart".into()),
         (_, None) | (None, _) => Err("the stop never finished recording its outcome".into()),
     }
 }

@@ -19,7 +19,9 @@ use super::refusal::Why;
 use super::rescan::{self, Ended};
 use crate::diagnose;
 use crate::model::card::Project;
-use crate::model::outcome::{Checkpoint, NewcomerReport, ResourceResult, StopReport, TieKind};
+use crate::model::outcome::{
+    Checkpoint, NewcomerReport, PlannedSignal, ResourceResult, StopReport, TieKind,
+};
 use crate::model::shown::Shown;
 use crate::model::snapshot::Snapshot;
 use crate::probe::reuse::Coalesced;
@@ -136,7 +138,11 @@ impl Stopper<'_> {
         let locked = self.lock_each(&targets, &mut out);
         let (known, live) = self.rediagnose_each(locked, &mut out);
         let (t0, checked) = self.check_each(live, &mut out);
-        self.signal_each(t0, checked, &known, &mut out);
+        if self.opts.dry_run {
+            self.plan_each(t0, checked, &mut out);
+        } else {
+            self.signal_each(t0, checked, &known, &mut out);
+        }
         // Every resource ends with a report; one missing would be Pier's own fault, and its
         // signals unknown here: said so, never "nothing was sent".
         for (at, (id, _)) in targets.iter().enumerate() {
@@ -336,7 +342,11 @@ impl Stopper<'_> {
         // none did.
         let mut marked = Vec::new();
         for e in live {
-            match self.mark(&e.name, &e.snapshot) {
+            let marked_now = match self.opts.dry_run {
+                true => Ok(()),
+                false => self.mark(&e.name, &e.snapshot),
+            };
+            match marked_now {
                 Ok(()) => marked.push(e),
                 Err(why) => {
                     let failed = report(e.id, ResourceResult::Failed, why);
@@ -381,6 +391,30 @@ impl Stopper<'_> {
             return (t0, Vec::new());
         }
         (t0, checked)
+    }
+
+    /// A dry run's end, where the signals would begin: the deadline from check (a) is judged
+    /// as the first signal would judge it, and each resource that passed says what it would
+    /// have signalled, level by level, leaf to root — the members check (e) found gone left
+    /// out, as the stop would skip them. Nothing is sent or written.
+    fn plan_each(&self, t0: Duration, checked: Vec<(Entry, TreeCheck)>, out: &mut Reports) {
+        let signal = if self.opts.force {
+            "SIGKILL"
+        } else {
+            "SIGTERM"
+        };
+        for (e, last) in checked {
+            let took = self.probe.now().saturating_sub(t0);
+            let r = if took > self.opts.deadline {
+                let why = Why::Deadline {
+                    limit: self.opts.deadline,
+                };
+                refused(e.id, why.at(Checkpoint::Deadline))
+            } else {
+                planned(e.id, &e.snapshot, &last, signal)
+            };
+            self.end(e, r, out);
+        }
     }
 
     /// One checkpoint for every resource still in the chain: `check` reads once and answers
@@ -598,6 +632,13 @@ impl Stopper<'_> {
     /// A resource's report is final: its outcome recorded in its snapshot (unless an internal
     /// error left it to reconciliation), its lock let go, and the caller told.
     fn end(&self, e: Entry, mut r: StopReport, out: &mut Reports) {
+        // A dry run wrote no snapshot: nothing to name, nothing to record.
+        if self.opts.dry_run {
+            let at = e.at;
+            drop(e);
+            out.done(at, r);
+            return;
+        }
         r.snapshot = Some(e.name.clone());
         if r.record_error.is_none() {
             r.record_error = self.record_outcome(&e.name, &e.snapshot, &r);
@@ -687,6 +728,42 @@ pub(super) fn disowned(
             r
         })
         .collect()
+}
+
+/// What a dry run of `id` would signal: every member check (e) saw alive, by level, leaf to
+/// root.
+fn planned(id: &str, snapshot: &Snapshot, last: &TreeCheck, signal: &str) -> StopReport {
+    let mut would_signal = Vec::new();
+    for (order, level) in checks::levels(snapshot).into_iter().enumerate() {
+        for m in level.iter().filter(|m| !last.gone.contains(&m.identity)) {
+            let command = snapshot
+                .members
+                .iter()
+                .find(|s| s.identity == m.identity)
+                .map(|s| crate::words::whole_command(s.argv.iter().map(|a| a.0.as_slice())))
+                .unwrap_or_default();
+            would_signal.push(PlannedSignal {
+                pid: Some(m.identity.pid),
+                start_time: Some(m.identity.start_time),
+                command,
+                signal: signal.to_owned(),
+                order: order + 1,
+            });
+        }
+    }
+    let n = would_signal.len();
+    let noun = if n == 1 { "process" } else { "processes" };
+    StopReport {
+        would_signal,
+        ..report(
+            id,
+            ResourceResult::WouldStop,
+            format!(
+                "every check passed; --dry-run: nothing was sent or written ({n} {noun} would \
+                 get {signal}, leaf to root)"
+            ),
+        )
+    }
 }
 
 fn snapshots<'e>(es: &'e [Entry]) -> Vec<&'e Snapshot> {

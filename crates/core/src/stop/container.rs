@@ -34,7 +34,7 @@ use crate::diagnose::{self, rules, Engines};
 use crate::model::card::{Level, Project};
 use crate::model::container::Container;
 use crate::model::outcome::{
-    Checkpoint, ContainerOutcome, MemberOutcome, ResourceResult, StopReport, Timings,
+    Checkpoint, ContainerOutcome, MemberOutcome, PlannedSignal, ResourceResult, StopReport, Timings,
 };
 use crate::model::shown::Shown;
 use crate::model::snapshot::{ContainerSnapshot, SnapshotProject};
@@ -129,6 +129,9 @@ impl Stopper<'_> {
         };
         // Part of the re-diagnosis: the engine's own account of the run, before any record.
         let state = run.identity(Checkpoint::A).map_err(|r| no(r.to_string()))?;
+        if self.opts.dry_run {
+            return Ok(self.container_dry_run(&run, &card.engine, &state.stop_signal));
+        }
         let (name, record) = self.put_container_record(&project, &card, &run, &state)?;
         let with_record = |mut r: Box<StopReport>| {
             r.snapshot = Some(name.clone());
@@ -136,7 +139,7 @@ impl Stopper<'_> {
             r
         };
         let (t0, window_ms) = self
-            .container_checks(&run, &name, &record)
+            .container_checks(&run, Some((&name, &record)))
             .map_err(with_record)?;
         let mut out = self.container_signal(&run, &state.stop_signal, (t0, window_ms));
         self.container_rescan(&card, &mut out);
@@ -252,11 +255,12 @@ impl Stopper<'_> {
 
     /// Step 3, checks (a) to (e) and the deadline; returns when (a) ran, and the activity
     /// window the engine measured, in milliseconds.
+    /// `record`: the stop record and its name, marked "signals may follow" before (e); `None`
+    /// for a dry run, which writes none.
     fn container_checks(
         &self,
         run: &Run,
-        name: &str,
-        record: &ContainerSnapshot,
+        record: Option<(&str, &ContainerSnapshot)>,
     ) -> Step<(Duration, u64)> {
         let at = |r: Refusal| Box::new(refused(run.id, r));
         // (a) runs as the engine's first reading comes in, (b) ends with its second: the
@@ -287,6 +291,11 @@ impl Stopper<'_> {
         if let Some(signal) = self.interrupt.raised() {
             return Err(Box::new(abandoned(run.id, signal, "during its checks")));
         }
+        let Some((name, record)) = record else {
+            self.container_network(run, Checkpoint::E).map_err(at)?;
+            run.identity(Checkpoint::E).map_err(at)?;
+            return Ok((t0, window_ms));
+        };
         self.store
             .update::<ContainerSnapshot, _>(name, record.run(), |s| {
                 s.signals_may_follow = Some(true);
@@ -304,6 +313,66 @@ impl Stopper<'_> {
         self.container_network(run, Checkpoint::E).map_err(at)?;
         run.identity(Checkpoint::E).map_err(at)?;
         Ok((t0, window_ms))
+    }
+
+    /// The run once more, then the deadline and an interruption, at the moment of the signal
+    /// (`t0`: when check (a) ran).
+    fn container_last_look(&self, run: &Run, t0: Duration) -> Step<()> {
+        let last = run.identity(Checkpoint::E).and_then(|_| {
+            let took = self.probe.now().saturating_sub(t0);
+            if took <= self.opts.deadline {
+                return Ok(());
+            }
+            Err(refusal(
+                Checkpoint::Deadline,
+                format!(
+                    "the checks took {} ms, more than the {} ms allowed from the first check to \
+                     the signal",
+                    took.as_millis(),
+                    self.opts.deadline.as_millis()
+                ),
+            ))
+        });
+        if let Err(r) = last {
+            return Err(Box::new(refused(run.id, r)));
+        }
+        if let Some(interrupted) = self.interrupt.raised() {
+            return Err(Box::new(abandoned(
+                run.id,
+                interrupted,
+                "during its checks",
+            )));
+        }
+        Ok(())
+    }
+
+    /// A dry run of a container's stop: every check, no record, and what its engine would be
+    /// asked to send, where the signal would go out.
+    fn container_dry_run(&self, run: &Run, engine: &str, signal: &str) -> StopReport {
+        let checked = self
+            .container_checks(run, None)
+            .and_then(|(t0, _)| self.container_last_look(run, t0));
+        if let Err(r) = checked {
+            return *r;
+        }
+        StopReport {
+            would_signal: vec![PlannedSignal {
+                pid: None,
+                start_time: None,
+                command: format!("container {}", run.name),
+                signal: signal.to_owned(),
+                order: 1,
+            }],
+            ..report(
+                run.id,
+                ResourceResult::WouldStop,
+                format!(
+                    "every check passed; --dry-run: nothing was sent or written (its engine, \
+                     {}, would be asked to send {signal} to container {})",
+                    engine, run.name
+                ),
+            )
+        }
     }
 
     /// Checks (a), (c), (e): the fresh card, judged as the scan judges it.
@@ -343,28 +412,8 @@ impl Stopper<'_> {
             outcome,
             detail,
         };
-        // The run once more, then the deadline and an interruption, at the moment of the
-        // signal.
-        let last = run.identity(Checkpoint::E).and_then(|_| {
-            let took = self.probe.now().saturating_sub(t0);
-            if took <= self.opts.deadline {
-                return Ok(());
-            }
-            Err(refusal(
-                Checkpoint::Deadline,
-                format!(
-                    "the checks took {} ms, more than the {} ms allowed from the first check to \
-                     the signal",
-                    took.as_millis(),
-                    self.opts.deadline.as_millis()
-                ),
-            ))
-        });
-        if let Err(r) = last {
-            return refused(run.id, r);
-        }
-        if let Some(interrupted) = self.interrupt.raised() {
-            return abandoned(run.id, interrupted, "during its checks");
+        if let Err(r) = self.container_last_look(run, t0) {
+            return *r;
         }
         let unconfirmed = match run.engine.signal(&run.container_id, signal) {
             Ok(()) => None,

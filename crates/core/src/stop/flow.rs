@@ -72,6 +72,7 @@ pub(super) fn report(id: &str, result: ResourceResult, reason: impl Into<String>
         record_error: None,
         interrupted: None,
         container: None,
+        would_signal: Vec::new(),
     }
 }
 
@@ -190,6 +191,10 @@ impl Stopper<'_> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(refused)?;
         let snapshot = self.snapshot_of(project, r, members);
+        // A dry run keeps the snapshot in memory only: the checks judge it, nothing is written.
+        if self.opts.dry_run {
+            return Ok((String::new(), snapshot));
+        }
         let name = self
             .put_snapshot(&snapshot)
             .map_err(|why| (ResourceResult::Failed, why))?;
@@ -380,6 +385,7 @@ impl Stopper<'_> {
             record_error: None,
             interrupted: interrupted.map(str::to_owned),
             container: None,
+            would_signal: Vec::new(),
             timings: first.zip(last).map(|(f, l)| Timings {
                 a_to_first_signal_ms: f.as_secs_f64() * 1e3,
                 a_to_last_signal_ms: l.as_secs_f64() * 1e3,

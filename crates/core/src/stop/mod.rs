@@ -63,6 +63,9 @@ pub struct StopOptions {
     pub deadline: Duration,
     /// `$HOME`, which is never a project.
     pub home: Option<PathBuf>,
+    /// Run every check up to the first signal, then say what would be signalled: no snapshot
+    /// is written and nothing is sent (`batch::plan_each`).
+    pub dry_run: bool,
 }
 
 impl Default for StopOptions {
@@ -74,6 +77,7 @@ impl Default for StopOptions {
             force: false,
             deadline: Duration::from_secs(2),
             home: std::env::var_os("HOME").map(PathBuf::from),
+            dry_run: false,
         }
     }
 }

@@ -1255,6 +1255,7 @@ proptest::proptest! {
 
 mod batch;
 mod container;
+mod dry_run;
 mod interrupted;
 mod judge;
 mod words;

@@ -31,7 +31,8 @@ pub fn project_name(path: &str) -> String {
 fn tone_of(result: ResourceResult) -> Tone {
     match result {
         ResourceResult::Stopped => Tone::Done,
-        ResourceResult::Refused => Tone::Refused,
+        // The app makes no dry run; were one shown, it is one more thing not stopped.
+        ResourceResult::Refused | ResourceResult::WouldStop => Tone::Refused,
         ResourceResult::PartiallyStopped => Tone::Partial,
         ResourceResult::Failed => Tone::Failed,
     }
@@ -56,6 +57,7 @@ fn stop_words(r: &StopReport) -> String {
         ResourceResult::PartiallyStopped => format!("partially stopped — {}", r.reason),
         ResourceResult::Refused => format!("refused — {}", r.reason),
         ResourceResult::Failed => format!("failed — {}", r.reason),
+        ResourceResult::WouldStop => format!("would be stopped — {}", r.reason),
     }
 }
 
@@ -156,6 +158,7 @@ mod tests {
 
     fn report(result: ResourceResult, reason: &str, outcomes: &[MemberOutcome]) -> StopReport {
         StopReport {
+            would_signal: Vec::new(),
             id: "10-100".into(),
             result,
             reason: reason.into(),

@@ -85,6 +85,7 @@ impl Scripted {
             self.gate.wait();
         }
         StopReport {
+            would_signal: Vec::new(),
             id: id.into(),
             result: ResourceResult::Refused,
             reason: "a client is connected".into(),

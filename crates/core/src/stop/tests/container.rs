@@ -24,7 +24,7 @@ static INTERRUPT: Interrupt = Interrupt::new();
 
 /// What the scripted engine says and does; `reads` and `states` count their calls (1-based).
 #[derive(Default)]
-struct Script {
+pub(super) struct Script {
     reads: usize,
     states: usize,
     /// A client inside the container's namespace from this read on (1: the re-diagnosis,
@@ -57,10 +57,10 @@ struct Script {
     sent: Vec<String>,
 }
 
-struct FakeEngine(Arc<Mutex<Script>>);
+pub(super) struct FakeEngine(Arc<Mutex<Script>>);
 
 impl FakeEngine {
-    fn new(change: impl FnOnce(&mut Script)) -> Self {
+    pub(super) fn new(change: impl FnOnce(&mut Script)) -> Self {
         let mut s = Script {
             obeys: true,
             running: true,
@@ -254,6 +254,22 @@ fn stop_in(
     };
     let r = stopper.stop(CARD, None);
     (r, store, dir)
+}
+
+/// A dry run of the container's stop: its report, and how many stop records it left.
+pub(super) fn dry_run_of_a_container(engine: &FakeEngine) -> (StopReport, usize) {
+    let o = StopOptions {
+        dry_run: true,
+        ..opts()
+    };
+    let (r, store, _dir) = stop_in(engine, o, |_, _, _| {});
+    assert!(engine.sent().is_empty(), "nothing sent");
+    let n = store
+        .list::<ContainerSnapshot>("ctr-")
+        .unwrap()
+        .records
+        .len();
+    (r, n)
 }
 
 fn record(store: &Store) -> ContainerSnapshot {

@@ -1,0 +1,301 @@
+//! Who holds a TCP port, and whether `pier stop :PORT` may act on it (docs/design.md §3.11).
+//!
+//! The question people bring is an error: `EADDRINUSE :::3000`. The tools they reach for
+//! (`kill-port`, `killport`, `fkill :3000`) kill whatever holds the port. Here the answer
+//! comes from a whole scan: the holders are the cards (a resource's every listener, both
+//! families, is one holder; a container publishing the port is one), and the listeners that
+//! are no candidate. Pier acts only when exactly one holder has the port and that holder is
+//! green; otherwise it says why not, and what the user can do. Pure: a function of the scan.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::model::card::{endpoint, EvidenceKind, Level, OtherListener, Resource, Scan};
+use crate::model::container::Container;
+use crate::words;
+
+/// `:3000` as a port, `None` when `arg` does not start with a colon (it is an id). A port is
+/// 1 to 65535, written plainly; anything else after the colon is refused in words.
+pub fn parse(arg: &str) -> Option<Result<u16, String>> {
+    let digits = arg.strip_prefix(':')?;
+    Some(match digits.parse::<u16>() {
+        Ok(p) if p > 0 && p.to_string() == digits => Ok(p),
+        _ => Err(format!(
+            "{arg:?} is not a port: write a colon and the port number, 1 to 65535 (e.g. :3000)"
+        )),
+    })
+}
+
+/// One holder of the port, as the answer names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Holder {
+    /// The card's id (a resource or a container), what `pier stop` takes; `null` for a
+    /// listener that is no candidate.
+    pub id: Option<String>,
+    /// What it is: the tool kind (`"vite"`), `"container web"`, or the process's short name.
+    pub what: String,
+    /// Its card's level; `null` for a listener that is no candidate.
+    pub level: Option<Level>,
+    /// Its project's folder (or working directory); `null` when it has no card.
+    pub project: Option<String>,
+    /// The process holding the port (a resource's root, or the listener's owner); `null` for
+    /// a container, and when no owner is visible.
+    pub pid: Option<u32>,
+    /// Its listeners on the port, as a browser writes them (`127.0.0.1:3000`, `[::]:3000`).
+    pub listeners: Vec<String>,
+}
+
+/// The answer to "who holds this port": for `pier stop :PORT`, and for `pier scan :PORT` as
+/// what that stop would do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PortAnswer {
+    /// The port asked about.
+    pub port: u16,
+    /// Every holder, one per card or per visible process.
+    pub holders: Vec<Holder>,
+    /// The id `pier stop :PORT` stops: the only holder, green. `null` when it stops nothing.
+    pub stops: Option<String>,
+    /// Why it stops it, or why not, in words.
+    pub reason: String,
+    /// What the user can do instead; `null` when Pier stops it, or nothing can be added.
+    pub hint: Option<String>,
+}
+
+impl PortAnswer {
+    /// Nothing listens: the port is free.
+    pub fn is_free(&self) -> bool {
+        self.holders.is_empty()
+    }
+}
+
+/// Who holds `port` in `scan` (made with `include_others`, no `--under`), and what a stop of
+/// it would do.
+pub fn answer(scan: &Scan, port: u16) -> PortAnswer {
+    let mut holders = Vec::new();
+    let mut single: Option<Verdict> = None;
+    for p in &scan.projects {
+        for r in p.resources.iter().filter(|r| holds(r, port)) {
+            holders.push(Holder {
+                id: Some(r.id.clone()),
+                what: r.kind.clone(),
+                level: Some(r.level),
+                project: Some(p.path.clone()),
+                pid: Some(r.root.pid),
+                listeners: r
+                    .ports
+                    .iter()
+                    .filter(|x| x.port == port)
+                    .map(|x| x.endpoint())
+                    .collect(),
+            });
+            single = Some(of_resource(r, port));
+        }
+        for c in p
+            .containers
+            .iter()
+            .filter(|c| c.ports.iter().any(|x| x.port == port))
+        {
+            holders.push(Holder {
+                id: Some(c.id.clone()),
+                what: format!("container {}", c.name),
+                level: Some(c.level),
+                project: Some(p.path.clone()),
+                pid: None,
+                listeners: c
+                    .ports
+                    .iter()
+                    .filter(|x| x.port == port)
+                    .map(|x| endpoint(&x.address, x.port))
+                    .collect(),
+            });
+            single = Some(of_container(c, port));
+        }
+    }
+    for (owner, listeners) in others(scan, port) {
+        let first = listeners[0];
+        holders.push(Holder {
+            id: None,
+            what: first
+                .command
+                .as_deref()
+                .map_or("unknown owner".to_owned(), |c| c.trim_end().to_owned()),
+            level: None,
+            project: None,
+            pid: owner,
+            listeners: listeners
+                .iter()
+                .map(|l| endpoint(&l.address, l.port))
+                .collect(),
+        });
+        single = Some(of_other(first, port));
+    }
+    let (stops, reason, hint) = match (holders.len(), single) {
+        (0, _) => (
+            None,
+            format!("nothing listens on TCP port {port}: it is free"),
+            None,
+        ),
+        (1, Some(v)) => (v.stops, v.reason, v.hint),
+        (n, _) => (
+            None,
+            format!(
+                "{n} holders listen on TCP port {port}, so `pier stop :{port}` stops none of \
+                 them: it acts on a port only when one resource holds it"
+            ),
+            Some(
+                "stop the one you mean by its id (`pier stop ID`), after `pier scan` shows it"
+                    .to_owned(),
+            ),
+        ),
+    };
+    PortAnswer {
+        port,
+        holders,
+        stops,
+        reason,
+        hint,
+    }
+}
+
+/// Whether the resource listens on `port`, the server's listener or a helper's: a stop of the
+/// resource frees both.
+fn holds(r: &Resource, port: u16) -> bool {
+    r.ports.iter().any(|p| p.port == port)
+}
+
+/// The listeners on `port` that are no candidate, one group per owner (a server's IPv4 and
+/// IPv6 listeners are one holder); listeners with no visible owner form one group.
+fn others(scan: &Scan, port: u16) -> BTreeMap<Option<u32>, Vec<&OtherListener>> {
+    let mut groups: BTreeMap<Option<u32>, Vec<&OtherListener>> = BTreeMap::new();
+    for l in scan
+        .other_listeners
+        .iter()
+        .flatten()
+        .filter(|l| l.port == port)
+    {
+        groups.entry(l.pid).or_default().push(l);
+    }
+    groups
+}
+
+struct Verdict {
+    stops: Option<String>,
+    reason: String,
+    hint: Option<String>,
+}
+
+/// A resource, the only holder: green is stopped; otherwise its level's evidence says why
+/// not, and the hint what the user can do. Force is offered only where it can act and would
+/// free the port: never for a protected process (another user's, Pier, PID 1, an engine's),
+/// a managed program (its manager would start it again) or a listener shared with a process
+/// outside the resource (the port would stay held).
+fn of_resource(r: &Resource, port: u16) -> Verdict {
+    let has = |k: EvidenceKind| r.evidence.iter().any(|e| e.kind == k);
+    let name = format!("{} (pid {}, id {})", r.kind, r.root.pid, r.id);
+    if r.level == Level::Green {
+        return Verdict {
+            stops: Some(r.id.clone()),
+            reason: format!("{name} holds it and is green: `pier stop :{port}` stops it safely"),
+            hint: None,
+        };
+    }
+    let reason = format!(
+        "{name} holds it and is {}: {}",
+        r.level.as_str(),
+        words::level_reasons(r)
+    );
+    let force = format!(
+        "`pier stop --force {}` SIGKILLs it without the connection and activity checks",
+        r.id
+    );
+    let hint = if has(EvidenceKind::Protected) {
+        Some("Pier never stops it, not even with --force".to_owned())
+    } else if let Some(m) = &r.managed_by {
+        Some(match &m.stop_command {
+            Some(cmd) => format!(
+                "stop it with its manager: `{cmd}` (a signal would be answered by a restart)"
+            ),
+            None => format!(
+                "stop it through {}, which would start it again after a signal",
+                m.manager
+            ),
+        })
+    } else if has(EvidenceKind::SharedListener) {
+        Some(format!(
+            "a process outside it holds the same listener, so stopping it would not free :{port}"
+        ))
+    } else if has(EvidenceKind::LiveConnection) {
+        Some(format!(
+            "close that client and run `pier stop :{port}` again, or {force}"
+        ))
+    } else {
+        Some(format!("if you are sure, {force}"))
+    };
+    Verdict {
+        stops: None,
+        reason,
+        hint,
+    }
+}
+
+/// A container, the only holder: stopped through its engine when green; never with Force.
+fn of_container(c: &Container, port: u16) -> Verdict {
+    let name = format!("container {} ({}, id {})", c.name, c.engine, c.id);
+    if c.level == Level::Green {
+        return Verdict {
+            stops: Some(c.id.clone()),
+            reason: format!(
+                "{name} publishes it and is green: `pier stop :{port}` stops it through its \
+                 engine"
+            ),
+            hint: None,
+        };
+    }
+    Verdict {
+        stops: None,
+        reason: format!(
+            "{name} publishes it and is {}: {}",
+            c.level.as_str(),
+            words::reasons(&c.evidence, c.level)
+        ),
+        hint: Some(format!(
+            "it is its engine's to stop: `{} stop {}`, if you are sure",
+            c.engine.to_lowercase(),
+            c.name
+        )),
+    }
+}
+
+/// A listener that is no candidate: never Pier's to stop.
+fn of_other(l: &OtherListener, port: u16) -> Verdict {
+    match (l.pid, &l.command) {
+        (None, _) => Verdict {
+            stops: None,
+            reason: format!(
+                "a process Pier cannot see holds it: not yours (another user's), or one Pier \
+                 cannot read; {}",
+                l.reason
+            ),
+            hint: Some(format!(
+                "`sudo lsof -nP -iTCP:{port} -sTCP:LISTEN` names it; Pier never stops another \
+                 user's process"
+            )),
+        },
+        (Some(pid), command) => Verdict {
+            stops: None,
+            reason: format!(
+                "{} (pid {pid}) holds it, and is not dev residue Pier can vouch for: {}",
+                command.as_deref().unwrap_or("a process").trim_end(),
+                l.reason
+            ),
+            hint: Some(
+                "Pier leaves it alone; stop it the way it was started, if it is yours to stop"
+                    .to_owned(),
+            ),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;
