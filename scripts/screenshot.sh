@@ -54,7 +54,7 @@ for _ in 1 2 3; do
 done
 kids+=("$tray")
 wait_until "trayer" panel
-PIER_STATE_DIR="$work/state" PIER_LOG=debug "$pier" app --under "$work" --refresh 0 \
+PIER_STATE_DIR="$work/state" PIER_CONFIG_DIR="$work/config" PIER_LOG=debug "$pier" app --under "$work" --refresh 0 \
   >"$work/app.out" 2>&1 &
 kids+=($!)
 

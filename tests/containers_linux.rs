@@ -165,6 +165,7 @@ fn pier(sb: &Sandbox, host: &str, args: &[&str], as_user: Option<&[String]>) -> 
         .arg(sb.path())
         .env("DOCKER_HOST", host)
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .env("NO_COLOR", "1")
         .output()
         .expect("pier runs")
@@ -575,6 +576,7 @@ fn pier_json_as(sb: &Sandbox, host: &str, args: &[&str], as_user: Option<&[Strin
         .arg("--json")
         .env("DOCKER_HOST", host)
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .output()
         .expect("pier runs");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

@@ -240,6 +240,7 @@ fn spawn_stop(sb: &Sandbox, args: &[&str]) -> std::process::Child {
         .arg("stop")
         .args(args)
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

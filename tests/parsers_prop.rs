@@ -184,6 +184,7 @@ fn pier(args: &[&str], state: &std::path::Path) -> (Option<i32>, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pier"))
         .args(args)
         .env("PIER_STATE_DIR", state)
+        .env("PIER_CONFIG_DIR", "/nonexistent/pier-test-config")
         .env("NO_COLOR", "1")
         .output()
         .expect("pier runs");

@@ -65,6 +65,7 @@ fn restart(sb: &Sandbox, snapshot: &str) -> (i32, Value) {
     let out = Command::new(env!("CARGO_BIN_EXE_pier"))
         .args(["restart", "--json", "--wait", "10", snapshot])
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .env("PIER_LEAK", "1")
         .output()
         .unwrap();
@@ -500,6 +501,7 @@ fn the_environment_is_recorded_and_replayed_but_never_printed_or_logged() {
         let out = Command::new(env!("CARGO_BIN_EXE_pier"))
             .args(args)
             .env("PIER_STATE_DIR", sb.path().join("state"))
+            .env("PIER_CONFIG_DIR", sb.path().join("config"))
             .env("PIER_LOG", "trace")
             .env("NO_COLOR", "1")
             .output()

@@ -462,6 +462,10 @@ fn a_scan_as_a_normal_user_keeps_every_rule_on_other_users_processes() {
             "PIER_STATE_DIR={}",
             sb.path().join("state").display()
         ))
+        .arg(format!(
+            "PIER_CONFIG_DIR={}",
+            sb.path().join("config").display()
+        ))
         .arg("NO_COLOR=1")
         .arg(bin.join("pier"))
         .args(["scan", "--json", "--sample-ms", "100", "--under"])

@@ -271,6 +271,7 @@ fn two_stops_of_one_resource_at_once_signal_it_once_and_both_say_so() {
         Command::new(env!("CARGO_BIN_EXE_pier"))
             .args(["stop", "--json", "--sample-ms", "100", "--grace", "2", &id])
             .env("PIER_STATE_DIR", sb.path().join("state"))
+            .env("PIER_CONFIG_DIR", sb.path().join("config"))
             .stdout(Stdio::piped())
             .spawn()
             .unwrap()
@@ -371,6 +372,7 @@ fn a_stop_waits_for_the_lock_another_stop_of_the_same_resource_holds() {
     let child = Command::new(env!("CARGO_BIN_EXE_pier"))
         .args(["stop", "--json", "--sample-ms", "100", &id])
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

@@ -263,6 +263,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
     );
     let sb = common::Sandbox::new();
     std::env::set_var("PIER_STATE_DIR", sb.path().join("state"));
+    std::env::set_var("PIER_CONFIG_DIR", sb.path().join("config"));
     let system = System::new(Store::open_at(sb.path().join("state")).unwrap());
     let interpreter = soak::interpreter_copy(sb.path());
     let mut rng = Rng(seed);

@@ -127,6 +127,7 @@ fn records_survive_sigkills_of_a_writer_at_random_moments() {
             .args(["--exact", "writer", "--nocapture", "--test-threads", "1"])
             .env("PIER_CRASH_WRITER", round.to_string())
             .env("PIER_STATE_DIR", dir.path())
+            .env("PIER_CONFIG_DIR", "/nonexistent/pier-test-config")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

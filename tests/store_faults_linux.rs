@@ -129,6 +129,7 @@ fn a_state_folder_that_is_a_symbolic_link_is_refused_with_a_sentence() {
     let out = Command::new(env!("CARGO_BIN_EXE_pier"))
         .args(["history", "--json"])
         .env("PIER_STATE_DIR", &link)
+        .env("PIER_CONFIG_DIR", "/nonexistent/pier-test-config")
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -249,6 +249,7 @@ fn a_folder_name_that_is_not_utf8_never_reaches_the_terminal_as_raw_bytes() {
         .arg("--under")
         .arg(&missing)
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -145,6 +145,7 @@ fn pier_state_dir_must_be_an_absolute_path() {
         Command::new(pier_bin())
             .arg("history")
             .env("PIER_STATE_DIR", value)
+            .env("PIER_CONFIG_DIR", "/nonexistent/pier-test-config")
             .current_dir(sb.path())
             .output()
             .expect("pier runs")

@@ -294,7 +294,11 @@ fn pier_without_the_app_beside_it_says_how_to_get_it_and_scans_on() {
     std::fs::create_dir(&alone).unwrap();
     let pier = alone.join("pier");
     std::fs::copy(pier_bin(), &pier).unwrap();
-    let out = run_copied(Command::new(&pier).env("PIER_STATE_DIR", sb.path().join("state")));
+    let out = run_copied(
+        Command::new(&pier)
+            .env("PIER_STATE_DIR", sb.path().join("state"))
+            .env("PIER_CONFIG_DIR", sb.path().join("config")),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "one sentence: {err}");
@@ -311,7 +315,8 @@ fn pier_without_the_app_beside_it_says_how_to_get_it_and_scans_on() {
         Command::new(&pier)
             .args(["scan", "--json", "--sample-ms", "0", "--under"])
             .arg(sb.path())
-            .env("PIER_STATE_DIR", sb.path().join("state")),
+            .env("PIER_STATE_DIR", sb.path().join("state"))
+            .env("PIER_CONFIG_DIR", sb.path().join("config")),
     );
     assert!(
         scan.status.success(),

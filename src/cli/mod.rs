@@ -16,6 +16,7 @@
 
 mod app;
 mod ports;
+mod protect;
 mod render;
 mod restart;
 mod scan;
@@ -78,6 +79,8 @@ enum Command {
     History(restart::HistoryArgs),
     /// Start a stopped service again from its snapshot, exactly as it was recorded.
     Restart(restart::RestartArgs),
+    /// Show or change the list of projects, ports and containers Pier must never offer.
+    Protect(protect::ProtectArgs),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to anything non-empty.
@@ -173,6 +176,16 @@ fn check_snapshot_or_id(arg: &str) -> Result<(), ExitCode> {
     )))
 }
 
+/// The user's protect list for a scan; one that cannot be read is said on stderr (every card
+/// then says it too, and nothing is offered).
+fn protect_list() -> pier_core::model::protect::Protect {
+    let protect = pier_core::config::protect();
+    if let pier_core::model::protect::Protect::Unreadable(why) = &protect {
+        eprintln!("pier: warning: {}", pier_core::words::for_terminal(why));
+    }
+    protect
+}
+
 /// Writes `text` to stdout; a closed pipe is the reader's choice, not a failure.
 fn print(text: &[u8]) -> ExitCode {
     let mut out = std::io::stdout().lock();
@@ -225,6 +238,7 @@ pub fn main() -> ExitCode {
         Command::Stop(args) => stop::run(args),
         Command::History(args) => restart::history(args),
         Command::Restart(args) => restart::restart(args),
+        Command::Protect(args) => protect::run(args),
     }
 }
 

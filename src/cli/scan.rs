@@ -66,6 +66,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
             io_bytes_per_second: args.io_threshold,
         },
         engines: diagnose::Engines::Ask,
+        protect: super::protect_list(),
         ..ScanOptions::default()
     };
     let probe = probe::system_probe();

@@ -389,6 +389,7 @@ fn select(args: &StopArgs, probe: &dyn probe::Probe, t: Thresholds) -> Result<Se
         under: under.clone(),
         thresholds: t,
         engines: diagnose::Engines::Ask,
+        protect: super::protect_list(),
         ..ScanOptions::default()
     };
     let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {
@@ -449,6 +450,7 @@ fn answer_ports(
         include_others: true,
         thresholds: t,
         engines: diagnose::Engines::Ask,
+        protect: super::protect_list(),
         ..ScanOptions::default()
     };
     let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {

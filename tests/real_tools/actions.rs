@@ -23,6 +23,65 @@ fn pier_json(c: &Ctx, args: &[&str]) -> Result<(i32, Value), String> {
     Ok((out.status.code().unwrap_or(-1), doc))
 }
 
+/// `pier stop :PORT --dry-run`: the port's one holder is this resource, it would be stopped,
+/// every signal it names goes to a process of the tree (leaf first), and the tree runs on,
+/// same identities, with no snapshot written.
+pub fn dry_run_by_port(c: &mut Ctx) -> Result<String, String> {
+    let port = format!(":{}", main_listener(c)?.port());
+    let tree = truth::tree(c.root);
+    // The case's stop arguments are only ever a grace, which a dry run never waits.
+    let (code, doc) = pier_json(c, &["stop", &port, "--dry-run", "--json"])?;
+    let mut wrong = Vec::new();
+    if doc["ports"][0]["stops"] != c.id.as_str() {
+        wrong.push(format!("{port} names {:#}, not {}", doc["ports"][0], c.id));
+    }
+    let res = &doc["results"][0];
+    if res["result"] != "would_stop" || code != 0 {
+        wrong.push(format!("exit {code}, {}: {}", res["result"], res["reason"]));
+    }
+    let planned: Vec<Option<Started>> = res["would_signal"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(ident)
+        .collect();
+    for p in &planned {
+        match p {
+            Some(p) if tree.contains(p) => {}
+            other => wrong.push(format!("would signal {other:?}, not a process of the tree")),
+        }
+    }
+    if planned.first().copied().flatten() == Some(c.root) && planned.len() > 1 {
+        wrong.push("the root would be signalled first, not last".into());
+    }
+    let gone: Vec<String> = tree
+        .iter()
+        .filter(|p| !truth::runs(**p))
+        .map(described)
+        .collect();
+    if !gone.is_empty() {
+        wrong.push(format!("gone after a dry run: {}", gone.join(", ")));
+    }
+    let records = c.sandbox.path().join("state/records");
+    let written = std::fs::read_dir(&records)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("snap-"))
+        .count();
+    if written > 0 {
+        wrong.push(format!("{written} snapshot(s) written by a dry run"));
+    }
+    verdict(
+        format!(
+            "{port} would stop {} ({} signals planned)",
+            c.id,
+            planned.len()
+        ),
+        &wrong,
+    )
+}
+
 pub fn stop(c: &mut Ctx) -> Result<String, String> {
     stop_with(c, &[])
 }

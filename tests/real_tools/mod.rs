@@ -62,6 +62,10 @@ pub enum Step {
     Client,
     /// Client gone: green again (a [`Case::yellow`] case: yellow again).
     ClientGone,
+    /// `pier stop :PORT --dry-run` on the main listener's port: the port names this resource,
+    /// every check passes, each signal it would send goes to a process of the tree, and
+    /// nothing is sent or written.
+    DryRunByPort,
     /// `pier stop ID`: every pid of the tree gone, every reported outcome true.
     Stop,
     /// tmux, or [`Case::yellow`]: `pier stop ID` refuses and the tree runs on, same identities.
@@ -350,7 +354,8 @@ pub fn run(case: Case) {
         ]);
     } else {
         plan.extend([
-            (Step::Stop, actions::stop as StepFn),
+            (Step::DryRunByPort, actions::dry_run_by_port as StepFn),
+            (Step::Stop, actions::stop),
             (Step::Restart, actions::restart),
             (Step::SecondRestart, actions::second_restart),
         ]);

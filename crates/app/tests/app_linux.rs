@@ -40,6 +40,7 @@ fn start_app(sb: &Sandbox, extra: &[&str]) -> Child {
         .arg(sb.path())
         .args(extra)
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .env("XDG_CONFIG_HOME", sb.path().join("config"))
         .env("XDG_RUNTIME_DIR", &run)
         .env("NO_AT_BRIDGE", "1")
@@ -268,6 +269,7 @@ fn without_a_display_the_app_says_so_in_a_sentence() {
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -285,6 +287,7 @@ fn an_unknown_under_folder_is_a_usage_error() {
         .args(["app", "--under"])
         .arg(&missing)
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -292,6 +295,7 @@ fn an_unknown_under_folder_is_a_usage_error() {
     let out = Command::new(pier_bin())
         .args(["app", "--refresh", "1e300"])
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -308,6 +312,7 @@ fn pier_app_help_lists_the_app_s_options() {
     let out = Command::new(pier_bin())
         .args(["app", "--help"])
         .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);

@@ -53,8 +53,14 @@ impl System {
         opened(Store::open_for_reading()).map(Self::new)
     }
 
-    /// A stop through this engine, judging project folders by their markers on disk.
+    /// A stop through this engine, judging project folders by their markers on disk and
+    /// resources by the user's protect list, read now (`crate::config`): no caller can stop
+    /// past the list by forgetting to read it.
     pub fn stopper(&self, opts: StopOptions) -> Stopper<'_> {
+        let opts = StopOptions {
+            protect: crate::config::protect(),
+            ..opts
+        };
         Stopper {
             probe: self.probe.as_ref(),
             signaller: self.signaller.as_ref(),

@@ -18,12 +18,14 @@
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
 //! - [`worker`]: the tokio thread that owns the engine; typed commands in, whole results out,
 //!   scans stamped with their generation;
+//! - [`config`]: the configuration folder and the user's protect list in it;
 //! - [`front`]: what both binaries come in by: the engine built for this machine
 //!   ([`front::System`]), exit codes, `--under` folders, usage errors, logging;
 //! - [`words`]: how a command, a rate or a level's reasons read for a person.
 
 #![deny(missing_docs)]
 
+pub mod config;
 pub mod containers;
 pub mod diagnose;
 pub mod front;

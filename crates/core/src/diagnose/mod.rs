@@ -52,6 +52,8 @@ pub struct ScanOptions {
     pub home: Option<PathBuf>,
     /// Which container engines to ask for their containers' cards.
     pub engines: Engines,
+    /// The user's protect list (`crate::config::protect`): what it names is never green.
+    pub protect: crate::model::protect::Protect,
 }
 
 /// Which container engines a scan asks (`containers::find_engines`, `containers::ask_engines`).
@@ -81,6 +83,7 @@ impl Default for ScanOptions {
             thresholds: Thresholds::default(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             engines: Engines::NotAsked,
+            protect: Default::default(),
         }
     }
 }
@@ -236,7 +239,12 @@ pub fn scan(
 
     let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
     for draft in &drafts {
-        let resource = evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
+        let mut resource = evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
+        let ports: Vec<u16> = resource.ports.iter().map(|p| p.port).collect();
+        if let Some(e) = rules::user_protected(&opts.protect, &draft.place, &ports, None) {
+            resource.evidence.push(e);
+            resource.level = rules::level_of(&resource.evidence);
+        }
         let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
         let project = group(
             &mut projects,
@@ -255,7 +263,13 @@ pub fn scan(
         &opts.under,
         marker_at,
     );
-    for (place, card) in found_containers.cards {
+    for (place, mut card) in found_containers.cards {
+        let ports: Vec<u16> = card.ports.iter().map(|p| p.port).collect();
+        let protected = rules::user_protected(&opts.protect, &place.path, &ports, Some(&card.name));
+        if let Some(e) = protected {
+            card.evidence.push(e);
+            card.level = rules::level_of(&card.evidence);
+        }
         let project = group(&mut projects, &place.path, place.name, place.marker);
         project.level = project.level.max(card.level);
         project.containers.push(card);

@@ -179,6 +179,10 @@ fn others(scan: &Scan, port: u16) -> BTreeMap<Option<u32>, Vec<&OtherListener>> 
     groups
 }
 
+/// The hint for what the user's protect list names.
+const ON_YOUR_LIST: &str = "Pier never stops what your protect list names, not even with \
+                            --force (`pier protect` shows the list)";
+
 struct Verdict {
     stops: Option<String>,
     reason: String,
@@ -209,7 +213,9 @@ fn of_resource(r: &Resource, port: u16) -> Verdict {
         "`pier stop --force {}` SIGKILLs it without the connection and activity checks",
         r.id
     );
-    let hint = if has(EvidenceKind::Protected) {
+    let hint = if has(EvidenceKind::UserProtected) {
+        Some(ON_YOUR_LIST.to_owned())
+    } else if has(EvidenceKind::Protected) {
         Some("Pier never stops it, not even with --force".to_owned())
     } else if let Some(m) = &r.managed_by {
         Some(match &m.stop_command {
@@ -252,18 +258,25 @@ fn of_container(c: &Container, port: u16) -> Verdict {
             hint: None,
         };
     }
+    let listed = c
+        .evidence
+        .iter()
+        .any(|e| e.kind == EvidenceKind::UserProtected);
     Verdict {
         stops: None,
+        hint: Some(match listed {
+            true => ON_YOUR_LIST.to_owned(),
+            false => format!(
+                "it is its engine's to stop: `{} stop {}`, if you are sure",
+                c.engine.to_lowercase(),
+                c.name
+            ),
+        }),
         reason: format!(
             "{name} publishes it and is {}: {}",
             c.level.as_str(),
             words::reasons(&c.evidence, c.level)
         ),
-        hint: Some(format!(
-            "it is its engine's to stop: `{} stop {}`, if you are sure",
-            c.engine.to_lowercase(),
-            c.name
-        )),
     }
 }
 

@@ -85,6 +85,9 @@ pub enum EvidenceKind {
     /// PID 1, Pier itself, an ancestor of Pier, another user's process, or a container
     /// engine's own process.
     Protected,
+    /// The user's protect list names it (its project, a port, its container's name), or the
+    /// list could not be read (yellow): never offered, never stopped, not even with Force.
+    UserProtected,
     /// No process of the tree has its command line any more (each rewrote it): a restart
     /// could not bring it back.
     NotRestartable,

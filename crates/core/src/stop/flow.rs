@@ -94,6 +94,7 @@ impl Stopper<'_> {
             thresholds: self.opts.thresholds,
             home: self.opts.home.clone(),
             engines: crate::diagnose::Engines::NotAsked,
+            protect: self.opts.protect.clone(),
         }
     }
 
@@ -150,11 +151,13 @@ impl Stopper<'_> {
             r.fresh = Some(resource.clone());
             r
         };
-        if let Some(p) = resource
-            .evidence
-            .iter()
-            .find(|e| e.kind == EvidenceKind::Protected)
-        {
+        // Protected, by Pier's rules or the user's list: not even Force may touch it.
+        if let Some(p) = resource.evidence.iter().find(|e| {
+            matches!(
+                e.kind,
+                EvidenceKind::Protected | EvidenceKind::UserProtected
+            )
+        }) {
             return Err(with_fresh(format!("never touched: {}", p.message)));
         }
         if !self.opts.force && resource.level != Level::Green {

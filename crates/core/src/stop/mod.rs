@@ -63,6 +63,8 @@ pub struct StopOptions {
     pub deadline: Duration,
     /// `$HOME`, which is never a project.
     pub home: Option<PathBuf>,
+    /// The user's protect list, which every scan of the stop judges by (`crate::config`).
+    pub protect: crate::model::protect::Protect,
     /// Run every check up to the first signal, then say what would be signalled: no snapshot
     /// is written and nothing is sent (`batch::plan_each`).
     pub dry_run: bool,
@@ -78,6 +80,7 @@ impl Default for StopOptions {
             deadline: Duration::from_secs(2),
             home: std::env::var_os("HOME").map(PathBuf::from),
             dry_run: false,
+            protect: Default::default(),
         }
     }
 }

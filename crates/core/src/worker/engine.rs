@@ -65,6 +65,8 @@ impl Engine for SystemEngine {
         let probe = OnceTable::new(self.system.probe.as_ref());
         let opts = ScanOptions {
             generation,
+            // Read at every refresh: `pier protect` takes effect at the app's next scan.
+            protect: crate::config::protect(),
             ..self.scan.clone()
         };
         let scan =

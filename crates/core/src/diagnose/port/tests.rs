@@ -149,6 +149,12 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
         protected.hint.as_deref(),
         Some("Pier never stops it, not even with --force")
     );
+    let listed = with(EvidenceKind::UserProtected, Level::Yellow);
+    assert!(listed
+        .hint
+        .as_deref()
+        .unwrap()
+        .starts_with("Pier never stops what your protect list names"));
     let shared = with(EvidenceKind::SharedListener, Level::Yellow);
     assert!(shared.hint.unwrap().contains("would not free :3000"));
     let mut managed = resource("10-100", Level::Yellow, 3000);
@@ -203,7 +209,7 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
         "{}",
         not_dev.reason
     );
-    for a in [protected, foreign, not_dev, a] {
+    for a in [protected, listed, foreign, not_dev, a] {
         assert!(
             !a.hint.unwrap_or_default().contains("--force "),
             "{}",

@@ -1,0 +1,83 @@
+use super::*;
+
+fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<OsString> {
+    move |k| {
+        pairs
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| (*v).into())
+    }
+}
+
+#[test]
+fn the_folder_is_pier_config_dir_else_the_platforms() {
+    let f = |pairs, macos| folder_from(&env(pairs), macos);
+    assert_eq!(
+        f(&[("PIER_CONFIG_DIR", "/t/c"), ("HOME", "/h")], false).unwrap(),
+        Path::new("/t/c")
+    );
+    assert!(f(&[("PIER_CONFIG_DIR", "rel")], false)
+        .unwrap_err()
+        .contains("absolute"));
+    assert_eq!(
+        f(&[("HOME", "/h")], false).unwrap(),
+        Path::new("/h/.config/pier")
+    );
+    assert_eq!(
+        f(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "/x")], false).unwrap(),
+        Path::new("/x/pier")
+    );
+    assert_eq!(
+        f(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "x")], false).unwrap(),
+        Path::new("/h/.config/pier"),
+        "a relative XDG_CONFIG_HOME is ignored"
+    );
+    assert_eq!(
+        f(&[("HOME", "/Users/me")], true).unwrap(),
+        Path::new("/Users/me/Library/Application Support/Pier")
+    );
+    assert!(f(&[], false).is_err());
+}
+
+#[test]
+fn a_list_is_read_back_as_written_and_a_missing_file_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("conf/protect.toml");
+    assert_eq!(read_protect(&path), Protect::default());
+    let list = ProtectList {
+        projects: vec!["/home/me/pay".into()],
+        ports: vec![5432, 6379],
+        containers: vec!["db".into()],
+    };
+    write_protect(&path, &list).unwrap();
+    assert_eq!(read_protect(&path), Protect::List(list));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("# Pier never offers"), "{text}");
+    assert!(text.contains("ports = [5432, 6379]"), "{text}");
+}
+
+/// Bad input is a sentence, and protects everything: Pier cannot tell what it named.
+#[test]
+fn a_list_that_cannot_be_parsed_is_unreadable_with_a_sentence() {
+    for (text, said) in [
+        ("ports = [\"x\"]", "invalid type"),
+        ("projects = [\"rel/dir\"]", "not an absolute path"),
+        ("ports = [0]", "port 0"),
+        ("ports = [70000]", "invalid value"),
+        ("prots = [1]", "unknown field"),
+    ] {
+        let why = parse(text).unwrap_err();
+        assert!(why.contains(said), "{text}: {why}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("protect.toml");
+    std::fs::write(&path, "ports = [").unwrap();
+    match read_protect(&path) {
+        Protect::Unreadable(why) => {
+            let start = format!("the protect list {} is not valid: line 1: ", path.display());
+            assert!(why.starts_with(&start) && !why.contains('\n'), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(parse("").unwrap(), ProtectList::default());
+}
