@@ -15,6 +15,8 @@
 //! 128 + N a stop interrupted by signal N (docs/design.md §3.10).
 
 mod app;
+mod generate;
+mod help;
 mod render;
 mod restart;
 mod scan;
@@ -23,7 +25,7 @@ mod stop;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 /// What `pier --help` says after the commands: exit codes, environment, examples (README.md).
 const AFTER_HELP: &str = "\
@@ -70,13 +72,23 @@ enum Command {
         args: Vec<std::ffi::OsString>,
     },
     /// Show dev residue, one card per project, green / yellow / red with the evidence.
+    #[command(after_help = help::SCAN)]
     Scan(scan::ScanArgs),
     /// Stop resources safely: re-check, snapshot, then SIGTERM leaf to root.
+    #[command(after_help = help::STOP)]
     Stop(stop::StopArgs),
     /// List the recovery snapshots, and whether each can be restarted.
+    #[command(after_help = help::HISTORY)]
     History(restart::HistoryArgs),
     /// Start a stopped service again from its snapshot, exactly as it was recorded.
+    #[command(after_help = help::RESTART)]
     Restart(restart::RestartArgs),
+    /// Print the completion script for a shell: bash, zsh, fish, elvish or powershell.
+    #[command(after_help = help::COMPLETIONS)]
+    Completions(generate::CompletionsArgs),
+    /// Print Pier's man page (roff), or write one page per command into a folder.
+    #[command(after_help = help::MAN)]
+    Man(generate::ManArgs),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to anything non-empty.
@@ -221,6 +233,8 @@ pub fn main() -> ExitCode {
         Command::Stop(args) => stop::run(args),
         Command::History(args) => restart::history(args),
         Command::Restart(args) => restart::restart(args),
+        Command::Completions(args) => generate::completions(&args, Cli::command()),
+        Command::Man(args) => generate::man(&args, Cli::command()),
     }
 }
 
