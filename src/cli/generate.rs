@@ -2,6 +2,7 @@
 //! both generated from the clap definition itself (`Cli`), so they cannot drift from what
 //! `pier --help` says. Nothing here reads the process table or the state folder.
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -165,7 +166,21 @@ fn render(cmd: Command, source: &str) -> Vec<u8> {
     let preamble = Roff::new().render();
     let page = String::from_utf8_lossy(&out).replace(&preamble, "");
     let (title, rest) = page.split_once('\n').unwrap_or((&page, ""));
-    format!("{title}\n{preamble}{rest}").into_bytes()
+    ascii(&format!("{title}\n{preamble}{rest}")).into_bytes()
+}
+
+/// The page in ASCII, each other character as roff's escape for it (`…` is `\[u2026]`): troff
+/// reads its input as Latin-1 unless told otherwise (`man` tells it, `groff -man` does not).
+fn ascii(page: &str) -> String {
+    let mut out = String::with_capacity(page.len());
+    for c in page.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let _ = write!(out, "\\[u{:04X}]", u32::from(c));
+        }
+    }
+    out
 }
 
 /// The after-help text as man sections: each unindented line ending in `:` opens one (`Exit
@@ -274,6 +289,14 @@ mod tests {
             roff,
             ".SH \"EXIT STATUS\"\n.nf\n  0    done\n.fi\n.SH EXAMPLES\n.nf\n  pier scan   the cards\n.fi\n"
         );
+    }
+
+    #[test]
+    fn a_page_is_ascii_with_roff_escapes_for_the_rest() {
+        assert_eq!(ascii("pier-scan.1, …"), "pier-scan.1, \\[u2026]");
+        for (name, page) in pages(with_app_options(super::super::Cli::command())) {
+            assert!(page.is_ascii(), "{name}");
+        }
     }
 
     #[test]
