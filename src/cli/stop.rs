@@ -41,7 +41,7 @@ pub struct StopArgs {
     // an argument given, so `pier stop ID --under DIR` passed in silence. `stop_options` says so.
     #[arg(long, value_name = "DIR")]
     under: Vec<PathBuf>,
-    /// Print one JSON document instead of text.
+    /// Print one JSON document (schema 1, see docs/stop-json.md) instead of text.
     #[arg(long)]
     json: bool,
     /// Seconds each level of a tree gets to exit after its signal (0 to 600).
