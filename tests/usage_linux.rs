@@ -1,8 +1,10 @@
 //! The command line refuses what it cannot honour, in one sentence and exit 2, before it reads,
 //! locks or writes anything: a stop's sample that cannot fit its deadline, a flag where it
 //! would be ignored or would mean too much, a `--project` that is no project's folder, a
-//! `PIER_STATE_DIR` that is empty or relative. And a record of a newer Pier says so. Each test
-//! is scoped to its own temp folder; no process is started or signalled.
+//! `PIER_STATE_DIR` that is empty or relative. And a record of a newer Pier says so. It says
+//! what a user looks for: the help's exit codes and examples, the shell completions and man
+//! pages, and a schema in every JSON document. Each test is scoped to its own temp folder; no
+//! process is started or signalled.
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -215,5 +217,239 @@ fn the_help_names_exit_codes_environment_and_examples() {
         "pier stop 17824-71008",
     ] {
         assert!(text.contains(words), "{words:?} is not in:\n{text}");
+    }
+}
+
+/// Each command's `--help` ends with examples, and `pier stop` / `pier restart` with their own
+/// exit codes.
+#[test]
+fn each_command_s_help_has_examples() {
+    for command in [
+        "scan",
+        "stop",
+        "history",
+        "restart",
+        "protect",
+        "completions",
+        "man",
+    ] {
+        let out = Command::new(pier_bin())
+            .args([command, "--help"])
+            .output()
+            .expect("pier runs");
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let examples = text
+            .split_once("\nExamples:\n")
+            .map(|(_, examples)| examples)
+            .unwrap_or_else(|| panic!("no examples in `pier {command} --help`:\n{text}"));
+        assert!(
+            examples.contains(&format!("  pier {command} ")),
+            "{command}: {examples}"
+        );
+        if matches!(command, "stop" | "restart") {
+            assert!(text.contains("\nExit codes:\n  0 "), "{command}: {text}");
+        }
+    }
+}
+
+/// `bash`, as a new user's shell runs the script: sourced, then asked to complete.
+fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    // _pier is called as bash calls it: the command, the word being completed, the one before.
+    let line = format!(
+        "source {script}; complete -p pier >&2; COMP_WORDS=({words}); COMP_CWORD={cword}; \
+         _pier pier {cur} {prev}; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script = script.display(),
+        words = words.join(" "),
+        cword = words.len() - 1,
+        cur = words[words.len() - 1],
+        prev = words[words.len() - 2],
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &line])
+        .output()
+        .expect("bash runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("-F _pier") && stderr(&out).trim_end().ends_with(" pier"),
+        "the script registers a completion for pier: {}",
+        stderr(&out)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `pier completions SHELL` prints a script that completes Pier's commands and their options;
+/// the bash one is sourced and asked, as a shell would.
+#[test]
+fn completions_complete_pier_s_commands_and_options() {
+    let sb = Sandbox::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = sb.pier_exact(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = String::from_utf8_lossy(&out.stdout);
+        for command in ["scan", "stop", "history", "restart", "app", "--all-green"] {
+            assert!(script.contains(command), "{shell}: no {command}");
+        }
+    }
+    let script = sb.path().join("pier.bash");
+    std::fs::write(&script, sb.pier_exact(&["completions", "bash"]).stdout).unwrap();
+    assert_eq!(bash_completes(&script, &["pier", "st"]), ["stop"]);
+    assert_eq!(bash_completes(&script, &["pier", "h"]), ["history", "help"]);
+    assert_eq!(
+        bash_completes(&script, &["pier", "stop", "--all-g"]),
+        ["--all-green"]
+    );
+    assert_eq!(
+        bash_completes(&script, &["pier", "scan", "--cpu"]),
+        ["--cpu-threshold"]
+    );
+    // `pier app` hands its arguments to pier-app: its own options are offered.
+    assert_eq!(
+        bash_completes(&script, &["pier", "app", "--re"]),
+        ["--refresh"]
+    );
+}
+
+/// A shell Pier has no script for is a usage error naming the ones it has.
+#[test]
+fn completions_for_an_unknown_shell_are_a_usage_error() {
+    let sb = Sandbox::new();
+    let out = sb.pier_exact(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let err = stderr(&out);
+    assert!(err.contains("invalid value 'tcsh'"), "{err}");
+    assert!(
+        err.contains("[possible values: bash, elvish, fish, powershell, zsh]"),
+        "{err}"
+    );
+    let out = sb.pier_exact(&["completions"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// `pier app` is described by pier-app's own options: the completions and the man page name
+/// exactly the options `pier-app --help` lists, with its words. Needs pier-app built beside
+/// pier (`cargo test --workspace`, scripts/test.sh); skipped, saying so, otherwise.
+#[test]
+fn pier_app_s_options_in_the_completions_are_pier_app_s_own() {
+    let app = pier_bin().with_file_name("pier-app");
+    if !app.exists() {
+        eprintln!(
+            "skipped: {} is not built (cargo build -p pier-app)",
+            app.display()
+        );
+        return;
+    }
+    let out = Command::new(&app)
+        .arg("--help")
+        .output()
+        .expect("pier-app runs");
+    assert_eq!(out.status.code(), Some(0));
+    // `      --under <DIR>     Only projects under DIR …`
+    let own: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--"))
+        .filter_map(|l| {
+            let (flag, rest) = l.split_once(' ')?;
+            let help = rest.trim_start().split_once("  ")?.1.trim();
+            let help = help.split(" [default: ").next()?;
+            Some((flag.to_owned(), help.to_owned()))
+        })
+        .filter(|(flag, _)| flag != "help" && flag != "version")
+        .collect();
+    assert!(own.len() >= 3, "{own:?}");
+    let fish = Sandbox::new().pier_exact(&["completions", "fish"]);
+    let fish = String::from_utf8_lossy(&fish.stdout).into_owned();
+    let offered: Vec<(String, String)> = fish
+        .lines()
+        .filter(|l| l.contains("__fish_pier_using_subcommand app\""))
+        .filter_map(|l| {
+            let (_, rest) = l.split_once(" -l ")?;
+            let (flag, rest) = rest.split_once(" -d '")?;
+            let help = rest.rsplit_once('\'')?.0.replace("\\'", "'");
+            Some((flag.to_owned(), help))
+        })
+        .filter(|(flag, _)| flag != "help")
+        .collect();
+    assert_eq!(offered, own, "fish's completions of `pier app`");
+}
+
+/// `pier man` prints pier.1: a roff page that opens with its `.TH` header and names every
+/// command's page; `pier man COMMAND` prints that command's, and `--dir` writes them all.
+#[test]
+fn man_prints_the_pages_of_pier_and_of_each_command() {
+    let sb = Sandbox::new();
+    let out = sb.pier_exact(&["man"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(page.starts_with(".TH PIER 1 "), "{page}");
+    for section in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH OPTIONS",
+        ".SH \"EXIT STATUS\"",
+    ] {
+        assert!(page.contains(section), "{section}: {page}");
+    }
+    let commands = [
+        "app",
+        "scan",
+        "stop",
+        "history",
+        "restart",
+        "protect",
+        "completions",
+        "man",
+    ];
+    for command in commands {
+        assert!(page.contains(&format!("pier\\-{command}(1)")), "{command}");
+    }
+    let stop = sb.pier_exact(&["man", "stop"]);
+    let stop = String::from_utf8_lossy(&stop.stdout);
+    assert!(stop.starts_with(".TH PIER-STOP 1 "), "{stop}");
+    assert!(stop.contains("\\-\\-all\\-green") && stop.contains(".SH EXAMPLES"));
+
+    let dir = sb.path().join("man/man1");
+    let out = sb.pier_exact(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut written = vec!["pier.1".to_owned()];
+    written.extend(commands.iter().map(|c| format!("pier-{c}.1")));
+    let listed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.rsplit('/').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, written);
+    for name in &written {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(text.starts_with(".TH PIER"), "{name}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("pier.1")).unwrap(), page);
+}
+
+/// Every JSON document Pier prints says its schema (docs/*-json.md). These need no process:
+/// a scan of an empty folder, an empty history, and a stop and a restart of an id no process
+/// can have (pids end below 2^22), which are refused.
+#[test]
+fn every_json_document_says_its_schema() {
+    let sb = Sandbox::new();
+    let nobody = "4294967295-1";
+    for (args, code) in [
+        (&["scan", "--json", "--sample-ms", "0"][..], 0),
+        (&["history", "--json"], 0),
+        (&["stop", "--json", nobody], 3),
+        (&["restart", "--json", nobody], 3),
+    ] {
+        let out = if args[0] == "scan" {
+            sb.pier(args)
+        } else {
+            sb.pier_exact(args)
+        };
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(doc["schema"], 1, "{args:?}: {doc:#}");
     }
 }

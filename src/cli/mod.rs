@@ -15,6 +15,8 @@
 //! 128 + N a stop interrupted by signal N (docs/design.md §3.10).
 
 mod app;
+mod generate;
+mod help;
 mod ports;
 mod protect;
 mod render;
@@ -25,7 +27,7 @@ mod stop;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 /// What `pier --help` says after the commands: exit codes, environment, examples (README.md).
 const AFTER_HELP: &str = "\
@@ -72,15 +74,26 @@ enum Command {
         args: Vec<std::ffi::OsString>,
     },
     /// Show dev residue, one card per project, green / yellow / red with the evidence.
+    #[command(after_help = help::SCAN)]
     Scan(scan::ScanArgs),
     /// Stop resources safely: re-check, snapshot, then SIGTERM leaf to root.
+    #[command(after_help = help::STOP)]
     Stop(stop::StopArgs),
     /// List the recovery snapshots, and whether each can be restarted.
+    #[command(after_help = help::HISTORY)]
     History(restart::HistoryArgs),
     /// Start a stopped service again from its snapshot, exactly as it was recorded.
+    #[command(after_help = help::RESTART)]
     Restart(restart::RestartArgs),
     /// Show or change the list of projects, ports and containers Pier must never offer.
+    #[command(after_help = help::PROTECT)]
     Protect(protect::ProtectArgs),
+    /// Print the completion script for a shell: bash, zsh, fish, elvish or powershell.
+    #[command(after_help = help::COMPLETIONS)]
+    Completions(generate::CompletionsArgs),
+    /// Print Pier's man page (roff), or write one page per command into a folder.
+    #[command(after_help = help::MAN)]
+    Man(generate::ManArgs),
 }
 
 /// Colour only on a terminal, and never when `NO_COLOR` is set to anything non-empty.
@@ -239,6 +252,8 @@ pub fn main() -> ExitCode {
         Command::History(args) => restart::history(args),
         Command::Restart(args) => restart::restart(args),
         Command::Protect(args) => protect::run(args),
+        Command::Completions(args) => generate::completions(&args, Cli::command()),
+        Command::Man(args) => generate::man(&args, Cli::command()),
     }
 }
 

@@ -15,12 +15,6 @@ use pier_core::words::for_terminal;
 
 /// `pier protect [list|add|remove]`.
 #[derive(Debug, Args)]
-#[command(after_help = "\
-Examples:
-  pier protect                                 the list, and the file it is kept in
-  pier protect add --project ~/work/payments   never offer anything of that folder
-  pier protect add --port 5432 --container db
-  pier protect remove --port 5432")]
 pub struct ProtectArgs {
     #[command(subcommand)]
     action: Option<Action>,

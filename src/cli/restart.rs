@@ -15,16 +15,17 @@ use pier_core::words::{self, for_terminal};
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// Print one JSON document instead of text.
+    /// Print one JSON document (schema 1, see docs/history-json.md) instead of text.
     #[arg(long)]
     json: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct RestartArgs {
-    /// A snapshot as `pier history` names it (`snap-…`), or a resource id (its newest snapshot).
+    /// A snapshot as `pier history` names it (`snap-…`, a container's `ctr-…`), or a resource
+    /// id or a container card's id (its newest snapshot).
     pub(super) snapshot: String,
-    /// Print one JSON document instead of text.
+    /// Print one JSON document (schema 1, see docs/restart-json.md) instead of text.
     #[arg(long)]
     json: bool,
     /// Seconds to wait for the server's recorded ports to listen again (0 to 3600; a helper's

@@ -44,7 +44,7 @@ pub struct StopArgs {
     // an argument given, so `pier stop ID --under DIR` passed in silence. `stop_options` says so.
     #[arg(long, value_name = "DIR")]
     under: Vec<PathBuf>,
-    /// Print one JSON document instead of text (docs/stop-json.md).
+    /// Print one JSON document (schema 1, see docs/stop-json.md) instead of text.
     #[arg(long)]
     json: bool,
     /// Run every check up to the first signal, then say what would be signalled: nothing is

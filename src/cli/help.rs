@@ -1,0 +1,86 @@
+//! What each command's `--help` says after its options: examples, and the exit codes where a
+//! command has its own, in the layout of `pier --help` (`AFTER_HELP` in `mod.rs`). `pier man`
+//! turns each heading into a man page section (`generate.rs`).
+
+/// `pier scan --help`.
+pub const SCAN: &str = "\
+Examples:
+  pier scan                          the cards: one per project, green / yellow / red
+  pier scan --under ~/code           only projects under ~/code (repeatable)
+  pier scan --all                    also the listening ports that are not candidates, and why
+  pier scan --sample-ms 0            no activity sample: quicker, and activity does not count
+  pier scan :3000                    what holds port 3000, and what `pier stop :3000` would do
+  pier scan --json | jq -r '.projects[].resources[].id'
+                                     the ids `pier stop` takes (the document: docs/scan-json.md)";
+
+/// `pier stop --help`.
+pub const STOP: &str = "\
+Exit codes:
+  0    every requested resource was stopped (--dry-run: would be), or a port asked for is free
+  1    Pier could not work at all (the process table or the state folder could not be read)
+  2    the command line was wrong (one sentence says what)
+  3    a requested resource was not stopped: refused, partially stopped or failed; or
+       a port asked for is held by something Pier did not stop
+  4    everything was stopped, but an outcome could not be written to its snapshot
+  128+N  interrupted by signal N (130 for Ctrl-C): no further level was signalled
+
+Examples:
+  pier stop 17824-71008              stop one resource safely, by the id `pier scan` shows
+  pier stop 17824-71008 17870-71020  a batch: checked together, each judged on its own
+  pier stop container-fe7ae5f85c8a   a green container, through its engine
+  pier stop :3000                    the one green resource that listens on port 3000
+  pier stop --dry-run :3000          every check, then what would be signalled: nothing sent
+  pier stop --project ~/code/shop    every green resource of one project
+  pier stop --all-green --under ~/code
+  pier stop --force 17824-71008      SIGKILL, without the level, connection and activity checks
+  pier stop --json 17824-71008       one JSON document (docs/stop-json.md)";
+
+/// `pier history --help`.
+pub const HISTORY: &str = "\
+Examples:
+  pier history                       each snapshot, its stop's result, and whether it can be restarted
+  pier history --json                one JSON document (docs/history-json.md)
+  pier history --json | jq -r '.snapshots[] | select(.restartable) | .snapshot'
+                                     the snapshots that can be restarted now";
+
+/// `pier restart --help`.
+pub const RESTART: &str = "\
+Exit codes:
+  0    ready: the server's recorded ports listen again
+  1    Pier could not work, or could not start it (the state folder, the record, the log)
+  2    the command line was wrong (one sentence says what)
+  3    refused (the reason says why), or not ready within --wait
+
+Examples:
+  pier restart 17824-71008           from the resource's newest snapshot
+  pier restart snap-17824-71008-1764590000000
+                                     from one snapshot, as `pier history` names it
+  pier restart container-fe7ae5f85c8a
+                                     the same container, started again through its engine
+  pier restart --wait 60 17824-71008 wait up to 60 s for its ports to listen
+  pier restart --json 17824-71008    one JSON document (docs/restart-json.md)";
+
+/// `pier protect --help`.
+pub const PROTECT: &str = "\
+Examples:
+  pier protect                                 the list, and the file it is kept in
+  pier protect add --project ~/work/payments   never offer anything in that folder
+  pier protect add --port 5432 --container db  nor what listens on 5432, nor the container db
+  pier protect remove --port 5432              offer it again
+  pier protect list --json                     one JSON document (docs/protect-json.md)";
+
+/// `pier completions --help`.
+pub const COMPLETIONS: &str = "\
+Examples:
+  pier completions bash > ~/.local/share/bash-completion/completions/pier
+  pier completions zsh > ~/.zfunc/_pier
+                                     with fpath=(~/.zfunc $fpath) before compinit in ~/.zshrc
+  pier completions fish > ~/.config/fish/completions/pier.fish";
+
+/// `pier man --help`.
+pub const MAN: &str = "\
+Examples:
+  pier man | man -l -                read it now
+  pier man --dir ~/.local/share/man/man1
+                                     pier.1 and a page per command; then `man pier`, `man pier-stop`
+  pier man stop > pier-stop.1        one command's page";
