@@ -17,6 +17,7 @@
 mod app;
 mod generate;
 mod help;
+mod history;
 mod ports;
 mod protect;
 mod render;
@@ -81,7 +82,7 @@ enum Command {
     Stop(stop::StopArgs),
     /// List the recovery snapshots, and whether each can be restarted.
     #[command(after_help = help::HISTORY)]
-    History(restart::HistoryArgs),
+    History(history::HistoryArgs),
     /// Start a stopped service again from its snapshot, exactly as it was recorded.
     #[command(after_help = help::RESTART)]
     Restart(restart::RestartArgs),
@@ -249,7 +250,7 @@ pub fn main() -> ExitCode {
         Command::App { args } => app::exec_app(args),
         Command::Scan(args) => scan::run(args),
         Command::Stop(args) => stop::run(args),
-        Command::History(args) => restart::history(args),
+        Command::History(args) => history::history(args),
         Command::Restart(args) => restart::restart(args),
         Command::Protect(args) => protect::run(args),
         Command::Completions(args) => generate::completions(&args, Cli::command()),
@@ -357,7 +358,9 @@ mod tests {
             Ok(Cli {
                 command: Some(Command::Restart(args)),
             }) => {
-                let _ = check_snapshot_or_id(&args.snapshot);
+                if let Some(snapshot) = &args.snapshot {
+                    let _ = check_snapshot_or_id(snapshot);
+                }
             }
             Ok(_) => {}
             // What the user reads: rendering the error must not panic either.

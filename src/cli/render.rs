@@ -35,6 +35,18 @@ impl Style {
         self.paint(level.as_str(), code)
     }
 
+    /// A result as the JSON spells it (`"partially_stopped"`), in capitals and in its colour:
+    /// done green, half done yellow, not done red, a dry run's answer cyan.
+    pub(super) fn result_word(&self, result: &str) -> String {
+        let code = match result {
+            "stopped" | "ready" => "1;32",
+            "partially_stopped" | "not_ready" => "1;33",
+            "would_stop" => "1;36",
+            _ => "1;31",
+        };
+        self.paint(&result.replace('_', " ").to_uppercase(), code)
+    }
+
     pub(super) fn paint(&self, text: &str, code: &str) -> String {
         if self.colour {
             format!("\x1b[{code}m{text}\x1b[0m")

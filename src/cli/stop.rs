@@ -173,7 +173,7 @@ pub fn run(args: StopArgs) -> ExitCode {
         Progress::Step(step, n) => status.show(step, n),
         Progress::Done(r) if live => {
             status.clear();
-            let written = print(report_text(r).as_bytes());
+            let written = print(report_text(r, &style).as_bytes());
             if written != ExitCode::SUCCESS {
                 shown = written;
             }
@@ -495,21 +495,29 @@ fn project_refusal(
 /// The reports for a person, then what a batch left alone and why. Every command, reason and
 /// folder is shown through [`for_terminal`].
 fn text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> String {
-    let mut out: String = reports.iter().map(report_text).collect();
+    let plain = Style { colour: false };
+    let mut out: String = reports.iter().map(|r| report_text(r, &plain)).collect();
     out.push_str(&ending_text(reports, left_alone, dry_run));
     out
 }
 
-/// One resource's lines: its result and reason, each member and newcomer, its timings, its
-/// snapshot.
-fn report_text(r: &StopReport) -> String {
+/// One resource's lines: its id, result, what it is and where, and the reason; each member
+/// and newcomer with its command; its timings, its snapshot; and, when a member outlived its
+/// signal, how Force would end it.
+fn report_text(r: &StopReport, style: &Style) -> String {
     let mut out = String::new();
     {
+        let what = match (&r.kind, &r.project) {
+            (Some(kind), Some(project)) => {
+                format!("{} in {}: ", for_terminal(kind), for_terminal(project))
+            }
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "{}  {}  {}",
-            r.id,
-            r.result.as_str().to_uppercase(),
+            "{}  {}  {what}{}",
+            style.bold(&r.id),
+            style.result_word(r.result.as_str()),
             for_terminal(&r.reason)
         );
         for m in &r.members {
@@ -518,7 +526,7 @@ fn report_text(r: &StopReport) -> String {
                 "    pid {:<7} {:<14} {}  {}",
                 m.pid,
                 m.outcome.as_str(),
-                for_terminal(&m.command),
+                for_terminal(&shown_command(&m.command)),
                 for_terminal(&m.detail)
             );
         }
@@ -550,7 +558,7 @@ fn report_text(r: &StopReport) -> String {
                 "    pid {:<7} {:<14} {}  newcomer ({}{parent}): {}",
                 n.pid,
                 n.fate.as_str(),
-                for_terminal(&n.command),
+                for_terminal(&shown_command(&n.command)),
                 for_terminal(&n.how),
                 for_terminal(&n.detail)
             );
@@ -592,8 +600,44 @@ fn report_text(r: &StopReport) -> String {
                 _ => writeln!(out, "    snapshot {s}"),
             };
         }
+        if let Some(hint) = force_hint(r) {
+            let _ = writeln!(out, "    → {hint}");
+        }
     }
     out
+}
+
+/// A command as a report line shows it: the program and a script by file name, cut at 60
+/// characters (`words::short_command`); the JSON keeps it whole.
+fn shown_command(command: &str) -> String {
+    words::short_command(command.split(' ').map(str::as_bytes))
+}
+
+/// What Force can do about a member that outlived its SIGTERM: only where a plain stop left
+/// one running (never after Force, whose SIGKILL cannot be outlived, nor for a replacement a
+/// manager started: the reason names the manager's own command).
+fn force_hint(r: &StopReport) -> Option<String> {
+    let forced = r.timings.is_some_and(|t| t.sample_ms == 0);
+    let stubborn = r
+        .members
+        .iter()
+        .any(|m| m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning);
+    if forced || !stubborn || r.result != ResourceResult::PartiallyStopped {
+        return None;
+    }
+    let root_runs = r.members.iter().any(|m| {
+        m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning
+            && r.id == format!("{}-{}", m.pid, m.start_time)
+    });
+    Some(match root_runs {
+        true => format!(
+            "`pier stop --force {}` SIGKILLs what still runs (its snapshot is kept for a restart)",
+            r.id
+        ),
+        false => "`pier scan` shows what still runs under its own id; `pier stop --force ID` \
+                  SIGKILLs it"
+            .to_owned(),
+    })
 }
 
 /// What follows the reports: "Nothing to stop." when there are none, what a batch left alone

@@ -399,7 +399,7 @@ fn recently_stopped(state: &UiState, now: SystemTime) -> Entry {
             if stops.is_empty() {
                 children.push(Entry::info("history", "Nothing stopped yet"));
             }
-            for e in stops.into_iter().rev().take(SNAPSHOTS_SHOWN) {
+            for e in stops.into_iter().take(SNAPSHOTS_SHOWN) {
                 children.push(snapshot_entry(state, e, now));
             }
             if !h.damaged.is_empty() {

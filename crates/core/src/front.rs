@@ -57,8 +57,13 @@ impl System {
     /// resources by the user's protect list, read now (`crate::config`): no caller can stop
     /// past the list by forgetting to read it.
     pub fn stopper(&self, opts: StopOptions) -> Stopper<'_> {
+        let ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
         let opts = StopOptions {
             protect: crate::config::protect(),
+            // One name per cleanup: the time it began and who made it.
+            batch: Some(format!("{ms}-{}", std::process::id())),
             ..opts
         };
         Stopper {
@@ -137,6 +142,16 @@ pub fn init_logging(file: Option<std::fs::File>, default: &str) {
             .with_ansi(false)
             .with_writer(std::sync::Mutex::new(file))
             .try_init(),
-        None => builder.with_writer(std::io::stderr).try_init(),
+        // Colour only on a terminal, and never with `NO_COLOR` set (found by trying:
+        // `PIER_LOG=debug pier scan 2>log` wrote escape codes into the file).
+        None => {
+            use std::io::IsTerminal as _;
+            let colour = std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            builder
+                .with_ansi(colour)
+                .with_writer(std::io::stderr)
+                .try_init()
+        }
     };
 }

@@ -174,6 +174,8 @@ fn clean_up_all_safe_takes_every_green_project_and_nothing_else() {
 fn restart_needs_a_restartable_snapshot() {
     let mut s = UiState::new(Ok(false));
     let entry = |name: &str, ok: bool| pier_core::model::history::HistoryEntry {
+        restarts: Vec::new(),
+        batch: None,
         snapshot: name.into(),
         id: "1-1".into(),
         kind: Some("vite".into()),

@@ -318,6 +318,8 @@ fn a_result_appears_at_the_top_and_on_its_card() {
 
 fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> HistoryEntry {
     HistoryEntry {
+        restarts: Vec::new(),
+        batch: None,
         snapshot: name.into(),
         id: "10-100".into(),
         kind: None,

@@ -101,6 +101,22 @@ pub struct HistoryEntry {
     pub restartable: bool,
     /// Why it cannot be restarted now, in words; `null` when it can.
     pub why_not: Option<String>,
+    /// Every restart made from it, oldest first.
+    pub restarts: Vec<HistoryRestart>,
+    /// The cleanup it was part of (`pier restart --last`); `null` in records written before
+    /// it was kept.
+    pub batch: Option<String>,
+}
+
+/// One restart made from a snapshot, as `pier history` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HistoryRestart {
+    /// When it was made (RFC 3339, UTC).
+    pub at: String,
+    /// The new root's pid; `null` for a container (its engine started it).
+    pub pid: Option<u32>,
+    /// Whether every recorded server port listened again within the wait.
+    pub ready: bool,
 }
 
 impl HistoryEntry {

@@ -201,6 +201,12 @@ pub struct Timings {
 pub struct StopReport {
     /// The resource id the stop was asked for (`"<root pid>-<root start_time>"`).
     pub id: String,
+    /// What it is: the tool kind (`"vite"`) or `"container NAME"`, once the re-diagnosis
+    /// found it; `null` when the stop ended before (no such resource now, a lock held).
+    pub kind: Option<String>,
+    /// Its project's folder (outside any project, its working directory), when known as for
+    /// `kind`.
+    pub project: Option<String>,
     /// How the stop ended for the resource as a whole.
     pub result: ResourceResult,
     /// Why, in words a person reads.

@@ -110,6 +110,11 @@ pub struct Snapshot {
     /// Every restart made from this snapshot, oldest first.
     #[serde(default)]
     pub restarts: Vec<RecordedRestart>,
+    /// The cleanup this stop was part of: one value for every resource of one `pier stop` or
+    /// one click, which `pier restart --last` starts again together. Absent in records written
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
 }
 
 /// One restart: the new root's identity and how it went.
@@ -172,6 +177,11 @@ pub struct ContainerSnapshot {
     /// Every restart made from this record, oldest first.
     #[serde(default)]
     pub restarts: Vec<ContainerRestart>,
+    /// The cleanup this stop was part of: one value for every resource of one `pier stop` or
+    /// one click, which `pier restart --last` starts again together. Absent in records written
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
 }
 
 /// One restart of a container: the run it began and how it went.

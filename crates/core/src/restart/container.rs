@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::listener_on;
 use crate::containers::control::{Control, EngineAccess, Unsent};
-use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
+use crate::model::history::{HistoryEntry, HistoryRestart, RestartReport, RestartResult};
 use crate::model::outcome::ResourceResult;
 use crate::model::snapshot::{ContainerRestart, ContainerSnapshot};
 use crate::probe::{Probe, SocketTable, TcpState};
@@ -347,6 +347,16 @@ pub fn history(
                 not_written,
                 restartable: why_not.is_none(),
                 why_not,
+                restarts: s
+                    .restarts
+                    .iter()
+                    .map(|r| HistoryRestart {
+                        at: r.at.clone(),
+                        pid: None,
+                        ready: r.ready,
+                    })
+                    .collect(),
+                batch: s.batch.clone(),
             }
         })
         .collect();
@@ -445,6 +455,7 @@ mod tests {
             result,
             reason: None,
             restarts: Vec::new(),
+            batch: None,
         }
     }
 
@@ -477,14 +488,14 @@ mod tests {
         assert_eq!(
             names,
             [
-                "ctr-222222222222-1",
+                "ctr-111111111111-3",
                 "ctr-333333333333-2",
-                "ctr-111111111111-3"
+                "ctr-222222222222-1"
             ],
-            "newest last, by the time in each name"
+            "newest first, by the time in each name"
         );
-        assert!(entries[2].restartable, "{:?}", entries[2]);
-        assert!(entries[0]
+        assert!(entries[0].restartable, "{:?}", entries[0]);
+        assert!(entries[2]
             .why_not
             .as_deref()
             .unwrap()

@@ -11,6 +11,7 @@
 //! supervise what it restarted.
 
 pub mod container;
+pub mod prune;
 pub mod rules;
 mod spawn;
 
@@ -23,7 +24,7 @@ use std::time::{Duration, SystemTime};
 use crate::diagnose::connections;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::card::Port;
-use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
+use crate::model::history::{HistoryEntry, HistoryRestart, RestartReport, RestartResult};
 use crate::model::snapshot::{RecordedRestart, Snapshot};
 use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
 use crate::stop::reconcile::{reconcile, Reconciled};
@@ -194,7 +195,7 @@ fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, String> {
     Ok(None)
 }
 
-/// Every snapshot, newest last, with whether it can be restarted now; and the unreadable ones.
+/// Every snapshot, newest first, with whether it can be restarted now; and the unreadable ones.
 /// Containers' stop records among them, their engines found on this machine.
 pub fn history(
     probe: &dyn Probe,
@@ -239,6 +240,16 @@ pub fn history_with(
                 not_written,
                 restartable: why_not.is_none(),
                 why_not,
+                restarts: s
+                    .restarts
+                    .iter()
+                    .map(|r| HistoryRestart {
+                        at: r.at.clone(),
+                        pid: Some(r.identity.pid),
+                        ready: r.ready,
+                    })
+                    .collect(),
+                batch: s.batch.clone(),
             }
         })
         .collect();
@@ -252,8 +263,8 @@ pub fn history_with(
         }
         Err(e) => damaged.push(e),
     }
-    // Newest last, whichever kind of record: by the unix ms every record's name ends with.
-    entries.sort_by_key(|e| written_ms(&e.snapshot));
+    // Newest first, whichever kind of record: by the unix ms every record's name ends with.
+    entries.sort_by_key(|e| std::cmp::Reverse(written_ms(&e.snapshot)));
     Ok((entries, damaged))
 }
 
@@ -355,10 +366,13 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
 /// One lock per project, held for the whole restart: two snapshots of one command must not
 /// both start.
 fn lock_project(store: &Store, name: &str) -> Result<Lock, StoreError> {
-    store.lock(&format!(
-        "restart-{:016x}",
-        fnv1a(name_project(store, name).as_bytes())
-    ))
+    store.lock(&restart_lock(&name_project(store, name)))
+}
+
+/// The name of the restart lock of the project at `path` (a prune takes it too: a record is
+/// never removed under a restart from it).
+pub(crate) fn restart_lock(path: &str) -> String {
+    format!("restart-{:016x}", fnv1a(path.as_bytes()))
 }
 
 /// The snapshot `name`, read under the lock. Missing, the restart failed; damaged, it is

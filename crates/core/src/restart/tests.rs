@@ -39,6 +39,7 @@ fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
         result,
         reason: None,
         restarts: Vec::new(),
+        batch: None,
     }
 }
 

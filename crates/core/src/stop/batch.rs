@@ -632,6 +632,10 @@ impl Stopper<'_> {
     /// A resource's report is final: its outcome recorded in its snapshot (unless an internal
     /// error left it to reconciliation), its lock let go, and the caller told.
     fn end(&self, e: Entry, mut r: StopReport, out: &mut Reports) {
+        // What it is and where, as the re-diagnosis found it.
+        r.kind
+            .get_or_insert_with(|| e.snapshot.kind.clone().unwrap_or_default());
+        r.project.get_or_insert_with(|| e.project.path.clone());
         // A dry run wrote no snapshot: nothing to name, nothing to record.
         if self.opts.dry_run {
             let at = e.at;

@@ -112,6 +112,20 @@ impl Stopper<'_> {
             ));
         }
         let (project, card) = self.container_rediagnose(id, shown)?;
+        // Every report from here on names what it is and where, as the card did.
+        let labelled = |mut r: StopReport| {
+            r.kind = Some(format!("container {}", card.name));
+            r.project = Some(project.path.clone());
+            r
+        };
+        self.container_checked(id, &project, &card)
+            .map(labelled)
+            .map_err(|r| Box::new(labelled(*r)))
+    }
+
+    /// The rest of the chain once the re-diagnosis found the card green.
+    fn container_checked(&self, id: &str, project: &Project, card: &Container) -> Step<StopReport> {
+        let no = |why: String| Box::new(report(id, ResourceResult::Refused, why));
         let started_at = card.started_at.clone().ok_or_else(|| {
             no(format!(
                 "{} gave no start time for container {}, so its run cannot be told from \
@@ -132,7 +146,7 @@ impl Stopper<'_> {
         if self.opts.dry_run {
             return Ok(self.container_dry_run(&run, &card.engine, &state.stop_signal));
         }
-        let (name, record) = self.put_container_record(&project, &card, &run, &state)?;
+        let (name, record) = self.put_container_record(project, card, &run, &state)?;
         let with_record = |mut r: Box<StopReport>| {
             r.snapshot = Some(name.clone());
             r.record_error = self.record_container(&name, &record, &r);
@@ -142,7 +156,7 @@ impl Stopper<'_> {
             .container_checks(&run, Some((&name, &record)))
             .map_err(with_record)?;
         let mut out = self.container_signal(&run, &state.stop_signal, (t0, window_ms));
-        self.container_rescan(&card, &mut out);
+        self.container_rescan(card, &mut out);
         out.snapshot = Some(name.clone());
         out.record_error = self.record_container(&name, &record, &out);
         Ok(out)
@@ -237,6 +251,7 @@ impl Stopper<'_> {
             result: None,
             reason: None,
             restarts: Vec::new(),
+            batch: self.opts.batch.clone(),
         };
         let ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)

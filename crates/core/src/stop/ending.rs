@@ -22,7 +22,7 @@ use crate::model::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerR
 use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
 use crate::signal::Expected;
-use crate::words::command_for_a_person;
+use crate::words::whole_command;
 
 /// How long, at the end, a member that outlived its own grace gets to show it exited after a
 /// later signal (a `multiprocessing.resource_tracker` ends when its parent does): it has had
@@ -360,7 +360,7 @@ impl Signals<'_, '_> {
             }
             let argv = probe.argv(id)?;
             runs_a_members_argv(snapshot, &argv)
-                .then(|| command_for_a_person(argv.iter().map(Vec::as_slice)))
+                .then(|| whole_command(argv.iter().map(Vec::as_slice)))
         })
     }
 

@@ -61,6 +61,8 @@ pub(super) fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
 pub(super) fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopReport {
     StopReport {
         id: id.to_owned(),
+        kind: None,
+        project: None,
         result,
         reason: reason.into(),
         checkpoint: None,
@@ -149,6 +151,8 @@ impl Stopper<'_> {
         let with_fresh = |why: String| {
             let mut r = refuse(why);
             r.fresh = Some(resource.clone());
+            r.kind = Some(resource.kind.clone());
+            r.project = Some(project.path.clone());
             r
         };
         // Protected, by Pier's rules or the user's list: not even Force may touch it.
@@ -286,6 +290,7 @@ impl Stopper<'_> {
             result: None,
             reason: None,
             restarts: Vec::new(),
+            batch: self.opts.batch.clone(),
         }
     }
 
@@ -378,6 +383,8 @@ impl Stopper<'_> {
         let (result, reason) = verdict.result();
         let report = StopReport {
             id: id.to_owned(),
+            kind: None,
+            project: None,
             result,
             reason,
             checkpoint: None,

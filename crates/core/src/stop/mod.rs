@@ -65,6 +65,9 @@ pub struct StopOptions {
     pub home: Option<PathBuf>,
     /// The user's protect list, which every scan of the stop judges by (`crate::config`).
     pub protect: crate::model::protect::Protect,
+    /// The cleanup's name, recorded in every snapshot it writes (`front::System::stopper`
+    /// gives each stop its own): `pier restart --last` restarts one cleanup.
+    pub batch: Option<String>,
     /// Run every check up to the first signal, then say what would be signalled: no snapshot
     /// is written and nothing is sent (`batch::plan_each`).
     pub dry_run: bool,
@@ -80,6 +83,7 @@ impl Default for StopOptions {
             deadline: Duration::from_secs(2),
             home: std::env::var_os("HOME").map(PathBuf::from),
             dry_run: false,
+            batch: None,
             protect: Default::default(),
         }
     }

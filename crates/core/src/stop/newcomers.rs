@@ -27,7 +27,7 @@ use std::time::Duration;
 use crate::diagnose::kinds::{role, Role};
 use crate::model::outcome::TieKind;
 use crate::probe::{Identity, Pid, ProcessInfo, ProcessList, SocketTable, TcpState};
-use crate::words::command_for_a_person;
+use crate::words::whole_command;
 
 /// How often a stop's waits glance at the lineage's children ([`Watch::look_at_children`]).
 /// A worker a supervisor respawns and then ends as it shuts down lives for tens of
@@ -406,9 +406,9 @@ impl Watch {
 /// A process's command line for a person; the kernel's name when argv was not read.
 fn command_line(p: &ProcessInfo) -> String {
     if p.argv.is_empty() {
-        command_for_a_person([p.comm.as_bytes()])
+        whole_command([p.comm.as_bytes()])
     } else {
-        command_for_a_person(p.argv.iter().map(Vec::as_slice))
+        whole_command(p.argv.iter().map(Vec::as_slice))
     }
 }
 

@@ -13,10 +13,10 @@ impl Snapshot {
             .flat_map(|m| m.argv.iter().map(|a| a.0.as_slice()))
     }
 
-    /// A member's command line for a person, from its exact recorded argv (empty when `pid`
-    /// is not a member).
+    /// A member's command line, whole, from its exact recorded argv, as a report carries it
+    /// (empty when `pid` is not a member); a display shortens it.
     pub fn command_of(&self, pid: u32) -> String {
-        crate::words::command_for_a_person(self.argv_of(pid))
+        crate::words::whole_command(self.argv_of(pid))
     }
 
     /// The same, short enough to name the member inside a sentence.

@@ -461,6 +461,33 @@ impl Store {
         Ok(record)
     }
 
+    /// Removes the record `name` under its lock, only on behalf of the identity it names: a
+    /// record that is damaged, written by a newer Pier or another user's is refused, and kept.
+    /// The folder is synced, so the removal outlives a crash.
+    pub fn remove<T>(&self, name: &str, on_behalf_of: Identity) -> Result<(), StoreError>
+    where
+        T: DeserializeOwned + Versioned + Owned,
+    {
+        let _lock = self.lock(&format!("record-{name}"))?;
+        let path = self.record_path(name)?;
+        let record: T = self.get(name)?.ok_or_else(|| StoreError::Read {
+            path: path.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such record"),
+        })?;
+        let holder = record.owner();
+        if holder != on_behalf_of {
+            return Err(StoreError::NotOwner {
+                path,
+                holder,
+                asked: on_behalf_of,
+            });
+        }
+        let folder = path.parent().expect("records live in a folder").to_owned();
+        fs::remove_file(&path)
+            .and_then(|()| File::open(&folder)?.sync_all())
+            .map_err(|source| StoreError::Write { path, source })
+    }
+
     /// Every record whose name starts with `prefix`, newest name last; damaged ones reported.
     pub fn list<T: DeserializeOwned + Versioned>(
         &self,

@@ -71,8 +71,13 @@ impl Engine for SystemEngine {
         };
         let scan =
             diagnose::scan(&probe, &opts, &project::marker_on_disk).map_err(|e| e.to_string());
-        let history = restart::history(&probe, &self.system.store)
-            .map(|(entries, damaged)| History { entries, damaged });
+        let history = restart::history(&probe, &self.system.store).map(|(mut entries, damaged)| {
+            // Records whose stop can never be restarted expire here too (§5.5).
+            let expired = restart::prune::Prune::Expired(std::time::SystemTime::now());
+            let gone = restart::prune::prune(&self.system.store, &entries, expired).removed;
+            entries.retain(|e| !gone.contains(&e.snapshot));
+            History { entries, damaged }
+        });
         (scan, history)
     }
 

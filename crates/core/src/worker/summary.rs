@@ -159,6 +159,8 @@ mod tests {
     fn report(result: ResourceResult, reason: &str, outcomes: &[MemberOutcome]) -> StopReport {
         StopReport {
             would_signal: Vec::new(),
+            kind: None,
+            project: None,
             id: "10-100".into(),
             result,
             reason: reason.into(),

@@ -86,6 +86,8 @@ impl Scripted {
         }
         StopReport {
             would_signal: Vec::new(),
+            kind: None,
+            project: None,
             id: id.into(),
             result: ResourceResult::Refused,
             reason: "a client is connected".into(),

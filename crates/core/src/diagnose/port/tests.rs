@@ -211,7 +211,7 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
     );
     for a in [protected, listed, foreign, not_dev, a] {
         assert!(
-            !a.hint.unwrap_or_default().contains("--force "),
+            !a.hint.unwrap_or_default().contains("pier stop --force"),
             "{}",
             a.reason
         );

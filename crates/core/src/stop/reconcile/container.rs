@@ -159,6 +159,7 @@ mod tests {
             result: None,
             reason: None,
             restarts: Vec::new(),
+            batch: None,
         }
     }
 

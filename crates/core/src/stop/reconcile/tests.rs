@@ -46,6 +46,7 @@ fn unfinished(mark: Option<bool>) -> Snapshot {
         result: None,
         reason: None,
         restarts: Vec::new(),
+        batch: None,
     }
 }
 

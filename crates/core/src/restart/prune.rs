@@ -1,0 +1,137 @@
+//! Pruning the history (docs/design.md §5.5): a snapshot holds a whole environment — tokens,
+//! keys — so one that can no longer bring anything back should not be kept for ever.
+//!
+//! - `pier history --prune` removes every finished record that cannot be restarted now;
+//!   `--prune --all` the restartable ones too.
+//! - Expiry, at every `pier history` and app refresh: a record whose stop can **never** be
+//!   restarted — it sent nothing, or was partial, refused or failed — goes once it is older
+//!   than [`EXPIRY`].
+//!
+//! Never removed, whatever was asked: a damaged record (it is not even listed), an unfinished
+//! one (Pier ended mid-stop and no read could settle it yet), one whose stop lock is held (a
+//! stop or a read of it is under way), another user's. Each kept one says why.
+
+use std::time::{Duration, SystemTime};
+
+use crate::model::history::HistoryEntry;
+use crate::model::snapshot::{ContainerSnapshot, Snapshot};
+use crate::store::Store;
+
+/// How long a record whose stop can never be restarted is kept: a week, long enough to read
+/// what happened, short enough that its environment does not linger.
+pub const EXPIRY: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+/// What a prune is asked to remove.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prune {
+    /// Every finished record that cannot be restarted now (`pier history --prune`).
+    Unrestartable,
+    /// Every finished record (`pier history --prune --all`).
+    All,
+    /// Records whose stop can never be restarted, older than [`EXPIRY`] at this time.
+    Expired(SystemTime),
+}
+
+/// What a prune did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// The records removed, by name.
+    pub removed: Vec<String>,
+    /// The records it would have removed but kept, each with why.
+    pub kept: Vec<(String, String)>,
+}
+
+/// Whether `e` goes under `what`: `Ok` to remove, `Err(why)` to keep it, `None` when it is
+/// not asked about at all (restartable under `--prune`, young or restartable at expiry).
+pub fn decide(e: &HistoryEntry, what: Prune) -> Option<Result<(), String>> {
+    let unfinished = e.result.is_none() || e.not_written.is_some();
+    match what {
+        Prune::Expired(now) => {
+            // Only what can never come back: a complete stop may be restarted later, when
+            // its port or command is free again.
+            let never = e.sent_nothing()
+                || matches!(
+                    e.result.as_deref(),
+                    Some("refused" | "failed" | "partially_stopped")
+                );
+            let old = humantime::parse_rfc3339(&e.stopped_at)
+                .ok()
+                .and_then(|at| now.duration_since(at).ok())
+                .is_some_and(|age| age > EXPIRY);
+            (never && old && !unfinished).then_some(Ok(()))
+        }
+        Prune::Unrestartable if e.restartable => None,
+        Prune::Unrestartable | Prune::All if unfinished => Some(Err(
+            "its stop never finished; the next `pier history` settles it first".into(),
+        )),
+        Prune::Unrestartable | Prune::All => Some(Ok(())),
+    }
+}
+
+/// Removes what `what` asks among `entries` (as `restart::history` read them), each under
+/// its resource's stop lock, taken without waiting; and its restart log with it.
+pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
+    let mut out = Pruned::default();
+    for e in entries {
+        match decide(e, what) {
+            None => {}
+            Some(Err(why)) => out.kept.push((e.snapshot.clone(), why)),
+            Some(Ok(())) => match remove(store, e) {
+                Ok(()) => out.removed.push(e.snapshot.clone()),
+                Err(why) => out.kept.push((e.snapshot.clone(), why)),
+            },
+        }
+    }
+    out
+}
+
+/// One record removed, under the stop lock of its resource, on behalf of the identity it
+/// names.
+fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
+    let Some(_lock) = store
+        .try_lock(&format!("stop-{}", e.id))
+        .map_err(|e| e.to_string())?
+    else {
+        return Err("its stop lock is held (a stop or a read of it is under way)".into());
+    };
+    let Some(_restarting) = store
+        .try_lock(&super::restart_lock(&e.project))
+        .map_err(|e| e.to_string())?
+    else {
+        return Err("a restart in its project is under way".into());
+    };
+    let removed = if e
+        .snapshot
+        .starts_with(crate::stop::container::RECORD_PREFIX)
+    {
+        let owner = store
+            .get::<ContainerSnapshot>(&e.snapshot)
+            .map_err(|e| e.to_string())?
+            .map(|s| s.run());
+        owner.map(|o| store.remove::<ContainerSnapshot>(&e.snapshot, o))
+    } else {
+        let owner = store
+            .get::<Snapshot>(&e.snapshot)
+            .map_err(|e| e.to_string())?
+            .map(|s| s.root);
+        owner.map(|o| store.remove::<Snapshot>(&e.snapshot, o))
+    };
+    match removed {
+        None => return Ok(()),
+        Some(r) => r.map_err(|e| e.to_string())?,
+    }
+    let log = store
+        .folder()
+        .join("logs")
+        .join(format!("{}.log", e.snapshot));
+    match std::fs::remove_file(&log) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(format!(
+            "its record was removed, but not its restart log {}: {err}",
+            log.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,79 @@
+use super::*;
+use crate::model::history::HistoryEntry;
+
+fn entry(
+    result: Option<&str>,
+    signalled: Option<bool>,
+    restartable: bool,
+    at: &str,
+) -> HistoryEntry {
+    HistoryEntry {
+        snapshot: "snap-100-1000-1".into(),
+        id: "100-1000".into(),
+        kind: Some("vite".into()),
+        project: "/h/u/app".into(),
+        root_command: vec!["vite".into()],
+        ports: vec![],
+        helper_ports: vec![],
+        stopped_at: at.into(),
+        result: result.map(Into::into),
+        signalled,
+        reason: None,
+        reconciled_at: None,
+        not_written: None,
+        restartable,
+        why_not: (!restartable).then(|| "already runs".into()),
+        restarts: vec![],
+        batch: None,
+    }
+}
+
+fn now() -> SystemTime {
+    humantime::parse_rfc3339("2026-12-20T00:00:00Z").unwrap()
+}
+
+#[test]
+fn prune_keeps_what_can_be_restarted_unless_asked_and_never_an_unfinished_stop() {
+    let ok = entry(Some("stopped"), Some(true), true, "2026-12-01T00:00:00Z");
+    assert_eq!(decide(&ok, Prune::Unrestartable), None);
+    assert_eq!(decide(&ok, Prune::All), Some(Ok(())));
+    let running = entry(Some("stopped"), Some(true), false, "2026-12-01T00:00:00Z");
+    assert_eq!(decide(&running, Prune::Unrestartable), Some(Ok(())));
+    let unfinished = entry(None, None, false, "2026-12-01T00:00:00Z");
+    for what in [Prune::Unrestartable, Prune::All, Prune::Expired(now())] {
+        assert!(
+            !matches!(decide(&unfinished, what), Some(Ok(()))),
+            "{what:?}"
+        );
+    }
+    let mut unwritten = entry(Some("stopped"), None, false, "2026-12-01T00:00:00Z");
+    unwritten.not_written = Some("read-only".into());
+    assert!(matches!(decide(&unwritten, Prune::All), Some(Err(_))));
+}
+
+#[test]
+fn only_a_stop_that_can_never_be_restarted_expires_and_only_after_a_week() {
+    let old = "2026-12-12T23:59:59Z";
+    let young = "2026-12-13T00:00:01Z";
+    for (result, signalled) in [
+        (Some("refused"), Some(false)),
+        (Some("failed"), Some(false)),
+        (Some("partially_stopped"), Some(true)),
+    ] {
+        let e = entry(result, signalled, false, old);
+        assert_eq!(
+            decide(&e, Prune::Expired(now())),
+            Some(Ok(())),
+            "{result:?}"
+        );
+        let e = entry(result, signalled, false, young);
+        assert_eq!(
+            decide(&e, Prune::Expired(now())),
+            None,
+            "{result:?} is a week old at most"
+        );
+    }
+    // A complete stop can come back, whenever its port is free again: it never expires.
+    let done = entry(Some("stopped"), Some(true), false, "2020-01-01T00:00:00Z");
+    assert_eq!(decide(&done, Prune::Expired(now())), None);
+}

@@ -1,0 +1,381 @@
+//! `pier history`: every snapshot, newest first, with what its stop did, its restarts and
+//! whether it can be restarted now; `--prune` removes what cannot. Records whose stop can never
+//! be restarted expire on their own after a week (`pier_core::restart::prune`).
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::render::Style;
+use super::{colour_wanted, print, EXIT_FAILED};
+use pier_core::front::System;
+use pier_core::model::history::HistoryEntry;
+use pier_core::restart::{self, prune};
+use pier_core::words::{self, for_terminal};
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Print one JSON document (schema 1, see docs/history-json.md) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Remove every record that cannot be restarted now (never a damaged, unfinished or
+    /// locked one); what can still be restarted is kept unless --all is given.
+    #[arg(long)]
+    prune: bool,
+    /// With --prune: remove the records that can still be restarted too.
+    #[arg(long, requires = "prune")]
+    all: bool,
+}
+
+#[derive(Serialize)]
+struct HistoryDocument<'a> {
+    schema: u32,
+    /// Newest first.
+    snapshots: &'a [HistoryEntry],
+    /// Records that could not be read; they were kept as they are.
+    unreadable: &'a [String],
+    /// Records removed by this read: their stop could never be restarted, and they were older
+    /// than a week.
+    expired: &'a [String],
+}
+
+/// The `pier history --prune --json` document.
+#[derive(Serialize)]
+struct PruneDocument<'a> {
+    schema: u32,
+    removed: &'a [String],
+    kept: Vec<Kept<'a>>,
+}
+
+#[derive(Serialize)]
+struct Kept<'a> {
+    snapshot: &'a str,
+    why: &'a str,
+}
+
+/// Runs `pier history`.
+pub fn history(args: HistoryArgs) -> ExitCode {
+    let system = match System::open_for_reading() {
+        Ok(system) => system,
+        Err(code) => return code,
+    };
+    let (mut entries, unreadable) = match restart::history(system.probe.as_ref(), &system.store) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("pier: {}", for_terminal(&e.to_string()));
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    // Expiry first: a read-only folder keeps them, to expire at a later read.
+    let expired = prune::prune(
+        &system.store,
+        &entries,
+        prune::Prune::Expired(SystemTime::now()),
+    )
+    .removed;
+    entries.retain(|e| !expired.contains(&e.snapshot));
+    if args.prune {
+        let what = match args.all {
+            true => prune::Prune::All,
+            false => prune::Prune::Unrestartable,
+        };
+        let pruned = prune::prune(&system.store, &entries, what);
+        return print_pruned(&pruned, &entries, args.json, args.all);
+    }
+    if args.json {
+        let doc = HistoryDocument {
+            schema: 1,
+            snapshots: &entries,
+            unreadable: &unreadable,
+            expired: &expired,
+        };
+        let mut text = serde_json::to_vec_pretty(&doc).expect("history serialises");
+        text.push(b'\n');
+        return print(&text);
+    }
+    let style = Style {
+        colour: colour_wanted(),
+    };
+    let mut text = history_text(&entries, &unreadable, &style);
+    if !expired.is_empty() {
+        let _ = writeln!(
+            text,
+            "expired: {} record(s) whose stop can never be restarted, older than a week, were \
+             removed (their environments held secrets)",
+            expired.len()
+        );
+    }
+    print(text.as_bytes())
+}
+
+/// What `--prune` removed and kept, as text or JSON.
+fn print_pruned(p: &prune::Pruned, entries: &[HistoryEntry], json: bool, all: bool) -> ExitCode {
+    if json {
+        let doc = PruneDocument {
+            schema: 1,
+            removed: &p.removed,
+            kept: p
+                .kept
+                .iter()
+                .map(|(snapshot, why)| Kept { snapshot, why })
+                .collect(),
+        };
+        let mut text = serde_json::to_vec_pretty(&doc).expect("a prune serialises");
+        text.push(b'\n');
+        return print(&text);
+    }
+    let mut out = String::new();
+    let label = |name: &str| {
+        entries
+            .iter()
+            .find(|e| e.snapshot == name)
+            .map_or(String::new(), |e| format!(" ({})", what_where(e)))
+    };
+    for name in &p.removed {
+        let _ = writeln!(out, "removed {}{}", for_terminal(name), label(name));
+    }
+    for (name, why) in &p.kept {
+        let _ = writeln!(out, "kept {}: {}", for_terminal(name), for_terminal(why));
+    }
+    let _ = write!(out, "{} removed, {} kept", p.removed.len(), p.kept.len());
+    if !all {
+        out.push_str("; what can still be restarted stays unless --all");
+    }
+    out.push('\n');
+    print(out.as_bytes())
+}
+
+/// "vite in /home/u/app", escaped.
+fn what_where(e: &HistoryEntry) -> String {
+    let kind = e.kind.as_deref().unwrap_or("a resource");
+    format!("{} in {}", for_terminal(kind), for_terminal(&e.project))
+}
+
+/// `pier history` for a person, newest first: when, what became of it, what and where, its
+/// command, its restarts, and whether it can be restarted. A stop that sent no signal reads
+/// "NOT STOPPED … because …": it stopped nothing, so it is never worded as a stop, nor offered
+/// for restart. Folders, commands and reasons are shown through [`for_terminal`].
+pub(super) fn history_text(
+    entries: &[HistoryEntry],
+    unreadable: &[String],
+    style: &Style,
+) -> String {
+    let mut out = String::new();
+    if entries.is_empty() && unreadable.is_empty() {
+        out.push_str("No snapshots yet.\n");
+    }
+    for e in entries {
+        entry_text(&mut out, e, style);
+    }
+    for u in unreadable {
+        let _ = writeln!(out, "unreadable: {}", for_terminal(u));
+    }
+    out
+}
+
+fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
+    // A container's stop has no command: its engine starts it again; its kind names it.
+    let command = match (&e.kind, e.root_command.is_empty()) {
+        (Some(kind), true) => kind.clone(),
+        _ => words::command_of_strings(&e.root_command),
+    };
+    let command = for_terminal(&command);
+    let (snapshot, at) = (for_terminal(&e.snapshot), for_terminal(&e.stopped_at));
+    let server: Vec<&str> = e.server_ports().map(String::as_str).collect();
+    let ports = match server.is_empty() {
+        true => "no ports".to_owned(),
+        false => format!("ports {}", server.join(", ")),
+    };
+    if e.sent_nothing() {
+        let reason = e.reason.as_deref().unwrap_or("no reason was recorded");
+        // The stop's own reason may already say it.
+        let sent = match reason.starts_with("no signal was sent") {
+            true => "",
+            false => "; no signal was sent",
+        };
+        let _ = writeln!(
+            out,
+            "{at}  {}  {}: {} because {}{sent}",
+            style.paint("NOT STOPPED", "1"),
+            what_where(e),
+            e.result.as_deref().unwrap_or("refused"),
+            for_terminal(reason),
+        );
+        let _ = writeln!(out, "    {command}\n    snapshot {snapshot}");
+        return;
+    }
+    let result = match e.result.as_deref() {
+        Some(result) => style.result_word(result),
+        None => style.warn("NEVER FINISHED"),
+    };
+    let _ = writeln!(out, "{at}  {result}  {}  {ports}", what_where(e));
+    if !e.helper_ports.is_empty() {
+        let _ = writeln!(out, "    a helper's ports: {}", e.helper_ports.join(", "));
+    }
+    let _ = writeln!(out, "    {command}");
+    reconciled_lines(out, e);
+    for r in &e.restarts {
+        let who = r.pid.map_or(String::new(), |pid| format!(" as pid {pid}"));
+        let ready = match r.ready {
+            true => "ready",
+            false => "not ready in time",
+        };
+        let _ = writeln!(out, "    restarted {}{who}: {ready}", for_terminal(&r.at));
+    }
+    let _ = match &e.why_not {
+        None => writeln!(
+            out,
+            "    snapshot {snapshot}: {} (`pier restart {snapshot}`)",
+            style.paint("can be restarted", "32")
+        ),
+        Some(why) => writeln!(
+            out,
+            "    snapshot {snapshot}: cannot be restarted: {}",
+            for_terminal(why)
+        ),
+    };
+}
+
+/// What a read did with an unfinished stop (docs/design.md §3.10): its reason, and whether
+/// the reconciled view could be written.
+fn reconciled_lines(out: &mut String, e: &HistoryEntry) {
+    if let (Some(at), Some(reason)) = (&e.reconciled_at, &e.reason) {
+        let _ = writeln!(
+            out,
+            "    reconciled {}: {}",
+            for_terminal(at),
+            for_terminal(reason)
+        );
+    }
+    if let Some(why) = &e.not_written {
+        let _ = writeln!(
+            out,
+            "    (shown, not written: {}; the next pier history that can write it will)",
+            for_terminal(why)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pier_core::model::history::HistoryRestart;
+
+    const PLAIN: Style = Style { colour: false };
+
+    fn entry(result: &str, signalled: Option<bool>, reason: &str) -> HistoryEntry {
+        HistoryEntry {
+            restarts: Vec::new(),
+            batch: None,
+            snapshot: "snap-100-1000-1".into(),
+            id: "100-1000".into(),
+            kind: Some("vite".into()),
+            project: "/home/u/app".into(),
+            root_command: vec!["node".into(), "vite".into(), String::new(), String::new()],
+            helper_ports: Vec::new(),
+            ports: vec!["127.0.0.1:5173".into()],
+            stopped_at: "2026-12-01T12:00:00Z".into(),
+            result: Some(result.into()).filter(|r: &String| !r.is_empty()),
+            signalled,
+            reason: Some(reason.into()),
+            reconciled_at: None,
+            not_written: None,
+            restartable: false,
+            why_not: Some("nothing was stopped, so there is nothing to restart".into()),
+        }
+    }
+
+    /// Found by trying real tools: a stop refused at its activity check (no signal sent) was
+    /// listed as "stopped … refused … cannot be restarted".
+    #[test]
+    fn a_stop_that_sent_no_signal_is_never_worded_as_a_stop() {
+        let busy = "busy over 500 ms: 15.8% CPU (more than 5%), 0 B/s disk I/O";
+        let text = history_text(&[entry("refused", Some(false), busy)], &[], &PLAIN);
+        assert_eq!(
+            text,
+            format!(
+                "2026-12-01T12:00:00Z  NOT STOPPED  vite in /home/u/app: refused because \
+                 {busy}; no signal was sent\n    node vite\n    snapshot snap-100-1000-1\n"
+            )
+        );
+        assert!(
+            !text.replace("NOT STOPPED", "").contains("stopped"),
+            "{text}"
+        );
+        assert!(!text.contains("restart"), "nothing to restart is not news");
+        let own = "no signal was sent: every member was gone or had changed";
+        let text = history_text(&[entry("refused", Some(false), own)], &[], &PLAIN);
+        assert_eq!(
+            text.matches("no signal was sent").count(),
+            1,
+            "said once: {text}"
+        );
+    }
+
+    /// Found by trying: the header said "stopped … stopped", and restarts were never shown.
+    #[test]
+    fn a_stop_reads_once_as_a_stop_with_its_restarts_and_its_restart_answer() {
+        let mut e = entry("stopped", Some(true), "every member is gone");
+        e.restartable = true;
+        e.why_not = None;
+        e.restarts = vec![HistoryRestart {
+            at: "2026-12-01T13:00:00Z".into(),
+            pid: Some(4242),
+            ready: true,
+        }];
+        let text = history_text(&[e], &[], &PLAIN);
+        assert_eq!(
+            text,
+            "2026-12-01T12:00:00Z  STOPPED  vite in /home/u/app  ports 127.0.0.1:5173\n    node \
+             vite\n    restarted 2026-12-01T13:00:00Z as pid 4242: ready\n    snapshot \
+             snap-100-1000-1: can be restarted (`pier restart snap-100-1000-1`)\n"
+        );
+        assert_eq!(
+            text.matches("STOPPED").count() + text.matches("stopped").count(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_folder_and_a_command_holding_controls_are_shown_escaped_on_their_lines() {
+        let mut e = entry("stopped", Some(true), "every member is gone");
+        e.project = "/home/u/\u{1b}[2J\u{1b}]0;pwned\u{7}\nx".into();
+        e.root_command = vec!["node".into(), "vite\u{9b}31m".into()];
+        let text = history_text(&[e], &[], &PLAIN);
+        assert!(!text.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{text:?}");
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(
+            text.starts_with(
+                "2026-12-01T12:00:00Z  STOPPED  vite in /home/u/\\e[2J\\e]0;pwned\\x07\\nx  "
+            ),
+            "{text}"
+        );
+        assert!(text.contains("\n    node vite\\u{9b}31m\n"), "{text}");
+    }
+
+    #[test]
+    fn an_unfinished_stop_says_it_never_finished() {
+        let mut e = entry("", None, "");
+        e.reason = None;
+        e.why_not = Some("the stop never finished recording its outcome".into());
+        let text = history_text(&[e], &["snap-1-1-1: kept as it is".into()], &PLAIN);
+        assert!(
+            text.starts_with("2026-12-01T12:00:00Z  NEVER FINISHED  vite in /home/u/app"),
+            "{text}"
+        );
+        assert!(text.ends_with("unreadable: snap-1-1-1: kept as it is\n"));
+    }
+
+    #[test]
+    fn colour_marks_the_result_only_when_asked() {
+        let e = entry("partially_stopped", Some(true), "pid 9 still runs");
+        let text = history_text(&[e], &[], &Style { colour: true });
+        assert!(
+            text.contains("\u{1b}[1;33mPARTIALLY STOPPED\u{1b}[0m"),
+            "{text:?}"
+        );
+    }
+}

@@ -1,0 +1,154 @@
+//! `pier history` (newest first, with each snapshot's restarts), `pier restart --last` (the
+//! whole last cleanup) and `pier history --prune` against real processes on Linux: the
+//! test's own orphans on free ports, each in its own project; clean-up by identity.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// The fixture started directly (no `sh`) in project `name` on a free port, so that its
+/// snapshot restarts it on the same port.
+fn started(sb: &Sandbox, name: &str) -> Value {
+    let project = sb.project(name, VITE);
+    let report = sb.report_path(name);
+    let port = free_port().to_string();
+    sb.spawn_orphan(
+        &project,
+        &[VITE, "--report", report.to_str().unwrap(), "--port", &port],
+    );
+    sb.report(name, |_| true)
+}
+
+fn json(sb: &Sandbox, args: &[&str]) -> (i32, Value) {
+    let out = sb.pier_exact(args);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), doc)
+}
+
+#[test]
+fn the_last_cleanup_restarts_together_shows_its_restarts_and_is_pruned_once_it_runs() {
+    if fixtures_cannot_be_orphans("history") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let old = started(&sb, "old");
+    let (a, b) = (started(&sb, "a"), started(&sb, "b"));
+    let scan = sb.scan(&[]);
+    let id = |s: &Value| {
+        resource_with(&scan, pid(s)).unwrap().1["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // An earlier cleanup of its own, then the two together.
+    let (code, _) = json(&sb, &["stop", "--json", "--sample-ms", "50", &id(&old)]);
+    assert_eq!(code, 0);
+    let (code, stop) = json(
+        &sb,
+        &["stop", "--json", "--sample-ms", "50", &id(&a), &id(&b)],
+    );
+    assert_eq!(code, 0, "{stop:#}");
+    let r = &stop["results"][0];
+    assert_eq!(r["kind"], "vite");
+    assert!(r["project"].as_str().unwrap().ends_with("/a"), "{r:#}");
+    let command = r["members"][0]["command"].as_str().unwrap();
+    assert!(command.contains("--port"), "whole, not cut: {command}");
+
+    let (_, history) = json(&sb, &["history", "--json"]);
+    let snaps = history["snapshots"].as_array().unwrap();
+    assert_eq!(snaps.len(), 3);
+    let newest_first: Vec<u64> = snaps
+        .iter()
+        .map(|s| {
+            s["snapshot"]
+                .as_str()
+                .unwrap()
+                .rsplit('-')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        newest_first.windows(2).all(|w| w[0] >= w[1]),
+        "{newest_first:?}"
+    );
+    assert!(snaps[2]["project"].as_str().unwrap().ends_with("/old"));
+
+    let (code, last) = json(&sb, &["restart", "--last", "--json", "--wait", "10"]);
+    let restarts = last["restarts"].as_array().unwrap();
+    for r in restarts {
+        if let (Some(pid), Some(start_time)) = (r["pid"].as_u64(), r["start_time"].as_u64()) {
+            sb.own(Started {
+                pid: pid as u32,
+                start_time,
+            });
+        }
+    }
+    assert_eq!(code, 0, "{last:#}");
+    assert_eq!(restarts.len(), 2, "a and b, not old: {last:#}");
+    assert!(restarts.iter().all(|r| r["result"] == "ready"), "{last:#}");
+
+    let (_, history) = json(&sb, &["history", "--json"]);
+    let snaps = history["snapshots"].as_array().unwrap();
+    for s in &snaps[..2] {
+        assert_eq!(s["restarts"][0]["ready"], true, "{s:#}");
+        assert_eq!(s["restartable"], false, "it runs again");
+    }
+    assert_eq!(snaps[2]["restartable"], true, "old can still come back");
+    // --prune removes what cannot be restarted, keeps what can.
+    let (code, pruned) = json(&sb, &["history", "--prune", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(pruned["removed"].as_array().unwrap().len(), 2, "{pruned:#}");
+    let (_, history) = json(&sb, &["history", "--json"]);
+    let left: Vec<&str> = history["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["project"].as_str().unwrap())
+        .collect();
+    assert_eq!(left.len(), 1);
+    assert!(left[0].ends_with("/old"));
+    let text = String::from_utf8(sb.pier_exact(&["history"]).stdout).unwrap();
+    assert!(text.contains("  STOPPED  vite in "), "{text}");
+}
+
+/// A record whose stop lock is held is never pruned, even with --all.
+#[test]
+fn a_locked_record_is_kept_by_a_prune() {
+    if fixtures_cannot_be_orphans("history lock") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let s = started(&sb, "a");
+    let scan = sb.scan(&[]);
+    let id = resource_with(&scan, pid(&s)).unwrap().1["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (code, _) = json(&sb, &["stop", "--json", "--sample-ms", "50", &id]);
+    assert_eq!(code, 0);
+    let lock = std::fs::File::open(sb.path().join(format!("state/locks/stop-{id}.lock"))).unwrap();
+    lock.lock().unwrap();
+    let (_, pruned) = json(&sb, &["history", "--prune", "--all", "--json"]);
+    assert!(
+        pruned["removed"].as_array().unwrap().is_empty(),
+        "{pruned:#}"
+    );
+    assert!(pruned["kept"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("stop lock is held"));
+    drop(lock);
+    let (_, pruned) = json(&sb, &["history", "--prune", "--all", "--json"]);
+    assert_eq!(pruned["removed"].as_array().unwrap().len(), 1, "{pruned:#}");
+}
