@@ -12,6 +12,20 @@ use pier_core::front::EXIT_FAILED;
 /// The name of the app's binary, beside `pier`.
 pub const APP_BINARY: &str = "pier-app";
 
+/// The app's own options (`AppArgs` in crates/app/src/start.rs), which `pier` alone takes too:
+/// `pier --under ~/code` is `pier app --under ~/code`, as the README shows them.
+const APP_OPTIONS: [&str; 3] = ["--under", "--refresh", "--sample-ms"];
+
+/// Whether a command line starts with one of the app's options (`--under DIR`,
+/// `--refresh=0`): then it is the app's, passed to it whole.
+pub fn for_the_app(args: &[OsString]) -> bool {
+    let Some(first) = args.first().and_then(|a| a.to_str()) else {
+        return false;
+    };
+    let name = first.split_once('=').map_or(first, |(name, _)| name);
+    APP_OPTIONS.contains(&name)
+}
+
 /// `pier` / `pier app ARGS`: becomes `pier-app ARGS` (same pid); returns only when it cannot.
 pub fn exec_app(args: Vec<OsString>) -> ExitCode {
     let app = match std::env::current_exe() {
@@ -36,4 +50,22 @@ pub fn exec_app(args: Vec<OsString>) -> ExitCode {
         pier_core::words::path_for_terminal(&app)
     );
     ExitCode::from(EXIT_FAILED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by trying: `pier --under ~/code` said "unexpected argument", though the README
+    /// lists `--under` among the options of `pier` (the app).
+    #[test]
+    fn the_apps_options_first_make_the_command_line_the_apps() {
+        let line = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+        assert!(for_the_app(&line(&["--under", "/tmp"])));
+        assert!(for_the_app(&line(&["--refresh=0", "--under", "/tmp"])));
+        assert!(for_the_app(&line(&["--sample-ms", "0"])));
+        assert!(!for_the_app(&line(&["scan", "--under", "/tmp"])));
+        assert!(!for_the_app(&line(&["--help"])));
+        assert!(!for_the_app(&line(&[])));
+    }
 }

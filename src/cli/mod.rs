@@ -237,6 +237,11 @@ fn refused(e: &clap::Error) -> ExitCode {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
+    // `pier --under DIR`: the app, with its own options (README, "The tray app").
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if app::for_the_app(&raw) {
+        return app::exec_app(raw);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return refused(&e),
