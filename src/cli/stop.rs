@@ -789,6 +789,66 @@ mod tests {
         );
     }
 
+    /// Found by trying: a server that outlived its SIGTERM ended `partially_stopped` with no
+    /// word of `--force`. The hint names the id when the root still runs, and is never given
+    /// after Force.
+    #[test]
+    fn a_member_that_outlived_its_sigterm_gets_a_force_hint_and_force_does_not() {
+        use pier_core::model::outcome::{MemberOutcome, MemberReport, Timings};
+        let member = |pid: u32, outcome| MemberReport {
+            pid,
+            start_time: 1000,
+            command: "python3 server.py".into(),
+            outcome,
+            detail: String::new(),
+        };
+        let mut r = blank("100-1000");
+        r.result = ResourceResult::PartiallyStopped;
+        r.members = vec![member(100, MemberOutcome::StillRunning)];
+        r.timings = Some(Timings {
+            a_to_first_signal_ms: 1.0,
+            a_to_last_signal_ms: 1.0,
+            sample_ms: 500,
+        });
+        let hint = force_hint(&r).unwrap();
+        assert!(
+            hint.starts_with("`pier stop --force 100-1000` SIGKILLs"),
+            "{hint}"
+        );
+        r.members = vec![
+            member(101, MemberOutcome::StillRunning),
+            member(100, MemberOutcome::Stopped),
+        ];
+        assert!(force_hint(&r)
+            .unwrap()
+            .starts_with("`pier scan` shows what still runs"));
+        r.timings.as_mut().unwrap().sample_ms = 0;
+        assert_eq!(force_hint(&r), None, "after Force");
+        r.timings.as_mut().unwrap().sample_ms = 500;
+        r.members = vec![member(100, MemberOutcome::Stopped)];
+        assert_eq!(force_hint(&r), None, "nothing outlived its signal");
+    }
+
+    fn blank(id: &str) -> StopReport {
+        StopReport {
+            id: id.into(),
+            kind: Some("python-http-server".into()),
+            project: Some("/h/u/app".into()),
+            result: ResourceResult::Stopped,
+            reason: String::new(),
+            checkpoint: None,
+            members: Vec::new(),
+            newcomers: Vec::new(),
+            snapshot: None,
+            fresh: None,
+            timings: None,
+            record_error: None,
+            interrupted: None,
+            container: None,
+            would_signal: Vec::new(),
+        }
+    }
+
     /// `pier stop ARGS`, as clap parses it.
     fn parse(args: &[&str]) -> Result<StopArgs, clap::Error> {
         #[derive(clap::Parser)]
