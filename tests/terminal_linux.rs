@@ -98,23 +98,26 @@ fn a_folder_named_with_escape_sequences_is_escaped_in_scan_stop_history_and_rest
     let line = card_line(&text, HOSTILE_SHOWN, &shown_path);
     assert_eq!(line, format!("{HOSTILE_SHOWN}  {shown_path}  GREEN"));
 
-    // The stop's member line names the server by its argv, which holds the folder.
+    // The stop's result line names the project's folder.
     let out = sb.pier_exact(&["stop", "--sample-ms", "100", &id]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert_inert(&text);
-    let member = text
+    let result = text
         .lines()
-        .find(|l| l.starts_with(&format!("    pid {}", pid(&server))))
-        .unwrap_or_else(|| panic!("no member line: {text}"));
-    assert!(member.contains(&format!("{shown_path}/")), "{member:?}");
+        .find(|l| l.starts_with(&format!("{id}  STOPPED  ")))
+        .unwrap_or_else(|| panic!("no result line: {text}"));
+    assert!(
+        result.contains(&format!(" in {shown_path}: ")),
+        "{result:?}"
+    );
     assert!(!alive(pid(&server)));
 
     let text = stdout(&sb.pier_exact(&["history"]));
     assert_inert(&text);
     let first = text.lines().next().unwrap();
     assert!(
-        first.contains(&format!("  {shown_path}  stopped ")),
+        first.contains(&format!("  STOPPED  vite in {shown_path}  ")),
         "{first:?}"
     );
     let h = json(&sb.pier_exact(&["history", "--json"]));
@@ -145,7 +148,7 @@ fn a_folder_named_with_escape_sequences_is_escaped_in_scan_stop_history_and_rest
     assert_inert(&text);
     assert!(
         text.contains(&format!(
-            "\n    cannot be restarted: the folder {shown_path} is gone\n"
+            ": cannot be restarted: the folder {shown_path} is gone\n"
         )),
         "{text}"
     );
@@ -197,7 +200,7 @@ fn a_newline_in_a_folder_name_keeps_each_card_stop_and_history_line_whole() {
         text.lines()
             .next()
             .unwrap()
-            .contains(&format!("  {shown_path}  stopped ")),
+            .contains(&format!(" in {shown_path}  ports ")),
         "{text}"
     );
     assert!(!text.lines().any(|l| l.starts_with("lines")), "{text}");
