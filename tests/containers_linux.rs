@@ -626,9 +626,20 @@ fn an_idle_container_is_stopped_through_its_engine_and_started_again() {
     assert!(c["activity"]["window_ms"].as_u64().unwrap() >= 500, "{c:#}");
 
     let card_id = c["id"].as_str().unwrap().to_owned();
+    // A dry run asks the engine every check and sends nothing, by id and by its port.
+    let dry = pier_json(&sb, &host, &["stop", "--dry-run", &card_id]);
+    assert_eq!(dry["results"][0]["result"], "would_stop", "{dry:#}");
+    assert_eq!(dry["results"][0]["would_signal"][0]["signal"], "SIGTERM");
+    let at = format!(":{port}");
+    let dry = pier_json(&sb, &host, &["stop", "--dry-run", &at]);
+    assert_eq!(dry["ports"][0]["stops"], card_id.as_str(), "{dry:#}");
+    assert_eq!(dry["results"][0]["result"], "would_stop", "{dry:#}");
+    assert!(is_running(&host, "pier-t-stop"));
+    assert_eq!(inspect(&host, "pier-t-stop", "{{.State.StartedAt}}"), run);
     let doc = pier_json(&sb, &host, &["stop", &card_id]);
     let r = &doc["results"][0];
     assert_eq!(r["result"], "stopped", "{doc:#}");
+    assert_eq!(r["kind"], "container pier-t-stop", "{doc:#}");
     assert_eq!(r["container"]["outcome"], "stopped", "{doc:#}");
     assert_eq!(r["container"]["signal"], "SIGTERM", "{doc:#}");
     assert!(r["members"].as_array().unwrap().is_empty(), "{doc:#}");

@@ -62,7 +62,8 @@ pub enum Step {
     Client,
     /// Client gone: green again (a [`Case::yellow`] case: yellow again).
     ClientGone,
-    /// `pier stop :PORT --dry-run` on the main listener's port: the port names this resource,
+    /// `pier stop :PORT --dry-run` on the main listener's port (a watcher's by id): the port
+    /// names this resource,
     /// every check passes, each signal it would send goes to a process of the tree, and
     /// nothing is sent or written.
     DryRunByPort,
