@@ -10,6 +10,7 @@ use super::rules::{self, ActivityFacts, Parentage, Thresholds};
 use super::{helpers, kinds, managers, respawners, Draft, Facts};
 use crate::model::card::{Connection, Evidence, Member, Port, Resource};
 use crate::model::managed::{ManagedBy, Respawner};
+use crate::model::memory::Memory;
 use crate::model::Identity;
 use crate::probe::{ActivitySample, Pid, Probe, ProcessInfo};
 use crate::words;
@@ -80,6 +81,7 @@ pub(crate) fn resource(
     let (activity_evidence, activity) =
         rules::activity_evidence(&activity_facts(sample, &members), thresholds);
     evidence.push(activity_evidence);
+    let memory = Memory::total(members.iter().map(|m| m.memory));
 
     Resource {
         id: format!("{}-{}", root.identity.pid, root.identity.start_time),
@@ -94,6 +96,7 @@ pub(crate) fn resource(
         connections,
         age_seconds: root.age_seconds,
         activity,
+        memory,
         evidence,
         managed_by: managed,
         respawners,
@@ -197,7 +200,9 @@ fn respawners(tree: &[&ProcessInfo], members: &[Member]) -> Vec<Respawner> {
 }
 
 /// The members as shown, and red evidence for any whose identity (exe) cannot be read.
-/// A member that vanished since the table was read is left out: it is gone.
+/// A member that vanished since the table was read is left out: it is gone. Each member's
+/// memory is read here, for the members of shown resources only (`Probe::memory`); one that
+/// cannot be read is `null`, which argues nothing: memory is shown, never judged.
 fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
     let mut out = Vec::new();
     let mut problems = Vec::new();
@@ -224,6 +229,11 @@ fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
             command: info.comm.clone(),
             exe: details.exe.ok().map(|p| p.to_string_lossy().into_owned()),
             cwd: details.cwd.ok().map(|p| p.to_string_lossy().into_owned()),
+            memory: facts
+                .probe
+                .memory(pid)
+                .map_err(|e| tracing::debug!("memory of pid {pid}: {e}"))
+                .ok(),
         });
     }
     (out, problems)

@@ -223,6 +223,11 @@ pub struct StopReport {
     /// For a container's stop, once its checkpoints passed: what became of it (`members` is
     /// then empty: the engine, not Pier, signals its processes). `null` for a resource.
     pub container: Option<ContainerOutcome>,
+    /// About what the stop freed, for a `stopped` or `partially_stopped` result: the memory
+    /// of the members it ended, as recorded in the snapshot right before the stop
+    /// (`memory::freed`). `null` for any other result, a container, or when a figure is
+    /// missing.
+    pub freed: Option<super::memory::Memory>,
 }
 
 /// What became of a container a stop signalled through its engine (docs/design.md §4a).

@@ -50,6 +50,9 @@ macro_rules! forward_the_rest {
         fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
             self.$to.sockets(owners_among)
         }
+        fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, String> {
+            self.$to.memory(pid)
+        }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
             self.$to.activity(pids, window)
         }

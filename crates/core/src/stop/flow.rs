@@ -72,6 +72,7 @@ pub(super) fn report(id: &str, result: ResourceResult, reason: impl Into<String>
         record_error: None,
         interrupted: None,
         container: None,
+        freed: None,
     }
 }
 
@@ -241,6 +242,7 @@ impl Stopper<'_> {
                 .cwd
                 .ok()
                 .map(|c| ByteString(c.as_os_str().as_bytes().to_vec())),
+            memory: m.memory,
         })
     }
 
@@ -380,6 +382,7 @@ impl Stopper<'_> {
             record_error: None,
             interrupted: interrupted.map(str::to_owned),
             container: None,
+            freed: None,
             timings: first.zip(last).map(|(f, l)| Timings {
                 a_to_first_signal_ms: f.as_secs_f64() * 1e3,
                 a_to_last_signal_ms: l.as_secs_f64() * 1e3,
