@@ -16,6 +16,7 @@ use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::{numbers, System, EXIT_NOT_RECORDED};
 use pier_core::model::card::{Level, Project, Resource};
 use pier_core::model::container::Container;
+use pier_core::model::memory::Memory;
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
 use pier_core::model::shown::Shown;
 use pier_core::model::snapshot::Snapshot;
@@ -23,7 +24,7 @@ use pier_core::probe;
 use pier_core::stop::interrupt;
 use pier_core::stop::{Progress, Step, StopOptions};
 use pier_core::store::Store;
-use pier_core::words::{self, for_terminal};
+use pier_core::words::{self, byte_size, for_terminal};
 
 #[derive(Debug, Args)]
 pub struct StopArgs {
@@ -438,6 +439,14 @@ fn report_text(r: &StopReport) -> String {
                 for_terminal(&n.detail)
             );
         }
+        if let Some(m) = r.freed {
+            let _ = writeln!(
+                out,
+                "    freed about {} ({}, as read before the stop)",
+                byte_size(m.bytes),
+                m.kind.as_str()
+            );
+        }
         if let Some(t) = &r.timings {
             let sample = match t.sample_ms {
                 0 => "no activity sample: --force".to_owned(),
@@ -495,6 +504,10 @@ fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
         .filter(|r| r.result == ResourceResult::Stopped)
         .count();
     let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
+    let freed = reports.iter().filter_map(|r| r.freed);
+    if let Some(m) = Memory::total(freed.map(Some)) {
+        let _ = write!(out, "; about {} freed", byte_size(m.bytes));
+    }
     if !left_alone.is_empty() {
         let _ = write!(out, ", {} left alone", left_alone.len());
     }
@@ -593,6 +606,49 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// A stopped resource says about how much it freed, as read before the stop; a refused
+    /// one says nothing of it, and the summary adds up the rest.
+    #[test]
+    fn a_stop_says_about_what_it_freed() {
+        use pier_core::model::memory::MemoryKind;
+        let report = |id: &str, result, bytes: Option<u64>| StopReport {
+            id: id.into(),
+            result,
+            reason: "why".into(),
+            checkpoint: None,
+            members: vec![],
+            newcomers: vec![],
+            snapshot: None,
+            fresh: None,
+            timings: None,
+            record_error: None,
+            interrupted: None,
+            container: None,
+            freed: bytes.map(|bytes| Memory {
+                bytes,
+                kind: MemoryKind::Proportional,
+            }),
+        };
+        let reports = [
+            report("1-1", ResourceResult::Stopped, Some(48_200_000)),
+            report("2-1", ResourceResult::PartiallyStopped, Some(1_800_000)),
+            report("3-1", ResourceResult::Refused, None),
+        ];
+        let text = text(&reports, &[]);
+        assert!(
+            text.starts_with(
+                "1-1  STOPPED  why\n    freed about 48.2 MB (proportional, as read before the \
+                 stop)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n1 of 3 stopped; about 50.0 MB freed\n"),
+            "{text}"
+        );
+        assert_eq!(text.matches("freed about").count(), 2, "{text}");
     }
 
     #[test]
