@@ -288,7 +288,7 @@ fn exit_code(reports: &[StopReport]) -> ExitCode {
 /// the last, every resource in scope it leaves alone because it is not green.
 fn select(
     args: &StopArgs,
-    probe: &dyn probe::Probe,
+    probe: &(dyn probe::Probe + Sync),
     t: Thresholds,
 ) -> Result<(Vec<String>, Vec<LeftAlone>), ExitCode> {
     if !args.ids.is_empty() {
@@ -504,12 +504,12 @@ fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone]) -> String {
         .filter(|r| r.result == ResourceResult::Stopped)
         .count();
     let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
+    if !left_alone.is_empty() {
+        let _ = write!(out, ", {} left alone", left_alone.len());
+    }
     let freed = reports.iter().filter_map(|r| r.freed);
     if let Some(m) = Memory::total(freed.map(Some)) {
         let _ = write!(out, "; about {} freed", byte_size(m.bytes));
-    }
-    if !left_alone.is_empty() {
-        let _ = write!(out, ", {} left alone", left_alone.len());
     }
     let unrecorded = reports.iter().filter(|r| r.record_error.is_some()).count();
     if unrecorded > 0 {

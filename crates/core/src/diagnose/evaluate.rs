@@ -201,8 +201,8 @@ fn respawners(tree: &[&ProcessInfo], members: &[Member]) -> Vec<Respawner> {
 
 /// The members as shown, and red evidence for any whose identity (exe) cannot be read.
 /// A member that vanished since the table was read is left out: it is gone. Each member's
-/// memory is read here, for the members of shown resources only (`Probe::memory`); one that
-/// cannot be read is `null`, which argues nothing: memory is shown, never judged.
+/// memory is the scan's read of it (`memory.rs`); one that could not be read is `null`, which
+/// argues nothing: memory is shown, never judged.
 fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
     let mut out = Vec::new();
     let mut problems = Vec::new();
@@ -229,11 +229,14 @@ fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
             command: info.comm.clone(),
             exe: details.exe.ok().map(|p| p.to_string_lossy().into_owned()),
             cwd: details.cwd.ok().map(|p| p.to_string_lossy().into_owned()),
-            memory: facts
-                .probe
-                .memory(pid)
-                .map_err(|e| tracing::debug!("memory of pid {pid}: {e}"))
-                .ok(),
+            memory: match facts.memory.remove(&pid) {
+                Some(Ok(memory)) => Some(memory),
+                Some(Err(e)) => {
+                    tracing::debug!("memory of pid {pid}: {e}");
+                    None
+                }
+                None => None,
+            },
         });
     }
     (out, problems)

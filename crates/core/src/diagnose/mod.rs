@@ -15,6 +15,7 @@ pub mod helpers;
 pub mod judge;
 pub mod kinds;
 pub mod managers;
+mod memory;
 
 pub mod project;
 pub mod respawners;
@@ -111,6 +112,8 @@ pub(crate) struct Facts<'a> {
     /// (`complete.rs`).
     sighted: HashSet<Pid>,
     details: HashMap<Pid, Option<ProcessDetails>>,
+    /// The kept members' memory (`memory.rs`), read once for all of them.
+    pub memory: memory::Read,
 }
 
 impl Facts<'_> {
@@ -170,7 +173,7 @@ pub(crate) struct Draft {
 
 /// Runs one scan.
 pub fn scan(
-    probe: &dyn Probe,
+    probe: &(dyn Probe + Sync),
     opts: &ScanOptions,
     marker_at: MarkerLookup,
 ) -> Result<Scan, ScanError> {
@@ -211,6 +214,7 @@ pub fn scan(
         unreadable,
         sighted: list.sighted.into_iter().collect(),
         details: HashMap::new(),
+        memory: memory::Read::new(),
     };
     facts.complete_lineage(probe.own_pid());
     facts.pier_ancestors = facts.table.ancestors(probe.own_pid()).into_iter().collect();
@@ -219,8 +223,9 @@ pub fn scan(
     let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
     let found = started.elapsed();
     // The processes' sample and the containers' (their cgroup counters over the same window,
-    // or their engines' statistics), side by side.
-    let (sample, container_sample) = std::thread::scope(|scope| {
+    // or their engines' statistics), side by side; the members' memory is read while they
+    // wait (unsampled, it is read on its own).
+    let (sample, container_sample, memory) = std::thread::scope(|scope| {
         let sampled = !opts.sample.is_zero();
         let containers = sampled.then(|| {
             scope.spawn(|| match &opts.engines {
@@ -228,10 +233,16 @@ pub fn scan(
                 _ => crate::containers::sample::of_reads(&engine_reads, opts.sample),
             })
         });
+        let memory = sampled.then(|| scope.spawn(|| memory::read(probe, &all_members)));
         let processes = sampled.then(|| probe.activity(&all_members, opts.sample));
         let containers = containers.map(|h| h.join().expect("a container sample never panics"));
-        (processes, containers)
+        let memory = match memory {
+            Some(h) => h.join().expect("a memory read never panics"),
+            None => memory::read(probe, &all_members),
+        };
+        (processes, containers, memory)
     });
+    facts.memory = memory;
 
     let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
     for draft in &drafts {
