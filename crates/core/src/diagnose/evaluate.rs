@@ -10,7 +10,6 @@ use super::rules::{self, ActivityFacts, Parentage, Thresholds};
 use super::{helpers, kinds, managers, respawners, Draft, Facts};
 use crate::model::card::{Connection, Evidence, Member, Port, Resource};
 use crate::model::managed::{ManagedBy, Respawner};
-use crate::model::memory::Memory;
 use crate::model::Identity;
 use crate::probe::{ActivitySample, Pid, Probe, ProcessInfo};
 use crate::words;
@@ -81,7 +80,6 @@ pub(crate) fn resource(
     let (activity_evidence, activity) =
         rules::activity_evidence(&activity_facts(sample, &members), thresholds);
     evidence.push(activity_evidence);
-    let memory = Memory::total(members.iter().map(|m| m.memory));
 
     Resource {
         id: format!("{}-{}", root.identity.pid, root.identity.start_time),
@@ -96,7 +94,8 @@ pub(crate) fn resource(
         connections,
         age_seconds: root.age_seconds,
         activity,
-        memory,
+        // Memory argues nothing: it is filled in once read (`memory::fill`).
+        memory: None,
         evidence,
         managed_by: managed,
         respawners,
@@ -200,9 +199,7 @@ fn respawners(tree: &[&ProcessInfo], members: &[Member]) -> Vec<Respawner> {
 }
 
 /// The members as shown, and red evidence for any whose identity (exe) cannot be read.
-/// A member that vanished since the table was read is left out: it is gone. Each member's
-/// memory is the scan's read of it (`memory.rs`); one that could not be read is `null`, which
-/// argues nothing: memory is shown, never judged.
+/// A member that vanished since the table was read is left out: it is gone.
 fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
     let mut out = Vec::new();
     let mut problems = Vec::new();
@@ -229,14 +226,8 @@ fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
             command: info.comm.clone(),
             exe: details.exe.ok().map(|p| p.to_string_lossy().into_owned()),
             cwd: details.cwd.ok().map(|p| p.to_string_lossy().into_owned()),
-            memory: match facts.memory.remove(&pid) {
-                Some(Ok(memory)) => Some(memory),
-                Some(Err(e)) => {
-                    tracing::debug!("memory of pid {pid}: {e}");
-                    None
-                }
-                None => None,
-            },
+            // Read beside the judgement, and filled in after it (`memory::fill`).
+            memory: None,
         });
     }
     (out, problems)

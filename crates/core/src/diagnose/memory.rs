@@ -1,14 +1,16 @@
 //! The members' memory (docs/design.md §2.10), read once per scan for every member of every
-//! resource it keeps, before they are judged.
+//! resource it keeps, and added to the cards once they are judged: memory argues for no level.
 //!
 //! Why threads: on Linux the kernel answers `smaps_rollup` by walking the process's page
-//! tables, about half a millisecond for a 25 MB interpreter and more for a large one, so the
-//! reads are spread over the cores; and in a sampled scan they run while the activity sample
-//! waits (`scan`), where they cost no time at all. The reads only take the processes' memory
-//! lock for reading: the members' CPU time, which the sample measures, is not touched.
+//! tables, about half a millisecond for a 25 MB interpreter and more for a large one. So the
+//! reads run on threads of their own (`scan`), beside the activity sample's wait, where they
+//! cost no time, and beside the judgement of the resources; and they are spread over the
+//! cores. They take the processes' memory lock for reading only: the members' CPU time, which
+//! the sample measures, is not touched.
 
 use std::collections::HashMap;
 
+use crate::model::card::Project;
 use crate::probe::{Memory, Pid, Probe};
 
 /// Pids handed to one thread at least: below that, a thread costs more than it saves.
@@ -39,6 +41,24 @@ pub(crate) fn read(probe: &(dyn Probe + Sync), pids: &[Pid]) -> Read {
         }
         out
     })
+}
+
+/// Each member's figure from `read` (`null` where it could not be read, or was not), and each
+/// resource's, its members' added up (`Memory::total`).
+pub(crate) fn fill<'p>(projects: impl IntoIterator<Item = &'p mut Project>, read: Read) {
+    for r in projects.into_iter().flat_map(|p| &mut p.resources) {
+        for m in &mut r.members {
+            m.memory = match read.get(&m.pid) {
+                Some(Ok(memory)) => Some(*memory),
+                Some(Err(e)) => {
+                    tracing::debug!("memory of pid {}: {e}", m.pid);
+                    None
+                }
+                None => None,
+            };
+        }
+        r.memory = Memory::total(r.members.iter().map(|m| m.memory));
+    }
 }
 
 #[cfg(test)]

@@ -112,8 +112,6 @@ pub(crate) struct Facts<'a> {
     /// (`complete.rs`).
     sighted: HashSet<Pid>,
     details: HashMap<Pid, Option<ProcessDetails>>,
-    /// The kept members' memory (`memory.rs`), read once for all of them.
-    pub memory: memory::Read,
 }
 
 impl Facts<'_> {
@@ -214,7 +212,6 @@ pub fn scan(
         unreadable,
         sighted: list.sighted.into_iter().collect(),
         details: HashMap::new(),
-        memory: memory::Read::new(),
     };
     facts.complete_lineage(probe.own_pid());
     facts.pier_ancestors = facts.table.ancestors(probe.own_pid()).into_iter().collect();
@@ -222,49 +219,38 @@ pub fn scan(
     let drafts = find_resources(&mut facts, &own, opts, marker_at);
     let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
     let found = started.elapsed();
-    // The processes' sample and the containers' (their cgroup counters over the same window,
-    // or their engines' statistics), side by side; the members' memory is read while they
-    // wait (unsampled, it is read on its own).
-    let (sample, container_sample, memory) = std::thread::scope(|scope| {
-        let sampled = !opts.sample.is_zero();
-        let containers = sampled.then(|| {
-            scope.spawn(|| match &opts.engines {
-                Engines::Given(_, samples) => samples.clone(),
-                _ => crate::containers::sample::of_reads(&engine_reads, opts.sample),
-            })
-        });
-        let memory = sampled.then(|| scope.spawn(|| memory::read(probe, &all_members)));
-        let processes = sampled.then(|| probe.activity(&all_members, opts.sample));
-        let containers = containers.map(|h| h.join().expect("a container sample never panics"));
-        let memory = match memory {
-            Some(h) => h.join().expect("a memory read never panics"),
-            None => memory::read(probe, &all_members),
-        };
-        (processes, containers, memory)
-    });
-    facts.memory = memory;
-
-    let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
-    for draft in &drafts {
-        let resource = evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
-        let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
-        let project = group(
-            &mut projects,
-            &draft.place,
-            folder_name(&draft.place),
-            marker,
+    // The members' memory is read on threads of its own from here (`memory.rs`): while the
+    // samples wait, and while the resources are judged.
+    let (mut projects, found_containers) = std::thread::scope(|scope| {
+        let memory = scope.spawn(|| memory::read(probe, &all_members));
+        let (sample, container_sample) = samples(probe, opts, &engine_reads, &all_members);
+        let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
+        for draft in &drafts {
+            let resource = evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
+            let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
+            let project = group(
+                &mut projects,
+                &draft.place,
+                folder_name(&draft.place),
+                marker,
+            );
+            project.level = project.level.max(resource.level);
+            project.resources.push(resource);
+        }
+        let found_containers = containers::cards(
+            &mut facts,
+            &engine_reads,
+            (container_sample.as_ref(), opts.thresholds),
+            opts.home.as_deref(),
+            &opts.under,
+            marker_at,
         );
-        project.level = project.level.max(resource.level);
-        project.resources.push(resource);
-    }
-    let found_containers = containers::cards(
-        &mut facts,
-        &engine_reads,
-        (container_sample.as_ref(), opts.thresholds),
-        opts.home.as_deref(),
-        &opts.under,
-        marker_at,
-    );
+        memory::fill(
+            projects.values_mut(),
+            memory.join().expect("a memory read never panics"),
+        );
+        (projects, found_containers)
+    });
     for (place, card) in found_containers.cards {
         let project = group(&mut projects, &place.path, place.name, place.marker);
         project.level = project.level.max(card.level);
@@ -298,6 +284,31 @@ pub fn scan(
         projects: projects.into_values().collect(),
         other_listeners,
         engines: found_containers.engines,
+    })
+}
+
+/// The processes' activity over the scan's window and the containers' (their cgroup counters
+/// over the same window, or their engines' statistics), side by side; neither when unsampled.
+fn samples(
+    probe: &dyn Probe,
+    opts: &ScanOptions,
+    engine_reads: &[crate::containers::EngineRead],
+    members: &[Pid],
+) -> (
+    Option<crate::probe::ActivitySample>,
+    Option<crate::containers::sample::Samples>,
+) {
+    if opts.sample.is_zero() {
+        return (None, None);
+    }
+    std::thread::scope(|scope| {
+        let containers = scope.spawn(|| match &opts.engines {
+            Engines::Given(_, samples) => samples.clone(),
+            _ => crate::containers::sample::of_reads(engine_reads, opts.sample),
+        });
+        let processes = probe.activity(members, opts.sample);
+        let containers = containers.join().expect("a container sample never panics");
+        (Some(processes), Some(containers))
     })
 }
 
