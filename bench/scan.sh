@@ -6,8 +6,10 @@
 # one, and for R rounds `pier scan --json --sample-ms 0` against `ss -tanp` and `lsof -iTCP -nP`,
 # all three run by that one, in a rotating order (paired). Every round checks that Pier found all
 # N servers and K connections. Prints medians, the median of the per-round ratios, Pier's peak
-# memory, and what one refresh of the tray app costs (crates/core/examples/app_refresh.rs: the
-# same scan plus the history, in one long-lived process).
+# memory, what one refresh of the tray app costs (crates/core/examples/app_refresh.rs: the
+# same scan plus the history, in one long-lived process), and what reading the members' memory
+# costs a scan (crates/core/examples/memory_cost.rs: paired scans with and without it, unsampled
+# and sampled over 100 ms; the medians of their ratios).
 # Then the stop path at the same scale: STOPS (default 10) more servers with no connection, and
 # one `pier stop --all-green` over them all, checked to stop exactly those.
 # Targets (reported PASS/MISS, not asserted; SCAN_STRICT=1 makes a MISS fail the run): pier/ss
@@ -25,7 +27,8 @@ conns=${3:-200}
 rounds=${4:-15}
 case "$total$servers$conns$rounds" in *[!0-9]*) echo "usage: bench/scan.sh [TOTAL] [N] [K] [R]" >&2; exit 2 ;; esac
 [ "$rounds" -ge 1 ] && [ "$servers" -ge 1 ] || { echo "scan.sh: N and R must be at least 1" >&2; exit 2; }
-cargo build --release --quiet --locked --bin pier && cargo build --release --quiet --locked -p pier-core --example app_refresh
+cargo build --release --quiet --locked --bin pier &&
+  cargo build --release --quiet --locked -p pier-core --example app_refresh --example memory_cost
 
 work=$(mktemp -d)
 chmod 755 "$work"
@@ -55,7 +58,8 @@ done
 [ -n "$py" ] || { echo "scan.sh: no python3 that ${user:-this user} can run" >&2; exit 1; }
 
 mkdir -p "$work/bin"
-cp target/release/pier target/release/examples/app_refresh bench/clients.py "$work/bin/"
+cp target/release/pier target/release/examples/app_refresh target/release/examples/memory_cost \
+  bench/clients.py "$work/bin/"
 { echo "#!$py"; cat tests/fixtures/devserver.py; } >"$work/bin/vite"
 chmod 755 "$work/bin/"*
 
@@ -132,8 +136,9 @@ if len(ours) != n or live != k:
     sys.exit(f"pier found {len(ours)} of {n} servers and {live} of {k} connections")
 PY
   done
-  local peak_kb app_ms
+  local peak_kb app_ms mem_cost
   peak_kb=$("${as[@]}" /usr/bin/time -f %M "$work/bin/pier" scan --json --sample-ms 0 2>&1 >/dev/null | tail -1)
+  mem_cost=$("${as[@]}" "$work/bin/memory_cost" "$rounds")
   mkdir -p "$dir/state"
   [ "$who" != user ] || chown "$user:" "$dir/state"
   app_ms=$("${as[@]}" env PIER_STATE_DIR="$dir/state" "$work/bin/app_refresh" "$rounds")
@@ -171,10 +176,12 @@ PY
   target=0.8
   [ "$who" != root ] || target=0.6
   "$py" - "${tp[*]}" "${ts[*]}" "${tl[*]}" "$procs" "$socks" "$servers" "$conns" "$rounds" "$peak_kb" \
-    "$(nproc)" "$app_ms" "${IDLE_KIND:-sleep}" "$dir" "$stops" "$name" "$target" "${SCAN_STRICT:-0}" "$runner" <<'PY'
+    "$(nproc)" "$app_ms" "${IDLE_KIND:-sleep}" "$dir" "$stops" "$name" "$target" "${SCAN_STRICT:-0}" "$runner" \
+    "$mem_cost" <<'PY'
 import json, statistics as st, sys
 p, s, l = ([int(x) / 1000 for x in a.split()] for a in sys.argv[1:4])
 procs, socks, n, k, rounds, peak, cores, app, idle, dir, stops, who, target, strict, runner = sys.argv[4:19]
+members, mem_with, mem_without, mem_ratio, sam_with, sam_without, sam_ratio = sys.argv[19].split()
 med = st.median
 ratio = med(a / b for a, b in zip(p, s))
 ok = ratio <= float(target) and int(peak) < 20 * 1024
@@ -185,6 +192,9 @@ print(f"  ss -tanp                       : median {med(s):7.1f} ms   pier/ss   =
       f"(target <= {target}, peak < 20 MB) {'PASS' if ok else 'MISS'}")
 print(f"  lsof -iTCP -nP                 : median {med(l):7.1f} ms   pier/lsof = {med(a / b for a, b in zip(p, l)):.2f}")
 print(f"  app refresh (scan + history)   : median {float(app):7.1f} ms   app/cli   = {float(app) / med(p):.2f}")
+print(f"  scan with / without memory read : median {float(mem_with):7.1f} / {float(mem_without):.1f} ms   "
+      f"with/without = {float(mem_ratio):.2f} unsampled; sampled over 100 ms {float(sam_with):.1f} / "
+      f"{float(sam_without):.1f} ms = {float(sam_ratio):.2f} ({members} members read, {rounds} paired rounds each)")
 wall, rss = open(f"{dir}/stop.time").read().split()[-2:]
 timings = [r["timings"] for r in json.load(open(f"{dir}/stop.json"))["results"]]
 first = [t["a_to_first_signal_ms"] for t in timings]

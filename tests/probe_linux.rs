@@ -1,5 +1,5 @@
 //! The Linux probe against real processes and sockets of the test: single-process reads, the
-//! fd walk, and the two sources of the socket tables.
+//! fd walk, the two sources of the socket tables, and a process's memory.
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -10,7 +10,9 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pier_core::probe::{Identity, IdentityRead, LinuxProbe, Probe, TableSource, TcpState};
+use pier_core::probe::{
+    Identity, IdentityRead, LinuxProbe, MemoryKind, Probe, TableSource, TcpState,
+};
 
 #[test]
 fn environment_and_identity_of_a_real_process_are_read_exactly() {
@@ -400,4 +402,61 @@ fn a_cgroup_cpu_counter_is_read_only_for_the_cgroup_asked_about_and_grows_with_w
         "{before:?} → {after:?}"
     );
     assert_eq!(after.start_time, before.start_time, "the same process");
+}
+
+/// The resident size of `pid` from `/proc/<pid>/statm`, in bytes: the figure that counts every
+/// shared page in full, for comparison.
+fn resident_bytes(pid: u32) -> u64 {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * rustix::param::page_size() as u64
+}
+
+const MIB: u64 = 1 << 20;
+
+/// A process that wrote 50 MiB of its own reads at least that much, as its proportional set
+/// size: private pages count whole.
+#[test]
+fn a_process_holding_50_mib_reads_at_least_that_much_proportional() {
+    let code = "import sys\n\
+        held = bytearray(b'\\x01') * (50 << 20)\n\
+        print('ready', flush=True)\n\
+        sys.stdin.read()";
+    let (mut child, line) = python_child(code);
+    assert_eq!(line.trim(), "ready");
+    let probe = LinuxProbe::new();
+    let memory = probe.memory(child.id()).expect("its memory reads");
+    assert_eq!(memory.kind, MemoryKind::Proportional);
+    assert!(memory.bytes >= 50 * MIB, "{memory:?}");
+    drop(child.stdin.take());
+    child.wait().unwrap();
+    assert!(probe.memory(child.id()).is_err(), "gone: no figure");
+}
+
+/// A parent that wrote 50 MiB and then forked shares those pages with its child until either
+/// writes them: each one's resident size counts them whole, their proportional sizes split
+/// them, so the two proportional figures add up to about 50 MiB less than the resident ones.
+/// This is why a card adds proportional figures: resident ones would count the pages twice.
+#[test]
+fn pages_shared_after_a_fork_are_counted_once_between_the_two() {
+    let code = "import os, sys\n\
+        held = bytearray(b'\\x01') * (50 << 20)\n\
+        child = os.fork()\n\
+        if child == 0:\n    sys.stdin.read()\n    os._exit(0)\n\
+        print(child, flush=True)\n\
+        sys.stdin.read()\n\
+        os.waitpid(child, 0)";
+    let (mut parent, line) = python_child(code);
+    let forked: u32 = line.trim().parse().unwrap();
+    let probe = LinuxProbe::new();
+    let pids = [parent.id(), forked];
+    let pss: u64 = pids.iter().map(|&p| probe.memory(p).unwrap().bytes).sum();
+    let rss: u64 = pids.iter().map(|&p| resident_bytes(p)).sum();
+    assert!(pss >= 50 * MIB, "the shared pages are counted once: {pss}");
+    assert!(
+        pss + 40 * MIB <= rss,
+        "proportional {pss} against resident {rss}: the shared 50 MiB is not counted twice"
+    );
+    drop(parent.stdin.take());
+    parent.wait().unwrap();
 }

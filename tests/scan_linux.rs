@@ -41,6 +41,44 @@ fn an_orphaned_dev_server_is_green_with_its_port_pid_and_project() {
     assert!(r["activity"]["window_ms"].as_u64().unwrap() >= 100);
 }
 
+/// A server holding 50 MiB of its own shows at least that much on its card, proportional,
+/// member by member and summed; the text card says it, and the line under the counts says
+/// about what stopping the green would free.
+#[test]
+fn a_dev_server_holding_50_mib_shows_it_on_its_card_and_in_what_the_green_would_free() {
+    if fixtures_cannot_be_orphans("a_dev_server_holding_50_mib_shows_it") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &["--hold-mb", "50"], |_| true);
+    let scan = sb.scan(&[]);
+    let (_, r) = resource_with(&scan, pid(&server)).expect("the fixture is found");
+    assert_eq!(r["level"], "green", "{r:#}");
+    let bytes = |v: &Value| v["memory"]["bytes"].as_u64().unwrap();
+    assert!(bytes(&r) >= 50 << 20, "{r:#}");
+    assert_eq!(r["memory"]["kind"], "proportional", "{r:#}");
+    let members = r["members"].as_array().unwrap();
+    assert_eq!(
+        members.iter().map(bytes).sum::<u64>(),
+        bytes(&r),
+        "the card's figure is its members' added up: {r:#}"
+    );
+
+    let out = sb.pier(&["scan", "--sample-ms", "0"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let card = text
+        .lines()
+        .find(|l| l.contains(&format!("pids {} ", members[0]["pid"])))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(card.contains(" MB (proportional)  id "), "{card}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("1 green resource(s) would free about ")
+                && l.ends_with(" MB (proportional)")),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_busy_dev_server_is_yellow_and_its_activity_is_measured() {
     let sb = Sandbox::new();
@@ -382,7 +420,9 @@ fn piped_text_cards_have_no_colour_and_a_bad_folder_is_a_usage_error() {
 /// - the user's server with a client of root's (the test's own connection, whose far end the
 ///   user cannot attribute): red, the connection counted;
 /// - the user's `sh -c` tree holding a setuid-root member (another user's, by its effective
-///   uid, found only through the children of `sh`): red;
+///   uid, found only through the children of `sh`): red; that member's `smaps_rollup` is
+///   refused to the user, so its memory is its resident size, and the card's sum says
+///   "resident" (while the user's own server reads "proportional");
 /// - root's server in the same folder: never a candidate.
 #[test]
 fn a_scan_as_a_normal_user_keeps_every_rule_on_other_users_processes() {
@@ -481,6 +521,7 @@ fn a_scan_as_a_normal_user_keeps_every_rule_on_other_users_processes() {
 
     let (_, r) = resource_with(&scan, pid(&mine)).expect("the user's server is found");
     assert_eq!(r["level"], "green", "{r:#}");
+    assert_eq!(r["memory"]["kind"], "proportional", "{r:#}");
     let (_, r) = resource_with(&scan, pid(&held)).expect("the held server is found");
     assert_eq!(r["level"], "red", "{r:#}");
     let live = r["connections"].as_array().unwrap();
@@ -494,6 +535,12 @@ fn a_scan_as_a_normal_user_keeps_every_rule_on_other_users_processes() {
         .find(|m| m["pid"] == suid_pid)
         .unwrap_or_else(|| panic!("the setuid member is a member: {r:#}"));
     assert_eq!(member["uid"], 0);
+    assert_eq!(member["memory"]["kind"], "resident", "{member:#}");
+    assert!(
+        member["memory"]["bytes"].as_u64().unwrap() > 0,
+        "{member:#}"
+    );
+    assert_eq!(r["memory"]["kind"], "resident", "a mixed sum: {r:#}");
     assert!(
         evidence_kinds(&r).contains(&"protected".to_owned()),
         "{r:#}"

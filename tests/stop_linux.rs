@@ -97,6 +97,38 @@ fn an_orphaned_sh_server_child_tree_is_stopped_leaf_to_root_with_a_private_snaps
     assert!(snap["boot_id"].as_str().is_some_and(|b| !b.is_empty()));
 }
 
+/// A stop says about how much it freed: the memory its members held as its re-diagnosis read
+/// it, which the snapshot records before the first signal.
+#[test]
+fn a_stop_of_a_server_holding_50_mib_says_it_freed_about_that_much() {
+    if fixtures_cannot_be_orphans("stop freed") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &["--hold-mb", "50"], |_| true);
+    let id = id_of(&sb, &server);
+    let (code, doc) = stop(&sb, &id, &[]);
+    let r = &doc["results"][0];
+    assert_eq!(
+        (code, &r["result"]),
+        (0, &Value::from("stopped")),
+        "{doc:#}"
+    );
+    assert_eq!(r["freed"]["kind"], "proportional", "{r:#}");
+    let freed = r["freed"]["bytes"].as_u64().unwrap();
+    assert!(freed >= 50 << 20, "{r:#}");
+    let name = r["snapshot"].as_str().unwrap();
+    let record = sb.path().join(format!("state/records/{name}.json"));
+    let snap: Value = serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+    let recorded: u64 = snap["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["memory"]["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(recorded, freed, "every member ended: {snap:#}");
+}
+
 #[test]
 fn a_server_that_ignores_sigterm_ends_still_running_and_is_never_killed() {
     if fixtures_cannot_be_orphans("stop ignore-term") {

@@ -202,7 +202,8 @@ fn a_disk_that_fills_mid_stop_is_reconciled_once_space_comes_back() {
         "the sentence says what to do: {text}"
     );
     assert!(
-        text.ends_with("1 of 1 stopped; 1 outcome(s) not recorded yet\n"),
+        text.contains("\n1 of 1 stopped; about ")
+            && text.ends_with(" MB freed; 1 outcome(s) not recorded yet\n"),
         "{text}"
     );
 

@@ -169,8 +169,9 @@ fn a_batch_under_a_folder_names_each_resource_it_left_alone_and_why() {
         docs_line.contains(" — yellow: parent ") && docs_line.contains(" is a live "),
         "{docs_line}"
     );
+    // Then about what the stop freed, the stopped tree's memory as read before the stop.
     assert!(
-        shown.ends_with("\n1 of 1 stopped, 2 left alone\n"),
+        shown.contains("\n1 of 1 stopped, 2 left alone; about ") && shown.ends_with(" MB freed\n"),
         "{shown}"
     );
 

@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use pier_core::model::card::{endpoint, Evidence, Level, Port, Project, Resource, Scan};
 use pier_core::model::container::Container;
-use pier_core::words::for_terminal;
+use pier_core::model::memory::{GreenMemory, Memory};
+use pier_core::words::{byte_size, for_terminal};
 
 /// How text is painted: ANSI colours on a terminal (`super::colour_wanted`), else plain. One
 /// set of colours for every command's output: green, yellow and red as on the cards.
@@ -141,7 +142,45 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
             format!(" (activity sampled over {} ms)", scan.sample_ms)
         }
     );
+    out.push_str(&would_free(&GreenMemory::of(&scan.projects)));
     out
+}
+
+/// The line under the counts when something is green: about what stopping every green
+/// resource shown would free (`pier stop --all-green`, the app's "Clean up all safe"), as far
+/// as it was measured. Nothing when nothing is green.
+fn would_free(green: &GreenMemory) -> String {
+    if !green.any() {
+        return String::new();
+    }
+    let n = green.measured + green.unmeasured;
+    let mut line = match green.total {
+        Some(total) => {
+            let mut notes = vec![total.kind.as_str().to_owned()];
+            if green.unmeasured > 0 {
+                notes.push(format!("{} not measured", green.unmeasured));
+            }
+            format!(
+                "{n} green resource(s) would free about {} ({})",
+                byte_size(total.bytes),
+                notes.join("; ")
+            )
+        }
+        None if n > 0 => format!("{n} green resource(s): memory not measured"),
+        None => String::new(),
+    };
+    if green.containers > 0 {
+        if !line.is_empty() {
+            line.push_str("; ");
+        }
+        let _ = write!(
+            line,
+            "{} green container(s): memory not counted",
+            green.containers
+        );
+    }
+    line.push('\n');
+    line
 }
 
 fn project_card(out: &mut String, project: &Project, style: &Style) {
@@ -193,7 +232,7 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
     let pids: Vec<String> = r.members.iter().map(|m| m.pid.to_string()).collect();
     let _ = writeln!(
         out,
-        "  {} {}  ports {}  pids {}  age {}  id {}",
+        "  {} {}  ports {}  pids {}  age {}  memory {}  id {}",
         style.level(r.level),
         for_terminal(&r.kind),
         if ports.is_empty() {
@@ -203,6 +242,7 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         },
         pids.join(" "),
         r.age_seconds.map_or("unknown".to_owned(), age),
+        r.memory.map_or("unknown".to_owned(), Memory::words),
         r.id
     );
     for (helper, ports) in r.helper_ports() {
@@ -265,6 +305,70 @@ mod tests {
             lines[1],
             "    notebook kernel: 127.0.0.1:40001, 127.0.0.1:40002"
         );
+    }
+
+    #[test]
+    fn a_card_shows_its_memory_with_how_it_was_measured() {
+        use pier_core::model::examples::resource;
+        let mut out = String::new();
+        let mut r = resource("10-100", Level::Green, 5173);
+        resource_block(&mut out, &r, &Style { colour: false });
+        assert!(
+            out.contains("  age 2h 5m  memory 48.2 MB (proportional)  id 10-100\n"),
+            "{out}"
+        );
+        r.memory = None;
+        out.clear();
+        resource_block(&mut out, &r, &Style { colour: false });
+        assert!(out.contains("  memory unknown  id 10-100\n"), "{out}");
+    }
+
+    /// The line under the counts: what stopping every green resource would free, the yellow
+    /// left out, and what was not measured said so.
+    #[test]
+    fn the_counts_are_followed_by_what_the_green_would_free() {
+        use pier_core::model::examples::{container, project, resource};
+        let yellow = resource("12-100", Level::Yellow, 5175);
+        let mut unread = resource("13-100", Level::Green, 5176);
+        unread.memory = None;
+        let mut scan = Scan {
+            projects: vec![
+                project(
+                    "/w/a",
+                    Level::Green,
+                    vec![resource("10-100", Level::Green, 5173)],
+                ),
+                project(
+                    "/w/b",
+                    Level::Yellow,
+                    vec![resource("11-100", Level::Green, 5174), yellow],
+                ),
+            ],
+            ..only_others(Vec::new())
+        };
+        scan.other_listeners = None;
+        let text = cards(&scan, false);
+        assert!(
+            text.ends_with(
+                "2 project(s): 1 green, 1 yellow, 0 red (activity not sampled)\n\
+                 2 green resource(s) would free about 96.4 MB (proportional)\n"
+            ),
+            "{text}"
+        );
+        scan.projects[0].resources.push(unread);
+        let mut green_db = container("db", 5432);
+        green_db.level = Level::Green;
+        scan.projects[0].containers.push(green_db);
+        let text = cards(&scan, false);
+        assert!(
+            text.ends_with(
+                "3 green resource(s) would free about 96.4 MB (proportional; 1 not measured); \
+                 1 green container(s): memory not counted\n"
+            ),
+            "{text}"
+        );
+        scan.projects.truncate(0);
+        assert!(!cards(&scan, false).contains("would free"));
     }
 
     /// A scan with no project, only these other listeners.

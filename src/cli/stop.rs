@@ -18,6 +18,7 @@ use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::{numbers, System, EXIT_NOT_RECORDED};
 use pier_core::model::card::{Level, Project, Resource};
 use pier_core::model::container::Container;
+use pier_core::model::memory::Memory;
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
 use pier_core::model::shown::Shown;
 use pier_core::model::snapshot::Snapshot;
@@ -25,7 +26,7 @@ use pier_core::probe;
 use pier_core::stop::interrupt;
 use pier_core::stop::{Progress, Step, StopOptions};
 use pier_core::store::Store;
-use pier_core::words::{self, for_terminal};
+use pier_core::words::{self, byte_size, for_terminal};
 
 #[derive(Debug, Args)]
 pub struct StopArgs {
@@ -360,7 +361,11 @@ struct Selected {
 /// The ids to stop: as given (a `:PORT` as the one green resource that holds it), or every
 /// resource of a project, or every green one — and, for the last, every resource in scope it
 /// leaves alone because it is not green.
-fn select(args: &StopArgs, probe: &dyn probe::Probe, t: Thresholds) -> Result<Selected, ExitCode> {
+fn select(
+    args: &StopArgs,
+    probe: &(dyn probe::Probe + Sync),
+    t: Thresholds,
+) -> Result<Selected, ExitCode> {
     if !args.ids.is_empty() {
         let ports = answer_ports(&ports::asked(&args.ids), probe, t)?;
         let ids = args
@@ -439,7 +444,7 @@ fn select(args: &StopArgs, probe: &dyn probe::Probe, t: Thresholds) -> Result<Se
 /// the listeners that are no candidate — at no sample (the stop's own check samples).
 fn answer_ports(
     asked: &[u16],
-    probe: &dyn probe::Probe,
+    probe: &(dyn probe::Probe + Sync),
     t: Thresholds,
 ) -> Result<Vec<PortAnswer>, ExitCode> {
     if asked.is_empty() {
@@ -576,6 +581,14 @@ fn report_text(r: &StopReport, style: &Style) -> String {
                 for_terminal(&s.command)
             );
         }
+        if let Some(m) = r.freed {
+            let _ = writeln!(
+                out,
+                "    freed about {} ({}, as read before the stop)",
+                byte_size(m.bytes),
+                m.kind.as_str()
+            );
+        }
         if let Some(t) = &r.timings {
             let sample = match t.sample_ms {
                 0 => "no activity sample: --force".to_owned(),
@@ -684,6 +697,10 @@ fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) 
     if !left_alone.is_empty() {
         let _ = write!(out, ", {} left alone", left_alone.len());
     }
+    let freed = reports.iter().filter_map(|r| r.freed);
+    if let Some(m) = Memory::total(freed.map(Some)) {
+        let _ = write!(out, "; about {} freed", byte_size(m.bytes));
+    }
     let unrecorded = reports.iter().filter(|r| r.record_error.is_some()).count();
     if unrecorded > 0 {
         let _ = write!(out, "; {unrecorded} outcome(s) not recorded yet");
@@ -781,6 +798,52 @@ mod tests {
         );
     }
 
+    /// A stopped resource says about how much it freed, as read before the stop; a refused
+    /// one says nothing of it, and the summary adds up the rest.
+    #[test]
+    fn a_stop_says_about_what_it_freed() {
+        use pier_core::model::memory::MemoryKind;
+        let report = |id: &str, result, bytes: Option<u64>| StopReport {
+            id: id.into(),
+            kind: None,
+            project: None,
+            would_signal: Vec::new(),
+            result,
+            reason: "why".into(),
+            checkpoint: None,
+            members: vec![],
+            newcomers: vec![],
+            snapshot: None,
+            fresh: None,
+            timings: None,
+            record_error: None,
+            interrupted: None,
+            container: None,
+            freed: bytes.map(|bytes| Memory {
+                bytes,
+                kind: MemoryKind::Proportional,
+            }),
+        };
+        let reports = [
+            report("1-1", ResourceResult::Stopped, Some(48_200_000)),
+            report("2-1", ResourceResult::PartiallyStopped, Some(1_800_000)),
+            report("3-1", ResourceResult::Refused, None),
+        ];
+        let text = text(&reports, &[], false);
+        assert!(
+            text.starts_with(
+                "1-1  STOPPED  why\n    freed about 48.2 MB (proportional, as read before the \
+                 stop)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n1 of 3 stopped; about 50.0 MB freed\n"),
+            "{text}"
+        );
+        assert_eq!(text.matches("freed about").count(), 2, "{text}");
+    }
+
     #[test]
     fn nothing_in_scope_says_nothing_to_stop() {
         assert_eq!(
@@ -846,6 +909,7 @@ mod tests {
             interrupted: None,
             container: None,
             would_signal: Vec::new(),
+            freed: None,
         }
     }
 

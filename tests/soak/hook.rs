@@ -26,6 +26,7 @@ pub enum Call {
     Environment,
     Sockets,
     Argv,
+    Memory,
     Activity,
     Identity(Pid),
     Now,
@@ -102,6 +103,9 @@ impl Probe for Hooked<'_> {
     }
     fn argv(&self, identity: Identity) -> Option<Vec<Vec<u8>>> {
         self.turn(Call::Argv, || self.probe.argv(identity))
+    }
+    fn memory(&self, pid: Pid) -> Result<pier_core::probe::Memory, String> {
+        self.turn(Call::Memory, || self.probe.memory(pid))
     }
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
         self.turn(Call::Activity, || self.probe.activity(pids, window))

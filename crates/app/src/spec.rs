@@ -242,7 +242,8 @@ fn evidence_line(e: &Evidence) -> String {
     format!("{mark} {} ({})", e.message, e.source)
 }
 
-/// "jupyter · pid 10 · 2 processes · 127.0.0.1:8888 · notebook kernel: 127.0.0.1:40123, …".
+/// "jupyter · pid 10 · 2 processes · 48.2 MB (proportional) · 127.0.0.1:8888 · notebook kernel:
+/// 127.0.0.1:40123, …" (the memory only when it was read).
 fn resource_line(r: &Resource) -> String {
     let mut ports: Vec<String> = r
         .server_ports()
@@ -252,6 +253,9 @@ fn resource_line(r: &Resource) -> String {
     let n = r.members.len();
     let noun = if n == 1 { "process" } else { "processes" };
     let mut line = format!("{} · pid {} · {n} {noun}", r.kind, r.root.pid);
+    if let Some(memory) = r.memory {
+        let _ = write!(line, " · {}", memory.words());
+    }
     if !ports.is_empty() {
         let _ = write!(line, " · {}", ports.join(", "));
     }

@@ -99,6 +99,21 @@ pub fn byte_rate(bytes_per_second: f64) -> String {
     }
 }
 
+/// An amount of memory for a person: "512 B", "41.0 kB", "48.2 MB", "1.3 GB" (powers of
+/// 1000, as [`byte_rate`]).
+pub fn byte_size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b < 999.5 {
+        format!("{bytes} B")
+    } else if b < 999_950.0 {
+        format!("{:.1} kB", b / 1e3)
+    } else if b < 999_950_000.0 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.1} GB", b / 1e9)
+    }
+}
+
 /// Why a resource has its level, in the words of the evidence that set it: every fact at
 /// that level, joined. Used where Pier leaves a resource alone (a stop refused at the
 /// re-diagnosis, a batch that only stops green ones).
@@ -228,11 +243,15 @@ mod tests {
     }
 
     #[test]
-    fn byte_rates_use_a_unit_a_person_reads() {
+    fn byte_rates_and_sizes_use_a_unit_a_person_reads() {
         assert_eq!(byte_rate(0.0), "0 B/s");
         assert_eq!(byte_rate(512.0), "512 B/s");
         assert_eq!(byte_rate(41_000.0), "41.0 kB/s");
         assert_eq!(byte_rate(999_999.0), "1.0 MB/s");
         assert_eq!(byte_rate(2_300_000.0), "2.3 MB/s");
+        assert_eq!(byte_size(512), "512 B");
+        assert_eq!(byte_size(41_000), "41.0 kB");
+        assert_eq!(byte_size(48_200_000), "48.2 MB");
+        assert_eq!(byte_size(999_999_999), "1.0 GB");
     }
 }

@@ -194,7 +194,7 @@ fn a_card_opens_to_its_age_evidence_resources_and_actions() {
     );
     assert_eq!(
         text_enabled(find(&m, "info:card:/w/shop:res:0").unwrap()).0,
-        "vite · pid 10 · 1 process · 127.0.0.1:5173"
+        "vite · pid 10 · 1 process · 48.2 MB (proportional) · 127.0.0.1:5173"
     );
     assert!(find(&m, "open:http://localhost:5173").is_some());
     assert!(find(&m, "reveal:/w/shop").is_some());
@@ -468,8 +468,8 @@ fn a_notebook_card_offers_to_open_the_server_only_and_shows_the_kernels_ports_ap
     );
     assert_eq!(
         text_enabled(find(&m, "info:card:/w/lab:res:0").unwrap()).0,
-        "jupyter · pid 30 · 1 process · 127.0.0.1:8888 · notebook kernel: 127.0.0.1:40001, \
-         127.0.0.1:40002"
+        "jupyter · pid 30 · 1 process · 48.2 MB (proportional) · 127.0.0.1:8888 · notebook \
+         kernel: 127.0.0.1:40001, 127.0.0.1:40002"
     );
 }
 

@@ -94,6 +94,8 @@ pub(crate) fn resource(
         connections,
         age_seconds: root.age_seconds,
         activity,
+        // Memory argues nothing: it is filled in once read (`memory::fill`).
+        memory: None,
         evidence,
         managed_by: managed,
         respawners,
@@ -224,6 +226,8 @@ fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
             command: info.comm.clone(),
             exe: details.exe.ok().map(|p| p.to_string_lossy().into_owned()),
             cwd: details.cwd.ok().map(|p| p.to_string_lossy().into_owned()),
+            // Read beside the judgement, and filled in after it (`memory::fill`).
+            memory: None,
         });
     }
     (out, problems)

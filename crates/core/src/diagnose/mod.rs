@@ -15,6 +15,7 @@ pub mod helpers;
 pub mod judge;
 pub mod kinds;
 pub mod managers;
+mod memory;
 pub mod port;
 
 pub mod project;
@@ -174,7 +175,7 @@ pub(crate) struct Draft {
 
 /// Runs one scan.
 pub fn scan(
-    probe: &dyn Probe,
+    probe: &(dyn Probe + Sync),
     opts: &ScanOptions,
     marker_at: MarkerLookup,
 ) -> Result<Scan, ScanError> {
@@ -222,47 +223,44 @@ pub fn scan(
     let drafts = find_resources(&mut facts, &own, opts, marker_at);
     let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
     let found = started.elapsed();
-    // The processes' sample and the containers' (their cgroup counters over the same window,
-    // or their engines' statistics), side by side.
-    let (sample, container_sample) = std::thread::scope(|scope| {
-        let sampled = !opts.sample.is_zero();
-        let containers = sampled.then(|| {
-            scope.spawn(|| match &opts.engines {
-                Engines::Given(_, samples) => samples.clone(),
-                _ => crate::containers::sample::of_reads(&engine_reads, opts.sample),
-            })
-        });
-        let processes = sampled.then(|| probe.activity(&all_members, opts.sample));
-        let containers = containers.map(|h| h.join().expect("a container sample never panics"));
-        (processes, containers)
-    });
-
-    let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
-    for draft in &drafts {
-        let mut resource = evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
-        let ports: Vec<u16> = resource.ports.iter().map(|p| p.port).collect();
-        if let Some(e) = rules::user_protected(&opts.protect, &draft.place, &ports, None) {
-            resource.evidence.push(e);
-            resource.level = rules::level_of(&resource.evidence);
+    // The members' memory is read on threads of its own from here (`memory.rs`): while the
+    // samples wait, and while the resources are judged.
+    let (mut projects, found_containers) = std::thread::scope(|scope| {
+        let memory = scope.spawn(|| memory::read(probe, &all_members));
+        let (sample, container_sample) = samples(probe, opts, &engine_reads, &all_members);
+        let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
+        for draft in &drafts {
+            let mut resource =
+                evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
+            let ports: Vec<u16> = resource.ports.iter().map(|p| p.port).collect();
+            if let Some(e) = rules::user_protected(&opts.protect, &draft.place, &ports, None) {
+                resource.evidence.push(e);
+                resource.level = rules::level_of(&resource.evidence);
+            }
+            let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
+            let project = group(
+                &mut projects,
+                &draft.place,
+                folder_name(&draft.place),
+                marker,
+            );
+            project.level = project.level.max(resource.level);
+            project.resources.push(resource);
         }
-        let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
-        let project = group(
-            &mut projects,
-            &draft.place,
-            folder_name(&draft.place),
-            marker,
+        let found_containers = containers::cards(
+            &mut facts,
+            &engine_reads,
+            (container_sample.as_ref(), opts.thresholds),
+            opts.home.as_deref(),
+            &opts.under,
+            marker_at,
         );
-        project.level = project.level.max(resource.level);
-        project.resources.push(resource);
-    }
-    let found_containers = containers::cards(
-        &mut facts,
-        &engine_reads,
-        (container_sample.as_ref(), opts.thresholds),
-        opts.home.as_deref(),
-        &opts.under,
-        marker_at,
-    );
+        memory::fill(
+            projects.values_mut(),
+            memory.join().expect("a memory read never panics"),
+        );
+        (projects, found_containers)
+    });
     for (place, mut card) in found_containers.cards {
         let ports: Vec<u16> = card.ports.iter().map(|p| p.port).collect();
         let protected = rules::user_protected(&opts.protect, &place.path, &ports, Some(&card.name));
@@ -302,6 +300,31 @@ pub fn scan(
         projects: projects.into_values().collect(),
         other_listeners,
         engines: found_containers.engines,
+    })
+}
+
+/// The processes' activity over the scan's window and the containers' (their cgroup counters
+/// over the same window, or their engines' statistics), side by side; neither when unsampled.
+fn samples(
+    probe: &dyn Probe,
+    opts: &ScanOptions,
+    engine_reads: &[crate::containers::EngineRead],
+    members: &[Pid],
+) -> (
+    Option<crate::probe::ActivitySample>,
+    Option<crate::containers::sample::Samples>,
+) {
+    if opts.sample.is_zero() {
+        return (None, None);
+    }
+    std::thread::scope(|scope| {
+        let containers = scope.spawn(|| match &opts.engines {
+            Engines::Given(_, samples) => samples.clone(),
+            _ => crate::containers::sample::of_reads(engine_reads, opts.sample),
+        });
+        let processes = probe.activity(members, opts.sample);
+        let containers = containers.join().expect("a container sample never panics");
+        (Some(processes), Some(containers))
     })
 }
 

@@ -665,3 +665,30 @@ fn a_respawner_inside_the_resource_is_named_and_keeps_it_green() {
     assert!(has(&r, EvidenceKind::Respawner));
     assert_eq!(r.managed_by, None);
 }
+
+/// A card's memory is its members' added up, with their kind; one member's unread figure
+/// leaves the card's unknown (a total without it would look smaller than the tree is), and
+/// argues nothing: memory is shown, never judged.
+#[test]
+fn a_cards_memory_is_its_members_added_up_and_unknown_when_one_is_unread() {
+    use crate::model::memory::{Memory, MemoryKind};
+    let pss = |bytes| {
+        Ok(Memory {
+            bytes,
+            kind: MemoryKind::Proportional,
+        })
+    };
+    let mut probe = orphan_vite().with(process(101, 100, &["esbuild", "--service"]), APP);
+    probe.memory.insert(100, pss(30_000_000));
+    probe.memory.insert(101, pss(12_000_000));
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.memory, pss(42_000_000).ok());
+    assert_eq!(r.members[1].memory, pss(12_000_000).ok());
+    probe.memory.insert(101, Err("permission denied".into()));
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.memory, None);
+    assert_eq!(r.members[0].memory, pss(30_000_000).ok());
+    assert_eq!(r.level, Level::Green, "{r:#?}");
+}

@@ -179,6 +179,9 @@ pub struct Member {
     pub exe: Option<String>,
     /// Its working directory; `null` when unreadable.
     pub cwd: Option<String>,
+    /// Its memory as the scan read it (`Probe::memory`): proportional where the OS gives it,
+    /// else resident; `null` when it could not be read.
+    pub memory: Option<super::memory::Memory>,
 }
 
 impl Member {
@@ -255,6 +258,9 @@ pub struct Resource {
     pub age_seconds: Option<u64>,
     /// `null` when not sampled (`--sample-ms 0`) or unreadable (see the evidence).
     pub activity: Option<Activity>,
+    /// The memory of its members added up ([`super::memory::Memory::total`]): about what
+    /// stopping it frees. `null` when a member's could not be read.
+    pub memory: Option<super::memory::Memory>,
     /// Every fact its level rests on.
     pub evidence: Vec<Evidence>,
     /// The process manager, systemd unit or launchd agent that runs its root on purpose;

@@ -2,9 +2,11 @@
 //! scan could have produced, built by hand.
 
 use crate::model::card::{Evidence, EvidenceKind, Level, Member, Port, Project, Resource};
+use crate::model::memory::{Memory, MemoryKind};
 use crate::model::Identity;
 
-/// A vite resource `id` (`<pid>-<start>`) at `level`, listening on 127.0.0.1:`port`, orphaned.
+/// A vite resource `id` (`<pid>-<start>`) at `level`, listening on 127.0.0.1:`port`, orphaned,
+/// holding 48.2 MB (proportional).
 pub fn resource(id: &str, level: Level, port: u16) -> Resource {
     let pid: u32 = id.split('-').next().unwrap().parse().unwrap();
     Resource {
@@ -30,10 +32,18 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
             command: "node".into(),
             exe: None,
             cwd: None,
+            memory: Some(Memory {
+                bytes: 48_200_000,
+                kind: MemoryKind::Proportional,
+            }),
         }],
         connections: vec![],
         age_seconds: Some(7_500),
         activity: None,
+        memory: Some(Memory {
+            bytes: 48_200_000,
+            kind: MemoryKind::Proportional,
+        }),
         evidence: vec![Evidence {
             kind: EvidenceKind::Orphaned,
             level: Level::Green,

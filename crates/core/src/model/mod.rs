@@ -7,6 +7,7 @@
 //! - [`card`]: the `pier scan --json` document: projects, resources, members, ports, evidence;
 //! - [`container`]: a container card and the engines a scan asked;
 //! - [`managed`]: who brings a resource back: its process manager, its respawners;
+//! - [`memory`]: a process's memory, a tree's, and what a cleanup frees;
 //! - [`protect`]: what the user says must never be offered (projects, ports, containers);
 //! - [`shown`]: what a card showed the user, which a stop re-checks;
 //! - [`snapshot`]: the recovery snapshot, with exact bytes ([`bytes`]);
@@ -22,6 +23,7 @@ pub mod examples;
 pub mod history;
 pub mod identity;
 pub mod managed;
+pub mod memory;
 pub mod outcome;
 pub mod protect;
 pub mod shown;

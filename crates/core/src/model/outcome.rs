@@ -236,6 +236,11 @@ pub struct StopReport {
     /// A dry run's answer once every check passed (`result` `would_stop`): each signal the
     /// stop would send, in its order. Empty otherwise.
     pub would_signal: Vec<PlannedSignal>,
+    /// About what the stop freed, for a `stopped` or `partially_stopped` result: the memory
+    /// of the members it ended, as recorded in the snapshot right before the stop
+    /// (`memory::freed`). `null` for any other result, a container, or when a figure is
+    /// missing.
+    pub freed: Option<super::memory::Memory>,
 }
 
 /// One signal a dry run would have sent (`pier stop --dry-run`).

@@ -43,6 +43,11 @@ pub struct SnapshotMember {
     pub exe: ByteString,
     /// Its exact working directory; `None` when it could not be read.
     pub cwd: Option<ByteString>,
+    /// Its memory as the stop's re-diagnosis read it, right before the stop: what the report
+    /// says the stop freed (`memory::freed`). Absent when unread, and in records written
+    /// before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::memory::Memory>,
 }
 
 /// How each member's stop ended.

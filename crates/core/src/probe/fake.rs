@@ -78,6 +78,8 @@ pub struct FakeProbe {
     pub identity_unknown: std::collections::HashSet<Pid>,
     /// Each pid's activity over any window; a pid without an entry is idle.
     pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
+    /// Each pid's memory; for a pid without an entry, the read fails.
+    pub memory: HashMap<Pid, Result<super::Memory, String>>,
     /// Each pid's environment; for a pid without an entry, the read fails.
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Monotonic time, advanced by each `activity` call by its window.
@@ -105,6 +107,7 @@ impl Default for FakeProbe {
             unreadable_processes: Vec::new(),
             identity_unknown: Default::default(),
             activity: HashMap::new(),
+            memory: HashMap::new(),
             environments: HashMap::new(),
             clock: Shared::new(Duration::ZERO),
             survey_everyone: Shared::new(false),
@@ -294,6 +297,13 @@ impl Probe for FakeProbe {
             }
         }
         Ok(Survey { processes, sockets })
+    }
+
+    fn memory(&self, pid: Pid) -> Result<super::Memory, String> {
+        self.memory
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| Err(format!("no memory scripted for pid {pid}")))
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

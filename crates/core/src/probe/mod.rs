@@ -36,6 +36,7 @@ pub use linux::{tables::Source as TableSource, LinuxProbe};
 #[cfg(target_os = "macos")]
 pub use macos::MacProbe;
 
+pub use crate::model::memory::{Memory, MemoryKind};
 pub use crate::model::{Identity, Pid};
 
 /// One row of the process table, read in one pass.
@@ -337,6 +338,12 @@ pub trait Probe {
     fn children(&self, parents: &[Identity]) -> Result<Vec<(Identity, ProcessInfo)>, ProbeError> {
         Ok(children_in(self.processes()?, parents))
     }
+    /// The memory of one process, read now (docs/design.md §2.11): its proportional set size
+    /// where the OS gives it cheaply (Linux `smaps_rollup`), else what it does give, labelled
+    /// as such (`Resident`, macOS's `Footprint`). `Err` with why when it could not be read (or
+    /// the process is gone). Read only for the members of the resources a scan shows: on
+    /// Linux the kernel walks the process's page tables to answer.
+    fn memory(&self, pid: Pid) -> Result<Memory, String>;
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;
     /// A fresh identity read of one pid.

@@ -11,8 +11,7 @@
 //! answer is as fresh as the caller's own read would have been; calls that wait for the same
 //! next read share it.
 
-use std::cell::OnceCell;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use super::{
@@ -50,6 +49,9 @@ macro_rules! forward_the_rest {
         fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
             self.$to.sockets(owners_among)
         }
+        fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, String> {
+            self.$to.memory(pid)
+        }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
             self.$to.activity(pids, window)
         }
@@ -68,16 +70,16 @@ macro_rules! forward_the_rest {
 /// `inner`, except that `processes()` is read once and then answered from memory. A failed
 /// read is not kept: the next caller reads again.
 pub struct OnceTable<'p> {
-    inner: &'p dyn Probe,
-    table: OnceCell<ProcessList>,
+    inner: &'p (dyn Probe + Sync),
+    table: OnceLock<ProcessList>,
 }
 
 impl<'p> OnceTable<'p> {
     /// Wraps `inner`; the table is read at the first `processes()` call, not now.
-    pub fn new(inner: &'p dyn Probe) -> Self {
+    pub fn new(inner: &'p (dyn Probe + Sync)) -> Self {
         Self {
             inner,
-            table: OnceCell::new(),
+            table: OnceLock::new(),
         }
     }
 }
@@ -214,7 +216,7 @@ impl Probe for Coalesced<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
     use crate::probe::fake::{process, FakeProbe};
@@ -222,14 +224,14 @@ mod tests {
     /// A fake that counts its process-table reads and fails the first one when told to.
     struct Counting {
         fake: FakeProbe,
-        reads: Cell<usize>,
+        reads: AtomicUsize,
         fail_first: bool,
     }
 
     impl Probe for Counting {
         fn processes(&self) -> Result<ProcessList, ProbeError> {
-            self.reads.set(self.reads.get() + 1);
-            if self.fail_first && self.reads.get() == 1 {
+            let read = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
+            if self.fail_first && read == 1 {
                 return Err(ProbeError::Unsupported);
             }
             self.fake.processes()
@@ -240,7 +242,7 @@ mod tests {
     fn counting(fail_first: bool) -> Counting {
         Counting {
             fake: FakeProbe::default().with(process(10, 1, &["vite"]), "/w/app"),
-            reads: Cell::new(0),
+            reads: AtomicUsize::new(0),
             fail_first,
         }
     }
@@ -251,7 +253,7 @@ mod tests {
         let once = OnceTable::new(&probe);
         let first = once.processes().unwrap();
         assert_eq!(once.processes().unwrap(), first);
-        assert_eq!(probe.reads.get(), 1);
+        assert_eq!(probe.reads.load(Ordering::Relaxed), 1);
     }
 
     #[test]
@@ -261,7 +263,7 @@ mod tests {
         assert!(once.processes().is_err());
         let again = once.processes().expect("read again");
         assert!(again.processes.iter().any(|p| p.identity.pid == 10));
-        assert_eq!(probe.reads.get(), 2);
+        assert_eq!(probe.reads.load(Ordering::Relaxed), 2);
     }
 
     /// A fake whose `n`-th table read holds `n` processes and waits until the test allows it.

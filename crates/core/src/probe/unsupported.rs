@@ -45,6 +45,10 @@ impl Probe for UnsupportedProbe {
         Err(ProbeError::Unsupported)
     }
 
+    fn memory(&self, _pid: Pid) -> Result<super::Memory, String> {
+        Err(ProbeError::Unsupported.to_string())
+    }
+
     fn activity(&self, _pids: &[Pid], window: Duration) -> ActivitySample {
         ActivitySample {
             window,

@@ -213,6 +213,7 @@ mod tests {
             env: None,
             exe: ByteString(b"/usr/bin/node (deleted)".to_vec()),
             cwd: None,
+            memory: None,
         }
     }
 

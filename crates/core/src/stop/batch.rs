@@ -631,6 +631,7 @@ impl Stopper<'_> {
 
     /// A resource's report is final: its outcome recorded in its snapshot (unless an internal
     /// error left it to reconciliation), its lock let go, and the caller told.
+    /// Then what it freed, from its members' outcomes (`memory::freed`).
     fn end(&self, e: Entry, mut r: StopReport, out: &mut Reports) {
         // What it is and where, as the re-diagnosis found it.
         r.kind
@@ -644,6 +645,12 @@ impl Stopper<'_> {
             return;
         }
         r.snapshot = Some(e.name.clone());
+        if matches!(
+            r.result,
+            ResourceResult::Stopped | ResourceResult::PartiallyStopped
+        ) {
+            r.freed = crate::model::memory::freed(&r.members, &e.snapshot.members);
+        }
         if r.record_error.is_none() {
             r.record_error = self.record_outcome(&e.name, &e.snapshot, &r);
         }

@@ -75,6 +75,7 @@ pub(super) fn report(id: &str, result: ResourceResult, reason: impl Into<String>
         interrupted: None,
         container: None,
         would_signal: Vec::new(),
+        freed: None,
     }
 }
 
@@ -253,6 +254,7 @@ impl Stopper<'_> {
                 .cwd
                 .ok()
                 .map(|c| ByteString(c.as_os_str().as_bytes().to_vec())),
+            memory: m.memory,
         })
     }
 
@@ -396,6 +398,7 @@ impl Stopper<'_> {
             interrupted: interrupted.map(str::to_owned),
             container: None,
             would_signal: Vec::new(),
+            freed: None,
             timings: first.zip(last).map(|(f, l)| Timings {
                 a_to_first_signal_ms: f.as_secs_f64() * 1e3,
                 a_to_last_signal_ms: l.as_secs_f64() * 1e3,

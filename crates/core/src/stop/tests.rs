@@ -85,6 +85,9 @@ impl Probe for Scripted {
         self.tick("sockets");
         self.inner.borrow().sockets(owners_among)
     }
+    fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, String> {
+        self.inner.borrow().memory(pid)
+    }
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
         self.tick("activity");
         self.inner.borrow().activity(pids, window)
@@ -376,6 +379,50 @@ fn a_green_tree_is_stopped_children_before_parents() {
     assert_eq!(snap.signalled, Some(true));
     assert_eq!(snap.result, Some(ResourceResult::Stopped));
     assert_eq!(snap.members.len(), 3);
+}
+
+/// What a stop freed is what its re-diagnosis read of the members it ended, recorded in the
+/// snapshot before any signal: all of them for a whole stop, none of a member still running,
+/// nothing for a refusal.
+#[test]
+fn a_stop_reports_the_memory_of_the_members_it_ended_as_recorded_before_it() {
+    use crate::model::memory::{Memory, MemoryKind};
+    let pss = |bytes| Memory {
+        bytes,
+        kind: MemoryKind::Proportional,
+    };
+    let scripted = |p: &mut FakeProbe| {
+        for (pid, bytes) in [(100, 1_000_000), (101, 30_000_000), (102, 8_000_000)] {
+            p.memory.insert(pid, Ok(pss(bytes)));
+        }
+    };
+    let w = world(|_, _, _| {});
+    scripted(&mut w.probe.inner.borrow_mut());
+    let (r, _) = run(&w);
+    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
+    assert_eq!(r.freed, Some(pss(39_000_000)));
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let snap: crate::model::snapshot::Snapshot =
+        store.get(r.snapshot.as_deref().unwrap()).unwrap().unwrap();
+    assert_eq!(snap.members[1].memory, Some(pss(30_000_000)));
+
+    let w = world(|_, _, _| {});
+    scripted(&mut w.probe.inner.borrow_mut());
+    let (r, _) = run_with(&w, opts(), |ops| {
+        ops.ignores_term.insert(102);
+    });
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert_eq!(r.freed, Some(pss(31_000_000)), "esbuild still runs");
+
+    let w = world(|call, n, p| {
+        if call == "sockets" && n == 2 {
+            client_on_5173(p);
+        }
+    });
+    scripted(&mut w.probe.inner.borrow_mut());
+    let (r, _) = run(&w);
+    assert_eq!(r.result, ResourceResult::Refused);
+    assert_eq!(r.freed, None);
 }
 
 /// Socket reads: 1 = re-diagnosis, 2 = check (a), 3 = check (c), 4 = check (e).

@@ -52,13 +52,26 @@ fn stop_words(r: &StopReport) -> String {
                 .filter(|m| matches!(m.outcome, MemberOutcome::Stopped | MemberOutcome::Exited))
                 .count();
             let noun = if ended == 1 { "process" } else { "processes" };
-            format!("stopped ({ended} {noun})")
+            match freed_words(r) {
+                Some(freed) => format!("stopped ({ended} {noun}, {freed})"),
+                None => format!("stopped ({ended} {noun})"),
+            }
         }
-        ResourceResult::PartiallyStopped => format!("partially stopped — {}", r.reason),
+        ResourceResult::PartiallyStopped => match freed_words(r) {
+            Some(freed) => format!("partially stopped ({freed}) — {}", r.reason),
+            None => format!("partially stopped — {}", r.reason),
+        },
         ResourceResult::Refused => format!("refused — {}", r.reason),
         ResourceResult::Failed => format!("failed — {}", r.reason),
         ResourceResult::WouldStop => format!("would be stopped — {}", r.reason),
     }
+}
+
+/// "about 48.2 MB freed" when the report says what the stop freed: "about", since the figure
+/// was read before the stop (`memory::freed`).
+fn freed_words(r: &StopReport) -> Option<String> {
+    r.freed
+        .map(|m| format!("about {} freed", crate::words::byte_size(m.bytes)))
 }
 
 /// A stop's report, or why there is none (Pier failed inside the stop: whether signals were
@@ -183,6 +196,7 @@ mod tests {
             record_error: None,
             interrupted: None,
             container: None,
+            freed: None,
         }
     }
 
@@ -203,6 +217,29 @@ mod tests {
         );
         assert_eq!(a.summary, "shop: stopped (2 processes)");
         assert_eq!(a.tone, Tone::Done);
+    }
+
+    #[test]
+    fn a_stop_says_about_how_much_it_freed_when_it_knows() {
+        use crate::model::memory::{Memory, MemoryKind};
+        let freed = Some(Memory {
+            bytes: 48_200_000,
+            kind: MemoryKind::Proportional,
+        });
+        let mut r = report(ResourceResult::Stopped, "", &[MemberOutcome::Stopped]);
+        r.freed = freed;
+        let a = stop_summary(ActionKey::AllSafe, &[("/w/shop".into(), Ok(r))]);
+        assert_eq!(
+            a.summary,
+            "Cleaned up 1 of 1: shop: stopped (1 process, about 48.2 MB freed)"
+        );
+        let mut r = report(ResourceResult::PartiallyStopped, "pid 11 runs", &[]);
+        r.freed = freed;
+        let a = stop_summary(ActionKey::AllSafe, &[("/w/shop".into(), Ok(r))]);
+        assert_eq!(
+            a.summary,
+            "Cleaned up 0 of 1: shop: partially stopped (about 48.2 MB freed) — pid 11 runs"
+        );
     }
 
     /// A container's stop has no members: it is named, never "0 processes".

@@ -100,6 +100,7 @@ impl Scripted {
             record_error: None,
             interrupted: None,
             container: None,
+            freed: None,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The Linux probe: `/proc` for processes, identities and activity, netlink `sock_diag` (or
-//! `/proc/net/tcp{,6}`) for the socket tables, `/proc/<pid>/fd` links for socket ownership.
+//! `/proc/net/tcp{,6}`) for the socket tables, `/proc/<pid>/fd` links for socket ownership,
+//! `smaps_rollup` (or `statm`) for a process's memory (`memory.rs`).
 //!
 //! A survey — what a scan and each network checkpoint need — reads the socket tables first and
 //! then makes one pass over `/proc`, spread over the cores: per process its row and, for the
@@ -10,6 +11,7 @@
 
 mod children;
 mod fds;
+mod memory;
 mod rows;
 pub mod tables;
 
@@ -664,6 +666,10 @@ impl Probe for LinuxProbe {
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let rows = self.tables()?;
         Ok(attribute(rows, self.pass(owners_among, PassMode::Walk).fds))
+    }
+
+    fn memory(&self, pid: Pid) -> Result<super::Memory, String> {
+        memory::read(pid)
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

@@ -18,6 +18,7 @@ fn member(pid: u32) -> SnapshotMember {
         env: Some(Vec::new()),
         exe: crate::model::bytes::ByteString(b"/usr/bin/node".to_vec()),
         cwd: None,
+        memory: None,
     }
 }
 
