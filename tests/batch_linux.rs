@@ -146,7 +146,8 @@ fn on_a_terminal_each_resource_is_printed_as_it_ends_and_a_pipe_sees_no_status()
     let again = sb.start_vite("app2", &[], |_| true);
     let id = id_of(&again);
     let line = format!(
-        "PIER_STATE_DIR='{}' NO_COLOR=1 '{}' stop --sample-ms 50 {stale} {id}",
+        "PIER_STATE_DIR='{}' PIER_CONFIG_DIR=/nonexistent/pier-test-config NO_COLOR=1 '{}' stop \
+         --sample-ms 50 {stale} {id}",
         state.display(),
         pier.display()
     );

@@ -825,6 +825,8 @@ fn the_app_s_clean_up_stops_the_run_its_card_showed_and_no_other() {
     // The engine asks the engines this process's environment names; every test here names the
     // same daemon, so setting it is the same for all of them.
     std::env::set_var("DOCKER_HOST", &host);
+    // And the protect list: a folder with none in it, never the developer's own.
+    std::env::set_var("PIER_CONFIG_DIR", "/nonexistent/pier-test-config");
     let _web = polite(&host, "pier-t-app", &shop, port);
     let engine = SystemEngine::new(
         Store::open_at(sb.path().join("state")).unwrap(),

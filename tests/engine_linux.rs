@@ -17,6 +17,9 @@ use pier_core::store::Store;
 use pier_core::worker::{Engine, StopTarget, SystemEngine};
 
 fn engine(sb: &Sandbox) -> SystemEngine {
+    // The engine reads the protect list from this process's environment: a folder with none
+    // in it, the same for every test here (never the developer's own list).
+    std::env::set_var("PIER_CONFIG_DIR", "/nonexistent/pier-test-config");
     SystemEngine::new(
         Store::open_at(sb.path().join("state")).unwrap(),
         vec![sb.path().canonicalize().unwrap()],

@@ -40,6 +40,7 @@ pub const HISTORY: &str = "\
 Examples:
   pier history                       each snapshot, its stop's result, and whether it can be restarted
   pier history --json                one JSON document (docs/history-json.md)
+  pier history --prune               remove what cannot be restarted now (--all: everything finished)
   pier history --json | jq -r '.snapshots[] | select(.restartable) | .snapshot'
                                      the snapshots that can be restarted now";
 
@@ -57,6 +58,7 @@ Examples:
                                      from one snapshot, as `pier history` names it
   pier restart container-fe7ae5f85c8a
                                      the same container, started again through its engine
+  pier restart --last                everything the last cleanup stopped, each from its snapshot
   pier restart --wait 60 17824-71008 wait up to 60 s for its ports to listen
   pier restart --json 17824-71008    one JSON document (docs/restart-json.md)";
 

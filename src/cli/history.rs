@@ -47,6 +47,8 @@ struct HistoryDocument<'a> {
 struct PruneDocument<'a> {
     schema: u32,
     removed: &'a [String],
+    /// Removed by expiry in the same read, before the prune.
+    expired: &'a [String],
     kept: Vec<Kept<'a>>,
 }
 
@@ -83,7 +85,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
             false => prune::Prune::Unrestartable,
         };
         let pruned = prune::prune(&system.store, &entries, what);
-        return print_pruned(&pruned, &entries, args.json, args.all);
+        return print_pruned(&pruned, &expired, &entries, (args.json, args.all));
     }
     if args.json {
         let doc = HistoryDocument {
@@ -112,11 +114,18 @@ pub fn history(args: HistoryArgs) -> ExitCode {
 }
 
 /// What `--prune` removed and kept, as text or JSON.
-fn print_pruned(p: &prune::Pruned, entries: &[HistoryEntry], json: bool, all: bool) -> ExitCode {
+/// (`expired`: what this read let expire before the prune.)
+fn print_pruned(
+    p: &prune::Pruned,
+    expired: &[String],
+    entries: &[HistoryEntry],
+    (json, all): (bool, bool),
+) -> ExitCode {
     if json {
         let doc = PruneDocument {
             schema: 1,
             removed: &p.removed,
+            expired,
             kept: p
                 .kept
                 .iter()
@@ -137,10 +146,22 @@ fn print_pruned(p: &prune::Pruned, entries: &[HistoryEntry], json: bool, all: bo
     for name in &p.removed {
         let _ = writeln!(out, "removed {}{}", for_terminal(name), label(name));
     }
+    for name in expired {
+        let _ = writeln!(
+            out,
+            "expired {}: its stop can never be restarted, and it was older than a week",
+            for_terminal(name)
+        );
+    }
     for (name, why) in &p.kept {
         let _ = writeln!(out, "kept {}: {}", for_terminal(name), for_terminal(why));
     }
-    let _ = write!(out, "{} removed, {} kept", p.removed.len(), p.kept.len());
+    let _ = write!(
+        out,
+        "{} removed, {} kept",
+        p.removed.len() + expired.len(),
+        p.kept.len()
+    );
     if !all {
         out.push_str("; what can still be restarted stays unless --all");
     }

@@ -43,6 +43,8 @@ Exit codes:
 Environment:
   PIER_STATE_DIR  the state folder (snapshots, locks, logs); an absolute path
                   (default: $XDG_STATE_HOME/pier on Linux, ~/Library/Application Support/Pier on macOS)
+  PIER_CONFIG_DIR the configuration folder, where `pier protect` keeps protect.toml; an absolute path
+                  (default: $XDG_CONFIG_HOME/pier on Linux, ~/Library/Application Support/Pier on macOS)
   PIER_LOG        diagnostic logging to stderr (e.g. debug)
   NO_COLOR        no colour in the text output
   DOCKER_HOST     the container engine to ask (else the current Docker context, else the usual sockets)

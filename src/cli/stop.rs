@@ -395,6 +395,8 @@ fn select(
         thresholds: t,
         engines: diagnose::Engines::Ask,
         protect: super::protect_list(),
+        // Choosing what to stop shows no card: the stop's re-diagnosis reads the memory.
+        memory: false,
         ..ScanOptions::default()
     };
     let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {
@@ -418,15 +420,18 @@ fn select(
     });
     for p in in_scope {
         for r in &p.resources {
-            // `--project` hands every resource to the stop, which refuses what is not green.
-            if args.project.is_some() || r.level == Level::Green {
+            // `--project` hands every resource to the stop, which refuses what is not green —
+            // but never what is protected: that is left alone, never in a batch.
+            let protected = never_offered(&r.evidence);
+            if (args.project.is_some() && !protected) || r.level == Level::Green {
                 ids.push(r.id.clone());
             } else {
                 left_alone.push(LeftAlone::of(p, r));
             }
         }
         for c in &p.containers {
-            if args.project.is_some() || c.level == Level::Green {
+            let protected = never_offered(&c.evidence);
+            if (args.project.is_some() && !protected) || c.level == Level::Green {
                 ids.push(c.id.clone());
             } else {
                 left_alone.push(LeftAlone::of_container(p, c));
@@ -437,6 +442,17 @@ fn select(
         ids,
         left_alone,
         ports: Vec::new(),
+    })
+}
+
+/// Protected, by Pier's rules or the user's list: never in a batch.
+fn never_offered(evidence: &[pier_core::model::card::Evidence]) -> bool {
+    use pier_core::model::card::EvidenceKind;
+    evidence.iter().any(|e| {
+        matches!(
+            e.kind,
+            EvidenceKind::Protected | EvidenceKind::UserProtected
+        )
     })
 }
 
@@ -456,6 +472,8 @@ fn answer_ports(
         thresholds: t,
         engines: diagnose::Engines::Ask,
         protect: super::protect_list(),
+        // Choosing what to stop shows no card: the stop's re-diagnosis reads the memory.
+        memory: false,
         ..ScanOptions::default()
     };
     let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {

@@ -86,7 +86,15 @@ pub fn read_protect(path: &Path) -> Protect {
         }
     };
     match parse(&text) {
-        Ok(list) => Protect::List(list),
+        // Folders as a scan sees them: resolved (a symlink, macOS's /tmp), where they exist.
+        Ok(mut list) => {
+            for p in &mut list.projects {
+                if let Ok(real) = p.canonicalize() {
+                    *p = real;
+                }
+            }
+            Protect::List(list)
+        }
         Err(why) => Protect::Unreadable(format!(
             "the protect list {} is not valid: {why}",
             path.display()

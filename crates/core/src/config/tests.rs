@@ -81,3 +81,37 @@ fn a_list_that_cannot_be_parsed_is_unreadable_with_a_sentence() {
     }
     assert_eq!(parse("").unwrap(), ProtectList::default());
 }
+
+/// A listed folder names a card by whole components, through its project or any member's
+/// working folder; then a port, then a container's name.
+#[test]
+fn the_list_names_a_card_by_folder_port_or_container_name() {
+    let list = ProtectList {
+        projects: vec!["/mono/services/pay".into()],
+        ports: vec![5432],
+        containers: vec!["db".into()],
+    };
+    let names = |places: &[&str], ports: &[u16], c: Option<&str>| {
+        let places: Vec<&Path> = places.iter().map(Path::new).collect();
+        list.names(&places, ports, c).map(|(what, _)| what)
+    };
+    assert_eq!(
+        names(&["/mono/services/payments"], &[], None),
+        None,
+        "whole components"
+    );
+    assert_eq!(
+        names(&["/mono", "/mono/services/pay/api"], &[], None).as_deref(),
+        Some("project /mono/services/pay"),
+        "a member working inside the listed folder of a monorepo"
+    );
+    assert_eq!(
+        names(&["/x"], &[3000, 5432], None).as_deref(),
+        Some("port 5432")
+    );
+    assert_eq!(
+        names(&["/x"], &[], Some("db")).as_deref(),
+        Some("container db")
+    );
+    assert_eq!(names(&["/x"], &[], Some("db2")), None);
+}

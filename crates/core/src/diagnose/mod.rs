@@ -55,6 +55,9 @@ pub struct ScanOptions {
     pub engines: Engines,
     /// The user's protect list (`crate::config::protect`): what it names is never green.
     pub protect: crate::model::protect::Protect,
+    /// Read the members' memory (`memory.rs`): for the cards a person sees and a stop's
+    /// snapshot; not for the stop's checks and rescans, which must be quick and show nothing.
+    pub memory: bool,
 }
 
 /// Which container engines a scan asks (`containers::find_engines`, `containers::ask_engines`).
@@ -85,6 +88,7 @@ impl Default for ScanOptions {
             home: std::env::var_os("HOME").map(PathBuf::from),
             engines: Engines::NotAsked,
             protect: Default::default(),
+            memory: true,
         }
     }
 }
@@ -226,14 +230,22 @@ pub fn scan(
     // The members' memory is read on threads of its own from here (`memory.rs`): while the
     // samples wait, and while the resources are judged.
     let (mut projects, found_containers) = std::thread::scope(|scope| {
-        let memory = scope.spawn(|| memory::read(probe, &all_members));
+        let members: &[Pid] = if opts.memory { &all_members } else { &[] };
+        let memory = scope.spawn(move || memory::read(probe, members));
         let (sample, container_sample) = samples(probe, opts, &engine_reads, &all_members);
         let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
         for draft in &drafts {
             let mut resource =
                 evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
             let ports: Vec<u16> = resource.ports.iter().map(|p| p.port).collect();
-            if let Some(e) = rules::user_protected(&opts.protect, &draft.place, &ports, None) {
+            let mut places = vec![draft.place.as_path()];
+            places.extend(
+                resource
+                    .members
+                    .iter()
+                    .filter_map(|m| m.cwd.as_deref().map(Path::new)),
+            );
+            if let Some(e) = rules::user_protected(&opts.protect, &places, &ports, None) {
                 resource.evidence.push(e);
                 resource.level = rules::level_of(&resource.evidence);
             }
@@ -263,7 +275,12 @@ pub fn scan(
     });
     for (place, mut card) in found_containers.cards {
         let ports: Vec<u16> = card.ports.iter().map(|p| p.port).collect();
-        let protected = rules::user_protected(&opts.protect, &place.path, &ports, Some(&card.name));
+        let protected = rules::user_protected(
+            &opts.protect,
+            &[place.path.as_path()],
+            &ports,
+            Some(&card.name),
+        );
         if let Some(e) = protected {
             card.evidence.push(e);
             card.level = rules::level_of(&card.evidence);

@@ -218,18 +218,29 @@ fn of_resource(r: &Resource, port: u16) -> Verdict {
     } else if has(EvidenceKind::Protected) {
         Some("Pier never stops it, not even with --force".to_owned())
     } else if let Some(m) = &r.managed_by {
-        Some(match &m.stop_command {
-            Some(cmd) => format!(
+        Some(match (&m.stop_command, m.started_it()) {
+            (Some(cmd), _) => format!(
                 "stop it with its manager: `{cmd}` (a signal would be answered by a restart)"
             ),
-            None => format!(
+            (None, true) => format!(
                 "stop it through {}, which would start it again after a signal",
                 m.manager
             ),
+            (None, false) => format!("it runs in a {} unit; stop it there", m.manager),
         })
     } else if has(EvidenceKind::SharedListener) {
         Some(format!(
             "a process outside it holds the same listener, so stopping it would not free :{port}"
+        ))
+    } else if let Some(e) = r
+        .evidence
+        .iter()
+        .find(|e| e.level != Level::Green && !force_skips(e.kind))
+    {
+        // Force would be refused too, or would not end it for good: say so, offer nothing.
+        Some(format!(
+            "not even `pier stop --force` would stop it for good: {}",
+            e.message
         ))
     } else if has(EvidenceKind::LiveConnection) {
         Some(format!(
@@ -243,6 +254,24 @@ fn of_resource(r: &Resource, port: u16) -> Verdict {
         reason,
         hint,
     }
+}
+
+/// Whether Force acts past a fact of this kind (docs/design.md §3.8): it skips the level, the
+/// connection and the activity checks, and nothing else. Every other fact against a stop (an
+/// unreadable identity or executable, a service unit that restarts it, a protected process)
+/// refuses Force as well, or is answered by a restart.
+fn force_skips(kind: EvidenceKind) -> bool {
+    matches!(
+        kind,
+        EvidenceKind::LiveConnection
+            | EvidenceKind::ConnectionsUnreadable
+            | EvidenceKind::FdTableUnreadable
+            | EvidenceKind::NotOrphaned
+            | EvidenceKind::Activity
+            | EvidenceKind::ActivityUnreadable
+            | EvidenceKind::UnknownKind
+            | EvidenceKind::NotRestartable
+    )
 }
 
 /// A container, the only holder: stopped through its engine when green; never with Force.

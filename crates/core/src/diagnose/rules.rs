@@ -523,20 +523,20 @@ fn busy_words(a: &Activity, t: Thresholds, cpu_busy: bool, io_busy: bool) -> Str
     out
 }
 
-/// The user's protect list (docs/design.md §2.10) names a card in `place` listening on `ports`
+/// The user's protect list (docs/design.md §2.10) names a card in `places` listening on `ports`
 /// (`container`: its name, for a container's card): yellow, so it is never green and never in
 /// a batch, with the entry that names it and how to take it off. A list that could not be
 /// read names everything: Pier cannot tell what it would have named.
 pub fn user_protected(
     protect: &Protect,
-    place: &std::path::Path,
+    places: &[&std::path::Path],
     ports: &[u16],
     container: Option<&str>,
 ) -> Option<Evidence> {
     let message = match protect {
         Protect::Unreadable(why) => format!("{why}; nothing is offered until it is fixed"),
         Protect::List(list) => {
-            let (what, flag) = list.names(place, ports, container)?;
+            let (what, flag) = list.names(places, ports, container)?;
             format!("on your protect list ({what}): never offered; `pier protect remove {flag}` takes it off")
         }
     };

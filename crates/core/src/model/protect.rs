@@ -46,17 +46,20 @@ impl ProtectList {
         self.projects.is_empty() && self.ports.is_empty() && self.containers.is_empty()
     }
 
-    /// What of the list names a card in `place` (its project folder) listening on `ports`,
-    /// with `container` its name when it is a container's: the first entry that does, in
-    /// words (`"project /home/me/pay"`, `"port 5432"`, `"container db"`), and the flag that
-    /// takes it off (`--project /home/me/pay`).
+    /// What of the list names a card whose folders are `places` (its project's, and its
+    /// members' working folders: a listed folder inside a project names what works in it)
+    /// listening on `ports`, with `container` its name when it is a container's: the first
+    /// entry that does, in words (`"project /home/me/pay"`, `"port 5432"`, `"container db"`),
+    /// and the flag that takes it off (`--project /home/me/pay`). Folders match whole
+    /// components: `/pay` never names `/payments`.
     pub fn names(
         &self,
-        place: &Path,
+        places: &[&Path],
         ports: &[u16],
         container: Option<&str>,
     ) -> Option<(String, String)> {
-        if let Some(p) = self.projects.iter().find(|p| place.starts_with(p)) {
+        let listed = |p: &PathBuf| places.iter().any(|place| place.starts_with(p));
+        if let Some(p) = self.projects.iter().find(|p| listed(p)) {
             let p = p.display();
             return Some((format!("project {p}"), format!("--project {p}")));
         }

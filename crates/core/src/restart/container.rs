@@ -46,6 +46,16 @@ pub fn find(store: &Store, name_or_id: &str) -> Result<(String, ContainerSnapsho
         .ok_or_else(|| format!("there is no stop record for {name_or_id}"))
 }
 
+/// The restart lock of the container a record `name` is of: one per container, whichever of
+/// its records is named (a prune takes it too).
+pub(crate) fn restart_lock(name: &str) -> String {
+    let container = name
+        .strip_prefix(RECORD_PREFIX)
+        .and_then(|rest| rest.split_once('-'))
+        .map_or(name, |(hex, _)| hex);
+    format!("restart-{CARD_PREFIX}{container}")
+}
+
 /// Only a complete stop may be undone: one that stopped the container's run — signalled, or
 /// with a signal the engine did not confirm, or reconciled after Pier ended mid-stop
 /// (`stop/reconcile/container.rs`): whether the signal went out is then unknown, but the run
@@ -127,12 +137,7 @@ pub fn restart(
         (r.result, r.reason) = (RestartResult::Failed, why);
         r
     };
-    // One restart lock per container, whichever of its records is named.
-    let container = name
-        .strip_prefix(RECORD_PREFIX)
-        .and_then(|rest| rest.split_once('-'))
-        .map_or(name, |(hex, _)| hex);
-    let _lock = match store.lock(&format!("restart-{CARD_PREFIX}{container}")) {
+    let _lock = match store.lock(&restart_lock(name)) {
         Ok(lock) => lock,
         Err(e) => return failed(report, e.to_string()),
     };

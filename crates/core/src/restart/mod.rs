@@ -556,4 +556,4 @@ fn failed(mut report: RestartReport, why: String) -> RestartReport {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

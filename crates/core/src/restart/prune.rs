@@ -54,7 +54,10 @@ pub fn decide(e: &HistoryEntry, what: Prune) -> Option<Result<(), String>> {
                     e.result.as_deref(),
                     Some("refused" | "failed" | "partially_stopped")
                 );
-            let old = humantime::parse_rfc3339(&e.stopped_at)
+            // Counted from the last word on it: a stop a read settled only now is shown for a
+            // week from then, not removed in the read that settled it.
+            let last = e.reconciled_at.as_deref().unwrap_or(&e.stopped_at);
+            let old = humantime::parse_rfc3339(last)
                 .ok()
                 .and_then(|at| now.duration_since(at).ok())
                 .is_some_and(|age| age > EXPIRY);
@@ -85,40 +88,55 @@ pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
     out
 }
 
-/// One record removed, under the stop lock of its resource, on behalf of the identity it
-/// names.
+/// One record removed, under the stop lock of its resource and the restart lock its restart
+/// takes, after it is read again under them: still the record of `e.id`, still finished.
 fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
+    let container = e
+        .snapshot
+        .starts_with(crate::stop::container::RECORD_PREFIX);
     let Some(_lock) = store
         .try_lock(&format!("stop-{}", e.id))
         .map_err(|e| e.to_string())?
     else {
         return Err("its stop lock is held (a stop or a read of it is under way)".into());
     };
-    let Some(_restarting) = store
-        .try_lock(&super::restart_lock(&e.project))
-        .map_err(|e| e.to_string())?
-    else {
-        return Err("a restart in its project is under way".into());
+    let restart_lock = match container {
+        true => super::container::restart_lock(&e.snapshot),
+        false => super::restart_lock(&e.project),
     };
-    let removed = if e
-        .snapshot
-        .starts_with(crate::stop::container::RECORD_PREFIX)
-    {
-        let owner = store
+    let Some(_restarting) = store.try_lock(&restart_lock).map_err(|e| e.to_string())? else {
+        return Err("a restart from it (or in its project) is under way".into());
+    };
+    let changed = || format!("{} changed since it was listed; kept", e.snapshot);
+    let (removed, restarted) = if container {
+        let s = store
             .get::<ContainerSnapshot>(&e.snapshot)
             .map_err(|e| e.to_string())?
-            .map(|s| s.run());
-        owner.map(|o| store.remove::<ContainerSnapshot>(&e.snapshot, o))
+            .filter(|s| s.id == e.id && s.result.is_some())
+            .ok_or_else(changed)?;
+        let restarted = !s.restarts.is_empty();
+        (
+            store.remove::<ContainerSnapshot>(&e.snapshot, s.run()),
+            restarted,
+        )
     } else {
-        let owner = store
+        // On behalf of the resource the listing named, not of whatever the file says now.
+        let s = store
             .get::<Snapshot>(&e.snapshot)
             .map_err(|e| e.to_string())?
-            .map(|s| s.root);
-        owner.map(|o| store.remove::<Snapshot>(&e.snapshot, o))
+            .filter(|s| s.id == e.id && s.result.is_some())
+            .ok_or_else(changed)?;
+        let owner = identity_of(&e.id).ok_or_else(changed)?;
+        (
+            store.remove::<Snapshot>(&e.snapshot, owner),
+            !s.restarts.is_empty(),
+        )
     };
-    match removed {
-        None => return Ok(()),
-        Some(r) => r.map_err(|e| e.to_string())?,
+    removed.map_err(|e| e.to_string())?;
+    // A restarted server may still write its log: it is kept (it holds its output, not its
+    // environment).
+    if restarted {
+        return Ok(());
     }
     let log = store
         .folder()
@@ -131,6 +149,15 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
         )),
         _ => Ok(()),
     }
+}
+
+/// The identity a resource id names (`<pid>-<start time>`).
+fn identity_of(id: &str) -> Option<crate::model::Identity> {
+    let (pid, start) = id.split_once('-')?;
+    Some(crate::model::Identity {
+        pid: pid.parse().ok()?,
+        start_time: start.parse().ok()?,
+    })
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::model::snapshot::{Snapshot, SnapshotProject};
 use crate::model::Identity;
 use crate::probe::fake::{process, FakeProbe};
 
-fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
+pub(super) fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
     Snapshot {
         kind: Some("vite".into()),
         schema: 1,

@@ -265,8 +265,12 @@ impl Stopper<'_> {
             return Default::default();
         }
         out.step(Step::Rediagnosing, locked.len());
-        let scan = diagnose::scan(self.probe, &self.scan_options(Vec::new()), self.marker_at)
-            .map_err(|e| e.to_string());
+        // Memory too: each member's, recorded in its snapshot, is what the stop frees.
+        let opts = diagnose::ScanOptions {
+            memory: true,
+            ..self.scan_options(Vec::new())
+        };
+        let scan = diagnose::scan(self.probe, &opts, self.marker_at).map_err(|e| e.to_string());
         let known = scan
             .iter()
             .flat_map(|s| &s.projects)

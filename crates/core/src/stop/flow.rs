@@ -98,6 +98,8 @@ impl Stopper<'_> {
             home: self.opts.home.clone(),
             engines: crate::diagnose::Engines::NotAsked,
             protect: self.opts.protect.clone(),
+            // The checks' and rescans' scans show nothing: the re-diagnosis asks for it.
+            memory: false,
         }
     }
 

@@ -149,6 +149,18 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
         protected.hint.as_deref(),
         Some("Pier never stops it, not even with --force")
     );
+    for kind in [
+        EvidenceKind::IdentityUnreadable,
+        EvidenceKind::ExeUnreadable,
+        EvidenceKind::ServiceUnit,
+    ] {
+        let a = with(kind, Level::Yellow);
+        let hint = a.hint.unwrap();
+        assert!(
+            hint.starts_with("not even `pier stop --force` would stop it"),
+            "{kind:?}: {hint}"
+        );
+    }
     let listed = with(EvidenceKind::UserProtected, Level::Yellow);
     assert!(listed
         .hint

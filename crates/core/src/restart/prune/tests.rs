@@ -77,3 +77,56 @@ fn only_a_stop_that_can_never_be_restarted_expires_and_only_after_a_week() {
     let done = entry(Some("stopped"), Some(true), false, "2020-01-01T00:00:00Z");
     assert_eq!(decide(&done, Prune::Expired(now())), None);
 }
+
+/// Expiry against a real state folder: an old record whose stop sent nothing goes with its
+/// log; a complete stop as old stays; a damaged record is never listed, so never touched; a
+/// record whose stop lock is held is kept, saying why.
+#[test]
+fn expiry_removes_an_old_record_that_can_never_come_back_and_nothing_else() {
+    use crate::model::outcome::ResourceResult;
+    use crate::restart::tests::snap;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path()).unwrap();
+    let old = "2026-01-01T00:00:00Z";
+    let mut refused = snap(Some(false), Some(ResourceResult::Refused));
+    refused.created_at = old.into();
+    let mut done = snap(Some(true), Some(ResourceResult::Stopped));
+    (done.id, done.root.pid, done.created_at) = ("2-1".into(), 2, old.into());
+    store.put("snap-1-1-1", &refused).unwrap();
+    store.put("snap-2-1-2", &done).unwrap();
+    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+    std::fs::write(dir.path().join("logs/snap-1-1-1.log"), "output").unwrap();
+    std::fs::write(dir.path().join("records/snap-3-1-3.json"), "{ damaged").unwrap();
+    let listed = |name: &str, s: &Snapshot| {
+        let mut e = entry(
+            s.result.map(|r| r.as_str()),
+            s.signalled,
+            false,
+            &s.created_at,
+        );
+        (e.snapshot, e.id) = (name.into(), s.id.clone());
+        e
+    };
+    let entries = [listed("snap-1-1-1", &refused), listed("snap-2-1-2", &done)];
+    let pruned = prune(&store, &entries, Prune::Expired(now()));
+    assert_eq!(pruned.removed, ["snap-1-1-1"], "{pruned:?}");
+    assert!(store.get::<Snapshot>("snap-1-1-1").unwrap().is_none());
+    assert!(
+        !dir.path().join("logs/snap-1-1-1.log").exists(),
+        "its log too"
+    );
+    assert!(
+        store.get::<Snapshot>("snap-2-1-2").unwrap().is_some(),
+        "a complete stop stays"
+    );
+    assert!(
+        dir.path().join("records/snap-3-1-3.json").exists(),
+        "damaged: kept"
+    );
+    // Held: kept, and says why.
+    store.put("snap-1-1-1", &refused).unwrap();
+    let _held = store.lock("stop-1-1").unwrap();
+    let pruned = prune(&store, &entries[..1], Prune::Expired(now()));
+    assert!(pruned.removed.is_empty());
+    assert!(pruned.kept[0].1.contains("stop lock is held"), "{pruned:?}");
+}
