@@ -277,7 +277,7 @@ fn a_read_only_state_folder_is_read_by_history() {
     let out = sb.pier_exact(&["history"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "No snapshots yet.\n");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "No snapshots.\n");
     assert!(
         std::fs::read_dir(&state).unwrap().next().is_none(),
         "nothing was created"

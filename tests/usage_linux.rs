@@ -168,7 +168,7 @@ fn pier_state_dir_must_be_an_absolute_path() {
     );
     let out = history(sb.path().join("state").to_str().unwrap());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "No snapshots yet.\n");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "No snapshots.\n");
 }
 
 /// Found by trying: a snapshot of a newer schema whose fields had changed was listed as

@@ -37,9 +37,10 @@ pub fn exec_app(args: Vec<OsString>) -> ExitCode {
     };
     let error = std::process::Command::new(&app).args(args).exec();
     let how = if error.kind() == std::io::ErrorKind::NotFound {
-        "it is not built: `cargo build -p pier-app` builds it; on Linux that needs GTK 3, \
-         libgtk-3-dev, and libayatana-appindicator3-1 to run, which scripts/setup-linux.sh \
-         installs"
+        "it is not built: `cargo build -p pier-app` builds it beside a `pier` built in the \
+         repository, `cargo install --locked --path crates/app` (with the same --root) beside an \
+         installed one; on Linux that needs GTK 3, libgtk-3-dev, and \
+         libayatana-appindicator3-1 to run, which scripts/setup-linux.sh installs"
             .to_owned()
     } else {
         error.to_string()

@@ -162,8 +162,12 @@ fn print_pruned(
         p.removed.len() + expired.len(),
         p.kept.len()
     );
-    if !all {
-        out.push_str("; what can still be restarted stays unless --all");
+    let stay = entries.iter().filter(|e| e.restartable).count();
+    if !all && stay > 0 {
+        let _ = write!(
+            out,
+            "; {stay} can still be restarted and stay (--all removes them too)"
+        );
     }
     out.push('\n');
     print(out.as_bytes())
@@ -186,7 +190,7 @@ pub(super) fn history_text(
 ) -> String {
     let mut out = String::new();
     if entries.is_empty() && unreadable.is_empty() {
-        out.push_str("No snapshots yet.\n");
+        out.push_str("No snapshots.\n");
     }
     for e in entries {
         entry_text(&mut out, e, style);

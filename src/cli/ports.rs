@@ -17,18 +17,23 @@ pub(super) fn asked(ids: &[String]) -> Vec<u16> {
 }
 
 /// The answer for a person: what holds the port and what Pier does about it; when it does
-/// nothing, each holder and what the user can do.
-pub(super) fn answer_text(a: &PortAnswer, style: &Style) -> String {
+/// nothing, each holder and what the user can do. `scan`: said by `pier scan :PORT`, which
+/// stops nothing itself.
+pub(super) fn answer_text(a: &PortAnswer, style: &Style, scan: bool) -> String {
     let mut out = String::new();
     let port = style.bold(&format!(":{}", a.port));
     if a.stops.is_some() || a.is_free() {
         let _ = writeln!(out, "{port}  {}", for_terminal(&a.reason));
         return out;
     }
+    let none = match scan {
+        true => format!("`pier stop :{}` stops nothing", a.port),
+        false => "nothing stopped".to_owned(),
+    };
     let _ = writeln!(
         out,
         "{port}  {}: {}",
-        style.warn("nothing stopped"),
+        style.warn(&none),
         for_terminal(&a.reason)
     );
     if a.holders.len() > 1 {
@@ -96,7 +101,7 @@ mod tests {
             reason: "2 holders listen on TCP port 3000, so Pier stops none of them".into(),
             hint: Some("stop the one you mean by its id".into()),
         };
-        let text = answer_text(&a, &Style { colour: false });
+        let text = answer_text(&a, &Style { colour: false }, false);
         assert_eq!(
             text,
             ":3000  nothing stopped: 2 holders listen on TCP port 3000, so Pier stops none of \
@@ -116,7 +121,7 @@ mod tests {
             hint: None,
         };
         assert_eq!(
-            answer_text(&a, &Style { colour: false }),
+            answer_text(&a, &Style { colour: false }, false),
             ":3000  vite (pid 10, id 10-100) holds it and is green: stopping it safely\n"
         );
     }

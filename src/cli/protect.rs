@@ -13,7 +13,9 @@ use pier_core::config;
 use pier_core::model::protect::{Protect, ProtectList};
 use pier_core::words::for_terminal;
 
-/// `pier protect [list|add|remove]`.
+/// `pier protect [list|add|remove]`. The list is `protect.toml` in the configuration folder:
+/// `$PIER_CONFIG_DIR`, else `$XDG_CONFIG_HOME/pier` (`~/.config/pier`) on Linux and
+/// `~/Library/Application Support/Pier` on macOS; `pier protect` prints its path.
 #[derive(Debug, Args)]
 pub struct ProtectArgs {
     #[command(subcommand)]
@@ -42,10 +44,10 @@ struct Entries {
     #[arg(long, value_name = "DIR")]
     project: Vec<PathBuf>,
     /// A TCP port, 1 to 65535, repeatable.
-    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "PORT", value_parser = port_number)]
     port: Vec<u16>,
     /// A container's name, as `docker ps` shows it, repeatable.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = container_name)]
     container: Vec<String>,
 }
 
@@ -69,7 +71,12 @@ pub fn run(args: ProtectArgs) -> ExitCode {
     let list = match config::read_protect(&path) {
         Protect::List(list) => list,
         Protect::Unreadable(why) => {
-            eprintln!("pier: {}; nothing was changed", for_terminal(&why));
+            let changing = matches!(args.action, Some(Action::Add(_) | Action::Remove(_)));
+            let tail = match changing {
+                true => "; nothing was changed",
+                false => "; fix it or remove it (until then Pier offers nothing)",
+            };
+            eprintln!("pier: {}{tail}", for_terminal(&why));
             return ExitCode::from(EXIT_FAILED);
         }
     };
@@ -87,6 +94,24 @@ pub fn run(args: ProtectArgs) -> ExitCode {
         Action::List { json: false } => print(list_text(&list, &path).as_bytes()),
         Action::Add(entries) => change(&path, list, &entries, true),
         Action::Remove(entries) => change(&path, list, &entries, false),
+    }
+}
+
+/// `--port N`: a whole number from 1 to 65535, refused in a sentence naming the flag.
+fn port_number(text: &str) -> Result<u16, String> {
+    match text.parse::<u16>() {
+        Ok(p) if p > 0 => Ok(p),
+        _ => Err(format!(
+            "--port {text}: a TCP port is a whole number from 1 to 65535"
+        )),
+    }
+}
+
+/// `--container NAME`: not empty (an empty name names no container, and reads as nothing).
+fn container_name(text: &str) -> Result<String, String> {
+    match text.trim().is_empty() {
+        true => Err("--container needs a container's name, as `docker ps` shows it".into()),
+        false => Ok(text.to_owned()),
     }
 }
 

@@ -146,7 +146,7 @@ fn print_port(scan: &Scan, port: u16, json: bool) -> ExitCode {
         out.push_str(&render::cards(&cards_only, style.colour));
         out.push('\n');
     }
-    out.push_str(&ports::answer_text(&answer, &style));
+    out.push_str(&ports::answer_text(&answer, &style, true));
     print(out.as_bytes())
 }
 

@@ -223,7 +223,10 @@ fn not_freed(a: &PortAnswer) -> bool {
 
 /// Each port's answer, and a blank line before the reports, if any follow.
 fn ports_text(ports: &[PortAnswer], style: &Style, reports_follow: bool) -> String {
-    let mut out: String = ports.iter().map(|a| ports::answer_text(a, style)).collect();
+    let mut out: String = ports
+        .iter()
+        .map(|a| ports::answer_text(a, style, false))
+        .collect();
     if !out.is_empty() && reports_follow {
         out.push('\n');
     }
@@ -237,7 +240,7 @@ fn ports_text(ports: &[PortAnswer], style: &Style, reports_follow: bool) -> Stri
 pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
     if args.ids.is_empty() && args.project.is_none() && !args.all_green {
         return Err(usage(
-            "say what to stop: resource ids, --project PATH, or --all-green",
+            "say what to stop: resource ids, :PORT, --project PATH, or --all-green",
         ));
     }
     super::check_resource_ids(&args.ids)?;

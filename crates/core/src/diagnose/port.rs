@@ -179,9 +179,18 @@ fn others(scan: &Scan, port: u16) -> BTreeMap<Option<u32>, Vec<&OtherListener>> 
     groups
 }
 
-/// The hint for what the user's protect list names.
-const ON_YOUR_LIST: &str = "Pier never stops what your protect list names, not even with \
-                            --force (`pier protect` shows the list)";
+/// The hint for what the user's protect list names (`message`: its evidence's), or for a list
+/// that could not be read, which protects everything until it is fixed.
+fn on_your_list(message: &str) -> String {
+    if message.starts_with("on your protect list") {
+        "Pier never stops what your protect list names, not even with --force (`pier protect` \
+         shows the list)"
+            .to_owned()
+    } else {
+        "fix the protect list the reason names (or remove it): until then Pier offers nothing"
+            .to_owned()
+    }
+}
 
 struct Verdict {
     stops: Option<String>,
@@ -213,8 +222,12 @@ fn of_resource(r: &Resource, port: u16) -> Verdict {
         "`pier stop --force {}` SIGKILLs it without the connection and activity checks",
         r.id
     );
-    let hint = if has(EvidenceKind::UserProtected) {
-        Some(ON_YOUR_LIST.to_owned())
+    let listed = r
+        .evidence
+        .iter()
+        .find(|e| e.kind == EvidenceKind::UserProtected);
+    let hint = if let Some(e) = listed {
+        Some(on_your_list(&e.message))
     } else if has(EvidenceKind::Protected) {
         Some("Pier never stops it, not even with --force".to_owned())
     } else if let Some(m) = &r.managed_by {
@@ -290,12 +303,12 @@ fn of_container(c: &Container, port: u16) -> Verdict {
     let listed = c
         .evidence
         .iter()
-        .any(|e| e.kind == EvidenceKind::UserProtected);
+        .find(|e| e.kind == EvidenceKind::UserProtected);
     Verdict {
         stops: None,
         hint: Some(match listed {
-            true => ON_YOUR_LIST.to_owned(),
-            false => format!(
+            Some(e) => on_your_list(&e.message),
+            None => format!(
                 "it is its engine's to stop: `{} stop {}`, if you are sure",
                 c.engine.to_lowercase(),
                 c.name

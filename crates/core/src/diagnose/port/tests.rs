@@ -161,7 +161,25 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
             "{kind:?}: {hint}"
         );
     }
-    let listed = with(EvidenceKind::UserProtected, Level::Yellow);
+    let broken = with(EvidenceKind::UserProtected, Level::Yellow);
+    assert!(
+        broken
+            .hint
+            .as_deref()
+            .unwrap()
+            .starts_with("fix the protect list"),
+        "{broken:?}"
+    );
+    let mut r = resource("10-100", Level::Yellow, 3000);
+    r.evidence.push(evidence(
+        EvidenceKind::UserProtected,
+        Level::Yellow,
+        "on your protect list (port 3000)",
+    ));
+    let listed = answer(
+        &scan(vec![project("/h/u/shop", Level::Yellow, vec![r])], vec![]),
+        3000,
+    );
     assert!(listed
         .hint
         .as_deref()
