@@ -393,19 +393,10 @@ fn select(
         None => resolve_dirs("--under", &args.under)?,
     };
     let opts = ScanOptions {
-        sample: Duration::ZERO,
         under: under.clone(),
-        thresholds: t,
-        engines: diagnose::Engines::Ask,
-        protect: super::protect_list(),
-        // Choosing what to stop shows no card: the stop's re-diagnosis reads the memory.
-        memory: false,
-        ..ScanOptions::default()
+        ..selection_options(t)
     };
-    let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {
-        eprintln!("pier: {}", for_terminal(&e.to_string()));
-        ExitCode::from(EXIT_FAILED)
-    })?;
+    let scan = selection_scan(probe, &opts)?;
     if let (Some(_), [folder]) = (&args.project, under.as_slice()) {
         let shown = scan
             .projects
@@ -470,20 +461,35 @@ fn answer_ports(
         return Ok(Vec::new());
     }
     let opts = ScanOptions {
-        sample: Duration::ZERO,
         include_others: true,
+        ..selection_options(t)
+    };
+    let scan = selection_scan(probe, &opts)?;
+    Ok(asked.iter().map(|&p| port::answer(&scan, p)).collect())
+}
+
+/// A scan that chooses what to stop: at no sample (the stop's check (b) samples), every engine
+/// asked, the protect list read, no memory (it shows no card: the stop's re-diagnosis reads it).
+fn selection_options(t: Thresholds) -> ScanOptions {
+    ScanOptions {
+        sample: Duration::ZERO,
         thresholds: t,
         engines: diagnose::Engines::Ask,
         protect: super::protect_list(),
-        // Choosing what to stop shows no card: the stop's re-diagnosis reads the memory.
         memory: false,
         ..ScanOptions::default()
-    };
-    let scan = diagnose::scan(probe, &opts, &project::marker_on_disk).map_err(|e| {
+    }
+}
+
+/// The scan `opts` asks for; one that cannot be made is a sentence on stderr and exit 1.
+fn selection_scan(
+    probe: &(dyn probe::Probe + Sync),
+    opts: &ScanOptions,
+) -> Result<pier_core::model::card::Scan, ExitCode> {
+    diagnose::scan(probe, opts, &project::marker_on_disk).map_err(|e| {
         eprintln!("pier: {}", for_terminal(&e.to_string()));
         ExitCode::from(EXIT_FAILED)
-    })?;
-    Ok(asked.iter().map(|&p| port::answer(&scan, p)).collect())
+    })
 }
 
 /// Why `--project PATH` is a usage error when no card's folder is PATH: PATH is inside a

@@ -434,20 +434,8 @@ impl Store {
         T: Serialize + DeserializeOwned + Versioned + Owned,
         F: FnOnce(&mut T),
     {
-        let _lock = self.lock(&format!("record-{name}"))?;
-        let path = self.record_path(name)?;
-        let mut record: T = self.get(name)?.ok_or_else(|| StoreError::Read {
-            path: path.clone(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such record"),
-        })?;
+        let (_lock, path, mut record) = self.owned::<T>(name, on_behalf_of)?;
         let holder = record.owner();
-        if holder != on_behalf_of {
-            return Err(StoreError::NotOwner {
-                path,
-                holder,
-                asked: on_behalf_of,
-            });
-        }
         change(&mut record);
         // A change may not hand the record to another identity either.
         if record.owner() != holder {
@@ -468,7 +456,28 @@ impl Store {
     where
         T: DeserializeOwned + Versioned + Owned,
     {
-        let _lock = self.lock(&format!("record-{name}"))?;
+        let (_lock, path, _) = self.owned::<T>(name, on_behalf_of)?;
+        let folder = path.parent().expect("records live in a folder").to_owned();
+        fs::remove_file(&path).map_err(|source| StoreError::Write {
+            path: path.clone(),
+            source,
+        })?;
+        // Removed: a folder that cannot be synced only leaves the removal to the kernel's
+        // own flush, which is no reason to call the record kept.
+        if let Err(e) = File::open(&folder).and_then(|f| f.sync_all()) {
+            tracing::warn!("{} removed, its folder not synced: {e}", path.display());
+        }
+        Ok(())
+    }
+
+    /// The record `name` under its record lock, read, when it names `on_behalf_of`: the lock,
+    /// its path and the record. Missing, damaged, another user's or another identity's: an
+    /// error, and the record is kept.
+    fn owned<T>(&self, name: &str, on_behalf_of: Identity) -> Result<(Lock, PathBuf, T), StoreError>
+    where
+        T: DeserializeOwned + Versioned + Owned,
+    {
+        let lock = self.lock(&format!("record-{name}"))?;
         let path = self.record_path(name)?;
         let record: T = self.get(name)?.ok_or_else(|| StoreError::Read {
             path: path.clone(),
@@ -482,17 +491,7 @@ impl Store {
                 asked: on_behalf_of,
             });
         }
-        let folder = path.parent().expect("records live in a folder").to_owned();
-        fs::remove_file(&path).map_err(|source| StoreError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        // Removed: a folder that cannot be synced only leaves the removal to the kernel's
-        // own flush, which is no reason to call the record kept.
-        if let Err(e) = File::open(&folder).and_then(|f| f.sync_all()) {
-            tracing::warn!("{} removed, its folder not synced: {e}", path.display());
-        }
-        Ok(())
+        Ok((lock, path, record))
     }
 
     /// Every record whose name starts with `prefix`, newest name last; damaged ones reported.
