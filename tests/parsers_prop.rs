@@ -210,7 +210,7 @@ proptest! {
         let state = dir.path().join("state");
         let missing = dir.path().join("missing");
         let missing = missing.to_str().unwrap();
-        let nothing = "pier: say what to stop: resource ids, --project PATH, or --all-green\n";
+        let nothing = "pier: say what to stop: resource ids, :PORT, --project PATH, or --all-green\n";
         let no_folder = format!("pier: --under {missing}: no such folder\n");
         let no_snapshot = "pier: \"x\" is neither a snapshot nor a resource id";
         type Parse = fn(&str) -> Result<(), String>;
