@@ -66,7 +66,7 @@ Examples:
 pub const PROTECT: &str = "\
 Examples:
   pier protect                                 the list, and the file it is kept in
-  pier protect add --project ~/work/payments   never offer anything in that folder
+  pier protect add --project ~/code/payments   never offer anything in that folder
   pier protect add --port 5432 --container db  nor what listens on 5432, nor the container db
   pier protect remove --port 5432              offer it again
   pier protect list --json                     one JSON document (docs/protect-json.md)";

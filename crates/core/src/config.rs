@@ -5,7 +5,7 @@
 //! The list is `protect.toml` there, written by `pier protect` and readable by hand:
 //!
 //! ```toml
-//! projects = ["/home/me/work/payments"]
+//! projects = ["/home/me/code/payments"]
 //! ports = [5432]
 //! containers = ["db"]
 //! ```
