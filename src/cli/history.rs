@@ -94,9 +94,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
             unreadable: &unreadable,
             expired: &expired,
         };
-        let mut text = serde_json::to_vec_pretty(&doc).expect("history serialises");
-        text.push(b'\n');
-        return print(&text);
+        return super::print_json(&doc);
     }
     let style = Style {
         colour: colour_wanted(),
@@ -132,9 +130,7 @@ fn print_pruned(
                 .map(|(snapshot, why)| Kept { snapshot, why })
                 .collect(),
         };
-        let mut text = serde_json::to_vec_pretty(&doc).expect("a prune serialises");
-        text.push(b'\n');
-        return print(&text);
+        return super::print_json(&doc);
     }
     let mut out = String::new();
     let label = |name: &str| {

@@ -202,6 +202,14 @@ fn protect_list() -> pier_core::model::protect::Protect {
     protect
 }
 
+/// One `--json` document on stdout, pretty-printed, with its final newline. Every document
+/// Pier prints is plain data: serialising it cannot fail.
+fn print_json(doc: &impl serde::Serialize) -> ExitCode {
+    let mut text = serde_json::to_vec_pretty(doc).expect("a document serialises");
+    text.push(b'\n');
+    print(&text)
+}
+
 /// Writes `text` to stdout; a closed pipe is the reader's choice, not a failure.
 fn print(text: &[u8]) -> ExitCode {
     let mut out = std::io::stdout().lock();

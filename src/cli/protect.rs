@@ -87,9 +87,7 @@ pub fn run(args: ProtectArgs) -> ExitCode {
                 file: path.display().to_string(),
                 list: &list,
             };
-            let mut text = serde_json::to_vec_pretty(&doc).expect("the list serialises");
-            text.push(b'\n');
-            print(&text)
+            super::print_json(&doc)
         }
         Action::List { json: false } => print(list_text(&list, &path).as_bytes()),
         Action::Add(entries) => change(&path, list, &entries, true),

@@ -71,9 +71,7 @@ pub fn restart(args: RestartArgs) -> ExitCode {
             schema: 1,
             report: &report,
         };
-        let mut text = serde_json::to_vec_pretty(&doc).expect("reports serialise");
-        text.push(b'\n');
-        print(&text)
+        super::print_json(&doc)
     } else {
         let style = Style {
             colour: colour_wanted(),
@@ -132,9 +130,7 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
             schema: 1,
             restarts: &reports,
         };
-        let mut text = serde_json::to_vec_pretty(&doc).expect("reports serialise");
-        text.push(b'\n');
-        print(&text)
+        super::print_json(&doc)
     } else {
         let style = Style {
             colour: colour_wanted(),

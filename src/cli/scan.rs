@@ -81,9 +81,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
         return print_port(&result, port, args.json);
     }
     if args.json {
-        let mut text = serde_json::to_vec_pretty(&result).expect("the scan serialises");
-        text.push(b'\n');
-        print(&text)
+        super::print_json(&result)
     } else {
         print(render::cards(&result, colour_wanted()).as_bytes())
     }
@@ -129,9 +127,7 @@ fn print_port(scan: &Scan, port: u16, json: bool) -> ExitCode {
             scan: &cut,
             port: &answer,
         };
-        let mut text = serde_json::to_vec_pretty(&doc).expect("the scan serialises");
-        text.push(b'\n');
-        return print(&text);
+        return super::print_json(&doc);
     }
     let style = Style {
         colour: colour_wanted(),

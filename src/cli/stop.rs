@@ -304,9 +304,7 @@ fn damaged_records(store: &Store) -> Vec<String> {
 /// The reports on stdout: one `--json` document, or text for a person.
 fn print_reports(json: bool, doc: &StopDocument) -> ExitCode {
     if json {
-        let mut text = serde_json::to_vec_pretty(doc).expect("reports serialise");
-        text.push(b'\n');
-        print(&text)
+        super::print_json(doc)
     } else {
         let style = Style { colour: false };
         let only = only_ports(doc.results, doc.ports);
@@ -831,25 +829,15 @@ mod tests {
     fn a_stop_says_about_what_it_freed() {
         use pier_core::model::memory::MemoryKind;
         let report = |id: &str, result, bytes: Option<u64>| StopReport {
-            id: id.into(),
             kind: None,
             project: None,
-            would_signal: Vec::new(),
             result,
             reason: "why".into(),
-            checkpoint: None,
-            members: vec![],
-            newcomers: vec![],
-            snapshot: None,
-            fresh: None,
-            timings: None,
-            record_error: None,
-            interrupted: None,
-            container: None,
             freed: bytes.map(|bytes| Memory {
                 bytes,
                 kind: MemoryKind::Proportional,
             }),
+            ..blank(id)
         };
         let reports = [
             report("1-1", ResourceResult::Stopped, Some(48_200_000)),
