@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::model::card::{Level, OtherListener, Project, Scan, SCHEMA_VERSION};
+use crate::model::card::{Level, OtherListener, Project, Resource, Scan, SCHEMA_VERSION};
 use crate::probe::{Pid, Probe, ProbeError, ProcessDetails, SocketTable, TcpState};
 use project::ProjectDir;
 use rules::Thresholds;
@@ -230,25 +230,28 @@ pub fn scan(
     // The members' memory is read on threads of its own from here (`memory.rs`): while the
     // samples wait, and while the resources are judged.
     let (mut projects, found_containers) = std::thread::scope(|scope| {
-        let members: &[Pid] = if opts.memory { &all_members } else { &[] };
-        let memory = scope.spawn(move || memory::read(probe, members));
+        let memory = opts
+            .memory
+            .then(|| scope.spawn(|| memory::read(probe, &all_members)));
         let (sample, container_sample) = samples(probe, opts, &engine_reads, &all_members);
         let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
         for draft in &drafts {
             let mut resource =
                 evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
             let ports: Vec<u16> = resource.ports.iter().map(|p| p.port).collect();
+            let Resource {
+                evidence,
+                level,
+                members,
+                ..
+            } = &mut resource;
             let mut places = vec![draft.place.as_path()];
             places.extend(
-                resource
-                    .members
+                members
                     .iter()
                     .filter_map(|m| m.cwd.as_deref().map(Path::new)),
             );
-            if let Some(e) = rules::user_protected(&opts.protect, &places, &ports, None) {
-                resource.evidence.push(e);
-                resource.level = rules::level_of(&resource.evidence);
-            }
+            protect(opts, (&places, &ports, None), evidence, level);
             let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
             let project = group(
                 &mut projects,
@@ -267,24 +270,20 @@ pub fn scan(
             &opts.under,
             marker_at,
         );
-        memory::fill(
-            projects.values_mut(),
-            memory.join().expect("a memory read never panics"),
-        );
+        if let Some(memory) = memory {
+            let read = memory.join().expect("a memory read never panics");
+            memory::fill(projects.values_mut(), read);
+        }
         (projects, found_containers)
     });
     for (place, mut card) in found_containers.cards {
         let ports: Vec<u16> = card.ports.iter().map(|p| p.port).collect();
-        let protected = rules::user_protected(
-            &opts.protect,
-            &[place.path.as_path()],
-            &ports,
-            Some(&card.name),
+        let names = (
+            &[place.path.as_path()][..],
+            &ports[..],
+            Some(card.name.as_str()),
         );
-        if let Some(e) = protected {
-            card.evidence.push(e);
-            card.level = rules::level_of(&card.evidence);
-        }
+        protect(opts, names, &mut card.evidence, &mut card.level);
         let project = group(&mut projects, &place.path, place.name, place.marker);
         project.level = project.level.max(card.level);
         project.containers.push(card);
@@ -318,6 +317,20 @@ pub fn scan(
         other_listeners,
         engines: found_containers.engines,
     })
+}
+
+/// The user's protect list asked of one card — its folders, ports and (a container's) name —
+/// and its evidence and level as the list makes them (`rules::user_protected`).
+fn protect(
+    opts: &ScanOptions,
+    (places, ports, name): (&[&Path], &[u16], Option<&str>),
+    evidence: &mut Vec<crate::model::card::Evidence>,
+    level: &mut Level,
+) {
+    if let Some(e) = rules::user_protected(&opts.protect, places, ports, name) {
+        evidence.push(e);
+        *level = rules::level_of(evidence);
+    }
 }
 
 /// The processes' activity over the scan's window and the containers' (their cgroup counters
