@@ -140,9 +140,7 @@ pub fn write_protect(path: &Path, list: &ProtectList) -> Result<(), String> {
     let dir = path
         .parent()
         .ok_or_else(|| "the protect list has no folder".to_owned())?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode_private()
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
         .create(dir)
         .map_err(fail)?;
     let body = toml::to_string(list).map_err(|e| e.to_string())?;
@@ -152,19 +150,6 @@ pub fn write_protect(path: &Path, list: &ProtectList) -> Result<(), String> {
         .and_then(|()| f.sync_all())
         .map_err(fail)?;
     std::fs::rename(&tmp, path).map_err(fail)
-}
-
-/// `DirBuilder::mode(0o700)` where the platform has modes.
-trait Private {
-    fn mode_private(&mut self) -> &mut Self;
-}
-
-impl Private for std::fs::DirBuilder {
-    fn mode_private(&mut self) -> &mut Self {
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(self, 0o700);
-        self
-    }
 }
 
 #[cfg(test)]
