@@ -58,7 +58,10 @@ pub(crate) fn resource(
         .and_then(|p| facts.table.get(p.pid))
         .unwrap_or(&root);
     evidence.push(rules::kind_evidence(recognised.as_ref(), listener));
-    evidence.extend(rules::restart_evidence(&tree));
+    let probe = facts.probe;
+    evidence.extend(rules::restart_evidence(&tree, &|pid| {
+        probe.environment(pid).map(drop)
+    }));
     let kind = recognised.map(|r| r.kind);
     evidence.extend(protected(facts, &draft.members));
     evidence.extend(net_evidence);

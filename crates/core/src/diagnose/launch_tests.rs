@@ -123,3 +123,40 @@ fn a_dev_script_outside_the_listeners_tree_makes_nothing_known() {
         "{r:#?}"
     );
 }
+
+#[test]
+fn a_withheld_environment_makes_the_command_it_would_replay_not_restartable() {
+    // macOS withholds the environment of a code-signing-restricted process: a restart would
+    // replay an empty one, so the card is yellow and says so.
+    let mut probe = FakeProbe::default()
+        .with(titled(10, 1, "npm run dev"), APP)
+        .with(process(11, 10, &["sh", "-c", "vite"]), APP)
+        .with(
+            process(12, 11, &["node", "/home/u/app/node_modules/.bin/vite"]),
+            APP,
+        )
+        .listen("127.0.0.1:5173", 12);
+    probe.environment_withheld.insert(11);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(
+        (r.kind.as_str(), r.level),
+        ("vite", Level::Yellow),
+        "{r:#?}"
+    );
+    let why = message(r, EvidenceKind::NotRestartable);
+    assert!(
+        why.starts_with("could not be restarted: the environment of pid 11"),
+        "{why}"
+    );
+    assert!(why.contains("only Force stops it"), "{why}");
+
+    // Only the process a restart replays matters: the listener's own environment is not read
+    // back, so withholding it changes nothing.
+    probe.environment_withheld.clear();
+    probe.environment_withheld.insert(12);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Green, "{r:#?}");
+    assert!(!has(r, EvidenceKind::NotRestartable));
+}

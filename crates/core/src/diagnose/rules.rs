@@ -15,7 +15,7 @@ use super::kinds::chain::{tree_restart_target, How, NoTarget, Recognised};
 use super::kinds::Role;
 use crate::model::card::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
 use crate::model::managed::ManagedBy;
-use crate::probe::{ActivityDelta, ProcessInfo};
+use crate::probe::{ActivityDelta, Pid, ProcessInfo};
 use crate::words;
 
 fn evidence(kind: EvidenceKind, level: Level, message: String, source: &str) -> Evidence {
@@ -95,10 +95,29 @@ pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) ->
 
 /// A tree with no member whose command brings the whole tree back (`chain::restart_target`)
 /// cannot be restarted: Puma writes its title over the argv of `rails server`, and Linux keeps
-/// no copy. Stopping it is then the user's call (Force), as for an environment the OS withholds.
-pub fn restart_evidence(tree: &[&ProcessInfo]) -> Option<Evidence> {
+/// no copy. Nor can one whose restart target's environment cannot be read: macOS withholds it
+/// from a code-signing-restricted process, and a restart replays the recorded environment only
+/// (design §4), so an empty one would start something else. Stopping either is then the user's
+/// call (Force). `environment` reads a member's environment (`Probe::environment`).
+pub fn restart_evidence(
+    tree: &[&ProcessInfo],
+    environment: &dyn Fn(Pid) -> Result<(), String>,
+) -> Option<Evidence> {
     let (at, why) = match tree_restart_target(tree) {
-        Ok(_) => return None,
+        Ok(at) => {
+            let p = tree.get(at)?;
+            let why = environment(p.identity.pid).err()?;
+            return Some(evidence(
+                EvidenceKind::NotRestartable,
+                Level::Yellow,
+                format!(
+                    "could not be restarted: the environment of pid {} could not be read \
+                     ({why}); only Force stops it",
+                    p.identity.pid
+                ),
+                "environment",
+            ));
+        }
         Err(NoTarget::Lost(at)) => (at, "so the command that started it is lost"),
         Err(NoTarget::Several(at)) => (
             at,

@@ -17,13 +17,41 @@ pub struct ProcArgs {
     pub exec_path: Vec<u8>,
     /// Its `argc` arguments, exactly.
     pub argv: Vec<Vec<u8>>,
-    /// Its environment as `KEY=value` strings, up to an empty string or the first apple
-    /// string.
-    pub env: Vec<Vec<u8>>,
+    /// Its environment as `KEY=value` strings, or why the buffer does not hold it whole.
+    pub env: Result<Vec<Vec<u8>>, EnvGap>,
 }
 
-/// Keys of the kernel's "apple strings", which follow the environment — sometimes with no
-/// empty string between — and are not part of it.
+/// Why a `KERN_PROCARGS2` buffer holds no trustworthy environment. A restart replays the
+/// recorded environment, so an environment that is not there must never read as an empty one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvGap {
+    /// Nothing follows argv: the kernel cut the copy there (`omit_env_vars` in XNU
+    /// `bsd/kern/kern_sysctl.c` `sysctl_procargsx`, for a code-signing-restricted target).
+    Withheld,
+    /// Strings follow argv but no apple string ends them: the buffer was cut short, or the
+    /// process wrote over its own strings area.
+    CutShort,
+}
+
+impl std::fmt::Display for EnvGap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EnvGap::Withheld => {
+                "macOS withholds its environment (a code-signing-restricted process), so a \
+                 restart could not give it back"
+            }
+            EnvGap::CutShort => {
+                "its environment could not be read whole (the kernel's buffer ends before the \
+                 strings that follow it)"
+            }
+        })
+    }
+}
+
+/// Keys of the kernel's "apple strings", which follow the environment (after up to a word of
+/// NUL padding: XNU `exec_extract_strings` aligns the end of argv + envv) and are not part of
+/// it. `pfz=` is always the first one (`exec_add_apple_strings` in XNU `bsd/kern/kern_exec.c`,
+/// from xnu-7195 to xnu-11417); the others are there in case a release reorders them.
 ///
 /// `MallocNanoZone=` is left out on purpose: people set it themselves, and stopping at a
 /// variable of theirs would drop every variable after it from a restart.
@@ -49,8 +77,11 @@ const APPLE_KEYS: &[&[u8]] = &[
 ];
 
 /// Decodes a `KERN_PROCARGS2` buffer: a native-endian `i32` argc, the executable path, NUL
-/// padding, `argc` NUL-terminated arguments, then the environment up to an empty string, an
-/// apple string, or the end. Truncated or hostile buffers give an error, never a panic.
+/// padding, `argc` NUL-terminated arguments, the environment, NUL padding, then the apple
+/// strings. The environment is every non-empty string before the first apple string; when the
+/// kernel withholds it, the buffer ends right after argv, and when no apple string comes at
+/// all the environment cannot be trusted (`EnvGap`). Truncated or hostile buffers give an
+/// error, never a panic.
 pub fn parse_procargs2(buf: &[u8]) -> Result<ProcArgs, String> {
     let head: [u8; 4] = buf
         .get(..4)
@@ -69,18 +100,29 @@ pub fn parse_procargs2(buf: &[u8]) -> Result<ProcArgs, String> {
             .ok_or_else(|| format!("argument {i} of {argc} is missing or unterminated"))?;
         argv.push(arg);
     }
-    let mut env = Vec::new();
-    while let Some(var) = take_string(&mut rest) {
-        if var.is_empty() || APPLE_KEYS.iter().any(|k| var.starts_with(k)) {
-            break;
-        }
-        env.push(var);
-    }
     Ok(ProcArgs {
         exec_path,
         argv,
-        env,
+        env: environment(rest),
     })
+}
+
+/// The environment in what follows argv (see [`parse_procargs2`]).
+fn environment(mut rest: &[u8]) -> Result<Vec<Vec<u8>>, EnvGap> {
+    if rest.is_empty() {
+        return Err(EnvGap::Withheld);
+    }
+    let mut env = Vec::new();
+    while let Some(var) = take_string(&mut rest) {
+        if APPLE_KEYS.iter().any(|k| var.starts_with(k)) {
+            return Ok(env);
+        }
+        // The padding that aligns the end of the environment reads as empty strings.
+        if !var.is_empty() {
+            env.push(var);
+        }
+    }
+    Err(EnvGap::CutShort)
 }
 
 /// What one `proc_listpids` call answered into a buffer of pids.
@@ -201,88 +243,11 @@ pub fn c_bytes(raw: &[u8]) -> &[u8] {
 }
 
 #[cfg(test)]
+mod procargs_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A buffer laid out as XNU writes it.
-    fn procargs(argc: i32, exec: &[u8], pad: usize, strings: &[&[u8]]) -> Vec<u8> {
-        let mut b = argc.to_ne_bytes().to_vec();
-        b.extend_from_slice(exec);
-        b.push(0);
-        b.extend(std::iter::repeat_n(0, pad));
-        for s in strings {
-            b.extend_from_slice(s);
-            b.push(0);
-        }
-        b
-    }
-
-    #[test]
-    fn procargs2_gives_argv_and_env_and_stops_before_apple_strings() {
-        let buf = procargs(
-            2,
-            b"/usr/local/bin/node",
-            5,
-            &[
-                b"node",
-                b"vite",
-                b"PATH=/usr/bin",
-                b"HOME=/Users/me",
-                b"pfz=0x7ffa00000000",
-                b"stack_guard=0x1",
-            ],
-        );
-        let p = parse_procargs2(&buf).unwrap();
-        assert_eq!(p.exec_path, b"/usr/local/bin/node");
-        assert_eq!(p.argv, vec![b"node".to_vec(), b"vite".to_vec()]);
-        assert_eq!(
-            p.env,
-            vec![b"PATH=/usr/bin".to_vec(), b"HOME=/Users/me".to_vec()]
-        );
-    }
-
-    #[test]
-    fn procargs2_stops_at_an_empty_string_and_keeps_odd_bytes() {
-        let buf = procargs(
-            1,
-            b"/bin/x",
-            0,
-            &[b"x\xff", b"A=1", b"", b"executable_path=/bin/x"],
-        );
-        let p = parse_procargs2(&buf).unwrap();
-        assert_eq!(p.argv, vec![b"x\xff".to_vec()]);
-        assert_eq!(p.env, vec![b"A=1".to_vec()]);
-    }
-
-    #[test]
-    fn procargs2_without_environment_is_fine() {
-        // A code-signing-restricted target gives no environment.
-        let p = parse_procargs2(&procargs(1, b"/bin/x", 3, &[b"x"])).unwrap();
-        assert!(p.env.is_empty());
-    }
-
-    #[test]
-    fn truncated_and_hostile_procargs2_buffers_are_errors() {
-        assert!(parse_procargs2(b"").is_err());
-        assert!(parse_procargs2(&[1, 0]).is_err());
-        assert!(
-            parse_procargs2(&(-1i32).to_ne_bytes()).is_err(),
-            "negative argc"
-        );
-        let mut no_nul = 1i32.to_ne_bytes().to_vec();
-        no_nul.extend_from_slice(b"/bin/x");
-        assert!(parse_procargs2(&no_nul).is_err(), "unterminated path");
-        let short = procargs(3, b"/bin/x", 0, &[b"x", b"y"]);
-        assert!(
-            parse_procargs2(&short).is_err(),
-            "argc larger than the strings"
-        );
-        let huge = procargs(i32::MAX, b"/bin/x", 0, &[b"x"]);
-        assert!(
-            parse_procargs2(&huge).is_err(),
-            "a huge argc neither allocates nor panics"
-        );
-    }
 
     #[test]
     fn a_pid_listing_is_decoded_from_the_bytes_it_filled() {

@@ -80,8 +80,11 @@ pub struct FakeProbe {
     pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
     /// Each pid's memory; for a pid without an entry, the read fails.
     pub memory: HashMap<Pid, Result<super::Memory, String>>,
-    /// Each pid's environment; for a pid without an entry, the read fails.
+    /// Each pid's environment; a pid without an entry has an empty one.
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
+    /// Pids whose environment the OS withholds (macOS, a code-signing-restricted process):
+    /// the read fails.
+    pub environment_withheld: std::collections::HashSet<Pid>,
     /// Monotonic time, advanced by each `activity` call by its window.
     pub clock: Shared<Duration>,
     /// [`Probe::survey_own`] reads everything, as the default survey does (`false`: only the
@@ -109,6 +112,7 @@ impl Default for FakeProbe {
             activity: HashMap::new(),
             memory: HashMap::new(),
             environments: HashMap::new(),
+            environment_withheld: Default::default(),
             clock: Shared::new(Duration::ZERO),
             survey_everyone: Shared::new(false),
             no_children_lists: Shared::new(false),
@@ -253,10 +257,10 @@ impl Probe for FakeProbe {
     }
 
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        self.environments
-            .get(&pid)
-            .cloned()
-            .ok_or_else(|| format!("no environment scripted for pid {pid}"))
+        if self.environment_withheld.contains(&pid) {
+            return Err(format!("pid {pid}: its environment is withheld (scripted)"));
+        }
+        Ok(self.environments.get(&pid).cloned().unwrap_or_default())
     }
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {

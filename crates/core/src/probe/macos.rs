@@ -87,6 +87,11 @@ fn pid_arg(pid: Pid) -> c_int {
     c_int::try_from(pid).unwrap_or(c_int::MAX)
 }
 
+/// The `arg` of `proc_pidinfo(PROC_PIDTBSDINFO)`: non-zero asks the kernel to look among
+/// zombies too (XNU `bsd/kern/proc_info.c` `proc_pidinfo_internal`: "Check if we need to look
+/// for zombies"). With 0 a zombie answers ESRCH, reads as gone, and `SZOMB` never shows.
+const FIND_ZOMBIES: u64 = 1;
+
 fn bsd_info(pid: Pid) -> Read<libc::proc_bsdinfo> {
     // SAFETY: proc_bsdinfo is plain old data; an all-zero value is valid.
     let mut info: libc::proc_bsdinfo = unsafe { zeroed() };
@@ -96,7 +101,7 @@ fn bsd_info(pid: Pid) -> Read<libc::proc_bsdinfo> {
         libc::proc_pidinfo(
             pid_arg(pid),
             libc::PROC_PIDTBSDINFO,
-            0,
+            FIND_ZOMBIES,
             (&mut info as *mut libc::proc_bsdinfo).cast::<c_void>(),
             size,
         )
@@ -632,8 +637,12 @@ impl Probe for MacProbe {
         })
     }
 
+    /// The environment from `KERN_PROCARGS2`; one the kernel withholds (a code-signing-
+    /// restricted process) or that is cut short is an error, never an empty environment.
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        procargs(pid).map(|p| p.env)
+        procargs(pid)?
+            .env
+            .map_err(|gap| format!("pid {pid}: {gap}"))
     }
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {

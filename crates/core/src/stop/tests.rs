@@ -78,8 +78,13 @@ impl Probe for Scripted {
         self.inner.borrow().details(pid)
     }
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        let given = self.inner.borrow().environment(pid);
-        Ok(given.unwrap_or_else(|_| vec![format!("PID={pid}").into_bytes()]))
+        // An unscripted environment is recognisable in a snapshot; a withheld one fails.
+        let given = self.inner.borrow().environment(pid)?;
+        Ok(if given.is_empty() {
+            vec![format!("PID={pid}").into_bytes()]
+        } else {
+            given
+        })
     }
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         self.tick("sockets");
@@ -1303,6 +1308,7 @@ proptest::proptest! {
 mod batch;
 mod container;
 mod dry_run;
+mod environment;
 mod interrupted;
 mod judge;
 mod words;
