@@ -8,7 +8,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use pier_core::front::numbers;
-use pier_core::probe::darwin::parse_procargs2;
+use pier_core::probe::darwin::{parse_procargs2, EnvGap};
 use pier_core::probe::netlink::parse_chunk;
 use pier_core::probe::procfs::{
     parse_cgroup, parse_cmdline, parse_io_bytes, parse_schedstat, parse_socket_link, parse_stat,
@@ -117,13 +117,16 @@ proptest! {
     }
 
     /// KERN_PROCARGS2: argc, the executable path and its NUL padding, argv, the environment,
-    /// then the kernel's apple strings — which are never part of the environment.
+    /// its NUL padding, then the kernel's apple strings (`pfz=` first) — which are never part
+    /// of the environment. With no apple string after it, the environment is withheld (nothing
+    /// after argv) or cut short, never read as what is there.
     #[test]
     fn procargs2_reads_back_argv_and_environment(
         exec in proptest::collection::vec(1u8..=255, 1..60),
         pad in 1usize..8,
         argv in proptest::collection::vec(proptest::collection::vec(1u8..=255, 1..30), 1..6),
         env in proptest::collection::vec(proptest::collection::vec(b'A'..=b'Z', 1..20), 0..6),
+        env_pad in 0usize..8,
         apple in any::<bool>(),
     ) {
         let mut buf = (argv.len() as i32).to_ne_bytes().to_vec();
@@ -134,14 +137,18 @@ proptest! {
             buf.push(0);
         }
         if apple {
-            buf.extend_from_slice(b"ptr_munge=\0main_stack=\0");
-        } else {
-            buf.push(0);
+            buf.extend(std::iter::repeat_n(0, env_pad));
+            buf.extend_from_slice(b"pfz=0x7ffffff80000\0ptr_munge=\0main_stack=\0");
         }
         let read = parse_procargs2(&buf).expect("a kernel buffer parses");
         prop_assert_eq!(read.exec_path, exec);
         prop_assert_eq!(read.argv, argv);
-        prop_assert_eq!(read.env, env);
+        let want = match (apple, env.is_empty()) {
+            (true, _) => Ok(env),
+            (false, true) => Err(EnvGap::Withheld),
+            (false, false) => Err(EnvGap::CutShort),
+        };
+        prop_assert_eq!(read.env, want);
     }
 
     /// Whole netlink messages with any content never panic, and a well-framed stream yields at

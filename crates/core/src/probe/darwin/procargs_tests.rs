@@ -36,7 +36,7 @@ const APPLE: &[&[u8]] = &[
 ];
 
 fn pad_to_pointer(area: &mut Vec<u8>) {
-    while area.len() % PTR != 0 {
+    while !area.len().is_multiple_of(PTR) {
         area.push(0);
     }
 }
