@@ -86,3 +86,20 @@ Examples:
   pier man --dir ~/.local/share/man/man1
                                      pier.1 and a page per command; then `man pier`, `man pier-stop`
   pier man stop > pier-stop.1        one command's page";
+
+/// `pier doctor --help`.
+pub const DOCTOR: &str = "\
+It starts a test process of its own (a fixed environment, a fresh folder, a loopback listener
+and a connection to it), reads it as a scan would, and signals it as a stop would. It signals
+nothing else, and writes only a lock file in the state folder (and DIR, with --dump).
+
+Exit codes:
+  0    ready: everything a stop needs works on this machine
+  1    something a stop needs does not work (the report names it); Pier then stops nothing
+       it cannot check
+  2    the command line was wrong
+
+Examples:
+  pier doctor                        what works and what does not, one line per check
+  pier doctor --json                 one JSON document (docs/doctor-json.md)
+  pier doctor --dump ~/pier-dump     also the raw OS buffers of the test process, as fixtures";

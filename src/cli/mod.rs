@@ -15,6 +15,7 @@
 //! 128 + N a stop interrupted by signal N (docs/design.md §3.10).
 
 mod app;
+mod doctor;
 mod generate;
 mod help;
 mod history;
@@ -91,6 +92,12 @@ enum Command {
     /// Show or change the list of projects, ports and containers Pier must never offer.
     #[command(after_help = help::PROTECT)]
     Protect(protect::ProtectArgs),
+    /// Check that Pier works on this machine: a self-test against a test process of its own.
+    #[command(after_help = help::DOCTOR)]
+    Doctor(doctor::DoctorArgs),
+    /// The test process `pier doctor` starts (not for people).
+    #[command(name = "doctor-child", hide = true)]
+    DoctorChild(doctor::ChildArgs),
     /// Print the completion script for a shell: bash, zsh, fish, elvish or powershell.
     #[command(after_help = help::COMPLETIONS)]
     Completions(generate::CompletionsArgs),
@@ -268,6 +275,8 @@ pub fn main() -> ExitCode {
         Command::History(args) => history::history(args),
         Command::Restart(args) => restart::restart(args),
         Command::Protect(args) => protect::run(args),
+        Command::Doctor(args) => doctor::run(args),
+        Command::DoctorChild(args) => doctor::child(args),
         Command::Completions(args) => generate::completions(&args, Cli::command()),
         Command::Man(args) => generate::man(&args, Cli::command()),
     }

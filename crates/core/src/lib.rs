@@ -18,6 +18,8 @@
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
 //! - [`worker`]: the tokio thread that owns the engine; typed commands in, whole results out,
 //!   scans stamped with their generation;
+//! - [`doctor`]: `pier doctor`, a self-test of the probe, the signaller and the state folder
+//!   against a test process of its own, on the user's machine;
 //! - [`config`]: the configuration folder and the user's protect list in it;
 //! - [`front`]: what both binaries come in by: the engine built for this machine
 //!   ([`front::System`]), exit codes, `--under` folders, usage errors, logging;
@@ -28,6 +30,7 @@
 pub mod config;
 pub mod containers;
 pub mod diagnose;
+pub mod doctor;
 pub mod front;
 pub mod model;
 pub mod probe;

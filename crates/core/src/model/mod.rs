@@ -13,11 +13,13 @@
 //! - [`snapshot`]: the recovery snapshot, with exact bytes ([`bytes`]);
 //! - [`outcome`]: a stop's member outcomes, newcomers and result;
 //! - [`history`]: a restart's result and `pier history`'s lines;
+//! - [`doctor`]: `pier doctor`'s report: the self-test's checks;
 //! - `examples`: cards built by hand, for tests (feature `test-support`).
 
 pub mod bytes;
 pub mod card;
 pub mod container;
+pub mod doctor;
 #[cfg(any(test, feature = "test-support"))]
 pub mod examples;
 pub mod history;

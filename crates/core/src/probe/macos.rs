@@ -118,6 +118,11 @@ fn bsd_info(pid: Pid) -> Read<libc::proc_bsdinfo> {
 
 /// `sysctl(KERN_PROCARGS2)`: argv (and environment) of a process of ours.
 fn procargs(pid: Pid) -> Result<darwin::ProcArgs, String> {
+    darwin::parse_procargs2(&procargs_bytes(pid)?)
+}
+
+/// The raw `KERN_PROCARGS2` buffer, as the kernel copied it out.
+fn procargs_bytes(pid: Pid) -> Result<Vec<u8>, String> {
     let mut mib = [libc::CTL_KERN, libc::KERN_ARGMAX];
     let mut argmax: c_int = 0;
     let mut len = size_of::<c_int>();
@@ -163,7 +168,7 @@ fn procargs(pid: Pid) -> Result<darwin::ProcArgs, String> {
         ));
     }
     buf.truncate(len);
-    darwin::parse_procargs2(&buf)
+    Ok(buf)
 }
 
 fn pid_path(pid: Pid) -> Read<PathBuf> {
@@ -739,4 +744,59 @@ impl Probe for MacProbe {
             String::from_utf8_lossy(darwin::c_bytes(&buf[..len.min(buf.len())])).into_owned()
         })
     }
+}
+
+/// The bytes of a plain-old-data kernel struct, for `pier doctor --dump`.
+fn bytes_of<T: Copy>(value: &T) -> Vec<u8> {
+    // SAFETY: T is one of the kernel's plain C structs, fully initialised (zeroed, then
+    // written by the kernel); reading its bytes is always valid.
+    unsafe { std::slice::from_raw_parts((value as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
+}
+
+/// The raw buffers the probe decodes for `pid` (`pier doctor --dump`): `KERN_PROCARGS2`, the
+/// BSD info, the vnode path info (cwd), the rusage record, and each socket fd's
+/// `socket_fdinfo`. (NOT RUN: no Mac here.)
+pub(super) fn raw_buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, String>)> {
+    let failed = |what: &str, r: Read<()>| match r {
+        Read::Gone => Err(format!("{what}: pid {pid} is gone")),
+        Read::Failed(e) => Err(format!("{what}: {}", errno_text(e))),
+        Read::Ok(()) => Err(String::new()),
+    };
+    let mut out = vec![("kern-procargs2".to_owned(), procargs_bytes(pid))];
+    out.push((
+        "proc-bsdinfo".to_owned(),
+        match bsd_info(pid) {
+            Read::Ok(info) => Ok(bytes_of(&info)),
+            Read::Gone => failed("PROC_PIDTBSDINFO", Read::Gone),
+            Read::Failed(e) => failed("PROC_PIDTBSDINFO", Read::Failed(e)),
+        },
+    ));
+    out.push((
+        "rusage-info-v2".to_owned(),
+        match rusage(pid) {
+            Read::Ok(ri) => Ok(bytes_of(&ri)),
+            Read::Gone => failed("proc_pid_rusage", Read::Gone),
+            Read::Failed(e) => failed("proc_pid_rusage", Read::Failed(e)),
+        },
+    ));
+    match list_fds(pid) {
+        Read::Ok(fds) => {
+            for fd in fds
+                .iter()
+                .filter(|f| f.proc_fdtype == libc::PROX_FDTYPE_SOCKET as u32)
+            {
+                out.push((
+                    format!("socket-fdinfo-fd{}", fd.proc_fd),
+                    match socket_fdinfo_bytes(pid, fd.proc_fd) {
+                        Read::Ok(bytes) => Ok(bytes),
+                        Read::Gone => failed("PROC_PIDFDSOCKETINFO", Read::Gone),
+                        Read::Failed(e) => failed("PROC_PIDFDSOCKETINFO", Read::Failed(e)),
+                    },
+                ));
+            }
+        }
+        Read::Gone => out.push(("fds".to_owned(), failed("PROC_PIDLISTFDS", Read::Gone))),
+        Read::Failed(e) => out.push(("fds".to_owned(), failed("PROC_PIDLISTFDS", Read::Failed(e)))),
+    }
+    out
 }

@@ -27,6 +27,7 @@ mod linux;
 mod macos;
 pub mod netlink;
 pub mod procfs;
+pub mod raw;
 pub mod reuse;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;

@@ -16,6 +16,28 @@ use crate::probe::Pid;
 
 pub struct PidfdOps;
 
+/// The signalling path: pidfds, when this kernel has them (a pidfd on Pier itself opens).
+pub fn path() -> crate::model::doctor::SignalPath {
+    let own = RawPid::from_raw(std::process::id() as i32).expect("a process's own pid is valid");
+    match pidfd_open(own, PidfdFlags::empty()) {
+        Ok(_) => crate::model::doctor::SignalPath {
+            name: "pidfd".into(),
+            race_free: true,
+            detail: "pidfd_open, then pidfd_send_signal: a pidfd reaches only the process it \
+                     was opened on"
+                .into(),
+        },
+        Err(e) => crate::model::doctor::SignalPath {
+            name: "none".into(),
+            race_free: false,
+            detail: format!(
+                "pidfd_open fails here ({e}): Pier needs Linux 5.3 or later, and signals \
+                 nothing without it"
+            ),
+        },
+    }
+}
+
 impl SignalOps for PidfdOps {
     type Pin = OwnedFd;
 

@@ -176,6 +176,28 @@ impl SignalOps for KillOps {
     }
 }
 
+/// The signalling path [`signaller`] takes on this Mac. (NOT RUN: no Mac here.)
+pub fn path() -> crate::model::doctor::SignalPath {
+    match signal_with_token() {
+        Some(_) => crate::model::doctor::SignalPath {
+            name: "audit_token".into(),
+            race_free: true,
+            detail: "task_name_for_pid and task_info(TASK_AUDIT_TOKEN) pin the process; \
+                     proc_signal_with_audittoken sends, and the kernel refuses it once the pid \
+                     version changed"
+                .into(),
+        },
+        None => crate::model::doctor::SignalPath {
+            name: "kill".into(),
+            race_free: false,
+            detail: "proc_signal_with_audittoken is not in this macOS (dlsym found no such \
+                     symbol; it came with macOS 14.2), so Pier re-reads the identity and calls \
+                     kill(2) at once: a one-system-call window in which the pid could be reused"
+                .into(),
+        },
+    }
+}
+
 /// The audit-token signaller where the system has it, the `kill(2)` fallback elsewhere.
 pub fn signaller() -> Box<dyn Signaller + Send + Sync> {
     match signal_with_token() {

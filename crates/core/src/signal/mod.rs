@@ -193,6 +193,26 @@ pub fn system_signaller() -> Box<dyn Signaller + Send + Sync> {
 }
 
 /// Every other OS: never signals.
+/// How [`system_signaller`] reaches a process on this machine (`pier doctor` shows it).
+pub fn system_path() -> crate::model::doctor::SignalPath {
+    #[cfg(target_os = "linux")]
+    {
+        linux::path()
+    }
+    #[cfg(target_os = "macos")]
+    {
+        macos::path()
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        crate::model::doctor::SignalPath {
+            name: "none".into(),
+            race_free: false,
+            detail: "Pier cannot signal on this operating system".into(),
+        }
+    }
+}
+
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 struct Unsupported;
 

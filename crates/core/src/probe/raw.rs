@@ -1,0 +1,34 @@
+//! The raw buffers the probe decodes for one process, as the OS hands them over, for
+//! `pier doctor --dump` (fixtures from a real machine). Linux: the `/proc` files; macOS: the
+//! `sysctl` and `libproc` answers (`macos::raw_buffers`).
+
+use super::Pid;
+
+/// Each buffer's name (a file name without extension) and its bytes, or why it could not be
+/// read.
+pub fn buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, String>)> {
+    #[cfg(target_os = "linux")]
+    {
+        [
+            "cmdline", "environ", "stat", "status", "net/tcp", "net/tcp6",
+        ]
+        .iter()
+        .map(|f| {
+            let path = format!("/proc/{pid}/{f}");
+            (
+                format!("proc-{}", f.replace('/', "-")),
+                std::fs::read(&path).map_err(|e| format!("{path}: {e}")),
+            )
+        })
+        .collect()
+    }
+    #[cfg(target_os = "macos")]
+    {
+        super::macos::raw_buffers(pid)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = pid;
+        Vec::new()
+    }
+}
