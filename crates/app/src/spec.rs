@@ -86,6 +86,9 @@ pub fn short_duration(d: Duration) -> String {
 
 /// The header: "3 projects · 2 safe to stop".
 pub fn header(state: &UiState) -> String {
+    if state.not_ready().is_some() {
+        return "Pier cannot work on this machine".into();
+    }
     match &state.scan {
         None => "Pier — scanning…".into(),
         Some(Err(e)) => format!("Pier — the scan failed: {e}"),
@@ -96,6 +99,31 @@ pub fn header(state: &UiState) -> String {
             format!("{n} {noun} · {safe} safe to stop")
         }
     }
+}
+
+/// What the self-test found not working, instead of the cards: each failed check a stop needs,
+/// then where the whole report is.
+fn self_test_failures(report: &pier_core::model::doctor::DoctorReport) -> Vec<Entry> {
+    let mut out: Vec<Entry> = report
+        .failures()
+        .map(|c| {
+            let detail = words::for_terminal(&c.detail);
+            let detail: String = if detail.chars().count() > 90 {
+                detail.chars().take(89).chain(['…']).collect()
+            } else {
+                detail.into_owned()
+            };
+            Entry::info(
+                format!("doctor:{}", c.name),
+                format!("✗ {}: {detail}", c.what),
+            )
+        })
+        .collect();
+    out.push(Entry::info(
+        "doctor:hint",
+        "Run `pier doctor` in a terminal for the whole report; nothing is offered until it passes.",
+    ));
+    out
 }
 
 /// The whole menu.
@@ -109,7 +137,9 @@ pub fn menu(state: &UiState, now: SystemTime) -> Vec<Entry> {
     }
     out.push(Entry::Separator);
     let projects = state.projects();
-    if matches!(state.scan, Some(Ok(_))) && projects.is_empty() {
+    if let Some(report) = state.not_ready() {
+        out.extend(self_test_failures(report));
+    } else if matches!(state.scan, Some(Ok(_))) && projects.is_empty() {
         out.push(Entry::info("empty", "No dev servers or watchers found."));
     }
     out.extend(projects.iter().map(|p| card(state, p)));

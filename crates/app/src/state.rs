@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use pier_core::model::card::{Level, Project, Scan};
+use pier_core::model::doctor::DoctorReport;
 use pier_core::model::history::History;
 use pier_core::worker::{ActionKey, ActionReport, Latest, Tone, Update};
 
@@ -27,6 +28,8 @@ pub struct UiState {
     pub results: Vec<ActionReport>,
     /// Whether Pier starts at login, or why that cannot be read.
     pub start_at_login: Result<bool, String>,
+    /// The self-test run at start (`pier doctor`'s checks); `None` until it ends.
+    pub self_test: Option<DoctorReport>,
 }
 
 /// An action in flight, or finished but not yet followed by its scan.
@@ -61,6 +64,7 @@ impl UiState {
             marks: BTreeMap::new(),
             results: Vec::new(),
             start_at_login,
+            self_test: None,
         }
     }
 
@@ -105,6 +109,10 @@ impl UiState {
                 self.results.insert(0, report.clone());
                 self.results.truncate(RESULTS_KEPT);
                 Applied::Finished(report)
+            }
+            Update::SelfTested(report) => {
+                self.self_test = Some(*report);
+                Applied::Changed
             }
             Update::Quit => Applied::Quit,
         }
@@ -169,11 +177,18 @@ impl UiState {
     }
 
     /// The projects of the scan shown (none before the first scan or after a failed one).
+    /// None while the self-test says something a stop needs does not work: nothing is offered
+    /// that Pier cannot check.
     pub fn projects(&self) -> &[Project] {
         match &self.scan {
-            Some(Ok(scan)) => &scan.projects,
+            Some(Ok(scan)) if self.not_ready().is_none() => &scan.projects,
             _ => &[],
         }
+    }
+
+    /// The self-test's report when something a stop needs does not work on this machine.
+    pub fn not_ready(&self) -> Option<&DoctorReport> {
+        self.self_test.as_ref().filter(|r| !r.ready)
     }
 
     /// The projects safe to stop.

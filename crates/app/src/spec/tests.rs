@@ -489,3 +489,64 @@ fn a_snapshot_is_named_by_the_servers_ports() {
         "shop · jupyter :8888"
     );
 }
+
+/// A self-test report with one check: `signal`, passed or failed.
+fn self_test(signal_works: bool) -> Update {
+    use pier_core::model::doctor::{Check, DoctorReport, SignalPath, Status};
+    Update::SelfTested(Box::new(DoctorReport {
+        schema: 1,
+        version: "0.1.0".into(),
+        os: "macos aarch64".into(),
+        signalling: SignalPath {
+            name: "audit_token".into(),
+            race_free: true,
+            detail: String::new(),
+        },
+        checks: vec![Check {
+            name: "signal".into(),
+            what: "the signaller pins the test process and signals it".into(),
+            needed: true,
+            status: if signal_works {
+                Status::Ok
+            } else {
+                Status::Failed
+            },
+            detail: "task_name_for_pid(4242) failed: 5".into(),
+        }],
+        ready: signal_works,
+        dump: None,
+    }))
+}
+
+#[test]
+fn a_failed_self_test_replaces_the_cards_with_what_does_not_work_and_offers_no_clean_up() {
+    let mut s = shop_and_api();
+    let stop_shop = stop_id(&s, "/w/shop");
+    assert_eq!(s.apply(self_test(false)), crate::state::Applied::Changed);
+    let m = menu(&s, now());
+    assert_eq!(text_enabled(&m[0]).0, "Pier cannot work on this machine");
+    let failure = find(&m, "info:doctor:signal").expect("the failed check is shown");
+    assert_eq!(
+        text_enabled(failure),
+        (
+            "✗ the signaller pins the test process and signals it: task_name_for_pid(4242) \
+             failed: 5",
+            false
+        )
+    );
+    assert!(find(&m, "info:doctor:hint").is_some());
+    assert!(find(&m, &stop_shop).is_none(), "no card is offered");
+    assert!(!text_enabled(find(&m, &stop_all_id(&s)).unwrap()).1);
+    assert!(
+        find(&m, "info:empty").is_none(),
+        "not an empty list: a failure"
+    );
+}
+
+#[test]
+fn a_passed_self_test_changes_nothing_in_the_menu() {
+    let mut s = shop_and_api();
+    let before = menu(&s, now());
+    s.apply(self_test(true));
+    assert_eq!(menu(&s, now()), before);
+}

@@ -29,6 +29,11 @@ pub trait Engine: Send + Sync + 'static {
     fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport>;
     /// Restarts the snapshot with record name `snapshot`.
     fn restart(&self, snapshot: &str) -> RestartReport;
+    /// `pier doctor`'s checks on this machine, run once as the worker starts; `None`: this
+    /// engine has none to run.
+    fn self_test(&self) -> Option<crate::model::doctor::DoctorReport> {
+        None
+    }
 }
 
 /// The real engine: this machine's [`System`] (probe, signaller, exit waiter, state folder).
@@ -95,6 +100,17 @@ impl Engine for SystemEngine {
                 done(r);
             }
         })
+    }
+
+    /// The same checks as `pier doctor`, with the `pier` binary beside the app as the test
+    /// process: a machine where the probe or the signaller does not work shows that in the
+    /// menu, not an empty list (design §7.7).
+    fn self_test(&self) -> Option<crate::model::doctor::DoctorReport> {
+        Some(crate::doctor::run(&crate::doctor::Options {
+            pier: self.exe.clone(),
+            dump: None,
+            sample: Duration::from_millis(300),
+        }))
     }
 
     /// Runs `pier restart SNAPSHOT --json` as a child and reads its report. The restarted tree's

@@ -117,6 +117,8 @@ pub enum Update {
         /// How the card's resources ended.
         tone: Tone,
     },
+    /// The self-test the engine runs when the worker starts (`pier doctor`'s checks) ended.
+    SelfTested(Box<crate::model::doctor::DoctorReport>),
     /// SIGINT or SIGTERM arrived: the UI should quit.
     Quit,
 }
@@ -231,6 +233,7 @@ async fn run(
     });
     // Actions in flight: Quit waits for every one to finish and deliver its result.
     let mut actions = tokio::task::JoinSet::new();
+    spawn_self_test(&shared);
     spawn_scan(&shared, false);
     loop {
         tokio::select! {
@@ -273,6 +276,16 @@ async fn tick(ticks: &mut Option<tokio::time::Interval>) {
 
 fn next_generation(shared: &Shared) -> u64 {
     shared.generation.fetch_add(1, Ordering::SeqCst) + 1
+}
+
+/// Runs the engine's self-test, beside the first scan, and reports it if there is one.
+fn spawn_self_test(shared: &Arc<Shared>) {
+    let shared = Arc::clone(shared);
+    tokio::task::spawn_blocking(move || {
+        if let Ok(Some(report)) = guarded("the self-test", || shared.engine.self_test()) {
+            (shared.sink)(Update::SelfTested(Box::new(report)));
+        }
+    });
 }
 
 /// Starts a scan under the next generation, taken now.
