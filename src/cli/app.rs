@@ -5,6 +5,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use pier_core::front::EXIT_FAILED;
@@ -26,10 +27,17 @@ pub fn for_the_app(args: &[OsString]) -> bool {
     APP_OPTIONS.contains(&name)
 }
 
+/// `pier-app` beside the program `exe` names. On macOS `current_exe` is the path `pier` was
+/// started by, a symbolic link when Homebrew's cask linked it into its `bin` (on Linux it is the
+/// link's target already); the app is beside the target, inside Pier.app.
+fn app_beside(exe: PathBuf) -> PathBuf {
+    exe.canonicalize().unwrap_or(exe).with_file_name(APP_BINARY)
+}
+
 /// `pier` / `pier app ARGS`: becomes `pier-app ARGS` (same pid); returns only when it cannot.
 pub fn exec_app(args: Vec<OsString>) -> ExitCode {
     let app = match std::env::current_exe() {
-        Ok(exe) => exe.with_file_name(APP_BINARY),
+        Ok(exe) => app_beside(exe),
         Err(e) => {
             eprintln!("pier: Pier cannot find its own program, so not the app beside it: {e}");
             return ExitCode::from(EXIT_FAILED);
@@ -68,5 +76,24 @@ mod tests {
         assert!(!for_the_app(&line(&["scan", "--under", "/tmp"])));
         assert!(!for_the_app(&line(&["--help"])));
         assert!(!for_the_app(&line(&[])));
+    }
+
+    /// The cask links Homebrew's `bin/pier` to `Pier.app/Contents/MacOS/pier`, and on macOS
+    /// `current_exe` is then the link: `pier` alone would look for `bin/pier-app`.
+    #[test]
+    fn the_app_is_looked_for_beside_the_program_a_link_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let macos = dir.path().join("Pier.app/Contents/MacOS");
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&macos).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(macos.join("pier"), "").unwrap();
+        std::os::unix::fs::symlink(macos.join("pier"), bin.join("pier")).unwrap();
+        let inside = macos.canonicalize().unwrap().join("pier-app");
+        assert_eq!(app_beside(bin.join("pier")), inside);
+        assert_eq!(app_beside(macos.join("pier")), inside);
+        // A program that cannot be resolved (removed while running): the path as given.
+        let gone = dir.path().join("gone/pier");
+        assert_eq!(app_beside(gone), dir.path().join("gone/pier-app"));
     }
 }
