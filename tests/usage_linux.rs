@@ -401,6 +401,7 @@ fn man_prints_the_pages_of_pier_and_of_each_command() {
         "history",
         "restart",
         "protect",
+        "doctor",
         "completions",
         "man",
     ];

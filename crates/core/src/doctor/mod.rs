@@ -385,7 +385,10 @@ fn look(t: &mut Tally, probe: &dyn Probe, c: &mut TestChild, opts: &Options) {
                     && remote.is_none_or(|r| s.remote.port() == r)
                     && s.owners.contains(&pid)
             })
-            .map(|s| format!("{} → {}, held by pid {pid}", s.local, s.remote))
+            .map(|s| match state {
+                TcpState::Listen => format!("{}, held by pid {pid}", s.local),
+                _ => format!("{} → {}, held by pid {pid}", s.local, s.remote),
+            })
             .ok_or_else(|| format!("no such socket of pid {pid} among {} read", all.len()))
     };
     t.record("listener", held(TcpState::Listen, c.port, None));
@@ -400,7 +403,11 @@ fn look(t: &mut Tally, probe: &dyn Probe, c: &mut TestChild, opts: &Options) {
         "memory",
         probe.memory(pid).and_then(|m| {
             if m.bytes > 0 {
-                Ok(format!("{} bytes ({:?})", m.bytes, m.kind))
+                Ok(format!(
+                    "{} ({})",
+                    crate::words::byte_size(m.bytes),
+                    m.kind.as_str()
+                ))
             } else {
                 Err("read as 0 bytes".to_owned())
             }
