@@ -9,7 +9,9 @@
 //! - [`menu`]: the spec made real with muda, updated in place when its shape is unchanged;
 //! - [`app`]: the tao event loop that ties them to the tray icon and the worker;
 //! - [`login`], [`desktop`], [`icons`]: start at login, open / reveal / notify, the icons;
-//! - `linux.rs` / `macos.rs`: the few things that differ per OS, chosen below;
+//! - `linux.rs` / `macos.rs`: the few things that differ per OS, chosen below (macOS
+//!   notifications in `macos/notify.rs`, the permission question they wait on in
+//!   `macos/gate.rs`);
 //! - [`start`]: `pier-app`'s command line, its log, and the start.
 //!
 //! The UI thread never waits on the engine: it posts commands to the worker and renders what
@@ -28,6 +30,11 @@ pub mod state;
 #[cfg_attr(target_os = "linux", path = "linux.rs")]
 #[cfg_attr(target_os = "macos", path = "macos.rs")]
 mod platform;
+
+/// What macOS notifications wait on; plain data, so its tests run everywhere.
+#[cfg(any(target_os = "macos", test))]
+#[path = "macos/gate.rs"]
+mod gate;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,17 +1,22 @@
 //! "Start at login": an XDG autostart entry on Linux, a LaunchAgent on macOS. Each file names
-//! the `pier-app` binary, with no arguments; its presence is the setting. The contents are
-//! built by pure functions (tested); the file is written whole (temp, then rename).
+//! the `pier-app` binary, with no arguments; its presence is the setting. The contents, and
+//! whether this binary may be named at all ([`may_start_at_login`]), are pure functions
+//! (tested); the file is written whole (temp, then rename).
 
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Pier.app's bundle identifier (`CFBundleIdentifier` in `assets/macos/Info.plist`), which is
+/// also its LaunchAgent's label and the agent file's name.
+pub const BUNDLE_ID: &str = "dev.pier.Pier";
 
 /// Where the login item lives for this user, from the environment.
 pub fn entry_path(env: &dyn Fn(&str) -> Option<String>, macos: bool) -> Result<PathBuf, String> {
     let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     if macos {
         return var("HOME")
-            .map(|h| h.join("Library/LaunchAgents/dev.pier.Pier.plist"))
+            .map(|h| h.join(format!("Library/LaunchAgents/{BUNDLE_ID}.plist")))
             .ok_or_else(|| "HOME is not set".to_owned());
     }
     var("XDG_CONFIG_HOME")
@@ -61,7 +66,9 @@ fn xml_escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The LaunchAgent for `exe`.
+/// The LaunchAgent for `exe`: run at login, as an app the user sees (`Interactive`: no
+/// background throttling), and only in the graphical session (`Aqua`: not in an ssh or
+/// background session, where a menu-bar app has no menu bar).
 pub fn launch_agent(exe: &str) -> String {
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -69,7 +76,7 @@ pub fn launch_agent(exe: &str) -> String {
 <plist version="1.0">
 <dict>
     <key>Label</key>
-    <string>dev.pier.Pier</string>
+    <string>{BUNDLE_ID}</string>
     <key>ProgramArguments</key>
     <array>
         <string>{}</string>
@@ -78,11 +85,55 @@ pub fn launch_agent(exe: &str) -> String {
     <true/>
     <key>ProcessType</key>
     <string>Interactive</string>
+    <key>LimitLoadToSessionType</key>
+    <string>Aqua</string>
 </dict>
 </plist>
 "#,
         xml_escape(exe)
     )
+}
+
+/// Why `exe` cannot be the login item, if it cannot; a sentence that follows "Start at login: "
+/// in the menu.
+///
+/// - A control character (a newline, say) cannot be written into either file: it would end
+///   the autostart entry's `Exec` line, and XML cannot hold most of them.
+/// - On macOS, an app opened where it was downloaded runs from an App Translocation folder: a
+///   random, read-only copy that Gatekeeper makes and that is gone after a restart, so a
+///   LaunchAgent naming it would start nothing.
+/// - On macOS, a `pier-app` outside `Pier.app/Contents/MacOS` (one run from a build folder) is
+///   no app: it has no bundle identifier, so no notifications, and a build folder is rebuilt,
+///   moved and cleaned out from under a login item.
+pub fn may_start_at_login(exe: &Path, macos: bool) -> Result<(), String> {
+    if exe.to_string_lossy().chars().any(char::is_control) {
+        return Err(
+            "Pier's path holds a control character, which a login item cannot name; move Pier \
+             to a plain folder first"
+                .into(),
+        );
+    }
+    if !macos {
+        return Ok(());
+    }
+    const MOVE: &str = "move Pier.app to /Applications and open it from there first";
+    let translocated = exe
+        .components()
+        .any(|c| c.as_os_str() == "AppTranslocation");
+    if translocated {
+        return Err(format!(
+            "macOS runs Pier from a temporary copy (App Translocation); {MOVE}"
+        ));
+    }
+    let mut up = exe.ancestors().skip(1);
+    let named = |p: Option<&Path>, name: &str| p.and_then(Path::file_name) == Some(name.as_ref());
+    let in_bundle = named(up.next(), "MacOS")
+        && named(up.next(), "Contents")
+        && up.next().and_then(Path::extension) == Some("app".as_ref());
+    if !in_bundle {
+        return Err(format!("Pier runs outside Pier.app here; {MOVE}"));
+    }
+    Ok(())
 }
 
 /// Whether the login item is there.
@@ -94,7 +145,8 @@ pub fn is_enabled(path: &Path) -> Result<bool, String> {
     }
 }
 
-/// Writes (`on`) or removes the login item for `exe`; returns the new setting.
+/// Writes (`on`) or removes the login item for `exe`; returns the new setting. Turning it on
+/// is refused, and nothing written, when [`may_start_at_login`] says no; turning it off never is.
 pub fn set(path: &Path, exe: &Path, on: bool, macos: bool) -> Result<bool, String> {
     if !on {
         return match fs::remove_file(path) {
@@ -103,6 +155,7 @@ pub fn set(path: &Path, exe: &Path, on: bool, macos: bool) -> Result<bool, Strin
             Err(e) => Err(format!("{} could not be removed: {e}", path.display())),
         };
     }
+    may_start_at_login(exe, macos)?;
     let exe = exe
         .to_str()
         .ok_or_else(|| format!("{} is not valid UTF-8", exe.display()))?;
@@ -157,11 +210,13 @@ mod tests {
     }
 
     #[test]
-    fn macos_uses_a_launch_agent() {
+    fn macos_uses_a_launch_agent_named_after_the_bundle() {
+        assert_eq!(BUNDLE_ID, "dev.pier.Pier");
         assert_eq!(
             entry_path(&env(&[("HOME", "/Users/u")]), true).unwrap(),
             Path::new("/Users/u/Library/LaunchAgents/dev.pier.Pier.plist")
         );
+        assert!(entry_path(&env(&[]), true).is_err(), "no HOME: a sentence");
     }
 
     #[test]
@@ -170,10 +225,122 @@ mod tests {
         assert!(e.contains("Exec=\"/opt/my apps/\\\\$pier%%\"\n"), "{e}");
     }
 
+    /// The agent as launchd reads it: a plist parser's view, not a substring of the text.
+    fn parsed_agent(text: &str) -> plist::Dictionary {
+        plist::Value::from_reader_xml(text.as_bytes())
+            .unwrap_or_else(|e| panic!("not a plist ({e}):\n{text}"))
+            .into_dictionary()
+            .expect("a dictionary at the top")
+    }
+
     #[test]
-    fn the_launch_agent_escapes_its_path() {
-        let a = launch_agent("/Apps/A&B/pier");
-        assert!(a.contains("<string>/Apps/A&amp;B/pier</string>"));
+    fn the_launch_agent_is_a_plist_naming_exactly_the_program() {
+        let exe = "/Users/Zoë Q/Apps & <Tools> \"new\" 'x'/Pier.app/Contents/MacOS/pier-app";
+        let agent = parsed_agent(&launch_agent(exe));
+        let mut keys: Vec<&str> = agent.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "Label",
+                "LimitLoadToSessionType",
+                "ProcessType",
+                "ProgramArguments",
+                "RunAtLoad"
+            ],
+            "these keys and no others"
+        );
+        assert_eq!(agent["Label"].as_string(), Some(BUNDLE_ID));
+        let args = agent["ProgramArguments"].as_array().expect("an array");
+        let args: Vec<_> = args.iter().map(plist::Value::as_string).collect();
+        assert_eq!(args, [Some(exe)], "the program alone, unchanged");
+        assert_eq!(agent["RunAtLoad"].as_boolean(), Some(true));
+        assert_eq!(agent["ProcessType"].as_string(), Some("Interactive"));
+        assert_eq!(agent["LimitLoadToSessionType"].as_string(), Some("Aqua"));
+    }
+
+    #[test]
+    fn the_bundle_s_identifier_is_the_launch_agent_s_label() {
+        let info = include_str!("../../../assets/macos/Info.plist").replace("@VERSION@", "0.0.0");
+        let info = parsed_agent(&info);
+        assert_eq!(info["CFBundleIdentifier"].as_string(), Some(BUNDLE_ID));
+        assert_eq!(info["CFBundleExecutable"].as_string(), Some("pier-app"));
+    }
+
+    const BUNDLED: &str = "/Applications/Pier.app/Contents/MacOS/pier-app";
+
+    #[test]
+    fn a_translocated_app_may_not_start_at_login() {
+        let translocated = "/private/var/folders/xy/T/AppTranslocation/5C0E-41A2/d/Pier.app/\
+                            Contents/MacOS/pier-app";
+        let why = may_start_at_login(Path::new(translocated), true).unwrap_err();
+        assert!(why.contains("App Translocation"), "{why}");
+        assert!(why.contains("move Pier.app to /Applications"), "{why}");
+        assert_eq!(may_start_at_login(Path::new(BUNDLED), true), Ok(()));
+        let downloads = "/Users/u/Downloads/Pier.app/Contents/MacOS/pier-app";
+        assert_eq!(
+            may_start_at_login(Path::new(downloads), true),
+            Ok(()),
+            "run where it is, not translocated: it stays there"
+        );
+        let lookalike = "/Users/u/AppTranslocation notes/Pier.app/Contents/MacOS/pier-app";
+        assert_eq!(
+            may_start_at_login(Path::new(lookalike), true),
+            Ok(()),
+            "only a folder named exactly AppTranslocation"
+        );
+    }
+
+    #[test]
+    fn a_pier_app_outside_a_bundle_may_not_start_at_login_on_macos() {
+        for exe in [
+            "/Users/u/code/pier/target/release/pier-app",
+            "/Applications/Pier.app/pier-app",
+            "/Applications/Pier/Contents/MacOS/pier-app",
+            "/Applications/Pier.app/Contents/Resources/pier-app",
+            "pier-app",
+        ] {
+            let why = may_start_at_login(Path::new(exe), true).unwrap_err();
+            assert!(why.contains("outside Pier.app"), "{exe}: {why}");
+            assert!(why.contains("move Pier.app to /Applications"), "{why}");
+        }
+        assert_eq!(
+            may_start_at_login(Path::new("/home/u/.cargo/bin/pier-app"), false),
+            Ok(()),
+            "Linux has no bundles"
+        );
+    }
+
+    #[test]
+    fn a_path_with_a_control_character_may_not_start_at_login() {
+        let exe = "/opt/pier\nHidden=true/pier-app";
+        for macos in [false, true] {
+            let why = may_start_at_login(Path::new(exe), macos).unwrap_err();
+            assert!(why.contains("control character"), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_writes_nothing_and_off_is_never_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("LaunchAgents/dev.pier.Pier.plist");
+        let translocated = Path::new(
+            "/private/var/folders/xy/T/AppTranslocation/1/d/Pier.app/Contents/MacOS/pier-app",
+        );
+        assert!(set(&path, translocated, true, true).is_err());
+        assert!(!is_enabled(&path).unwrap(), "nothing written");
+        assert_eq!(set(&path, Path::new(BUNDLED), true, true), Ok(true));
+        let agent = parsed_agent(&fs::read_to_string(&path).unwrap());
+        assert_eq!(
+            agent["ProgramArguments"].as_array().unwrap()[0].as_string(),
+            Some(BUNDLED)
+        );
+        assert_eq!(
+            set(&path, translocated, false, true),
+            Ok(false),
+            "a translocated copy can still turn off what an installed one turned on"
+        );
+        assert!(!is_enabled(&path).unwrap());
     }
 
     #[test]

@@ -1,8 +1,14 @@
 //! The macOS side of the app. Type-checked here, never run: there is no Mac on this team's
 //! machines. The accessory activation policy (no Dock icon) is set on the event loop in
 //! `app.rs`; the bundled app also carries `LSUIElement` in `assets/macos/Info.plist`.
+//! Notifications (UserNotifications) are in `macos/notify.rs`.
 
 use tray_icon::{Icon, TrayIconBuilder};
+
+#[path = "macos/notify.rs"]
+mod notify;
+
+pub use notify::notify;
 
 /// One template icon, tinted by the menu bar; the title beside it carries the count.
 pub const ICON_SHOWS_LOOK: bool = false;
@@ -19,10 +25,4 @@ pub fn prepare() -> Result<(), String> {
 /// The menu bar is always there on macOS.
 pub fn missing_tray_host() -> Option<String> {
     None
-}
-
-/// Notifications need a signed app bundle and UNUserNotificationCenter; the result is in the
-/// menu instead, and in the log.
-pub fn notify(summary: &str, body: &str) {
-    tracing::info!("{summary}: {body}");
 }
