@@ -8,7 +8,9 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use pier_core::front::numbers;
-use pier_core::probe::darwin::{parse_procargs2, EnvGap};
+use pier_core::probe::darwin::{
+    decode_socket_fdinfo, parse_procargs2, socket_fdinfo, EnvGap, SOCKINFO_TCP,
+};
 use pier_core::probe::netlink::parse_chunk;
 use pier_core::probe::procfs::{
     parse_cgroup, parse_cmdline, parse_io_bytes, parse_schedstat, parse_socket_link, parse_stat,
@@ -30,6 +32,7 @@ proptest! {
         let _ = parse_tcp_table(&String::from_utf8_lossy(&bytes));
         let _ = parse_procargs2(&bytes);
         let _ = parse_chunk(&bytes, 1);
+        let _ = decode_socket_fdinfo(&bytes);
     }
 
     /// `comm` may hold anything but NUL — spaces, `(`, `)`, digits that look like fields.
@@ -172,6 +175,24 @@ proptest! {
         if let Ok(pier_core::probe::netlink::Chunk::More(rows) | pier_core::probe::netlink::Chunk::Done(rows)) = parse_chunk(&buf, 1) {
             prop_assert!(rows.len() <= bodies.len());
         }
+    }
+
+    /// A `struct socket_fdinfo` of any content, made a TCP socket in any state so that every
+    /// field is read, decodes or refuses, never panics, at its full size or cut anywhere; a
+    /// listener's queue is never longer than its `soi_qlen`.
+    #[test]
+    fn any_socket_fdinfo_decodes_or_refuses(
+        mut bytes in proptest::collection::vec(any::<u8>(), socket_fdinfo::SIZE),
+        state in prop::sample::select(vec![1i32, 4, 0, 10, -1]),
+        cut in 0usize..socket_fdinfo::SIZE,
+    ) {
+        bytes[socket_fdinfo::SOI_KIND..][..4].copy_from_slice(&SOCKINFO_TCP.to_ne_bytes());
+        bytes[socket_fdinfo::TCPSI_STATE..][..4].copy_from_slice(&state.to_ne_bytes());
+        if let Ok(Some(row)) = decode_socket_fdinfo(&bytes) {
+            let qlen = i16::from_ne_bytes([bytes[socket_fdinfo::SOI_QLEN], bytes[socket_fdinfo::SOI_QLEN + 1]]);
+            prop_assert!(i64::from(row.queued.unwrap_or(0)) <= i64::from(qlen.max(0)));
+        }
+        prop_assert!(decode_socket_fdinfo(&bytes[..cut]).is_err());
     }
 }
 

@@ -4,7 +4,9 @@
 //! them live in `macos.rs`.
 //!
 //! Sources: XNU `bsd/kern/kern_sysctl.c` (KERN_PROCARGS2), `bsd/sys/proc_info.h` (socket and
-//! BSD info), `osfmk` (Mach time), as summarised in `docs/design.md` §7.3.
+//! BSD info) with `bsd/kern/socket_info.c` (how socket info is filled), `osfmk` (Mach time),
+//! as summarised in `docs/design.md` §7.3. The offsets are checked against the libc and
+//! libproc crates' structs at compile time by `darwin_layout.rs` (macOS builds only).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -197,11 +199,16 @@ pub fn tty_nr(e_tdev: u32, pbi_flags: u32) -> u32 {
     }
 }
 
+/// `TSI_S_LISTEN` (XNU `bsd/sys/proc_info.h`): a `tcpsi_state` listening for connections.
+pub const TSI_S_LISTEN: i32 = 1;
+/// `TSI_S_ESTABLISHED` (XNU `bsd/sys/proc_info.h`): a `tcpsi_state` of an open connection.
+pub const TSI_S_ESTABLISHED: i32 = 4;
+
 /// `tcpsi_state` values Pier reads (`TSI_S_LISTEN`, `TSI_S_ESTABLISHED`).
 pub fn tcp_state(tcpsi_state: i32) -> Option<TcpState> {
     match tcpsi_state {
-        1 => Some(TcpState::Listen),
-        4 => Some(TcpState::Established),
+        TSI_S_LISTEN => Some(TcpState::Listen),
+        TSI_S_ESTABLISHED => Some(TcpState::Established),
         _ => None,
     }
 }
@@ -226,6 +233,134 @@ pub fn endpoint(vflag: u8, addr: [u8; 16], port: i32) -> Option<SocketAddr> {
     Some(SocketAddr::new(ip, port))
 }
 
+/// Where the fields Pier reads sit in a `struct socket_fdinfo` (XNU `bsd/sys/proc_info.h`), in
+/// bytes from its start, as the 64-bit kernel lays it out (arm64 and x86_64 alike). Worked out
+/// from the header's field types; `darwin_layout.rs` asserts, on every macOS type-check, that
+/// each equals the `offset_of!` of the same field in the libproc crate's `SocketFDInfo`, so the
+/// decoder below, the crate and the header cannot drift apart unnoticed.
+pub mod socket_fdinfo {
+    /// `sizeof(struct socket_fdinfo)` (`PROC_PIDFDSOCKETINFO_SIZE`): `pfi` (24) + `psi` (768).
+    pub const SIZE: usize = 792;
+    /// `psi` (`struct socket_info`), after `pfi` (`struct proc_fileinfo`: `fi_openflags`,
+    /// `fi_status`, the 8-byte `fi_offset`, `fi_type`, `fi_guardflags`).
+    pub const PSI: usize = 24;
+    /// `psi.soi_so` (`uint64_t`): the socket's opaque handle, after `soi_stat`
+    /// (`struct vinfo_stat`, 136 bytes).
+    pub const SOI_SO: usize = PSI + 136;
+    /// `psi.soi_qlen` (`short`): connections in the accept queue, complete or not; after
+    /// `soi_pcb`, `soi_type`, `soi_protocol`, `soi_family` and three shorts.
+    pub const SOI_QLEN: usize = PSI + 170;
+    /// `psi.soi_incqlen` (`short`): the incomplete ones among them.
+    pub const SOI_INCQLEN: usize = PSI + 172;
+    /// `psi.soi_kind` (`int`): which arm of `soi_proto` the kernel filled (`SOCKINFO_*`),
+    /// after `soi_oobmark` and two `struct sockbuf_info` (24 bytes each).
+    pub const SOI_KIND: usize = PSI + 232;
+    /// `psi.soi_proto` (the union), 8-aligned after `soi_kind` and `rfu_1`. Its `pri_tcp` arm
+    /// (`struct tcp_sockinfo`) opens with `tcpsi_ini` (`struct in_sockinfo`), so the
+    /// `insi_*` fields of a TCP socket sit at the union's start.
+    pub const SOI_PROTO: usize = PSI + 240;
+    /// `pri_tcp.tcpsi_ini.insi_fport` (`int`): the foreign port.
+    pub const INSI_FPORT: usize = SOI_PROTO;
+    /// `pri_tcp.tcpsi_ini.insi_lport` (`int`): the local port.
+    pub const INSI_LPORT: usize = SOI_PROTO + 4;
+    /// `pri_tcp.tcpsi_ini.insi_vflag` (`uint8_t`, `INI_IPV4` / `INI_IPV6`), after
+    /// `insi_gencnt` (8 bytes), `insi_flags` and `insi_flow`.
+    pub const INSI_VFLAG: usize = SOI_PROTO + 24;
+    /// `pri_tcp.tcpsi_ini.insi_faddr` (16 bytes: `in4in6_addr` or `in6_addr`), after
+    /// `insi_ip_ttl` and the 4-aligned `rfu_1`.
+    pub const INSI_FADDR: usize = SOI_PROTO + 32;
+    /// `pri_tcp.tcpsi_ini.insi_laddr` (16 bytes).
+    pub const INSI_LADDR: usize = SOI_PROTO + 48;
+    /// `pri_tcp.tcpsi_state` (`int`, `TSI_S_*`), after `tcpsi_ini` (80 bytes, its
+    /// `insi_v4` and `insi_v6` included).
+    pub const TCPSI_STATE: usize = SOI_PROTO + 80;
+}
+
+// Every field read lies inside the struct, so a buffer of `SIZE` bytes holds them all.
+const _: () = assert!(socket_fdinfo::TCPSI_STATE + 4 <= socket_fdinfo::SIZE);
+const _: () = assert!(socket_fdinfo::INSI_LADDR + 16 <= socket_fdinfo::SIZE);
+
+/// `SOCKINFO_TCP` (XNU `bsd/sys/proc_info.h`): a `soi_kind` whose `soi_proto` holds
+/// `pri_tcp`.
+pub const SOCKINFO_TCP: i32 = 2;
+
+/// One TCP socket as [`decode_socket_fdinfo`] reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketRow {
+    /// `soi_so`: the kernel's opaque handle for the socket, the same in every process holding
+    /// it, so rows read through different processes' fds merge on it.
+    pub handle: u64,
+    /// This end's address and port.
+    pub local: SocketAddr,
+    /// The other end's (the unspecified address and port 0 for a listener).
+    pub remote: SocketAddr,
+    /// Listening, or one end of an open connection.
+    pub state: TcpState,
+    /// For a listener, the completed connections waiting to be accepted
+    /// (`soi_qlen - soi_incqlen`, from 0 to `soi_qlen`); `None` for a connection.
+    pub queued: Option<u32>,
+}
+
+/// Decodes the `struct socket_fdinfo` that `proc_pidfdinfo(PROC_PIDFDSOCKETINFO)` wrote, in
+/// the byte order of the machine that wrote it (XNU `bsd/kern/proc_info.c` `pid_socketinfo`
+/// zeroes the struct, `bsd/kern/socket_info.c` `fill_socketinfo` fills it, and all of it is
+/// copied out). `Ok(None)` for a socket that is not TCP LISTEN or ESTABLISHED over IPv4 or
+/// IPv6; an error, never a panic, for a buffer of any other size than the struct's.
+pub fn decode_socket_fdinfo(buf: &[u8]) -> Result<Option<SocketRow>, String> {
+    use socket_fdinfo as at;
+    if buf.len() != at::SIZE {
+        return Err(format!(
+            "the socket info is {} bytes, not the {} of a struct socket_fdinfo",
+            buf.len(),
+            at::SIZE
+        ));
+    }
+    if i32::from_ne_bytes(field(buf, at::SOI_KIND)?) != SOCKINFO_TCP {
+        return Ok(None);
+    }
+    let Some(state) = tcp_state(i32::from_ne_bytes(field(buf, at::TCPSI_STATE)?)) else {
+        return Ok(None);
+    };
+    let [vflag] = field(buf, at::INSI_VFLAG)?;
+    let local = endpoint(
+        vflag,
+        field(buf, at::INSI_LADDR)?,
+        i32::from_ne_bytes(field(buf, at::INSI_LPORT)?),
+    );
+    let remote = endpoint(
+        vflag,
+        field(buf, at::INSI_FADDR)?,
+        i32::from_ne_bytes(field(buf, at::INSI_FPORT)?),
+    );
+    let (Some(local), Some(remote)) = (local, remote) else {
+        return Ok(None);
+    };
+    // soi_qlen counts half-open connections too (XNU has no syncache): leave those out.
+    // Counts out of order (more incomplete than queued, a negative incqlen) keep the queue
+    // between 0 and soi_qlen.
+    let queued = if state == TcpState::Listen {
+        let qlen = i16::from_ne_bytes(field(buf, at::SOI_QLEN)?);
+        let incqlen = i16::from_ne_bytes(field(buf, at::SOI_INCQLEN)?).max(0);
+        Some(u32::try_from(i32::from(qlen) - i32::from(incqlen)).unwrap_or(0))
+    } else {
+        None
+    };
+    Ok(Some(SocketRow {
+        handle: u64::from_ne_bytes(field(buf, at::SOI_SO)?),
+        local,
+        remote,
+        state,
+        queued,
+    }))
+}
+
+/// `N` bytes at `at`, or a sentence saying the buffer ends first.
+fn field<const N: usize>(buf: &[u8], at: usize) -> Result<[u8; N], String> {
+    buf.get(at..at + N)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| format!("the socket info ends before byte {}", at + N))
+}
+
 /// Mach absolute-time ticks → nanoseconds, given `hw.tbfrequency` (ticks per second: 24 MHz on
 /// Apple Silicon, 1 GHz on Intel). `None` for a zero frequency.
 pub fn mach_ticks_to_ns(ticks: u64, tb_frequency_hz: u64) -> Option<u64> {
@@ -244,6 +379,8 @@ pub fn c_bytes(raw: &[u8]) -> &[u8] {
 
 #[cfg(test)]
 mod procargs_tests;
+#[cfg(test)]
+mod socket_tests;
 
 #[cfg(test)]
 mod tests {

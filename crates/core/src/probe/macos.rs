@@ -28,8 +28,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use libproc::net_info::{SocketFDInfo, SocketInfoKind};
-
 use super::darwin;
 use super::{
     ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
@@ -77,7 +75,7 @@ fn errno_text(code: c_int) -> String {
 }
 
 /// The answer of one libproc call: data, the process is gone, or the read failed.
-enum Read<T> {
+pub(crate) enum Read<T> {
     Ok(T),
     Gone,
     Failed(c_int),
@@ -350,20 +348,31 @@ impl MacProbe {
             .iter()
             .filter(|f| f.proc_fdtype == libc::PROX_FDTYPE_SOCKET as u32)
         {
-            match socket_info(pid, fd.proc_fd) {
-                Read::Ok(Some((so, socket))) => match seen.get_mut(&so) {
-                    Some(known) => known.owners.push(pid),
-                    None => {
-                        seen.insert(so, socket);
-                    }
-                },
-                Read::Ok(None) | Read::Gone => {}
+            let bytes = match socket_fdinfo_bytes(pid, fd.proc_fd) {
+                Read::Ok(bytes) => bytes,
+                Read::Gone => continue,
                 // Closed since the listing, or closed and reused by something else.
-                Read::Failed(libc::EBADF | libc::ENOTSOCK) => {}
+                Read::Failed(libc::EBADF | libc::ENOTSOCK) => continue,
                 Read::Failed(e) => {
                     out.unreadable.push((
                         pid,
                         format!("socket fd {} of pid {pid}: {}", fd.proc_fd, errno_text(e)),
+                    ));
+                    return;
+                }
+            };
+            match darwin::decode_socket_fdinfo(&bytes) {
+                Ok(Some(row)) => match seen.get_mut(&row.handle) {
+                    Some(known) => known.owners.push(pid),
+                    None => {
+                        seen.insert(row.handle, socket_of(row, pid));
+                    }
+                },
+                Ok(None) => {}
+                Err(what) => {
+                    out.unreadable.push((
+                        pid,
+                        format!("socket fd {} of pid {pid}: {what}", fd.proc_fd),
                     ));
                     return;
                 }
@@ -451,60 +460,47 @@ fn list_fds_into(pid: Pid, cap: usize) -> Read<Vec<libc::proc_fdinfo>> {
     Read::Ok(fds)
 }
 
-/// One socket fd as a TCP [`Socket`] with the kernel's handle for the socket (`soi_so`, the
-/// same for every process holding it); `Ok(None)` for anything that is not TCP LISTEN or
-/// ESTABLISHED over IPv4/IPv6.
-fn socket_info(pid: Pid, fd: c_int) -> Read<Option<(u64, Socket)>> {
-    let mut info = SocketFDInfo::default();
-    let size = size_of::<SocketFDInfo>() as c_int;
-    // SAFETY: info is a live SocketFDInfo (repr(C), the kernel's socket_fdinfo) of `size` bytes.
+/// The `struct socket_fdinfo` the kernel writes for one socket fd
+/// (`proc_pidfdinfo(PROC_PIDFDSOCKETINFO)`), as the bytes it wrote: what
+/// `darwin::decode_socket_fdinfo` reads, and what a dump of the probe's input can save as is.
+pub(crate) fn socket_fdinfo_bytes(pid: Pid, fd: c_int) -> Read<Vec<u8>> {
+    let mut buf = vec![0u8; darwin::socket_fdinfo::SIZE];
+    let size = darwin::socket_fdinfo::SIZE as c_int;
+    // SAFETY: buf is writable for `size` bytes, all the kernel writes for this flavor.
     let n = unsafe {
         libc::proc_pidfdinfo(
             pid_arg(pid),
             fd,
             PROC_PIDFDSOCKETINFO,
-            (&mut info as *mut SocketFDInfo).cast::<c_void>(),
+            buf.as_mut_ptr().cast::<c_void>(),
             size,
         )
     };
-    if n != size {
+    if n <= 0 {
         return match errno() {
             libc::ESRCH => Read::Gone,
             0 => Read::Failed(libc::EIO),
             e => Read::Failed(e),
         };
     }
-    let psi = &info.psi;
-    if !matches!(SocketInfoKind::from(psi.soi_kind), SocketInfoKind::Tcp) {
-        return Read::Ok(None);
+    // The kernel answers the length it wrote: shorter than the struct, the decoder refuses it
+    // in a sentence; longer than the buffer cannot be true.
+    if n as usize > buf.len() {
+        return Read::Failed(libc::EOVERFLOW);
     }
-    // SAFETY: soi_kind is Tcp, so the kernel filled the pri_tcp arm of the union.
-    let tcp = unsafe { psi.soi_proto.pri_tcp };
-    let Some(state) = darwin::tcp_state(tcp.tcpsi_state) else {
-        return Read::Ok(None);
-    };
-    let ini = tcp.tcpsi_ini;
-    // SAFETY: both arms of InSIAddr are 16 plain bytes; reading it as in6_addr is always valid.
-    let (laddr, faddr) = unsafe { (ini.insi_laddr.ina_6.s6_addr, ini.insi_faddr.ina_6.s6_addr) };
-    let (Some(local), Some(remote)) = (
-        darwin::endpoint(ini.insi_vflag, laddr, ini.insi_lport),
-        darwin::endpoint(ini.insi_vflag, faddr, ini.insi_fport),
-    ) else {
-        return Read::Ok(None);
-    };
-    // soi_qlen counts half-open connections too (XNU has no syncache): leave those out.
-    let queued = (state == super::TcpState::Listen)
-        .then(|| u32::try_from(i32::from(psi.soi_qlen) - i32::from(psi.soi_incqlen)).unwrap_or(0));
-    Read::Ok(Some((
-        psi.soi_so,
-        Socket {
-            local,
-            remote,
-            state,
-            owners: vec![pid],
-            queued,
-        },
-    )))
+    buf.truncate(n as usize);
+    Read::Ok(buf)
+}
+
+/// A decoded socket as the probe's [`Socket`], held by `pid`.
+fn socket_of(row: darwin::SocketRow, pid: Pid) -> Socket {
+    Socket {
+        local: row.local,
+        remote: row.remote,
+        state: row.state,
+        owners: vec![pid],
+        queued: row.queued,
+    }
 }
 
 fn rusage(pid: Pid) -> Read<libc::rusage_info_v2> {
