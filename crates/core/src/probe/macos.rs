@@ -35,8 +35,10 @@ use super::{
 };
 use super::{Counters, ProcessList, UnreadableProcess};
 
-const PROC_PIDFDSOCKETINFO: c_int = 3;
-const SZOMB: u32 = 5;
+/// `PROC_PIDFDSOCKETINFO` (XNU `bsd/sys/proc_info.h`; the libc crate does not declare it).
+pub(super) const PROC_PIDFDSOCKETINFO: c_int = 3;
+/// `SZOMB` (XNU `bsd/sys/proc.h`): `pbi_status` / `p_stat` of a zombie.
+pub(super) const SZOMB: u32 = 5;
 
 /// The macOS backend: `libproc` and `sysctl` (type-checked and linted, never run).
 pub struct MacProbe {
@@ -219,10 +221,10 @@ fn pid_cwd(pid: Pid) -> Result<PathBuf, String> {
 
 /// `proc_listpids` kinds (XNU `bsd/sys/proc_info.h`; the libc crate declares the call, not
 /// these).
-const PROC_ALL_PIDS: u32 = 1;
+pub(super) const PROC_ALL_PIDS: u32 = 1;
 /// Processes whose effective uid (`kauth_cred_getuid`, the `pbi_uid` of their BSD info) is
 /// the argument.
-const PROC_UID_ONLY: u32 = 4;
+pub(super) const PROC_UID_ONLY: u32 = 4;
 
 /// The pids `proc_listpids(kind, arg)` lists. A full buffer may have been cut short (the
 /// kernel truncates silently): grow it (`darwin::listed_pids` decides).

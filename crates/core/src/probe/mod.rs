@@ -19,6 +19,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod darwin;
+// Compile-time checks of the kernel's layouts; nothing in it runs.
+#[cfg(target_os = "macos")]
+mod darwin_layout;
 #[cfg(any(test, feature = "test-support"))]
 pub mod fake;
 #[cfg(target_os = "linux")]

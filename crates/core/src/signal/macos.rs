@@ -27,6 +27,10 @@ pub struct AuditToken {
     val: [u32; 8],
 }
 
+/// The word of an audit token holding the pid (XNU `bsd/kern/kern_prot.c`
+/// `proc_calc_audit_token`; `val[7]` holds the pid version).
+const AUDIT_TOKEN_PID: usize = 5;
+
 /// `TASK_AUDIT_TOKEN` from `<mach/task_info.h>`, and its size in `natural_t` words.
 const TASK_AUDIT_TOKEN: libc::task_flavor_t = 15;
 const TASK_AUDIT_TOKEN_COUNT: libc::mach_msg_type_number_t = 8;
@@ -122,10 +126,10 @@ impl SignalOps for TokenOps {
                 "task_info(TASK_AUDIT_TOKEN) for pid {pid}: {kr}"
             )));
         }
-        if token.val[5] != pid {
+        if token.val[AUDIT_TOKEN_PID] != pid {
             return Err(PinError::Failed(format!(
                 "the audit token names pid {}, not {pid}",
-                token.val[5]
+                token.val[AUDIT_TOKEN_PID]
             )));
         }
         Ok(token)
@@ -299,4 +303,52 @@ impl ExitWaiter for KqueueWaiter {
         glance();
         exited
     }
+}
+
+// Layouts pinned at compile time, as `probe/darwin_layout.rs` pins the probe's: what this file
+// hands to the kernel, against the XNU headers, evaluated by the macOS type-check.
+mod layout {
+    use std::mem::{offset_of, size_of};
+
+    use super::{AuditToken, AUDIT_TOKEN_PID, TASK_AUDIT_TOKEN, TASK_AUDIT_TOKEN_COUNT};
+
+    // XNU osfmk/mach/message.h `audit_token_t`: `unsigned int val[8]`; bsd/kern/kern_prot.c
+    // `proc_calc_audit_token` puts the pid in `val[5]` and the pid version in `val[7]`.
+    const _: () = assert!(size_of::<AuditToken>() == 32);
+    const _: () = assert!(offset_of!(AuditToken, val) == 0);
+    const _: fn(&AuditToken) -> &[u32; 8] = |t| &t.val;
+    const _: () = assert!(AUDIT_TOKEN_PID == 5);
+    // XNU osfmk/mach/task_info.h `TASK_AUDIT_TOKEN` (15) and `TASK_AUDIT_TOKEN_COUNT`
+    // (`sizeof(audit_token_t) / sizeof(natural_t)`).
+    const _: () = assert!(TASK_AUDIT_TOKEN == 15);
+    const _: () = assert!(
+        TASK_AUDIT_TOKEN_COUNT as usize == size_of::<AuditToken>() / size_of::<libc::natural_t>()
+    );
+    // XNU osfmk/mach/kern_return.h `KERN_SUCCESS`.
+    const _: () = assert!(libc::KERN_SUCCESS == 0);
+
+    // XNU bsd/sys/event.h `struct kevent`, declared under `#pragma pack(4)`: `ident`
+    // (`uintptr_t`), `filter` (`int16_t`), `flags` (`uint16_t`), `fflags` (`uint32_t`), `data`
+    // (`intptr_t`), `udata` (`void *`).
+    const _: () = assert!(size_of::<libc::kevent>() == 32);
+    const _: () = assert!(offset_of!(libc::kevent, ident) == 0);
+    const _: () = assert!(offset_of!(libc::kevent, filter) == 8);
+    const _: () = assert!(offset_of!(libc::kevent, flags) == 10);
+    const _: () = assert!(offset_of!(libc::kevent, fflags) == 12);
+    const _: () = assert!(offset_of!(libc::kevent, data) == 16);
+    const _: () = assert!(offset_of!(libc::kevent, udata) == 24);
+    const _: fn(&libc::kevent) -> &i16 = |e| &e.filter;
+    const _: fn(&libc::kevent) -> &u16 = |e| &e.flags;
+    const _: fn(&libc::kevent) -> &u32 = |e| &e.fflags;
+    // XNU bsd/sys/event.h `EVFILT_PROC`, `EV_ADD`, `EV_ONESHOT`, `NOTE_EXIT`.
+    const _: () = assert!(libc::EVFILT_PROC == -5);
+    const _: () = assert!(libc::EV_ADD == 0x1);
+    const _: () = assert!(libc::EV_ONESHOT == 0x10);
+    const _: () = assert!(libc::NOTE_EXIT == 0x8000_0000);
+
+    // XNU bsd/sys/signal.h and bsd/sys/errno.h: the signals sent, the errnos told apart.
+    const _: () = assert!(libc::SIGTERM == 15);
+    const _: () = assert!(libc::SIGKILL == 9);
+    const _: () = assert!(libc::ESRCH == 3);
+    const _: () = assert!(libc::EINTR == 4);
 }
