@@ -23,14 +23,15 @@ cask "pier-app" do
   # it, so `pier` alone starts the app.
   binary "#{appdir}/Pier.app/Contents/MacOS/pier"
 
-  uninstall quit: "dev.pier.Pier"
+  # The login item too: left behind, it would start a deleted app at every login.
+  uninstall quit:      "dev.pier.Pier",
+            launchctl: "dev.pier.Pier",
+            delete:    "~/Library/LaunchAgents/dev.pier.Pier.plist"
 
-  # The state and configuration folder (crates/core: store, config), the login item that
-  # "Start at login" writes (crates/app/src/login.rs), and the app's preferences (macOS keeps
-  # the menu-bar icon's place there).
-  zap launchctl: "dev.pier.Pier",
-      trash:     [
-        "~/Library/Application Support/Pier",
-        "~/Library/Preferences/dev.pier.Pier.plist",
-      ]
+  # The state and configuration folder (crates/core: store, config) and the app's preferences
+  # (macOS keeps the menu-bar icon's place there).
+  zap trash: [
+    "~/Library/Application Support/Pier",
+    "~/Library/Preferences/dev.pier.Pier.plist",
+  ]
 end

@@ -45,6 +45,7 @@ pub fn run(args: DoctorArgs) -> ExitCode {
         pier,
         dump: args.dump,
         sample: std::time::Duration::from_millis(300),
+        state: None,
     });
     let printed = if args.json {
         print_json(&report)

@@ -155,6 +155,9 @@ fn targets(state: &UiState, path: &str) -> Result<Vec<StopTarget>, String> {
 pub fn intent(click: Click, state: &UiState) -> Intent {
     match click {
         Click::StopProject { path, seen } => {
+            if let Err(why) = state.may_stop() {
+                return Intent::Ignore(why);
+            }
             let key = ActionKey::Project(path.clone());
             if state.is_running(&key) {
                 return Intent::Ignore(format!("{path} is already being cleaned up"));
@@ -179,6 +182,9 @@ pub fn intent(click: Click, state: &UiState) -> Intent {
             }
         }
         Click::StopAllSafe { seen } => {
+            if let Err(why) = state.may_stop() {
+                return Intent::Ignore(why);
+            }
             if state.is_running(&ActionKey::AllSafe) {
                 return Intent::Ignore("a clean-up is already running".into());
             }

@@ -121,7 +121,8 @@ fn self_test_failures(report: &pier_core::model::doctor::DoctorReport) -> Vec<En
         .collect();
     out.push(Entry::info(
         "doctor:hint",
-        "Run `pier doctor` in a terminal for the whole report; nothing is offered until it passes.",
+        "Nothing is offered. Run `pier doctor` in a terminal for the whole report; once it \
+         passes, quit and reopen Pier.",
     ));
     out
 }
@@ -154,7 +155,7 @@ pub fn menu(state: &UiState, now: SystemTime) -> Vec<Entry> {
             Some(doing) => format!("Clean up all safe — {doing}"),
             None => format!("Clean up all safe ({safe})"),
         },
-        safe > 0 && !state.is_running(&ActionKey::AllSafe),
+        safe > 0 && !state.is_running(&ActionKey::AllSafe) && state.may_stop().is_ok(),
     ));
     out.push(recently_stopped(state, now));
     out.push(Entry::Separator);
@@ -363,7 +364,7 @@ fn card(state: &UiState, p: &Project) -> Entry {
             seen: super::ids::card_seen(p),
         },
         "Clean up safely",
-        p.level == Level::Green && !state.is_running(&key),
+        p.level == Level::Green && !state.is_running(&key) && state.may_stop().is_ok(),
     ));
     // The server's ports only: a helper's (a kernel's ZMQ sockets) is no page to open.
     let mut urls: Vec<String> = p

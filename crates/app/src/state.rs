@@ -186,6 +186,43 @@ impl UiState {
         }
     }
 
+    /// Whether a stop may be offered: only once the self-test has answered that everything a
+    /// stop needs works here. Before its answer, and after a failure, the reason.
+    pub fn may_stop(&self) -> Result<(), String> {
+        match &self.self_test {
+            None => Err(
+                "Pier is still checking this machine (pier doctor's checks); \
+                         nothing was stopped"
+                    .into(),
+            ),
+            Some(r) if !r.ready => Err("Pier cannot work on this machine (see its menu, or run \
+                                        `pier doctor`); nothing was stopped"
+                .into()),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// A state whose self-test passed, for tests of everything else.
+    #[cfg(test)]
+    pub fn checked(start_at_login: Result<bool, String>) -> Self {
+        use pier_core::model::doctor::{SignalPath, DOCTOR_SCHEMA};
+        let mut s = Self::new(start_at_login);
+        s.self_test = Some(DoctorReport {
+            schema: DOCTOR_SCHEMA,
+            version: String::new(),
+            os: String::new(),
+            signalling: SignalPath {
+                name: "pidfd".into(),
+                race_free: true,
+                detail: String::new(),
+            },
+            checks: Vec::new(),
+            ready: true,
+            dump: None,
+        });
+        s
+    }
+
     /// The self-test's report when something a stop needs does not work on this machine.
     pub fn not_ready(&self) -> Option<&DoctorReport> {
         self.self_test.as_ref().filter(|r| !r.ready)
@@ -230,7 +267,7 @@ mod tests {
     #[test]
     fn a_slow_older_scan_never_replaces_a_newer_one_on_screen() {
         let (newer, older) = (scanned(2), scanned(1));
-        let mut ui = UiState::new(Ok(false));
+        let mut ui = UiState::checked(Ok(false));
         assert_eq!(ui.apply(newer), Applied::Changed);
         assert_eq!(ui.apply(older), Applied::Stale);
         assert_eq!(ui.generation(), 2);

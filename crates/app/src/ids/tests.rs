@@ -90,7 +90,7 @@ fn clean_up_safely_carries_each_container_s_run_as_shown() {
         vec![resource("10-100", Level::Green, 5173)],
     );
     shop.containers.push(db.clone());
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     s.apply(scanned(1, vec![shop.clone()]));
     let click = stop_click(&s, "/w/shop");
     let Intent::Act { command, .. } = intent(click.clone(), &s) else {
@@ -144,7 +144,7 @@ fn a_second_click_while_the_stop_runs_does_nothing() {
 
 #[test]
 fn clean_up_all_safe_takes_every_green_project_and_nothing_else() {
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     s.apply(scanned(
         1,
         vec![
@@ -172,7 +172,7 @@ fn clean_up_all_safe_takes_every_green_project_and_nothing_else() {
 
 #[test]
 fn restart_needs_a_restartable_snapshot() {
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     let entry = |name: &str, ok: bool| pier_core::model::history::HistoryEntry {
         restarts: Vec::new(),
         batch: None,
@@ -255,4 +255,37 @@ fn a_click_on_a_card_that_changed_before_the_click_was_handled_stops_nothing() {
         intent(stop_click(&s, "/w/shop"), &s),
         Intent::Act { .. }
     ));
+}
+
+/// No stop is offered or acted on before the self-test has answered, nor after it failed;
+/// the same clicks act once it passed.
+#[test]
+fn a_stop_click_acts_only_once_the_self_test_passed() {
+    use crate::spec::tests::self_test;
+    let shop = project(
+        "/w/shop",
+        Level::Green,
+        vec![resource("10-100", Level::Green, 5173)],
+    );
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(1, vec![shop]));
+    let click = stop_click(&s, "/w/shop");
+    let all = Click::StopAllSafe {
+        seen: all_safe_seen(&s),
+    };
+    for c in [click.clone(), all.clone()] {
+        match intent(c, &s) {
+            Intent::Ignore(why) => assert!(why.contains("still checking"), "{why}"),
+            other => panic!("acted before the self-test answered: {other:?}"),
+        }
+    }
+    s.apply(self_test(false));
+    // The card is hidden; a click the old menu offered is still refused for the right reason.
+    match intent(click.clone(), &s) {
+        Intent::Ignore(why) => assert!(why.contains("cannot work on this machine"), "{why}"),
+        other => panic!("acted after a failed self-test: {other:?}"),
+    }
+    s.apply(self_test(true));
+    assert!(matches!(intent(click, &s), Intent::Act { .. }));
+    assert!(matches!(intent(all, &s), Intent::Act { .. }));
 }

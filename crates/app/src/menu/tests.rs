@@ -68,7 +68,7 @@ fn a_change_of_text_and_enabled_state_is_made_in_place() {
 fn a_card_that_changes_level_rebuilds_and_the_new_menu_says_so() {
     let s = shop_and_api();
     let mut live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
-    let mut s2 = UiState::new(Ok(false));
+    let mut s2 = UiState::checked(Ok(false));
     s2.apply(scanned(
         2,
         vec![
@@ -131,7 +131,7 @@ fn an_ampersand_in_a_command_line_is_kept_not_read_as_a_mnemonic() {
 
 #[test]
 fn the_built_menu_opens_a_notebook_server_but_not_its_kernel() {
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     s.apply(scanned(1, vec![notebook("/w/lab")]));
     let live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
     assert_eq!(
@@ -158,7 +158,7 @@ fn a_folder_holding_escape_sequences_is_shown_escaped_in_every_label() {
     r.evidence[0].message = format!("parent {name} (pid 1) is init");
     let mut p = project(&path, Level::Green, vec![r]);
     p.name = name.into();
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     s.apply(scanned(1, vec![p]));
     let live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
     for id in live.items.keys() {

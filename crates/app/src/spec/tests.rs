@@ -32,7 +32,7 @@ pub fn shop_and_api() -> UiState {
 
 /// A first scan of a green shop (vite :5173) and `other`.
 fn shop_and(other: Project) -> UiState {
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     let shop = project(
         "/w/shop",
         Level::Green,
@@ -90,7 +90,7 @@ fn the_header_counts_projects_and_safe_ones() {
 
 #[test]
 fn before_the_first_scan_the_header_says_scanning_and_nothing_is_enabled_to_stop() {
-    let s = UiState::new(Ok(false));
+    let s = UiState::checked(Ok(false));
     let m = menu(&s, now());
     assert_eq!(text_enabled(&m[0]).0, "Pier — scanning…");
     assert!(!text_enabled(find(&m, &stop_all_id(&s)).unwrap()).1);
@@ -98,7 +98,7 @@ fn before_the_first_scan_the_header_says_scanning_and_nothing_is_enabled_to_stop
 
 #[test]
 fn a_failed_scan_is_said_in_the_header() {
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     s.apply(Update::Scanned {
         generation: 1,
         scan: Err("the process table could not be read".into()),
@@ -135,7 +135,7 @@ fn a_card_shows_its_containers_with_their_ports_and_evidence() {
     );
     shop.containers
         .push(pier_core::model::examples::container("shop-db-1", 5432));
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     s.apply(scanned(1, vec![shop]));
     let m = menu(&s, now());
     assert_eq!(
@@ -171,7 +171,7 @@ fn a_green_container_card_shows_its_age_and_activity_and_can_be_cleaned_up() {
     });
     let mut shop = project("/w/shop", Level::Green, vec![]);
     shop.containers.push(db);
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     s.apply(scanned(1, vec![shop]));
     let m = menu(&s, now());
     assert_eq!(
@@ -343,7 +343,7 @@ fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Histor
 }
 
 fn with_history(entries: Vec<HistoryEntry>) -> UiState {
-    let mut s = UiState::new(Ok(true));
+    let mut s = UiState::checked(Ok(true));
     s.apply(Update::Scanned {
         generation: 1,
         scan: Ok(Scan {
@@ -457,7 +457,7 @@ fn open_items(entries: &[Entry]) -> Vec<String> {
 
 #[test]
 fn a_notebook_card_offers_to_open_the_server_only_and_shows_the_kernels_ports_apart() {
-    let mut s = UiState::new(Ok(false));
+    let mut s = UiState::checked(Ok(false));
     s.apply(scanned(1, vec![notebook("/w/lab")]));
     let m = menu(&s, now());
     assert_eq!(open_items(&m), ["open:http://localhost:8888"]);
@@ -491,7 +491,7 @@ fn a_snapshot_is_named_by_the_servers_ports() {
 }
 
 /// A self-test report with one check: `signal`, passed or failed.
-fn self_test(signal_works: bool) -> Update {
+pub fn self_test(signal_works: bool) -> Update {
     use pier_core::model::doctor::{Check, DoctorReport, SignalPath, Status};
     Update::SelfTested(Box::new(DoctorReport {
         schema: 1,
@@ -549,4 +549,27 @@ fn a_passed_self_test_changes_nothing_in_the_menu() {
     let before = menu(&s, now());
     s.apply(self_test(true));
     assert_eq!(menu(&s, now()), before);
+}
+
+#[test]
+fn before_the_self_test_answers_the_cards_show_but_no_clean_up_is_enabled() {
+    let mut s = UiState::new(Ok(false));
+    s.apply(scanned(
+        1,
+        vec![project(
+            "/w/shop",
+            Level::Green,
+            vec![resource("10-100", Level::Green, 5173)],
+        )],
+    ));
+    let m = menu(&s, now());
+    let card = find(&m, &stop_id(&s, "/w/shop")).expect("the card is shown");
+    assert!(
+        !text_enabled(card).1,
+        "Clean up safely waits for the self-test"
+    );
+    assert!(!text_enabled(find(&m, &stop_all_id(&s)).unwrap()).1);
+    s.apply(self_test(true));
+    let m = menu(&s, now());
+    assert!(text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1);
 }

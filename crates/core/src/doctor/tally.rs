@@ -48,6 +48,11 @@ const ALL: &[(&str, &str, bool)] = &[
         false,
     ),
     (
+        "shell_environment",
+        "a system shell's environment reads back (`npm run dev` restarts through `sh -c`)",
+        false,
+    ),
+    (
         "stale_identity",
         "a signal to a process that is no longer the one checked is refused",
         true,
@@ -90,6 +95,7 @@ impl Tally {
         });
     }
 
+    /// Records check `name` as failed, with why.
     pub(super) fn fail(&mut self, name: &'static str, detail: String) {
         self.record(name, Err(detail));
     }

@@ -66,6 +66,30 @@ pub struct DoctorReport {
 }
 
 impl DoctorReport {
+    /// The report of a self-test that could not run at all (it panicked): not ready, so
+    /// nothing is offered on its word.
+    pub fn not_run(why: String) -> Self {
+        Self {
+            schema: DOCTOR_SCHEMA,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+            signalling: SignalPath {
+                name: "none".into(),
+                race_free: false,
+                detail: "not checked: the self-test could not run".into(),
+            },
+            checks: vec![Check {
+                name: "self_test".into(),
+                what: "the self-test runs".into(),
+                needed: true,
+                status: Status::Failed,
+                detail: why,
+            }],
+            ready: false,
+            dump: None,
+        }
+    }
+
     /// The needed checks that did not pass, in order.
     pub fn failures(&self) -> impl Iterator<Item = &Check> {
         self.checks

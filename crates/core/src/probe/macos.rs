@@ -191,8 +191,8 @@ fn pid_path(pid: Pid) -> Read<PathBuf> {
     }
 }
 
-/// cwd from `PROC_PIDVNODEPATHINFO` (`libproc::proc_pid::pidcwd` errors on macOS).
-fn pid_cwd(pid: Pid) -> Result<PathBuf, String> {
+/// `PROC_PIDVNODEPATHINFO`: the cwd and root vnodes with their paths.
+fn vnode_path_info(pid: Pid) -> Result<libc::proc_vnodepathinfo, String> {
     // SAFETY: plain old data; all-zero is valid.
     let mut info: libc::proc_vnodepathinfo = unsafe { zeroed() };
     let size = size_of::<libc::proc_vnodepathinfo>() as c_int;
@@ -209,6 +209,12 @@ fn pid_cwd(pid: Pid) -> Result<PathBuf, String> {
     if n != size {
         return Err(format!("cwd of pid {pid}: {}", errno_text(errno())));
     }
+    Ok(info)
+}
+
+/// cwd from `PROC_PIDVNODEPATHINFO` (`libproc::proc_pid::pidcwd` errors on macOS).
+fn pid_cwd(pid: Pid) -> Result<PathBuf, String> {
+    let info = vnode_path_info(pid)?;
     let raw: Vec<u8> = info
         .pvi_cdir
         .vip_path
@@ -643,9 +649,7 @@ impl Probe for MacProbe {
     /// The environment from `KERN_PROCARGS2`; one the kernel withholds (a code-signing-
     /// restricted process) or that is cut short is an error, never an empty environment.
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        procargs(pid)?
-            .env
-            .map_err(|gap| format!("pid {pid}: {gap}"))
+        procargs(pid)?.env.map_err(|gap| gap.to_string())
     }
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
@@ -744,57 +748,5 @@ impl Probe for MacProbe {
     }
 }
 
-/// The bytes of a plain-old-data kernel struct, for `pier doctor --dump`.
-fn bytes_of<T: Copy>(value: &T) -> Vec<u8> {
-    // SAFETY: T is one of the kernel's plain C structs, fully initialised (zeroed, then
-    // written by the kernel); reading its bytes is always valid.
-    unsafe { std::slice::from_raw_parts((value as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
-}
-
-/// The raw buffers the probe decodes for `pid` (`pier doctor --dump`): `KERN_PROCARGS2`, the
-/// BSD info, the vnode path info (cwd), the rusage record, and each socket fd's
-/// `socket_fdinfo`. (NOT RUN: no Mac here.)
-pub(super) fn raw_buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, String>)> {
-    let failed = |what: &str, r: Read<()>| match r {
-        Read::Gone => Err(format!("{what}: pid {pid} is gone")),
-        Read::Failed(e) => Err(format!("{what}: {}", errno_text(e))),
-        Read::Ok(()) => Err(String::new()),
-    };
-    let mut out = vec![("kern-procargs2".to_owned(), procargs_bytes(pid))];
-    out.push((
-        "proc-bsdinfo".to_owned(),
-        match bsd_info(pid) {
-            Read::Ok(info) => Ok(bytes_of(&info)),
-            Read::Gone => failed("PROC_PIDTBSDINFO", Read::Gone),
-            Read::Failed(e) => failed("PROC_PIDTBSDINFO", Read::Failed(e)),
-        },
-    ));
-    out.push((
-        "rusage-info-v2".to_owned(),
-        match rusage(pid) {
-            Read::Ok(ri) => Ok(bytes_of(&ri)),
-            Read::Gone => failed("proc_pid_rusage", Read::Gone),
-            Read::Failed(e) => failed("proc_pid_rusage", Read::Failed(e)),
-        },
-    ));
-    match list_fds(pid) {
-        Read::Ok(fds) => {
-            for fd in fds
-                .iter()
-                .filter(|f| f.proc_fdtype == libc::PROX_FDTYPE_SOCKET as u32)
-            {
-                out.push((
-                    format!("socket-fdinfo-fd{}", fd.proc_fd),
-                    match socket_fdinfo_bytes(pid, fd.proc_fd) {
-                        Read::Ok(bytes) => Ok(bytes),
-                        Read::Gone => failed("PROC_PIDFDSOCKETINFO", Read::Gone),
-                        Read::Failed(e) => failed("PROC_PIDFDSOCKETINFO", Read::Failed(e)),
-                    },
-                ));
-            }
-        }
-        Read::Gone => out.push(("fds".to_owned(), failed("PROC_PIDLISTFDS", Read::Gone))),
-        Read::Failed(e) => out.push(("fds".to_owned(), failed("PROC_PIDLISTFDS", Read::Failed(e)))),
-    }
-    out
-}
+mod raw;
+pub(super) use raw::raw_buffers;

@@ -192,7 +192,6 @@ pub fn system_signaller() -> Box<dyn Signaller + Send + Sync> {
     }
 }
 
-/// Every other OS: never signals.
 /// How [`system_signaller`] reaches a process on this machine (`pier doctor` shows it).
 pub fn system_path() -> crate::model::doctor::SignalPath {
     #[cfg(target_os = "linux")]
@@ -213,6 +212,7 @@ pub fn system_path() -> crate::model::doctor::SignalPath {
     }
 }
 
+/// Every other OS: never signals.
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 struct Unsupported;
 

@@ -110,6 +110,7 @@ impl Engine for SystemEngine {
             pier: self.exe.clone(),
             dump: None,
             sample: Duration::from_millis(300),
+            state: Some(self.system.store.folder().to_path_buf()),
         }))
     }
 

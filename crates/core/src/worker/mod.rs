@@ -282,9 +282,13 @@ fn next_generation(shared: &Shared) -> u64 {
 fn spawn_self_test(shared: &Arc<Shared>) {
     let shared = Arc::clone(shared);
     tokio::task::spawn_blocking(move || {
-        if let Ok(Some(report)) = guarded("the self-test", || shared.engine.self_test()) {
-            (shared.sink)(Update::SelfTested(Box::new(report)));
-        }
+        let report = match guarded("the self-test", || shared.engine.self_test()) {
+            Ok(Some(report)) => report,
+            Ok(None) => return,
+            // A self-test that could not run vouches for nothing: not ready.
+            Err(why) => crate::model::doctor::DoctorReport::not_run(why),
+        };
+        (shared.sink)(Update::SelfTested(Box::new(report)));
     });
 }
 
