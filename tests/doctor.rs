@@ -151,6 +151,17 @@ fn a_dump_holds_the_test_process_buffers_and_nothing_of_the_callers_environment(
         "{argv_file}: {argv:?}"
     );
     assert!(written >= 3, "{manifest:#}");
+    if cfg!(target_os = "linux") {
+        // Only the test process's own files: not `/proc/net/tcp`, which lists every socket.
+        let names: Vec<&str> = buffers
+            .iter()
+            .map(|b| b["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["proc-cmdline", "proc-environ", "proc-stat", "proc-status"]
+        );
+    }
 }
 
 #[test]

@@ -9,18 +9,17 @@ use super::Pid;
 pub fn buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, String>)> {
     #[cfg(target_os = "linux")]
     {
-        [
-            "cmdline", "environ", "stat", "status", "net/tcp", "net/tcp6",
-        ]
-        .iter()
-        .map(|f| {
-            let path = format!("/proc/{pid}/{f}");
-            (
-                format!("proc-{}", f.replace('/', "-")),
-                std::fs::read(&path).map_err(|e| format!("{path}: {e}")),
-            )
-        })
-        .collect()
+        // Not `net/tcp`: it lists every socket of the namespace, the user's too.
+        ["cmdline", "environ", "stat", "status"]
+            .iter()
+            .map(|f| {
+                let path = format!("/proc/{pid}/{f}");
+                (
+                    format!("proc-{f}"),
+                    std::fs::read(&path).map_err(|e| format!("{path}: {e}")),
+                )
+            })
+            .collect()
     }
     #[cfg(target_os = "macos")]
     {
