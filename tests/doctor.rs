@@ -55,6 +55,7 @@ fn every_check_passes_here_and_the_exit_code_says_ready() {
     // Here (Linux) every check passes; on a Mac those a stop does without may not (a zombie
     // reads as gone while it exits; a system shell's environment may be withheld).
     for c in report["checks"].as_array().unwrap() {
+        assert_ne!(c["what"], "", "a check the tally does not describe: {c:#}");
         if cfg!(target_os = "linux") || c["needed"] == true {
             assert_eq!(c["status"], "ok", "{c:#}");
         }
@@ -340,7 +341,7 @@ mod lies {
             &Options {
                 pier: env!("CARGO_BIN_EXE_pier").into(),
                 dump: None,
-                sample: Duration::from_millis(300),
+                sample: pier_core::doctor::SAMPLE,
                 state: Some(state.path().to_path_buf()),
             },
             &Machine {

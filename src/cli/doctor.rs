@@ -44,7 +44,7 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     let report = doctor::run(&doctor::Options {
         pier,
         dump: args.dump,
-        sample: std::time::Duration::from_millis(300),
+        sample: doctor::SAMPLE,
         state: None,
     });
     let printed = if args.json {

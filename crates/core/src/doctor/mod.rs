@@ -40,6 +40,9 @@ pub const CHILD_COMMAND: &str = "doctor-child";
 /// See [`CHILD_COMMAND`].
 pub const CHILD_EXIT_FLAG: &str = "--exit";
 
+/// How long the activity check samples the spinning test process, in `pier doctor` and the app.
+pub const SAMPLE: Duration = Duration::from_millis(300);
+
 /// How `pier doctor` runs.
 #[derive(Debug, Clone)]
 pub struct Options {

@@ -5,7 +5,7 @@
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -72,8 +72,8 @@ impl Drop for Reaped {
 
 /// The test process, as started.
 pub(super) struct TestChild {
+    /// Its stdin stays in the child: the guard closes it first, which ends the test process.
     pub(super) child: Reaped,
-    pub(super) stdin: Option<ChildStdin>,
     pub(super) argv: Vec<OsString>,
     pub(super) cwd: PathBuf,
     pub(super) port: u16,
@@ -91,6 +91,8 @@ impl TestChild {
     /// Sends one line to the test process (`spin`, `rest`).
     pub(super) fn say(&mut self, line: &str) -> Result<(), String> {
         let stdin = self
+            .child
+            .0
             .stdin
             .as_mut()
             .ok_or("the test process's stdin is closed")?;
@@ -147,7 +149,6 @@ pub(super) fn start(opts: &Options, folder: &TestFolder) -> Result<TestChild, St
         .spawn()
         .map(Reaped)
         .map_err(|e| format!("{} could not be started: {e}", opts.pier.display()))?;
-    let stdin = child.0.stdin.take();
     let stdout = child.0.stdout.take().ok_or("its stdout was not piped")?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -172,7 +173,6 @@ pub(super) fn start(opts: &Options, folder: &TestFolder) -> Result<TestChild, St
     };
     Ok(TestChild {
         child,
-        stdin,
         argv: vec![opts.pier.clone().into_os_string(), CHILD_COMMAND.into()],
         cwd: folder.0.clone(),
         port,

@@ -109,7 +109,7 @@ impl Engine for SystemEngine {
         Some(crate::doctor::run(&crate::doctor::Options {
             pier: self.exe.clone(),
             dump: None,
-            sample: Duration::from_millis(300),
+            sample: crate::doctor::SAMPLE,
             state: Some(self.system.store.folder().to_path_buf()),
         }))
     }
