@@ -22,15 +22,7 @@ fn started(sb: &Sandbox, name: &str) -> Value {
 }
 
 fn json(sb: &Sandbox, args: &[&str]) -> (i32, Value) {
-    let out = sb.pier_exact(args);
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{args:?}: {e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap(), doc)
+    exit_and_json(&sb.pier_exact(args))
 }
 
 #[test]

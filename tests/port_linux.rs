@@ -13,15 +13,7 @@ use serde_json::Value;
 
 /// `pier ARGS --json`; returns (exit code, document).
 fn json(sb: &Sandbox, args: &[&str]) -> (i32, Value) {
-    let out = sb.pier_exact(&[args, &["--json"]].concat());
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap(), doc)
+    exit_and_json(&sb.pier_exact(&[args, &["--json"]].concat()))
 }
 
 /// The snapshots in the sandbox's state folder.

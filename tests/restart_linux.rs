@@ -69,14 +69,7 @@ fn restart(sb: &Sandbox, snapshot: &str) -> (i32, Value) {
         .env("PIER_LEAK", "1")
         .output()
         .unwrap();
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap(), doc)
+    exit_and_json(&out)
 }
 
 /// Waits for a report from a process other than `old`, and registers what it names.

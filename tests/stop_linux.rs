@@ -19,15 +19,7 @@ fn id_of(sb: &Sandbox, server: &Value) -> String {
 
 /// `pier stop --json ID` with a short sample; returns (exit code, document).
 fn stop(sb: &Sandbox, id: &str, extra: &[&str]) -> (i32, Value) {
-    let out = sb.pier_exact(&[&["stop", "--json", "--sample-ms", "100", id], extra].concat());
-    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap(), doc)
+    exit_and_json(&sb.pier_exact(&[&["stop", "--json", "--sample-ms", "100", id], extra].concat()))
 }
 
 fn outcome_of(result: &Value, pid: u32) -> String {

@@ -122,6 +122,19 @@ pub fn pier_bin() -> PathBuf {
     pier
 }
 
+/// The exit code of a `pier … --json` run and the document it printed; one that printed no
+/// JSON fails the test with what it said instead.
+pub fn exit_and_json(out: &std::process::Output) -> (i32, Value) {
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), doc)
+}
+
 /// A process the test started, known by identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Started {
