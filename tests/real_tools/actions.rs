@@ -33,8 +33,11 @@ pub fn dry_run_by_port(c: &mut Ctx) -> Result<String, String> {
         Err(_) => c.id.clone(),
     };
     let tree = truth::tree(c.root);
-    // The case's stop arguments are only ever a grace, which a dry run never waits.
-    let (code, doc) = pier_json(c, &["stop", &port, "--dry-run", "--json"])?;
+    // The case's stop arguments are only ever a grace, which a dry run never waits. A dry run
+    // samples activity as the stop does, so a tool busy again (Next compiling the page the
+    // client step asked for) is let settle as before a stop.
+    let args = ["stop", &port, "--dry-run", "--json"].map(String::from);
+    let (code, doc) = stop_when_settled(c, &args, &tree)?;
     let mut wrong = Vec::new();
     if port.starts_with(':') && doc["ports"][0]["stops"] != c.id.as_str() {
         wrong.push(format!("{port} names {:#}, not {}", doc["ports"][0], c.id));
@@ -277,8 +280,8 @@ pub fn second_restart(c: &mut Ctx) -> Result<String, String> {
     restart_refused_saying(c, "already runs")
 }
 
-/// A real tool may be busy again when the stop samples it (Next works on after its page
-/// closed, seen under CI's load): a stop refused at its activity check is Pier's honest answer,
+/// A real tool may be busy again when the stop (or its dry run) samples it (Next works on
+/// after its page closed, seen under CI's load): a stop refused at its activity check is Pier's honest answer,
 /// not what the step is about. Such a refusal must have sent nothing — the tree runs on, the
 /// same identities — and then the tool is let settle (the idle step's poll) and the stop is
 /// asked again, three times at most; the last answer is judged as any other.
