@@ -5,6 +5,8 @@
 mod common;
 #[path = "restart/kernel.rs"]
 mod kernel;
+#[path = "restart/other_user.rs"]
+mod other_user;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -575,4 +577,276 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+/// Two users and a shared sticky folder (as `/tmp`) in a sandbox the victim can reach; Pier
+/// runs as the victim, with a state, config and home folder of its own (0700). Dropped, the
+/// sandbox's processes end first, then the accounts (and any process of theirs) go.
+struct TwoUsers {
+    sb: Sandbox,
+    victim: other_user::Account,
+    attacker: other_user::Account,
+    /// The victim's `PIER_STATE_DIR`, `PIER_CONFIG_DIR` and `HOME`.
+    state: PathBuf,
+    config: PathBuf,
+    home: PathBuf,
+    /// `<sandbox>/shared`, mode 1777.
+    shared: PathBuf,
+    /// What the other user's script leaves if it ever runs as the victim.
+    mark: PathBuf,
+}
+
+impl TwoUsers {
+    fn new() -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let sb = Sandbox::new();
+        let (victim, attacker) = (other_user::Account::new("v"), other_user::Account::new("a"));
+        // The sandbox is root's and 0700: open it for reading, as a home folder is.
+        std::fs::set_permissions(sb.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let at = |name: &str| sb.path().join(name);
+        let (state, config, home) = (at("victim-state"), at("victim-config"), at("victim-home"));
+        for folder in [&state, &config, &home] {
+            victim.folder(folder, 0o700);
+        }
+        victim.own(&at("reports"));
+        let shared = at("shared");
+        std::fs::create_dir(&shared).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let mark = at("reports/ran-as-the-victim");
+        TwoUsers {
+            sb,
+            victim,
+            attacker,
+            state,
+            config,
+            home,
+            shared,
+            mark,
+        }
+    }
+
+    /// `pier args…` as the victim.
+    fn pier(&self, args: &[&str]) -> std::process::Output {
+        self.victim
+            .run(pier_bin(), &self.home)
+            .args(args)
+            .env("PIER_STATE_DIR", &self.state)
+            .env("PIER_CONFIG_DIR", &self.config)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("pier runs")
+    }
+
+    /// The fixture started by the victim as an orphan, `argv` then its report and a free
+    /// port, in `cwd`; its report.
+    fn start(&self, cwd: &Path, argv: &[&str]) -> Value {
+        let (report, port) = (self.sb.report_path("app"), free_port().to_string());
+        let started = self
+            .victim
+            .run("setsid", &self.home)
+            .arg("-f")
+            .args(argv)
+            .args(["--report", report.to_str().unwrap(), "--port", &port])
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(started.success());
+        self.sb.report("app", |_| true)
+    }
+
+    /// The victim's stop of the resource holding `server`: its snapshot.
+    fn stop(&self, server: &Value) -> String {
+        let under = self.sb.path().to_str().unwrap();
+        let scan = self.pier(&["scan", "--json", "--sample-ms", "100", "--under", under]);
+        let (_, scan) = exit_and_json(&scan);
+        let (_, r) = resource_with(&scan, pid(server)).expect("the victim's server is found");
+        let id = r["id"].as_str().unwrap();
+        let (_, doc) = exit_and_json(&self.pier(&["stop", "--json", "--sample-ms", "100", id]));
+        let stopped = &doc["results"][0];
+        assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+        stopped["snapshot"].as_str().unwrap().to_owned()
+    }
+
+    /// The other user's script at `path` (its folders made as needed, from `top` down, all
+    /// theirs): it leaves the mark if it runs.
+    fn plant(&self, top: &Path, path: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        // Python: the kernel ran the victim's script through its `#!` line, so the recorded
+        // argv is `python3 <script> …`, and a restart hands the script at that path to python.
+        let body = format!(
+            "#!{}\nopen('{}', 'w').close()\n",
+            python(),
+            self.mark.display()
+        );
+        std::fs::write(path, body).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        self.attacker.own(top);
+    }
+
+    /// The victim's restart of `name` is refused with `why`, which history says too, and the
+    /// other user's script never ran.
+    fn refused(&self, name: &str, why: &str) {
+        let (code, r) = exit_and_json(&self.pier(&["restart", "--json", "--wait", "5", name]));
+        assert!(
+            !self.mark.exists(),
+            "the other user's script ran as the victim: {r:#}"
+        );
+        assert_eq!((code, &r["result"]), (3, &Value::from("refused")), "{r:#}");
+        assert_eq!(r["reason"], why, "{r:#}");
+        let (_, h) = exit_and_json(&self.pier(&["history", "--json"]));
+        let entry = h["snapshots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["snapshot"] == name)
+            .unwrap_or_else(|| panic!("{h:#}"));
+        assert_eq!(entry["restartable"], false, "{entry:#}");
+        assert_eq!(entry["why_not"], why, "{entry:#}");
+        assert!(!self.mark.exists());
+    }
+}
+
+/// Issue 37, point 1: the victim's project lives in a shared sticky folder (as `/tmp`). The
+/// victim stops its server and deletes the folder; another user makes the same path again, with
+/// their own script where the victim's was. The victim's `pier restart` must refuse, naming the
+/// folder's owner, and never run that script; `pier history` says why.
+#[test]
+fn a_project_another_user_recreated_at_the_recorded_path_is_refused_and_their_script_never_runs() {
+    let test = "restart foreign folder";
+    if needs_root(test) || fixtures_cannot_be_orphans(test) {
+        return;
+    }
+    let two = TwoUsers::new();
+    let project = two.shared.join("app");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("package.json"), "{}\n").unwrap();
+    two.sb.install(&project.join(VITE), "devserver.py");
+    two.victim.own(&project);
+    let server = two.start(&project, &[VITE]);
+    let name = two.stop(&server);
+    std::fs::remove_dir_all(&project).unwrap();
+    two.plant(&project, &project.join(VITE));
+    two.refused(
+        &name,
+        &format!(
+            "the folder {} belongs to uid {}, not to you: a restart runs only what you control",
+            project.display(),
+            two.attacker.uid
+        ),
+    );
+}
+
+/// Issue 37, point 1, the script an interpreter loads: the victim's project is its own, but
+/// its server is `python3 <shared>/tools/…/vite`; the victim deletes the tools, and the other
+/// user puts their own script at that path. Refused, naming the file's owner; it never runs.
+#[test]
+fn a_script_another_user_put_at_a_path_the_argv_names_is_refused_and_never_runs() {
+    let test = "restart foreign script";
+    if needs_root(test) || fixtures_cannot_be_orphans(test) {
+        return;
+    }
+    let two = TwoUsers::new();
+    let project = two.sb.path().join("app");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("package.json"), "{}\n").unwrap();
+    two.victim.own(&project);
+    let tools = two.shared.join("tools");
+    let script = tools.join(VITE);
+    two.sb.install(&script, "devserver.py");
+    two.victim.own(&tools);
+    let py = python();
+    let server = two.start(&project, &[&py, script.to_str().unwrap()]);
+    let name = two.stop(&server);
+    std::fs::remove_dir_all(&tools).unwrap();
+    two.plant(&tools, &script);
+    two.refused(
+        &name,
+        &format!(
+            "the file {} belongs to uid {}, not to you: a restart runs only what you control",
+            script.display(),
+            two.attacker.uid
+        ),
+    );
+}
+
+/// Issue 37, point 9: a recorded environment that changes what code runs — `LD_PRELOAD`, and a
+/// `PATH` led by a folder others can write — is named, with the program and its folder, in
+/// `pier history` (text and JSON) and in `pier restart`'s answer; the rest of it never is.
+#[test]
+fn an_environment_that_changes_what_code_runs_is_named_in_history_and_by_the_restart() {
+    if fixtures_cannot_be_orphans("restart code env") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let open = sb.path().join("open-bin");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let preload = "LD_PRELOAD=/nonexistent/pier-test-preload.so";
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", open.display());
+    let (report, port) = (sb.report_path("app"), free_port().to_string());
+    let status = Command::new("setsid")
+        .args([
+            "-f",
+            VITE,
+            "--report",
+            report.to_str().unwrap(),
+            "--port",
+            &port,
+        ])
+        .current_dir(&project)
+        .env("LD_PRELOAD", preload.split_once('=').unwrap().1)
+        .env("PATH", &path)
+        .env("PIER_TEST_TOKEN", SECRET)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let before = sb.report("app", |_| true);
+    let (name, stopped) = stop(&sb, &before, &[]);
+    assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+    // The kernel ran the script through its `#!` line: python is argv[0], the script argv[1].
+    let runs = format!("runs {} in {}", python(), project.display());
+    let led = format!("PATH={path}");
+
+    let text = String::from_utf8(sb.pier_exact(&["history"]).stdout).unwrap();
+    assert!(text.contains(&format!("\n    {runs}\n")), "{text}");
+    let with = text
+        .lines()
+        .find(|l| l.starts_with("    with "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(with.contains(preload) && with.contains(&led), "{with}");
+    assert!(with.ends_with(" (changes what code runs)"), "{with}");
+    assert!(!text.contains(SECRET), "{text}");
+    let (_, h) = exit_and_json(&sb.pier_exact(&["history", "--json"]));
+    let entry = &h["snapshots"][0];
+    assert_eq!(entry["program"], python(), "{entry:#}");
+    assert_eq!(entry["folder"], project.to_str().unwrap(), "{entry:#}");
+    let code_env: Vec<&str> = entry["code_env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert!(
+        code_env.contains(&preload) && code_env.contains(&led.as_str()),
+        "{entry:#}"
+    );
+    assert!(code_env.iter().all(|e| !e.contains(SECRET)), "{entry:#}");
+
+    let out = sb.pier_exact(&["restart", "--wait", "10", &name]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    new_report(&sb, "app", pid(&before));
+    assert!(text.contains("  READY  "), "{text}");
+    assert!(text.contains(&format!("\n    {runs}\n")), "{text}");
+    assert!(
+        text.contains(&format!("\n{with}\n")),
+        "the same line as history's: {text}"
+    );
 }

@@ -237,6 +237,7 @@ fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
         let _ = writeln!(out, "    a helper's ports: {}", e.helper_ports.join(", "));
     }
     let _ = writeln!(out, "    {command}");
+    replay_lines(out, e.program.as_deref(), e.folder.as_deref(), &e.code_env);
     reconciled_lines(out, e);
     for r in &e.restarts {
         let who = r.pid.map_or(String::new(), |pid| format!(" as pid {pid}"));
@@ -258,6 +259,33 @@ fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
             for_terminal(why)
         ),
     };
+}
+
+/// What a restart replays (docs/design.md §4): "runs /usr/bin/node in /home/u/app", and only
+/// when the recorded environment has one, "with LD_PRELOAD=/x (changes what code runs)". Both
+/// escaped: every name shown passes through [`for_terminal`].
+pub(super) fn replay_lines(
+    out: &mut String,
+    program: Option<&str>,
+    folder: Option<&str>,
+    code_env: &[String],
+) {
+    if let (Some(program), Some(folder)) = (program, folder) {
+        let _ = writeln!(
+            out,
+            "    runs {} in {}",
+            for_terminal(program),
+            for_terminal(folder)
+        );
+    }
+    if !code_env.is_empty() {
+        let entries: Vec<_> = code_env.iter().map(|e| for_terminal(e)).collect();
+        let _ = writeln!(
+            out,
+            "    with {} (changes what code runs)",
+            entries.join(", ")
+        );
+    }
 }
 
 /// What a read did with an unfinished stop (docs/design.md §3.10): its reason, and whether
@@ -306,6 +334,9 @@ mod tests {
             not_written: None,
             restartable: false,
             why_not: Some("nothing was stopped, so there is nothing to restart".into()),
+            program: None,
+            folder: None,
+            code_env: Vec::new(),
         }
     }
 
@@ -375,6 +406,33 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\n    node vite\\u{9b}31m\n"), "{text}");
+    }
+
+    /// Issue 37: what a restart would replay is named — the program, the folder, and an
+    /// entry that changes what code runs — escaped, and the rest of the environment never.
+    #[test]
+    fn a_snapshot_names_what_its_restart_runs_and_the_entries_that_change_what_code_runs() {
+        let mut e = entry("stopped", Some(true), "every member is gone");
+        e.program = Some("/usr/bin/node".into());
+        e.folder = Some("/home/u/app".into());
+        let text = history_text(&[e.clone()], &[], &PLAIN);
+        assert!(
+            text.contains("\n    node vite\n    runs /usr/bin/node in /home/u/app\n    snapshot"),
+            "{text}"
+        );
+        assert!(!text.contains("with "), "nothing to name: {text}");
+        e.code_env = vec![
+            "LD_PRELOAD=/tmp/x.so".into(),
+            "PATH=/tmp/\u{1b}[2Jbin:/usr/bin".into(),
+        ];
+        let text = history_text(&[e], &[], &PLAIN);
+        assert!(
+            text.contains(
+                "\n    with LD_PRELOAD=/tmp/x.so, PATH=/tmp/\\e[2Jbin:/usr/bin (changes what code \
+                 runs)\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

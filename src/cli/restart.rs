@@ -173,7 +173,8 @@ fn exit_code(reports: &[RestartReport]) -> ExitCode {
     }
 }
 
-/// `pier restart` for a person: the result and its reason, the helper ports not waited for,
+/// `pier restart` for a person: the result and its reason, what it runs (the program, the
+/// folder, the environment entries that change what code runs), the helper ports not waited for,
 /// the log, and its last lines when the server did not get ready. The reason, the log's path
 /// and every line of the server's own output are shown through [`for_terminal`].
 fn restart_text(report: &RestartReport, style: &Style) -> String {
@@ -183,6 +184,12 @@ fn restart_text(report: &RestartReport, style: &Style) -> String {
         "{}  {result}  {}\n",
         for_terminal(&report.snapshot),
         for_terminal(&report.reason)
+    );
+    super::history::replay_lines(
+        &mut out,
+        report.program.as_deref(),
+        report.folder.as_deref(),
+        &report.code_env,
     );
     if !report.helper_ports.is_empty() {
         let _ = writeln!(
@@ -223,6 +230,9 @@ mod tests {
             not_written: None,
             restartable: true,
             why_not: None,
+            program: None,
+            folder: None,
+            code_env: Vec::new(),
         }
     }
 
@@ -247,6 +257,27 @@ mod tests {
         ];
         assert_eq!(last_cleanup(&old).len(), 1, "unnamed: a cleanup of its own");
         assert!(last_cleanup(&[entry("snap-1", None, Some(false))]).is_empty());
+    }
+
+    /// Issue 37: a restart says what it runs, whatever its answer.
+    #[test]
+    fn a_restart_names_its_program_folder_and_the_entries_that_change_what_code_runs() {
+        let mut report = RestartReport::not_started(
+            "snap-1-1-1",
+            RestartResult::Refused,
+            "the folder /tmp/app belongs to uid 1001, not to you: a restart runs only what you \
+             control"
+                .into(),
+        );
+        report.program = Some("/usr/bin/node".into());
+        report.folder = Some("/tmp/app\u{7}".into());
+        report.code_env = vec!["LD_PRELOAD=/tmp/x.so".into()];
+        assert_eq!(
+            restart_text(&report, &Style { colour: false }),
+            "snap-1-1-1  REFUSED  the folder /tmp/app belongs to uid 1001, not to you: a restart \
+             runs only what you control\n    runs /usr/bin/node in /tmp/app\\x07\n    with \
+             LD_PRELOAD=/tmp/x.so (changes what code runs)\n"
+        );
     }
 
     /// The log tail is the server's own output: anything at all.

@@ -194,6 +194,7 @@ impl App {
             Intent::Send(command) => self.send(command),
             Intent::Open(target) | Intent::Reveal(target) => desktop::open(&target),
             Intent::ToggleStartAtLogin => self.toggle_start_at_login(),
+            Intent::Arm { snapshot, code_env } => self.state.arm(snapshot, code_env),
             Intent::Quit => return self.quit(control_flow, 0),
             Intent::Ignore(why) => {
                 tracing::info!("click ignored: {}", pier_core::words::for_terminal(&why))

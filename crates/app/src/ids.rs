@@ -122,6 +122,12 @@ pub enum Intent {
     Reveal(String),
     ToggleStartAtLogin,
     Quit,
+    /// Ask for a second click before restarting `snapshot`: its replay sets `code_env`,
+    /// entries that change what code runs (`UiState::arm`).
+    Arm {
+        snapshot: String,
+        code_env: Vec<String>,
+    },
     /// Nothing to do, and why (a click on an item that went stale before it was handled).
     Ignore(String),
 }
@@ -230,6 +236,11 @@ fn restart_intent(state: &UiState, snapshot: String) -> Intent {
         .and_then(|h| h.as_ref().ok())
         .and_then(|h| h.entries.iter().find(|e| e.snapshot == snapshot));
     match entry {
+        // Issue 37: a replay that changes what code runs is confirmed by a second click.
+        Some(e) if e.restartable && !e.code_env.is_empty() && !state.is_armed(e) => Intent::Arm {
+            snapshot,
+            code_env: e.code_env.clone(),
+        },
         Some(e) if e.restartable => Intent::Act {
             key: key.clone(),
             doing: "restarting…",

@@ -412,6 +412,14 @@ pub fn snapshot_label(e: &HistoryEntry) -> String {
     label
 }
 
+/// `text` cut to `chars` characters, ending in "…" when it was longer.
+fn clipped(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 fn ago(stamp: &str, now: SystemTime) -> String {
     match humantime::parse_rfc3339_weak(stamp) {
         Ok(at) => match now.duration_since(at) {
@@ -479,6 +487,19 @@ fn snapshot_entry(state: &UiState, e: &HistoryEntry, now: SystemTime) -> Entry {
             },
         ),
     ];
+    if let (Some(program), Some(folder)) = (&e.program, &e.folder) {
+        children.push(Entry::info(
+            at("runs"),
+            format!("Runs {program} in {folder}"),
+        ));
+    }
+    let code_env = clipped(&e.code_env.join(", "), 60);
+    if !e.code_env.is_empty() {
+        children.push(Entry::info(
+            at("env"),
+            format!("With {code_env} (changes what code runs)"),
+        ));
+    }
     if let Some(r) = state.last_result(&key) {
         children.push(Entry::info(
             at("result"),
@@ -488,6 +509,15 @@ fn snapshot_entry(state: &UiState, e: &HistoryEntry, now: SystemTime) -> Entry {
     let restart = Click::Restart(e.snapshot.clone());
     children.push(match (state.doing(&key), &e.why_not) {
         (Some(doing), _) => Entry::action(&restart, format!("Restart — {doing}"), false),
+        // Issue 37: a replay that changes what code runs is confirmed by a second click.
+        (None, None) if !e.code_env.is_empty() => match state.is_armed(e) {
+            true => Entry::action(
+                &restart,
+                format!("Restart with {code_env} — click again to confirm"),
+                e.restartable,
+            ),
+            false => Entry::action(&restart, "Restart…", e.restartable),
+        },
         (None, None) => Entry::action(&restart, "Restart", e.restartable),
         (None, Some(why)) => {
             Entry::action(&restart, format!("Restart — not possible: {why}"), false)

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use pier_core::model::card::{Level, Project, Scan};
 use pier_core::model::doctor::DoctorReport;
-use pier_core::model::history::History;
+use pier_core::model::history::{History, HistoryEntry};
 use pier_core::worker::{ActionKey, ActionReport, Latest, Tone, Update};
 
 /// How many action results the menu keeps.
@@ -30,6 +30,17 @@ pub struct UiState {
     pub start_at_login: Result<bool, String>,
     /// The self-test run at start (`pier doctor`'s checks); `None` until it ends.
     pub self_test: Option<DoctorReport>,
+    /// A restart clicked once that replays an environment changing what code runs: the next
+    /// click on it acts (issue 37, docs/design.md §4).
+    pub armed: Option<Armed>,
+}
+
+/// A restart waiting for its confirming click: the snapshot, and the entries the menu named
+/// (`HistoryEntry::code_env`). Only the same snapshot naming the same entries is confirmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Armed {
+    pub snapshot: String,
+    pub code_env: Vec<String>,
 }
 
 /// An action in flight, or finished but not yet followed by its scan.
@@ -65,6 +76,7 @@ impl UiState {
             results: Vec::new(),
             start_at_login,
             self_test: None,
+            armed: None,
         }
     }
 
@@ -129,10 +141,29 @@ impl UiState {
         self.marks.get(project).map(|(_, tone)| *tone)
     }
 
-    /// Marks an action as running; false if it (or a batch covering it) already runs.
+    /// Asks for a second click on the restart of `snapshot`, which replays `code_env`.
+    pub fn arm(&mut self, snapshot: String, code_env: Vec<String>) {
+        self.armed = Some(Armed { snapshot, code_env });
+    }
+
+    /// Whether the restart of `e` was clicked once with what it replays now, and the next
+    /// click confirms it. A history that names other entries since asks again.
+    pub fn is_armed(&self, e: &HistoryEntry) -> bool {
+        self.armed
+            .as_ref()
+            .is_some_and(|a| a.snapshot == e.snapshot && a.code_env == e.code_env)
+    }
+
+    /// Marks an action as running; false if it (or a batch covering it) already runs. A
+    /// restart that begins uses up its confirmation.
     pub fn begin(&mut self, key: ActionKey, doing: &'static str) -> bool {
         if self.is_running(&key) {
             return false;
+        }
+        if let ActionKey::Snapshot(s) = &key {
+            if self.armed.as_ref().is_some_and(|a| &a.snapshot == s) {
+                self.armed = None;
+            }
         }
         self.running.insert(
             key,

@@ -191,6 +191,9 @@ fn restart_needs_a_restartable_snapshot() {
         not_written: None,
         restartable: ok,
         why_not: (!ok).then(|| "the stop was partial".into()),
+        program: None,
+        folder: None,
+        code_env: vec![],
     };
     s.apply(Update::Scanned {
         generation: 1,
@@ -214,6 +217,49 @@ fn restart_needs_a_restartable_snapshot() {
         intent(Click::Restart("snap-no".into()), &s),
         Intent::Ignore("the stop was partial".into())
     );
+}
+
+/// Issue 37: the first click on a restart whose replay changes what code runs arms it; the
+/// second acts, once; a confirmation of other entries is no confirmation.
+#[test]
+fn a_restart_that_changes_what_code_runs_acts_only_on_the_second_click() {
+    use crate::spec::tests::{history_entry, with_history};
+    let env = vec!["LD_PRELOAD=/tmp/x.so".to_owned()];
+    let mut e = history_entry("snap-p", true, None);
+    e.code_env = env.clone();
+    let mut s = with_history(vec![e.clone(), history_entry("snap-a", true, None)]);
+    assert!(
+        matches!(
+            intent(Click::Restart("snap-a".into()), &s),
+            Intent::Act { .. }
+        ),
+        "passes: nothing to confirm"
+    );
+    let first = intent(Click::Restart("snap-p".into()), &s);
+    assert_eq!(
+        first,
+        Intent::Arm {
+            snapshot: "snap-p".into(),
+            code_env: env.clone()
+        },
+        "refused: the first click acts not"
+    );
+    s.arm("snap-p".into(), vec!["LD_PRELOAD=/elsewhere.so".into()]);
+    assert!(
+        matches!(
+            intent(Click::Restart("snap-p".into()), &s),
+            Intent::Arm { .. }
+        ),
+        "armed for other entries: asked again"
+    );
+    s.arm("snap-p".into(), env);
+    let Intent::Act { key, command, .. } = intent(Click::Restart("snap-p".into()), &s) else {
+        panic!("the second click acts");
+    };
+    assert!(matches!(command, Command::Restart { .. }));
+    assert!(s.begin(key, "restarting…"));
+    assert_eq!(s.armed, None, "used up");
+    assert!(!s.is_armed(&e));
 }
 
 #[test]

@@ -316,7 +316,7 @@ fn a_result_appears_at_the_top_and_on_its_card() {
     );
 }
 
-fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> HistoryEntry {
+pub fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> HistoryEntry {
     HistoryEntry {
         restarts: Vec::new(),
         batch: None,
@@ -339,10 +339,13 @@ fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Histor
         not_written: None,
         restartable,
         why_not: why_not.map(Into::into),
+        program: None,
+        folder: None,
+        code_env: vec![],
     }
 }
 
-fn with_history(entries: Vec<HistoryEntry>) -> UiState {
+pub fn with_history(entries: Vec<HistoryEntry>) -> UiState {
     let mut s = UiState::checked(Ok(true));
     s.apply(Update::Scanned {
         generation: 1,
@@ -426,6 +429,54 @@ fn a_running_restart_disables_its_item() {
         text_enabled(find(&m, "restart:snap-a").unwrap()),
         ("Restart — restarting…", false)
     );
+}
+
+/// Issue 37: a snapshot names what its restart runs; one whose replay changes what code runs
+/// asks first — "Restart…", then, clicked once, the entries and "click again to confirm".
+#[test]
+fn a_restart_that_changes_what_code_runs_names_it_and_asks_for_a_second_click() {
+    let mut plain = history_entry("snap-a", true, None);
+    plain.program = Some("/usr/bin/node".into());
+    plain.folder = Some("/w/shop".into());
+    let mut preload = history_entry("snap-p", true, None);
+    preload.code_env = vec!["LD_PRELOAD=/tmp/x.so".into()];
+    let mut s = with_history(vec![plain, preload]);
+    let m = menu(&s, now());
+    assert_eq!(
+        text_enabled(find(&m, "info:snap:snap-a:runs").unwrap()).0,
+        "Runs /usr/bin/node in /w/shop"
+    );
+    assert!(
+        find(&m, "info:snap:snap-a:env").is_none(),
+        "nothing to name"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "restart:snap-a").unwrap()),
+        ("Restart", true),
+        "passes: no question"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "info:snap:snap-p:env").unwrap()).0,
+        "With LD_PRELOAD=/tmp/x.so (changes what code runs)"
+    );
+    assert_eq!(
+        text_enabled(find(&m, "restart:snap-p").unwrap()),
+        ("Restart…", true)
+    );
+    s.arm("snap-p".into(), vec!["LD_PRELOAD=/tmp/x.so".into()]);
+    let m = menu(&s, now());
+    assert_eq!(
+        text_enabled(find(&m, "restart:snap-p").unwrap()),
+        (
+            "Restart with LD_PRELOAD=/tmp/x.so — click again to confirm",
+            true
+        )
+    );
+    let mut long = history_entry("snap-l", true, None);
+    long.code_env = vec![format!("NODE_OPTIONS={}", "x".repeat(100))];
+    let m = menu(&with_history(vec![long]), now());
+    let (text, _) = text_enabled(find(&m, "info:snap:snap-l:env").unwrap());
+    assert!(text.chars().count() < 100 && text.contains('…'), "{text}");
 }
 
 #[test]

@@ -42,6 +42,17 @@ pub struct RestartReport {
     /// helper picks new ones at each start. Absent from reports of older `pier` binaries.
     #[serde(default)]
     pub helper_ports: Vec<String>,
+    /// The program it runs (argv[0] resolved against the recorded folder and `PATH`), once the
+    /// record was read and it could be resolved; `None` for a container.
+    #[serde(default)]
+    pub program: Option<String>,
+    /// The folder it runs it in, as recorded; `None` for a container.
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// The recorded environment's entries that change what code runs (`LD_PRELOAD=/x`, a
+    /// `PATH` led by a folder the user does not control), as `KEY=value`; no other entry.
+    #[serde(default)]
+    pub code_env: Vec<String>,
 }
 
 impl RestartReport {
@@ -56,6 +67,9 @@ impl RestartReport {
             log: None,
             log_tail: Vec::new(),
             helper_ports: Vec::new(),
+            program: None,
+            folder: None,
+            code_env: Vec::new(),
         }
     }
 }
@@ -101,6 +115,15 @@ pub struct HistoryEntry {
     pub restartable: bool,
     /// Why it cannot be restarted now, in words; `null` when it can.
     pub why_not: Option<String>,
+    /// The program a restart runs (argv[0] resolved against the recorded folder and `PATH`);
+    /// `None` when it cannot be resolved, and for a container.
+    pub program: Option<String>,
+    /// The folder a restart runs it in, as recorded; `None` for a container.
+    pub folder: Option<String>,
+    /// The recorded environment's entries that change what code runs (`LD_PRELOAD=/x`, a
+    /// `PATH` led by a folder the user does not control), as `KEY=value`; no other entry is
+    /// ever shown (the environment holds secrets).
+    pub code_env: Vec<String>,
     /// Every restart made from it, oldest first.
     pub restarts: Vec<HistoryRestart>,
     /// The cleanup it was part of (`pier restart --last`); `null` in records written before

@@ -352,6 +352,10 @@ pub fn history(
                 not_written,
                 restartable: why_not.is_none(),
                 why_not,
+                // Its engine starts it again: no program, folder or environment of Pier's.
+                program: None,
+                folder: None,
+                code_env: Vec::new(),
                 restarts: s
                     .restarts
                     .iter()

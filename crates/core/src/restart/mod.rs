@@ -5,15 +5,17 @@
 //! exactly as recorded (a recorded `sh -c '…'` is replayed as it was), with the recorded
 //! environment only, in the recorded cwd, in a new session, stdin closed, output appended to a
 //! log in the state folder. Refused, with the reason, when the stop was partial, the cwd or the
-//! program is gone, a recorded server port is taken, or the same command already runs in that
-//! folder. Ready when the server's recorded ports listen again: a helper's (a notebook
-//! kernel's, see `diagnose::helpers`) are neither checked nor waited for. Pier does not
-//! supervise what it restarted.
+//! program is gone, a recorded server port is taken, the same command already runs in that
+//! folder, or the folder, the program or a file its argv names is not the user's alone
+//! (`trust.rs`: another user's code never runs as the user). Ready when the server's recorded
+//! ports listen again: a helper's (a notebook kernel's, see `diagnose::helpers`) are neither
+//! checked nor waited for. Pier does not supervise what it restarted.
 
 pub mod container;
 pub mod prune;
 pub mod rules;
 mod spawn;
+pub mod trust;
 
 use std::ffi::OsStr;
 use std::net::{IpAddr, SocketAddr};
@@ -51,6 +53,8 @@ fn helper_endpoints(s: &Snapshot) -> Vec<String> {
 /// What is running and listening now, read once and judged against any number of snapshots.
 pub struct Now<'p> {
     probe: &'p dyn Probe,
+    /// Whom the restart runs as: what it runs must be theirs (or root's) alone.
+    me: &'p crate::trust::Me,
     processes: Result<ProcessList, String>,
     sockets: Result<SocketTable, String>,
 }
@@ -59,8 +63,14 @@ impl<'p> Now<'p> {
     /// Reads the process table and the socket tables once; a failed read is kept as its
     /// error, which then argues against every restart.
     pub fn read(probe: &'p dyn Probe) -> Self {
+        Self::read_as(probe, crate::trust::Me::current())
+    }
+
+    /// [`Now::read`], judging what a restart runs for `me`.
+    pub fn read_as(probe: &'p dyn Probe, me: &'p crate::trust::Me) -> Self {
         Self {
             probe,
+            me,
             processes: probe.processes().map_err(|e| e.to_string()),
             sockets: probe.sockets(&[]).map_err(|e| e.to_string()),
         }
@@ -90,8 +100,11 @@ pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     if !cwd.is_dir() {
         return Err(format!("the folder {} is gone", cwd.display()));
     }
+    trust::judge_folder(now.me, &cwd)?;
     let arg0 = target.argv.first().ok_or("the recorded command is empty")?;
     let program = rules::resolve_program(&arg0.0, &cwd, &env)?;
+    let argv: Vec<&[u8]> = target.argv.iter().map(|a| a.0.as_slice()).collect();
+    trust::judge_code(now.me, &cwd, &program, &argv)?;
     same_program(&program, &rules::recorded_exe(target))?;
     // Before the ports: a second restart finds the first one's server on the port, and
     // "already runs" is the reason a person needs (found by the real-tools suite).
@@ -221,6 +234,7 @@ pub fn history_with(
                 Some(why) => Some(format!("the stop has not finished: {why}")),
                 None => refusal(&now, &s).err(),
             };
+            let replay = trust::replay(&s, now.me);
             HistoryEntry {
                 snapshot: name,
                 id: s.id.clone(),
@@ -240,6 +254,9 @@ pub fn history_with(
                 not_written,
                 restartable: why_not.is_none(),
                 why_not,
+                program: replay.program,
+                folder: replay.folder,
+                code_env: replay.code_env,
                 restarts: s
                     .restarts
                     .iter()
@@ -335,7 +352,12 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
             return report;
         }
     };
-    let (program, cwd) = match refusal(&Now::read(probe), &snapshot) {
+    let now = Now::read(probe);
+    // Named whatever the answer: a refused restart says what it would have run.
+    let replay = trust::replay(&snapshot, now.me);
+    (report.program, report.folder, report.code_env) =
+        (replay.program, replay.folder, replay.code_env);
+    let (program, cwd) = match refusal(&now, &snapshot) {
         Ok(found) => found,
         Err(why) => {
             report.reason = why;

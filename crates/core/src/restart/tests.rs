@@ -182,3 +182,103 @@ fn a_snapshot_with_only_a_helpers_ports_is_ready_once_running_as_a_portless_one(
     assert_eq!(result, RestartResult::Ready);
     assert!(why.contains("no port of its own"), "{why}");
 }
+
+/// A complete stop of `sh <script>` in `cwd`, with `env` recorded.
+fn stopped_script(cwd: &std::path::Path, script: &str, env: &[&str]) -> Snapshot {
+    use crate::model::bytes::ByteString;
+    use crate::model::snapshot::SnapshotMember;
+    let bytes = |s: &str| ByteString(s.as_bytes().to_vec());
+    let mut s = snap(Some(true), Some(ResourceResult::Stopped));
+    s.members = vec![SnapshotMember {
+        identity: s.root,
+        ppid: 1,
+        uid: 0,
+        argv: vec![bytes("sh"), bytes(script)],
+        env: Some(env.iter().map(|e| bytes(e)).collect()),
+        exe: bytes("/bin/sh"),
+        cwd: Some(bytes(cwd.to_str().unwrap())),
+        memory: None,
+    }];
+    s
+}
+
+fn chmod(p: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Issue 37: a project folder recreated where others can write is refused for what it is,
+/// before its program or script is looked for; the user's own passes.
+#[test]
+fn a_folder_or_script_the_user_does_not_control_refuses_the_restart_with_its_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    std::fs::write(app.join("server.sh"), "exit 0\n").unwrap();
+    let s = stopped_script(&app, "server.sh", &["PATH=/usr/bin:/bin"]);
+    let probe = FakeProbe::default();
+    let now = Now::read(&probe);
+    assert_eq!(
+        super::refusal(&now, &s).map(|(_, cwd)| cwd),
+        Ok(app.clone()),
+        "passes: the user's own folder and script"
+    );
+    chmod(&app.join("server.sh"), 0o666);
+    let why = super::refusal(&now, &s).unwrap_err();
+    assert!(why.starts_with("the file "), "{why}");
+    assert!(
+        why.ends_with("a restart runs only what you control"),
+        "{why}"
+    );
+    chmod(&app, 0o777);
+    let why = super::refusal(&now, &s).unwrap_err();
+    assert_eq!(
+        why,
+        format!(
+            "the folder {} can be written by other users: a restart runs only what you control",
+            app.display()
+        )
+    );
+}
+
+/// Issue 37: history and a restart name the program, the folder, and only the environment
+/// entries that change what code runs — `PATH` when a folder searched first is not the user's.
+#[test]
+fn a_replay_names_its_program_folder_and_the_entries_that_change_what_code_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, open) = (dir.path().join("app"), dir.path().join("open"));
+    std::fs::create_dir(&app).unwrap();
+    std::fs::create_dir(&open).unwrap();
+    let me = crate::trust::Me::current();
+    let env = ["PATH=/usr/bin:/bin", "LD_PRELOAD=/x.so", "TOKEN=secret"];
+    let r = super::trust::replay(&stopped_script(&app, "server.sh", &env), me);
+    let program = r.program.clone().unwrap_or_default();
+    assert!(
+        ["/usr/bin/sh", "/bin/sh"].contains(&program.as_str()),
+        "{r:?}"
+    );
+    assert_eq!(r.folder.as_deref(), app.to_str());
+    assert_eq!(
+        r.code_env,
+        ["LD_PRELOAD=/x.so"],
+        "passes: no secret, a PATH of root's"
+    );
+    let led = format!("PATH={}:/usr/bin:/bin", open.display());
+    let s = stopped_script(&app, "server.sh", &[&led]);
+    assert!(
+        super::trust::replay(&s, me).code_env.is_empty(),
+        "the user's own folder first"
+    );
+    chmod(&open, 0o777);
+    assert_eq!(
+        super::trust::replay(&s, me).code_env,
+        [led],
+        "named: a folder others can write, searched before /usr/bin"
+    );
+    let after = format!("PATH=/usr/bin:/bin:{}", open.display());
+    let s = stopped_script(&app, "server.sh", &[&after]);
+    assert!(
+        super::trust::replay(&s, me).code_env.is_empty(),
+        "searched after: never reached"
+    );
+}

@@ -356,6 +356,9 @@ mod tests {
             log: None,
             log_tail: Vec::new(),
             helper_ports: Vec::new(),
+            program: None,
+            folder: None,
+            code_env: Vec::new(),
         };
         let a = restart_summary(ActionKey::Snapshot("snap-1".into()), "shop", &r);
         assert_eq!(a.tone, Tone::Partial);

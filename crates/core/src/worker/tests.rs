@@ -74,6 +74,9 @@ impl Engine for Scripted {
             log: None,
             log_tail: vec![],
             helper_ports: vec![],
+            program: None,
+            folder: None,
+            code_env: vec![],
         }
     }
 }

@@ -23,6 +23,9 @@ fn entry(
         not_written: None,
         restartable,
         why_not: (!restartable).then(|| "already runs".into()),
+        program: None,
+        folder: None,
+        code_env: vec![],
         restarts: vec![],
         batch: None,
     }
