@@ -189,6 +189,38 @@ fn a_state_folder_pier_cannot_use_is_a_failed_needed_check_and_exit_1() {
     assert!(text.contains("Not ready: state_folder"), "{text}");
 }
 
+/// A state folder other users can write is the setup's fault, named with what to do — not a
+/// bug to report — and its permissions are left as they were.
+#[test]
+fn an_unsafe_state_folder_is_the_setups_fault_with_the_fix() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let out = doctor(&state, &["--json"]);
+    let report = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let detail = check(&report, "state_folder")["detail"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(detail.contains("can be written by other users"), "{detail}");
+    assert!(
+        detail.contains("PIER_STATE_DIR"),
+        "says what to do: {detail}"
+    );
+    let text = doctor(&state, &[]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("the machine's setup, not a fault in Pier"),
+        "{text}"
+    );
+    assert!(!text.contains("Please report"), "{text}");
+    let mode = std::fs::metadata(&state).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o1777, "never changed");
+}
+
 #[test]
 fn it_leaves_no_folder_and_no_process_behind() {
     let dir = tempfile::tempdir().unwrap();

@@ -88,22 +88,16 @@ fn run(args: AppArgs) -> ExitCode {
     }
 }
 
-/// Sends the log to `app.log` (0600) in the state folder; on failure it stays on stderr.
+/// Sends the log to `app.log` (0600) in the state folder, opened as every file there is (a
+/// regular file of the user's, never a link); on failure it stays on stderr.
 fn log_to_file(store: &Store) {
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = store.folder().join("app.log");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(&path);
-    match file {
+    match store.append_file("app.log") {
         Ok(file) => init_logging(Some(file), "info"),
         Err(e) => {
             init_logging(None, "info");
             eprintln!(
-                "pier: the log {} cannot be written: {e}",
-                pier_core::words::path_for_terminal(&path)
+                "pier: the app's log cannot be written: {}",
+                pier_core::words::for_terminal(&e.to_string())
             );
         }
     }

@@ -19,6 +19,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::model::protect::{Protect, ProtectList};
+use crate::trust::folder::{Folder, FolderError};
+use crate::trust::{read, Me};
 
 /// The protect list's file name in the configuration folder.
 pub const PROTECT_FILE: &str = "protect.toml";
@@ -72,18 +74,35 @@ pub fn protect() -> Protect {
     }
 }
 
-/// Reads the list at `path`: a missing file is an empty list; anything else that fails is
-/// [`Protect::Unreadable`], with a sentence naming the file.
+/// Reads the list at `path`: a missing file (or folder) is an empty list; anything else that
+/// fails is [`Protect::Unreadable`], with a sentence naming the file. Another user may have
+/// planted the file or its folder (docs/design.md §5): the folder must be one only the user
+/// can change, and the file a regular file of the user's (never a link or a FIFO), at most
+/// [`read::CONFIG`] bytes.
 pub fn read_protect(path: &Path) -> Protect {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Protect::default(),
-        Err(e) => {
-            return Protect::Unreadable(format!(
-                "the protect list {} could not be read: {e}",
-                path.display()
-            ))
+    let unreadable = |why: String| {
+        Protect::Unreadable(format!(
+            "the protect list {} could not be read: {why}",
+            path.display()
+        ))
+    };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return unreadable("it names no file in a folder".into());
+    };
+    let folder = match Folder::open(dir, Me::current(), false) {
+        Ok(folder) => folder,
+        Err(FolderError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Protect::default()
         }
+        Err(e) => return unreadable(format!("its folder is not safe: {e}")),
+    };
+    let text = match folder.read(name, read::CONFIG) {
+        Ok(Some(bytes)) => match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(_) => return unreadable("it is not UTF-8 text".into()),
+        },
+        Ok(None) => return Protect::default(),
+        Err(e) => return unreadable(e.to_string()),
     };
     match parse(&text) {
         // Folders as a scan sees them: resolved (a symlink, macOS's /tmp), where they exist.
@@ -128,28 +147,31 @@ pub fn parse(text: &str) -> Result<ProtectList, String> {
     Ok(list)
 }
 
-/// Writes `list` to `path` whole (a temp file, then a rename), creating the folder (mode
-/// 0700). A reader sees the old list or the new one, never half of one.
+/// Writes `list` to `path` whole (a new temp file, `O_EXCL`, then a rename), creating the
+/// folder (mode 0700) when missing. A reader sees the old list or the new one, never half of
+/// one; a folder another user could change is refused, with nothing written.
 pub fn write_protect(path: &Path, list: &ProtectList) -> Result<(), String> {
-    let fail = |e: std::io::Error| {
+    let fail = |e: &dyn std::fmt::Display| {
         format!(
             "the protect list {} could not be written: {e}",
             path.display()
         )
     };
-    let dir = path
-        .parent()
-        .ok_or_else(|| "the protect list has no folder".to_owned())?;
-    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
-        .create(dir)
-        .map_err(fail)?;
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Err(fail(&"it names no file in a folder"));
+    };
+    let folder = Folder::open(dir, Me::current(), true).map_err(|e| fail(&e))?;
     let body = toml::to_string(list).map_err(|e| e.to_string())?;
-    let tmp = dir.join(format!(".{PROTECT_FILE}.{}", std::process::id()));
-    let mut f = std::fs::File::create(&tmp).map_err(fail)?;
-    f.write_all(format!("{HEADER}{body}").as_bytes())
+    let (mut f, tmp) = folder.create_temp(name).map_err(|e| fail(&e))?;
+    let written = f
+        .write_all(format!("{HEADER}{body}").as_bytes())
         .and_then(|()| f.sync_all())
-        .map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
+        .and_then(|()| folder.rename(&tmp, name))
+        .and_then(|()| folder.sync());
+    if written.is_err() {
+        let _ = folder.unlink(&tmp);
+    }
+    written.map_err(|e| fail(&e))
 }
 
 #[cfg(test)]

@@ -16,6 +16,8 @@
 //! - [`stop`]: the checkpoint chain, leaf-to-root signals, honest outcomes;
 //! - [`restart`]: bring a stopped resource back from its snapshot, without a shell;
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
+//! - [`trust`]: who else could change a file or folder: the rule for the state and config
+//!   folders, project markers and what a restart runs; folders held by descriptor;
 //! - [`worker`]: the tokio thread that owns the engine; typed commands in, whole results out,
 //!   scans stamped with their generation;
 //! - [`doctor`]: `pier doctor`, a self-test of the probe, the signaller and the state folder
@@ -38,5 +40,6 @@ pub mod restart;
 pub mod signal;
 pub mod stop;
 pub mod store;
+pub mod trust;
 pub mod words;
 pub mod worker;

@@ -22,6 +22,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::trust::read;
+
 /// One engine's socket, and how Pier came to ask it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
@@ -179,7 +181,7 @@ fn current_context(env: &Env) -> Result<Option<(String, String)>, Unusable> {
         Some(name) => name.clone(),
         None => match config
             .as_ref()
-            .and_then(|c| fs::read(c.join("config.json")).ok())
+            .and_then(|c| read::following(&c.join("config.json"), read::CONFIG).ok())
         {
             Some(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
                 Ok(v) => match v.get("currentContext").and_then(|c| c.as_str()) {
@@ -213,7 +215,7 @@ fn current_context(env: &Env) -> Result<Option<(String, String)>, Unusable> {
     // Each context is a folder named by the SHA-256 of its name, holding meta.json; reading
     // each one's "Name" finds it without hashing.
     for entry in fs::read_dir(&meta).into_iter().flatten().flatten() {
-        let Ok(bytes) = fs::read(entry.path().join("meta.json")) else {
+        let Ok(bytes) = read::following(&entry.path().join("meta.json"), read::CONFIG) else {
             continue;
         };
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::trust::{judge, Entry, Me};
+
 /// Files or folders that make a folder a project, in the order they are reported.
 pub const MARKERS: &[&str] = &[
     ".git",
@@ -26,12 +28,18 @@ pub struct ProjectDir {
     pub marker: &'static str,
 }
 
-/// The real filesystem's answer to "which marker does this folder hold?".
+/// The real filesystem's answer to "which marker does this folder hold?". A marker counts
+/// only when it and its folder are the user's (or root's) and no one else can write the
+/// folder (`trust::judge`): another user's `package.json` in `/tmp` would otherwise make every
+/// process of the user's that works in `/tmp` a candidate.
 pub fn marker_on_disk(dir: &Path) -> Option<&'static str> {
-    MARKERS
-        .iter()
-        .copied()
-        .find(|m| dir.join(m).symlink_metadata().is_ok())
+    let me = Me::current();
+    let entry = |p: &Path| Entry::at(p).ok();
+    judge(dir, &entry(dir)?, None, me).ok()?;
+    MARKERS.iter().copied().find(|m| {
+        let marker = dir.join(m);
+        entry(&marker).is_some_and(|e| judge(&marker, &e, None, me).is_ok())
+    })
 }
 
 /// The nearest project holding `cwd`, nearest first. `marker_at` answers for one folder.
@@ -107,5 +115,29 @@ mod tests {
         assert_eq!(marker_on_disk(dir.path()), None);
         std::fs::write(dir.path().join("Cargo.toml"), "").unwrap();
         assert_eq!(marker_on_disk(dir.path()), Some("Cargo.toml"));
+    }
+
+    /// A folder anyone may write (`/tmp`) holds no project, whoever's the marker: another
+    /// user could have planted it. Nor does a marker another user owns.
+    #[test]
+    fn a_marker_counts_only_in_a_folder_no_one_else_can_write() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("package.json"), "{}").unwrap();
+        let chmod = |mode| {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        chmod(0o1777);
+        assert_eq!(marker_on_disk(dir.path()), None, "sticky, like /tmp");
+        chmod(0o757);
+        assert_eq!(marker_on_disk(dir.path()), None);
+        chmod(0o755);
+        assert_eq!(marker_on_disk(dir.path()), Some("package.json"));
+        // Handing a file to another user needs root; elsewhere this part says so and stops.
+        if std::os::unix::fs::chown(dir.path().join("package.json"), Some(65534), None).is_err() {
+            eprintln!("skipped: only root can hand a file to another user");
+            return;
+        }
+        assert_eq!(marker_on_disk(dir.path()), None, "another user's marker");
     }
 }

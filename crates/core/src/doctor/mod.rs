@@ -135,23 +135,13 @@ fn state_folder(t: &mut Tally, dir: Option<&std::path::Path>) {
         None => Store::open(),
     };
     let checked = opened.map_err(|e| e.to_string()).and_then(|store| {
-        use std::io::Write as _;
         use std::os::unix::fs::PermissionsExt as _;
         let dir = store.folder().to_path_buf();
         let mode = std::fs::metadata(&dir)
             .map_err(|e| format!("{}: {e}", dir.display()))?
             .permissions()
             .mode();
-        let scratch = dir
-            .join("records")
-            .join(format!(".doctor-{}", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&scratch)
-            .and_then(|mut f| f.write_all(b"{}\n").and_then(|()| f.sync_all()));
-        let _ = std::fs::remove_file(&scratch);
-        written.map_err(|e| {
+        store.try_write().map_err(|e| {
             format!(
                 "a record cannot be written in {}: {e}",
                 dir.join("records").display()

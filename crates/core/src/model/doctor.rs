@@ -34,6 +34,15 @@ pub struct Check {
     pub detail: String,
 }
 
+impl Check {
+    /// Whether a failure of this check is the machine's setup rather than a fault of Pier's:
+    /// the state folder (missing `HOME`, a folder others can write, another user's), whose
+    /// sentence says what to do.
+    pub fn is_setup(&self) -> bool {
+        self.name == "state_folder"
+    }
+}
+
 /// How signals reach a process on this machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SignalPath {

@@ -365,10 +365,14 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
         }
     };
     report.helper_ports = helper_endpoints(&snapshot);
-    let log = store.folder().join("logs").join(format!("{name}.log"));
-    report.log = Some(log.display().to_string());
-    let log_start = std::fs::metadata(&log).map_or(0, |m| m.len());
-    let launched = match launch(probe, store, name, &snapshot, (&program, &cwd), &log) {
+    let log_name = format!("{name}.log");
+    let (log, log_path) = match store.open_log(&log_name) {
+        Ok(opened) => opened,
+        Err(e) => return failed(report, e.to_string()),
+    };
+    report.log = Some(log_path.display().to_string());
+    let log_start = log.metadata().map_or(0, |m| m.len());
+    let launched = match launch(probe, store, name, &snapshot, (&program, &cwd), log) {
         Ok(launched) => launched,
         Err(e) => return failed(report, e),
     };
@@ -377,7 +381,7 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
     let (end, unrecorded) = await_ports(probe, store, name, &snapshot, launched, wait);
     (report.result, report.reason) = outcome(&end, pid, &snapshot, wait);
     if end != spawn::WaitEnd::Ready {
-        report.log_tail = spawn::tail(&log, log_start, 10);
+        report.log_tail = spawn::tail(&store.log_tail(&log_name, log_start), 10);
     }
     if let Some(e) = unrecorded {
         report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
@@ -443,7 +447,7 @@ fn launch(
     name: &str,
     snapshot: &Snapshot,
     (program, cwd): (&Path, &Path),
-    log: &Path,
+    log: std::fs::File,
 ) -> Result<Launched, String> {
     let target = rules::target(snapshot).expect("refusal checked the target");
     let child = spawn::start(program, target, cwd, log)?;

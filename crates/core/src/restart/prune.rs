@@ -138,17 +138,9 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
     if restarted {
         return Ok(());
     }
-    let log = store
-        .folder()
-        .join("logs")
-        .join(format!("{}.log", e.snapshot));
-    match std::fs::remove_file(&log) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(format!(
-            "its record was removed, but not its restart log {}: {err}",
-            log.display()
-        )),
-        _ => Ok(()),
-    }
+    store
+        .remove_log(&format!("{}.log", e.snapshot))
+        .map_err(|err| format!("its record was removed, but not its restart log: {err}"))
 }
 
 /// The identity a resource id names (`<pid>-<start time>`).

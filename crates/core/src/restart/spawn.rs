@@ -1,9 +1,8 @@
 //! Starting the recorded root without a shell, and waiting (bounded) for its ports.
 
 use std::ffi::OsStr;
-use std::fs::{self, OpenOptions};
+use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -18,31 +17,17 @@ use crate::probe::{Pid, Probe, TcpState};
 
 /// Execs `program` with the member's recorded argv (argv[0] kept as recorded), recorded
 /// environment only, in `cwd`, in a new session, stdin closed, stdout and stderr appended to
-/// `log` (created 0600 in a 0700 folder).
+/// `log` (the store opened it, 0600, in its checked `logs` folder).
 pub fn start(
     program: &Path,
     root: &SnapshotMember,
     cwd: &Path,
-    log: &Path,
+    log: File,
 ) -> Result<Child, String> {
-    let folder = log.parent().expect("logs live in a folder");
-    fs::create_dir_all(folder)
-        .and_then(|()| fs::set_permissions(folder, fs::Permissions::from_mode(0o700)))
-        .map_err(|e| {
-            format!(
-                "the log folder {} could not be prepared: {e}",
-                folder.display()
-            )
-        })?;
-    let out = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(log)
-        .map_err(|e| format!("the log {} could not be opened: {e}", log.display()))?;
-    let err = out
+    let err = log
         .try_clone()
-        .map_err(|e| format!("the log {} could not be opened: {e}", log.display()))?;
+        .map_err(|e| format!("the restart's log could not be opened twice: {e}"))?;
+    let out = log;
     let env: Vec<Vec<u8>> = root
         .env
         .as_ref()
@@ -134,13 +119,9 @@ pub(super) fn not_listening<'a>(probe: &dyn Probe, root: Pid, ports: &[&'a Port]
         .collect()
 }
 
-/// The last `n` lines this run wrote to the log (from byte `from` on), decoded leniently.
-pub fn tail(log: &Path, from: u64, n: usize) -> Vec<String> {
-    let Ok(bytes) = fs::read(log) else {
-        return Vec::new();
-    };
-    let start = usize::try_from(from).unwrap_or(usize::MAX).min(bytes.len());
-    let text = String::from_utf8_lossy(&bytes[start..]);
+/// The last `n` lines of what this run wrote to its log, decoded leniently.
+pub fn tail(bytes: &[u8], n: usize) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..]
         .iter()

@@ -4,8 +4,11 @@
 //! Invariants:
 //! - One folder: `PIER_STATE_DIR` when set (an absolute path; empty or relative is refused),
 //!   else macOS `~/Library/Application Support/Pier`, Linux `$XDG_STATE_HOME/pier`
-//!   (`~/.local/state/pier`). Mode 0700; records 0600 (snapshots hold environments, which
-//!   carry secrets).
+//!   (`~/.local/state/pier`). Created 0700, records 0600 (snapshots hold environments, which
+//!   carry secrets). Another user could plant or swap anything in it (docs/design.md §5): the
+//!   folder and its subfolders must be ones only the user can change (`trust`), are held by
+//!   descriptor once checked, and every file in it is opened as `trust::read` says — regular,
+//!   the user's, never a link, never blocking, bounded.
 //! - A write goes to a temp file in the same folder, is fsynced, renamed over the record, and
 //!   the folder is fsynced: a crash leaves the old record or the new one, never a mix.
 //! - A record that fails to parse is reported and kept: never deleted, never overwritten.
@@ -17,16 +20,18 @@
 //! fields and refuses (reports, keeps) a schema newer than it knows.
 
 use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use rustix::fs::OFlags;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::probe::Identity;
+use crate::trust::folder::{Folder, FolderError};
+use crate::trust::read::{self, FileError};
+use crate::trust::{Me, Untrusted};
 
 #[cfg(test)]
 mod tests;
@@ -61,6 +66,15 @@ pub enum StoreError {
         /// The record's file.
         path: PathBuf,
         /// The OS's error (`AlreadyExists` when a record of that name exists).
+        #[source]
+        source: std::io::Error,
+    },
+    /// A restart log could not be opened or removed.
+    #[error("the restart log {path} could not be opened or removed: {source}")]
+    Log {
+        /// The log file.
+        path: PathBuf,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
@@ -130,6 +144,24 @@ pub enum StoreError {
         /// Its owner's uid.
         uid: u32,
     },
+    /// The state folder, or a folder on its path, is one another user could change: it is
+    /// refused, and left as it is.
+    #[error("Pier's state folder {path} is not safe: {why}. It holds secrets and the commands a restart runs, so Pier uses it only where no other user can change it, and changed nothing: point PIER_STATE_DIR at a folder only you can write (or unset it for the default)")]
+    UnsafeFolder {
+        /// The folder.
+        path: PathBuf,
+        /// Why: which folder on the way, and who could change it.
+        why: Untrusted,
+    },
+    /// A record, lock or log that is not a regular file (a link, a FIFO, a device): never
+    /// opened for reading or writing, and left as it is.
+    #[error("{} is {what}, not a file Pier wrote; it was left as it is", .path.display())]
+    NotAFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        what: &'static str,
+    },
     /// A record file belongs to another user: it is neither read nor changed.
     #[error("the record {path} belongs to uid {uid}, not to you; Pier neither trusts nor changes it, and left it as it is")]
     ForeignRecord {
@@ -181,10 +213,16 @@ fn cannot_write(e: &std::io::Error) -> bool {
     )
 }
 
-/// The state folder.
+/// The state folder, held open.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// Its path, for sentences.
     dir: PathBuf,
+    root: Folder,
+    /// `None` only in a folder opened for reading that has none yet.
+    records: Option<Folder>,
+    /// `None` only in a folder opened for reading that has none yet: every lock is free.
+    locks: Option<Folder>,
 }
 
 /// The folder this platform keeps state in, `PIER_STATE_DIR` first.
@@ -235,81 +273,114 @@ impl Store {
         Self::open_at(default_folder()?)
     }
 
-    /// Opens `dir` as the state folder (creating it, mode 0700), with its `records` and
-    /// `locks` subfolders.
+    /// Opens `dir` as the state folder, with its `records` and `locks` subfolders (each
+    /// created, mode 0700, when missing), and holds them by descriptor.
     ///
-    /// The folder must be a real folder of the user's: a symbolic link, or a folder another
-    /// user owns, could hand the snapshots' secrets (and the argv a restart runs) to someone
-    /// else.
+    /// Each must be a real folder of the user's that no other user can write, on a path no
+    /// other user can change (`trust`): a link, another user's folder or one others can write
+    /// could hand the snapshots' secrets, and the argv a restart runs, to someone else. A
+    /// folder Pier did not create is never changed: a refused one is named, with what to do.
     pub fn open_at(dir: impl Into<PathBuf>) -> Result<Self, StoreError> {
-        let dir = dir.into();
-        for sub in [dir.clone(), dir.join("records"), dir.join("locks")] {
-            real_and_ours(&sub)?;
-            let existed = sub.is_dir();
-            let prepared = fs::create_dir_all(&sub)
-                .and_then(|()| make_private(&sub))
-                // A new folder is only durable once its parent is synced (a relative
-                // one-part path's parent is "", the working directory).
-                .and_then(|()| match (existed, sub.parent()) {
-                    (false, Some(parent)) if parent.as_os_str().is_empty() => {
-                        File::open(".")?.sync_all()
-                    }
-                    (false, Some(parent)) => File::open(parent)?.sync_all(),
-                    _ => Ok(()),
-                });
-            prepared.map_err(|source| StoreError::Folder {
-                path: sub.clone(),
-                source,
-            })?;
-        }
-        Ok(Self { dir })
+        let dir = absolute(dir.into())?;
+        let me = Me::current();
+        let root = Folder::open(&dir, me, true).map_err(|e| folder_error(&dir, e))?;
+        let sub = |name| {
+            root.sub(name, me, true)
+                .map_err(|e| folder_error(&dir.join(name), e))
+        };
+        let (records, locks) = (sub("records")?, sub("locks")?);
+        Ok(Self {
+            dir,
+            root,
+            records: Some(records),
+            locks: Some(locks),
+        })
     }
 
     /// [`Store::open`] for a reader (`pier history`): a state folder that cannot be written —
     /// a read-only mount, a folder the user made read-only — is read as it is, with nothing
     /// created or changed in it. Writes to it then fail, each with its own sentence.
     pub fn open_for_reading() -> Result<Self, StoreError> {
-        let dir = default_folder()?;
+        let dir = absolute(default_folder()?)?;
         match Self::open_at(&dir) {
             Err(StoreError::Folder { source, .. }) if cannot_write(&source) && dir.is_dir() => {
-                for sub in [dir.clone(), dir.join("records"), dir.join("locks")] {
-                    real_and_ours(&sub)?;
-                }
-                Ok(Self { dir })
+                let me = Me::current();
+                let root = Folder::open(&dir, me, false).map_err(|e| folder_error(&dir, e))?;
+                let sub = |name| match root.sub(name, me, false) {
+                    Ok(f) => Ok(Some(f)),
+                    Err(FolderError::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::NotFound =>
+                    {
+                        Ok(None)
+                    }
+                    Err(e) => Err(folder_error(&dir.join(name), e)),
+                };
+                let (records, locks) = (sub("records")?, sub("locks")?);
+                Ok(Self {
+                    dir,
+                    root,
+                    records,
+                    locks,
+                })
             }
             opened => opened,
         }
     }
 
-    /// The state folder's path (a restart's log goes in its `logs` subfolder).
+    /// The state folder's path, for sentences: every read and write goes through the folder
+    /// held open.
     pub fn folder(&self) -> &Path {
         &self.dir
     }
 
-    fn record_path(&self, name: &str) -> Result<PathBuf, StoreError> {
-        check_name(name)?;
-        Ok(self.dir.join("records").join(format!("{name}.json")))
+    /// The records folder, or why a write cannot go there (a read-only folder without one).
+    fn records(&self) -> Result<&Folder, StoreError> {
+        self.records.as_ref().ok_or_else(|| StoreError::Write {
+            path: self.dir.join("records"),
+            source: std::io::ErrorKind::ReadOnlyFilesystem.into(),
+        })
     }
 
-    /// The lock file called `name`, opened (created 0600 if new), and its path.
-    fn lock_file(&self, name: &str) -> Result<(File, PathBuf), StoreError> {
+    /// The file name of record `name`, and its path for sentences.
+    fn record_file(&self, name: &str) -> Result<(String, PathBuf), StoreError> {
         check_name(name)?;
-        let path = self.dir.join("locks").join(format!("{name}.lock"));
-        match OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&path)
-        {
-            Ok(file) => Ok((file, path)),
-            Err(source) => Err(StoreError::Lock { path, source }),
+        let file = format!("{name}.json");
+        let path = self.dir.join("records").join(&file);
+        Ok((file, path))
+    }
+
+    /// The lock file called `name`, opened (created 0600 if new), and its path. In a folder
+    /// that cannot be written it is opened read-only (`flock` needs no write access); `None`
+    /// when it does not exist there.
+    fn lock_file(&self, name: &str) -> Result<Option<(File, PathBuf)>, StoreError> {
+        check_name(name)?;
+        let file = format!("{name}.lock");
+        let path = self.dir.join("locks").join(&file);
+        let Some(locks) = &self.locks else {
+            return Ok(None);
+        };
+        let failed = |e: FileError, path: PathBuf| StoreError::Lock {
+            path,
+            source: file_io(e),
+        };
+        match locks.open_file(&file, OFlags::RDWR | OFlags::CREATE) {
+            Ok(f) => Ok(Some((f, path))),
+            Err(FileError::Io(e)) if cannot_write(&e) => {
+                match locks.open_file(&file, OFlags::RDONLY) {
+                    Ok(f) => Ok(Some((f, path))),
+                    Err(e) if e.is_not_found() => Ok(None),
+                    Err(e) => Err(failed(e, path)),
+                }
+            }
+            Err(e) => Err(failed(e, path)),
         }
     }
 
     /// Takes the exclusive lock called `name`, waiting for another holder to let go.
     pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
-        let (file, path) = self.lock_file(name)?;
+        let Some((file, path)) = self.lock_file(name)? else {
+            return Ok(Lock { _file: None });
+        };
         match file.lock() {
             Ok(()) => Ok(Lock { _file: Some(file) }),
             Err(source) => Err(StoreError::Lock { path, source }),
@@ -325,7 +396,9 @@ impl Store {
         every: std::time::Duration,
         give_up: &dyn Fn() -> bool,
     ) -> Result<Option<Lock>, StoreError> {
-        let (file, path) = self.lock_file(name)?;
+        let Some((file, path)) = self.lock_file(name)? else {
+            return Ok(Some(Lock { _file: None }));
+        };
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(Some(Lock { _file: Some(file) })),
@@ -342,21 +415,10 @@ impl Store {
     }
 
     /// Like [`Store::lock`], but without waiting: `None` when another process holds it. In a
-    /// folder that cannot be written, the lock file is opened read-only (`flock` needs no
-    /// write access), and a lock whose file does not exist is free.
+    /// folder that cannot be written, a lock whose file does not exist is free.
     pub fn try_lock(&self, name: &str) -> Result<Option<Lock>, StoreError> {
-        let (file, path) = match self.lock_file(name) {
-            Ok(opened) => opened,
-            Err(StoreError::Lock { path, source }) if cannot_write(&source) => {
-                match File::open(&path) {
-                    Ok(file) => (file, path),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        return Ok(Some(Lock { _file: None }))
-                    }
-                    Err(source) => return Err(StoreError::Lock { path, source }),
-                }
-            }
-            Err(e) => return Err(e),
+        let Some((file, path)) = self.lock_file(name)? else {
+            return Ok(Some(Lock { _file: None }));
         };
         match file.try_lock() {
             Ok(()) => Ok(Some(Lock { _file: Some(file) })),
@@ -368,32 +430,49 @@ impl Store {
     /// Writes a new record. An existing record — damaged or not — is never replaced: the
     /// new one is linked into place, which fails if the name is taken.
     pub fn put<T: Serialize + Versioned>(&self, name: &str, record: &T) -> Result<(), StoreError> {
-        let path = self.record_path(name)?;
-        if path.exists() {
-            self.get_raw_check(&path)?;
+        let (file, path) = self.record_file(name)?;
+        match self.read_raw(&file, &path)? {
+            None => self.write_with(&file, &path, record, Place::New),
+            Some(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Ok(_) => Err(StoreError::Write {
+                    path,
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::AlreadyExists,
+                        "a record of that name exists",
+                    ),
+                }),
+                Err(e) => Err(StoreError::Damaged {
+                    path,
+                    why: e.to_string(),
+                }),
+            },
         }
-        self.write_new(&path, record)
     }
 
-    /// Why an existing record blocks a `put`: damaged, or simply there.
-    fn get_raw_check(&self, path: &Path) -> Result<(), StoreError> {
-        let bytes = fs::read(path).map_err(|source| StoreError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        match serde_json::from_slice::<serde_json::Value>(&bytes) {
-            Ok(_) => Err(StoreError::Write {
+    /// The bytes of record file `file` (`None` when there is none): a regular file the user
+    /// owns, opened without following a link or blocking, and at most [`read::RECORD`] bytes.
+    fn read_raw(&self, file: &str, path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(records) = &self.records else {
+            return Ok(None);
+        };
+        records.read(file, read::RECORD).map_err(|e| match e {
+            FileError::Foreign(uid) => StoreError::ForeignRecord {
                 path: path.to_path_buf(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::AlreadyExists,
-                    "a record of that name exists",
-                ),
-            }),
-            Err(e) => Err(StoreError::Damaged {
+                uid,
+            },
+            FileError::NotRegular(what) => StoreError::NotAFile {
+                path: path.to_path_buf(),
+                what,
+            },
+            FileError::TooLarge(_) => StoreError::Damaged {
                 path: path.to_path_buf(),
                 why: e.to_string(),
-            }),
-        }
+            },
+            FileError::Io(source) => StoreError::Read {
+                path: path.to_path_buf(),
+                source,
+            },
+        })
     }
 
     /// Reads one record: `None` when there is none. A record another user owns is refused
@@ -402,24 +481,11 @@ impl Store {
         &self,
         name: &str,
     ) -> Result<Option<T>, StoreError> {
-        use std::io::Read;
-        let path = self.record_path(name)?;
-        let mut file = match File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(StoreError::Read { path, source }),
-        };
-        let read = |source| StoreError::Read {
-            path: path.clone(),
-            source,
-        };
-        let uid = file.metadata().map_err(read)?.uid();
-        if uid != euid() {
-            return Err(StoreError::ForeignRecord { path, uid });
+        let (file, path) = self.record_file(name)?;
+        match self.read_raw(&file, &path)? {
+            Some(bytes) => parse(&path, &bytes).map(Some),
+            None => Ok(None),
         }
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(read)?;
-        parse(&path, &bytes).map(Some)
     }
 
     /// Changes the record `name` under its lock, only on behalf of the identity it names.
@@ -434,7 +500,8 @@ impl Store {
         T: Serialize + DeserializeOwned + Versioned + Owned,
         F: FnOnce(&mut T),
     {
-        let (_lock, path, mut record) = self.owned::<T>(name, on_behalf_of)?;
+        let (_lock, mut record) = self.owned::<T>(name, on_behalf_of)?;
+        let (file, path) = self.record_file(name)?;
         let holder = record.owner();
         change(&mut record);
         // A change may not hand the record to another identity either.
@@ -445,7 +512,7 @@ impl Store {
                 asked: record.owner(),
             });
         }
-        self.write_atomically(&path, &record)?;
+        self.write_with(&file, &path, &record, Place::Over)?;
         Ok(record)
     }
 
@@ -456,29 +523,32 @@ impl Store {
     where
         T: DeserializeOwned + Versioned + Owned,
     {
-        let (_lock, path, _) = self.owned::<T>(name, on_behalf_of)?;
-        let folder = path.parent().expect("records live in a folder").to_owned();
-        fs::remove_file(&path).map_err(|source| StoreError::Write {
-            path: path.clone(),
-            source,
-        })?;
+        let (_lock, _) = self.owned::<T>(name, on_behalf_of)?;
+        let (file, path) = self.record_file(name)?;
+        let records = self.records()?;
+        records
+            .unlink(file.as_ref())
+            .map_err(|source| StoreError::Write {
+                path: path.clone(),
+                source,
+            })?;
         // Removed: a folder that cannot be synced only leaves the removal to the kernel's
         // own flush, which is no reason to call the record kept.
-        if let Err(e) = File::open(&folder).and_then(|f| f.sync_all()) {
+        if let Err(e) = records.sync() {
             tracing::warn!("{} removed, its folder not synced: {e}", path.display());
         }
         Ok(())
     }
 
-    /// The record `name` under its record lock, read, when it names `on_behalf_of`: the lock,
-    /// its path and the record. Missing, damaged, another user's or another identity's: an
-    /// error, and the record is kept.
-    fn owned<T>(&self, name: &str, on_behalf_of: Identity) -> Result<(Lock, PathBuf, T), StoreError>
+    /// The record `name` under its record lock, read, when it names `on_behalf_of`: the lock
+    /// and the record. Missing, damaged, another user's or another identity's: an error, and
+    /// the record is kept.
+    fn owned<T>(&self, name: &str, on_behalf_of: Identity) -> Result<(Lock, T), StoreError>
     where
         T: DeserializeOwned + Versioned + Owned,
     {
         let lock = self.lock(&format!("record-{name}"))?;
-        let path = self.record_path(name)?;
+        let (_, path) = self.record_file(name)?;
         let record: T = self.get(name)?.ok_or_else(|| StoreError::Read {
             path: path.clone(),
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such record"),
@@ -491,7 +561,7 @@ impl Store {
                 asked: on_behalf_of,
             });
         }
-        Ok((lock, path, record))
+        Ok((lock, record))
     }
 
     /// Every record whose name starts with `prefix`, newest name last; damaged ones reported.
@@ -499,31 +569,25 @@ impl Store {
         &self,
         prefix: &str,
     ) -> Result<Listing<T>, StoreError> {
-        let folder = self.dir.join("records");
-        let entries = match fs::read_dir(&folder) {
-            // A folder opened for reading that was never written to has no records yet.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Listing {
-                    records: Vec::new(),
-                    damaged: Vec::new(),
-                })
-            }
-            read => read.map_err(|source| StoreError::Read {
-                path: folder.clone(),
-                source,
-            })?,
-        };
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
-            .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
-            .filter(|n| n.starts_with(prefix) && check_name(n).is_ok())
-            .collect();
-        names.sort();
         let mut listing = Listing {
             records: Vec::new(),
             damaged: Vec::new(),
         };
+        // A folder opened for reading that was never written to has no records yet.
+        let Some(records) = &self.records else {
+            return Ok(listing);
+        };
+        let names = records.names().map_err(|source| StoreError::Read {
+            path: self.dir.join("records"),
+            source,
+        })?;
+        let mut names: Vec<String> = names
+            .into_iter()
+            .filter_map(|n| n.into_string().ok())
+            .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+            .filter(|n| n.starts_with(prefix) && check_name(n).is_ok())
+            .collect();
+        names.sort();
         for name in names {
             match self.get::<T>(&name) {
                 Ok(Some(record)) => listing.records.push((name, record)),
@@ -534,93 +598,173 @@ impl Store {
         Ok(listing)
     }
 
-    /// Like [`Store::write_atomically`], but the temp file is hard-linked into place, so the
-    /// write fails rather than replace a record that appeared meanwhile.
-    fn write_new<T: Serialize>(&self, path: &Path, record: &T) -> Result<(), StoreError> {
-        self.write_with(path, record, |tmp, path| {
-            let linked = fs::hard_link(tmp, path);
-            let _ = fs::remove_file(tmp);
-            linked
-        })
-    }
-
-    /// temp file in the same folder → write → fsync → rename → fsync the folder.
-    fn write_atomically<T: Serialize>(&self, path: &Path, record: &T) -> Result<(), StoreError> {
-        self.write_with(path, record, |tmp, path| fs::rename(tmp, path))
-    }
-
+    /// A new temp file in the records folder → write → fsync → placed (a new record is
+    /// hard-linked into place, so the write fails rather than replace one that appeared
+    /// meanwhile; an update is renamed over it) → fsync the folder.
     fn write_with<T: Serialize>(
         &self,
+        file: &str,
         path: &Path,
         record: &T,
-        place: impl FnOnce(&Path, &Path) -> std::io::Result<()>,
+        place: Place,
     ) -> Result<(), StoreError> {
         let failed = |source| StoreError::Write {
             path: path.to_path_buf(),
             source,
         };
         let bytes = serde_json::to_vec_pretty(record).map_err(|e| failed(e.into()))?;
-        let folder = path.parent().expect("records live in a folder");
-        // Unique per process and per write, so concurrent writers never share a temp file.
-        static WRITES: AtomicU64 = AtomicU64::new(0);
-        let tmp = folder.join(format!(
-            ".{}.{}.{}.tmp",
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("record"),
-            std::process::id(),
-            WRITES.fetch_add(1, Ordering::Relaxed)
-        ));
+        let records = self.records()?;
+        let (mut tmp, tmp_name) = records.create_temp(file).map_err(failed)?;
         let written = (|| {
-            let mut file = OpenOptions::new()
-                .create(true)
-                .truncate(true)
-                .write(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            file.write_all(&bytes)?;
-            file.write_all(b"\n")?;
-            file.sync_all()?;
-            place(&tmp, path)?;
-            File::open(folder)?.sync_all()
+            tmp.write_all(&bytes)?;
+            tmp.write_all(b"\n")?;
+            tmp.sync_all()?;
+            match place {
+                Place::New => {
+                    let linked = records.link(&tmp_name, file);
+                    let _ = records.unlink(&tmp_name);
+                    linked?;
+                }
+                Place::Over => records.rename(&tmp_name, file)?,
+            }
+            records.sync()
         })();
         if written.is_err() {
-            let _ = fs::remove_file(&tmp);
+            let _ = records.unlink(&tmp_name);
         }
         written.map_err(failed)
     }
-}
 
-/// A folder of the state folder's must be a real folder of the user's, when it exists: a
-/// symbolic link, or a folder another user owns, could hand the snapshots' secrets (and the
-/// argv a restart runs) to someone else.
-fn real_and_ours(sub: &Path) -> Result<(), StoreError> {
-    match fs::symlink_metadata(sub) {
-        Ok(m) if m.file_type().is_symlink() => Err(StoreError::SymlinkFolder {
-            path: sub.to_path_buf(),
-        }),
-        Ok(m) if m.uid() != euid() => Err(StoreError::ForeignFolder {
-            path: sub.to_path_buf(),
-            uid: m.uid(),
-        }),
-        _ => Ok(()),
+    /// Whether a record can be written where records go: a scratch file is created, written,
+    /// synced and removed (`pier doctor`).
+    pub fn try_write(&self) -> Result<(), StoreError> {
+        let records = self.records()?;
+        let path = self.dir.join("records");
+        let failed = |source| StoreError::Write {
+            path: path.clone(),
+            source,
+        };
+        let (mut f, name) = records.create_temp("doctor").map_err(failed)?;
+        let written = f.write_all(b"{}\n").and_then(|()| f.sync_all());
+        let _ = records.unlink(&name);
+        written.map_err(failed)
+    }
+
+    /// The restart log `file` in the `logs` subfolder (created 0700, checked as the others
+    /// are), opened for appending (created 0600): a regular file of the user's, never a link.
+    pub fn open_log(&self, file: &str) -> Result<(File, PathBuf), StoreError> {
+        check_name(file)?;
+        let path = self.dir.join("logs").join(file);
+        let logs = self
+            .root
+            .sub("logs", Me::current(), true)
+            .map_err(|e| folder_error(&self.dir.join("logs"), e))?;
+        let log = logs.append(file).map_err(|e| match e {
+            FileError::NotRegular(what) => StoreError::NotAFile {
+                path: path.clone(),
+                what,
+            },
+            e => StoreError::Log {
+                path: path.clone(),
+                source: file_io(e),
+            },
+        })?;
+        Ok((log, path))
+    }
+
+    /// The last [`read::LOG_TAIL`] bytes of restart log `file` from byte `from` on; empty when
+    /// it cannot be read.
+    pub fn log_tail(&self, file: &str, from: u64) -> Vec<u8> {
+        let Ok((log, _)) = self.open_log(file) else {
+            return Vec::new();
+        };
+        let len = log.metadata().map_or(0, |m| m.len());
+        let bytes = read::tail(&log, read::LOG_TAIL).unwrap_or_default();
+        let skip = from.saturating_sub(len.saturating_sub(bytes.len() as u64));
+        bytes[usize::try_from(skip).unwrap_or(usize::MAX).min(bytes.len())..].to_vec()
+    }
+
+    /// Removes restart log `file`, if there is one (a missing `logs` folder has none).
+    pub fn remove_log(&self, file: &str) -> Result<(), StoreError> {
+        check_name(file)?;
+        let path = self.dir.join("logs").join(file);
+        let logs = match self.root.sub("logs", Me::current(), false) {
+            Ok(logs) => logs,
+            Err(FolderError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Ok(())
+            }
+            Err(e) => return Err(folder_error(&self.dir.join("logs"), e)),
+        };
+        match logs.unlink(file.as_ref()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(StoreError::Log { path, source: e })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `file` in the state folder itself (the app's log), opened for appending, created 0600.
+    pub fn append_file(&self, file: &str) -> Result<File, StoreError> {
+        check_name(file)?;
+        self.root.append(file).map_err(|e| StoreError::Write {
+            path: self.dir.join(file),
+            source: file_io(e),
+        })
     }
 }
 
-/// Takes group and other permissions away from `dir`. Why not always 0700: a folder the user
-/// made read-only (0500) stays read-only, and a read-only mount that is private already is
-/// not an error; `pier history` reads it.
-fn make_private(dir: &Path) -> std::io::Result<()> {
-    let mode = fs::metadata(dir)?.permissions().mode();
-    if mode & 0o077 == 0 {
-        return Ok(());
-    }
-    fs::set_permissions(dir, fs::Permissions::from_mode(mode & 0o700))
+/// How a written temp file takes its record's name.
+#[derive(Clone, Copy)]
+enum Place {
+    /// Hard-linked: fails if the name is taken.
+    New,
+    /// Renamed over the record.
+    Over,
 }
 
-/// The uid Pier runs as: the owner its folders and records must have.
-fn euid() -> u32 {
-    rustix::process::geteuid().as_raw()
+/// A relative folder named from the working directory, made absolute once.
+fn absolute(dir: PathBuf) -> Result<PathBuf, StoreError> {
+    std::path::absolute(&dir).map_err(|source| StoreError::Folder { path: dir, source })
+}
+
+/// A folder of the state folder's that could not be held, as the store says it.
+fn folder_error(path: &Path, e: FolderError) -> StoreError {
+    let path = path.to_path_buf();
+    match e {
+        FolderError::Link(path) => StoreError::SymlinkFolder { path },
+        FolderError::Untrusted(Untrusted::Owner { path: at, uid }) if at == path => {
+            StoreError::ForeignFolder { path, uid }
+        }
+        // Not a judgement on the folder: something on its path could not be looked at.
+        FolderError::Untrusted(why @ Untrusted::Unreadable { .. }) => StoreError::Folder {
+            path,
+            source: std::io::Error::other(why.to_string()),
+        },
+        FolderError::Untrusted(why) => StoreError::UnsafeFolder { path, why },
+        FolderError::NotFolder(at) => StoreError::Folder {
+            path,
+            source: std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} is not a folder", at.display()),
+            ),
+        },
+        // The OS's error, with the folder it was about when that is not the state folder.
+        FolderError::Io { path: at, source } if at != path => StoreError::Folder {
+            path,
+            source: std::io::Error::new(source.kind(), format!("{}: {source}", at.display())),
+        },
+        FolderError::Io { source, .. } => StoreError::Folder { path, source },
+    }
+}
+
+/// A file error as the OS error a store error carries.
+fn file_io(e: FileError) -> std::io::Error {
+    match e {
+        FileError::Io(e) => e,
+        other => std::io::Error::other(other.to_string()),
+    }
 }
 
 /// Parses a record, refusing schemas newer than this build knows. The schema is read first,

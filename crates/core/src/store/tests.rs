@@ -1,6 +1,7 @@
 //! The store against real files in a temp folder.
 
 use std::collections::HashMap;
+use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
 use serde::{Deserialize, Serialize};
@@ -386,4 +387,103 @@ fn a_state_folder_that_is_a_link_or_another_users_is_refused() {
             Err(StoreError::ForeignFolder { uid: 65534, .. })
         ));
     }
+}
+
+/// What another user may plant in the folder is never read, followed or blocked on: a FIFO
+/// named like a record (an open would wait for a writer for ever), a link to `/dev/zero` (a
+/// read would never end) and a sparse record of 8 GB are each reported, and kept.
+#[test]
+fn a_fifo_a_link_or_a_huge_file_in_a_records_place_is_reported_and_kept() {
+    let (_dir, s) = store();
+    let records = s.folder().join("records");
+    crate::trust::tests::mkfifo(&records.join("snap-fifo.json"));
+    std::os::unix::fs::symlink("/dev/zero", records.join("snap-zero.json")).unwrap();
+    let huge = fs::File::create(records.join("snap-huge.json")).unwrap();
+    huge.set_len(8 << 30).unwrap();
+    s.put("snap-ok", &rec(1, 1)).unwrap();
+    assert!(matches!(
+        s.get::<Rec>("snap-fifo"),
+        Err(StoreError::NotAFile { what: "a FIFO", .. })
+    ));
+    assert!(matches!(
+        s.get::<Rec>("snap-zero"),
+        Err(StoreError::NotAFile {
+            what: "a symbolic link",
+            ..
+        })
+    ));
+    assert!(matches!(
+        s.get::<Rec>("snap-huge"),
+        Err(StoreError::Damaged { .. })
+    ));
+    let listing = s.list::<Rec>("snap-").unwrap();
+    assert_eq!(listing.records.len(), 1);
+    assert_eq!(listing.damaged.len(), 3, "{:?}", listing.damaged);
+    assert!(
+        s.put("snap-zero", &rec(2, 2)).is_err(),
+        "never written through"
+    );
+    assert!(fs::symlink_metadata(records.join("snap-zero.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+/// A state folder others may write is refused with a sentence and left as it is — never made
+/// 0700 behind the user's back, sticky bit and all (as root with `PIER_STATE_DIR=/tmp` that
+/// would break the machine for every user) — and so is a subfolder, `logs/` included.
+#[test]
+fn a_state_folder_others_can_write_is_refused_and_never_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    fs::create_dir(&state).unwrap();
+    fs::set_permissions(&state, fs::Permissions::from_mode(0o1777)).unwrap();
+    match Store::open_at(&state) {
+        Err(e @ StoreError::UnsafeFolder { .. }) => {
+            assert!(
+                e.to_string().contains("can be written by other users"),
+                "{e}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(mode(&state), 0o777);
+    assert_eq!(
+        fs::metadata(&state).unwrap().permissions().mode() & 0o1000,
+        0o1000,
+        "the sticky bit is kept"
+    );
+    assert!(!state.join("records").exists(), "nothing created in it");
+
+    fs::set_permissions(&state, fs::Permissions::from_mode(0o700)).unwrap();
+    let s = Store::open_at(&state).unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, state.join("logs")).unwrap();
+    assert!(matches!(
+        s.open_log("snap-x.log"),
+        Err(StoreError::SymlinkFolder { .. })
+    ));
+    assert_eq!(
+        mode(&elsewhere),
+        0o755,
+        "a linked folder is never made 0700"
+    );
+    assert!(fs::read_dir(&elsewhere).unwrap().next().is_none());
+}
+
+/// Once open, the folder is held: a folder swapped in by path afterwards is never written to.
+#[test]
+fn records_go_to_the_folder_that_was_checked_even_after_its_path_is_swapped() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let s = Store::open_at(&state).unwrap();
+    fs::rename(&state, dir.path().join("held")).unwrap();
+    fs::create_dir_all(state.join("records")).unwrap();
+    s.put("snap-1", &rec(1, 1)).unwrap();
+    assert!(dir.path().join("held/records/snap-1.json").is_file());
+    assert!(fs::read_dir(state.join("records"))
+        .unwrap()
+        .next()
+        .is_none());
 }
