@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use common::users::{finishes_within, User};
+use common::users::{finishes_within, Account};
 use common::*;
 use serde_json::Value;
 
@@ -38,9 +38,9 @@ fn mode(path: &Path) -> u32 {
 }
 
 /// `pier args…` as `user` (or root), with these state and config folders.
-fn pier(user: Option<&User>, state: &Path, config: &Path, args: &[&str]) -> Command {
+fn pier(user: Option<&Account>, state: &Path, config: &Path, args: &[&str]) -> Command {
     let mut c = match user {
-        Some(u) => u.command(pier_bin()),
+        Some(u) => u.run(pier_bin(), Path::new("/nonexistent")),
         None => Command::new(pier_bin()),
     };
     c.args(args)
@@ -77,7 +77,7 @@ fn a_state_folder_inside_another_users_folder_is_refused_with_nothing_written() 
     if needs_root("a_state_folder_inside_another_users_folder_is_refused_with_nothing_written") {
         return;
     }
-    let (victim, attacker) = (User::create("v"), User::create("a"));
+    let (victim, attacker) = (Account::new("v"), Account::new("a"));
     let root = shared_root();
     let theirs = mkdir(&root.path().join("theirs"), 0o755);
     attacker.own(&theirs);
@@ -134,7 +134,7 @@ fn a_state_folder_others_can_write_is_refused_and_never_changed() {
     if needs_root("a_state_folder_others_can_write_is_refused_and_never_changed") {
         return;
     }
-    let victim = User::create("v");
+    let victim = Account::new("v");
     let root = shared_root();
     let tmp_like = mkdir(&root.path().join("tmp"), 0o1777);
     let config = mkdir(&root.path().join("config"), 0o700);
@@ -212,7 +212,7 @@ fn a_fifo_named_like_a_record_or_the_protect_list_never_hangs_pier() {
     if needs_root("a_fifo_named_like_a_record_or_the_protect_list_never_hangs_pier") {
         return;
     }
-    let victim = User::create("v");
+    let victim = Account::new("v");
     let root = shared_root();
     let state = mkdir(&root.path().join("state"), 0o700);
     let config = mkdir(&root.path().join("config"), 0o700);
@@ -302,7 +302,7 @@ fn another_users_marker_in_a_shared_folder_makes_no_project() {
     if needs_root("another_users_marker_in_a_shared_folder_makes_no_project") {
         return;
     }
-    let (victim, attacker) = (User::create("v"), User::create("a"));
+    let (victim, attacker) = (Account::new("v"), Account::new("a"));
     let root = shared_root();
     let shared = mkdir(&root.path().join("shared"), 0o1777);
     let planted = shared.join("package.json");
@@ -321,7 +321,7 @@ fn another_users_marker_in_a_shared_folder_makes_no_project() {
                   s.listen()\nprint(s.getsockname()[1], flush=True)\nsys.stdin.read()\n";
     let start = |cwd: &Path| {
         let mut child = victim
-            .command(python())
+            .run(python(), Path::new("/nonexistent"))
             .args(["-c", listen])
             .current_dir(cwd)
             .stdin(Stdio::piped())
@@ -364,6 +364,9 @@ fn another_users_marker_in_a_shared_folder_makes_no_project() {
     assert!(projects
         .iter()
         .all(|p| p["path"] != shared.to_str().unwrap()));
-    // Ending stdin ends each listener; the accounts' drop ends anything left.
-    drop((in_shared, in_mine));
+    // Ending stdin ends each listener, reaped here; the accounts' drop ends anything left.
+    for mut child in [in_shared, in_mine] {
+        drop(child.stdin.take());
+        let _ = child.wait();
+    }
 }

@@ -5,8 +5,6 @@
 mod common;
 #[path = "restart/kernel.rs"]
 mod kernel;
-#[path = "restart/other_user.rs"]
-mod other_user;
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -584,8 +582,8 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// sandbox's processes end first, then the accounts (and any process of theirs) go.
 struct TwoUsers {
     sb: Sandbox,
-    victim: other_user::Account,
-    attacker: other_user::Account,
+    victim: common::users::Account,
+    attacker: common::users::Account,
     /// The victim's `PIER_STATE_DIR`, `PIER_CONFIG_DIR` and `HOME`.
     state: PathBuf,
     config: PathBuf,
@@ -600,7 +598,10 @@ impl TwoUsers {
     fn new() -> Self {
         use std::os::unix::fs::PermissionsExt;
         let sb = Sandbox::new();
-        let (victim, attacker) = (other_user::Account::new("v"), other_user::Account::new("a"));
+        let (victim, attacker) = (
+            common::users::Account::new("v"),
+            common::users::Account::new("a"),
+        );
         // The sandbox is root's and 0700: open it for reading, as a home folder is.
         std::fs::set_permissions(sb.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let at = |name: &str| sb.path().join(name);
@@ -655,6 +656,32 @@ impl TwoUsers {
             .unwrap();
         assert!(started.success());
         self.sb.report("app", |_| true)
+    }
+
+    /// The fixture started by the victim as an orphan through `sh -c '<py> <script> … ; true'`,
+    /// as a package manager's script starts it, in `cwd`; its report.
+    fn start_sh(&self, cwd: &Path, script: &Path) -> Value {
+        let (report, port) = (self.sb.report_path("app"), free_port());
+        let cmd = format!(
+            "{} {} --report {} --port {port}; true",
+            python(),
+            script.display(),
+            report.display()
+        );
+        let started = self
+            .victim
+            .run("setsid", &self.home)
+            .args(["-f", "sh", "-c", &cmd])
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(started.success());
+        let r = self.sb.report("app", |_| true);
+        self.sb.own_parent(&r);
+        r
     }
 
     /// The victim's stop of the resource holding `server`: its snapshot.
@@ -766,8 +793,10 @@ fn a_script_another_user_put_at_a_path_the_argv_names_is_refused_and_never_runs(
     two.refused(
         &name,
         &format!(
-            "the file {} belongs to uid {}, not to you: a restart runs only what you control",
+            "the file {} is not yours alone ({} belongs to uid {}, not to you): a restart runs \
+             only what you control",
             script.display(),
+            tools.display(),
             two.attacker.uid
         ),
     );
@@ -848,5 +877,39 @@ fn an_environment_that_changes_what_code_runs_is_named_in_history_and_by_the_res
     assert!(
         text.contains(&format!("\n{with}\n")),
         "the same line as history's: {text}"
+    );
+}
+
+/// The same through a shell's command string, as `npm run dev` records it (`sh -c '… ; true'`):
+/// the script the string names is judged too (found by playing the other user: only whole
+/// arguments were).
+#[test]
+fn a_script_another_user_put_where_a_shells_command_string_names_it_is_refused() {
+    let test = "restart foreign script in sh -c";
+    if needs_root(test) || fixtures_cannot_be_orphans(test) {
+        return;
+    }
+    let two = TwoUsers::new();
+    let project = two.sb.path().join("app");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("package.json"), "{}\n").unwrap();
+    two.victim.own(&project);
+    let tools = two.shared.join("tools");
+    let script = tools.join(VITE);
+    two.sb.install(&script, "devserver.py");
+    two.victim.own(&tools);
+    let server = two.start_sh(&project, &script);
+    let name = two.stop(&server);
+    std::fs::remove_dir_all(&tools).unwrap();
+    two.plant(&tools, &script);
+    two.refused(
+        &name,
+        &format!(
+            "the file {} is not yours alone ({} belongs to uid {}, not to you): a restart runs \
+             only what you control",
+            script.display(),
+            tools.display(),
+            two.attacker.uid
+        ),
     );
 }

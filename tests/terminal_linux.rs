@@ -135,8 +135,12 @@ fn a_folder_named_with_escape_sequences_is_escaped_in_scan_stop_history_and_rest
     assert_eq!(out.status.code(), Some(3), "{text}");
     assert_inert(&text);
     assert_eq!(
-        text,
-        format!("{snapshot}  REFUSED  the folder {shown_path} is gone\n")
+        text.lines().next().unwrap_or_default(),
+        format!("{snapshot}  REFUSED  the folder {shown_path} is gone")
+    );
+    assert!(
+        text.contains(&format!(" in {shown_path}\n")),
+        "what it would run, escaped: {text}"
     );
     let report = json(&sb.pier_exact(&["restart", "--json", &snapshot]));
     assert_eq!(

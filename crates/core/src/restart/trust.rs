@@ -19,15 +19,31 @@ use super::rules;
 use crate::model::snapshot::Snapshot;
 use crate::trust::{check_path, Me, Untrusted};
 
-/// The argv entries that may name a file the program loads: every argument after argv[0]
-/// that is not an option (does not start with `-`) and is not empty. Which of them name a file
-/// is for the file system to say (see [`named_files`]).
+/// The words of the argv after argv[0] that may name a file the program loads: each argument
+/// whole, and each word of it — split at blanks and the shell's operators, so a `sh -c 'node
+/// /tmp/x/srv.js; true'` string names its script — with an option's value after its `=`
+/// (`--require=/tmp/hook.js`). Options without one, and empty words, are left out. This only
+/// chooses what to judge; nothing is ever run or split to run. Which words name a file is for
+/// the file system to say ([`named_files`]).
 pub fn path_arguments<'a>(argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    argv.iter()
-        .skip(1)
-        .copied()
-        .filter(|a| !a.is_empty() && !a.starts_with(b"-"))
-        .collect()
+    let word = |w: &'a [u8]| -> Option<&'a [u8]> {
+        let w = match w.iter().position(|&b| b == b'=') {
+            Some(eq) => &w[eq + 1..],
+            None if w.starts_with(b"-") => return None,
+            None => w,
+        };
+        (!w.is_empty() && !w.starts_with(b"-")).then_some(w)
+    };
+    let split = |b: &u8| b.is_ascii_whitespace() || b";&|()<>'\"`".contains(b);
+    let mut words = Vec::new();
+    for arg in argv.iter().skip(1) {
+        words.extend(word(arg));
+        if arg.iter().any(split) {
+            words.extend(arg.split(split).filter_map(word));
+        }
+    }
+    words.dedup();
+    words
 }
 
 /// Whether an environment variable names code that is loaded before, or beside, what the
@@ -135,30 +151,26 @@ pub fn folder_trusted(folder: &Path, me: &Me) -> bool {
 }
 
 /// The files `argv` names in `cwd`: the [`path_arguments`] that, joined to the recorded
-/// folder, name an existing entry that is not a folder (a folder an argument names is what the
-/// program reads or serves, `--directory /tmp`; the code it loads is a file, and the folder it
-/// runs in is judged as the folder).
+/// folder, name an existing entry that is neither a folder (a folder an argument names is what
+/// the program reads or serves, `--directory /tmp`; the code it loads is a file, and the folder
+/// it runs in is judged as the folder) nor a device (`> /dev/null`: only root makes one).
 pub fn named_files(argv: &[&[u8]], cwd: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt as _;
     path_arguments(argv)
         .into_iter()
         .map(|a| cwd.join(OsStr::from_bytes(a)))
-        .filter(|p| p.symlink_metadata().is_ok() && !p.metadata().is_ok_and(|m| m.is_dir()))
+        .filter(|p| {
+            p.symlink_metadata().is_ok()
+                && !p.metadata().is_ok_and(|m| {
+                    let t = m.file_type();
+                    t.is_dir() || t.is_char_device() || t.is_block_device()
+                })
+        })
         .collect()
 }
 
-/// Judges `path` (`what` it is to the restart) by the shared rule. Its owner is asked first:
-/// in a sticky folder the rule would blame the folder (it no longer shields the entry), but
-/// what the user can act on is whose the entry now is.
+/// Judges `path` (`what` it is to the restart) by the shared rule.
 fn check(me: &Me, what: &str, path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let owner = std::fs::metadata(path).ok().map(|m| m.uid());
-    if let Some(uid) = owner.filter(|&uid| !me.trusts(uid)) {
-        let why = Untrusted::Owner {
-            path: path.to_path_buf(),
-            uid,
-        };
-        return Err(not_controlled(what, path, &why));
-    }
     check_path(path, me)
         .map(|_| ())
         .map_err(|why| not_controlled(what, path, &why))
@@ -251,9 +263,26 @@ mod tests {
             path_arguments(&args(&["/tmp/vite"])).is_empty(),
             "argv[0] is the program, judged as the program"
         );
-        assert!(
-            path_arguments(&args(&["node", "--require=/tmp/x.js", "-"])).is_empty(),
-            "options are not files"
+        assert_eq!(
+            path_arguments(&args(&["node", "--require=/tmp/x.js", "-", "--inspect"])),
+            args(&["/tmp/x.js"]),
+            "an option's value may be a file; an option is not"
+        );
+        assert_eq!(
+            path_arguments(&args(&[
+                "sh",
+                "-c",
+                "node /tmp/x/srv.js 8080; true >/dev/null"
+            ])),
+            args(&[
+                "node /tmp/x/srv.js 8080; true >/dev/null",
+                "node",
+                "/tmp/x/srv.js",
+                "8080",
+                "true",
+                "/dev/null"
+            ]),
+            "a shell's command string names its script (found by playing the other user)"
         );
     }
 
@@ -405,7 +434,21 @@ mod tests {
             "a link is an entry, wherever it points"
         );
         let abs = vite.to_str().unwrap().as_bytes();
-        assert_eq!(named_files(&[b"node", abs], Path::new("/")), [vite]);
+        assert_eq!(
+            named_files(&[b"node", abs], Path::new("/")),
+            std::slice::from_ref(&vite)
+        );
+        assert_eq!(
+            named_files(&args(&["sh", "-c", "vite > /dev/null"]), &root),
+            Vec::<PathBuf>::new(),
+            "a device is no file of code"
+        );
+        let script = format!("exec node {} 2>&1", vite.display());
+        assert_eq!(
+            named_files(&[b"sh", b"-c", script.as_bytes()], &root),
+            [vite],
+            "a script a shell's command string names"
+        );
     }
 
     #[test]
