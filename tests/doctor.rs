@@ -210,6 +210,7 @@ fn an_unsafe_state_folder_is_the_setups_fault_with_the_fix() {
         detail.contains("PIER_STATE_DIR"),
         "says what to do: {detail}"
     );
+    assert_eq!(check(&report, "state_folder")["setup"], true, "{report:#}");
     let text = doctor(&state, &[]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(

@@ -308,6 +308,10 @@ fn another_users_marker_in_a_shared_folder_makes_no_project() {
     let planted = shared.join("package.json");
     fs::write(&planted, "{}\n").unwrap();
     attacker.own(&planted);
+    // And in a folder no one else can write (root's, 0755): the marker's owner decides.
+    let lab = mkdir(&root.path().join("lab"), 0o755);
+    fs::write(lab.join("package.json"), "{}\n").unwrap();
+    attacker.own(&lab.join("package.json"));
     let mine = mkdir(&root.path().join("mine"), 0o755);
     fs::write(mine.join("package.json"), "{}\n").unwrap();
     victim.own(&mine);
@@ -338,6 +342,7 @@ fn another_users_marker_in_a_shared_folder_makes_no_project() {
         child
     };
     let in_shared = start(&shared);
+    let in_lab = start(&lab);
     let in_mine = start(&mine);
     let under = root.path().to_str().unwrap();
     let out = finishes_within(
@@ -360,12 +365,16 @@ fn another_users_marker_in_a_shared_folder_makes_no_project() {
         resource_with(&scan, in_shared.id()).is_none(),
         "another user's marker made a project: {scan:#}"
     );
+    assert!(
+        resource_with(&scan, in_lab.id()).is_none(),
+        "another user's marker made a project: {scan:#}"
+    );
     let projects: Vec<&Value> = scan["projects"].as_array().unwrap().iter().collect();
     assert!(projects
         .iter()
         .all(|p| p["path"] != shared.to_str().unwrap()));
     // Ending stdin ends each listener, reaped here; the accounts' drop ends anything left.
-    for mut child in [in_shared, in_mine] {
+    for mut child in [in_shared, in_lab, in_mine] {
         drop(child.stdin.take());
         let _ = child.wait();
     }

@@ -10,7 +10,7 @@ use clap::Args;
 use super::render::Style;
 use super::{colour_wanted, print, print_json, EXIT_FAILED};
 use pier_core::doctor;
-use pier_core::model::doctor::{Check, DoctorReport, Status};
+use pier_core::model::doctor::{DoctorReport, Status};
 use pier_core::words::for_terminal;
 
 /// `pier doctor [--json] [--dump DIR]`.
@@ -116,7 +116,7 @@ fn text(r: &DoctorReport, style: &Style) -> String {
         let _ = writeln!(out, "\nRaw buffers: {}", for_terminal(dump));
     }
     let failed: Vec<&str> = r.failures().map(|c| c.name.as_str()).collect();
-    if !failed.is_empty() && r.failures().all(Check::is_setup) {
+    if !failed.is_empty() && r.failures().all(|c| c.setup) {
         let _ = writeln!(
             out,
             "\n{}: {} — this is the machine's setup, not a fault in Pier: do what the check \
@@ -163,6 +163,7 @@ mod tests {
                 needed,
                 status,
                 detail: "withheld\x1b[2J".into(),
+                setup: false,
             }],
             ready: status == Status::Ok || !needed,
             dump: None,

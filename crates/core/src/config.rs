@@ -19,8 +19,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::model::protect::{Protect, ProtectList};
-use crate::trust::folder::{Folder, FolderError};
-use crate::trust::{read, Me};
+use crate::trust::folder::Folder;
+use crate::trust::{check_path, read, Me, Untrusted};
 
 /// The protect list's file name in the configuration folder.
 pub const PROTECT_FILE: &str = "protect.toml";
@@ -74,11 +74,30 @@ pub fn protect() -> Protect {
     }
 }
 
+/// Where the file at `path` really is: its links followed, every step judged as one only the
+/// user (or root) controls (`trust::check_path`; people keep dotfiles as links). `Ok(None)`
+/// when nothing is there; a link to nothing is an error, not an empty list.
+fn resolve(path: &Path) -> Result<Option<PathBuf>, String> {
+    let me = Me::current();
+    match check_path(path, me) {
+        // The file itself must be the user's own, as every file of Pier's is.
+        Ok(checked) if checked.entry.uid != me.uid => Err(format!(
+            "{} belongs to uid {}, not to you",
+            checked.resolved.display(),
+            checked.entry.uid
+        )),
+        Ok(checked) => Ok(Some(checked.resolved)),
+        Err(Untrusted::Missing { .. }) if path.symlink_metadata().is_err() => Ok(None),
+        Err(e @ Untrusted::Unreadable { .. }) => Err(e.to_string()),
+        Err(e) => Err(format!("it is not safe: {e}")),
+    }
+}
+
 /// Reads the list at `path`: a missing file (or folder) is an empty list; anything else that
 /// fails is [`Protect::Unreadable`], with a sentence naming the file. Another user may have
-/// planted the file or its folder (docs/design.md §5): the folder must be one only the user
-/// can change, and the file a regular file of the user's (never a link or a FIFO), at most
-/// [`read::CONFIG`] bytes.
+/// planted the file or its folder (docs/design.md §5): it, and every folder and link on its
+/// way, must be one only the user controls ([`resolve`]), and what it resolves to a regular
+/// file, read without blocking, at most [`read::CONFIG`] bytes.
 pub fn read_protect(path: &Path) -> Protect {
     let unreadable = |why: String| {
         Protect::Unreadable(format!(
@@ -86,22 +105,17 @@ pub fn read_protect(path: &Path) -> Protect {
             path.display()
         ))
     };
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
-        return unreadable("it names no file in a folder".into());
+    let real = match resolve(path) {
+        Ok(Some(real)) => real,
+        Ok(None) => return Protect::default(),
+        Err(why) => return unreadable(why),
     };
-    let folder = match Folder::open(dir, Me::current(), false) {
-        Ok(folder) => folder,
-        Err(FolderError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Protect::default()
-        }
-        Err(e) => return unreadable(format!("its folder is not safe: {e}")),
-    };
-    let text = match folder.read(name, read::CONFIG) {
-        Ok(Some(bytes)) => match String::from_utf8(bytes) {
+    let text = match read::regular(&real, read::CONFIG) {
+        Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(_) => return unreadable("it is not UTF-8 text".into()),
         },
-        Ok(None) => return Protect::default(),
+        Err(e) if e.is_not_found() => return Protect::default(),
         Err(e) => return unreadable(e.to_string()),
     };
     match parse(&text) {
@@ -157,10 +171,17 @@ pub fn write_protect(path: &Path, list: &ProtectList) -> Result<(), String> {
             path.display()
         )
     };
+    // A list kept as a link is written where the link leads, so the link stays.
+    let real = resolve(path).map_err(|e| fail(&e))?;
+    let path = real.as_deref().unwrap_or(path);
     let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
         return Err(fail(&"it names no file in a folder"));
     };
-    let folder = Folder::open(dir, Me::current(), true).map_err(|e| fail(&e))?;
+    let dir = match resolve(dir).map_err(|e| fail(&e))? {
+        Some(real) => real,
+        None => dir.to_path_buf(),
+    };
+    let folder = Folder::open(&dir, Me::current(), true).map_err(|e| fail(&e))?;
     let body = toml::to_string(list).map_err(|e| e.to_string())?;
     let (mut f, tmp) = folder.create_temp(name).map_err(|e| fail(&e))?;
     let written = f

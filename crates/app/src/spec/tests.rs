@@ -563,6 +563,7 @@ pub fn self_test(signal_works: bool) -> Update {
                 Status::Failed
             },
             detail: "task_name_for_pid(4242) failed: 5".into(),
+            setup: false,
         }],
         ready: signal_works,
         dump: None,

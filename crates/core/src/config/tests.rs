@@ -115,3 +115,52 @@ fn the_list_names_a_card_by_folder_port_or_container_name() {
     );
     assert_eq!(names(&["/x"], &[], Some("db2")), None);
 }
+
+/// A list kept as a link (dotfiles) is read and written where it leads, and the link stays;
+/// one leading into a folder others can write, a FIFO, or a file too large protects
+/// everything, with the reason, and never hangs.
+#[test]
+fn a_list_is_read_through_the_users_links_and_never_from_what_others_could_plant() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let dotfiles = dir.path().join("dotfiles");
+    std::fs::create_dir(&dotfiles).unwrap();
+    let conf = dir.path().join("conf");
+    std::fs::create_dir(&conf).unwrap();
+    let path = conf.join("protect.toml");
+    std::fs::write(dotfiles.join("protect.toml"), "ports = [5432]\n").unwrap();
+    symlink(dotfiles.join("protect.toml"), &path).unwrap();
+    let list = ProtectList {
+        ports: vec![5432, 6379],
+        ..ProtectList::default()
+    };
+    assert!(matches!(read_protect(&path), Protect::List(l) if l.ports == [5432]));
+    write_protect(&path, &list).unwrap();
+    assert!(path.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(read_protect(&path), Protect::List(list));
+
+    let unreadable = |path: std::path::PathBuf| {
+        crate::trust::tests::within_10_s(move || match read_protect(&path) {
+            Protect::Unreadable(why) => why,
+            other => panic!("{other:?}"),
+        })
+    };
+    std::fs::set_permissions(&dotfiles, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(unreadable(path.clone()).contains("can be written by other users"));
+    std::fs::set_permissions(&dotfiles, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    crate::trust::tests::mkfifo(&path);
+    assert!(unreadable(path.clone()).contains("a FIFO"));
+    std::fs::remove_file(&path).unwrap();
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(2 << 20)
+        .unwrap();
+    assert!(unreadable(path.clone()).contains("larger than 1 MB"));
+    std::fs::remove_file(&path).unwrap();
+    symlink(dir.path().join("nothing"), &path).unwrap();
+    assert!(
+        !unreadable(path).is_empty(),
+        "a link to nothing is no empty list"
+    );
+}

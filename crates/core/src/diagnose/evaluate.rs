@@ -154,27 +154,16 @@ pub(crate) fn managed_by(
 
 /// A small regular file a manager keeps (a pid file, a config), or a shell's script: its first
 /// 256 KiB. The paths come from other processes' environments and argv, so a read must never
-/// wait or read Pier's own: the path is resolved first (links and `..`), nothing under `/dev`
-/// or `/proc` is read (`bash /dev/stdin` would be Pier's stdin), only a regular file is opened,
-/// without blocking, and checked again once open.
+/// wait or read Pier's own: it is read as `trust::read::head_following` reads (links resolved, a
+/// regular file only, without blocking), never under `/dev` or `/proc` (`bash /dev/stdin`
+/// would be Pier's stdin).
 pub(crate) fn read_small_text(path: &Path) -> Option<String> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
     let path = std::fs::canonicalize(path).ok()?;
-    if path.starts_with("/dev") || path.starts_with("/proc") || !path.metadata().ok()?.is_file() {
+    if path.starts_with("/dev") || path.starts_with("/proc") {
         return None;
     }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(&path)
-        .ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(256 * 1024).read_to_string(&mut text).ok()?;
-    Some(text)
+    let bytes = crate::trust::read::head_following(&path, 256 * 1024).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// The members that start their child again (`respawners.rs`), each with its command line; a

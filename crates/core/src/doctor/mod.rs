@@ -127,27 +127,31 @@ pub fn run_with(opts: &Options, m: &Machine) -> DoctorReport {
     }
 }
 
-/// The state folder opens as a stop opens it (real, the user's, made private) and a record
+/// The state folder opens as a stop opens it (the user's, no one else's to change) and a record
 /// can be written in it: a scratch file is created, synced and removed where records go.
 fn state_folder(t: &mut Tally, dir: Option<&std::path::Path>) {
     let opened = match dir {
         Some(dir) => Store::open_at(dir),
         None => Store::open(),
     };
-    let checked = opened.map_err(|e| e.to_string()).and_then(|store| {
-        use std::os::unix::fs::PermissionsExt as _;
-        let dir = store.folder().to_path_buf();
-        let mode = std::fs::metadata(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?
-            .permissions()
-            .mode();
-        store.try_write().map_err(|e| {
-            format!(
-                "a record cannot be written in {}: {e}",
-                dir.join("records").display()
-            )
-        })?;
-        Ok(format!("{} (mode {:o})", dir.display(), mode & 0o777))
-    });
+    let store = match opened {
+        Ok(store) => store,
+        Err(e) if e.is_setup() => return t.setup_fault("state_folder", e.to_string()),
+        Err(e) => return t.fail("state_folder", e.to_string()),
+    };
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = store.folder().to_path_buf();
+    let checked = std::fs::metadata(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))
+        .and_then(|m| {
+            store.try_write().map_err(|e| {
+                format!(
+                    "a record cannot be written in {}: {e}",
+                    dir.join("records").display()
+                )
+            })?;
+            let mode = m.permissions().mode() & 0o777;
+            Ok(format!("{} (mode {mode:o})", dir.display()))
+        });
     t.record("state_folder", checked);
 }

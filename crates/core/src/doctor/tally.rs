@@ -92,7 +92,16 @@ impl Tally {
             needed,
             status,
             detail,
+            setup: false,
         });
+    }
+
+    /// Records check `name` as failed by the machine's setup, with what to do in `detail`.
+    pub(super) fn setup_fault(&mut self, name: &'static str, detail: String) {
+        self.record(name, Err(detail));
+        if let Some(c) = self.checks.last_mut() {
+            c.setup = true;
+        }
     }
 
     /// Records check `name` as failed, with why.
@@ -121,6 +130,7 @@ impl Tally {
                     needed: *needed,
                     status: Status::Skipped,
                     detail: why.clone(),
+                    setup: false,
                 });
             }
         }

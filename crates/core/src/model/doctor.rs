@@ -32,15 +32,10 @@ pub struct Check {
     pub status: Status,
     /// What was found: the value read, or why it failed.
     pub detail: String,
-}
-
-impl Check {
-    /// Whether a failure of this check is the machine's setup rather than a fault of Pier's:
-    /// the state folder (missing `HOME`, a folder others can write, another user's), whose
-    /// sentence says what to do.
-    pub fn is_setup(&self) -> bool {
-        self.name == "state_folder"
-    }
+    /// Whether its failure is the machine's setup (a state folder another user could change,
+    /// no `HOME`), which `detail` says how to fix, rather than a fault of Pier's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub setup: bool,
 }
 
 /// How signals reach a process on this machine.
@@ -93,6 +88,7 @@ impl DoctorReport {
                 needed: true,
                 status: Status::Failed,
                 detail: why,
+                setup: false,
             }],
             ready: false,
             dump: None,

@@ -63,14 +63,9 @@ impl<'p> Now<'p> {
     /// Reads the process table and the socket tables once; a failed read is kept as its
     /// error, which then argues against every restart.
     pub fn read(probe: &'p dyn Probe) -> Self {
-        Self::read_as(probe, crate::trust::Me::current())
-    }
-
-    /// [`Now::read`], judging what a restart runs for `me`.
-    pub fn read_as(probe: &'p dyn Probe, me: &'p crate::trust::Me) -> Self {
         Self {
             probe,
-            me,
+            me: crate::trust::Me::current(),
             processes: probe.processes().map_err(|e| e.to_string()),
             sockets: probe.sockets(&[]).map_err(|e| e.to_string()),
         }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::rules;
 use crate::model::snapshot::Snapshot;
-use crate::trust::{check_path, Me, Untrusted};
+use crate::trust::{check_path, walk, Me, Untrusted, Walk};
 
 /// The words of the argv after argv[0] that may name a file the program loads: each argument
 /// whole, and each word of it — split at blanks and the shell's operators, so a `sh -c 'node
@@ -182,13 +182,36 @@ pub fn judge_folder(me: &Me, cwd: &Path) -> Result<(), String> {
     check(me, "the folder", cwd)
 }
 
-/// Judges the program, then every file its argv names in the folder, by the shared rule; the
-/// first one the user does not control refuses the restart.
+/// Judges the program, then every file its argv names in the folder, by the shared rule, and
+/// every path it names that is not there: the deepest folder of it that is must be one no one
+/// else can write (a script in a `/tmp` folder since removed could be put back by anyone
+/// between this check and its load). The first one the user does not control refuses.
 pub fn judge_code(me: &Me, cwd: &Path, program: &Path, argv: &[&[u8]]) -> Result<(), String> {
     check(me, "the program", program)?;
     named_files(argv, cwd)
         .iter()
-        .try_for_each(|file| check(me, "the file", file))
+        .try_for_each(|file| check(me, "the file", file))?;
+    missing_paths(argv, cwd).iter().try_for_each(|missing| {
+        let Ok(Walk::Missing { parent, .. }) = walk(missing, me, true, true) else {
+            return check(me, "the file", missing);
+        };
+        check_path(&parent, me).map(|_| ()).map_err(|why| {
+            format!(
+                "the file {} is missing, and {why}: a restart runs only what you control",
+                missing.display()
+            )
+        })
+    })
+}
+
+/// The paths `argv` names (a word with a `/`, from [`path_arguments`]) that are not there.
+fn missing_paths(argv: &[&[u8]], cwd: &Path) -> Vec<PathBuf> {
+    path_arguments(argv)
+        .into_iter()
+        .filter(|a| a.contains(&b'/'))
+        .map(|a| cwd.join(OsStr::from_bytes(a)))
+        .filter(|p| p.symlink_metadata().is_err())
+        .collect()
 }
 
 /// What a restart of `s` replays, for a person to see before it runs.
@@ -449,6 +472,31 @@ mod tests {
             [vite],
             "a script a shell's command string names"
         );
+    }
+
+    /// A script named in a folder others can write that is gone now: anyone could put one
+    /// there before it loads. Gone in a folder of the user's, it is only gone.
+    #[test]
+    fn a_missing_script_is_refused_only_where_others_could_put_one() {
+        let (_dir, root) = project();
+        let me = Me::current();
+        let program = root.join("node_modules/.bin/vite");
+        let shared = root.join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        mode(&shared, 0o1777);
+        let gone = shared.join("x/srv.js");
+        let argv = [b"node".as_slice(), gone.to_str().unwrap().as_bytes()];
+        let why = judge_code(me, &root, &program, &argv).unwrap_err();
+        assert!(
+            why.contains("is missing") && why.contains("other users"),
+            "{why}"
+        );
+        let argv = [
+            b"node".as_slice(),
+            b"lib/gone.js",
+            b"http://localhost:5173/",
+        ];
+        assert_eq!(judge_code(me, &root, &program, &argv), Ok(()));
     }
 
     #[test]

@@ -172,6 +172,24 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// Whether it is the machine's setup that stands in the way — which folder, whose, who
+    /// else may write it — rather than a record or a fault of Pier's: its sentence says what
+    /// to do (`pier doctor` says so).
+    pub fn is_setup(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NoFolder
+                | StoreError::EmptyStateDir
+                | StoreError::RelativeStateDir(_)
+                | StoreError::Folder { .. }
+                | StoreError::SymlinkFolder { .. }
+                | StoreError::ForeignFolder { .. }
+                | StoreError::UnsafeFolder { .. }
+        )
+    }
+}
+
 /// A record that says which process it speaks for.
 pub trait Owned {
     /// The identity the record speaks for; only an update on its behalf may change the record
@@ -308,11 +326,7 @@ impl Store {
                 let root = Folder::open(&dir, me, false).map_err(|e| folder_error(&dir, e))?;
                 let sub = |name| match root.sub(name, me, false) {
                     Ok(f) => Ok(Some(f)),
-                    Err(FolderError::Io { source, .. })
-                        if source.kind() == std::io::ErrorKind::NotFound =>
-                    {
-                        Ok(None)
-                    }
+                    Err(e) if e.is_not_found() => Ok(None),
                     Err(e) => Err(folder_error(&dir.join(name), e)),
                 };
                 let (records, locks) = (sub("records")?, sub("locks")?);
@@ -690,11 +704,7 @@ impl Store {
         let path = self.dir.join("logs").join(file);
         let logs = match self.root.sub("logs", Me::current(), false) {
             Ok(logs) => logs,
-            Err(FolderError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
-                return Ok(())
-            }
+            Err(e) if e.is_not_found() => return Ok(()),
             Err(e) => return Err(folder_error(&self.dir.join("logs"), e)),
         };
         match logs.unlink(file.as_ref()) {

@@ -59,23 +59,12 @@ fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
-/// Owner and mode of an open descriptor.
-fn entry_of(fd: &impl AsFd) -> Result<Entry, Errno> {
-    let st = rustix::fs::fstat(fd)?;
-    let kind = match rustix::fs::FileType::from_raw_mode(st.st_mode as _) {
-        rustix::fs::FileType::Directory => Kind::Dir,
-        rustix::fs::FileType::RegularFile => Kind::File,
-        rustix::fs::FileType::Symlink => Kind::Link,
-        _ => Kind::Other,
-    };
-    let mode = st.st_mode as u32 & 0o7777;
-    Ok(Entry {
-        uid: st.st_uid,
-        gid: st.st_gid,
-        mode,
-        kind,
-        acl: mode & 0o020 != 0 && fd_has_acl(fd),
-    })
+/// Owner and mode of an open descriptor, its access list looked at.
+fn entry_of(fd: &OwnedFd) -> std::io::Result<Entry> {
+    let file = File::from(fd.try_clone()?);
+    let mut e = Entry::of(&file.metadata()?);
+    e.acl = e.mode & 0o020 != 0 && fd_has_acl(&file);
+    Ok(e)
 }
 
 /// [`super::has_acl`] for an open descriptor.
@@ -90,6 +79,13 @@ fn fd_has_acl(fd: &impl AsFd) -> bool {
 #[cfg(not(target_os = "linux"))]
 fn fd_has_acl(_fd: &impl AsFd) -> bool {
     false
+}
+
+impl FolderError {
+    /// Whether the folder is simply not there.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, FolderError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
 }
 
 impl Folder {
@@ -125,7 +121,10 @@ impl Folder {
     /// checked by path is not what was opened. Pier's own folder must be the user's itself,
     /// not merely root's: a folder of root's is not one the user's Pier can keep records in.
     fn held(fd: OwnedFd, path: PathBuf, me: &Me) -> Result<Folder, FolderError> {
-        let e = entry_of(&fd).map_err(io(&path))?;
+        let e = entry_of(&fd).map_err(|source| FolderError::Io {
+            path: path.clone(),
+            source,
+        })?;
         judge(&path, &e, None, me).map_err(FolderError::Untrusted)?;
         if e.uid != me.uid {
             return Err(FolderError::Untrusted(Untrusted::Owner {
@@ -158,11 +157,6 @@ impl Folder {
         Self::held(fd, path, me)
     }
 
-    /// The folder's path, for sentences (every operation goes through the descriptor).
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Opens `name` in it with `flags` (guarded: no link, no blocking), a regular file the
     /// user owns.
     pub fn open_file(&self, name: &str, flags: OFlags) -> Result<File, FileError> {
@@ -184,11 +178,11 @@ impl Folder {
         self.open_file(name, OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE)
     }
 
-    /// A new temp file for `stem` (hidden, unique), created `O_EXCL|O_NOFOLLOW`, 0600: a name
+    /// A new temp file for `stem` (hidden, unique), made by [`Folder::create_new`]: a name
     /// someone planted is never opened, and another try takes another name.
     pub fn create_temp(&self, stem: &str) -> std::io::Result<(File, OsString)> {
         static TEMPS: AtomicU64 = AtomicU64::new(0);
-        let mut last = Errno::EXIST;
+        let mut last = std::io::ErrorKind::AlreadyExists.into();
         for _ in 0..16 {
             let nonce = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -198,14 +192,21 @@ impl Folder {
                 std::process::id(),
                 TEMPS.fetch_add(1, Ordering::Relaxed)
             );
-            let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | read::guarded();
-            match rustix::fs::openat(&*self.fd, &name, flags, Mode::from_raw_mode(0o600)) {
-                Ok(fd) => return Ok((File::from(fd), name.into())),
-                Err(Errno::EXIST) => last = Errno::EXIST,
-                Err(e) => return Err(e.into()),
+            match self.create_new(&name) {
+                Ok(file) => return Ok((file, name.into())),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e,
+                Err(e) => return Err(e),
             }
         }
-        Err(last.into())
+        Err(last)
+    }
+
+    /// The new file `name`, created `O_EXCL|O_NOFOLLOW`, 0600, for writing: fails when
+    /// anything — a file, a link — is already there.
+    pub fn create_new(&self, name: &str) -> std::io::Result<File> {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | read::guarded();
+        let fd = rustix::fs::openat(&*self.fd, name, flags, Mode::from_raw_mode(0o600))?;
+        Ok(File::from(fd))
     }
 
     /// Renames `from` over `to`, both in this folder.
@@ -287,6 +288,17 @@ fn make_missing(path: &Path, me: &Me) -> Result<(), FolderError> {
         at = at.join(name);
         dir = rustix::fs::openat(&dir, name.as_os_str(), dir_flags(), Mode::empty())
             .map_err(|e| opened(&at, e))?;
+        // Made by someone else first (in a sticky folder): nothing is made inside it.
+        let e = entry_of(&dir).map_err(|source| FolderError::Io {
+            path: at.clone(),
+            source,
+        })?;
+        if e.uid != me.uid {
+            return Err(FolderError::Untrusted(Untrusted::Owner {
+                path: at,
+                uid: e.uid,
+            }));
+        }
     }
     Ok(())
 }

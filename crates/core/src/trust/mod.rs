@@ -6,7 +6,7 @@
 //! change it: it and every folder on its path from `/` are owned by the user or root, and none
 //! is writable by group or others — except a sticky folder (`/tmp`) whose next entry on the path
 //! is the user's or root's (nobody else may rename or remove it), and a group that is the user's
-//! private group. OpenSSH's `safe_path` is the same rule.
+//! private group. It is modelled on OpenSSH's `safe_path`, with those two exceptions.
 //!
 //! - [`judge`]: the rule, a pure function of one entry's owner and mode;
 //! - [`check_path`]: every entry on a path, links followed as the kernel follows them;
@@ -32,6 +32,9 @@ pub struct Me {
     /// The user's own group (named as the user, no other member): a folder writable by it is
     /// writable by the user alone. `None` when there is none or it cannot be told.
     pub private_gid: Option<u32>,
+    /// A group whose members may all become root (macOS's `admin`, which Homebrew's folders
+    /// are writable by): its write is root's (docs/decisions.md).
+    pub admin_gid: Option<u32>,
 }
 
 impl Me {
@@ -40,13 +43,18 @@ impl Me {
         static ME: OnceLock<Me> = OnceLock::new();
         ME.get_or_init(|| {
             let uid = rustix::process::geteuid().as_raw();
-            let gid = rustix::process::getegid().as_raw();
             let file = |p| read::regular(Path::new(p), read::SYSTEM_FILE).ok();
             let private_gid = match (file("/etc/passwd"), file("/etc/group")) {
-                (Some(passwd), Some(group)) => private_group(uid, gid, &passwd, &group),
+                (Some(passwd), Some(group)) => private_group(uid, &passwd, &group),
                 _ => None,
             };
-            Me { uid, private_gid }
+            // NOT RUN: macOS's `admin` group is gid 80 (its members may `sudo`).
+            let admin_gid = cfg!(target_os = "macos").then_some(80);
+            Me {
+                uid,
+                private_gid,
+                admin_gid,
+            }
         })
     }
 
@@ -56,11 +64,12 @@ impl Me {
     }
 }
 
-/// `gid` when it is `uid`'s private group, read from `/etc/passwd` and `/etc/group`: named as
-/// the user, listing no other member, and no other user's primary group. Why so strict: a
-/// group-writable folder is safe only when the group is the user alone (the "user private
-/// group" of Debian and Red Hat); anything that cannot be told counts as shared.
-pub fn private_group(uid: u32, gid: u32, passwd: &[u8], group: &[u8]) -> Option<u32> {
+/// `uid`'s private group, read from `/etc/passwd` and `/etc/group`: its primary group (as the
+/// account has it, whatever `newgrp` made the process's), named as the user, listing no other
+/// member, and no other user's primary group. Why so strict: a group-writable folder is safe
+/// only when the group is the user alone (the "user private group" of Debian and Red Hat);
+/// anything that cannot be told (an account only a directory service knows) counts as shared.
+pub fn private_group(uid: u32, passwd: &[u8], group: &[u8]) -> Option<u32> {
     let lines = |b: &'_ [u8]| -> Vec<Vec<String>> {
         String::from_utf8_lossy(b)
             .lines()
@@ -69,11 +78,10 @@ pub fn private_group(uid: u32, gid: u32, passwd: &[u8], group: &[u8]) -> Option<
             .collect()
     };
     let users = lines(passwd);
-    let name = users
+    let user = users
         .iter()
-        .find(|u| u.len() >= 4 && u[2].parse() == Ok(uid))?
-        .first()?
-        .clone();
+        .find(|u| u.len() >= 4 && u[2].parse() == Ok(uid))?;
+    let (name, gid) = (user[0].clone(), user[3].parse::<u32>().ok()?);
     let shared = users
         .iter()
         .any(|u| u.len() >= 4 && u[3].parse() == Ok(gid) && u[2].parse() != Ok(uid));
@@ -253,7 +261,8 @@ pub fn judge(path: &Path, e: &Entry, next: Option<&Entry>, me: &Me) -> Result<()
             path: path.to_path_buf(),
         });
     }
-    if e.mode & 0o020 != 0 && !sticky_shields && me.private_gid != Some(e.gid) {
+    let groups_own = [me.private_gid, me.admin_gid].contains(&Some(e.gid));
+    if e.mode & 0o020 != 0 && !sticky_shields && !groups_own {
         return Err(Untrusted::Group {
             path: path.to_path_buf(),
             gid: e.gid,

@@ -128,14 +128,13 @@ pub fn following(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     regular(&path, limit)
 }
 
-/// The regular file at `path` (not a link), owned by `owner`, up to `limit` bytes; `None` when
-/// there is none.
-pub fn owned(path: &Path, owner: u32, limit: u64) -> Result<Option<Vec<u8>>, FileError> {
-    match open_at(None, path, OFlags::RDONLY, Some(owner)) {
-        Ok(file) => all(&file, limit).map(Some),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e),
-    }
+/// The first `limit` bytes of the regular file at `path` or where its links lead, whoever
+/// owns it: for a file another process names (a manager's pid file, a shell's script).
+pub fn head_following(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    let file = open_at(None, &std::fs::canonicalize(path)?, OFlags::RDONLY, None)?;
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The last `limit` bytes of an opened file (all of a smaller one).
