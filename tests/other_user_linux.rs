@@ -50,6 +50,12 @@ fn pier(user: Option<&Account>, state: &Path, config: &Path, args: &[&str]) -> C
     c
 }
 
+/// `pier scan --json` of `under`, unsampled, as `user`, within [`LIMIT`].
+fn scan(user: &Account, state: &Path, config: &Path, under: &str) -> Output {
+    let args = ["scan", "--json", "--sample-ms", "0", "--under", under];
+    finishes_within(pier(Some(user), state, config, &args), LIMIT, "pier scan")
+}
+
 fn text(out: &Output) -> String {
     format!(
         "{}{}",
@@ -218,12 +224,12 @@ fn a_fifo_named_like_a_record_or_the_protect_list_never_hangs_pier() {
     let config = mkdir(&root.path().join("config"), 0o700);
     let records = mkdir(&state.join("records"), 0o700);
     mkdir(&state.join("locks"), 0o700);
-    for d in [&state, &config, &records, &state.join("locks")] {
-        victim.own(d);
-    }
-    // Planted while the folders were the attacker's to write, as the issue found them.
+    // Planted while the folders were the attacker's to write, as the issue found them; the
+    // victim's own, so that only what they are is against them.
     mkfifo(&records.join("snap-1-2-1700000000000.json"));
     mkfifo(&config.join("protect.toml"));
+    victim.own(&state);
+    victim.own(&config);
     let empty = mkdir(&root.path().join("empty"), 0o755);
     let under = empty.to_str().unwrap();
 
@@ -233,16 +239,7 @@ fn a_fifo_named_like_a_record_or_the_protect_list_never_hangs_pier() {
         "pier history over a FIFO record",
     );
     assert!(text(&out).contains("FIFO"), "named: {}", text(&out));
-    let out = finishes_within(
-        pier(
-            Some(&victim),
-            &state,
-            &config,
-            &["scan", "--json", "--sample-ms", "0", "--under", under],
-        ),
-        LIMIT,
-        "pier scan over a FIFO protect list",
-    );
+    let out = scan(&victim, &state, &config, under);
     let (code, doc) = exit_and_json(&out);
     assert_eq!(code, 0, "{doc:#}");
     let said = String::from_utf8_lossy(&out.stderr);
@@ -345,16 +342,7 @@ fn another_users_marker_in_a_shared_folder_makes_no_project() {
     let in_lab = start(&lab);
     let in_mine = start(&mine);
     let under = root.path().to_str().unwrap();
-    let out = finishes_within(
-        pier(
-            Some(&victim),
-            &state,
-            &config,
-            &["scan", "--json", "--sample-ms", "0", "--under", under],
-        ),
-        LIMIT,
-        "pier scan",
-    );
+    let out = scan(&victim, &state, &config, under);
     let (code, scan) = exit_and_json(&out);
     assert_eq!(code, 0, "{scan:#}");
     assert!(

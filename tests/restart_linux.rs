@@ -772,7 +772,17 @@ fn a_project_another_user_recreated_at_the_recorded_path_is_refused_and_their_sc
 /// user puts their own script at that path. Refused, naming the file's owner; it never runs.
 #[test]
 fn a_script_another_user_put_at_a_path_the_argv_names_is_refused_and_never_runs() {
-    let test = "restart foreign script";
+    a_script_put_back_by_another_user_is_refused("restart foreign script", |two, cwd, script| {
+        two.start(cwd, &[&python(), script.to_str().unwrap()])
+    });
+}
+
+/// [`a_script_another_user_put_at_a_path_the_argv_names_is_refused_and_never_runs`] with the
+/// server started by `start(two, project, script)`.
+fn a_script_put_back_by_another_user_is_refused(
+    test: &str,
+    start: impl Fn(&TwoUsers, &Path, &Path) -> Value,
+) {
     if needs_root(test) || fixtures_cannot_be_orphans(test) {
         return;
     }
@@ -785,8 +795,7 @@ fn a_script_another_user_put_at_a_path_the_argv_names_is_refused_and_never_runs(
     let script = tools.join(VITE);
     two.sb.install(&script, "devserver.py");
     two.victim.own(&tools);
-    let py = python();
-    let server = two.start(&project, &[&py, script.to_str().unwrap()]);
+    let server = start(&two, &project, &script);
     let name = two.stop(&server);
     std::fs::remove_dir_all(&tools).unwrap();
     two.plant(&tools, &script);
@@ -885,31 +894,8 @@ fn an_environment_that_changes_what_code_runs_is_named_in_history_and_by_the_res
 /// arguments were).
 #[test]
 fn a_script_another_user_put_where_a_shells_command_string_names_it_is_refused() {
-    let test = "restart foreign script in sh -c";
-    if needs_root(test) || fixtures_cannot_be_orphans(test) {
-        return;
-    }
-    let two = TwoUsers::new();
-    let project = two.sb.path().join("app");
-    std::fs::create_dir(&project).unwrap();
-    std::fs::write(project.join("package.json"), "{}\n").unwrap();
-    two.victim.own(&project);
-    let tools = two.shared.join("tools");
-    let script = tools.join(VITE);
-    two.sb.install(&script, "devserver.py");
-    two.victim.own(&tools);
-    let server = two.start_sh(&project, &script);
-    let name = two.stop(&server);
-    std::fs::remove_dir_all(&tools).unwrap();
-    two.plant(&tools, &script);
-    two.refused(
-        &name,
-        &format!(
-            "the file {} is not yours alone ({} belongs to uid {}, not to you): a restart runs \
-             only what you control",
-            script.display(),
-            tools.display(),
-            two.attacker.uid
-        ),
+    a_script_put_back_by_another_user_is_refused(
+        "restart foreign script in sh -c",
+        |two, cwd, script| two.start_sh(cwd, script),
     );
 }
