@@ -658,12 +658,12 @@ impl TwoUsers {
         self.sb.report("app", |_| true)
     }
 
-    /// The fixture started by the victim as an orphan through `sh -c '<py> <script> … ; true'`,
-    /// as a package manager's script starts it, in `cwd`; its report.
-    fn start_sh(&self, cwd: &Path, script: &Path) -> Value {
+    /// The fixture started by the victim as an orphan through `sh -c '<set> <py> <script> … ;
+    /// true'`, as a package manager's script starts it, in `cwd`; its report.
+    fn start_sh(&self, cwd: &Path, set: &str, script: &Path) -> Value {
         let (report, port) = (self.sb.report_path("app"), free_port());
         let cmd = format!(
-            "{} {} --report {} --port {port}; true",
+            "{set} {} {} --report {} --port {port}; true",
             python(),
             script.display(),
             report.display()
@@ -896,6 +896,38 @@ fn an_environment_that_changes_what_code_runs_is_named_in_history_and_by_the_res
 fn a_script_another_user_put_where_a_shells_command_string_names_it_is_refused() {
     a_script_put_back_by_another_user_is_refused(
         "restart foreign script in sh -c",
-        |two, cwd, script| two.start_sh(cwd, script),
+        |two, cwd, script| two.start_sh(cwd, "", script),
+    );
+}
+
+/// A module folder a shell's command string puts first (`PYTHONPATH=<shared>/lib python3 …`),
+/// gone after the stop and made again by the other user: refused, naming its owner (found by
+/// playing the other user: the words of a variable's value were not judged).
+#[test]
+fn a_module_folder_another_user_made_again_is_refused() {
+    let test = "restart foreign module folder";
+    if needs_root(test) || fixtures_cannot_be_orphans(test) {
+        return;
+    }
+    let two = TwoUsers::new();
+    let project = two.sb.path().join("app");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("package.json"), "{}\n").unwrap();
+    two.sb.install(&project.join(VITE), "devserver.py");
+    two.victim.own(&project);
+    let lib = two.shared.join("lib");
+    two.victim.folder(&lib, 0o755);
+    let set = format!("PYTHONPATH={}:{}", project.display(), lib.display());
+    let server = two.start_sh(&project, &set, &project.join(VITE));
+    let name = two.stop(&server);
+    std::fs::remove_dir_all(&lib).unwrap();
+    two.plant(&lib, &lib.join("http/__init__.py"));
+    two.refused(
+        &name,
+        &format!(
+            "the folder {} belongs to uid {}, not to you: a restart runs only what you control",
+            lib.display(),
+            two.attacker.uid
+        ),
     );
 }

@@ -99,7 +99,7 @@ pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     let arg0 = target.argv.first().ok_or("the recorded command is empty")?;
     let program = rules::resolve_program(&arg0.0, &cwd, &env)?;
     let argv: Vec<&[u8]> = target.argv.iter().map(|a| a.0.as_slice()).collect();
-    trust::judge_code(now.me, &cwd, &program, &argv)?;
+    trust::judge_code(now.me, &cwd, &program, &argv, &env)?;
     same_program(&program, &rules::recorded_exe(target))?;
     // Before the ports: a second restart finds the first one's server on the port, and
     // "already runs" is the reason a person needs (found by the real-tools suite).

@@ -277,8 +277,10 @@ fn a_replay_names_its_program_folder_and_the_entries_that_change_what_code_runs(
     );
     let after = format!("PATH=/usr/bin:/bin:{}", open.display());
     let s = stopped_script(&app, "server.sh", &[&after]);
-    assert!(
-        super::trust::replay(&s, me).code_env.is_empty(),
-        "searched after: never reached"
+    assert_eq!(
+        super::trust::replay(&s, me).code_env,
+        [after],
+        "searched after the program's: its children (a shell's command string) look there too \
+         (found by playing the other user)"
     );
 }

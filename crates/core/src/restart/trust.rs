@@ -1,14 +1,15 @@
 //! A restart runs only what the user controls, and says what it replays (docs/design.md §4).
 //!
-//! The recorded folder, the program and every file its argv names (the script an interpreter
-//! loads, a program resolved in the project) are judged by the shared rule,
+//! The recorded folder, the program and every file or folder its argv or a code-changing
+//! variable names ([`path_words`]: the script an interpreter loads, a module folder) are judged
+//! by the shared rule,
 //! [`crate::trust::check_path`]: each, and every folder on its way from `/`, must be the
 //! user's or root's and not writable by others. Another user who recreated a project the user
 //! deleted from a shared folder (`/tmp`) would otherwise have their code run as the user.
 //!
 //! What a restart replays is named before it runs and in history: the program's path, the
 //! folder, and the recorded environment's entries that change what code runs
-//! ([`changes_code`], and a `PATH` led by a folder the user does not control). The pure rules
+//! ([`changes_code`], and a `PATH` with a folder the user does not control). The pure rules
 //! here pick those entries; [`judge_folder`], [`judge_code`] and [`replay`] ask the file system.
 
 use std::ffi::OsStr;
@@ -19,80 +20,123 @@ use super::rules;
 use crate::model::snapshot::Snapshot;
 use crate::trust::{check_path, walk, Me, Untrusted, Walk};
 
-/// The words of the argv after argv[0] that may name a file the program loads: each argument
-/// whole, and each word of it — split at blanks and the shell's operators, so a `sh -c 'node
-/// /tmp/x/srv.js; true'` string names its script — with an option's value after its `=`
-/// (`--require=/tmp/hook.js`). Options without one, and empty words, are left out. This only
-/// chooses what to judge; nothing is ever run or split to run. Which words name a file is for
-/// the file system to say ([`named_files`]).
-pub fn path_arguments<'a>(argv: &[&'a [u8]]) -> Vec<&'a [u8]> {
-    let word = |w: &'a [u8]| -> Option<&'a [u8]> {
-        let w = match w.iter().position(|&b| b == b'=') {
-            Some(eq) => &w[eq + 1..],
-            None if w.starts_with(b"-") => return None,
-            None => w,
+/// The words that may name a file a restart loads code from: those of the argv after argv[0],
+/// and those of the recorded values of the variables that change what code runs
+/// ([`changes_code`]). Each argument or value is taken whole and in words: split at blanks, the
+/// shell's operators and quotes, and the `=`, `:` and `,` of options and lists (`--require=…`,
+/// `PYTHONPATH=a:b`, `-cp a.jar:b.jar`), with a short option's attached path (`-r/x.rb`,
+/// `-I./lib`) and `$VAR`, `${VAR}` and a leading `~` read from the recorded environment, as a
+/// shell's command string would find them. This only chooses what to judge: nothing is run or
+/// split to be run. Which words name a file is for the file system to say ([`named_files`]).
+pub fn path_words(argv: &[&[u8]], env: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let split = |b: &u8| b.is_ascii_whitespace() || b";&|()<>'\"`=:,".contains(b);
+    let word = |w: &[u8]| -> Option<Vec<u8>> {
+        let w = match w.first() {
+            // A short option's attached path: from its first `/`, with the dots before it.
+            Some(b'-') => {
+                let slash = w.iter().position(|&b| b == b'/')?;
+                let dots = w[..slash].iter().rev().take_while(|&&b| b == b'.').count();
+                &w[slash - dots..]
+            }
+            _ => w,
         };
-        (!w.is_empty() && !w.starts_with(b"-")).then_some(w)
+        (!w.is_empty()).then(|| w.to_vec())
     };
-    let split = |b: &u8| b.is_ascii_whitespace() || b";&|()<>'\"`".contains(b);
-    let mut words = Vec::new();
-    for arg in argv.iter().skip(1) {
-        words.extend(word(arg));
-        if arg.iter().any(split) {
-            words.extend(arg.split(split).filter_map(word));
-        }
+    let values = rules::env_pairs(env)
+        .into_iter()
+        .filter(|(k, _)| changes_code(k.as_bytes()))
+        .map(|(_, v)| v.as_bytes());
+    let mut words: Vec<Vec<u8>> = Vec::new();
+    for arg in argv.iter().skip(1).copied().chain(values) {
+        let arg = expand(arg, env);
+        words.extend(word(&arg));
+        words.extend(arg.split(split).filter_map(word));
     }
+    words.sort();
     words.dedup();
     words
 }
 
+/// `arg` with `$NAME`, `${NAME}` and a `~` that starts a word read from the recorded `env`
+/// (an unset one reads as nothing, as a shell reads it).
+fn expand(arg: &[u8], env: &[Vec<u8>]) -> Vec<u8> {
+    let pairs = rules::env_pairs(env);
+    let value = |name: &[u8]| {
+        pairs
+            .iter()
+            .find(|(k, _)| k.as_bytes() == name)
+            .map_or(&[][..], |(_, v)| v.as_bytes())
+    };
+    let name_char = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let mut out = Vec::with_capacity(arg.len());
+    let mut i = 0;
+    while i < arg.len() {
+        let starts_word = i == 0 || arg[i - 1].is_ascii_whitespace() || arg[i - 1] == b'=';
+        match arg[i] {
+            b'$' if arg.get(i + 1) == Some(&b'{') => {
+                match arg[i..].iter().position(|&b| b == b'}') {
+                    Some(close) => {
+                        out.extend_from_slice(value(&arg[i + 2..i + close]));
+                        i += close + 1;
+                    }
+                    None => {
+                        out.push(b'$');
+                        i += 1;
+                    }
+                }
+            }
+            b'$' if arg.get(i + 1).is_some_and(name_char) => {
+                let len = arg[i + 1..].iter().take_while(|b| name_char(b)).count();
+                out.extend_from_slice(value(&arg[i + 1..i + 1 + len]));
+                i += 1 + len;
+            }
+            b'~' if starts_word && matches!(arg.get(i + 1), None | Some(b'/')) => {
+                out.extend_from_slice(value(b"HOME"));
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// Whether an environment variable names code that is loaded before, or beside, what the
-/// program itself loads. Why these: each makes a program run code from a file the variable
-/// names — a library the dynamic loader injects (`LD_PRELOAD`, `LD_AUDIT`, a folder searched
-/// first for libraries, their macOS `DYLD_*` twins), a module or option an interpreter takes
-/// before the script (`NODE_OPTIONS`' `--require`, `PYTHONPATH`, `PYTHONSTARTUP`, `PERL5OPT`'s
-/// `-M`, `RUBYOPT`'s `-r`), or a file a shell sources at start (`BASH_ENV`, `ENV`). A dev
-/// setup seldom sets them, so when one is named it is news; those that only choose among the
-/// user's own installs (`NODE_PATH`, `GEM_HOME`) are left out.
+/// program itself loads. Why these: each makes a program run code from a file or folder the
+/// variable names — a library the dynamic loader injects or searches first (`LD_PRELOAD`,
+/// `LD_AUDIT`, `LD_LIBRARY_PATH`, `GCONV_PATH`, their macOS `DYLD_*` twins), a module, option or
+/// search folder an interpreter takes before the script (`NODE_OPTIONS`' `--require`,
+/// `NODE_PATH`, `PYTHONPATH`, `PYTHONHOME`, `PYTHONSTARTUP`, `PERL5OPT`, `PERL5LIB`, `RUBYOPT`,
+/// `RUBYLIB`, the JVM's `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS` and `JDK_JAVA_OPTIONS`, PHP's
+/// `PHPRC` and `PHP_INI_SCAN_DIR`), or what a shell runs at start (`BASH_ENV`, `ENV`, an
+/// exported function `BASH_FUNC_…`). A dev setup seldom sets them, so when one is named it is
+/// news.
 pub fn changes_code(key: &[u8]) -> bool {
     const KEYS: &[&[u8]] = &[
         b"LD_PRELOAD",
         b"LD_LIBRARY_PATH",
         b"LD_AUDIT",
+        b"GCONV_PATH",
         b"NODE_OPTIONS",
+        b"NODE_PATH",
         b"PYTHONPATH",
+        b"PYTHONHOME",
         b"PYTHONSTARTUP",
         b"PERL5OPT",
+        b"PERL5LIB",
         b"RUBYOPT",
+        b"RUBYLIB",
+        b"JAVA_TOOL_OPTIONS",
+        b"_JAVA_OPTIONS",
+        b"JDK_JAVA_OPTIONS",
+        b"PHPRC",
+        b"PHP_INI_SCAN_DIR",
         b"BASH_ENV",
         b"ENV",
     ];
-    KEYS.contains(&key) || key.starts_with(b"DYLD_")
-}
-
-/// The `PATH` folders that decide what a restart runs, in order: with a `/` in argv[0] the
-/// program was not looked up, and every folder is what it (a `#!/usr/bin/env node` script)
-/// and its children look up theirs in; otherwise those searched before the folder it was
-/// found in (index `found_in`), any of which could gain a program of that name. All of them
-/// when where it was found is not known.
-pub fn path_folders<'a>(path: &'a [u8], arg0: &[u8], found_in: Option<usize>) -> Vec<&'a [u8]> {
-    let folders = path.split(|&b| b == b':');
-    match found_in {
-        Some(i) if !arg0.contains(&b'/') => folders.take(i).collect(),
-        _ => folders.collect(),
-    }
-}
-
-/// Which `PATH` folder `program` was found in: the first whose join with `arg0`, against the
-/// recorded folder `cwd`, is `program` (as `rules::resolve_program` joins them).
-pub fn found_in(path: &[u8], arg0: &[u8], cwd: &Path, program: &Path) -> Option<usize> {
-    path.split(|&b| b == b':').position(|dir| {
-        let dir = match dir.is_empty() {
-            true => cwd.to_path_buf(),
-            false => cwd.join(OsStr::from_bytes(dir)),
-        };
-        dir.join(OsStr::from_bytes(arg0)) == program
-    })
+    KEYS.contains(&key) || key.starts_with(b"DYLD_") || key.starts_with(b"BASH_FUNC_")
 }
 
 /// Whether any of `folders` is not one the user controls: a relative or empty one (it names
@@ -150,20 +194,19 @@ pub fn folder_trusted(folder: &Path, me: &Me) -> bool {
     }
 }
 
-/// The files `argv` names in `cwd`: the [`path_arguments`] that, joined to the recorded
-/// folder, name an existing entry that is neither a folder (a folder an argument names is what
-/// the program reads or serves, `--directory /tmp`; the code it loads is a file, and the folder
-/// it runs in is judged as the folder) nor a device (`> /dev/null`: only root makes one).
-pub fn named_files(argv: &[&[u8]], cwd: &Path) -> Vec<PathBuf> {
+/// The entries the [`path_words`] name in `cwd`: those that, joined to the recorded folder,
+/// exist and are not a device (`> /dev/null`: only root makes one). Folders count: a module
+/// path (`PYTHONPATH=/tmp/lib`, `-I./lib`) or a docroot names a folder the code is loaded from.
+pub fn named_files(words: &[Vec<u8>], cwd: &Path) -> Vec<PathBuf> {
     use std::os::unix::fs::FileTypeExt as _;
-    path_arguments(argv)
-        .into_iter()
-        .map(|a| cwd.join(OsStr::from_bytes(a)))
+    words
+        .iter()
+        .map(|w| cwd.join(OsStr::from_bytes(w)))
         .filter(|p| {
             p.symlink_metadata().is_ok()
                 && !p.metadata().is_ok_and(|m| {
                     let t = m.file_type();
-                    t.is_dir() || t.is_char_device() || t.is_block_device()
+                    t.is_char_device() || t.is_block_device()
                 })
         })
         .collect()
@@ -182,16 +225,28 @@ pub fn judge_folder(me: &Me, cwd: &Path) -> Result<(), String> {
     check(me, "the folder", cwd)
 }
 
-/// Judges the program, then every file its argv names in the folder, by the shared rule, and
-/// every path it names that is not there: the deepest folder of it that is must be one no one
-/// else can write (a script in a `/tmp` folder since removed could be put back by anyone
-/// between this check and its load). The first one the user does not control refuses.
-pub fn judge_code(me: &Me, cwd: &Path, program: &Path, argv: &[&[u8]]) -> Result<(), String> {
+/// Judges the program, then every file the argv and the code-changing environment name
+/// ([`path_words`]), by the shared rule, and every path they name that is not there: the
+/// deepest folder of it that is must be one no one else can write (a script in a `/tmp` folder
+/// since removed could be put back by anyone between this check and its load). The first one
+/// the user does not control refuses.
+pub fn judge_code(
+    me: &Me,
+    cwd: &Path,
+    program: &Path,
+    argv: &[&[u8]],
+    env: &[Vec<u8>],
+) -> Result<(), String> {
     check(me, "the program", program)?;
-    named_files(argv, cwd)
-        .iter()
-        .try_for_each(|file| check(me, "the file", file))?;
-    missing_paths(argv, cwd).iter().try_for_each(|missing| {
+    let words = path_words(argv, env);
+    named_files(&words, cwd).iter().try_for_each(|entry| {
+        let what = match entry.is_dir() {
+            true => "the folder",
+            false => "the file",
+        };
+        check(me, what, entry)
+    })?;
+    missing_paths(&words, cwd).iter().try_for_each(|missing| {
         let Ok(Walk::Missing { parent, .. }) = walk(missing, me, true, true) else {
             return check(me, "the file", missing);
         };
@@ -204,12 +259,12 @@ pub fn judge_code(me: &Me, cwd: &Path, program: &Path, argv: &[&[u8]]) -> Result
     })
 }
 
-/// The paths `argv` names (a word with a `/`, from [`path_arguments`]) that are not there.
-fn missing_paths(argv: &[&[u8]], cwd: &Path) -> Vec<PathBuf> {
-    path_arguments(argv)
-        .into_iter()
-        .filter(|a| a.contains(&b'/'))
-        .map(|a| cwd.join(OsStr::from_bytes(a)))
+/// The paths the [`path_words`] name (a word with a `/`) that are not there.
+fn missing_paths(words: &[Vec<u8>], cwd: &Path) -> Vec<PathBuf> {
+    words
+        .iter()
+        .filter(|w| w.contains(&b'/'))
+        .map(|w| cwd.join(OsStr::from_bytes(w)))
         .filter(|p| p.symlink_metadata().is_err())
         .collect()
 }
@@ -244,12 +299,11 @@ pub fn replay(s: &Snapshot, me: &Me) -> Replay {
         .into_iter()
         .find(|(k, _)| k.as_bytes() == b"PATH")
         .map(|(_, v)| v.as_bytes());
+    // Every folder: the program's children (a shell's command string, a script's tools)
+    // look theirs up in all of it.
     let path_untrusted = path.is_some_and(|path| {
-        let found = match (&cwd, &program) {
-            (Some(cwd), Some(program)) => found_in(path, arg0, cwd, program),
-            _ => None,
-        };
-        any_untrusted(&path_folders(path, arg0, found), |f| folder_trusted(f, me))
+        let folders: Vec<&[u8]> = path.split(|&b| b == b':').collect();
+        any_untrusted(&folders, |f| folder_trusted(f, me))
     });
     Replay {
         program: program.map(|p| p.display().to_string()),
@@ -266,46 +320,76 @@ mod tests {
         argv.iter().map(|a| a.as_bytes()).collect()
     }
 
+    fn files(argv: &[&[u8]], cwd: &Path) -> Vec<PathBuf> {
+        named_files(&path_words(argv, &[]), cwd)
+    }
+
+    fn words(argv: &[&'static str], env: &[&str]) -> Vec<String> {
+        let env: Vec<Vec<u8>> = env.iter().map(|e| e.as_bytes().to_vec()).collect();
+        path_words(&args(argv), &env)
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect()
+    }
+
     #[test]
-    fn the_arguments_that_may_name_a_file_are_the_non_options_after_the_program() {
-        let argv = args(&[
-            "python3",
-            "node_modules/.bin/vite",
-            "--port",
-            "5173",
-            "-m",
-            "",
-            "/tmp/x.py",
-        ]);
+    fn the_words_that_may_name_a_file_are_those_after_the_program_whole_and_split() {
+        let w = words(
+            &[
+                "python3",
+                "node_modules/.bin/vite",
+                "--port",
+                "5173",
+                "-m",
+                "",
+            ],
+            &[],
+        );
         assert_eq!(
-            path_arguments(&argv),
-            args(&["node_modules/.bin/vite", "5173", "/tmp/x.py"]),
-            "passes: a script, a value, an absolute path"
+            w,
+            ["5173", "node_modules/.bin/vite"],
+            "options are no files"
         );
         assert!(
-            path_arguments(&args(&["/tmp/vite"])).is_empty(),
+            words(&["/tmp/vite"], &[]).is_empty(),
             "argv[0] is the program, judged as the program"
         );
-        assert_eq!(
-            path_arguments(&args(&["node", "--require=/tmp/x.js", "-", "--inspect"])),
-            args(&["/tmp/x.js"]),
-            "an option's value may be a file; an option is not"
+        // Each was found by playing the other user: only whole arguments were judged.
+        let has = |w: &[String], want: &str| w.iter().any(|x| x == want);
+        let w = words(&["node", "--require=/tmp/x.js", "--inspect"], &[]);
+        assert!(has(&w, "/tmp/x.js"), "an option's value: {w:?}");
+        let w = words(
+            &["sh", "-c", "node /tmp/x/srv.js 8080; true >/dev/null"],
+            &[],
         );
-        assert_eq!(
-            path_arguments(&args(&[
-                "sh",
-                "-c",
-                "node /tmp/x/srv.js 8080; true >/dev/null"
-            ])),
-            args(&[
-                "node /tmp/x/srv.js 8080; true >/dev/null",
-                "node",
-                "/tmp/x/srv.js",
-                "8080",
-                "true",
-                "/dev/null"
-            ]),
-            "a shell's command string names its script (found by playing the other user)"
+        assert!(has(&w, "/tmp/x/srv.js") && has(&w, "/dev/null"), "{w:?}");
+        let w = words(&["java", "-cp", "a.jar:/tmp/b.jar,/tmp/c.jar"], &[]);
+        assert!(
+            has(&w, "/tmp/b.jar") && has(&w, "/tmp/c.jar"),
+            "lists: {w:?}"
+        );
+        let w = words(
+            &["sh", "-c", "NODE_OPTIONS=--require=/tmp/h.js node s.js"],
+            &[],
+        );
+        assert!(has(&w, "/tmp/h.js"), "an option inside a value: {w:?}");
+        let w = words(&["ruby", "-r/tmp/h.rb", "-I./lib", "s.rb"], &[]);
+        assert!(has(&w, "/tmp/h.rb") && has(&w, "./lib"), "attached: {w:?}");
+        let w = words(
+            &["sh", "-c", "node $TMPDIR/v/srv.js ${HOME}/a ~/b"],
+            &["TMPDIR=/tmp", "HOME=/home/u"],
+        );
+        assert!(
+            has(&w, "/tmp/v/srv.js") && has(&w, "/home/u/a") && has(&w, "/home/u/b"),
+            "read from the recorded environment: {w:?}"
+        );
+        let w = words(
+            &["python3", "-m", "http.server"],
+            &["PYTHONPATH=/home/u/lib:/tmp/plib", "HOME=/h"],
+        );
+        assert!(
+            has(&w, "/tmp/plib") && !has(&w, "/h"),
+            "the values of the variables that change what code runs, only: {w:?}"
         );
     }
 
@@ -369,46 +453,6 @@ mod tests {
     }
 
     #[test]
-    fn the_path_folders_judged_are_those_searched_before_the_program_or_all() {
-        let path = b"/tmp/bin:/home/u/bin:/usr/bin";
-        let shown = |v: Vec<&[u8]>| -> Vec<String> {
-            v.iter()
-                .map(|f| String::from_utf8_lossy(f).into())
-                .collect()
-        };
-        assert_eq!(
-            shown(path_folders(path, b"node", Some(2))),
-            ["/tmp/bin", "/home/u/bin"]
-        );
-        assert!(
-            path_folders(path, b"node", Some(0)).is_empty(),
-            "found first"
-        );
-        assert_eq!(
-            path_folders(path, b"./vite", Some(0)).len(),
-            3,
-            "a / in argv[0]: all"
-        );
-        assert_eq!(path_folders(path, b"node", None).len(), 3, "not known: all");
-    }
-
-    #[test]
-    fn the_folder_a_program_was_found_in_is_the_first_that_joins_to_it() {
-        let cwd = Path::new("/p");
-        let path = b"/tmp/bin:bin::/usr/bin";
-        assert_eq!(
-            found_in(path, b"node", cwd, Path::new("/usr/bin/node")),
-            Some(3)
-        );
-        assert_eq!(
-            found_in(path, b"vite", cwd, Path::new("/p/bin/vite")),
-            Some(1)
-        );
-        assert_eq!(found_in(path, b"vite", cwd, Path::new("/p/vite")), Some(2));
-        assert_eq!(found_in(path, b"node", cwd, Path::new("/opt/node")), None);
-    }
-
-    #[test]
     fn a_relative_or_empty_path_folder_is_never_trusted_and_an_absolute_one_is_judged() {
         let all_good = |_: &Path| true;
         assert!(!any_untrusted(&[b"/usr/bin", b"/bin"], all_good), "passes");
@@ -445,30 +489,34 @@ mod tests {
     }
 
     #[test]
-    fn the_files_an_argv_names_are_its_existing_non_folder_arguments_in_the_folder() {
+    fn the_entries_an_argv_names_are_its_existing_arguments_in_the_folder_devices_aside() {
         let (_dir, root) = project();
         let vite = root.join("node_modules/.bin/vite");
         let argv = args(&["node", "node_modules/.bin/vite", "public", "5173", "--port"]);
-        assert_eq!(named_files(&argv, &root), std::slice::from_ref(&vite));
+        assert_eq!(
+            files(&argv, &root),
+            [vite.clone(), root.join("public")],
+            "a folder counts: code is loaded from a module path or a docroot"
+        );
         std::os::unix::fs::symlink("/nonexistent", root.join("dangling")).unwrap();
         assert_eq!(
-            named_files(&args(&["node", "dangling"]), &root),
+            files(&args(&["node", "dangling"]), &root),
             [root.join("dangling")],
             "a link is an entry, wherever it points"
         );
         let abs = vite.to_str().unwrap().as_bytes();
         assert_eq!(
-            named_files(&[b"node", abs], Path::new("/")),
+            files(&[b"node", abs], Path::new("/")),
             std::slice::from_ref(&vite)
         );
         assert_eq!(
-            named_files(&args(&["sh", "-c", "vite > /dev/null"]), &root),
+            files(&args(&["sh", "-c", "vite > /dev/null"]), &root),
             Vec::<PathBuf>::new(),
             "a device is no file of code"
         );
         let script = format!("exec node {} 2>&1", vite.display());
         assert_eq!(
-            named_files(&[b"sh", b"-c", script.as_bytes()], &root),
+            files(&[b"sh", b"-c", script.as_bytes()], &root),
             [vite],
             "a script a shell's command string names"
         );
@@ -486,7 +534,7 @@ mod tests {
         mode(&shared, 0o1777);
         let gone = shared.join("x/srv.js");
         let argv = [b"node".as_slice(), gone.to_str().unwrap().as_bytes()];
-        let why = judge_code(me, &root, &program, &argv).unwrap_err();
+        let why = judge_code(me, &root, &program, &argv, &[]).unwrap_err();
         assert!(
             why.contains("is missing") && why.contains("other users"),
             "{why}"
@@ -496,7 +544,7 @@ mod tests {
             b"lib/gone.js",
             b"http://localhost:5173/",
         ];
-        assert_eq!(judge_code(me, &root, &program, &argv), Ok(()));
+        assert_eq!(judge_code(me, &root, &program, &argv, &[]), Ok(()));
     }
 
     #[test]
@@ -506,7 +554,7 @@ mod tests {
         let vite = root.join("node_modules/.bin/vite");
         assert_eq!(judge_folder(me, &root), Ok(()));
         let argv = args(&["node", "node_modules/.bin/vite", "--port", "5173"]);
-        assert_eq!(judge_code(me, &root, &vite, &argv), Ok(()));
+        assert_eq!(judge_code(me, &root, &vite, &argv, &[]), Ok(()));
     }
 
     #[test]
@@ -535,12 +583,12 @@ mod tests {
         let argv = args(&["node", "node_modules/.bin/vite"]);
         let node = Path::new("/bin/sh");
         mode(&vite, 0o757);
-        let why = judge_code(me, &root, node, &argv).unwrap_err();
+        let why = judge_code(me, &root, node, &argv, &[]).unwrap_err();
         assert!(why.starts_with("the file "), "{why}");
         assert!(why.contains("can be written by other users"), "{why}");
         mode(&vite, 0o755);
         mode(&bin, 0o777);
-        let why = judge_code(me, &root, node, &argv).unwrap_err();
+        let why = judge_code(me, &root, node, &argv, &[]).unwrap_err();
         assert_eq!(
             why,
             format!(
@@ -550,7 +598,7 @@ mod tests {
                 bin.display()
             )
         );
-        let why = judge_code(me, &root, &vite, &args(&["vite"])).unwrap_err();
+        let why = judge_code(me, &root, &vite, &args(&["vite"]), &[]).unwrap_err();
         assert!(
             why.starts_with("the program "),
             "the program is judged too: {why}"
