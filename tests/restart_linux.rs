@@ -20,12 +20,18 @@ const SECRET: &str = "pier-test-secret-5b0e17c2";
 /// Starts `argv` in `cwd` as an orphan with `PIER_TEST_VAR=hello` and [`SECRET`] in its
 /// environment.
 fn spawn_with_var(cwd: &Path, argv: &[&str]) {
+    spawn_with_env(cwd, argv, &[]);
+}
+
+/// [`spawn_with_var`], with `env` set too.
+fn spawn_with_env(cwd: &Path, argv: &[&str], env: &[(&str, &str)]) {
     let status = Command::new("setsid")
         .arg("-f")
         .args(argv)
         .current_dir(cwd)
         .env("PIER_TEST_VAR", "hello")
         .env("PIER_TEST_TOKEN", SECRET)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -448,24 +454,15 @@ fn another_program_further_down_path_is_not_taken_for_the_one_that_ran() {
     let port = free_port().to_string();
     // No version-manager shims in this PATH: a `#!` launcher is trusted as the user's own.
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
-    let status = Command::new("setsid")
-        .args([
-            "-f",
-            "python3",
-            VITE,
-            "--report",
-            report.to_str().unwrap(),
-            "--port",
-            &port,
-        ])
-        .current_dir(&project)
-        .env("PATH", &path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let argv = [
+        "python3",
+        VITE,
+        "--report",
+        report.to_str().unwrap(),
+        "--port",
+        &port,
+    ];
+    spawn_with_env(&project, &argv, &[("PATH", &path)]);
     let before = sb.report("app", |_| true);
     let (name, stopped) = stop(&sb, &before, &[]);
     assert_eq!(stopped["result"], "stopped", "{stopped:#}");
@@ -827,25 +824,12 @@ fn an_environment_that_changes_what_code_runs_is_named_in_history_and_by_the_res
     let preload = "LD_PRELOAD=/nonexistent/pier-test-preload.so";
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", open.display());
     let (report, port) = (sb.report_path("app"), free_port().to_string());
-    let status = Command::new("setsid")
-        .args([
-            "-f",
-            VITE,
-            "--report",
-            report.to_str().unwrap(),
-            "--port",
-            &port,
-        ])
-        .current_dir(&project)
-        .env("LD_PRELOAD", preload.split_once('=').unwrap().1)
-        .env("PATH", &path)
-        .env("PIER_TEST_TOKEN", SECRET)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let argv = [VITE, "--report", report.to_str().unwrap(), "--port", &port];
+    let env = [
+        ("LD_PRELOAD", preload.split_once('=').unwrap().1),
+        ("PATH", &path),
+    ];
+    spawn_with_env(&project, &argv, &env);
     let before = sb.report("app", |_| true);
     let (name, stopped) = stop(&sb, &before, &[]);
     assert_eq!(stopped["result"], "stopped", "{stopped:#}");

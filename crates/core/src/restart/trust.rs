@@ -182,16 +182,20 @@ pub fn not_controlled(what: &str, path: &Path, why: &Untrusted) -> String {
     }
 }
 
-/// Whether a `PATH` folder is one the user controls. A folder that is not there is, when the
-/// folder it would be made in is: then only the user or root could make it.
-pub fn folder_trusted(folder: &Path, me: &Me) -> bool {
-    match check_path(folder, me) {
-        Ok(_) => true,
-        Err(Untrusted::Missing { path }) => {
-            path.parent().is_some_and(|p| check_path(p, me).is_ok())
-        }
-        Err(_) => false,
+/// Whether nothing another user put or could put at `path` is there: it is the user's alone
+/// ([`check_path`]), or it is not there and the deepest folder of it that is, is the user's
+/// alone itself (a sticky folder shields only an entry that exists).
+fn nothing_foreign_at(path: &Path, me: &Me) -> Result<(), Untrusted> {
+    match walk(path, me, true, true)? {
+        Walk::Found(_) => Ok(()),
+        Walk::Missing { parent, .. } => check_path(&parent, me).map(|_| ()),
     }
+}
+
+/// Whether a `PATH` folder is one the user controls ([`nothing_foreign_at`]: a folder that
+/// is not there is, when only the user or root could make it).
+pub fn folder_trusted(folder: &Path, me: &Me) -> bool {
+    nothing_foreign_at(folder, me).is_ok()
 }
 
 /// The entries the [`path_words`] name in `cwd`: those that, joined to the recorded folder,
@@ -247,10 +251,7 @@ pub fn judge_code(
         check(me, what, entry)
     })?;
     missing_paths(&words, cwd).iter().try_for_each(|missing| {
-        let Ok(Walk::Missing { parent, .. }) = walk(missing, me, true, true) else {
-            return check(me, "the file", missing);
-        };
-        check_path(&parent, me).map(|_| ()).map_err(|why| {
+        nothing_foreign_at(missing, me).map_err(|why| {
             format!(
                 "the file {} is missing, and {why}: a restart runs only what you control",
                 missing.display()
