@@ -335,6 +335,9 @@ mod lies {
         fn memory(&self, pid: Pid) -> Result<probe::Memory, String> {
             self.real.memory(pid)
         }
+        fn writes(&self, pid: Pid) -> Result<Vec<probe::Written>, String> {
+            self.real.writes(pid)
+        }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
             let mut s = self.real.activity(pids, window);
             for (_, d) in &mut s.per_pid {

@@ -68,15 +68,15 @@ fn next_dev_started_with_npm_run_dev() {
     });
 }
 
-/// A project's own server, `"dev": "node server.js"`: no tool Pier knows is in any argv, so the
-/// dev script is the kind, and the evidence names `node`, the listener.
+/// A project's own server, `"dev": "node server.js"`: no tool Pier knows is in any argv, so it is
+/// known by how it was launched, its kind the listener's own name (`server`).
 #[test]
 fn a_plain_dev_script_started_with_npm_run_dev() {
     run(Case {
         name: "npm run dev (node server.js)",
         project: "node-dev",
         command: "npm run dev",
-        kind: "dev-script",
+        kind: "server",
         ..Case::DEFAULT
     });
 }

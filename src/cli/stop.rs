@@ -437,13 +437,17 @@ fn select(
     })
 }
 
-/// Protected, by Pier's rules or the user's list: never in a batch.
+/// Protected, by Pier's rules or the user's list, or standing for a container (an engine's
+/// client): never in a batch, Force included.
 fn never_offered(evidence: &[pier_core::model::card::Evidence]) -> bool {
     use pier_core::model::card::EvidenceKind;
     evidence.iter().any(|e| {
         matches!(
             e.kind,
-            EvidenceKind::Protected | EvidenceKind::UserProtected
+            EvidenceKind::Protected
+                | EvidenceKind::UserProtected
+                | EvidenceKind::EngineClient
+                | EvidenceKind::DataService
         )
     })
 }

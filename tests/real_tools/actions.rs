@@ -334,8 +334,20 @@ fn restart_refused_saying(c: &mut Ctx, expected: &str) -> Result<String, String>
 }
 
 pub fn stop_refused(c: &mut Ctx) -> Result<String, String> {
+    stop_refused_with(c, &[])
+}
+
+/// A case that is never stopped (a data service): Force is refused as well.
+pub fn force_refused(c: &mut Ctx) -> Result<String, String> {
+    stop_refused_with(c, &["--force"])
+}
+
+/// `pier stop ID --json EXTRA` refuses (exit 3), and the tree runs on, same identities.
+fn stop_refused_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
     let tree = truth::tree(c.root);
-    let (code, doc) = pier_json(c, &["stop", &c.id, "--json"])?;
+    let mut args = vec!["stop", c.id.as_str(), "--json"];
+    args.extend_from_slice(extra);
+    let (code, doc) = pier_json(c, &args)?;
     let res = &doc["results"][0];
     let mut wrong = Vec::new();
     if code != 3 || res["result"] != "refused" {

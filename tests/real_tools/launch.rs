@@ -61,6 +61,18 @@ pub fn project(case: &Case, cache: &Path, sandbox: &Path, ports: &[u16; 3]) -> P
         });
         assert!(copied, "{}: could not copy {}", case.name, from.display());
     }
+    if let Some(group) = case.project_venv {
+        // A hard-link copy, for the same reasons; a symlink to the shared venv would leave
+        // nothing in the project for a reloader to watch.
+        let from = cache.join("venv").join(group);
+        let ok = Command::new("cp")
+            .arg("-al")
+            .arg(&from)
+            .arg(project.join(".venv"))
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "{}: could not copy {}", case.name, from.display());
+    }
     project
 }
 
@@ -69,6 +81,9 @@ pub fn path_for(case: &Case, cache: &Path, project: &Path) -> String {
     let mut dirs = Vec::new();
     if case.npm.is_some() {
         dirs.push(project.join("node_modules/.bin"));
+    }
+    if case.project_venv.is_some() {
+        dirs.push(project.join(".venv/bin"));
     }
     if let Some(group) = case.venv {
         dirs.push(cache.join("venv").join(group).join("bin"));

@@ -73,6 +73,8 @@ pub enum Step {
     StopRefused,
     /// [`Case::yellow`]: `pier stop ID --force` stops it, every reported outcome true.
     ForceStop,
+    /// [`Case::never_stopped`]: `pier stop ID --force` refuses too, and the tree runs on.
+    ForceRefused,
     /// [`Case::yellow`]: `pier restart ID` is refused with its reason.
     RestartRefused,
     /// `pier restart ID` is ready and the server answers HTTP.
@@ -88,8 +90,8 @@ impl fmt::Display for Step {
 }
 
 /// A case expected yellow (with "idle" and "orphaned") for one piece of evidence: a client makes
-/// it red and yellow again when it goes, `pier stop` refuses, `--force` stops it, and the
-/// restart is refused.
+/// it red and yellow again when it goes, `pier stop` refuses, `--force` stops it (or, for a
+/// case [`Case::never_stopped`], refuses too), and the restart is refused.
 #[derive(Debug, Clone, Copy)]
 pub struct Yellow {
     /// The evidence kind (`"not_restartable"`) and words its message holds.
@@ -128,6 +130,10 @@ pub struct Case {
     pub npm: Option<&'static str>,
     /// `$PIER_REAL_TOOLS/venv/<group>/bin` on `PATH`.
     pub venv: Option<&'static str>,
+    /// The venv `$PIER_REAL_TOOLS/venv/<group>` copied into the project as a real `.venv`
+    /// folder (a hard-link copy, as `python -m venv .venv` would leave one), its `bin` on
+    /// `PATH`: the project's own toolchain folder, which a reloader also watches.
+    pub project_venv: Option<&'static str>,
     /// `$PIER_REAL_TOOLS/cargo/<tool>/bin` on `PATH`.
     pub cargo: Option<&'static str>,
     /// What the developer types in the project, e.g. `npm run dev`.
@@ -151,6 +157,10 @@ pub struct Case {
     pub prepare: Option<Prepare>,
     /// Expected yellow for a reason of its own: see [`Yellow`].
     pub yellow: Option<Yellow>,
+    /// With [`Case::yellow`]: a reason no person may set aside (a data service, whose data
+    /// lives in the project): `--force` is refused too and the tree runs on, and the restart
+    /// is refused (nothing was stopped).
+    pub never_stopped: bool,
     /// For a tool with helpers (a notebook kernel): checks, against the truth, which of the
     /// tree's listeners Pier calls a helper's. `None`: the tool has no helper, and the found
     /// step requires every port to be the server's.
@@ -164,6 +174,7 @@ impl Case {
         project: "",
         npm: None,
         venv: None,
+        project_venv: None,
         cargo: None,
         command: "",
         env: &[],
@@ -176,6 +187,7 @@ impl Case {
         restart_wait: 30,
         prepare: None,
         yellow: None,
+        never_stopped: false,
         roles: None,
         expect: &[],
     };
@@ -238,7 +250,7 @@ fn cache(case: &Case) -> Option<PathBuf> {
         eprintln!(
             "{}: skipped, the real-tools suite runs with its tools installed: \
              scripts/real-tools.sh, then PIER_REAL_TOOLS=~/.cache/pier-real-tools \
-             cargo test --test real_tools_js (or _python, _more, _batch)",
+             cargo test --test real_tools_js (or _python, _more, _launch, _batch)",
             case.name
         );
         return None;
@@ -256,7 +268,7 @@ fn cache(case: &Case) -> Option<PathBuf> {
     if let Some(t) = case.npm {
         need(t, dir.join("npm").join(t).join("node_modules"));
     }
-    if let Some(g) = case.venv {
+    for g in case.venv.iter().chain(&case.project_venv) {
         need(g, dir.join("venv").join(g).join("bin/python"));
     }
     if let Some(t) = case.cargo {
@@ -347,6 +359,12 @@ pub fn run(case: Case) {
     }
     if case.launch == Launch::Tmux {
         plan.push((Step::StopRefused, actions::stop_refused));
+    } else if case.yellow.is_some() && case.never_stopped {
+        plan.extend([
+            (Step::StopRefused, actions::stop_refused as StepFn),
+            (Step::ForceRefused, actions::force_refused),
+            (Step::RestartRefused, actions::restart_refused),
+        ]);
     } else if case.yellow.is_some() {
         plan.extend([
             (Step::StopRefused, actions::stop_refused as StepFn),

@@ -27,6 +27,7 @@ pub enum Call {
     Sockets,
     Argv,
     Memory,
+    Writes,
     Activity,
     Identity(Pid),
     Now,
@@ -106,6 +107,9 @@ impl Probe for Hooked<'_> {
     }
     fn memory(&self, pid: Pid) -> Result<pier_core::probe::Memory, String> {
         self.turn(Call::Memory, || self.probe.memory(pid))
+    }
+    fn writes(&self, pid: Pid) -> Result<Vec<pier_core::probe::Written>, String> {
+        self.turn(Call::Writes, || self.probe.writes(pid))
     }
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
         self.turn(Call::Activity, || self.probe.activity(pids, window))

@@ -63,6 +63,9 @@ impl Probe for NoMemory<'_> {
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
         self.0.activity(pids, window)
     }
+    fn writes(&self, pid: Pid) -> Result<Vec<pier_core::probe::Written>, String> {
+        self.0.writes(pid)
+    }
     fn identity(&self, pid: Pid) -> IdentityRead {
         self.0.identity(pid)
     }

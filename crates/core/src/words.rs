@@ -99,6 +99,16 @@ pub fn byte_rate(bytes_per_second: f64) -> String {
     }
 }
 
+/// A span of time for a person, at one unit's precision: "45 s", "3 min", "2 h", "4 d".
+pub fn duration_seconds(seconds: u64) -> String {
+    match seconds {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7_200 => format!("{} min", s / 60),
+        s if s < 172_800 => format!("{} h", s / 3_600),
+        s => format!("{} d", s / 86_400),
+    }
+}
+
 /// An amount of memory for a person: "512 B", "41.0 kB", "48.2 MB", "1.3 GB" (powers of
 /// 1000, as [`byte_rate`]).
 pub fn byte_size(bytes: u64) -> String {

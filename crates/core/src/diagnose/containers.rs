@@ -399,9 +399,10 @@ fn inside_namespace(inside: &[Socket], host: &[Socket]) -> Vec<Conn> {
         .filter(|s| s.state == TcpState::Established)
         .map(|s| (canonical(s.local), canonical(s.remote)))
         .collect();
+    // A half-open server end (SYN-RECV, under `TCP_DEFER_ACCEPT`) is a client too (§2.4).
     inside
         .iter()
-        .filter(|s| s.state == TcpState::Established)
+        .filter(|s| matches!(s.state, TcpState::Established | TcpState::SynRecv))
         .filter(|s| listeners.iter().any(|&l| connections::serves(l, s.local)))
         .map(|s| (canonical(s.local), canonical(s.remote)))
         .filter(|&(local, remote)| !seen_on_host.contains(&(remote, local)))

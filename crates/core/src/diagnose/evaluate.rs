@@ -2,9 +2,11 @@
 //! keep every piece of evidence.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::judge::{self, Finding};
+use super::kinds::chain::{How, Recognised};
+use super::kinds::launch::Seen;
 use super::kinds::Role;
 use super::rules::{self, ActivityFacts, Parentage, Thresholds};
 use super::{helpers, kinds, managers, respawners, Draft, Facts};
@@ -47,22 +49,58 @@ pub(crate) fn resource(
         .iter()
         .filter_map(|&m| facts.table.get(m))
         .collect();
-    let listeners: Vec<Pid> = ports.iter().map(|p| p.pid).collect();
-    let recognised = kinds::chain::recognise(&tree, &listeners);
     // The process the evidence names: the one that serves (a helper's port only if there is
     // no other), else the root.
-    let listener = ports
+    let serving = ports
         .iter()
         .find(|p| p.is_server())
         .or(ports.first())
-        .and_then(|p| facts.table.get(p.pid))
-        .unwrap_or(&root);
+        .and_then(|p| facts.table.get(p.pid));
+    let listener = serving.unwrap_or(&root);
+    let recognised = kinds::chain::recognise(&tree).or_else(|| {
+        let project = draft.project.as_ref()?;
+        let listeners: Vec<Pid> = ports.iter().map(|p| p.pid).collect();
+        by_launch(
+            facts.probe,
+            &tree,
+            &members,
+            &project.path,
+            (serving, &listeners),
+        )
+    });
     evidence.push(rules::kind_evidence(recognised.as_ref(), listener));
+    // A data service is a kind of its own (`data.rs`): it names a tree nothing else names, in
+    // place of "unknown". Files are read only inside a project: scans stay fast.
+    let project = draft.project.as_ref().map(|p| p.path.as_path());
+    let data = super::data::read_and_judge(facts.probe, &tree, &members, &ports, project);
+    let data_kind = data
+        .as_ref()
+        .and_then(|d| d.kind.clone())
+        .filter(|_| recognised.is_none());
+    if data_kind.is_some() {
+        evidence.retain(|e| e.kind != crate::model::card::EvidenceKind::UnknownKind);
+    }
+    // A data service is never stopped, Force included: whether a restart could replay it
+    // (Redis writes its title over its argv) is then beside the point.
+    let never_stopped = data
+        .as_ref()
+        .is_some_and(|d| d.evidence.kind == crate::model::card::EvidenceKind::DataService);
+    evidence.extend(data.map(|d| d.evidence));
+    let pollers = respawners::pollers(&tree);
+    if let Some(Recognised {
+        how: How::Launch(_),
+        ..
+    }) = &recognised
+    {
+        evidence.push(rules::quiet_life(&lives(&tree, &members, &pollers)));
+    }
     let probe = facts.probe;
-    evidence.extend(rules::restart_evidence(&tree, &|pid| {
-        probe.environment(pid).map(drop)
-    }));
-    let kind = recognised.map(|r| r.kind);
+    if !never_stopped {
+        evidence.extend(rules::restart_evidence(&tree, &|pid| {
+            probe.environment(pid).map(drop)
+        }));
+    }
+    let kind = recognised.map(|r| r.kind).or(data_kind);
     evidence.extend(protected(facts, &draft.members));
     evidence.extend(net_evidence);
 
@@ -81,13 +119,13 @@ pub(crate) fn resource(
     );
 
     let (activity_evidence, activity) =
-        rules::activity_evidence(&activity_facts(sample, &members), thresholds);
+        rules::activity_with_pollers(&activity_facts(sample, &members), thresholds, &pollers);
     evidence.push(activity_evidence);
 
     Resource {
         id: format!("{}-{}", root.identity.pid, root.identity.start_time),
         level: rules::level_of(&evidence),
-        kind: kind.unwrap_or("unknown").to_owned(),
+        kind: kind.unwrap_or_else(|| "unknown".to_owned()),
         root: Identity {
             pid: root.identity.pid,
             start_time: root.identity.start_time,
@@ -103,6 +141,61 @@ pub(crate) fn resource(
         managed_by: managed,
         respawners,
     }
+}
+
+/// The kind of a tree the table does not know, by how it was launched in `project`
+/// (`kinds::launch`): its members with the executable and folder read for them, and a
+/// production setting looked for in their environments (read only for a tree so known).
+fn by_launch(
+    probe: &dyn Probe,
+    tree: &[&ProcessInfo],
+    members: &[Member],
+    project: &Path,
+    serving: (Option<&ProcessInfo>, &[Pid]),
+) -> Option<Recognised> {
+    let paths: Vec<(Option<PathBuf>, Option<PathBuf>)> = tree
+        .iter()
+        .map(|p| {
+            let m = members.iter().find(|m| m.pid == p.identity.pid);
+            let path = |s: Option<&String>| s.map(PathBuf::from);
+            (
+                path(m.and_then(|m| m.exe.as_ref())),
+                path(m.and_then(|m| m.cwd.as_ref())),
+            )
+        })
+        .collect();
+    let seen: Vec<Seen> = tree
+        .iter()
+        .zip(&paths)
+        .map(|(p, (exe, cwd))| Seen {
+            p,
+            exe: exe.as_deref(),
+            cwd: cwd.as_deref(),
+        })
+        .collect();
+    // An environment that cannot be read cannot show it is not production's.
+    let production = |pid: Pid| {
+        probe
+            .environment(pid)
+            .map_or(true, |env| kinds::launch::production_environment(&env))
+    };
+    kinds::chain::by_launch(&seen, project, serving, &production)
+}
+
+/// Each member's CPU time over its life, for `rules::quiet_life`.
+fn lives(tree: &[&ProcessInfo], members: &[Member], pollers: &[rules::Poller]) -> Vec<rules::Life> {
+    tree.iter()
+        .filter_map(|p| {
+            let m = members.iter().find(|m| m.pid == p.identity.pid)?;
+            Some(rules::Life {
+                pid: p.identity.pid,
+                command: member_command(m),
+                cpu_ns: p.cpu_ns,
+                age_seconds: p.age_seconds,
+                polls: pollers.iter().any(|q| q.pid == p.identity.pid),
+            })
+        })
+        .collect()
 }
 
 /// Who runs the root on purpose (`managers.rs`): its parent, when that is a live process
@@ -226,7 +319,8 @@ fn members(facts: &mut Facts, pids: &[Pid]) -> (Vec<Member>, Vec<Evidence>) {
 }
 
 /// What Force may never touch (`judge::force_allowed`): PID 1, Pier, Pier's ancestors and
-/// another user's process must never be part of what gets stopped.
+/// another user's process must never be part of what gets stopped (red); nor a container
+/// engine's client that stands for containers, named with the engine's command (yellow).
 fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
     let guard = judge::Guard {
         uid: facts.uid,
@@ -237,6 +331,10 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
         .filter_map(|&pid| facts.table.get(pid))
         .filter_map(|p| {
             let why = judge::force_allowed(p, &guard).err()?;
+            if let judge::Protection::EngineClient(_) = why {
+                let client = crate::containers::processes::engine_client(&p.argv);
+                return Some(rules::engine_client_evidence(p, client.as_ref()));
+            }
             Some(rules::protected_evidence(p.identity.pid, &why.to_string()))
         })
         .collect()

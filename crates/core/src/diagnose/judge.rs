@@ -54,10 +54,10 @@ pub enum Finding {
         /// The holders that are not members.
         outside: Vec<Pid>,
     },
-    /// An established connection on one of the resource's listeners.
+    /// A connection on one of the resource's listeners, seen at either end.
     Connection(Conn),
-    /// Connections completed but not yet accepted on the resource's listeners (the macOS
-    /// accept queue; Linux lists them as connections of their own).
+    /// Connections not yet accepted on the resource's listeners, completed or half-open (the
+    /// macOS accept queue; Linux lists them as connections of their own).
     Queued(u32),
 }
 
@@ -119,9 +119,11 @@ pub struct Network<'t> {
 /// Judges the connections of the resource `members` against the socket table (`index` built
 /// from it once, for any number of resources).
 ///
-/// A live connection is an ESTABLISHED socket on a member's listener, matched by address and
-/// port (`connections::connections_indexed`), internal only when every holder of its other end
-/// is a member. A failed table says nothing about connections, so it is the one finding.
+/// A live connection is one on a member's listener seen at either end — the server's
+/// (ESTABLISHED or half-open SYN-RECV) at the listener's address and port, or the client's
+/// established to it — and listed once (`connections::connections_indexed`), internal only
+/// when every holder of its other end is a member. A failed table says nothing about
+/// connections, so it is the one finding.
 pub fn network<'t>(
     table: Result<&'t SocketTable, String>,
     index: &SocketIndex,
@@ -228,6 +230,10 @@ pub enum Protection {
     /// A container engine's own process, with its program (docs/design.md §2.8).
     #[error("the container engine's own process ({0})")]
     ContainerEngine(&'static str),
+    /// A container engine's client that stands for containers (`docker run` attached,
+    /// `docker compose up`), with its program (docs/design.md §2.8): a signal to it stops them.
+    #[error("a container engine's client ({0}), which stands for its containers")]
+    EngineClient(&'static str),
 }
 
 /// Who Pier is, for [`force_allowed`].
@@ -247,7 +253,10 @@ pub struct Guard<'a> {
 /// ancestor of Pier: stopping one stops the stop itself, or the terminal or editor it reports
 /// to (`cargo watch -x 'run -- stop'` puts Pier inside a dev tool's tree). Never a container
 /// engine's own process (`containers::processes`): stopping docker-proxy or containerd cuts or
-/// stops every container it serves; a container is stopped through its engine only.
+/// stops every container it serves; a container is stopped through its engine only. Never a
+/// client that stands for containers (`docker run` attached, `docker compose up`): a SIGTERM to
+/// it stops them, and `--rm` removes one, outside the container rules — nor a client's program
+/// whose argv was not read, which may be one.
 pub fn force_allowed(p: &ProcessInfo, guard: &Guard) -> Result<(), Protection> {
     let pid = p.identity.pid;
     if p.uid != guard.uid {
@@ -258,6 +267,11 @@ pub fn force_allowed(p: &ProcessInfo, guard: &Guard) -> Result<(), Protection> {
         Err(Protection::Pier)
     } else if guard.pier_ancestors.contains(&pid) {
         Err(Protection::PierAncestor)
+    } else if let Some(program) =
+        crate::containers::processes::stands_for_containers(&p.comm, &p.argv, p.argv_unread)
+    {
+        // Before the engine's own names: `podman run` is Podman's client, named as such.
+        Err(Protection::EngineClient(program))
     } else if let Some(program) = crate::containers::processes::engine_program(&p.comm, &p.argv) {
         Err(Protection::ContainerEngine(program))
     } else {

@@ -10,6 +10,7 @@ use crate::probe::ProcessInfo;
 
 pub mod chain;
 mod helper;
+pub mod launch;
 
 pub use helper::helper_of;
 
@@ -320,6 +321,12 @@ const WRAPPERS: &[&str] = &[
     "cargo",
     // `composer run dev` (Laravel's dev script): found by the real-tools suite.
     "composer",
+    // Monorepo and task runners: each runs its tasks as children, which end with it.
+    "turbo",
+    "lerna",
+    "moon",
+    "just",
+    "uvx",
 ];
 const TERMINALS: &[&str] = &[
     "gnome-terminal-server",
@@ -576,6 +583,12 @@ pub fn role(p: &ProcessInfo) -> Role {
     }
     if is(TERMINALS) {
         return Role::Terminal;
+    }
+    // A build tool running what it built (`go run`), a runtime's watch mode or a reloader by
+    // its flag (`node --watch`, `hypercorn --reload`): the server is its child, and it is part
+    // of the resource (docs/design.md §2.2).
+    if launch::is_builder_run(&p.argv) || launch::reloads(p) {
+        return Role::Wrapper;
     }
     let through = program_and_args(&p.argv).map(|(prog, _)| prog);
     // A launcher that rewrote its title ("npm run dev", in argv[0] and comm) is still one.

@@ -11,6 +11,7 @@
 mod complete;
 pub mod connections;
 mod containers;
+pub mod data;
 pub mod helpers;
 pub mod judge;
 pub mod kinds;
@@ -161,6 +162,22 @@ impl Facts<'_> {
     pub fn container_of(&mut self, pid: Pid) -> Option<String> {
         let cgroup = self.details(pid)?.cgroup.as_ref()?.as_ref().ok()?;
         crate::containers::processes::container_of_cgroup(cgroup).map(str::to_owned)
+    }
+
+    /// Whether `pid` is a watcher by its words, its program judged by its path
+    /// (`kinds::launch::watches`).
+    fn watches(&mut self, pid: Pid) -> bool {
+        let details = self.details(pid).cloned();
+        let Some(p) = self.table.get(pid) else {
+            return false;
+        };
+        let exe = details.as_ref().and_then(|d| d.exe.as_ref().ok());
+        let cwd = details.as_ref().and_then(|d| d.cwd.as_ref().ok());
+        kinds::launch::watches(&kinds::launch::Seen {
+            p,
+            exe: exe.map(PathBuf::as_path),
+            cwd: cwd.map(PathBuf::as_path),
+        })
     }
 
     fn cwd(&mut self, pid: Pid) -> Option<PathBuf> {
@@ -410,14 +427,20 @@ fn find_resources(
             continue;
         }
         let known = kinds::classify(&p.argv).is_some();
-        let listens_in_project = !known
-            && listener_owners.contains(&pid)
-            && facts
+        let listens = listener_owners.contains(&pid);
+        // A portless tree is a candidate only when the table or a watch word knows it
+        // (`launch::watches`): a portless one-shot is never residue.
+        let watch_word = !known && !listens && kinds::launch::mentions_watch(&p.argv);
+        let in_project = |facts: &mut Facts| {
+            facts
                 .cwd(pid)
-                .is_some_and(|cwd| project::find_project(&cwd, home, marker_at).is_some());
+                .is_some_and(|cwd| project::find_project(&cwd, home, marker_at).is_some())
+        };
+        let listens_in_project = !known && listens && in_project(facts);
+        let watches = watch_word && facts.watches(pid) && in_project(facts);
         // A container's process (its cgroup names it) is its engine's to stop: it is on its
         // container's card, never a candidate of its own.
-        if (known || listens_in_project) && facts.container_of(pid).is_none() {
+        if (known || listens_in_project || watches) && facts.container_of(pid).is_none() {
             facts.fill_lineage(pid);
             roots.push(facts.table.find_root(pid, facts.uid));
         }

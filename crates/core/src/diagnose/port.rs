@@ -230,6 +230,17 @@ fn of_resource(r: &Resource, port: u16) -> Verdict {
         Some(on_your_list(&e.message))
     } else if has(EvidenceKind::Protected) {
         Some("Pier never stops it, not even with --force".to_owned())
+    } else if let Some(e) = r.evidence.iter().find(|e| {
+        matches!(
+            e.kind,
+            EvidenceKind::DataService | EvidenceKind::EngineClient
+        )
+    }) {
+        // Its own words name the command that stops it (the tool's shutdown, the engine's).
+        Some(format!(
+            "Pier never stops it, not even with --force: {}",
+            e.message
+        ))
     } else if let Some(m) = &r.managed_by {
         Some(match (&m.stop_command, m.started_it()) {
             (Some(cmd), _) => format!(
@@ -283,6 +294,7 @@ fn force_skips(kind: EvidenceKind) -> bool {
             | EvidenceKind::Activity
             | EvidenceKind::ActivityUnreadable
             | EvidenceKind::UnknownKind
+            | EvidenceKind::LifeActivity
             | EvidenceKind::NotRestartable
     )
 }

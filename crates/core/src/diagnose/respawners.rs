@@ -42,11 +42,64 @@ pub fn among(tree: &[&ProcessInfo], script: ScriptText) -> Vec<Found> {
         .collect()
 }
 
-/// A dev tool that restarts the process it runs (nodemon, a reloader, a worker supervisor).
+/// A dev tool that restarts the process it runs (nodemon, a reloader, a worker supervisor):
+/// one the table names, or a reloader or watcher by its flag (`hypercorn --reload`, `node
+/// --watch`), whatever its name.
 fn tool(p: &ProcessInfo) -> Option<String> {
-    let kind = kinds::classify(&p.argv)?;
-    let what = kinds::respawns(kind)?;
-    Some(format!("{kind} {what}"))
+    if let Some(kind) = kinds::classify(&p.argv) {
+        if let Some(what) = kinds::respawns(kind) {
+            return Some(format!("{kind} {what}"));
+        }
+    }
+    let (program, word) = kinds::launch::reloader(p)?;
+    Some(format!(
+        "`{program} {word}` restarts its child when a file changes"
+    ))
+}
+
+/// What would stop a reloader's polling, by the tool's own file-watching backend; a tool not
+/// listed is pointed at its own option.
+const QUIETER: &[(&str, &str)] = &[
+    (
+        "uvicorn",
+        "installing `watchfiles` beside uvicorn (it then waits for file events)",
+    ),
+    (
+        "fastapi-dev",
+        "installing `watchfiles` beside uvicorn (it then waits for file events)",
+    ),
+    (
+        "flask-run",
+        "installing `watchdog` (the reloader then waits for file events)",
+    ),
+    (
+        "django-runserver",
+        "installing `pywatchman` with watchman running",
+    ),
+];
+
+/// The respawners of a tree whose own CPU is their polling or supervising, not the server's
+/// work (`rules::activity_with_pollers`, `rules::quiet_life`), each with what would stop it.
+/// Read without scripts: a shell loop does not poll.
+pub fn pollers(tree: &[&ProcessInfo]) -> Vec<crate::diagnose::rules::Poller> {
+    among(tree, &|_, _| None)
+        .into_iter()
+        .filter_map(|f| {
+            let p = tree.iter().find(|p| p.identity.pid == f.pid)?;
+            if kinds::role(p) == Role::Wrapper && kinds::is_shell(p) {
+                return None;
+            }
+            let kind = kinds::classify(&p.argv);
+            let quieter = QUIETER.iter().find(|(k, _)| Some(*k) == kind).map_or(
+                "an event-based file watcher instead of polling (its own option)",
+                |(_, q)| q,
+            );
+            Some(crate::diagnose::rules::Poller {
+                pid: f.pid,
+                quieter: quieter.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// A shell (a launcher, `kinds::Role::Wrapper`) whose `-c` command or script holds a loop.

@@ -79,16 +79,22 @@ pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) ->
             ),
             "title",
         ),
-        How::DevScript { manager, script } => (
-            format!(
-                "known dev tool: a dev script, `{manager} run {}` (pid {}); {comm} (pid {}) \
-                 listens",
-                said(script),
-                r.pid,
-                listener.identity.pid
-            ),
-            "package-manager script",
-        ),
+        How::Launch(launch) => {
+            let listens = if listener.identity.pid == r.pid {
+                String::new()
+            } else {
+                format!("; {comm} (pid {}) is the server", listener.identity.pid)
+            };
+            (
+                format!(
+                    "known: {}, by how it was launched: {} (pid {}){listens}",
+                    r.kind,
+                    said(&launch.describe()),
+                    r.pid,
+                ),
+                "launch",
+            )
+        }
     };
     evidence(EvidenceKind::ToolKind, Level::Green, message, source)
 }
@@ -501,6 +507,144 @@ pub fn activity_evidence(facts: &ActivityFacts, t: Thresholds) -> (Evidence, Opt
     )
 }
 
+/// The most of one core a tree known only by how it was launched may have used, on average,
+/// over its life and still be green (docs/design.md §2.2), in percent. Idle dev servers
+/// measured a minute after a normal start sit far below it (their start-up spread over their
+/// age: `docs/decisions.md`), while a job — a training run, a long test, a migration that
+/// pauses for half a second — works most of its life, far above it.
+pub const QUIET_LIFE_PERCENT: f64 = 10.0;
+
+/// One member's CPU time over its life, as the process table read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Life {
+    /// The member's pid.
+    pub pid: Pid,
+    /// Its command line for a person.
+    pub command: String,
+    /// Its CPU time since it started, in nanoseconds, when read.
+    pub cpu_ns: Option<u64>,
+    /// Its age in seconds, when read.
+    pub age_seconds: Option<u64>,
+    /// A respawner whose own CPU is its polling (`respawners::pollers`): not the server's work.
+    pub polls: bool,
+}
+
+/// A tree known only by how it was launched must have lived mostly idle: every member (its
+/// respawners' polling aside) under [`QUIET_LIFE_PERCENT`] of a core over its life. A member
+/// whose CPU time or age could not be read cannot show it (yellow).
+pub fn quiet_life(members: &[Life]) -> Evidence {
+    let share = |l: &Life| -> Option<f64> {
+        let cpu = l.cpu_ns? as f64 / 1e9;
+        Some(cpu / l.age_seconds?.max(1) as f64 * 100.0)
+    };
+    let judged: Vec<&Life> = members.iter().filter(|l| !l.polls).collect();
+    if let Some(l) = judged.iter().find(|l| share(l).is_none()) {
+        return evidence(
+            EvidenceKind::LifeActivity,
+            Level::Yellow,
+            format!(
+                "known only by how it was launched, and the CPU time pid {} ({}) used over its \
+                 life could not be read, so a long job cannot be ruled out",
+                l.pid, l.command
+            ),
+            "process table",
+        );
+    }
+    let busiest = judged
+        .iter()
+        .filter_map(|l| Some((*l, share(l)?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    match busiest {
+        Some((l, pct)) if pct >= QUIET_LIFE_PERCENT => evidence(
+            EvidenceKind::LifeActivity,
+            Level::Yellow,
+            format!(
+                "known only by how it was launched, and busy over its life: pid {} ({}) has \
+                 used {pct:.0}% of a core on average since it started {} ago (a tree known so \
+                 must stay under {QUIET_LIFE_PERCENT}%, so a long job is never green); a dev \
+                 server turns green once its start-up is far enough behind it",
+                l.pid,
+                l.command,
+                words::duration_seconds(l.age_seconds.unwrap_or(0)),
+            ),
+            "process table",
+        ),
+        busiest => evidence(
+            EvidenceKind::LifeActivity,
+            Level::Green,
+            format!(
+                "quiet over its life: at most {:.1}% of a core on average since it started \
+                 (under {QUIET_LIFE_PERCENT}%)",
+                busiest.map_or(0.0, |b| b.1)
+            ),
+            "process table",
+        ),
+    }
+}
+
+/// A respawner whose own CPU is polling, and what would stop the polling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Poller {
+    /// The respawner's pid.
+    pub pid: Pid,
+    /// What would stop its polling, in words.
+    pub quieter: String,
+}
+
+/// [`activity_evidence`], with a respawner's own polling set aside (docs/design.md §2.9): when
+/// the activity over the threshold is the respawners' alone and every other member (the
+/// server it runs) is idle, the tree is idle, and the evidence names the polling and what
+/// would stop it. A busy server child keeps it busy.
+pub fn activity_with_pollers(
+    facts: &ActivityFacts,
+    t: Thresholds,
+    pollers: &[Poller],
+) -> (Evidence, Option<Activity>) {
+    let (found, activity) = activity_evidence(facts, t);
+    let ActivityFacts::Measured(members, window) = facts else {
+        return (found, activity);
+    };
+    if found.level == Level::Green || pollers.is_empty() {
+        return (found, activity);
+    }
+    let polls = |m: &MemberActivity| pollers.iter().find(|p| p.pid == m.pid);
+    let rest: Vec<MemberActivity> = members
+        .iter()
+        .filter(|m| polls(m).is_none())
+        .cloned()
+        .collect();
+    let (without, _) = activity_evidence(&ActivityFacts::Measured(rest, *window), t);
+    if without.level != Level::Green {
+        return (found, activity);
+    }
+    let secs = window.as_secs_f64().max(1e-9);
+    let polling: Vec<String> = members
+        .iter()
+        .filter_map(|m| {
+            let p = polls(m)?;
+            let pct = m.delta.cpu_ns as f64 / 1e9 / secs * 100.0;
+            Some(format!(
+                "pid {} ({}) polls at {pct:.1}% CPU — {} would stop it",
+                m.pid, m.command, p.quieter
+            ))
+        })
+        .collect();
+    let message = format!(
+        "{}, apart from its reloader's own polling, which is not the server's work: {}",
+        without.message,
+        polling.join("; ")
+    );
+    (
+        evidence(
+            EvidenceKind::Activity,
+            Level::Green,
+            message,
+            "activity sample",
+        ),
+        activity,
+    )
+}
+
 /// "busy over 500 ms: 15.8% CPU (more than 5%), 0 B/s disk I/O; the busiest member is pid 123
 /// (uvicorn main:app --reload), at 15.6% CPU": what was measured, against which threshold,
 /// and in which process.
@@ -565,6 +709,40 @@ pub fn user_protected(
         message,
         "protect list",
     ))
+}
+
+/// A member that is a container engine's client standing for containers
+/// (`containers::processes::engine_client`: `docker run` attached, `docker compose up`): no
+/// stop signals it, Force included (`judge::force_allowed`), since a SIGTERM to it would stop
+/// its containers, and `--rm` remove one, outside the container rules (docs/design.md §2.8).
+/// Yellow, not red: nothing is unknown, and the next step is the engine's own — the
+/// container's card, or the engine's command. `client`: `None` when its argv was not read.
+pub fn engine_client_evidence(
+    p: &ProcessInfo,
+    client: Option<&crate::containers::processes::EngineClient>,
+) -> Evidence {
+    use crate::containers::processes::StandsFor;
+    let pid = p.identity.pid;
+    let message = match client {
+        Some(c) => {
+            let (what, card) = match c.stands_for {
+                StandsFor::Container => ("its container", "the container's card"),
+                StandsFor::Compose => ("its Compose project's containers", "their cards"),
+            };
+            format!(
+                "pid {pid} ({}) is a container engine's client: it stands for {what}, which \
+                 Pier stops only through the engine — see {card}, or `{}`",
+                words::short_command(p.argv.iter().map(Vec::as_slice)),
+                c.stop
+            )
+        }
+        None => format!(
+            "pid {pid} ({}) is a container engine's client whose command line was not read: \
+             it may stand for a container, so Pier never signals it",
+            p.comm
+        ),
+    };
+    evidence(EvidenceKind::EngineClient, Level::Yellow, message, "argv")
 }
 
 /// PID 1, Pier itself and Pier's ancestors are never touched.

@@ -70,6 +70,9 @@ pub enum EvidenceKind {
     Respawner,
     /// CPU and disk I/O over the sample window: idle (green) or busy (yellow).
     Activity,
+    /// The CPU time a tree known only by how it was launched used over its life: mostly idle
+    /// (green), or a job's (yellow), or unread (yellow).
+    LifeActivity,
     /// A member's activity counters could not be read: it cannot be shown idle (yellow).
     ActivityUnreadable,
     /// No activity sample was taken (`--sample-ms 0`): it does not count (green).
@@ -85,12 +88,23 @@ pub enum EvidenceKind {
     /// PID 1, Pier itself, an ancestor of Pier, another user's process, or a container
     /// engine's own process.
     Protected,
+    /// A member is a container engine's client that stands for containers (`docker run`
+    /// attached, `docker compose up`), named with the engine's own command (yellow): never
+    /// signalled, not even with Force — a signal would stop its containers (and `--rm` remove
+    /// one) outside the container rules. The container's card is where it is stopped.
+    EngineClient,
     /// The user's protect list names it (its project, a port, its container's name), or the
     /// list could not be read (yellow): never offered, never stopped, not even with Force.
     UserProtected,
     /// No process of the tree has its command line any more (each rewrote it): a restart
     /// could not bring it back.
     NotRestartable,
+    /// A data service — a database, cache, queue, search or object store, an emulator — known
+    /// by name or by a member holding a file of the project locked or open for writing, named
+    /// with where its data is and its own shutdown command; or a member whose open files could
+    /// not be read, so that it cannot be ruled out (yellow). Never stopped, not even with
+    /// Force: its data lives there.
+    DataService,
     /// A listening socket the resource shares with a process outside it: stopping the
     /// resource would not free the port, and the other holder may be serving on it.
     SharedListener,

@@ -201,13 +201,19 @@ pub fn tty_nr(e_tdev: u32, pbi_flags: u32) -> u32 {
 
 /// `TSI_S_LISTEN` (XNU `bsd/sys/proc_info.h`): a `tcpsi_state` listening for connections.
 pub const TSI_S_LISTEN: i32 = 1;
+/// `TSI_S_SYN_RECEIVED` (XNU `bsd/sys/proc_info.h`): a `tcpsi_state` of a server's half-open
+/// end. Such a socket sits in its listener's incomplete queue, held by no fd, so it is counted
+/// there (`soi_incqlen`, inside `soi_qlen`); a row in this state is read all the same.
+pub const TSI_S_SYN_RECEIVED: i32 = 3;
 /// `TSI_S_ESTABLISHED` (XNU `bsd/sys/proc_info.h`): a `tcpsi_state` of an open connection.
 pub const TSI_S_ESTABLISHED: i32 = 4;
 
-/// `tcpsi_state` values Pier reads (`TSI_S_LISTEN`, `TSI_S_ESTABLISHED`).
+/// `tcpsi_state` values Pier reads (`TSI_S_LISTEN`, `TSI_S_SYN_RECEIVED`,
+/// `TSI_S_ESTABLISHED`).
 pub fn tcp_state(tcpsi_state: i32) -> Option<TcpState> {
     match tcpsi_state {
         TSI_S_LISTEN => Some(TcpState::Listen),
+        TSI_S_SYN_RECEIVED => Some(TcpState::SynRecv),
         TSI_S_ESTABLISHED => Some(TcpState::Established),
         _ => None,
     }
@@ -250,7 +256,7 @@ pub mod socket_fdinfo {
     /// `psi.soi_qlen` (`short`): connections in the accept queue, complete or not; after
     /// `soi_pcb`, `soi_type`, `soi_protocol`, `soi_family` and three shorts.
     pub const SOI_QLEN: usize = PSI + 170;
-    /// `psi.soi_incqlen` (`short`): the incomplete ones among them.
+    /// `psi.soi_incqlen` (`short`): the incomplete (half-open) ones among them.
     pub const SOI_INCQLEN: usize = PSI + 172;
     /// `psi.soi_kind` (`int`): which arm of `soi_proto` the kernel filled (`SOCKINFO_*`),
     /// after `soi_oobmark` and two `struct sockbuf_info` (24 bytes each).
@@ -294,18 +300,18 @@ pub struct SocketRow {
     pub local: SocketAddr,
     /// The other end's (the unspecified address and port 0 for a listener).
     pub remote: SocketAddr,
-    /// Listening, or one end of an open connection.
+    /// Listening, or one end of an open (or half-open) connection.
     pub state: TcpState,
-    /// For a listener, the completed connections waiting to be accepted
-    /// (`soi_qlen - soi_incqlen`, from 0 to `soi_qlen`); `None` for a connection.
+    /// For a listener, the connections waiting to be accepted, completed or half-open
+    /// (`soi_qlen`, never below 0); `None` for a connection.
     pub queued: Option<u32>,
 }
 
 /// Decodes the `struct socket_fdinfo` that `proc_pidfdinfo(PROC_PIDFDSOCKETINFO)` wrote, in
 /// the byte order of the machine that wrote it (XNU `bsd/kern/proc_info.c` `pid_socketinfo`
 /// zeroes the struct, `bsd/kern/socket_info.c` `fill_socketinfo` fills it, and all of it is
-/// copied out). `Ok(None)` for a socket that is not TCP LISTEN or ESTABLISHED over IPv4 or
-/// IPv6; an error, never a panic, for a buffer of any other size than the struct's.
+/// copied out). `Ok(None)` for a socket that is not TCP LISTEN, SYN-RECEIVED or ESTABLISHED
+/// over IPv4 or IPv6; an error, never a panic, for a buffer of any other size than the struct's.
 pub fn decode_socket_fdinfo(buf: &[u8]) -> Result<Option<SocketRow>, String> {
     use socket_fdinfo as at;
     if buf.len() != at::SIZE {
@@ -335,13 +341,12 @@ pub fn decode_socket_fdinfo(buf: &[u8]) -> Result<Option<SocketRow>, String> {
     let (Some(local), Some(remote)) = (local, remote) else {
         return Ok(None);
     };
-    // soi_qlen counts half-open connections too (XNU has no syncache): leave those out.
-    // Counts out of order (more incomplete than queued, a negative incqlen) keep the queue
-    // between 0 and soi_qlen.
+    // soi_qlen counts half-open connections too (XNU has no syncache), and they count: a
+    // connection is a client when either end is seen, and a half-open one is the server's
+    // end (docs/design.md §2.4). A negative count reads as none.
     let queued = if state == TcpState::Listen {
         let qlen = i16::from_ne_bytes(field(buf, at::SOI_QLEN)?);
-        let incqlen = i16::from_ne_bytes(field(buf, at::SOI_INCQLEN)?).max(0);
-        Some(u32::try_from(i32::from(qlen) - i32::from(incqlen)).unwrap_or(0))
+        Some(u32::try_from(qlen).unwrap_or(0))
     } else {
         None
     };
@@ -369,6 +374,20 @@ pub fn mach_ticks_to_ns(ticks: u64, tb_frequency_hz: u64) -> Option<u64> {
     }
     let ns = u128::from(ticks) * 1_000_000_000 / u128::from(tb_frequency_hz);
     Some(u64::try_from(ns).unwrap_or(u64::MAX))
+}
+
+/// A process's CPU time over its life (user + system, every thread's, ended ones included),
+/// in nanoseconds, from the two totals `proc_pidinfo(PROC_PIDTASKALLINFO)` gives in Mach
+/// absolute-time ticks (`pti_total_user`, `pti_total_system`: XNU `osfmk/kern/bsd_kern.c`
+/// `fill_taskprocinfo` copies them from `recount_task_times`, a `struct recount_times_mach`),
+/// given `hw.tbfrequency` — the same conversion as the activity sample's. `None` when the
+/// frequency is unknown or zero: the life's CPU is then unknown, never zero.
+pub fn lifetime_cpu_ns(
+    user_ticks: u64,
+    system_ticks: u64,
+    tb_frequency_hz: Option<u64>,
+) -> Option<u64> {
+    mach_ticks_to_ns(user_ticks.saturating_add(system_ticks), tb_frequency_hz?)
 }
 
 /// The NUL-terminated prefix of a fixed C char array (`pbi_comm`, `vip_path`), as bytes.
@@ -432,9 +451,11 @@ mod tests {
     }
 
     #[test]
-    fn tcp_states_map_listen_and_established_only() {
+    fn tcp_states_map_listen_syn_received_and_established_only() {
         assert_eq!(tcp_state(1), Some(TcpState::Listen));
+        assert_eq!(tcp_state(3), Some(TcpState::SynRecv));
         assert_eq!(tcp_state(4), Some(TcpState::Established));
+        assert_eq!(tcp_state(2), None, "SYN_SENT: a client's end, not open");
         assert_eq!(tcp_state(0), None);
         assert_eq!(tcp_state(5), None);
     }
@@ -474,6 +495,26 @@ mod tests {
         assert_eq!(mach_ticks_to_ns(42, 1_000_000_000), Some(42));
         assert_eq!(mach_ticks_to_ns(1, 0), None);
         assert_eq!(mach_ticks_to_ns(u64::MAX, 1), Some(u64::MAX), "saturates");
+    }
+
+    #[test]
+    fn a_life_s_cpu_time_is_user_plus_system_ticks_in_nanoseconds() {
+        // Apple silicon (24 MHz, 125/3 ns a tick): 1.5 s of user time and 0.5 s of system time.
+        assert_eq!(
+            lifetime_cpu_ns(36_000_000, 12_000_000, Some(24_000_000)),
+            Some(2_000_000_000)
+        );
+        assert_eq!(lifetime_cpu_ns(2, 1, Some(24_000_000)), Some(125));
+        // Intel (1 GHz): a tick is a nanosecond.
+        assert_eq!(lifetime_cpu_ns(40, 2, Some(1_000_000_000)), Some(42));
+        assert_eq!(
+            lifetime_cpu_ns(u64::MAX, 1, Some(1_000_000_000)),
+            Some(u64::MAX),
+            "saturates"
+        );
+        // A timebase that could not be read, or reads zero: unknown, never 0 ns.
+        assert_eq!(lifetime_cpu_ns(5, 5, None), None);
+        assert_eq!(lifetime_cpu_ns(5, 5, Some(0)), None);
     }
 
     #[test]

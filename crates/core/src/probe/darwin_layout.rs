@@ -96,6 +96,22 @@ field!(libc::proc_bsdinfo, e_tdev, u32);
 field!(libc::proc_bsdinfo, pbi_start_tvsec, u64);
 field!(libc::proc_bsdinfo, pbi_start_tvusec, u64);
 
+// ---- XNU bsd/sys/proc_info.h `struct proc_taskinfo`, `struct proc_taskallinfo`
+// (proc_pidinfo PROC_PIDTASKALLINFO) ----
+// `proc_taskinfo`: six `uint64_t` (virtual and resident size, the task's total user and
+// system time, its live threads' user and system time), then twelve `int32_t`: 96 bytes.
+// `proc_taskallinfo`: `pbsd` (the 136-byte `proc_bsdinfo` above, 8-aligned), then `ptinfo`.
+size!(libc::proc_taskinfo, 6 * 8 + 12 * 4);
+offset!(libc::proc_taskinfo, pti_total_user, 16);
+offset!(libc::proc_taskinfo, pti_total_system, 24);
+field!(libc::proc_taskinfo, pti_total_user, u64);
+field!(libc::proc_taskinfo, pti_total_system, u64);
+size!(libc::proc_taskallinfo, 136 + 96);
+offset!(libc::proc_taskallinfo, pbsd, 0);
+offset!(libc::proc_taskallinfo, ptinfo, 136);
+field!(libc::proc_taskallinfo, pbsd, libc::proc_bsdinfo);
+field!(libc::proc_taskallinfo, ptinfo, libc::proc_taskinfo);
+
 // ---- XNU bsd/sys/proc_info.h `struct proc_vnodepathinfo` (PROC_PIDVNODEPATHINFO) ----
 // `struct vnode_info_path` = `struct vnode_info` (`struct vinfo_stat`: 136, `vi_type`,
 // `vi_pad`, `fsid_t`: 152) + `vip_path[MAXPATHLEN]`; the cwd is `pvi_cdir`, the first.
@@ -187,6 +203,29 @@ same!(
     offset_of!(SocketInfoProto, pri_in)
 );
 
+// ---- XNU bsd/sys/proc_info.h `struct vnode_fdinfowithpath` (PROC_PIDFDVNODEPATHINFO) ----
+// `pfi` (`struct proc_fileinfo`: two `uint32_t`, `off_t`, `int32_t`, `uint32_t`: 24) then
+// `pvip` (`struct vnode_info_path`, 152 + MAXPATHLEN, as above); `vi_type` follows the 136
+// bytes of `struct vinfo_stat`, whose `vst_nlink` is a `uint16_t` after `vst_dev` and
+// `vst_mode`.
+size!(macos::ProcFileInfo, 24);
+size!(macos::ProcFileInfo, size_of::<ProcFileInfo>());
+offset!(macos::ProcFileInfo, fi_openflags, 0);
+same!(
+    offset_of!(macos::ProcFileInfo, fi_openflags),
+    offset_of!(ProcFileInfo, fi_openflags)
+);
+field!(macos::ProcFileInfo, fi_openflags, u32);
+size!(libc::vinfo_stat, 136);
+offset!(libc::vinfo_stat, vst_nlink, 6);
+field!(libc::vinfo_stat, vst_nlink, u16);
+offset!(libc::vnode_info, vi_type, 136);
+field!(libc::vnode_info, vi_type, c_int);
+size!(macos::VnodeFdInfoWithPath, 24 + 152 + MAXPATHLEN);
+offset!(macos::VnodeFdInfoWithPath, pvip, 24);
+offset!(macos::VnodeFdInfoWithPath, pvip.vip_vi.vi_type, 24 + 136);
+offset!(macos::VnodeFdInfoWithPath, pvip.vip_path, 24 + 152);
+
 // ---- XNU bsd/sys/resource.h `struct rusage_info_v2` (proc_pid_rusage RUSAGE_INFO_V2) ----
 // `ri_uuid[16]`, then eighteen `uint64_t`.
 size!(libc::rusage_info_v2, 16 + 18 * 8);
@@ -227,6 +266,7 @@ const _: fn(&Timeval) -> &i32 = |t| &t.tv_usec;
 // XNU bsd/sys/proc_info.h: the proc_pidinfo flavors, proc_pidfdinfo flavor, fd type,
 // proc_listpids kinds, flags and socket values Pier passes or compares.
 same!(libc::PROC_PIDLISTFDS, 1);
+same!(libc::PROC_PIDTASKALLINFO, 2);
 same!(libc::PROC_PIDTBSDINFO, 3);
 same!(libc::PROC_PIDVNODEPATHINFO, 9);
 // `PROC_PIDPATHINFO_MAXSIZE` is `4*MAXPATHLEN`.
@@ -237,6 +277,15 @@ same!(
     macos::PROC_PIDFDSOCKETINFO
 );
 same!(libc::PROX_FDTYPE_SOCKET, 2);
+same!(libc::PROX_FDTYPE_VNODE, 1);
+same!(macos::PROC_PIDFDVNODEPATHINFO, 2);
+same!(
+    libproc::file_info::PIDFDInfoFlavor::VNodePathInfo as c_int,
+    macos::PROC_PIDFDVNODEPATHINFO
+);
+// XNU bsd/sys/fcntl.h `FWRITE`; bsd/sys/vnode.h `enum vtype` (`VNON`, `VREG`, …).
+same!(macos::FWRITE, 0x2);
+same!(macos::VREG, 1);
 same!(macos::PROC_ALL_PIDS, 1);
 same!(macos::PROC_UID_ONLY, 4);
 // `children` lists through libproc's `ProcFilter::ByParentProcess`, its `PROC_PPID_ONLY`.
@@ -245,8 +294,10 @@ same!(darwin::PROC_FLAG_CTTY, 0x40);
 same!(darwin::SOCKINFO_TCP, 2);
 same!(SocketInfoKind::Tcp as c_int, darwin::SOCKINFO_TCP);
 same!(darwin::TSI_S_LISTEN, 1);
+same!(darwin::TSI_S_SYN_RECEIVED, 3);
 same!(darwin::TSI_S_ESTABLISHED, 4);
 same!(TcpSIState::Listen as c_int, darwin::TSI_S_LISTEN);
+same!(TcpSIState::SynReceived as c_int, darwin::TSI_S_SYN_RECEIVED);
 same!(TcpSIState::Established as c_int, darwin::TSI_S_ESTABLISHED);
 same!(darwin::INI_IPV4, 0x1);
 same!(darwin::INI_IPV6, 0x2);
@@ -268,5 +319,6 @@ same!(libc::KERN_PROC_PID, 1);
 same!(libc::ESRCH, 3);
 same!(libc::EIO, 5);
 same!(libc::EBADF, 9);
+same!(libc::ENOENT, 2);
 same!(libc::ENOTSOCK, 38);
 same!(libc::EOVERFLOW, 84);

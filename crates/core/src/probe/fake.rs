@@ -80,6 +80,9 @@ pub struct FakeProbe {
     pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
     /// Each pid's memory; for a pid without an entry, the read fails.
     pub memory: HashMap<Pid, Result<super::Memory, String>>,
+    /// The files each pid holds locked or open for writing ([`Probe::writes`]); a pid without
+    /// an entry holds none.
+    pub writes: HashMap<Pid, Result<Vec<super::Written>, String>>,
     /// Each pid's environment; a pid without an entry has an empty one.
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Pids whose environment the OS withholds (macOS, a code-signing-restricted process):
@@ -111,6 +114,7 @@ impl Default for FakeProbe {
             identity_unknown: Default::default(),
             activity: HashMap::new(),
             memory: HashMap::new(),
+            writes: HashMap::new(),
             environments: HashMap::new(),
             environment_withheld: Default::default(),
             clock: Shared::new(Duration::ZERO),
@@ -140,6 +144,7 @@ pub fn process(pid: Pid, ppid: Pid, argv: &[&str]) -> ProcessInfo {
         argv_unread: false,
         zombie: false,
         age_seconds: Some(60),
+        cpu_ns: Some(0),
     }
 }
 
@@ -180,6 +185,19 @@ impl FakeProbe {
             owners: owner.into_iter().collect(),
             queued: None,
         });
+        self
+    }
+
+    /// `pid` holds `path` through `fd`, locked or open for writing (`how`).
+    pub fn holds(mut self, pid: Pid, fd: u32, path: &str, how: super::Hold) -> Self {
+        let held = super::Written {
+            fd,
+            path: PathBuf::from(path),
+            how,
+        };
+        if let Ok(list) = self.writes.entry(pid).or_insert_with(|| Ok(Vec::new())) {
+            list.push(held);
+        }
         self
     }
 
@@ -308,6 +326,10 @@ impl Probe for FakeProbe {
             .get(&pid)
             .cloned()
             .unwrap_or_else(|| Err(format!("no memory scripted for pid {pid}")))
+    }
+
+    fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, String> {
+        self.writes.get(&pid).cloned().unwrap_or(Ok(Vec::new()))
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

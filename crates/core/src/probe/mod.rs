@@ -70,6 +70,9 @@ pub struct ProcessInfo {
     pub zombie: bool,
     /// Seconds since the process started, when known.
     pub age_seconds: Option<u64>,
+    /// CPU time it has used over its life (user + system, every thread's), in nanoseconds,
+    /// when known: with `age_seconds`, how busy its life has been (`diagnose::launch`).
+    pub cpu_ns: Option<u64>,
 }
 
 /// The process table as read: the rows, and the processes that exist but could not be read.
@@ -108,6 +111,28 @@ pub struct ProcessDetails {
     pub cgroup: Option<Result<String, String>>,
 }
 
+/// How a process holds a file that may be its data ([`Probe::writes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hold {
+    /// It holds a lock on the file (Linux: `flock`, POSIX or OFD locks, read or write; macOS
+    /// does not show locks, see `macos.rs`).
+    Lock,
+    /// It keeps the file open for writing (`O_WRONLY` or `O_RDWR`; macOS `FWRITE`).
+    Write,
+}
+
+/// One regular file a process holds a lock on or keeps open for writing: what a data
+/// service's files look like (`diagnose::data`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The file descriptor it is held through (0, 1 and 2 are the standard streams).
+    pub fd: u32,
+    /// The file's path as the kernel names it (a deleted file is left out).
+    pub path: PathBuf,
+    /// Locked (the stronger fact, when it is both) or open for writing.
+    pub how: Hold,
+}
+
 /// TCP states Pier reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TcpState {
@@ -115,6 +140,11 @@ pub enum TcpState {
     Listen,
     /// `ESTABLISHED`: one end of an open connection.
     Established,
+    /// `SYN-RECV`: the server's end of a connection whose handshake it has not completed — a
+    /// client's end may already be established (a listener with `TCP_DEFER_ACCEPT` keeps a
+    /// silent client here until it sends), so it is a connection on the listener all the same.
+    /// No process holds it.
+    SynRecv,
 }
 
 /// One TCP socket from the kernel's tables.
@@ -124,7 +154,8 @@ pub struct Socket {
     pub local: SocketAddr,
     /// The other end's address and port (the unspecified address and port 0 for a listener).
     pub remote: SocketAddr,
-    /// Whether it listens or is one end of a connection.
+    /// Whether it listens or is one end of a connection (open, or half-open on the server's
+    /// side).
     pub state: TcpState,
     /// Every probed process holding the socket (a listening socket can be shared, e.g. passed
     /// to a child or held by a socket-activating manager). Empty for a connection the server
@@ -139,7 +170,7 @@ pub struct Socket {
 /// The TCP tables, with the owners Pier could attribute.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SocketTable {
-    /// Every LISTEN and ESTABLISHED TCP socket read, IPv4 and IPv6.
+    /// Every LISTEN, ESTABLISHED and SYN-RECV TCP socket read, IPv4 and IPv6.
     pub sockets: Vec<Socket>,
     /// Processes whose open files could not be read, with the reason. Their sockets may be in
     /// `sockets` without an owner: ownership for them is unknown, not absent.
@@ -272,8 +303,9 @@ pub trait Probe {
     /// The environment a process started with, as `KEY=value` byte strings (a process of ours
     /// only; what a restart replays).
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String>;
-    /// LISTEN and ESTABLISHED TCP sockets over IPv4 and IPv6, with owners attributed among
-    /// `owners_among` (reading every process's open files is what the scan spends most on).
+    /// LISTEN, ESTABLISHED and SYN-RECV TCP sockets over IPv4 and IPv6, with owners attributed
+    /// among `owners_among` (reading every process's open files is what the scan spends most
+    /// on).
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError>;
     /// [`processes`](Probe::processes), then [`sockets`](Probe::sockets) over [`own_live`].
     /// A backend may do both in one pass (Linux does), but must keep the order: the tables are
@@ -348,6 +380,16 @@ pub trait Probe {
     /// the process is gone). Read only for the members of the resources a scan shows: on
     /// Linux the kernel walks the process's page tables to answer.
     fn memory(&self, pid: Pid) -> Result<Memory, String>;
+    /// The regular files `pid` holds a lock on or keeps open for writing, in one pass over its
+    /// open files (Linux: `/proc/<pid>/fd` and each fd's `fdinfo`; macOS: `proc_pidfdinfo`).
+    /// Read only for the members of resources inside a project (`diagnose::data`). A process
+    /// that is gone holds nothing; one whose open files cannot be read is an `Err`, never an
+    /// empty list. The default, for a probe that cannot tell, is such an `Err`.
+    fn writes(&self, pid: Pid) -> Result<Vec<Written>, String> {
+        Err(format!(
+            "the open files of pid {pid} cannot be read on this system"
+        ))
+    }
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;
     /// A fresh identity read of one pid.
@@ -427,11 +469,12 @@ pub(crate) fn sample_counters(
     ActivitySample { window, per_pid }
 }
 
-/// The LISTEN and ESTABLISHED TCP sockets of the network namespace process `pid` lives in (a
-/// container's first process), without owners: what a container's connections are read from
-/// (`containers::ask_engines`, `diagnose/containers.rs`). `Unsupported` where the OS cannot
-/// show another namespace's tables (macOS, whose containers run in a VM). A free function, not
-/// a `Probe` method: the engines are asked on threads of their own, beside the survey.
+/// The LISTEN, ESTABLISHED and SYN-RECV TCP sockets of the network namespace process `pid`
+/// lives in (a container's first process), without owners: what a container's connections are
+/// read from (`containers::ask_engines`, `diagnose/containers.rs`). `Unsupported` where the OS
+/// cannot show another namespace's tables (macOS, whose containers run in a VM). A free
+/// function, not a `Probe` method: the engines are asked on threads of their own, beside the
+/// survey.
 ///
 /// `is_its(cgroup)` must accept the process's cgroup path before the read and after it, or
 /// the read fails: a pid the engine gave that is not the container's (an engine in a VM gives

@@ -1,6 +1,6 @@
 //! The `sock_diag` netlink messages the Linux probe exchanges with the kernel (what `ss` uses):
-//! the dump request for TCP sockets in LISTEN and ESTABLISHED state, and the decoder of the
-//! kernel's answer. Pure functions over bytes, compiled everywhere, so every layout — and every
+//! the dump request for TCP sockets in LISTEN, ESTABLISHED and SYN-RECV state, and the decoder
+//! of the kernel's answer. Pure functions over bytes, compiled everywhere, so every layout — and every
 //! truncated or hostile buffer — is unit-tested without a kernel.
 //!
 //! Layouts (`linux/netlink.h`, `linux/inet_diag.h`, `linux/sock_diag.h`): a stream of messages,
@@ -28,6 +28,9 @@ const HEADER: usize = 16;
 const DIAG_MSG: usize = 72;
 const IPPROTO_TCP: u8 = 6;
 const TCP_ESTABLISHED: u8 = 1;
+/// A server's half-open end. The kernel keeps it as a request socket (`TCP_NEW_SYN_RECV`
+/// inside), dumps it when this state is asked for, and reports it as `TCP_SYN_RECV`.
+const TCP_SYN_RECV: u8 = 3;
 const TCP_LISTEN: u8 = 10;
 
 /// The address families a dump is asked for.
@@ -48,8 +51,8 @@ impl Family {
     }
 }
 
-/// The dump request for `family`'s TCP sockets in LISTEN or ESTABLISHED state: a header and an
-/// `inet_diag_req_v2` whose socket id is zero (every socket).
+/// The dump request for `family`'s TCP sockets in LISTEN, ESTABLISHED or SYN-RECV state: a
+/// header and an `inet_diag_req_v2` whose socket id is zero (every socket).
 pub fn dump_request(family: Family, seq: u32) -> Vec<u8> {
     let len = HEADER + 56;
     let mut out = Vec::with_capacity(len);
@@ -59,7 +62,7 @@ pub fn dump_request(family: Family, seq: u32) -> Vec<u8> {
     out.extend_from_slice(&seq.to_ne_bytes());
     out.extend_from_slice(&0u32.to_ne_bytes());
     out.extend_from_slice(&[family.raw(), IPPROTO_TCP, 0, 0]);
-    let states: u32 = (1 << TCP_ESTABLISHED) | (1 << TCP_LISTEN);
+    let states: u32 = (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_RECV) | (1 << TCP_LISTEN);
     out.extend_from_slice(&states.to_ne_bytes());
     out.resize(len, 0);
     out
@@ -153,13 +156,14 @@ pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
 }
 
 /// One `inet_diag_msg`: `Ok(None)` for a state Pier does not read (the request asks only for
-/// LISTEN and ESTABLISHED, so that never happens on a kernel that honours it).
+/// LISTEN, ESTABLISHED and SYN-RECV, so that never happens on a kernel that honours it).
 fn parse_diag_msg(body: &[u8]) -> Result<Option<TcpRow>, String> {
     let msg = body
         .get(..DIAG_MSG)
         .ok_or_else(|| format!("a socket entry of {} bytes", body.len()))?;
     let state = match msg[1] {
         TCP_ESTABLISHED => TcpState::Established,
+        TCP_SYN_RECV => TcpState::SynRecv,
         TCP_LISTEN => TcpState::Listen,
         _ => return Ok(None),
     };

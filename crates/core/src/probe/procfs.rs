@@ -226,15 +226,15 @@ pub struct TcpRow {
     pub local: SocketAddr,
     /// The other end's (`rem_address`; the unspecified address and port 0 for a listener).
     pub remote: SocketAddr,
-    /// Its state (`st`): only LISTEN and ESTABLISHED rows are kept.
+    /// Its state (`st`): only LISTEN, ESTABLISHED and SYN-RECV rows are kept.
     pub state: TcpState,
-    /// 0 for a connection no process holds yet (completed but not accepted).
+    /// 0 for a connection no process holds yet (completed but not accepted, or half-open).
     pub inode: u64,
 }
 
-/// Parses a whole `/proc/net/tcp` or `/proc/net/tcp6` file, keeping LISTEN and ESTABLISHED
-/// rows. A malformed row is an error, not a skipped line: a table Pier cannot read fully is a
-/// table it cannot trust.
+/// Parses a whole `/proc/net/tcp` or `/proc/net/tcp6` file, keeping LISTEN, ESTABLISHED and
+/// SYN-RECV rows (a server's half-open end, printed with inode 0). A malformed row is an error,
+/// not a skipped line: a table Pier cannot read fully is a table it cannot trust.
 pub fn parse_tcp_table(text: &str) -> Result<Vec<TcpRow>, String> {
     let mut rows = Vec::new();
     for (n, line) in text.lines().enumerate().skip(1) {
@@ -254,6 +254,7 @@ fn parse_tcp_line(line: &str) -> Option<Option<TcpRow>> {
     let fields: Vec<&str> = line.split_ascii_whitespace().collect();
     let state = match u8::from_str_radix(fields.get(3)?, 16).ok()? {
         0x01 => TcpState::Established,
+        0x03 => TcpState::SynRecv,
         0x0A => TcpState::Listen,
         _ => return Some(None),
     };
@@ -515,14 +516,20 @@ mod tests {
         let v4 = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
                   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 111 1 0 100 0 0 10 0\n\
                   1: 0100007F:1F90 0100007F:D431 01 00000000:00000000 00:00000000 00000000  1000        0 0 1 0 20 4 30 10 -1\n\
-                  2: 0100007F:D432 0100007F:1F91 06 00000000:00000000 00:00000000 00000000  1000        0 0 3 0\n";
+                  2: 0100007F:D432 0100007F:1F91 06 00000000:00000000 00:00000000 00000000  1000        0 0 3 0\n\
+                  3: 0100007F:1F90 0100007F:D433 03 00000000:00000000 01:00000064 00000000     0        0 0 0 0000000047d25f7a\n";
         let rows = parse_tcp_table(v4).unwrap();
-        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.len(), 3, "TIME_WAIT left out");
         assert_eq!(rows[0].local, "127.0.0.1:8080".parse().unwrap());
         assert_eq!(rows[0].state, TcpState::Listen);
         assert_eq!(rows[0].inode, 111);
         assert_eq!(rows[1].remote, "127.0.0.1:54321".parse().unwrap());
         assert_eq!(rows[1].inode, 0);
+        // A request socket, as the kernel prints one (`get_openreq4`): the server's half-open end.
+        assert_eq!(rows[2].state, TcpState::SynRecv);
+        assert_eq!(rows[2].local, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(rows[2].remote, "127.0.0.1:54323".parse().unwrap());
+        assert_eq!(rows[2].inode, 0);
 
         let v6 = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
                   0: 00000000000000000000000001000000:1435 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 222 1 0\n\

@@ -52,6 +52,9 @@ macro_rules! forward_the_rest {
         fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, String> {
             self.$to.memory(pid)
         }
+        fn writes(&self, pid: Pid) -> Result<Vec<crate::probe::Written>, String> {
+            self.$to.writes(pid)
+        }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
             self.$to.activity(pids, window)
         }

@@ -128,13 +128,44 @@ pub fn activity(
                     error: e.to_owned(),
                 })?;
             let facts = ActivityFacts::Measured(measured, window);
-            let (evidence, _) = rules::activity_evidence(&facts, t);
+            let (evidence, _) = rules::activity_with_pollers(&facts, t, &pollers(snapshot));
             match evidence.level {
                 Level::Green => Ok(()),
                 Level::Yellow | Level::Red => Err(Why::Busy(evidence.message)),
             }
         })
         .collect()
+}
+
+/// The snapshot's respawners whose own CPU is their polling (`respawners::pollers`), read
+/// from its members as the scan read them: the stop sets their polling aside as the card did.
+fn pollers(snapshot: &Snapshot) -> Vec<rules::Poller> {
+    let rows: Vec<ProcessInfo> = snapshot
+        .members
+        .iter()
+        .map(|m| {
+            let argv: Vec<Vec<u8>> = m.argv.iter().map(|a| a.0.clone()).collect();
+            let comm = argv
+                .first()
+                .map(|a| crate::diagnose::kinds::basename(a))
+                .unwrap_or_default();
+            ProcessInfo {
+                identity: m.identity,
+                ppid: m.ppid,
+                uid: m.uid,
+                session: 0,
+                tty_nr: 0,
+                comm,
+                argv,
+                argv_unread: false,
+                zombie: false,
+                age_seconds: None,
+                cpu_ns: None,
+            }
+        })
+        .collect();
+    let tree: Vec<&ProcessInfo> = rows.iter().collect();
+    crate::diagnose::respawners::pollers(&tree)
 }
 
 /// What each member must still be: its identity and executable from the snapshot.
@@ -180,7 +211,9 @@ pub fn last_look(
     probe: &dyn Probe,
     resources: &[(&HashSet<Pid>, &Snapshot)],
 ) -> Vec<Result<TreeCheck, Why>> {
-    let survey = match probe.survey(&|_| false) {
+    // An engine client's argv is read (`containers::processes`): without it, it may stand for
+    // a container, which refuses the stop (`judge::force_allowed`).
+    let survey = match probe.survey(&crate::containers::processes::is_client_program) {
         Ok(survey) => survey,
         Err(e) => return vec![Err(Why::SurveyFailed(e.to_string())); resources.len()],
     };

@@ -158,11 +158,16 @@ impl Stopper<'_> {
             r.project = Some(project.path.clone());
             r
         };
-        // Protected, by Pier's rules or the user's list: not even Force may touch it.
+        // Protected, by Pier's rules or the user's list, or a data service (its data lives
+        // there; its own shutdown command is named), or an engine's client that stands for
+        // containers (the engine stops them): not even Force may touch it.
         if let Some(p) = resource.evidence.iter().find(|e| {
             matches!(
                 e.kind,
-                EvidenceKind::Protected | EvidenceKind::UserProtected
+                EvidenceKind::Protected
+                    | EvidenceKind::UserProtected
+                    | EvidenceKind::DataService
+                    | EvidenceKind::EngineClient
             )
         }) {
             return Err(with_fresh(format!("never touched: {}", p.message)));

@@ -93,6 +93,9 @@ impl Probe for Scripted {
     fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, String> {
         self.inner.borrow().memory(pid)
     }
+    fn writes(&self, pid: Pid) -> Result<Vec<crate::probe::Written>, String> {
+        self.inner.borrow().writes(pid)
+    }
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
         self.tick("activity");
         self.inner.borrow().activity(pids, window)

@@ -159,6 +159,40 @@ fn a_live_connection_is_red_and_one_between_members_is_green() {
 }
 
 #[test]
+fn a_client_the_server_has_not_accepted_is_red_seen_at_either_end() {
+    // TCP_DEFER_ACCEPT: the server's end half-open, the client's established, one connection.
+    let server_end = socket("127.0.0.1:5173", "127.0.0.1:40003", TcpState::SynRecv, &[]);
+    let client_end = socket(
+        "127.0.0.1:40003",
+        "127.0.0.1:5173",
+        TcpState::Established,
+        &[900],
+    );
+    for sockets in [
+        vec![
+            listen("0.0.0.0:5173", &[101]),
+            server_end.clone(),
+            client_end.clone(),
+        ],
+        vec![listen("0.0.0.0:5173", &[101]), server_end],
+        vec![listen("0.0.0.0:5173", &[101]), client_end],
+    ] {
+        let table = SocketTable {
+            sockets,
+            ..SocketTable::default()
+        };
+        let found = judged(&table, &[101]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            matches!(&found[0], Finding::Connection(c)
+                if c.local.port() == 5173 && c.peer.port() == 40003 && !c.internal),
+            "{found:?}"
+        );
+        assert_eq!(found[0].level(), Level::Red);
+    }
+}
+
+#[test]
 fn connections_waiting_in_the_accept_queue_are_red() {
     let mut l = listen("127.0.0.1:5173", &[101]);
     l.queued = Some(2);
@@ -260,6 +294,58 @@ fn force_never_allows_a_container_engine_s_own_process_of_the_user_s() {
     assert_eq!(
         Protection::ContainerEngine("docker-proxy").to_string(),
         "the container engine's own process (docker-proxy)"
+    );
+}
+
+/// A client that stands for containers is never signalled, Force included; one whose argv
+/// was not read may be one. `podman run` is Podman's client before it is an engine's name.
+#[test]
+fn force_never_allows_an_engine_client_that_stands_for_containers() {
+    let ancestors = HashSet::new();
+    let guard = Guard {
+        uid: USER,
+        pier: 9000,
+        pier_ancestors: &ancestors,
+    };
+    for (argv, program) in [
+        (
+            &["docker", "run", "--rm", "-p", "8080:80", "img"][..],
+            "docker",
+        ),
+        (&["docker", "compose", "-f", "f.yml", "up"][..], "docker"),
+        (
+            &["/usr/bin/python3", "/usr/bin/docker-compose", "up"][..],
+            "docker-compose",
+        ),
+        (&["podman", "run", "img"][..], "podman"),
+    ] {
+        let p = process(200, 1, argv);
+        assert_eq!(
+            force_allowed(&p, &guard),
+            Err(Protection::EngineClient(program)),
+            "{argv:?}"
+        );
+    }
+    let mut unread = process(200, 1, &[]);
+    unread.comm = "docker".into();
+    unread.argv_unread = true;
+    assert_eq!(
+        force_allowed(&unread, &guard),
+        Err(Protection::EngineClient("docker"))
+    );
+    for argv in [
+        &["docker", "run", "-d", "img"][..],
+        &["docker", "logs", "-f", "web"],
+    ] {
+        assert_eq!(
+            force_allowed(&process(200, 1, argv), &guard),
+            Ok(()),
+            "{argv:?}"
+        );
+    }
+    assert_eq!(
+        Protection::EngineClient("docker").to_string(),
+        "a container engine's client (docker), which stands for its containers"
     );
 }
 

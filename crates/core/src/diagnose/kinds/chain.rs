@@ -14,16 +14,12 @@
 //!    only in a tree with no command left: a title is a weaker sign than a command (it does not
 //!    tell `rails server` from a production `puma`), and such a tree is never green anyway
 //!    (it cannot be restarted);
-//! 4. a member runs a dev script (`npm run dev`, `pnpm dev`, `yarn watch`, `bun run serve`)
-//!    and a listener of the tree is that member or one of its descendants: the script is the
-//!    developer's own dev server, and a known kind for the listeners of its own tree only.
+//! 4. otherwise, inside a project, how it was launched (`launch.rs`): a script, a target, the
+//!    project's own toolchain, a build tool's run, a dev subcommand or flag.
 
-use super::{basename, classify, is_titled_launcher, program_and_args, strip_script_ext};
+use super::launch::{self, Launch, Seen};
+use super::{basename, classify, is_titled_launcher};
 use crate::probe::{Pid, ProcessInfo};
-
-/// The script events that are a dev server or watcher. `start` is not one: it is as often
-/// what a production host runs (`npm start` in a container).
-const DEV_SCRIPTS: &[&str] = &["dev", "serve", "develop", "watch", "start:dev"];
 
 /// Titles tools write over their argv: the first word of the title, then a version, names the
 /// kind. Puma does it in the very process that ran `rails server`.
@@ -45,32 +41,27 @@ pub enum How {
         /// (`puma 5.6.5 (tcp://127.0.0.1:3000) [app]`).
         title: String,
     },
-    /// From the package manager's script that started the tree.
-    DevScript {
-        /// The package manager: `"npm"`, `"pnpm"`, `"yarn"` or `"bun"`.
-        manager: &'static str,
-        /// The dev script it runs (`dev`, `watch`).
-        script: String,
-    },
+    /// Known by how it was launched (`launch.rs`), inside a project: only a quiet life lets
+    /// it be green (`rules::quiet_life`).
+    Launch(Launch),
 }
 
 /// A tree's kind, the member it was read from, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recognised {
-    /// The kind the card shows (`"vite"`, `"dev-script"`).
-    pub kind: &'static str,
+    /// The kind the card shows (`"vite"`; known by launch, the program's own name).
+    pub kind: String,
     /// The member it was read from.
     pub pid: Pid,
     /// How it was read, for the evidence's words and source.
     pub how: How,
 }
 
-/// The kind that the tree `members` (root first) is, if Pier knows it. `listeners`: the
-/// members that hold a listening socket — a dev script is a known kind for its own listeners
-/// only.
-pub fn recognise(members: &[&ProcessInfo], listeners: &[Pid]) -> Option<Recognised> {
-    let found = |kind, p: &ProcessInfo, how| Recognised {
-        kind,
+/// The kind that the tree `members` (root first) is, if the table (through a member's argv,
+/// its launcher's command or its title) knows it.
+pub fn recognise(members: &[&ProcessInfo]) -> Option<Recognised> {
+    let found = |kind: &str, p: &ProcessInfo, how| Recognised {
+        kind: kind.to_owned(),
         pid: p.identity.pid,
         how,
     };
@@ -94,14 +85,48 @@ pub fn recognise(members: &[&ProcessInfo], listeners: &[Pid]) -> Option<Recognis
             Some(found(kind, p, How::Title { title }))
         })
     })
-    .or_else(|| {
-        members
-            .iter()
-            .filter(|p| leads_to_a_listener(members, p.identity.pid, listeners))
-            .find_map(|p| {
-                let (manager, script) = dev_script(&p.argv)?;
-                Some(found("dev-script", p, How::DevScript { manager, script }))
-            })
+}
+
+/// A tree the table does not know, known by how it was launched in `project` (`launch.rs`):
+/// its kind is the program's own name — the first listener's (`listener`), else the member
+/// that made it known.
+///
+/// Only the launch chain of a listener counts (`listeners`: the members that hold one): a
+/// listening `python app.py` is not known by the `npm run watch` it runs as a child. A tree
+/// with no listener is judged by every member.
+pub fn by_launch(
+    members: &[Seen],
+    project: &std::path::Path,
+    (listener, listeners): (Option<&ProcessInfo>, &[Pid]),
+    production: &dyn Fn(Pid) -> bool,
+) -> Option<Recognised> {
+    let rows: Vec<&ProcessInfo> = members.iter().map(|m| m.p).collect();
+    let chain: Vec<Seen> = members
+        .iter()
+        .filter(|m| listeners.is_empty() || leads_to_a_listener(&rows, m.p.identity.pid, listeners))
+        .copied()
+        .collect();
+    let (pid, how) = launch::known(&chain, project, production)?;
+    // The listener's program, else the one that made it known (a reloader's inline worker
+    // names none).
+    let known = members
+        .iter()
+        .find(|m| m.p.identity.pid == pid)
+        .map(|m| m.p);
+    // A portless tree is named by its watcher (`vitest --watch` under `npm run test:watch`).
+    let watcher = listeners
+        .is_empty()
+        .then(|| members.iter().map(|m| m.p).find(|p| launch::watcher(p)))
+        .flatten();
+    let kind = [listener, watcher, known]
+        .into_iter()
+        .flatten()
+        .find_map(launch::kind_name)
+        .unwrap_or_else(|| "unknown".to_owned());
+    Some(Recognised {
+        kind,
+        pid,
+        how: How::Launch(how),
     })
 }
 
@@ -228,7 +253,7 @@ pub fn is_title<A: AsRef<[u8]>>(argv: &[A]) -> bool {
 }
 
 /// The words of a title (`"npm run dev"` → `npm`, `run`, `dev`), without its padding.
-fn title_words(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+pub(crate) fn title_words(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
     if !is_title(argv) {
         return None;
     }
@@ -282,6 +307,31 @@ fn shell_command(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
     Some(words[first..].to_vec())
 }
 
+/// The leading variable assignments of the plain command a wrapper shell runs
+/// (`sh -c 'NODE_ENV=production node server.js'` → `NODE_ENV=production`); none for anything
+/// else.
+pub(crate) fn shell_assignments(argv: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    const POSIX: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh"];
+    let Some(first) = argv.first() else {
+        return Vec::new();
+    };
+    if !POSIX.contains(&basename(first).as_str()) {
+        return Vec::new();
+    }
+    let Some(c) = argv.iter().position(|a| a.as_slice() == b"-c") else {
+        return Vec::new();
+    };
+    let words = argv
+        .get(c + 1)
+        .and_then(|s| plain_words(s))
+        .unwrap_or_default();
+    words
+        .into_iter()
+        .skip_while(|w| !is_assignment(w))
+        .take_while(|w| is_assignment(w))
+        .collect()
+}
+
 /// A script's words, when it is plain words (letters, digits, `_-./:=@%+,`) and single-quoted
 /// parts, which a shell takes literally; `None` for anything a shell would interpret.
 fn plain_words(script: &[u8]) -> Option<Vec<Vec<u8>>> {
@@ -318,84 +368,6 @@ fn is_assignment(word: &[u8]) -> bool {
     name.first()
         .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
         && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-}
-
-/// The package manager and dev script a process runs: `npm run dev` (npm's own title, or
-/// `node …/npm-cli.js run dev`), `pnpm dev`, `yarn run watch`, `bun run serve`.
-fn dev_script(argv: &[Vec<u8>]) -> Option<(&'static str, String)> {
-    let argv = title_words(argv).unwrap_or_else(|| argv.to_vec());
-    // `bun` is also an interpreter: its own name comes first, then the script it may run.
-    let direct = (
-        basename(argv.first()?),
-        argv[1..]
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect(),
-    );
-    let (program, args): (String, Vec<String>) = if manager_of(&direct.0).is_some() {
-        direct
-    } else {
-        program_and_args(&argv)?
-    };
-    let manager = manager_of(&program)?;
-    // Options that take a value, so the value is not taken for the script, and options that
-    // take none. Any other option might take one (`yarn --cwd dev build`): then no script is
-    // read at all.
-    const VALUE: &[&str] = &[
-        "--prefix",
-        "-w",
-        "--workspace",
-        "--filter",
-        "-F",
-        "-C",
-        "--dir",
-        "--cwd",
-    ];
-    const FLAGS: &[&str] = &[
-        "-s",
-        "--silent",
-        "-q",
-        "--quiet",
-        "--if-present",
-        "-r",
-        "--recursive",
-        "--parallel",
-        "--stream",
-        "--ignore-scripts",
-    ];
-    let mut words = Vec::new();
-    let mut rest = args.iter();
-    while let Some(a) = rest.next() {
-        if a == "--" {
-            break;
-        } else if VALUE.contains(&a.as_str()) {
-            rest.next();
-        } else if !a.starts_with('-') {
-            words.push(a.as_str());
-        } else if !FLAGS.contains(&a.as_str()) && !a.contains('=') {
-            return None;
-        }
-    }
-    let script = match words.as_slice() {
-        ["run" | "run-script" | "rum" | "urn", script, ..] => *script,
-        // npm runs only its lifecycle scripts without `run`; the others run any script.
-        [script, ..] if manager != "npm" => *script,
-        _ => return None,
-    };
-    DEV_SCRIPTS
-        .contains(&script)
-        .then(|| (manager, script.to_owned()))
-}
-
-/// The package manager a program is (`npm-cli.js` is npm's own script).
-fn manager_of(program: &str) -> Option<&'static str> {
-    Some(match strip_script_ext(program) {
-        "npm" | "npm-cli" => "npm",
-        "pnpm" => "pnpm",
-        "yarn" => "yarn",
-        "bun" => "bun",
-        _ => return None,
-    })
 }
 
 fn lossy_words(words: &[Vec<u8>]) -> String {

@@ -26,6 +26,7 @@ const SOCKINFO_UN: i32 = 3;
 /// `TSI_S_*` (XNU `bsd/sys/proc_info.h`).
 const TSI_S_LISTEN: i32 = 1;
 const TSI_S_SYN_SENT: i32 = 2;
+const TSI_S_SYN_RECEIVED: i32 = 3;
 const TSI_S_ESTABLISHED: i32 = 4;
 const TSI_S_CLOSE_WAIT: i32 = 5;
 const TSI_S_TIME_WAIT: i32 = 10;
@@ -143,8 +144,8 @@ fn connection(local: &str, remote: &str) -> KernelSocket {
 }
 
 #[test]
-fn an_ipv4_listener_gives_its_address_port_handle_and_completed_queue() {
-    // Three connections queued, one of them still half-open: two wait to be accepted.
+fn an_ipv4_listener_gives_its_address_port_handle_and_whole_queue() {
+    // Three connections queued, one of them still half-open: all three are clients waiting.
     let s = listener("127.0.0.1:5173", 3, 1);
     assert_eq!(
         decode_socket_fdinfo(&tcp_fdinfo(&s)),
@@ -153,7 +154,7 @@ fn an_ipv4_listener_gives_its_address_port_handle_and_completed_queue() {
             local: "127.0.0.1:5173".parse().unwrap(),
             remote: "0.0.0.0:0".parse().unwrap(),
             state: TcpState::Listen,
-            queued: Some(2),
+            queued: Some(3),
         }))
     );
 }
@@ -196,15 +197,16 @@ fn an_ipv4_client_accepted_by_a_dual_stack_listener_reads_as_ipv4() {
 }
 
 #[test]
-fn a_queue_with_more_incomplete_than_queued_connections_is_zero_not_negative() {
-    // Read between the kernel's updates of the two counters, or a corrupt record.
-    let s = listener("127.0.0.1:5173", 1, 4);
+fn a_queue_of_only_half_open_connections_counts_and_a_negative_one_is_zero() {
+    // A client the server has not completed the handshake with is a client all the same.
+    let s = listener("127.0.0.1:5173", 1, 1);
+    let row = decode_socket_fdinfo(&tcp_fdinfo(&s)).unwrap().unwrap();
+    assert_eq!(row.queued, Some(1));
+    // No kernel writes a negative count (a corrupt record): none, not a huge one.
+    let s = listener("127.0.0.1:5173", i16::MIN, 0);
     let row = decode_socket_fdinfo(&tcp_fdinfo(&s)).unwrap().unwrap();
     assert_eq!(row.queued, Some(0));
-    let s = listener("127.0.0.1:5173", i16::MIN, i16::MAX);
-    let row = decode_socket_fdinfo(&tcp_fdinfo(&s)).unwrap().unwrap();
-    assert_eq!(row.queued, Some(0));
-    // No kernel writes a negative count; one does not make the queue longer than soi_qlen.
+    // soi_incqlen does not shorten the queue, whatever it says.
     let s = listener("127.0.0.1:5173", i16::MAX, i16::MIN);
     let row = decode_socket_fdinfo(&tcp_fdinfo(&s)).unwrap().unwrap();
     assert_eq!(row.queued, Some(i16::MAX as u32));
@@ -233,6 +235,17 @@ fn udp_and_unix_sockets_are_not_rows() {
     put(&mut unix, 282, b"/tmp/x.sock"); // sun_path
     put(&mut unix, 344, &TSI_S_LISTEN.to_ne_bytes()); // bytes of sun_path's tail, not a state
     assert_eq!(decode_socket_fdinfo(&unix), Ok(None));
+}
+
+#[test]
+fn a_servers_half_open_end_is_a_syn_recv_row_with_no_queue() {
+    let mut s = connection("127.0.0.1:8000", "127.0.0.1:51000");
+    s.state = TSI_S_SYN_RECEIVED;
+    let row = decode_socket_fdinfo(&tcp_fdinfo(&s)).unwrap().unwrap();
+    assert_eq!(row.state, TcpState::SynRecv);
+    assert_eq!(row.local, "127.0.0.1:8000".parse().unwrap());
+    assert_eq!(row.remote, "127.0.0.1:51000".parse().unwrap());
+    assert_eq!(row.queued, None);
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod fds;
 mod memory;
 mod rows;
 pub mod tables;
+mod writes;
 
 use std::collections::HashMap;
 use std::fs;
@@ -670,6 +671,10 @@ impl Probe for LinuxProbe {
 
     fn memory(&self, pid: Pid) -> Result<super::Memory, String> {
         memory::read(pid)
+    }
+
+    fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, String> {
+        writes::read(pid)
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

@@ -144,5 +144,9 @@ pub fn info(
         argv: argv.unwrap_or_default(),
         zombie: stat.state == b'Z' || stat.state == b'X',
         age_seconds,
+        cpu_ns: Some(
+            stat.cpu_ticks
+                .saturating_mul(1_000_000_000 / clock.ticks_per_second.max(1)),
+        ),
     }
 }

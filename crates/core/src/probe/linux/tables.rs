@@ -1,8 +1,9 @@
 //! The TCP tables. Netlink `sock_diag` first, as `ss` does: one round trip per address family,
-//! filtered to LISTEN and ESTABLISHED in the kernel. `/proc/net/tcp{,6}` when sock_diag cannot
-//! be used (a sandbox that forbids netlink, a kernel without `tcp_diag`, an answer Pier cannot
-//! decode), or when `PIER_SOCKET_TABLES=procfs` asks for it. Both give the same rows: the
-//! kernel's sockets in those two states, an unaccepted connection with inode 0.
+//! filtered to LISTEN, ESTABLISHED and SYN-RECV in the kernel. `/proc/net/tcp{,6}` when
+//! sock_diag cannot be used (a sandbox that forbids netlink, a kernel without `tcp_diag`, an
+//! answer Pier cannot decode), or when `PIER_SOCKET_TABLES=procfs` asks for it. Both give the
+//! same rows: the kernel's sockets in those three states, an unaccepted connection and a
+//! server's half-open end with inode 0.
 
 use std::fs;
 use std::io::ErrorKind;
@@ -36,8 +37,8 @@ impl Source {
     }
 }
 
-/// Every LISTEN and ESTABLISHED TCP socket of Pier's network namespace, IPv4 and IPv6, and
-/// the source that gave them.
+/// Every LISTEN, ESTABLISHED and SYN-RECV TCP socket of Pier's network namespace, IPv4 and
+/// IPv6, and the source that gave them.
 pub fn read(source: Source) -> Result<(Vec<TcpRow>, Source), ProbeError> {
     if source == Source::SockDiag {
         match sock_diag() {
@@ -67,7 +68,7 @@ fn sock_diag() -> Result<Vec<TcpRow>, String> {
     Ok(rows)
 }
 
-/// The sock_diag dump of one family's LISTEN and ESTABLISHED TCP sockets.
+/// The sock_diag dump of one family's LISTEN, ESTABLISHED and SYN-RECV TCP sockets.
 fn dump(family: Family, seq: u32) -> Result<Vec<TcpRow>, String> {
     let fd = socket_with(
         AddressFamily::NETLINK,

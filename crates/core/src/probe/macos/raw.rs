@@ -6,8 +6,8 @@
 use std::mem::size_of;
 
 use super::{
-    bsd_info, errno_text, list_fds, procargs_bytes, rusage, socket_fdinfo_bytes, vnode_path_info,
-    Pid, Read,
+    bsd_info, errno_text, list_fds, procargs_bytes, rusage, socket_fdinfo_bytes, task_all_info,
+    vnode_fdinfo, vnode_path_info, Pid, Read,
 };
 
 /// The bytes of a plain-old-data kernel struct, for `pier doctor --dump`.
@@ -32,8 +32,9 @@ fn answer<T>(
 }
 
 /// The raw buffers the probe decodes for `pid` (`pier doctor --dump`): `KERN_PROCARGS2`, the
-/// vnode path info (cwd), the BSD info, the rusage record, and each socket fd's
-/// `socket_fdinfo`. (NOT RUN: no Mac here.)
+/// vnode path info (cwd), the BSD info, the BSD and task info a row reads, the rusage record,
+/// each socket fd's `socket_fdinfo`, and each file fd's `vnode_fdinfowithpath` (what
+/// `Probe::writes` reads). (NOT RUN: no Mac here.)
 pub(in crate::probe) fn raw_buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, String>)> {
     let mut out = vec![
         ("kern-procargs2".to_owned(), procargs_bytes(pid)),
@@ -44,6 +45,10 @@ pub(in crate::probe) fn raw_buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, St
         (
             "proc-bsdinfo".to_owned(),
             answer("PROC_PIDTBSDINFO", pid, bsd_info(pid), bytes_of),
+        ),
+        (
+            "proc-taskallinfo".to_owned(),
+            answer("PROC_PIDTASKALLINFO", pid, task_all_info(pid), bytes_of),
         ),
         (
             "rusage-info-v2".to_owned(),
@@ -60,6 +65,16 @@ pub(in crate::probe) fn raw_buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, St
                 out.push((
                     format!("socket-fdinfo-fd{}", fd.proc_fd),
                     answer("PROC_PIDFDSOCKETINFO", pid, read, Vec::clone),
+                ));
+            }
+            let files = fds
+                .iter()
+                .filter(|f| f.proc_fdtype == libc::PROX_FDTYPE_VNODE as u32);
+            for fd in files {
+                let read = vnode_fdinfo(pid, fd.proc_fd);
+                out.push((
+                    format!("vnode-fdinfowithpath-fd{}", fd.proc_fd),
+                    answer("PROC_PIDFDVNODEPATHINFO", pid, read, bytes_of),
                 ));
             }
         }

@@ -54,7 +54,7 @@ fn sample(seq: u32) -> Vec<u8> {
 }
 
 #[test]
-fn the_request_asks_for_every_tcp_socket_in_listen_or_established_state() {
+fn the_request_asks_for_every_tcp_socket_in_listen_established_or_syn_recv_state() {
     let req = dump_request(Family::V6, 7);
     assert_eq!(req.len(), 72);
     assert_eq!(u32_at(&req, 0), 72);
@@ -62,7 +62,7 @@ fn the_request_asks_for_every_tcp_socket_in_listen_or_established_state() {
     assert_eq!(u16::from_ne_bytes([req[6], req[7]]), 0x301);
     assert_eq!(u32_at(&req, 8), 7);
     assert_eq!(&req[16..20], &[10, 6, 0, 0]);
-    assert_eq!(u32_at(&req, 20), (1 << 1) | (1 << 10));
+    assert_eq!(u32_at(&req, 20), (1 << 1) | (1 << 3) | (1 << 10));
     assert!(
         req[24..].iter().all(|&b| b == 0),
         "the socket id matches all"
@@ -122,6 +122,21 @@ fn a_dump_that_ends_with_an_error_is_no_table() {
     assert_eq!(parse_chunk(&buf, 5), Err(DumpError::Refused(2)));
     let alone = message(NLMSG_DONE, 2, 5, &(-90i32).to_ne_bytes());
     assert_eq!(parse_chunk(&alone, 5), Err(DumpError::Refused(90)));
+}
+
+#[test]
+fn a_servers_half_open_end_decodes_as_syn_recv_with_no_inode() {
+    // A request socket (a client held in SYN-RECV by TCP_DEFER_ACCEPT): state 3, inode 0.
+    let body = diag(2, 3, a("127.0.0.1:5173"), a("127.0.0.1:40000"), 0);
+    let buf = message(SOCK_DIAG_BY_FAMILY, 2, 1, &body);
+    let Chunk::More(rows) = parse_chunk(&buf, 1).unwrap() else {
+        panic!("one more buffer expected");
+    };
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].state, TcpState::SynRecv);
+    assert_eq!(rows[0].local, a("127.0.0.1:5173"));
+    assert_eq!(rows[0].remote, a("127.0.0.1:40000"));
+    assert_eq!(rows[0].inode, 0);
 }
 
 #[test]

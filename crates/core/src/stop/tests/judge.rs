@@ -97,7 +97,20 @@ const FACTS: &[(&str, Fact, Checkpoint)] = &[
         |p| p.process_mut(102).comm = "docker-proxy".into(),
         Checkpoint::D,
     ),
+    (
+        "a member is a container engine's client that stands for its container",
+        |p| p.process_mut(102).argv = engine_client_argv(),
+        Checkpoint::D,
+    ),
 ];
+
+/// `docker run --rm -p 8080:80 img`, attached: it stands for its container.
+fn engine_client_argv() -> Vec<Vec<u8>> {
+    ["docker", "run", "--rm", "-p", "8080:80", "img"]
+        .iter()
+        .map(|w| w.as_bytes().to_vec())
+        .collect()
+}
 
 /// The listening socket of `tree()`.
 fn listener(p: &mut FakeProbe) -> &mut crate::probe::Socket {
@@ -208,6 +221,32 @@ fn a_network_check_refuses_a_listener_shared_outside_the_resource() {
          so stopping it would not free the port"
     );
     assert!(sent.is_empty(), "{sent:?}");
+}
+
+/// A tree with an engine client in it (yellow, `engine_client`) is refused at the
+/// re-diagnosis, Force included: no snapshot, nothing sent.
+#[test]
+fn force_refuses_a_tree_holding_an_engine_client_at_the_re_diagnosis() {
+    for force in [false, true] {
+        let mut o = opts();
+        o.force = force;
+        let (r, sent) = run_with(
+            &fact_at(1, None, |p| p.process_mut(102).argv = engine_client_argv()),
+            o,
+            |_| {},
+        );
+        assert_eq!(r.result, ResourceResult::Refused, "force {force}: {r:#?}");
+        assert_eq!(r.checkpoint, None, "force {force}: {r:#?}");
+        assert!(
+            r.reason.starts_with(
+                "never touched: pid 102 (docker run --rm -p 8080:80 img) is a \
+                 container engine's client"
+            ),
+            "force {force}: {}",
+            r.reason
+        );
+        assert!(sent.is_empty(), "force {force}: {sent:?}");
+    }
 }
 
 /// Force skips the connection and activity checks, not `force_allowed`: a member that turned

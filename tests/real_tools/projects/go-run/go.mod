@@ -1,0 +1,3 @@
+module example.com/pierreal
+
+go 1.19

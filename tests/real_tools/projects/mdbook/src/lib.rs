@@ -1,0 +1,1 @@
+//! A crate whose user guide is an mdBook in `docs/`.

@@ -1,0 +1,4 @@
+// The web workspace's own dev server: a plain HTTP server on the port its dev script passes.
+const http = require("http");
+const port = Number(process.argv[2]);
+http.createServer((req, res) => res.end("web ok\n")).listen(port, "127.0.0.1");

@@ -1,0 +1,1 @@
+export const sum = (a, b) => a + b;
