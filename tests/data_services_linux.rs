@@ -13,29 +13,6 @@ use std::process::Command;
 use common::*;
 use serde_json::Value;
 
-/// The evidence of `kind` on `r`, as (level, message).
-fn evidence_of(r: &Value, kind: &str) -> Option<(String, String)> {
-    r["evidence"].as_array()?.iter().find_map(|e| {
-        (e["kind"] == kind).then(|| {
-            (
-                e["level"].as_str().unwrap().to_owned(),
-                e["message"].as_str().unwrap().to_owned(),
-            )
-        })
-    })
-}
-
-/// The kinds of the evidence on `r` that argues against a stop.
-fn against(r: &Value) -> Vec<String> {
-    r["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["level"] != "green")
-        .map(|e| e["kind"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 /// `pier stop --json ID` (with `extra`); returns (exit code, the one result).
 fn stop(sb: &Sandbox, id: &str, extra: &[&str]) -> (i32, Value) {
     let (code, doc) = exit_and_json(

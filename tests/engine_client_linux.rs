@@ -76,7 +76,7 @@ fn still_runs(p: Started) -> bool {
 }
 
 /// The evidence of `kind` in a scan's resource.
-fn evidence_of<'r>(r: &'r Value, kind: &str) -> Option<&'r Value> {
+fn evidence_value<'r>(r: &'r Value, kind: &str) -> Option<&'r Value> {
     r["evidence"]
         .as_array()
         .unwrap()
@@ -107,7 +107,8 @@ fn check_never_signalled(
         "the client and the listener are one resource: {r:#}"
     );
     assert_ne!(r["level"], "green", "{r:#}");
-    let e = evidence_of(&r, "engine_client").unwrap_or_else(|| panic!("no engine_client: {r:#}"));
+    let e =
+        evidence_value(&r, "engine_client").unwrap_or_else(|| panic!("no engine_client: {r:#}"));
     assert_eq!(e["level"], "yellow", "{e:#}");
     let message = e["message"].as_str().unwrap();
     assert!(
@@ -182,7 +183,8 @@ fn a_docker_compose_up_in_a_dev_tree_is_never_signalled() {
     });
     let scan = sb.scan(&[]);
     let (_, r) = resource_with(&scan, client.pid).expect("the client is a member of the tree");
-    let e = evidence_of(&r, "engine_client").unwrap_or_else(|| panic!("no engine_client: {r:#}"));
+    let e =
+        evidence_value(&r, "engine_client").unwrap_or_else(|| panic!("no engine_client: {r:#}"));
     let message = e["message"].as_str().unwrap();
     assert!(
         message.contains("it stands for its Compose project's containers")
@@ -208,7 +210,7 @@ fn a_detached_docker_run_is_no_engine_client() {
     });
     let scan = sb.scan(&[]);
     let (_, r) = resource_with(&scan, client.pid).expect("the client is a member of the tree");
-    assert!(evidence_of(&r, "engine_client").is_none(), "{r:#}");
+    assert!(evidence_value(&r, "engine_client").is_none(), "{r:#}");
     assert!(resource_with(&scan, pid(&vite)).is_some());
     assert_eq!(r["level"], "green", "{r:#}");
 }

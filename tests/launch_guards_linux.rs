@@ -245,29 +245,6 @@ fn card_until(sb: &Sandbox, pid: u32, what: &str, until: impl Fn(&Value) -> bool
     }
 }
 
-/// The evidence of `kind` on `r`, as (level, message).
-fn evidence_of(r: &Value, kind: &str) -> Option<(String, String)> {
-    r["evidence"].as_array()?.iter().find_map(|e| {
-        (e["kind"] == kind).then(|| {
-            (
-                e["level"].as_str().unwrap().to_owned(),
-                e["message"].as_str().unwrap().to_owned(),
-            )
-        })
-    })
-}
-
-/// The kinds of the evidence on `r` that argue against a stop.
-fn against(r: &Value) -> Vec<String> {
-    r["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["level"] != "green")
-        .map(|e| e["kind"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 /// Whether `r`'s life is shown quiet (or not judged: a table kind's).
 fn life_settled(r: &Value) -> bool {
     evidence_of(r, "life_activity").is_none_or(|(level, _)| level == "green")

@@ -381,3 +381,26 @@ pub fn waits_on_lock(pid: u32, lock_inode: u64, records: &Path) -> bool {
     let no_record = fs::read_dir(records).map_or(true, |mut d| d.next().is_none());
     holds && asleep && no_record
 }
+
+/// The evidence of `kind` on the card `r`, as (level, message).
+pub fn evidence_of(r: &Value, kind: &str) -> Option<(String, String)> {
+    r["evidence"].as_array()?.iter().find_map(|e| {
+        (e["kind"] == kind).then(|| {
+            (
+                e["level"].as_str().unwrap().to_owned(),
+                e["message"].as_str().unwrap().to_owned(),
+            )
+        })
+    })
+}
+
+/// The kinds of the evidence on the card `r` that argue against a stop.
+pub fn against(r: &Value) -> Vec<String> {
+    r["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["level"] != "green")
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect()
+}

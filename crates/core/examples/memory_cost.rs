@@ -66,6 +66,12 @@ impl Probe for NoMemory<'_> {
     fn writes(&self, pid: Pid) -> Result<Vec<pier_core::probe::Written>, String> {
         self.0.writes(pid)
     }
+    fn writes_of(
+        &self,
+        identity: pier_core::probe::Identity,
+    ) -> Result<Vec<pier_core::probe::Written>, String> {
+        self.0.writes_of(identity)
+    }
     fn identity(&self, pid: Pid) -> IdentityRead {
         self.0.identity(pid)
     }

@@ -20,7 +20,8 @@
 //!
 //! A member whose open files cannot be read makes the resource yellow with the same kind: it
 //! cannot be ruled out. The facts are read only for resources inside a project
-//! ([`read_and_judge`], one pass over each member's fds); the rule itself ([`judge`]) is pure.
+//! ([`read_and_judge`]: each member's fds that named a path when the scan's survey walked it,
+//! or all of them, `Probe::writes_of`); the rule itself ([`judge`]) is pure.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -645,9 +646,10 @@ pub(crate) struct Found {
     pub kind: Option<String>,
 }
 
-/// What a scan asks of a resource: inside a project, each member's held files are read (one
-/// pass over its fds each) and judged with its name; outside any project, where no file is
-/// data, by name only and nothing is read (scans stay fast).
+/// What a scan asks of a resource: inside a project, each member's held files are read
+/// (`Probe::writes_of`: of a member the scan's survey walked, only the fds that then named a
+/// path) and judged with its name; outside any project, where no file is data, by name only
+/// and nothing is read (scans stay fast).
 pub(crate) fn read_and_judge(
     probe: &dyn Probe,
     tree: &[&ProcessInfo],
@@ -658,7 +660,7 @@ pub(crate) fn read_and_judge(
     let writes: Vec<Result<Vec<Written>, String>> = tree
         .iter()
         .map(|p| match project {
-            Some(_) => probe.writes(p.identity.pid),
+            Some(_) => probe.writes_of(p.identity),
             None => Ok(Vec::new()),
         })
         .collect();

@@ -43,7 +43,7 @@ pub(crate) fn resource(
         .map(|(p, role)| (p.clone(), role));
     let managed = managed_by(facts.probe, &root, parent.as_ref(), cgroup.as_ref());
     let helpers = helpers::helpers_among(&facts.table, &draft.members);
-    let (ports, connections, net_evidence) = network(facts, &member_pids, &helpers);
+    let (ports, holders, connections, net_evidence) = network(facts, &member_pids, &helpers);
     let tree: Vec<&ProcessInfo> = draft
         .members
         .iter()
@@ -86,7 +86,7 @@ pub(crate) fn resource(
         .as_ref()
         .is_some_and(|d| d.evidence.kind == crate::model::card::EvidenceKind::DataService);
     evidence.extend(data.map(|d| d.evidence));
-    let pollers = respawners::pollers(&tree);
+    let pollers = respawners::pollers(&tree, &holders);
     if let Some(Recognised {
         how: How::Launch(_),
         ..
@@ -111,7 +111,7 @@ pub(crate) fn resource(
         cgroup: cgroup.as_ref(),
         managed: managed.as_ref(),
     }));
-    let respawners = respawners(&tree, &members);
+    let respawners = respawners(&tree, &members, &pollers);
     evidence.extend(
         respawners
             .iter()
@@ -164,6 +164,8 @@ fn by_launch(
             )
         })
         .collect();
+    let uid = probe.current_uid();
+    let owns = |path: &Path| kinds::launch::owned_by(uid, path);
     let seen: Vec<Seen> = tree
         .iter()
         .zip(&paths)
@@ -171,6 +173,7 @@ fn by_launch(
             p,
             exe: exe.as_deref(),
             cwd: cwd.as_deref(),
+            owns: Some(&owns),
         })
         .collect();
     // An environment that cannot be read cannot show it is not production's.
@@ -261,7 +264,11 @@ pub(crate) fn read_small_text(path: &Path) -> Option<String> {
 
 /// The members that start their child again (`respawners.rs`), each with its command line; a
 /// shell's script is read from the shell's working directory.
-fn respawners(tree: &[&ProcessInfo], members: &[Member]) -> Vec<Respawner> {
+fn respawners(
+    tree: &[&ProcessInfo],
+    members: &[Member],
+    pollers: &[rules::Poller],
+) -> Vec<Respawner> {
     let script = |p: &ProcessInfo, path: &str| {
         let cwd = members
             .iter()
@@ -274,10 +281,12 @@ fn respawners(tree: &[&ProcessInfo], members: &[Member]) -> Vec<Respawner> {
         .into_iter()
         .filter_map(|found| {
             let m = members.iter().find(|m| m.pid == found.pid)?;
+            let quieter = pollers.iter().find(|q| q.pid == found.pid);
             Some(Respawner {
                 pid: found.pid,
                 command: member_command(m),
                 how: found.how,
+                quieter: quieter.map(|q| q.quieter.clone()),
             })
         })
         .collect()
@@ -346,13 +355,14 @@ fn network(
     facts: &Facts,
     members: &HashSet<Pid>,
     helpers: &HashMap<Pid, &'static str>,
-) -> (Vec<Port>, Vec<Connection>, Vec<Evidence>) {
+) -> (Vec<Port>, Vec<Vec<Pid>>, Vec<Connection>, Vec<Evidence>) {
     let judged = judge::network(
         facts.sockets.as_ref().map_err(Clone::clone),
         &facts.index,
         members,
     );
     let mut ports: Vec<Port> = Vec::new();
+    let mut holders = Vec::new();
     for s in &judged.listeners {
         let inside: Vec<Pid> = s
             .owners
@@ -360,6 +370,7 @@ fn network(
             .copied()
             .filter(|o| members.contains(o))
             .collect();
+        holders.push(inside.clone());
         ports.push(Port {
             port: s.local.port(),
             address: s.local.ip().to_string(),
@@ -387,7 +398,7 @@ fn network(
         .iter()
         .map(super::connections::Conn::shown)
         .collect();
-    (ports, shown, evidence)
+    (ports, holders, shown, evidence)
 }
 
 /// The members' share of the scan's sample, each named by its command line.

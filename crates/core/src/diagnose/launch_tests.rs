@@ -433,3 +433,27 @@ fn a_reloaders_polling_is_not_the_servers_work() {
     let scan = reload(20, 20);
     assert_eq!(only(&scan).level, Level::Yellow);
 }
+
+#[test]
+fn a_respawner_that_serves_by_itself_is_the_server_and_its_work_counts() {
+    use crate::probe::ActivityDelta;
+    // `python3 app.py --reload` listens itself and runs an idle child: its CPU is the server's.
+    let mut probe = FakeProbe::default()
+        .with(process(10, 1, &["python3", "app.py", "--reload"]), APP)
+        .with(process(11, 10, &["sleep", "1000"]), APP)
+        .listen("127.0.0.1:4201", 10);
+    probe.activity.insert(
+        10,
+        Ok(ActivityDelta {
+            cpu_ns: 90_000_000,
+            io_bytes: 0,
+        }),
+    );
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Yellow, "{r:#?}");
+    assert!(
+        message(r, EvidenceKind::Activity).starts_with("busy"),
+        "{r:#?}"
+    );
+}

@@ -2,45 +2,106 @@
 //! resource it keeps, and added to the cards once they are judged: memory argues for no level.
 //!
 //! Why threads: on Linux the kernel answers `smaps_rollup` by walking the process's page
-//! tables, about half a millisecond for a 25 MB interpreter and more for a large one. So the
-//! reads run on threads of their own (`scan`), beside the activity sample's wait, where they
-//! cost no time, and beside the judgement of the resources; and they are spread over the
-//! cores. They take the processes' memory lock for reading only: the members' CPU time, which
-//! the sample measures, is not touched.
+//! tables, about a quarter of a millisecond for a 12 MB interpreter and more for a large one:
+//! with 60 servers, more than the rest of the judgement. So the reads run on threads of their
+//! own ([`Reader`]), spread over the cores, from the moment the scan knows a member: the roots
+//! as the candidates are found (`find_resources`, while one core would be idle), the rest once
+//! the trees are cut; then beside the activity sample's wait, where they cost no time, and
+//! beside the judgement. They take the processes' memory lock for reading only: the members'
+//! CPU time, which the sample measures, is not touched.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{Scope, ScopedJoinHandle};
 
 use crate::model::card::Project;
 use crate::probe::{Memory, Pid, Probe};
 
-/// Pids handed to one thread at least: below that, a thread costs more than it saves.
+/// Pids handed in per reading thread: a second thread starts only past this many, since below
+/// it a thread costs more than it saves.
 const PER_THREAD: usize = 8;
 
 /// Every pid's memory, or why it could not be read.
 pub(crate) type Read = HashMap<Pid, Result<Memory, String>>;
 
-/// Reads the memory of `pids`, spread over up to four threads.
-pub(crate) fn read(probe: &(dyn Probe + Sync), pids: &[Pid]) -> Read {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4)
-        .min(pids.len().div_ceil(PER_THREAD))
-        .max(1);
-    let part = pids.len().div_ceil(threads).max(1);
-    let one = |chunk: &[Pid]| -> Vec<(Pid, Result<Memory, String>)> {
-        chunk.iter().map(|&pid| (pid, probe.memory(pid))).collect()
-    };
-    std::thread::scope(|scope| {
-        let mut chunks = pids.chunks(part);
-        // This thread reads the first chunk itself: one fewer to start.
-        let mine = chunks.next().unwrap_or_default();
-        let others: Vec<_> = chunks.map(|c| scope.spawn(move || one(c))).collect();
-        let mut out: Read = one(mine).into_iter().collect();
-        for h in others {
+/// One reading thread's answers.
+type Part = Vec<(Pid, Result<Memory, String>)>;
+
+/// Reads the memory of the pids handed to [`send`](Reader::send), each once, on up to four
+/// threads of `scope` started as the pids come; [`finish`](Reader::finish) waits for the last.
+pub(crate) struct Reader<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    probe: &'env (dyn Probe + Sync),
+    /// `None` once finished: the threads end when the queue is closed and empty.
+    queue: Option<Sender<Pid>>,
+    next: Arc<Mutex<Receiver<Pid>>>,
+    threads: Vec<ScopedJoinHandle<'scope, Part>>,
+    most_threads: usize,
+    sent: HashSet<Pid>,
+}
+
+impl<'scope, 'env> Reader<'scope, 'env> {
+    pub(crate) fn new(scope: &'scope Scope<'scope, 'env>, probe: &'env (dyn Probe + Sync)) -> Self {
+        let (queue, next) = channel();
+        Self {
+            scope,
+            probe,
+            queue: Some(queue),
+            next: Arc::new(Mutex::new(next)),
+            threads: Vec::new(),
+            most_threads: std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(4),
+            sent: HashSet::new(),
+        }
+    }
+
+    /// Queues `pid`, unless it was queued before.
+    pub(crate) fn send(&mut self, pid: Pid) {
+        let Some(queue) = &self.queue else {
+            return;
+        };
+        if !self.sent.insert(pid) {
+            return;
+        }
+        // The threads are waiting on this queue until it closes: a send cannot fail.
+        let _ = queue.send(pid);
+        if self.threads.len() < threads_for(self.sent.len(), self.most_threads) {
+            let (probe, next) = (self.probe, Arc::clone(&self.next));
+            self.threads
+                .push(self.scope.spawn(move || drain(probe, &next)));
+        }
+    }
+
+    /// Every pid sent, read.
+    pub(crate) fn finish(mut self) -> Read {
+        self.queue = None;
+        let mut out = Read::with_capacity(self.sent.len());
+        for h in self.threads.drain(..) {
             out.extend(h.join().expect("a memory read never panics"));
         }
         out
-    })
+    }
+}
+
+/// The threads wanted once `sent` pids were handed in: one per [`PER_THREAD`] begun, at most
+/// `most`.
+fn threads_for(sent: usize, most: usize) -> usize {
+    sent.div_ceil(PER_THREAD).min(most)
+}
+
+/// One reading thread: the next pid of the queue until it is closed and empty.
+fn drain(probe: &(dyn Probe + Sync), next: &Mutex<Receiver<Pid>>) -> Part {
+    let mut out = Part::new();
+    loop {
+        // The lock is held only to take one pid; the read itself runs unlocked.
+        let pid = next.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok(pid) = pid else {
+            return out;
+        };
+        out.push((pid, probe.memory(pid)));
+    }
 }
 
 /// Each member's figure from `read` (`null` where it could not be read, or was not), and each
@@ -67,6 +128,17 @@ mod tests {
     use crate::model::memory::MemoryKind;
     use crate::probe::fake::FakeProbe;
 
+    fn read(probe: &FakeProbe, pids: &[Pid]) -> Read {
+        std::thread::scope(|scope| {
+            let mut reader = Reader::new(scope, probe);
+            // Twice each, as a root is handed in when found and again with its tree.
+            for &pid in pids.iter().chain(pids) {
+                reader.send(pid);
+            }
+            reader.finish()
+        })
+    }
+
     #[test]
     fn every_pid_is_read_once_whatever_the_number_of_threads() {
         let mut probe = FakeProbe::default();
@@ -87,5 +159,15 @@ mod tests {
         }
         let unscripted = read(&probe, &[7]);
         assert!(unscripted[&7].is_err());
+    }
+
+    #[test]
+    fn a_thread_starts_per_eight_pids_begun_up_to_the_most() {
+        assert_eq!(threads_for(0, 4), 0, "nothing to read, no thread");
+        assert_eq!(threads_for(1, 4), 1);
+        assert_eq!(threads_for(8, 4), 1);
+        assert_eq!(threads_for(9, 4), 2);
+        assert_eq!(threads_for(60, 2), 2, "no more than the cores");
+        assert_eq!(threads_for(1000, 4), 4);
     }
 }

@@ -173,10 +173,13 @@ impl Facts<'_> {
         };
         let exe = details.as_ref().and_then(|d| d.exe.as_ref().ok());
         let cwd = details.as_ref().and_then(|d| d.cwd.as_ref().ok());
+        let uid = self.uid;
+        let owns = |path: &Path| kinds::launch::owned_by(uid, path);
         kinds::launch::watches(&kinds::launch::Seen {
             p,
             exe: exe.map(PathBuf::as_path),
             cwd: cwd.map(PathBuf::as_path),
+            owns: Some(&owns),
         })
     }
 
@@ -241,15 +244,22 @@ pub fn scan(
     facts.complete_lineage(probe.own_pid());
     facts.pier_ancestors = facts.table.ancestors(probe.own_pid()).into_iter().collect();
 
-    let drafts = find_resources(&mut facts, &own, opts, marker_at);
-    let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
-    let found = started.elapsed();
-    // The members' memory is read on threads of its own from here (`memory.rs`): while the
-    // samples wait, and while the resources are judged.
-    let (mut projects, found_containers) = std::thread::scope(|scope| {
-        let memory = opts
-            .memory
-            .then(|| scope.spawn(|| memory::read(probe, &all_members)));
+    // The members' memory is read on threads of its own (`memory.rs`) from the moment each is
+    // known: while the resources are found, while the samples wait, and while they are judged.
+    let (all_members, found, mut projects, found_containers) = std::thread::scope(|scope| {
+        let mut memory = opts.memory.then(|| memory::Reader::new(scope, probe));
+        // With `--under`, a member is known to be shown only once its draft is kept.
+        let early = opts.under.is_empty();
+        let drafts = find_resources(&mut facts, &own, opts, marker_at, &mut |pid| {
+            if let Some(reader) = memory.as_mut().filter(|_| early) {
+                reader.send(pid);
+            }
+        });
+        let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
+        if let Some(reader) = &mut memory {
+            all_members.iter().for_each(|&pid| reader.send(pid));
+        }
+        let found = started.elapsed();
         let (sample, container_sample) = samples(probe, opts, &engine_reads, &all_members);
         let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
         for draft in &drafts {
@@ -288,10 +298,10 @@ pub fn scan(
             marker_at,
         );
         if let Some(memory) = memory {
-            let read = memory.join().expect("a memory read never panics");
+            let read = memory.finish();
             memory::fill(projects.values_mut(), read);
         }
-        (projects, found_containers)
+        (all_members, found, projects, found_containers)
     });
     for (place, mut card) in found_containers.cards {
         let ports: Vec<u16> = card.ports.iter().map(|p| p.port).collect();
@@ -399,12 +409,15 @@ pub(crate) fn folder_name(path: &Path) -> String {
         .into_owned()
 }
 
-/// Candidates → roots → resources, kept only when they fall under `opts.under`.
+/// Candidates → roots → resources, kept only when they fall under `opts.under`. `member` hears
+/// each pid as soon as it is known to be in a resource (a root when found, then every member
+/// once the trees are cut), before the `opts.under` cut: reads that take long can start then.
 fn find_resources(
     facts: &mut Facts,
     own: &[Pid],
     opts: &ScanOptions,
     marker_at: MarkerLookup,
+    member: &mut dyn FnMut(Pid),
 ) -> Vec<Draft> {
     let listener_owners: HashSet<Pid> = match &facts.sockets {
         Ok(t) => t
@@ -442,7 +455,9 @@ fn find_resources(
         // container's card, never a candidate of its own.
         if (known || listens_in_project || watches) && facts.container_of(pid).is_none() {
             facts.fill_lineage(pid);
-            roots.push(facts.table.find_root(pid, facts.uid));
+            let root = facts.table.find_root(pid, facts.uid);
+            member(root);
+            roots.push(root);
         }
     }
     roots.sort_unstable();
@@ -472,6 +487,7 @@ fn find_resources(
         .collect();
     drafts.retain(|d| !nested.contains(&d.root));
     for pid in drafts.iter().flat_map(|d| d.members.clone()) {
+        member(pid);
         facts.fill_argv(pid);
     }
 

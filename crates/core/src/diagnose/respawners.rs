@@ -57,6 +57,21 @@ fn tool(p: &ProcessInfo) -> Option<String> {
     ))
 }
 
+/// Whether `pid` descends from `ancestor` within `tree` (bounded: a table has no cycles, the
+/// bound guards against one that does).
+fn descends_from(tree: &[&ProcessInfo], pid: Pid, ancestor: Pid) -> bool {
+    let parent = |p: Pid| tree.iter().find(|m| m.identity.pid == p).map(|m| m.ppid);
+    let mut cur = parent(pid);
+    for _ in 0..=tree.len() {
+        match cur {
+            Some(c) if c == ancestor => return true,
+            Some(c) => cur = parent(c),
+            None => return false,
+        }
+    }
+    false
+}
+
 /// What would stop a reloader's polling, by the tool's own file-watching backend; a tool not
 /// listed is pointed at its own option.
 const QUIETER: &[(&str, &str)] = &[
@@ -80,13 +95,32 @@ const QUIETER: &[(&str, &str)] = &[
 
 /// The respawners of a tree whose own CPU is their polling or supervising, not the server's
 /// work (`rules::activity_with_pollers`, `rules::quiet_life`), each with what would stop it.
-/// Read without scripts: a shell loop does not poll.
-pub fn pollers(tree: &[&ProcessInfo]) -> Vec<crate::diagnose::rules::Poller> {
+/// `listeners`: each listener's holders among the members. A respawner counts only when the
+/// server it runs is below it — a descendant holds a listener — and it serves nothing alone:
+/// every listener it holds, a descendant holds too (uvicorn's reloader passes its socket to
+/// the worker). One that serves by itself (`bun --hot`, an app with a `--reload` flag and an
+/// idle child) is the server, and its CPU is the server's work. A shell loop does not poll.
+pub fn pollers(
+    tree: &[&ProcessInfo],
+    listeners: &[Vec<Pid>],
+) -> Vec<crate::diagnose::rules::Poller> {
     among(tree, &|_, _| None)
         .into_iter()
         .filter_map(|f| {
             let p = tree.iter().find(|p| p.identity.pid == f.pid)?;
             if kinds::role(p) == Role::Wrapper && kinds::is_shell(p) {
+                return None;
+            }
+            let below = |holders: &Vec<Pid>| {
+                holders
+                    .iter()
+                    .any(|&h| h != f.pid && descends_from(tree, h, f.pid))
+            };
+            let runs_the_server = listeners.iter().any(below);
+            let serves_alone = listeners
+                .iter()
+                .any(|holders| holders.contains(&f.pid) && !below(holders));
+            if !runs_the_server || serves_alone {
                 return None;
             }
             let kind = kinds::classify(&p.argv);

@@ -89,7 +89,7 @@ pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) ->
                 format!(
                     "known: {}, by how it was launched: {} (pid {}){listens}",
                     r.kind,
-                    said(&launch.describe()),
+                    launch.describe(),
                     r.pid,
                 ),
                 "launch",
@@ -569,16 +569,32 @@ pub fn quiet_life(members: &[Life]) -> Evidence {
             ),
             "process table",
         ),
-        busiest => evidence(
-            EvidenceKind::LifeActivity,
-            Level::Green,
-            format!(
-                "quiet over its life: at most {:.1}% of a core on average since it started \
-                 (under {QUIET_LIFE_PERCENT}%)",
-                busiest.map_or(0.0, |b| b.1)
-            ),
-            "process table",
-        ),
+        busiest => {
+            // Name what was set aside, so a figure of 0 % beside a busy reloader is no riddle.
+            let aside: Vec<String> = members
+                .iter()
+                .filter(|l| l.polls)
+                .map(|l| format!("pid {} ({})", l.pid, l.command))
+                .collect();
+            let aside = if aside.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; the polling of its reloader {} is not counted",
+                    aside.join(", ")
+                )
+            };
+            evidence(
+                EvidenceKind::LifeActivity,
+                Level::Green,
+                format!(
+                    "quiet over its life: at most {:.1}% of a core on average since it started \
+                     (under {QUIET_LIFE_PERCENT}%){aside}",
+                    busiest.map_or(0.0, |b| b.1)
+                ),
+                "process table",
+            )
+        }
     }
 }
 

@@ -60,4 +60,8 @@ pub struct Respawner {
     pub command: String,
     /// What it is, in words: `"nodemon restarts its child"`, `"a shell loop (while)"`.
     pub how: String,
+    /// When its own CPU is set aside as polling, not the server's work (docs/design.md §2.9):
+    /// what would stop the polling (`"installing `watchfiles` …"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quieter: Option<String>,
 }

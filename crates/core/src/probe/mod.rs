@@ -390,6 +390,12 @@ pub trait Probe {
             "the open files of pid {pid} cannot be read on this system"
         ))
     }
+    /// [`writes`](Probe::writes) of the process `identity` names, as a scan asks right after
+    /// its survey. A backend whose survey already listed that very process's fds may look
+    /// again only at those that named a path (Linux); the default reads them all.
+    fn writes_of(&self, identity: Identity) -> Result<Vec<Written>, String> {
+        self.writes(identity.pid)
+    }
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;
     /// A fresh identity read of one pid.

@@ -1,7 +1,8 @@
 //! The `sock_diag` netlink messages the Linux probe exchanges with the kernel (what `ss` uses):
-//! the dump request for TCP sockets in LISTEN, ESTABLISHED and SYN-RECV state, and the decoder
-//! of the kernel's answer. Pure functions over bytes, compiled everywhere, so every layout — and every
-//! truncated or hostile buffer — is unit-tested without a kernel.
+//! the dump request for TCP sockets in LISTEN, ESTABLISHED and SYN-RECV state — of one family,
+//! or of both at once ([`dump_request_both`]) — and the decoder of the kernel's answer. Pure
+//! functions over bytes, compiled everywhere, so every layout — and every truncated or hostile
+//! buffer — is unit-tested without a kernel.
 //!
 //! Layouts (`linux/netlink.h`, `linux/inet_diag.h`, `linux/sock_diag.h`): a stream of messages,
 //! each a 16-byte `nlmsghdr` (length, type, flags, seq, pid; host byte order) and a body padded
@@ -18,6 +19,8 @@ use super::TcpState;
 
 /// `SOCK_DIAG_BY_FAMILY`: the request and answer type.
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
+/// `TCPDIAG_GETSOCK`: the older request and answer type (`inet_diag_req`).
+const TCPDIAG_GETSOCK: u16 = 18;
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
 const NLM_F_REQUEST: u16 = 0x1;
@@ -51,20 +54,44 @@ impl Family {
     }
 }
 
+/// The states a dump asks for: LISTEN, ESTABLISHED and SYN-RECV.
+const STATES: u32 = (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_RECV) | (1 << TCP_LISTEN);
+
+/// A request's header: `len` bytes in all, of type `kind`, asking for a dump.
+fn request_header(len: usize, kind: u16, seq: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(&(len as u32).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
+    out.extend_from_slice(&seq.to_ne_bytes());
+    out.extend_from_slice(&0u32.to_ne_bytes());
+    out
+}
+
 /// The dump request for `family`'s TCP sockets in LISTEN, ESTABLISHED or SYN-RECV state: a
 /// header and an `inet_diag_req_v2` whose socket id is zero (every socket).
 pub fn dump_request(family: Family, seq: u32) -> Vec<u8> {
     let len = HEADER + 56;
-    let mut out = Vec::with_capacity(len);
-    out.extend_from_slice(&(len as u32).to_ne_bytes());
-    out.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
-    out.extend_from_slice(&(NLM_F_REQUEST | NLM_F_DUMP).to_ne_bytes());
-    out.extend_from_slice(&seq.to_ne_bytes());
-    out.extend_from_slice(&0u32.to_ne_bytes());
+    let mut out = request_header(len, SOCK_DIAG_BY_FAMILY, seq);
     out.extend_from_slice(&[family.raw(), IPPROTO_TCP, 0, 0]);
-    let states: u32 = (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_RECV) | (1 << TCP_LISTEN);
-    out.extend_from_slice(&states.to_ne_bytes());
+    out.extend_from_slice(&STATES.to_ne_bytes());
     out.resize(len, 0);
+    out
+}
+
+/// The same dump for IPv4 and IPv6 at once: a header and the older `inet_diag_req`
+/// (`TCPDIAG_GETSOCK`: family, address lengths, extensions, a zero socket id, states, and no
+/// bytecode), which the kernel answers for every family (`inet_diag_dump_compat`). Why: most
+/// of a dump's cost is the kernel's walk over every bucket of its connection hash table
+/// (262,144 buckets on a 24 GB machine, a cache miss every eight), made once per request —
+/// once here instead of once per family.
+pub fn dump_request_both(seq: u32) -> Vec<u8> {
+    let len = HEADER + 60;
+    let mut out = request_header(len, TCPDIAG_GETSOCK, seq);
+    // AF_UNSPEC, no address lengths, no extensions; the socket id (48 bytes) matches all.
+    out.resize(HEADER + 4 + 48, 0);
+    out.extend_from_slice(&STATES.to_ne_bytes());
+    out.extend_from_slice(&0u32.to_ne_bytes());
     out
 }
 
@@ -142,7 +169,8 @@ pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
                     .ok_or_else(|| bad("a truncated error message".into()))?;
                 return Err(DumpError::Refused(errno.saturating_neg()));
             }
-            SOCK_DIAG_BY_FAMILY => {
+            // The answer carries the request's type.
+            SOCK_DIAG_BY_FAMILY | TCPDIAG_GETSOCK => {
                 if let Some(row) = parse_diag_msg(body).map_err(bad)? {
                     rows.push(row);
                 }

@@ -40,8 +40,13 @@ pub fn parse_stat(bytes: &[u8]) -> Option<(String, Stat)> {
     }
     let comm = String::from_utf8_lossy(&bytes[open + 1..close]).into_owned();
     let rest = std::str::from_utf8(bytes.get(close + 1..)?).ok()?;
-    // Fields after comm, numbered from 3 (state) as in proc(5).
-    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    // Fields after comm, numbered from 3 (state) as in proc(5); only the first 22 are
+    // needed, split without a list (a survey parses one line per process of the user's).
+    let mut fields = [""; 20];
+    let mut words = rest.split_ascii_whitespace();
+    for slot in &mut fields {
+        *slot = words.next()?;
+    }
     let field = |n: usize| fields.get(n - 3).copied();
     let letter = *field(3)?.as_bytes().first()?;
     // A session of -1 means the process is already released: the kernel reads its state

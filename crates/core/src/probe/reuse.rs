@@ -55,6 +55,12 @@ macro_rules! forward_the_rest {
         fn writes(&self, pid: Pid) -> Result<Vec<crate::probe::Written>, String> {
             self.$to.writes(pid)
         }
+        fn writes_of(
+            &self,
+            identity: crate::probe::Identity,
+        ) -> Result<Vec<crate::probe::Written>, String> {
+            self.$to.writes_of(identity)
+        }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
             self.$to.activity(pids, window)
         }

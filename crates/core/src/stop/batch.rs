@@ -89,6 +89,9 @@ struct Entry<'t> {
     name: String,
     snapshot: Snapshot,
     members: HashSet<Pid>,
+    /// The respawners whose polling the re-diagnosis set aside (`Respawner::quieter`), which
+    /// check (b) sets aside as the card did.
+    pollers: Vec<crate::diagnose::rules::Poller>,
 }
 
 /// The batch's reports, in the order asked, each told to the caller when final.
@@ -305,6 +308,16 @@ impl Stopper<'_> {
                     id: l.id,
                     _lock: l.lock,
                     members: snapshot.members.iter().map(|m| m.identity.pid).collect(),
+                    pollers: resource
+                        .respawners
+                        .iter()
+                        .filter_map(|r| {
+                            Some(crate::diagnose::rules::Poller {
+                                pid: r.pid,
+                                quieter: r.quieter.clone()?,
+                            })
+                        })
+                        .collect(),
                     project,
                     name,
                     snapshot,
@@ -335,7 +348,11 @@ impl Stopper<'_> {
             out.step(Step::Sampling(self.opts.sample), live.len());
             live = self.judged(live, out, Checkpoint::B, |es| {
                 let (window, t) = (self.opts.sample, self.opts.thresholds);
-                checks::activity(probe, &snapshots(es), window, t)
+                let with: Vec<_> = es
+                    .iter()
+                    .map(|e| (&e.snapshot, e.pollers.as_slice()))
+                    .collect();
+                checks::activity(probe, &with, window, t)
             });
             live = self.unless_interrupted(live, out);
             live = self.judged(live, out, Checkpoint::C, network);

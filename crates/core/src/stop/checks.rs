@@ -100,10 +100,11 @@ fn against(f: &Finding, members: &HashSet<Pid>, processes: &[ProcessInfo]) -> Wh
 /// sample is per process, so each resource's figures are what its own window would have read),
 /// each resource's own members judged by the scan's own activity rule, so a refusal names what
 /// was seen in the same words as the card: the figures, the window and the busiest member. The
-/// scan may go unsampled (`--sample-ms 0`); a stop never does.
+/// scan may go unsampled (`--sample-ms 0`); a stop never does. Each snapshot comes with the
+/// respawners whose polling its re-diagnosis set aside (`rules::activity_with_pollers`).
 pub fn activity(
     probe: &dyn Probe,
-    snapshots: &[&Snapshot],
+    snapshots: &[(&Snapshot, &[rules::Poller])],
     window: std::time::Duration,
     t: Thresholds,
 ) -> Vec<Result<(), Why>> {
@@ -112,12 +113,12 @@ pub fn activity(
     }
     let pids: Vec<Pid> = snapshots
         .iter()
-        .flat_map(|s| s.members.iter().map(|m| m.identity.pid))
+        .flat_map(|(s, _)| s.members.iter().map(|m| m.identity.pid))
         .collect();
     let sample = probe.activity(&pids, window);
     snapshots
         .iter()
-        .map(|snapshot| {
+        .map(|&(snapshot, pollers)| {
             let ours = |pid: Pid| {
                 let member = snapshot.members.iter().any(|m| m.identity.pid == pid);
                 member.then(|| snapshot.short_command_of(pid))
@@ -128,44 +129,13 @@ pub fn activity(
                     error: e.to_owned(),
                 })?;
             let facts = ActivityFacts::Measured(measured, window);
-            let (evidence, _) = rules::activity_with_pollers(&facts, t, &pollers(snapshot));
+            let (evidence, _) = rules::activity_with_pollers(&facts, t, pollers);
             match evidence.level {
                 Level::Green => Ok(()),
                 Level::Yellow | Level::Red => Err(Why::Busy(evidence.message)),
             }
         })
         .collect()
-}
-
-/// The snapshot's respawners whose own CPU is their polling (`respawners::pollers`), read
-/// from its members as the scan read them: the stop sets their polling aside as the card did.
-fn pollers(snapshot: &Snapshot) -> Vec<rules::Poller> {
-    let rows: Vec<ProcessInfo> = snapshot
-        .members
-        .iter()
-        .map(|m| {
-            let argv: Vec<Vec<u8>> = m.argv.iter().map(|a| a.0.clone()).collect();
-            let comm = argv
-                .first()
-                .map(|a| crate::diagnose::kinds::basename(a))
-                .unwrap_or_default();
-            ProcessInfo {
-                identity: m.identity,
-                ppid: m.ppid,
-                uid: m.uid,
-                session: 0,
-                tty_nr: 0,
-                comm,
-                argv,
-                argv_unread: false,
-                zombie: false,
-                age_seconds: None,
-                cpu_ns: None,
-            }
-        })
-        .collect();
-    let tree: Vec<&ProcessInfo> = rows.iter().collect();
-    crate::diagnose::respawners::pollers(&tree)
 }
 
 /// What each member must still be: its identity and executable from the snapshot.

@@ -76,7 +76,7 @@ impl Launch {
 
 /// One member as the launch rules read it: its row, and its executable and working folder
 /// when they could be read.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Seen<'a> {
     /// The member's row (argv, pid, parent).
     pub p: &'a ProcessInfo,
@@ -84,6 +84,9 @@ pub struct Seen<'a> {
     pub exe: Option<&'a Path>,
     /// Its working folder.
     pub cwd: Option<&'a Path>,
+    /// Whether a program file is the user's own (installed by them: `~/.cargo/bin`, a
+    /// Homebrew prefix they own); `None`: not asked, so no program is.
+    pub owns: Option<&'a dyn Fn(&Path) -> bool>,
 }
 
 /// The member that makes the tree known by launch, and how. `project`: the tree's project
@@ -103,7 +106,11 @@ pub fn known(
         .or_else(|| first(&|m| toolchain(m, project)))
         .or_else(|| first(&|m| built(&m.p.argv)))
         .or_else(|| first(&|m| dev_word(m)))?;
-    let settings = members.iter().any(|m| production_argv(&m.p.argv));
+    // A production name or setting anywhere in the tree (`npm start` over a toolchain tool,
+    // `make prod` over `go run`) makes none of the ways count.
+    let settings = members
+        .iter()
+        .any(|m| production_argv(&m.p.argv) || production_launch(&m.p.argv));
     let env = || members.iter().any(|m| production(m.p.identity.pid));
     (!settings && !env()).then_some(found)
 }
@@ -122,13 +129,15 @@ pub fn kind_name(p: &ProcessInfo) -> Option<String> {
 
 // --- (b) scripts and targets ----------------------------------------------------------------
 
-/// Words that make a name production (`start`, `serve:prod`, `start-production`).
+/// A production name: `start` itself (`start:dev` is NestJS's dev script), or one with a word
+/// `prod` / `production` (`serve:prod`, `start-production`, `web:serve:Production`).
 fn production_name(name: &str) -> bool {
-    name == "start"
-        || name_words(name).any(|w| {
-            let w = w.to_ascii_lowercase();
-            w == "prod" || w == "production"
-        })
+    name == "start" || name_words(name).any(is_production_word)
+}
+
+/// `prod` or `production`, in any case.
+fn is_production_word(w: &str) -> bool {
+    w.eq_ignore_ascii_case("prod") || w.eq_ignore_ascii_case("production")
 }
 
 /// A name's words, split where a script name splits them (`db:studio`, `dev-api`, `serve_all`).
@@ -323,8 +332,22 @@ fn operands(args: &[String]) -> Option<Vec<&str>> {
     Some(out)
 }
 
-/// (b) A package manager's or runner's script, under any name but a production one.
+/// (b) A package manager's or runner's script, under any name but a production one, and never
+/// an interpreter alone (`npx node job.js`, `uv run python train.py`: the script it runs is
+/// judged as any script is, by the toolchain rule).
 fn script(argv: &[Vec<u8>]) -> Option<Launch> {
+    let (runner, name) = script_name(argv)?;
+    if production_name(&name) || is_interpreter(&name) {
+        return None;
+    }
+    Some(Launch::Script {
+        runner,
+        script: name,
+    })
+}
+
+/// The runner's words and the script or command it runs, whatever its name.
+fn script_name(argv: &[Vec<u8>]) -> Option<(String, String)> {
     let words = super::chain::title_words(argv).unwrap_or_else(|| argv.to_vec());
     let (runner, program, args) = runner_of(&words)?;
     let ops = operands(&args)?;
@@ -334,7 +357,7 @@ fn script(argv: &[Vec<u8>]) -> Option<Launch> {
         _ => return None,
     };
     // npm runs only its lifecycle scripts bare; `npm test` is one, `npm start` production.
-    if program.starts_with("npm") && verb.is_none() && !["test", "t"].contains(&name) {
+    if program.starts_with("npm") && verb.is_none() && !["test", "t", "start"].contains(&name) {
         return None;
     }
     // A command a runner runs (`npx sirv`, `uv run streamlit`) is named by its program.
@@ -343,10 +366,6 @@ fn script(argv: &[Vec<u8>]) -> Option<Launch> {
     } else {
         name.to_owned()
     };
-    // nx names a project's target as `app:serve`.
-    if production_name(&name) || name_words(&name).any(production_name) {
-        return None;
-    }
     let shown = if runner.shown.is_empty() {
         program
     } else {
@@ -356,10 +375,21 @@ fn script(argv: &[Vec<u8>]) -> Option<Launch> {
         Some(v) => format!("{shown} {v}"),
         None => shown,
     };
-    Some(Launch::Script {
-        runner: runner_words,
-        script: name,
-    })
+    Some((runner_words, name))
+}
+
+/// A runner's script or a task runner's target with a production name (`npm start`, `make
+/// prod`, `npm run serve:prod`).
+fn production_launch(argv: &[Vec<u8>]) -> bool {
+    let scripted = script_name(argv).is_some_and(|(_, name)| production_name(&name));
+    let targeted = || {
+        let program = basename(argv.first().map_or(&[][..], Vec::as_slice));
+        let args = lossy(argv.get(1..).unwrap_or_default());
+        TASK_RUNNERS.contains(&program.as_str())
+            && operands(&args)
+                .is_some_and(|ops| ops.iter().any(|o| !o.contains('=') && production_name(o)))
+    };
+    scripted || targeted()
 }
 
 /// (b) A generic task runner's target whose name says dev (`make dev`, `just serve-api`).
@@ -371,8 +401,9 @@ fn target(argv: &[Vec<u8>]) -> Option<Launch> {
     let args = lossy(&argv[1..]);
     let ops = operands(&args)?;
     let target = ops.into_iter().find(|o| !o.contains('='))?;
+    (!production_name(target)).then_some(())?;
     let dev = name_words(target).any(|w| DEV_NAMES.contains(&w.to_ascii_lowercase().as_str()));
-    (dev && !production_name(target)).then(|| Launch::Target {
+    dev.then(|| Launch::Target {
         runner: program,
         target: target.to_owned(),
     })
@@ -435,6 +466,13 @@ fn program_path(m: &Seen) -> Option<PathBuf> {
         Some(cwd) if raw.is_relative() => cwd.join(raw),
         _ => raw,
     })
+}
+
+/// Whether the program file at `path` (links followed) is owned by `uid`: one the user
+/// installed, for [`Seen::owns`].
+pub fn owned_by(uid: u32, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).is_ok_and(|m| m.uid() == uid)
 }
 
 /// (c) A tool from the project's own toolchain folders — the program itself or the script an
@@ -584,19 +622,27 @@ fn dev_word_of(m: &Seen, words: &[&str]) -> Option<(String, String)> {
     if !own {
         return None;
     }
+    // A first operand is a subcommand only for a program whose subcommands the developer
+    // chose: a language's own tool, `python -m` a module, or a program file the user owns.
+    // Anything else may take a host or a file there (`ssh dev -L …`, wherever ssh lives).
+    let chosen = LANGUAGE_TOOLS.contains(&first.as_str())
+        || python_module(argv).is_some()
+        || program_path(m).is_some_and(|p| m.owns.is_some_and(|owns| owns(&p)));
     let sub = args
         .iter()
         .find(|a| !a.starts_with('+'))
-        .filter(|a| !a.starts_with('-'));
+        .filter(|a| !a.starts_with('-'))
+        .filter(|_| chosen);
     if let Some(s) =
         sub.filter(|s| DEV_SUBCOMMANDS.contains(&s.as_str()) && words.contains(&s.as_str()))
     {
         return Some((program, s.clone()));
     }
     let all = lossy(&argv[1..]);
-    let at = all
-        .iter()
-        .position(|a| dev_flag(a).is_some_and(|f| words.contains(&f)))?;
+    // `--watch false` (a value after the flag, as yargs reads it) is no watch either.
+    let off = |i: usize| all.get(i + 1).is_some_and(|v| is_off(v));
+    let at = (0..all.len())
+        .find(|&i| dev_flag(&all[i]).is_some_and(|f| words.contains(&f)) && !off(i))?;
     let flag = dev_flag(&all[at])?;
     // A flag before the script is the interpreter's own (`node --watch server.js`).
     let script_at = all.len() - args.len();
@@ -608,6 +654,11 @@ fn dev_word_of(m: &Seen, words: &[&str]) -> Option<(String, String)> {
     Some((on, flag.to_owned()))
 }
 
+/// A value that turns a flag off.
+fn is_off(v: &str) -> bool {
+    ["false", "0", "no", "off"].contains(&v.to_ascii_lowercase().as_str())
+}
+
 /// The dev flag an argument is, when it is one and not negated (`--watch=false` is none).
 fn dev_flag(arg: &str) -> Option<&'static str> {
     let (name, value) = match arg.split_once('=') {
@@ -615,8 +666,7 @@ fn dev_flag(arg: &str) -> Option<&'static str> {
         None => (arg, None),
     };
     let flag = DEV_FLAGS.iter().find(|f| **f == name)?;
-    let off = ["false", "0", "no", "off"];
-    let negated = value.is_some_and(|v| off.contains(&v.to_ascii_lowercase().as_str()));
+    let negated = value.is_some_and(is_off);
     // `--watch-path=DIR` takes a path, which is no negation.
     (!negated || *flag == "--watch-path").then_some(flag)
 }
@@ -654,6 +704,7 @@ pub fn watcher(p: &ProcessInfo) -> bool {
         p,
         exe: None,
         cwd: None,
+        owns: None,
     })
 }
 
@@ -669,6 +720,7 @@ pub fn reloader(p: &ProcessInfo) -> Option<(String, String)> {
         p,
         exe: None,
         cwd: None,
+        owns: None,
     };
     let (program, word) = dev_word_of(&m, &["--reload", "--watch", "--watch-path", "--hot"])?;
     Some((strip_script_ext(&program).to_owned(), word))
@@ -684,23 +736,48 @@ const PRODUCTION_VARIABLES: &[&str] = &[
     "APP_ENV",
     "MIX_ENV",
     "FLASK_ENV",
+    "ASPNETCORE_ENVIRONMENT",
+    "DOTNET_ENVIRONMENT",
+    "ENVIRONMENT",
+    "ENV",
+    "DJANGO_ENV",
+    "SPRING_PROFILES_ACTIVE",
 ];
 
-/// `NAME=prod` / `NAME=production` for one of [`PRODUCTION_VARIABLES`].
+/// `NAME=prod` / `NAME=production` (any case) for one of [`PRODUCTION_VARIABLES`].
 pub fn production_assignment(word: &[u8]) -> bool {
     let text = String::from_utf8_lossy(word);
     let Some((name, value)) = text.split_once('=') else {
         return false;
     };
-    PRODUCTION_VARIABLES.contains(&name) && matches!(value, "production" | "prod")
+    PRODUCTION_VARIABLES.contains(&name) && value.split(',').any(is_production_word)
 }
 
 /// A production setting in an argv: `--mode production`, `-e production`, `--env=production`,
 /// or a shell command's leading `NODE_ENV=production`.
 fn production_argv(argv: &[Vec<u8>]) -> bool {
     let args = lossy(argv.get(1..).unwrap_or_default());
-    let value_is_prod = |v: &str| matches!(v, "production" | "prod");
-    let flags = ["--mode", "-e", "--env", "--environment", "-E"];
+    let value_is_prod = |v: &str| is_production_word(v);
+    // Options whose value names an environment or a build configuration, in their long and
+    // single-dash spellings (`-env`, as Go's `flag` package reads `--env`).
+    let flags = [
+        "--mode",
+        "-mode",
+        "-e",
+        "-E",
+        "--env",
+        "-env",
+        "--environment",
+        "-environment",
+        "-c",
+        "--configuration",
+        "--profile",
+    ];
+    // Options that say production by themselves.
+    let alone = ["--prod", "--production", "-prod", "-production"];
+    if args.iter().any(|a| alone.contains(&a.as_str())) {
+        return true;
+    }
     let split = args
         .windows(2)
         .any(|w| flags.contains(&w[0].as_str()) && value_is_prod(&w[1]));

@@ -1,6 +1,7 @@
 //! Socket ownership: the `socket:[inode]` links under `/proc/<pid>/fd`, the largest cost of a
 //! scan. Each folder is read with one large `getdents` buffer and its links with `readlinkat`
-//! relative to the open folder (no path walk per fd).
+//! relative to the open folder (no path walk per fd). The same links say which fds may hold
+//! a file ([`Walked::files`]): what `Probe::writes_of` then reads again, and nothing else.
 
 use std::fs;
 use std::mem::MaybeUninit;
@@ -10,6 +11,7 @@ use std::path::Path;
 use rustix::fs::{openat, readlinkat, Mode, OFlags, RawDir, CWD};
 
 use super::is_gone;
+use super::writes::{fd_number, may_be_file, MAX_FDS};
 use crate::probe::procfs as parse;
 use crate::probe::Pid;
 
@@ -36,6 +38,19 @@ pub struct FdWalk {
     pub sockets: Vec<(u64, Pid)>,
     pub unreadable: Vec<(Pid, String)>,
     pub blind: Vec<(Pid, String)>,
+    /// `(pid, start time, fds)`: the fds whose links named a path, of each process walked
+    /// whole (a survey's, for `Probe::writes_of`).
+    pub files: Vec<(Pid, u64, Vec<u32>)>,
+}
+
+/// What one walk of a process's fd folder found, beyond the sockets it added.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Walked {
+    pub holds_sockets: bool,
+    /// The fds whose links named a path ([`may_be_file`]); `None` when the folder could not be
+    /// read to its end, or held more than [`MAX_FDS`] fds (a bounded read answers for it
+    /// instead: `writes::read`).
+    pub files: Option<Vec<u32>>,
 }
 
 /// A reusable walker: the `getdents` buffer and the name list live across processes.
@@ -46,6 +61,8 @@ pub struct Walker<'a> {
     /// The buffer each link is read into.
     link: Vec<u8>,
     found: Vec<(u64, Pid)>,
+    /// The fds of the folder being walked whose links name a path.
+    files: Vec<u32>,
 }
 
 impl<'a> Walker<'a> {
@@ -55,6 +72,7 @@ impl<'a> Walker<'a> {
             dirents: vec![MaybeUninit::uninit(); DIRENTS],
             link: Vec::with_capacity(256),
             found: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -80,23 +98,35 @@ impl<'a> Walker<'a> {
     }
 
     /// [`walk`](Self::walk) over a folder already open, whose size the caller may have read
-    /// (see [`links`](Self::links)). Whether `pid` holds any socket.
+    /// (see [`links`](Self::links)): whether `pid` holds any socket, and which fds may hold
+    /// a file.
     pub fn walk_open(
         &mut self,
         pid: Pid,
         dir: OwnedFd,
         open_fds: Option<u64>,
         out: &mut FdWalk,
-    ) -> bool {
+    ) -> Walked {
         self.found.clear();
-        match self.links(pid, dir, open_fds) {
-            Ok(()) => {}
-            Err(e) if is_gone(&e) => return false,
+        self.files.clear();
+        let files = match self.links(pid, dir, open_fds) {
+            Ok(seen) => (seen <= MAX_FDS as u64).then(|| self.files.clone()),
+            Err(e) if is_gone(&e) => return Walked::default(),
             Err(e) => {
                 out.unreadable.push((pid, format!("/proc/{pid}/fd: {e}")));
-                return false;
+                return Walked::default();
             }
+        };
+        let holds_sockets = self.holders(pid, out);
+        Walked {
+            holds_sockets,
+            files,
         }
+    }
+
+    /// Adds the sockets found in `pid`'s folder to `out`, once its network namespace is known
+    /// to be Pier's. Whether it holds any.
+    fn holders(&mut self, pid: Pid, out: &mut FdWalk) -> bool {
         if self.found.is_empty() {
             return false;
         }
@@ -120,13 +150,14 @@ impl<'a> Walker<'a> {
         true
     }
 
-    /// The socket links of one open fd folder, read as the folder is listed. An fd closed
-    /// mid-walk is skipped; any other failure fails the whole folder — never "no sockets".
+    /// The socket links of one open fd folder, read as the folder is listed, and the fds
+    /// whose links name a path; how many fds it listed. An fd closed mid-walk is skipped; any
+    /// other failure fails the whole folder — never "no sockets".
     ///
     /// `open_fds` is the folder's size, which Linux ≥ 6.2 reports as the number of open fds
     /// (older kernels say 0); see [`listing_complete`] for when the `getdents` that would only
     /// answer "end" is skipped.
-    fn links(&mut self, pid: Pid, fd: OwnedFd, open_fds: Option<u64>) -> std::io::Result<()> {
+    fn links(&mut self, pid: Pid, fd: OwnedFd, open_fds: Option<u64>) -> std::io::Result<u64> {
         let mut buf = std::mem::take(&mut self.link);
         let mut seen = 0u64;
         let mut entries = RawDir::new(&fd, &mut self.dirents);
@@ -139,8 +170,11 @@ impl<'a> Walker<'a> {
             seen += 1;
             match readlinkat(&fd, name, std::mem::take(&mut buf)) {
                 Ok(target) => {
-                    if let Some(inode) = parse::parse_socket_link(target.as_bytes()) {
+                    let link = target.as_bytes();
+                    if let Some(inode) = parse::parse_socket_link(link) {
                         self.found.push((inode, pid));
+                    } else if may_be_file(link) {
+                        self.files.extend(fd_number(name));
                     }
                     buf = target.into_bytes_with_nul();
                     buf.clear();
@@ -156,7 +190,7 @@ impl<'a> Walker<'a> {
             }
         }
         self.link = buf;
-        Ok(())
+        Ok(seen)
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! A survey — what a scan and each network checkpoint need — reads the socket tables first and
 //! then makes one pass over `/proc`, spread over the cores: per process its row and, for the
-//! user's live processes, the sockets it holds.
+//! user's live processes, the sockets it holds. It keeps which of their fds named a path, so
+//! that the files a member holds (`Probe::writes_of`) are read without walking its fds again.
 //!
 //! Error policy: a process that vanishes between two reads is left out (ENOENT/ESRCH mean
 //! gone); any other failure is carried to the caller as text in the field it spoiled.
@@ -16,13 +17,19 @@ mod rows;
 pub mod tables;
 mod writes;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs;
 use std::io::ErrorKind;
-use std::os::unix::ffi::OsStrExt;
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
+
+use rustix::fs::{openat, Mode, OFlags, RawDir, CWD};
 
 use super::procfs::{self as parse, TcpRow};
 use super::{
@@ -43,6 +50,15 @@ pub struct LinuxProbe {
     tables: Source,
     /// [`LinuxProbe::last_tables`], as a number (0 none, 1 sock_diag, 2 `/proc/net`).
     last_tables: AtomicU8,
+    /// What the last survey saw of the open files of the user's processes it walked whole.
+    surveyed: Mutex<HashMap<Pid, Files>>,
+}
+
+/// The fds of one process whose links named a path when a survey walked its fd folder.
+struct Files {
+    /// The process's start time: the fds are its, and no later holder's of its pid.
+    start_time: u64,
+    fds: Vec<u32>,
 }
 
 /// Pids handed to a thread at a time.
@@ -111,21 +127,73 @@ fn attribute(rows: Vec<TcpRow>, fds: FdWalk) -> SocketTable {
     }
 }
 
-/// Every numeric entry of `/proc`.
-fn all_pids() -> Result<Vec<Pid>, ProbeError> {
-    let entries = fs::read_dir("/proc").map_err(|source| ProbeError::Io {
-        path: "/proc".into(),
-        source,
-    })?;
-    Ok(entries
-        .flatten()
-        .filter_map(|e| {
-            std::str::from_utf8(e.file_name().as_bytes())
-                .ok()?
-                .parse()
+/// The threads a pass runs on: the cores, up to eight.
+fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+}
+
+/// The `getdents` buffer `/proc` is listed with: small, so that the first pids reach the
+/// pass's other threads at once (listing `/proc` costs the kernel about a microsecond an
+/// entry, a long wait for 2,000 processes).
+const PROC_DIRENTS: usize = 4096;
+
+/// Lists `/proc` (open as `dir`), handing its pids to `block` [`BLOCK`] at a time as they are
+/// read. A failed read fails the listing: the table would not be whole.
+fn list_proc(dir: &OwnedFd, mut block: impl FnMut(Vec<Pid>)) -> Result<(), ProbeError> {
+    let mut buf = [MaybeUninit::<u8>::uninit(); PROC_DIRENTS];
+    let mut entries = RawDir::new(dir, &mut buf);
+    let mut pending = Vec::with_capacity(BLOCK);
+    while let Some(entry) = entries.next() {
+        let entry = entry.map_err(|e| ProbeError::Io {
+            path: "/proc".into(),
+            source: e.into(),
+        })?;
+        let Some(pid) = std::str::from_utf8(entry.file_name().to_bytes())
+            .ok()
+            .and_then(|name| name.parse().ok())
+        else {
+            continue;
+        };
+        pending.push(pid);
+        if pending.len() == BLOCK {
+            block(std::mem::replace(&mut pending, Vec::with_capacity(BLOCK)));
+        }
+    }
+    if !pending.is_empty() {
+        block(pending);
+    }
+    Ok(())
+}
+
+/// Where the threads of a pass take their next block of pids.
+enum Blocks<'a> {
+    Given {
+        pids: &'a [Pid],
+        next: AtomicUsize,
+    },
+    /// As `/proc` is listed, until it has been listed whole.
+    Listed(Mutex<Receiver<Vec<Pid>>>),
+}
+
+impl Blocks<'_> {
+    fn next(&self) -> Option<Cow<'_, [Pid]>> {
+        match self {
+            Blocks::Given { pids, next } => {
+                let start = next.fetch_add(BLOCK, Ordering::Relaxed);
+                let block = pids.get(start..(start + BLOCK).min(pids.len()))?;
+                Some(Cow::Borrowed(block))
+            }
+            // The lock is held only to take one block.
+            Blocks::Listed(rx) => rx
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .recv()
                 .ok()
-        })
-        .collect())
+                .map(Cow::Owned),
+        }
+    }
 }
 
 impl LinuxProbe {
@@ -144,6 +212,7 @@ impl LinuxProbe {
             pid: std::process::id(),
             tables,
             last_tables: AtomicU8::new(0),
+            surveyed: Mutex::new(HashMap::new()),
         }
     }
 
@@ -178,26 +247,56 @@ impl LinuxProbe {
         }
     }
 
+    /// One pass over every process, spread over the machine's cores: this thread lists
+    /// `/proc` while the others read the blocks it has listed, then reads with them. A failed
+    /// listing fails the pass.
+    fn pass_all(&self, mode: PassMode) -> Result<Pass, ProbeError> {
+        let dir = openat(
+            CWD,
+            "/proc",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| ProbeError::Io {
+            path: "/proc".into(),
+            source: e.into(),
+        })?;
+        let (tx, rx) = channel();
+        let blocks = Blocks::Listed(Mutex::new(rx));
+        // `tx` goes with the listing: the channel closes when the listing ends.
+        let list = move || list_proc(&dir, |block| drop(tx.send(block)));
+        let (pass, listed) = self.pass(&blocks, cores(), mode, list);
+        listed.map(|()| pass)
+    }
+
     /// One pass over `pids`, spread over the machine's cores.
-    fn pass(&self, pids: &[Pid], mode: PassMode) -> Pass {
+    fn pass_over(&self, pids: &[Pid], mode: PassMode) -> Pass {
+        let blocks = Blocks::Given {
+            pids,
+            next: AtomicUsize::new(0),
+        };
+        let threads = cores().min(pids.len().div_ceil(BLOCK));
+        self.pass(&blocks, threads, mode, || ()).0
+    }
+
+    /// The pass itself: `threads` threads, this one among them once it has run `first`, read
+    /// the pids of `blocks` as `mode` says.
+    fn pass<R>(
+        &self,
+        blocks: &Blocks,
+        threads: usize,
+        mode: PassMode,
+        first: impl FnOnce() -> R,
+    ) -> (Pass, R) {
         let clock = self.clock();
         let own_ns = fs::read_link("/proc/self/ns/net").ok();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8)
-            .min(pids.len().div_ceil(BLOCK));
         // Processes differ in cost (a few fds or thousands), so the work is handed out in
         // small blocks as threads come free rather than split in equal halves up front.
-        let next = AtomicUsize::new(0);
         let work = || {
             let mut out = Pass::default();
             let mut walker = Walker::new(own_ns.as_deref());
-            loop {
-                let start = next.fetch_add(BLOCK, Ordering::Relaxed);
-                let Some(block) = pids.get(start..(start + BLOCK).min(pids.len())) else {
-                    return out;
-                };
-                for &pid in block {
+            while let Some(block) = blocks.next() {
+                for &pid in block.iter() {
                     let row = match mode {
                         PassMode::Rows => rows::read_row(pid, clock),
                         PassMode::Walk => {
@@ -225,16 +324,19 @@ impl LinuxProbe {
                     }
                 }
             }
+            out
         };
         // This thread works too: one fewer to start.
-        let parts: Vec<Pass> = std::thread::scope(|scope| {
+        let (parts, first) = std::thread::scope(|scope| {
             let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let first = first();
             let mine = work();
-            handles
+            let parts: Vec<Pass> = handles
                 .into_iter()
                 .map(|h| h.join().expect("a /proc pass never panics"))
                 .chain([mine])
-                .collect()
+                .collect();
+            (parts, first)
         });
         let mut all = Pass::default();
         for mut part in parts {
@@ -244,6 +346,7 @@ impl LinuxProbe {
             all.fds.sockets.append(&mut part.fds.sockets);
             all.fds.unreadable.append(&mut part.fds.unreadable);
             all.fds.blind.append(&mut part.fds.blind);
+            all.fds.files.append(&mut part.fds.files);
         }
         // In pid order whatever thread read what: answers do not depend on scheduling.
         all.list.processes.sort_unstable_by_key(|p| p.identity.pid);
@@ -251,7 +354,7 @@ impl LinuxProbe {
         all.list.sighted.sort_unstable();
         all.fds.unreadable.sort_unstable();
         all.fds.blind.sort_unstable();
-        all
+        (all, first)
     }
 
     /// One process of a survey. First its owner, one `stat` of its folder: another user's
@@ -300,7 +403,11 @@ impl LinuxProbe {
             match Walker::open(pid) {
                 Ok(dir) => match fd_folder(pid, &dir, stat.start_time) {
                     Folder::Read { size } => {
-                        holds_sockets = walker.walk_open(pid, dir, size, fds);
+                        let walked = walker.walk_open(pid, dir, size, fds);
+                        holds_sockets = walked.holds_sockets;
+                        if let Some(files) = walked.files {
+                            fds.files.push((pid, stat.start_time, files));
+                        }
                     }
                     Folder::Gone => return Row::Gone,
                     Folder::Unreadable(why) => return rows::unreadable(pid, why),
@@ -336,11 +443,24 @@ impl LinuxProbe {
             wants_argv,
             others,
         };
-        let pass = self.pass(&all_pids()?, mode);
+        let mut pass = self.pass_all(mode);
+        let files = pass.as_mut().map(|p| std::mem::take(&mut p.fds.files));
+        self.keep_files(files.unwrap_or_default());
+        let pass = pass?;
         Ok(Survey {
             processes: pass.list,
             sockets: tables.map(|rows| attribute(rows, pass.fds)),
         })
+    }
+
+    /// Keeps what this survey saw of open files in place of the last one's (nothing, when it
+    /// walked no fds or failed): [`Probe::writes_of`] answers from the newest survey only.
+    fn keep_files(&self, files: Vec<(Pid, u64, Vec<u32>)>) {
+        let files = files
+            .into_iter()
+            .map(|(pid, start_time, fds)| (pid, Files { start_time, fds }))
+            .collect();
+        *self.surveyed.lock().unwrap_or_else(PoisonError::into_inner) = files;
     }
 
     /// CPU ns summed over the threads of `pid`, and its storage I/O bytes.
@@ -587,7 +707,7 @@ impl Probe for LinuxProbe {
     }
 
     fn processes(&self) -> Result<ProcessList, ProbeError> {
-        Ok(self.pass(&all_pids()?, PassMode::Rows).list)
+        Ok(self.pass_all(PassMode::Rows)?.list)
     }
 
     /// Each parent's own children files; `Unsupported` where the kernel lists none, an error
@@ -618,7 +738,7 @@ impl Probe for LinuxProbe {
     }
 
     fn rows(&self, pids: &[Pid]) -> ProcessList {
-        self.pass(pids, PassMode::Rows).list
+        self.pass_over(pids, PassMode::Rows).list
     }
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
@@ -666,7 +786,10 @@ impl Probe for LinuxProbe {
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let rows = self.tables()?;
-        Ok(attribute(rows, self.pass(owners_among, PassMode::Walk).fds))
+        Ok(attribute(
+            rows,
+            self.pass_over(owners_among, PassMode::Walk).fds,
+        ))
     }
 
     fn memory(&self, pid: Pid) -> Result<super::Memory, String> {
@@ -675,6 +798,22 @@ impl Probe for LinuxProbe {
 
     fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, String> {
         writes::read(pid)
+    }
+
+    /// Only the fds the last survey saw naming a path, when it walked this very process;
+    /// otherwise every fd, as [`writes`](Probe::writes) reads them.
+    fn writes_of(&self, identity: Identity) -> Result<Vec<super::Written>, String> {
+        let fds = {
+            let surveyed = self.surveyed.lock().unwrap_or_else(PoisonError::into_inner);
+            surveyed
+                .get(&identity.pid)
+                .filter(|f| f.start_time == identity.start_time)
+                .map(|f| f.fds.clone())
+        };
+        match fds {
+            Some(fds) => writes::read_fds(identity.pid, &fds),
+            None => writes::read(identity.pid),
+        }
     }
 
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

@@ -1,9 +1,9 @@
-//! The TCP tables. Netlink `sock_diag` first, as `ss` does: one round trip per address family,
-//! filtered to LISTEN, ESTABLISHED and SYN-RECV in the kernel. `/proc/net/tcp{,6}` when
-//! sock_diag cannot be used (a sandbox that forbids netlink, a kernel without `tcp_diag`, an
-//! answer Pier cannot decode), or when `PIER_SOCKET_TABLES=procfs` asks for it. Both give the
-//! same rows: the kernel's sockets in those three states, an unaccepted connection and a
-//! server's half-open end with inode 0.
+//! The TCP tables. Netlink `sock_diag` first, as `ss` does: one round trip for both address
+//! families (else one per family), filtered to LISTEN, ESTABLISHED and SYN-RECV in the kernel.
+//! `/proc/net/tcp{,6}` when sock_diag cannot be used (a sandbox that forbids netlink, a kernel
+//! without `tcp_diag`, an answer Pier cannot decode), or when `PIER_SOCKET_TABLES=procfs` asks
+//! for it. Both give the same rows: the kernel's sockets in those three states, an unaccepted
+//! connection and a server's half-open end with inode 0.
 
 use std::fs;
 use std::io::ErrorKind;
@@ -14,7 +14,7 @@ use rustix::net::{
     SocketType,
 };
 
-use crate::probe::netlink::{dump_request, parse_chunk, Chunk, Family};
+use crate::probe::netlink::{dump_request, dump_request_both, parse_chunk, Chunk, Family};
 use crate::probe::procfs::{self as parse, TcpRow};
 use crate::probe::ProbeError;
 
@@ -49,15 +49,31 @@ pub fn read(source: Source) -> Result<(Vec<TcpRow>, Source), ProbeError> {
     proc_net().map(|rows| (rows, Source::ProcNet))
 }
 
-/// One dump per family, each over a netlink socket of its own, the two at once: each dump
-/// walks the kernel's whole connection hash table (milliseconds on a machine with much memory,
-/// whatever the few sockets in it), so on two cores the tables take the time of one. IPv4's
-/// rows come first, as a single socket would give them. A socket times out rather than waiting
-/// forever for a kernel that never answers.
+/// Every socket in one dump of both families: a dump walks the kernel's whole connection hash
+/// table (milliseconds on a machine with much memory, whatever the few sockets in it), and
+/// this walks it once ([`dump_request_both`]). Else one dump per family. IPv4's rows come
+/// first either way, each family's in the kernel's order, as a dump per family gives them.
 fn sock_diag() -> Result<Vec<TcpRow>, String> {
+    match dump(&dump_request_both(3), 3) {
+        Ok(mut rows) => {
+            // A stable sort: each family keeps the kernel's order.
+            rows.sort_by_key(|r| r.local.is_ipv6());
+            Ok(rows)
+        }
+        Err(why) => {
+            tracing::debug!("the dump of both families failed, one per family: {why}");
+            per_family()
+        }
+    }
+}
+
+/// One dump per family, each over a netlink socket of its own, the two at once, so on two
+/// cores the tables take the time of one walk. A socket times out rather than waiting
+/// forever for a kernel that never answers.
+fn per_family() -> Result<Vec<TcpRow>, String> {
     let (v4, v6) = std::thread::scope(|scope| {
-        let v6 = scope.spawn(|| dump(Family::V6, 2));
-        let v4 = dump(Family::V4, 1);
+        let v6 = scope.spawn(|| dump(&dump_request(Family::V6, 2), 2));
+        let v4 = dump(&dump_request(Family::V4, 1), 1);
         let v6 = v6
             .join()
             .unwrap_or_else(|_| Err("the IPv6 dump hit an internal error".to_owned()));
@@ -68,8 +84,8 @@ fn sock_diag() -> Result<Vec<TcpRow>, String> {
     Ok(rows)
 }
 
-/// The sock_diag dump of one family's LISTEN, ESTABLISHED and SYN-RECV TCP sockets.
-fn dump(family: Family, seq: u32) -> Result<Vec<TcpRow>, String> {
+/// The sock_diag dump `request` (numbered `seq`) asks for.
+fn dump(request: &[u8], seq: u32) -> Result<Vec<TcpRow>, String> {
     let fd = socket_with(
         AddressFamily::NETLINK,
         SocketType::DGRAM,
@@ -82,7 +98,7 @@ fn dump(family: Family, seq: u32) -> Result<Vec<TcpRow>, String> {
     let kernel = netlink::SocketAddrNetlink::new(0, 0);
     let mut rows = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
-    sendto(&fd, &dump_request(family, seq), SendFlags::empty(), &kernel)
+    sendto(&fd, request, SendFlags::empty(), &kernel)
         .map_err(|e| format!("netlink request: {e}"))?;
     loop {
         let (n, whole) = recv(&fd, &mut buf[..], RecvFlags::TRUNC)
@@ -186,8 +202,36 @@ mod tests {
         let diag = ours(sock_diag().expect("sock_diag works on this machine"));
         let proc = ours(proc_net().unwrap());
         assert_eq!(diag, proc);
+        let per_family = ours(per_family().expect("sock_diag works on this machine"));
+        assert_eq!(diag, per_family);
         // listener, the accepted pair, the waiting pair (its server end has inode 0)
         assert_eq!(diag.len(), 5, "{diag:#?}");
         assert!(diag.iter().any(|k| k.ends_with("Established 0")));
+    }
+
+    /// The one dump of both families holds what the two dumps per family hold, in their
+    /// order once IPv4's rows are put first.
+    #[test]
+    fn one_dump_of_both_families_gives_the_rows_of_one_per_family() {
+        let Ok(v6) = TcpListener::bind("[::1]:0") else {
+            return; // no IPv6 on this machine
+        };
+        let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
+        let ports = [
+            v4.local_addr().unwrap().port(),
+            v6.local_addr().unwrap().port(),
+        ];
+        let ours = |rows: Vec<TcpRow>| -> Vec<String> {
+            rows.iter()
+                .filter(|r| ports.contains(&r.local.port()))
+                .map(key)
+                .collect()
+        };
+        let mut both = dump(&dump_request_both(3), 3).expect("the older request is answered");
+        both.sort_by_key(|r| r.local.is_ipv6());
+        let both = ours(both);
+        assert_eq!(both, ours(per_family().unwrap()));
+        assert_eq!(both.len(), 2, "{both:#?}");
+        assert!(both[0].starts_with("127.0.0.1:") && both[1].starts_with("[::1]:"));
     }
 }

@@ -18,12 +18,18 @@
 //!
 //! A process that is gone holds nothing; an fd closed mid-walk is skipped; any other failure
 //! fails the whole read — never an empty list.
+//!
+//! The survey has walked the same fd folder a moment before, reading every link for the
+//! sockets ([`super::fds`]); it keeps, per process, the fds whose links named a path
+//! ([`may_be_file`]), and [`read_fds`] reads only those again (link and `fdinfo`), so a member
+//! holding only devices, sockets and pipes — most servers — costs no read here at all.
 
-use std::ffi::{CStr, OsStr};
+use std::ffi::{CStr, CString, OsStr};
 use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use rustix::fd::OwnedFd;
 use rustix::fs::{openat, readlinkat, statat, AtFlags, FileType, Mode, OFlags, RawDir, CWD};
 use rustix::io::Errno;
 
@@ -90,18 +96,14 @@ pub(crate) fn parse_fdinfo(text: &[u8]) -> Option<FdInfo> {
 
 /// `pid`'s regular files held locked or open for writing (see the module's paragraph).
 pub(super) fn read(pid: Pid) -> Result<Vec<Written>, String> {
-    let fd_dir = match Walker::open(pid) {
-        Ok(dir) => dir,
-        Err(e) if is_gone(&e) => return Ok(Vec::new()),
-        Err(e) => return Err(format!("/proc/{pid}/fd: {e}")),
+    let Some(fd_dir) = open_fd_dir(pid)? else {
+        return Ok(Vec::new());
     };
-    // Opened at the first fd that needs it: most processes hold no file but devices.
-    let mut info_dir = None;
+    let mut infos = Infos::new(pid);
     let mut dirents = vec![MaybeUninit::<u8>::uninit(); DIRENTS];
     let mut entries = RawDir::new(&fd_dir, &mut dirents);
     let mut out = Vec::new();
     let mut seen = 0usize;
-    let mut info = [0u8; FDINFO_BYTES];
     while let Some(entry) = entries.next() {
         let entry = match entry {
             Ok(entry) => entry,
@@ -118,12 +120,91 @@ pub(super) fn read(pid: Pid) -> Result<Vec<Written>, String> {
                 "/proc/{pid}/fd: more than {MAX_FDS} open files, not all read"
             ));
         }
+        match infos.one(fd, name, &fd_dir)? {
+            Fd::Held(written) => out.push(written),
+            Fd::Nothing => {}
+            Fd::ProcessGone => return Ok(Vec::new()),
+        }
+    }
+    Ok(out)
+}
+
+/// [`read`], looking only at `fds`: those whose links named a path when the survey walked
+/// this same process (`Probe::writes_of`). Each link is read again, so an fd closed or
+/// reused since answers for what it is now; an fd opened since the survey is not seen, as
+/// one opened just after a whole walk would not be.
+pub(super) fn read_fds(pid: Pid, fds: &[u32]) -> Result<Vec<Written>, String> {
+    if fds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(fd_dir) = open_fd_dir(pid)? else {
+        return Ok(Vec::new());
+    };
+    let mut infos = Infos::new(pid);
+    let mut out = Vec::new();
+    for &fd in fds.iter().take(MAX_FDS) {
+        let name = CString::new(fd.to_string()).expect("a number has no NUL");
+        match infos.one(fd, &name, &fd_dir)? {
+            Fd::Held(written) => out.push(written),
+            Fd::Nothing => {}
+            Fd::ProcessGone => return Ok(Vec::new()),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether an fd whose link reads `link` may hold a file: `false` for `socket:[…]`,
+/// `pipe:[…]`, `anon_inode:…`, and for a device (under `/dev`, whose only regular files are in
+/// `/dev/shm`: every process holds `/dev/null` or a terminal as its standard streams, and
+/// reading their `fdinfo` would double a scan's cost for nothing).
+pub(super) fn may_be_file(link: &[u8]) -> bool {
+    let device = link.starts_with(b"/dev/") && !link.starts_with(b"/dev/shm/");
+    link.first() == Some(&b'/') && !device
+}
+
+/// What one fd turned out to be.
+enum Fd {
+    Held(Written),
+    /// Nothing that counts, or closed mid-read.
+    Nothing,
+    ProcessGone,
+}
+
+/// `/proc/<pid>/fd`, open; `None` when the process is gone.
+fn open_fd_dir(pid: Pid) -> Result<Option<OwnedFd>, String> {
+    match Walker::open(pid) {
+        Ok(fd_dir) => Ok(Some(fd_dir)),
+        Err(e) if is_gone(&e) => Ok(None),
+        Err(e) => Err(format!("/proc/{pid}/fd: {e}")),
+    }
+}
+
+/// One process's `fdinfo` folder, opened at the first fd that needs it (most processes hold
+/// no file but devices), and the buffer its files are read into.
+struct Infos {
+    pid: Pid,
+    dir: Option<OwnedFd>,
+    info: [u8; FDINFO_BYTES],
+}
+
+impl Infos {
+    fn new(pid: Pid) -> Self {
+        Self {
+            pid,
+            dir: None,
+            info: [0; FDINFO_BYTES],
+        }
+    }
+
+    /// The fd `fd`, named `name` in `fd_dir` (the process's open fd folder).
+    fn one(&mut self, fd: u32, name: &CStr, fd_dir: &OwnedFd) -> Result<Fd, String> {
+        let pid = self.pid;
         let Some(target) =
-            file_target(name, &fd_dir).map_err(|e| format!("/proc/{pid}/fd/{fd}: {e}"))?
+            file_target(name, fd_dir).map_err(|e| format!("/proc/{pid}/fd/{fd}: {e}"))?
         else {
-            continue;
+            return Ok(Fd::Nothing);
         };
-        let dir = match &info_dir {
+        let dir = match &self.dir {
             Some(dir) => dir,
             None => match openat(
                 CWD,
@@ -131,30 +212,26 @@ pub(super) fn read(pid: Pid) -> Result<Vec<Written>, String> {
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 Mode::empty(),
             ) {
-                Ok(dir) => info_dir.insert(dir),
-                Err(e) if gone(e) => return Ok(Vec::new()),
+                Ok(dir) => self.dir.insert(dir),
+                Err(e) if gone(e) => return Ok(Fd::ProcessGone),
                 Err(e) => return Err(format!("/proc/{pid}/fdinfo: {e}")),
             },
         };
-        let held = held(fd, name, target, &fd_dir, dir, &mut info)
+        let held = held(fd, name, target, fd_dir, dir, &mut self.info)
             .map_err(|e| format!("/proc/{pid}/fd/{fd}: {e}"))?;
-        out.extend(held);
+        Ok(held.map_or(Fd::Nothing, Fd::Held))
     }
-    Ok(out)
 }
 
-/// The path an fd's link names, when it may be a file: `None` for `socket:[…]`, `pipe:[…]`,
-/// `anon_inode:…`, for a device (under `/dev`, whose only regular files are in `/dev/shm`:
-/// every process holds `/dev/null` or a terminal as its standard streams, and reading their
-/// `fdinfo` would double a scan's cost for nothing), and for an fd closed mid-read.
+/// The path an fd's link names, when it may be a file ([`may_be_file`]); `None` too for an fd
+/// closed mid-read.
 fn file_target(name: &CStr, fd_dir: &impl rustix::fd::AsFd) -> Result<Option<Vec<u8>>, Errno> {
     let target = match readlinkat(fd_dir, name, Vec::new()) {
         Ok(target) => target.into_bytes(),
         Err(e) if gone(e) => return Ok(None),
         Err(e) => return Err(e),
     };
-    let device = target.starts_with(b"/dev/") && !target.starts_with(b"/dev/shm/");
-    Ok((target.first() == Some(&b'/') && !device).then_some(target))
+    Ok(may_be_file(&target).then_some(target))
 }
 
 /// One fd whose link names `target`: `Some` when it holds a regular, still named file locked
@@ -208,7 +285,7 @@ fn held(
 }
 
 /// An entry of the fd folder as its number (`.` and `..` are not fds).
-fn fd_number(name: &CStr) -> Option<u32> {
+pub(super) fn fd_number(name: &CStr) -> Option<u32> {
     std::str::from_utf8(name.to_bytes()).ok()?.parse().ok()
 }
 
@@ -335,6 +412,137 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         assert_eq!(read(pid), Ok(Vec::new()));
+    }
+
+    /// A python3 child in `dir` that runs each line [`Stepped::run`] sends it.
+    struct Stepped {
+        child: Child,
+        replies: BufReader<std::process::ChildStderr>,
+    }
+
+    impl Stepped {
+        fn start(dir: &Path) -> Self {
+            let script = "import os, socket, sys\ng = {'os': os, 'socket': socket}\n\
+                          while True:\n    line = sys.stdin.readline()\n    \
+                          if not line: break\n    exec(line, g)\n    \
+                          sys.stderr.write('ok\\n'); sys.stderr.flush()\n";
+            let mut child = Command::new("python3")
+                .args(["-c", script])
+                .current_dir(dir)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("python3 runs");
+            let replies = BufReader::new(child.stderr.take().unwrap());
+            Self { child, replies }
+        }
+
+        /// Runs one line of Python in the child, once it says it ran it.
+        fn run(&mut self, line: &str) {
+            use std::io::Write;
+            let stdin = self.child.stdin.as_mut().unwrap();
+            writeln!(stdin, "{line}").unwrap();
+            stdin.flush().unwrap();
+            let mut reply = String::new();
+            self.replies.read_line(&mut reply).unwrap();
+            assert_eq!(reply, "ok\n", "the child failed to run {line:?}");
+        }
+    }
+
+    /// The paths and holds of `read` under `dir`.
+    fn held_under(read: Result<Vec<Written>, String>, dir: &Path) -> Vec<(PathBuf, Hold)> {
+        let mut found: Vec<_> = read
+            .expect("the child's fds are readable")
+            .into_iter()
+            .filter(|w| w.path.starts_with(dir))
+            .map(|w| (w.path, w.how))
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
+    }
+
+    /// The survey keeps the fds whose links named a path; `writes_of` reads those again, and
+    /// only for the process the survey walked: another identity on the pid, or a survey that
+    /// did not walk it, gets the whole walk.
+    #[test]
+    fn after_a_survey_only_its_path_fds_are_read_again_and_only_for_that_process() {
+        use crate::probe::{Identity, Probe};
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["data.db", "later.db"] {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        let (data, later) = (dir.path().join("data.db"), dir.path().join("later.db"));
+        let mut child = Stepped::start(dir.path());
+        child.run("f = open('data.db', 'r+b')");
+        let pid = child.child.id();
+        let probe = super::super::LinuxProbe::new();
+        probe.survey_own(&|_| false).expect("the survey reads");
+        let start_time = super::super::rows::stat(pid).unwrap().unwrap().1.start_time;
+        let me = Identity { pid, start_time };
+
+        let data_fd = read(pid)
+            .unwrap()
+            .iter()
+            .find(|w| w.path == data)
+            .unwrap()
+            .fd;
+        let kept = probe.surveyed.lock().unwrap()[&pid].fds.clone();
+        assert_eq!(
+            kept,
+            vec![data_fd],
+            "only the file: not its pipes nor /dev/null"
+        );
+        assert_eq!(
+            held_under(probe.writes_of(me), dir.path()),
+            vec![(data.clone(), Hold::Write)]
+        );
+
+        // The fd now holds a socket: its link, read again, says so.
+        child.run("s = socket.socket(); os.dup2(s.fileno(), f.fileno())");
+        assert_eq!(held_under(probe.writes_of(me), dir.path()), vec![]);
+
+        child.run("h = open('later.db', 'r+b')");
+        assert_eq!(
+            held_under(probe.writes_of(me), dir.path()),
+            vec![],
+            "only the fds the survey saw are read again"
+        );
+        let other = Identity {
+            pid,
+            start_time: start_time + 1,
+        };
+        assert_eq!(
+            held_under(probe.writes_of(other), dir.path()),
+            vec![(later.clone(), Hold::Write)],
+            "another identity: every fd is read"
+        );
+        probe.survey_own(&|_| false).expect("the survey reads");
+        assert_eq!(
+            held_under(probe.writes_of(me), dir.path()),
+            vec![(later, Hold::Write)],
+            "the next survey's fds"
+        );
+        end(child.child);
+    }
+
+    #[test]
+    fn only_a_path_outside_dev_may_be_a_file() {
+        assert!(may_be_file(b"/home/u/shop/data.db"));
+        assert!(
+            may_be_file(b"/dev/shm/sem.lock"),
+            "shared memory files are files"
+        );
+        for no in [
+            &b"/dev/null"[..],
+            b"/dev/pts/3",
+            b"socket:[123]",
+            b"pipe:[123]",
+            b"anon_inode:[eventfd]",
+            b"",
+        ] {
+            assert!(!may_be_file(no), "{}", String::from_utf8_lossy(no));
+        }
     }
 
     #[test]

@@ -70,6 +70,45 @@ fn the_request_asks_for_every_tcp_socket_in_listen_established_or_syn_recv_state
 }
 
 #[test]
+fn the_request_for_both_families_is_the_older_one_with_no_family() {
+    let req = dump_request_both(9);
+    assert_eq!(req.len(), 76);
+    assert_eq!(u32_at(&req, 0), 76);
+    assert_eq!(u16::from_ne_bytes([req[4], req[5]]), 18, "TCPDIAG_GETSOCK");
+    assert_eq!(u16::from_ne_bytes([req[6], req[7]]), 0x301);
+    assert_eq!(u32_at(&req, 8), 9);
+    assert_eq!(
+        &req[16..20],
+        &[0, 0, 0, 0],
+        "AF_UNSPEC, no lengths, no extensions"
+    );
+    assert!(
+        req[20..68].iter().all(|&b| b == 0),
+        "the socket id matches all"
+    );
+    assert_eq!(u32_at(&req, 68), (1 << 1) | (1 << 3) | (1 << 10));
+    assert_eq!(u32_at(&req, 72), 0, "no bytecode");
+}
+
+#[test]
+fn an_answer_to_the_older_request_decodes_as_the_newer() {
+    let mut buf = message(
+        TCPDIAG_GETSOCK,
+        2,
+        4,
+        &diag(10, 10, a("[::1]:8000"), a("[::]:0"), 77),
+    );
+    buf.extend(message(NLMSG_DONE, 2, 4, &0i32.to_ne_bytes()));
+    match parse_chunk(&buf, 4).unwrap() {
+        Chunk::Done(rows) => {
+            assert_eq!(rows.len(), 1);
+            assert_eq!((rows[0].local, rows[0].inode), (a("[::1]:8000"), 77));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn sockets_decode_with_ports_in_network_order_and_inode_zero_for_unaccepted() {
     let rows = match parse_chunk(&sample(3), 3).unwrap() {
         Chunk::More(rows) => rows,

@@ -9,6 +9,7 @@ fn seen<'a>(p: &'a ProcessInfo, exe: Option<&'a Path>) -> Seen<'a> {
         p,
         exe,
         cwd: Some(Path::new(PROJECT)),
+        owns: Some(&|path: &Path| path.starts_with("/home/u")),
     }
 }
 
@@ -222,6 +223,7 @@ fn python_dash_m_of_a_module_the_project_holds() {
         p: &p,
         exe: None,
         cwd: Some(dir.path()),
+        owns: None,
     };
     assert_eq!(
         toolchain(&m, dir.path()),
@@ -407,4 +409,87 @@ fn the_kind_is_the_programs_own_name() {
         ]),
         None
     );
+}
+
+#[test]
+fn a_production_name_anywhere_vetoes_the_whole_tree() {
+    // `npm start` over a tool of the project's toolchain; `make prod` over `go run`.
+    for (parent, child) in [
+        (
+            &["npm", "start"][..],
+            &["node", "/home/u/shop/node_modules/.bin/appsrv"][..],
+        ),
+        (
+            &["npm", "run", "serve:prod"],
+            &["node", "/home/u/shop/node_modules/.bin/appsrv"],
+        ),
+        (&["make", "prod"], &["go", "run", "."]),
+    ] {
+        let (a, b) = (process(10, 1, parent), process(11, 10, child));
+        let tree = [seen(&a, None), seen(&b, None)];
+        assert_eq!(
+            known(&tree, Path::new(PROJECT), &|_| false),
+            None,
+            "{parent:?}"
+        );
+    }
+    // `start:dev` is NestJS's dev script, not `start`.
+    assert!(script_of(&["npm", "run", "start:dev"]).is_some());
+}
+
+#[test]
+fn an_interpreter_through_a_runner_is_no_script() {
+    assert_eq!(how(&["npx", "node", "job.js"]), None);
+    assert_eq!(how(&["uv", "run", "python", "train.py"]), None);
+    assert_eq!(how(&["bundle", "exec", "ruby", "x.rb"]), None);
+}
+
+#[test]
+fn production_spellings() {
+    for argv in [
+        &["/home/u/bin/app", "--reload", "--environment", "Production"][..],
+        &["/home/u/bin/app", "--reload", "--env=PRODUCTION"],
+        &[
+            "/home/u/bin/app",
+            "--reload",
+            "--configuration",
+            "production",
+        ],
+        &["/home/u/bin/app", "--reload", "--prod"],
+        &["/home/u/bin/app", "--reload", "-env", "production"],
+    ] {
+        assert_eq!(how(argv), None, "{argv:?}");
+    }
+    for var in [
+        "ASPNETCORE_ENVIRONMENT=Production",
+        "NODE_ENV=Production",
+        "ENVIRONMENT=production",
+        "SPRING_PROFILES_ACTIVE=db,prod",
+    ] {
+        assert!(production_environment(&[var.as_bytes().to_vec()]), "{var}");
+    }
+}
+
+#[test]
+fn a_flag_turned_off_by_the_next_word_is_no_dev_word() {
+    assert_eq!(how(&["/home/u/shop/bin/jest", "--watch", "false"]), None);
+    assert!(how(&["/home/u/shop/bin/jest", "--watch", "src"]).is_some());
+}
+
+#[test]
+fn a_subcommand_counts_only_on_a_program_the_user_chose() {
+    // ssh wherever it lives: its first operand is a host.
+    assert_eq!(
+        how(&[
+            "/nix/store/x-openssh-9.6/bin/ssh",
+            "dev",
+            "-N",
+            "-L",
+            "1:h:2"
+        ]),
+        None
+    );
+    assert_eq!(how(&["/opt/homebrew/bin/ssh", "dev", "-L", "1:h:2"]), None);
+    assert!(how(&["/home/u/.cargo/bin/mdbook", "serve"]).is_some());
+    assert!(how(&["go", "dev"]).is_some(), "a language's own tool");
 }
