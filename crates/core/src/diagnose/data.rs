@@ -61,7 +61,7 @@ enum Shutdown {
     Nats,
     /// A fixed command.
     Command(&'static str),
-    /// None of its own: "its own shutdown command, or Ctrl-C in the terminal that started it".
+    /// None of its own: "quit it its own way …, or end it yourself once its data is safe".
     Generic,
 }
 
@@ -604,8 +604,10 @@ pub fn evidence(v: &Verdict) -> Evidence {
             };
             let stop = match &s.shutdown {
                 Some(cmd) => format!("Pier never stops it — `{cmd}` does"),
-                None => "Pier never stops it — its own shutdown command does, or Ctrl-C in \
-                         the terminal that started it"
+                // An orphan has no terminal left: the tool's own way out, or the user's hand.
+                None => "Pier never stops it — quit it its own way (its shutdown command or \
+                         quit action, Ctrl-C if its terminal is still open), or end it yourself \
+                         once its data is safe"
                     .to_owned(),
             };
             let source = match s.known_by {

@@ -406,8 +406,9 @@ fn the_evidence_names_where_the_data_is_and_the_command_that_stops_it() {
     assert_eq!(
         e.message,
         "data service: emulator (pid 81) keeps its data in /p/state (it holds a lock on \
-         /p/state/LOCK); Pier never stops it — its own shutdown command does, or Ctrl-C in \
-         the terminal that started it"
+         /p/state/LOCK); Pier never stops it — quit it its own way (its shutdown command or \
+         quit action, Ctrl-C if its terminal is still open), or end it yourself once its data \
+         is safe"
     );
     assert_eq!(e.source, "fd table");
     let e = evidence(verdict(&[m(82, &["memcached"])]).as_ref().unwrap());

@@ -30,7 +30,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use rustix::fd::OwnedFd;
-use rustix::fs::{openat, readlinkat, statat, AtFlags, FileType, Mode, OFlags, RawDir, CWD};
+use rustix::fs::{
+    openat, readlinkat, statx, AtFlags, FileType, Mode, OFlags, RawDir, StatxFlags, CWD,
+};
 use rustix::io::Errno;
 
 use super::fds::Walker;
@@ -262,19 +264,22 @@ fn held(
     let Some(how) = parsed.hold() else {
         return Ok(None);
     };
-    let st = match statat(fd_dir, name, AtFlags::empty()) {
+    // The attributes the kernel already holds (`AT_STATX_DONT_SYNC`): a network or FUSE file
+    // system is not asked again, so a hung server cannot hold the scan.
+    let wanted = StatxFlags::TYPE | StatxFlags::NLINK | StatxFlags::INO;
+    let st = match statx(fd_dir, name, AtFlags::STATX_DONT_SYNC, wanted) {
         Ok(st) => st,
         Err(e) if gone(e) => return Ok(None),
         Err(e) => return Err(e),
     };
     // A file that is no longer in any folder (its link count 0) is no one's data; a device,
     // a folder or a FIFO is not a file.
-    let regular = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile;
-    if !regular || st.st_nlink == 0 {
+    let regular = FileType::from_raw_mode(st.stx_mode.into()) == FileType::RegularFile;
+    if !regular || st.stx_nlink == 0 {
         return Ok(None);
     }
     // The fd was closed and reused between the reads: another file's flags.
-    if parsed.ino.is_some_and(|ino| ino != st.st_ino) {
+    if parsed.ino.is_some_and(|ino| ino != st.stx_ino) {
         return Ok(None);
     }
     Ok(Some(Written {
