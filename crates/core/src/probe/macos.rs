@@ -124,27 +124,8 @@ fn pid_arg(pid: Pid) -> c_int {
 const FIND_ZOMBIES: u64 = 1;
 
 fn bsd_info(pid: Pid) -> Read<libc::proc_bsdinfo> {
-    // SAFETY: proc_bsdinfo is plain old data; an all-zero value is valid.
-    let mut info: libc::proc_bsdinfo = unsafe { zeroed() };
-    let size = size_of::<libc::proc_bsdinfo>() as c_int;
-    // SAFETY: the buffer is a live proc_bsdinfo of exactly `size` bytes.
-    let n = unsafe {
-        libc::proc_pidinfo(
-            pid_arg(pid),
-            libc::PROC_PIDTBSDINFO,
-            FIND_ZOMBIES,
-            (&mut info as *mut libc::proc_bsdinfo).cast::<c_void>(),
-            size,
-        )
-    };
-    if n == size {
-        return Read::Ok(info);
-    }
-    match errno() {
-        libc::ESRCH => Read::Gone,
-        0 => Read::Failed(libc::EIO),
-        e => Read::Failed(e),
-    }
+    // SAFETY: proc_bsdinfo is plain old data, which `PROC_PIDTBSDINFO` fills.
+    unsafe { pid_info(pid, libc::PROC_PIDTBSDINFO, FIND_ZOMBIES) }
 }
 
 /// `proc_pidinfo(PROC_PIDTASKALLINFO)`: the BSD info `bsd_info` reads, and the task's
@@ -153,16 +134,25 @@ fn bsd_info(pid: Pid) -> Read<libc::proc_bsdinfo> {
 /// `ptinfo` (`proc_pidtaskinfo`). It looks among live processes only (the zombie search is
 /// `PROC_PIDTBSDINFO`'s), so a zombie answers ESRCH here. (NOT RUN: no Mac here.)
 fn task_all_info(pid: Pid) -> Read<libc::proc_taskallinfo> {
-    // SAFETY: proc_taskallinfo is plain old data; an all-zero value is valid.
-    let mut info: libc::proc_taskallinfo = unsafe { zeroed() };
-    let size = size_of::<libc::proc_taskallinfo>() as c_int;
-    // SAFETY: the buffer is a live proc_taskallinfo of exactly `size` bytes.
+    // SAFETY: proc_taskallinfo is plain old data, which `PROC_PIDTASKALLINFO` fills.
+    unsafe { pid_info(pid, libc::PROC_PIDTASKALLINFO, 0) }
+}
+
+/// One `proc_pidinfo` call of `flavor`, whose answer is a `T` filled whole; ESRCH is gone.
+///
+/// # Safety
+/// `T` must be plain old data (an all-zero value is valid) and the struct `flavor` answers.
+unsafe fn pid_info<T>(pid: Pid, flavor: c_int, arg: u64) -> Read<T> {
+    // SAFETY: the caller promises T is plain old data.
+    let mut info: T = unsafe { zeroed() };
+    let size = size_of::<T>() as c_int;
+    // SAFETY: the buffer is a live T of exactly `size` bytes.
     let n = unsafe {
         libc::proc_pidinfo(
             pid_arg(pid),
-            libc::PROC_PIDTASKALLINFO,
-            0,
-            (&mut info as *mut libc::proc_taskallinfo).cast::<c_void>(),
+            flavor,
+            arg,
+            (&mut info as *mut T).cast::<c_void>(),
             size,
         )
     };
