@@ -72,9 +72,12 @@ pub fn run_batch(name: &str, cases: &[Case]) {
             .join("\n")
     };
 
-    // Every tool green (started, listening, settled), with its own kind.
+    // Every tool green (started, listening, settled), with its own kind: green over a window
+    // as long as the stop's, twice in a row with the same trees — a reloader listens before
+    // its worker has started, and that start is work the stop's sample would see.
+    let before = std::cell::RefCell::new(Vec::new());
     let trees = poll(120, || {
-        let out = sandbox.pier(&["scan", "--json", "--sample-ms", "200"]);
+        let out = sandbox.pier(&["scan", "--json", "--sample-ms", "500"]);
         let doc: Value = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
         let mut trees = Vec::new();
         for (case, _, root) in &started {
@@ -87,6 +90,9 @@ pub fn run_batch(name: &str, cases: &[Case]) {
                 r["id"].as_str().unwrap_or_default().to_owned(),
                 truth::tree(*root),
             ));
+        }
+        if before.replace(trees.clone()) != trees {
+            return Err("the trees changed since the last scan".to_owned());
         }
         Ok(trees)
     })
