@@ -697,14 +697,15 @@ pub fn mentions_watch(argv: &[Vec<u8>]) -> bool {
     })
 }
 
-/// Whether a member is a watcher by its words alone, its path unread ([`watches`] with no
-/// executable or folder): which member names a portless tree.
+/// Whether a member is a watcher by its words alone ([`watches`], every program taken for
+/// the user's): which member names a portless tree already known. It only picks a name, so
+/// it need not judge the program; whether the tree is a candidate was judged in full.
 pub fn watcher(p: &ProcessInfo) -> bool {
     watches(&Seen {
         p,
         exe: None,
         cwd: None,
-        owns: None,
+        owns: Some(&|_| true),
     })
 }
 

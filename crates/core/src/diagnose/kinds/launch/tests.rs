@@ -493,3 +493,30 @@ fn a_subcommand_counts_only_on_a_program_the_user_chose() {
     assert!(how(&["/home/u/.cargo/bin/mdbook", "serve"]).is_some());
     assert!(how(&["go", "dev"]).is_some(), "a language's own tool");
 }
+
+#[test]
+fn a_portless_tree_is_named_by_its_watcher_whatever_the_program_files_owner() {
+    // `npm run test:watch` (npm's title) → `node …/vitest watch`: no listener, so the watcher
+    // names it — the name needs no judgement of who installed vitest.
+    let mut npm = process(10, 1, &["npm run test:watch"]);
+    npm.argv.extend(std::iter::repeat_n(Vec::new(), 4));
+    let vitest = process(
+        11,
+        10,
+        &["node", "/home/u/shop/node_modules/.bin/vitest", "watch"],
+    );
+    let none = |_: &Path| false;
+    let tree = [
+        Seen {
+            owns: Some(&none),
+            ..seen(&npm, None)
+        },
+        Seen {
+            owns: Some(&none),
+            ..seen(&vitest, None)
+        },
+    ];
+    let r = super::super::chain::by_launch(&tree, Path::new(PROJECT), (None, &[]), &|_| false)
+        .expect("known by its script");
+    assert_eq!(r.kind, "vitest");
+}
