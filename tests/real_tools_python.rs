@@ -34,7 +34,9 @@ const JUPYTER_ENV: &[(&str, &str)] = &[
 /// connections to the server are internal. They are the kernel's, a helper's, not the
 /// server's ([`python_support::kernel_ports_are_the_helpers`] holds Pier to `/proc`): the
 /// restart waits for the server's port only, since a restarted server has no kernel until a
-/// notebook opens.
+/// notebook opens. The server's own shutdown stops its kernels one by one; on a loaded machine
+/// (CI) it outlived the default grace while its kernel restarter started a kernel again, so
+/// it gets a grace of 10 s (its shutdown's own time, not a wait for anything of the test's).
 #[test]
 fn jupyter() {
     run(Case {
@@ -48,6 +50,7 @@ fn jupyter() {
         prepare: Some(python_support::start_kernel),
         roles: Some(python_support::kernel_ports_are_the_helpers),
         restart_wait: 10,
+        stop_args: &["--grace", "10"],
         ..PY
     });
 }
