@@ -13,6 +13,8 @@
 //! - [`snapshot`]: the recovery snapshot, with exact bytes ([`bytes`]);
 //! - [`outcome`]: a stop's member outcomes, newcomers and result;
 //! - [`history`]: a restart's result and `pier history`'s lines;
+//! - [`target`]: the names of targets and records ([`TargetId`], [`RecordName`]), one grammar;
+//! - [`request`]: who asked for a stop ([`RequestedBy`]);
 //! - [`doctor`]: `pier doctor`'s report: the self-test's checks;
 //! - `examples`: cards built by hand, for tests (feature `test-support`).
 
@@ -28,7 +30,12 @@ pub mod managed;
 pub mod memory;
 pub mod outcome;
 pub mod protect;
+pub mod request;
 pub mod shown;
 pub mod snapshot;
+pub mod target;
 
+pub use card::SCHEMA_VERSION;
 pub use identity::{Identity, Pid};
+pub use request::RequestedBy;
+pub use target::{RecordName, TargetId, TargetKind};
