@@ -243,6 +243,31 @@ pub struct StopReport {
     pub freed: Option<super::memory::Memory>,
 }
 
+impl StopReport {
+    /// A report of `result` for the target `id`, for `reason`, with nothing else learnt yet: the
+    /// one constructor, which the stop fills in as it learns.
+    pub fn new(id: impl Into<String>, result: ResourceResult, reason: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            kind: None,
+            project: None,
+            result,
+            reason: reason.into(),
+            checkpoint: None,
+            members: Vec::new(),
+            newcomers: Vec::new(),
+            snapshot: None,
+            fresh: None,
+            timings: None,
+            record_error: None,
+            interrupted: None,
+            container: None,
+            would_signal: Vec::new(),
+            freed: None,
+        }
+    }
+}
+
 /// One signal a dry run would have sent (`pier stop --dry-run`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PlannedSignal {
