@@ -8,12 +8,11 @@
 //! the host (the engine's proxy) and, where its namespace can be read, inside the container
 //! on its container port (the server itself). Pier does not supervise what it restarted.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::listener_on;
 use crate::containers::control::{Control, EngineAccess, Unsent};
-use crate::model::history::{HistoryEntry, HistoryRestart, RestartReport, RestartResult};
+use crate::model::history::{RestartReport, RestartResult};
 use crate::model::outcome::ResourceResult;
 use crate::model::snapshot::{ContainerRestart, ContainerSnapshot};
 use crate::probe::{Probe, SocketTable, TcpState};
@@ -73,7 +72,7 @@ pub fn stop_was_complete(s: &ContainerSnapshot) -> Result<(), String> {
 
 /// Everything that argues against starting the container of `s` again now, first reason
 /// only; `sockets`: the host's listeners now.
-fn refusal(
+pub(super) fn refusal(
     engine: &dyn Control,
     s: &ContainerSnapshot,
     sockets: &Result<SocketTable, String>,
@@ -108,19 +107,19 @@ fn refusal(
 /// A record as a reader should see it: an unfinished one reconciled
 /// (`stop/reconcile/container.rs`); with why it was left unfinished, or why the reconciled
 /// view was not written.
-fn settled(
+pub(super) fn settled(
     store: &Store,
     engine: Result<&dyn Control, &str>,
     name: &str,
     s: ContainerSnapshot,
-) -> (ContainerSnapshot, Result<(), String>, Option<String>) {
+) -> super::record::Settled<ContainerSnapshot> {
     if s.result.is_some() {
-        return (s, Ok(()), None);
+        return (s, None, None);
     }
     match reconcile::reconcile(store, engine, name, &s) {
-        Settled::Written(on_disk) => (on_disk, Ok(()), None),
-        Settled::Shown(view, why) => (view, Ok(()), Some(why)),
-        Settled::Left(why) => (s, Err(why), None),
+        Settled::Written(on_disk) => (on_disk, None, None),
+        Settled::Shown(view, why) => (view, Some(why), None),
+        Settled::Left(why) => (s, None, Some(why)),
     }
 }
 
@@ -154,8 +153,8 @@ pub fn restart(
         }
     };
     let s = match settled(store, Ok(engine.as_ref()), name, s) {
-        (s, Ok(()), _) => s,
-        (_, Err(why), _) => {
+        (s, _, None) => s,
+        (_, _, Some(why)) => {
             report.reason = format!("the stop has not finished: {why}");
             return report;
         }
@@ -300,81 +299,6 @@ fn wait_for_ports(
 }
 
 /// An engine connected to, or why it could not be.
-type Connected = Result<Box<dyn Control>, String>;
-
-/// Every container stop record as a history line, with whether it can be restarted now
-/// (asked of its engine: advice, a restart checks again); and the unreadable records.
-pub fn history(
-    probe: &dyn Probe,
-    store: &Store,
-    engines: &dyn EngineAccess,
-) -> Result<(Vec<HistoryEntry>, Vec<String>), String> {
-    let listing = store
-        .list::<ContainerSnapshot>(RECORD_PREFIX)
-        .map_err(|e| e.to_string())?;
-    let sockets = probe.sockets(&[]).map_err(|e| e.to_string());
-    // One connection per engine, however many of its records there are.
-    let mut connected: HashMap<String, Connected> = HashMap::new();
-    let entries = listing
-        .records
-        .into_iter()
-        .map(|(name, s)| {
-            let engine = connected
-                .entry(s.engine_host.clone())
-                .or_insert_with(|| engines.connect(&s.engine_host));
-            let engine = engine.as_ref().map(AsRef::as_ref).map_err(String::as_str);
-            let (s, left, not_written) = settled(store, engine, &name, s);
-            let why_not = match left {
-                Err(why) => Some(format!("the stop has not finished: {why}")),
-                Ok(()) => stop_was_complete(&s).err().or_else(|| match engine {
-                    Ok(engine) => refusal(engine, &s, &sockets).err(),
-                    Err(why) => Some(why.to_owned()),
-                }),
-            };
-            let (signalled, result, reason) = (
-                s.signalled,
-                s.result.map(|r| r.as_str().to_owned()),
-                s.reason.clone(),
-            );
-            HistoryEntry {
-                snapshot: name,
-                id: s.id.clone(),
-                kind: Some(format!("container {} ({})", s.name, s.image)),
-                project: s.project.path.clone(),
-                root_command: Vec::new(),
-                ports: s.ports.iter().map(|p| p.host_addr().to_string()).collect(),
-                helper_ports: Vec::new(),
-                stopped_at: s.created_at.clone(),
-                result,
-                signalled,
-                reason,
-                reconciled_at: s.reconciled_at.clone(),
-                not_written,
-                restartable: why_not.is_none(),
-                why_not,
-                // Its engine starts it again: no program, folder or environment of Pier's.
-                program: None,
-                folder: None,
-                code_env: Vec::new(),
-                restarts: s
-                    .restarts
-                    .iter()
-                    .map(|r| HistoryRestart {
-                        at: r.at.clone(),
-                        pid: None,
-                        ready: r.ready,
-                    })
-                    .collect(),
-                batch: s.batch.clone(),
-            }
-        })
-        .collect();
-    Ok((
-        entries,
-        listing.damaged.iter().map(ToString::to_string).collect(),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};

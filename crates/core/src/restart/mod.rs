@@ -13,6 +13,7 @@
 
 pub mod container;
 pub mod prune;
+pub mod record;
 pub mod rules;
 mod spawn;
 pub mod trust;
@@ -26,8 +27,8 @@ use std::time::{Duration, SystemTime};
 use crate::diagnose::connections;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::card::Port;
-use crate::model::history::{HistoryEntry, HistoryRestart, RestartReport, RestartResult};
-use crate::model::snapshot::{RecordedRestart, Snapshot};
+use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
+use crate::model::snapshot::{ContainerSnapshot, RecordedRestart, Snapshot};
 use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
 use crate::stop::reconcile::{reconcile, Reconciled};
 use crate::store::{Lock, Store, StoreError};
@@ -218,57 +219,9 @@ pub fn history_with(
     store: &Store,
     engines: &dyn crate::containers::control::EngineAccess,
 ) -> Result<(Vec<HistoryEntry>, Vec<String>), String> {
-    let now = Now::read(probe);
-    let listing = store.list::<Snapshot>("snap-").map_err(|e| e.to_string())?;
-    let entries = listing
-        .records
-        .into_iter()
-        .map(|(name, s)| {
-            let (s, not_written, left) = settled(probe, store, &name, s);
-            let why_not = match left {
-                Some(why) => Some(format!("the stop has not finished: {why}")),
-                None => refusal(&now, &s).err(),
-            };
-            let replay = trust::replay(&s, now.me);
-            HistoryEntry {
-                snapshot: name,
-                id: s.id.clone(),
-                kind: s.kind.clone(),
-                project: s.project.path.clone(),
-                root_command: rules::target(&s)
-                    .map(|m| m.argv.iter().map(|a| lossy(&a.0)).collect())
-                    .ok()
-                    .unwrap_or_default(),
-                ports: s.ports.iter().map(Port::endpoint).collect(),
-                helper_ports: helper_endpoints(&s),
-                stopped_at: s.created_at.clone(),
-                result: s.result.map(|r| r.as_str().to_owned()),
-                signalled: s.signalled,
-                reason: s.reason.clone(),
-                reconciled_at: s.reconciled_at.clone(),
-                not_written,
-                restartable: why_not.is_none(),
-                why_not,
-                program: replay.program,
-                folder: replay.folder,
-                code_env: replay.code_env,
-                restarts: s
-                    .restarts
-                    .iter()
-                    .map(|r| HistoryRestart {
-                        at: r.at.clone(),
-                        pid: Some(r.identity.pid),
-                        ready: r.ready,
-                    })
-                    .collect(),
-                batch: s.batch.clone(),
-            }
-        })
-        .collect();
-    let mut damaged: Vec<String> = listing.damaged.iter().map(ToString::to_string).collect();
+    let (mut entries, mut damaged) = record::history_of::<Snapshot>(probe, store, engines)?;
     // Containers' stops, from their own records (`container.rs`).
-    let mut entries: Vec<HistoryEntry> = entries;
-    match container::history(probe, store, engines) {
+    match record::history_of::<ContainerSnapshot>(probe, store, engines) {
         Ok((more, more_damaged)) => {
             entries.extend(more);
             damaged.extend(more_damaged);
@@ -280,8 +233,6 @@ pub fn history_with(
     Ok((entries, damaged))
 }
 
-/// A record as a reader should see it: an unfinished one reconciled (`stop/reconcile.rs`).
-/// Also returns why the reconciled view was not written, and why it was left unfinished.
 fn settled(
     probe: &dyn Probe,
     store: &Store,

@@ -28,6 +28,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::flow::{abandoned, refused, report, Stopper};
 use super::refusal::{Refusal, Why};
+use super::target::{Answer, Deadline, Ended, Signalled, Target};
 use crate::containers::control::{self, Control, State, Unsent};
 use crate::containers::sample;
 use crate::diagnose::{self, rules, Engines};
@@ -77,32 +78,176 @@ fn busy(
     (evidence.level != Level::Green).then(|| format!("container {name}: {}", evidence.message))
 }
 
-/// One container's stop as it goes: what its steps share.
-struct Run<'s> {
+/// A container run in the chain: what its steps share.
+pub(super) struct Run<'s> {
     id: &'s str,
     container_id: String,
     name: String,
     started_at: String,
     engine: Box<dyn Control>,
+    project: Project,
+    card: Container,
+    /// Its stop signal, as its engine named it at the re-diagnosis.
+    stop_signal: String,
+    /// Its record and that record's name (empty on a dry run, which writes none).
+    record: Option<ContainerSnapshot>,
+    name_of_record: String,
+    /// When its check (a) ran: as its engine's first reading came in.
+    t0: Option<Duration>,
+    /// What its engine measured over (b)'s window, once (a) ran.
+    measured: Option<Result<control::Measured, String>>,
+    /// That window, in milliseconds.
+    window_ms: u64,
+}
+
+/// A container as the re-diagnosis found it: its run, not yet recorded.
+pub(super) type FreshRun<'s> = Run<'s>;
+
+impl<'s> Target<'s> for Run<'s> {
+    type Fresh = FreshRun<'s>;
+    type Seen = ();
+    const SHOWS_STEPS: bool = false;
+    const BEFORE_START: &'static str = "before its stop began";
+    const DURING_CHECKS: &'static str = "during its checks";
+
+    fn rediagnose(
+        s: &Stopper,
+        asked: &[(&'s str, Option<&Shown>)],
+    ) -> ((), Vec<Answer<Self::Fresh>>) {
+        let answers = asked
+            .iter()
+            .map(|&(id, shown)| s.container_run(id, shown))
+            .collect();
+        ((), answers)
+    }
+
+    fn record(s: &Stopper, fresh: Vec<Self::Fresh>) -> Vec<Answer<Self>> {
+        fresh
+            .into_iter()
+            .map(|mut run| {
+                if !s.opts.dry_run {
+                    let (name, record) = s.put_container_record(&run).map_err(|mut r| {
+                        run.label(&mut r);
+                        r
+                    })?;
+                    (run.name_of_record, run.record) = (name, Some(record));
+                }
+                Ok(run)
+            })
+            .collect()
+    }
+
+    fn look(s: &Stopper, at: Checkpoint, group: &mut [&mut Self]) -> Vec<Result<(), Refusal>> {
+        group.iter_mut().map(|run| run.look(s, at)).collect()
+    }
+
+    fn mark(&self, s: &Stopper) -> Result<(), String> {
+        let record = self
+            .record
+            .as_ref()
+            .expect("a stop past its record has one");
+        s.store
+            .update::<ContainerSnapshot, _>(&self.name_of_record, record.run(), |r| {
+                r.signals_may_follow = Some(true);
+            })
+            .map(drop)
+            .map_err(|e| {
+                format!(
+                    "the \"signals may follow\" mark could not be written to the record, so \
+                     nothing was signalled: {e}"
+                )
+            })
+    }
+
+    fn checked_at(&self) -> Option<Duration> {
+        self.t0
+    }
+
+    /// What its engine would be asked to send, where the signal would go out.
+    fn plan(&self, s: &Stopper, deadline: Deadline) -> StopReport {
+        if let Err(r) = self.last_look(s, deadline) {
+            return *r;
+        }
+        let signal = &self.stop_signal;
+        StopReport {
+            would_signal: vec![PlannedSignal {
+                pid: None,
+                start_time: None,
+                command: format!("container {}", self.name),
+                signal: signal.clone(),
+                order: 1,
+            }],
+            ..report(
+                self.id,
+                ResourceResult::WouldStop,
+                format!(
+                    "every check passed; --dry-run: nothing was sent or written (its engine, \
+                     {}, would be asked to send {signal} to container {})",
+                    self.card.engine, self.name
+                ),
+            )
+        }
+    }
+
+    fn send(&self, s: &Stopper, deadline: Deadline) -> Signalled {
+        (self.signal(s, deadline), None)
+    }
+
+    fn rescan(s: &Stopper, ended: Vec<(&Self, Signalled)>, _: &Ended<()>) -> Vec<StopReport> {
+        ended
+            .into_iter()
+            .map(|(run, (mut r, _))| {
+                s.container_rescan(&run.card, &mut r);
+                r
+            })
+            .collect()
+    }
+
+    fn id(&self) -> &str {
+        self.id
+    }
+
+    fn project(&self) -> &str {
+        &self.project.path
+    }
+
+    /// What it is and where, as the card did.
+    fn label(&self, r: &mut StopReport) {
+        r.kind = Some(format!("container {}", self.card.name));
+        r.project = Some(self.project.path.clone());
+    }
+
+    fn record_name(&self) -> &str {
+        &self.name_of_record
+    }
+
+    /// Step 7: the outcome added to the record, on behalf of the run it names.
+    fn record_outcome(&self, s: &Stopper, out: &StopReport) -> Option<String> {
+        let record = self.record.as_ref()?;
+        // Sent, not sent, or unknown (the engine did not confirm it).
+        let signalled = match &out.container {
+            Some(c) => c.sent,
+            None => Some(false),
+        };
+        s.store
+            .update::<ContainerSnapshot, _>(&self.name_of_record, record.run(), |r| {
+                r.signalled = signalled;
+                r.outcome = out.container.clone();
+                r.result = Some(out.result);
+                r.reason = Some(out.reason.clone());
+            })
+            .err()
+            .map(|e| format!("its outcome could not be written to its record: {e}"))
+    }
 }
 
 type Step<T> = Result<T, Box<StopReport>>;
 
 impl Stopper<'_> {
-    /// Stops the container of card `id` through its engine (the module's steps). `shown`:
-    /// what the user was shown, if anything.
-    pub(super) fn stop_container(&self, id: &str, shown: Option<&Shown>) -> StopReport {
-        let _lock = match self.lock(id) {
-            Ok(lock) => lock,
-            Err(report) => return *report,
-        };
-        match self.container_chain(id, shown) {
-            Ok(report) => report,
-            Err(report) => *report,
-        }
-    }
-
-    fn container_chain(&self, id: &str, shown: Option<&Shown>) -> Step<StopReport> {
+    /// Step 1 for the card `id`: refused under Force; then a fresh scan with the engines asked
+    /// must show it green, as shown, and its engine must name the same run. `shown`: what the
+    /// user was shown, if anything.
+    fn container_run<'s>(&self, id: &'s str, shown: Option<&Shown>) -> Step<Run<'s>> {
         let no = |why: String| Box::new(report(id, ResourceResult::Refused, why));
         if self.opts.force {
             return Err(no(
@@ -113,55 +258,46 @@ impl Stopper<'_> {
         }
         let (project, card) = self.container_rediagnose(id, shown)?;
         // Every report from here on names what it is and where, as the card did.
-        let labelled = |mut r: StopReport| {
+        let no_run = |why: String| {
+            let mut r = report(id, ResourceResult::Refused, why);
             r.kind = Some(format!("container {}", card.name));
             r.project = Some(project.path.clone());
-            r
+            Box::new(r)
         };
-        self.container_checked(id, &project, &card)
-            .map(labelled)
-            .map_err(|r| Box::new(labelled(*r)))
-    }
-
-    /// The rest of the chain once the re-diagnosis found the card green.
-    fn container_checked(&self, id: &str, project: &Project, card: &Container) -> Step<StopReport> {
-        let no = |why: String| Box::new(report(id, ResourceResult::Refused, why));
         let started_at = card.started_at.clone().ok_or_else(|| {
-            no(format!(
+            no_run(format!(
                 "{} gave no start time for container {}, so its run cannot be told from \
                  another",
                 card.engine, card.name
             ))
         })?;
-        let engine = self.engines.connect(&card.engine_host).map_err(no)?;
-        let run = Run {
+        let engine = self.engines.connect(&card.engine_host).map_err(no_run)?;
+        let mut run = Run {
             id,
             container_id: card.container_id.clone(),
             name: card.name.clone(),
             started_at,
             engine,
+            project,
+            card,
+            stop_signal: String::new(),
+            record: None,
+            name_of_record: String::new(),
+            t0: None,
+            measured: None,
+            window_ms: 0,
         };
         // Part of the re-diagnosis: the engine's own account of the run, before any record.
-        let state = run.identity(Checkpoint::A).map_err(|r| no(r.to_string()))?;
-        if self.opts.dry_run {
-            return Ok(self.container_dry_run(&run, &card.engine, &state.stop_signal));
+        match run.identity(Checkpoint::A) {
+            Ok(state) => run.stop_signal = state.stop_signal,
+            Err(r) => {
+                let mut r = report(id, ResourceResult::Refused, r.to_string());
+                run.label(&mut r);
+                return Err(Box::new(r));
+            }
         }
-        let (name, record) = self.put_container_record(project, card, &run, &state)?;
-        let with_record = |mut r: Box<StopReport>| {
-            r.snapshot = Some(name.clone());
-            r.record_error = self.record_container(&name, &record, &r);
-            r
-        };
-        let (t0, window_ms) = self
-            .container_checks(&run, Some((&name, &record)))
-            .map_err(with_record)?;
-        let mut out = self.container_signal(&run, &state.stop_signal, (t0, window_ms));
-        self.container_rescan(card, &mut out);
-        out.snapshot = Some(name.clone());
-        out.record_error = self.record_container(&name, &record, &out);
-        Ok(out)
+        Ok(run)
     }
-
     /// Step 1: a fresh scan with the engines asked must show the card green, as shown.
     fn container_rediagnose(&self, id: &str, shown: Option<&Shown>) -> Step<(Project, Container)> {
         let no = |why: String| Box::new(report(id, ResourceResult::Refused, why));
@@ -218,14 +354,9 @@ impl Stopper<'_> {
         }
     }
 
-    /// Step 2: the recovery record, before any signal.
-    fn put_container_record(
-        &self,
-        project: &Project,
-        card: &Container,
-        run: &Run,
-        state: &State,
-    ) -> Step<(String, ContainerSnapshot)> {
+    /// Step 2: the recovery record, before any signal: its name and the record.
+    fn put_container_record(&self, run: &Run) -> Step<(String, ContainerSnapshot)> {
+        let (project, card) = (&run.project, &run.card);
         let record = ContainerSnapshot {
             schema: 1,
             id: card.id.clone(),
@@ -235,7 +366,7 @@ impl Stopper<'_> {
             engine: card.engine.clone(),
             engine_host: card.engine_host.clone(),
             started_at: run.started_at.clone(),
-            stop_signal: state.stop_signal.clone(),
+            stop_signal: run.stop_signal.clone(),
             created_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             project: SnapshotProject {
                 name: project.name.clone(),
@@ -266,213 +397,6 @@ impl Stopper<'_> {
             ))
         })?;
         Ok((name, record))
-    }
-
-    /// Step 3, checks (a) to (e) and the deadline; returns when (a) ran, and the activity
-    /// window the engine measured, in milliseconds.
-    /// `record`: the stop record and its name, marked "signals may follow" before (e); `None`
-    /// for a dry run, which writes none.
-    fn container_checks(
-        &self,
-        run: &Run,
-        record: Option<(&str, &ContainerSnapshot)>,
-    ) -> Step<(Duration, u64)> {
-        let at = |r: Refusal| Box::new(refused(run.id, r));
-        // (a) runs as the engine's first reading comes in, (b) ends with its second: the
-        // engine's own interval (about a second on Docker), not `opts.sample`.
-        let mut t0 = None;
-        let mut checked_a = Err(refusal(Checkpoint::A, "check (a) did not run".into()));
-        let measured = run.engine.activity(&run.container_id, &mut || {
-            t0 = Some(self.probe.now());
-            checked_a = self.container_network(run, Checkpoint::A);
-        });
-        let Some(t0) = t0 else {
-            let why = measured.err().unwrap_or_default();
-            return Err(at(refusal(
-                Checkpoint::B,
-                format!(
-                    "container {}: its activity could not be read: {why}",
-                    run.name
-                ),
-            )));
-        };
-        checked_a.map_err(at)?;
-        let window_ms = measured.as_ref().map_or(0, |m| m.window.as_millis() as u64);
-        if let Some(why) = busy(&run.name, measured, self.opts.thresholds) {
-            return Err(at(refusal(Checkpoint::B, why)));
-        }
-        self.container_network(run, Checkpoint::C).map_err(at)?;
-        run.identity(Checkpoint::D).map_err(at)?;
-        if let Some(signal) = self.interrupt.raised() {
-            return Err(Box::new(abandoned(run.id, signal, "during its checks")));
-        }
-        let Some((name, record)) = record else {
-            self.container_network(run, Checkpoint::E).map_err(at)?;
-            run.identity(Checkpoint::E).map_err(at)?;
-            return Ok((t0, window_ms));
-        };
-        self.store
-            .update::<ContainerSnapshot, _>(name, record.run(), |s| {
-                s.signals_may_follow = Some(true);
-            })
-            .map_err(|e| {
-                Box::new(report(
-                    run.id,
-                    ResourceResult::Failed,
-                    format!(
-                        "the \"signals may follow\" mark could not be written to the record, so \
-                         nothing was signalled: {e}"
-                    ),
-                ))
-            })?;
-        self.container_network(run, Checkpoint::E).map_err(at)?;
-        run.identity(Checkpoint::E).map_err(at)?;
-        Ok((t0, window_ms))
-    }
-
-    /// The run once more, then the deadline and an interruption, at the moment of the signal
-    /// (`t0`: when check (a) ran).
-    fn container_last_look(&self, run: &Run, t0: Duration) -> Step<()> {
-        let last = run.identity(Checkpoint::E).and_then(|_| {
-            let took = self.probe.now().saturating_sub(t0);
-            if took <= self.opts.deadline {
-                return Ok(());
-            }
-            Err(refusal(
-                Checkpoint::Deadline,
-                format!(
-                    "the checks took {} ms, more than the {} ms allowed from the first check to \
-                     the signal",
-                    took.as_millis(),
-                    self.opts.deadline.as_millis()
-                ),
-            ))
-        });
-        if let Err(r) = last {
-            return Err(Box::new(refused(run.id, r)));
-        }
-        if let Some(interrupted) = self.interrupt.raised() {
-            return Err(Box::new(abandoned(
-                run.id,
-                interrupted,
-                "during its checks",
-            )));
-        }
-        Ok(())
-    }
-
-    /// A dry run of a container's stop: every check, no record, and what its engine would be
-    /// asked to send, where the signal would go out.
-    fn container_dry_run(&self, run: &Run, engine: &str, signal: &str) -> StopReport {
-        let checked = self
-            .container_checks(run, None)
-            .and_then(|(t0, _)| self.container_last_look(run, t0));
-        if let Err(r) = checked {
-            return *r;
-        }
-        StopReport {
-            would_signal: vec![PlannedSignal {
-                pid: None,
-                start_time: None,
-                command: format!("container {}", run.name),
-                signal: signal.to_owned(),
-                order: 1,
-            }],
-            ..report(
-                run.id,
-                ResourceResult::WouldStop,
-                format!(
-                    "every check passed; --dry-run: nothing was sent or written (its engine, \
-                     {}, would be asked to send {signal} to container {})",
-                    engine, run.name
-                ),
-            )
-        }
-    }
-
-    /// Checks (a), (c), (e): the fresh card, judged as the scan judges it.
-    fn container_network(&self, run: &Run, at: Checkpoint) -> Result<(), Refusal> {
-        let (_, card) = self
-            .fresh_container(run.id)
-            .map_err(|e| refusal(at, format!("the fresh diagnosis failed: {e}")))?
-            .ok_or_else(|| {
-                refusal(
-                    at,
-                    format!("container {} is no longer running with its ports", run.name),
-                )
-            })?;
-        if card.started_at.as_deref() != Some(run.started_at.as_str()) {
-            return Err(refusal(
-                at,
-                format!("container {} was started again during the checks", run.name),
-            ));
-        }
-        not_green(&card).map_or(Ok(()), |why| Err(refusal(at, why)))
-    }
-
-    /// Steps 4 and 5: the run once more, its stop signal through the engine, the bounded
-    /// wait, and what is true then. `t0`: when check (a) ran; `window_ms`: the activity
-    /// window the engine measured at (b).
-    fn container_signal(
-        &self,
-        run: &Run,
-        signal: &str,
-        (t0, window_ms): (Duration, u64),
-    ) -> StopReport {
-        let outcome = |outcome, detail: String, sent| ContainerOutcome {
-            container_id: run.container_id.clone(),
-            name: run.name.clone(),
-            signal: signal.to_owned(),
-            sent,
-            outcome,
-            detail,
-        };
-        if let Err(r) = self.container_last_look(run, t0) {
-            return *r;
-        }
-        let unconfirmed = match run.engine.signal(&run.container_id, signal) {
-            Ok(()) => None,
-            Err(Unsent::Refused(why)) => {
-                let why = format!("the engine refused {signal}: {why}");
-                return StopReport {
-                    container: Some(outcome(MemberOutcome::Failed, why.clone(), Some(false))),
-                    ..report(
-                        run.id,
-                        ResourceResult::Refused,
-                        format!("no signal was sent: {why}"),
-                    )
-                };
-            }
-            // It may have gone out: what is true after the wait says what it did.
-            Err(Unsent::Unknown(why)) => Some(why),
-        };
-        let sent = self.probe.now().saturating_sub(t0);
-        let grace = self.opts.grace;
-        let waited = run.engine.wait_stopped(&run.container_id, grace);
-        let after = run.engine.state(&run.container_id);
-        let asked = match &unconfirmed {
-            None => format!("{signal} was sent"),
-            Some(_) => format!("{signal} was asked of its engine (no answer)"),
-        };
-        let (member, result, mut reason) = ending(run, (signal, &asked), grace, waited.and(after));
-        if let Some(why) = &unconfirmed {
-            reason = format!("the engine did not confirm {signal} ({why}); {reason}");
-        }
-        let ms = sent.as_secs_f64() * 1e3;
-        StopReport {
-            container: Some(outcome(
-                member,
-                reason.clone(),
-                unconfirmed.is_none().then_some(true),
-            )),
-            timings: Some(Timings {
-                a_to_first_signal_ms: ms,
-                a_to_last_signal_ms: ms,
-                sample_ms: window_ms,
-            }),
-            interrupted: self.interrupt.raised().map(str::to_owned),
-            ..report(run.id, result, reason)
-        }
     }
 
     /// Step 6: after a stop, the container must not run again, and no one may hold a recorded
@@ -508,33 +432,171 @@ impl Stopper<'_> {
             out.reason = format!("{}; but {why}", out.reason);
         }
     }
-
-    /// Step 7: the outcome added to the record, on behalf of the run it names; why not, if
-    /// it could not be.
-    fn record_container(
-        &self,
-        name: &str,
-        record: &ContainerSnapshot,
-        out: &StopReport,
-    ) -> Option<String> {
-        // Sent, not sent, or unknown (the engine did not confirm it).
-        let signalled = match &out.container {
-            Some(c) => c.sent,
-            None => Some(false),
-        };
-        self.store
-            .update::<ContainerSnapshot, _>(name, record.run(), |s| {
-                s.signalled = signalled;
-                s.outcome = out.container.clone();
-                s.result = Some(out.result);
-                s.reason = Some(out.reason.clone());
-            })
-            .err()
-            .map(|e| format!("its outcome could not be written to its record: {e}"))
-    }
 }
 
 impl Run<'_> {
+    /// Checkpoint `at`: (a) as its engine's first statistics reading comes in, (b) its CPU
+    /// between that reading and the next (the engine's own interval, about a second on
+    /// Docker, not `opts.sample`), (c) and (e) its fresh card, (d) and (e) its run.
+    fn look(&mut self, s: &Stopper, at: Checkpoint) -> Result<(), Refusal> {
+        match at {
+            Checkpoint::A => self.look_a(s),
+            Checkpoint::B => {
+                let measured = self.measured.take().unwrap_or(Err(String::new()));
+                match busy(&self.name, measured, s.opts.thresholds) {
+                    Some(why) => Err(refusal(Checkpoint::B, why)),
+                    None => Ok(()),
+                }
+            }
+            Checkpoint::C => self.network(s, Checkpoint::C),
+            Checkpoint::D => self.identity(Checkpoint::D).map(drop),
+            Checkpoint::E | Checkpoint::Deadline => {
+                self.network(s, Checkpoint::E)?;
+                self.identity(Checkpoint::E).map(drop)
+            }
+        }
+    }
+
+    /// (a), run as the engine's first reading comes in; (b)'s measure is kept for (b).
+    fn look_a(&mut self, s: &Stopper) -> Result<(), Refusal> {
+        let mut t0 = None;
+        let mut checked_a = Err(refusal(Checkpoint::A, "check (a) did not run".into()));
+        let measured = self.engine.activity(&self.container_id, &mut || {
+            t0 = Some(s.probe.now());
+            checked_a = self.network(s, Checkpoint::A);
+        });
+        let Some(t0) = t0 else {
+            let why = measured.err().unwrap_or_default();
+            return Err(refusal(
+                Checkpoint::B,
+                format!(
+                    "container {}: its activity could not be read: {why}",
+                    self.name
+                ),
+            ));
+        };
+        checked_a?;
+        self.t0 = Some(t0);
+        self.window_ms = measured.as_ref().map_or(0, |m| m.window.as_millis() as u64);
+        self.measured = Some(measured);
+        Ok(())
+    }
+
+    /// Checks (a), (c), (e): the fresh card, judged as the scan judges it.
+    fn network(&self, s: &Stopper, at: Checkpoint) -> Result<(), Refusal> {
+        let (_, card) = s
+            .fresh_container(self.id)
+            .map_err(|e| refusal(at, format!("the fresh diagnosis failed: {e}")))?
+            .ok_or_else(|| {
+                refusal(
+                    at,
+                    format!(
+                        "container {} is no longer running with its ports",
+                        self.name
+                    ),
+                )
+            })?;
+        if card.started_at.as_deref() != Some(self.started_at.as_str()) {
+            return Err(refusal(
+                at,
+                format!(
+                    "container {} was started again during the checks",
+                    self.name
+                ),
+            ));
+        }
+        not_green(&card).map_or(Ok(()), |why| Err(refusal(at, why)))
+    }
+
+    /// The run once more, then the deadline and an interruption, at the moment of the signal.
+    fn last_look(&self, s: &Stopper, deadline: Deadline) -> Step<()> {
+        let last = self.identity(Checkpoint::E).and_then(|_| {
+            let Some(took) = deadline.passed(s.probe.now()) else {
+                return Ok(());
+            };
+            Err(refusal(
+                Checkpoint::Deadline,
+                format!(
+                    "the checks took {} ms, more than the {} ms allowed from the first check to \
+                     the signal",
+                    took.as_millis(),
+                    deadline.limit.as_millis()
+                ),
+            ))
+        });
+        if let Err(r) = last {
+            return Err(Box::new(refused(self.id, r)));
+        }
+        if let Some(interrupted) = s.interrupt.raised() {
+            return Err(Box::new(abandoned(
+                self.id,
+                interrupted,
+                "during its checks",
+            )));
+        }
+        Ok(())
+    }
+
+    /// Steps 4 and 5: the run once more, its stop signal through the engine, the bounded
+    /// wait, and what is true then.
+    fn signal(&self, s: &Stopper, deadline: Deadline) -> StopReport {
+        let signal = self.stop_signal.as_str();
+        let outcome = |outcome, detail: String, sent| ContainerOutcome {
+            container_id: self.container_id.clone(),
+            name: self.name.clone(),
+            signal: signal.to_owned(),
+            sent,
+            outcome,
+            detail,
+        };
+        if let Err(r) = self.last_look(s, deadline) {
+            return *r;
+        }
+        let unconfirmed = match self.engine.signal(&self.container_id, signal) {
+            Ok(()) => None,
+            Err(Unsent::Refused(why)) => {
+                let why = format!("the engine refused {signal}: {why}");
+                return StopReport {
+                    container: Some(outcome(MemberOutcome::Failed, why.clone(), Some(false))),
+                    ..report(
+                        self.id,
+                        ResourceResult::Refused,
+                        format!("no signal was sent: {why}"),
+                    )
+                };
+            }
+            // It may have gone out: what is true after the wait says what it did.
+            Err(Unsent::Unknown(why)) => Some(why),
+        };
+        let sent = deadline.since(s.probe.now());
+        let grace = s.opts.grace;
+        let waited = self.engine.wait_stopped(&self.container_id, grace);
+        let after = self.engine.state(&self.container_id);
+        let asked = match &unconfirmed {
+            None => format!("{signal} was sent"),
+            Some(_) => format!("{signal} was asked of its engine (no answer)"),
+        };
+        let (member, result, mut reason) = ending(self, (signal, &asked), grace, waited.and(after));
+        if let Some(why) = &unconfirmed {
+            reason = format!("the engine did not confirm {signal} ({why}); {reason}");
+        }
+        let ms = sent.as_secs_f64() * 1e3;
+        StopReport {
+            container: Some(outcome(
+                member,
+                reason.clone(),
+                unconfirmed.is_none().then_some(true),
+            )),
+            timings: Some(Timings {
+                a_to_first_signal_ms: ms,
+                a_to_last_signal_ms: ms,
+                sample_ms: self.window_ms,
+            }),
+            interrupted: s.interrupt.raised().map(str::to_owned),
+            ..report(self.id, result, reason)
+        }
+    }
+
     /// The run as the engine says it is now: the one judged, with no manager.
     fn identity(&self, at: Checkpoint) -> Result<State, Refusal> {
         let now = self

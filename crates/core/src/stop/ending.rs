@@ -92,7 +92,7 @@ fn has_ended(probe: &dyn Probe, id: Identity) -> bool {
     }
 }
 
-impl Signals<'_, '_> {
+impl Signals<'_> {
     /// Right before a level's signals, once a signal has gone out.
     pub(super) fn before_level(&mut self) {
         if self.first.is_none() {
@@ -114,7 +114,7 @@ impl Signals<'_, '_> {
             .iter()
             .map(|&i| watched(self.members[i].identity()))
             .collect();
-        let gone = self.stopper.waiter.wait_for_exit(&ids, Duration::ZERO);
+        let gone = self.hands.waiter.wait_for_exit(&ids, Duration::ZERO);
         for (&i, gone) in late.iter().zip(gone) {
             if gone {
                 let detail = self.after_grace(self.members[i].identity(), false);
@@ -128,7 +128,7 @@ impl Signals<'_, '_> {
     /// One read of the process table, looked at; a failed read means newcomers cannot be
     /// ruled out.
     fn look(&mut self) -> Option<ProcessList> {
-        match self.stopper.probe.processes() {
+        match self.hands.probe.processes() {
             Ok(list) => {
                 self.look_at(&list);
                 Some(list)
@@ -154,7 +154,7 @@ impl Signals<'_, '_> {
         if self.first.is_none() {
             return;
         }
-        let probe = self.stopper.probe;
+        let probe = self.hands.probe;
         let mut parents = self.watch.lineage();
         parents.extend(extra);
         while !parents.is_empty() {
@@ -168,7 +168,7 @@ impl Signals<'_, '_> {
     /// Members' children, then orphans working in the project (their folders read one by one:
     /// there are few).
     fn look_at(&mut self, list: &ProcessList) {
-        let probe = self.stopper.probe;
+        let probe = self.hands.probe;
         let uid = probe.current_uid();
         self.watch.look(list);
         let cwds: Vec<(Pid, PathBuf)> = self
@@ -195,7 +195,7 @@ impl Signals<'_, '_> {
         if ports.is_empty() {
             return;
         }
-        let probe = self.stopper.probe;
+        let probe = self.hands.probe;
         let uid = probe.current_uid();
         match probe.sockets(&self.watch.unknown_pids(&list, uid)) {
             Ok(table) => {
@@ -244,9 +244,9 @@ impl Signals<'_, '_> {
             .map(|&i| watched(self.members[i].identity()))
             .collect();
         ids.extend(seen.iter().map(|n| watched(n.identity)));
-        let grace = self.stopper.opts.grace;
+        let grace = self.hands.opts.grace;
         // An interrupted stop still takes its last look, but waits no grace for newcomers.
-        let bound = if seen.is_empty() || self.stopper.interrupt.raised().is_some() {
+        let bound = if seen.is_empty() || self.hands.interrupt.raised().is_some() {
             LAST_LOOK.min(grace)
         } else {
             grace
@@ -254,7 +254,7 @@ impl Signals<'_, '_> {
         let exited = if ids.is_empty() {
             Vec::new()
         } else {
-            let stopper = self.stopper;
+            let stopper = self.hands;
             stopper.waiter.wait_glancing(&ids, bound, GLANCE, &mut || {
                 self.glance();
                 true
@@ -262,7 +262,7 @@ impl Signals<'_, '_> {
         };
         let (members_gone, newcomers_gone) = exited.split_at(pending.len());
         self.settle_members(&pending, members_gone, &mut problems);
-        let probe = self.stopper.probe;
+        let probe = self.hands.probe;
         // What the replacement started and is gone already (pyenv's shims on their way to the
         // program) is the manager's business: only the replacement, and what of it still
         // runs, is named.
@@ -322,8 +322,8 @@ impl Signals<'_, '_> {
         let Some(manager) = self.watch.manager() else {
             return;
         };
-        if !self.replaced() && self.stopper.interrupt.raised().is_none() {
-            let stopper = self.stopper;
+        if !self.replaced() && self.hands.interrupt.raised().is_none() {
+            let stopper = self.hands;
             let bound = LAST_LOOK.min(stopper.opts.grace);
             stopper
                 .waiter
@@ -345,7 +345,7 @@ impl Signals<'_, '_> {
         if self.watch.manager().is_none() {
             return false;
         }
-        let probe = self.stopper.probe;
+        let probe = self.hands.probe;
         let snapshot = self.snapshot;
         let reported: Vec<(Identity, String)> = self
             .watch
@@ -366,7 +366,7 @@ impl Signals<'_, '_> {
 
     /// Whether a child of the manager runs a stopped member's argv by now.
     fn replaced(&self) -> bool {
-        let probe = self.stopper.probe;
+        let probe = self.hands.probe;
         self.watch.manager_children().into_iter().any(|id| {
             probe
                 .argv(id)
@@ -377,7 +377,7 @@ impl Signals<'_, '_> {
     /// The members whose end is still open: outlived their grace, or skipped while alive. A
     /// skipped member whose identity cannot be read is a problem: it may run.
     fn pending(&self, problems: &mut Vec<Problem>) -> Vec<usize> {
-        let probe = self.stopper.probe;
+        let probe = self.hands.probe;
         (0..self.members.len())
             .filter(|&i| {
                 let m = &self.members[i];

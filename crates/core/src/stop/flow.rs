@@ -6,18 +6,15 @@ use std::collections::{BTreeSet, HashSet};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::checks;
 use super::ending::Problem;
 use super::interrupt::Interrupt;
-use super::newcomers::{Tie, Watch};
 use super::refusal::Refusal;
-use super::signals::Signals;
 use super::StopOptions;
 use crate::containers::control::EngineAccess;
 use crate::diagnose::{MarkerLookup, ScanOptions};
 use crate::model::bytes::ByteString;
 use crate::model::card::{EvidenceKind, Level, Member, Project, Resource, Scan};
-use crate::model::outcome::{Checkpoint, ResourceResult, StopReport, Timings};
+use crate::model::outcome::{ResourceResult, StopReport};
 use crate::model::shown::Shown;
 use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
 use crate::probe::{Identity, Probe, ProcessList};
@@ -332,94 +329,6 @@ impl Stopper<'_> {
             })
     }
 
-    /// Steps 4–5, once checkpoint (e) passed (`t0`: when check (a) ran; `last_check`: what
-    /// (e) saw): signals leaf to root with a look for newcomers before and a bounded wait after
-    /// each level, then the outcomes as they are when the stop ends. Runs on the resource's own
-    /// thread in a batch. With the report, what decided its result, when signals went out.
-    pub(super) fn signal_tree(
-        &self,
-        id: &str,
-        snapshot: &Snapshot,
-        t0: Duration,
-        last_check: checks::TreeCheck,
-    ) -> (StopReport, Option<Verdict>) {
-        let refused = |r: Refusal| StopReport {
-            checkpoint: Some(r.checkpoint),
-            ..report(id, ResourceResult::Refused, r.to_string())
-        };
-        let members = snapshot.members.iter().map(|m| m.identity);
-        let manager = watched_manager(snapshot, &last_check.present);
-        let mut run = Signals {
-            stopper: self,
-            snapshot,
-            t0,
-            gone_before: last_check.gone,
-            members: Vec::new(),
-            first: None,
-            last: None,
-            watch: Watch::new(last_check.present, members).with_manager(manager),
-            signalled: HashSet::new(),
-            blind: None,
-            unreached: false,
-        };
-        for level in checks::levels(snapshot) {
-            // The settle wait ends at an interruption's next glance; then no further level is
-            // signalled.
-            let level = run.settle(level);
-            if let Some(signal) = self.interrupt.raised() {
-                run.not_reached(level, signal);
-                continue;
-            }
-            // Right before a parent's signal: what it spawned since its child's signal (a
-            // supervisor's replacement) still hangs under it, where a look can see it.
-            run.before_level();
-            let sent = match run.signal_level(level) {
-                Ok(sent) => sent,
-                Err(why) => return (refused(why.at(Checkpoint::Deadline)), None),
-            };
-            run.await_level(&sent);
-        }
-        let (first, last, unreached) = (run.first, run.last, run.unreached);
-        let ending = run.finish();
-        let interrupted = self.interrupt.raised();
-        let verdict = Verdict {
-            signalled: first.is_some(),
-            unreached,
-            interrupted,
-            problems: ending.problems,
-            present: ending.present,
-        };
-        let (result, reason) = verdict.result();
-        let report = StopReport {
-            id: id.to_owned(),
-            kind: None,
-            project: None,
-            result,
-            reason,
-            checkpoint: None,
-            members: ending.members,
-            newcomers: ending.newcomers,
-            snapshot: None,
-            fresh: None,
-            record_error: None,
-            interrupted: interrupted.map(str::to_owned),
-            container: None,
-            would_signal: Vec::new(),
-            freed: None,
-            timings: first.zip(last).map(|(f, l)| Timings {
-                a_to_first_signal_ms: f.as_secs_f64() * 1e3,
-                a_to_last_signal_ms: l.as_secs_f64() * 1e3,
-                // Force samples no activity (check (b) is skipped).
-                sample_ms: if self.opts.force {
-                    0
-                } else {
-                    self.opts.sample.as_millis() as u64
-                },
-            }),
-        };
-        (report, Some(verdict))
-    }
-
     /// Adds the outcomes to the snapshot, on behalf of the identity it names only. Returns why
     /// it could not, if it could not.
     pub(super) fn record_outcome(
@@ -546,28 +455,4 @@ fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
     } else {
         (ResourceResult::PartiallyStopped, problems.join("; "))
     }
-}
-
-/// The process manager that ran the root (a Force stop of its program): the root's parent, as
-/// present at check (e) — pm2's daemon, supervisord, overmind's tmux server, `systemd --user`
-/// or init for a systemd unit, launchd — with the words that name its replacement: who started
-/// it, and the command that stops it for good.
-fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identity, Tie)> {
-    let m = snapshot.managed_by.as_ref().filter(|m| m.started_it())?;
-    let root = snapshot.members.first()?;
-    let parent = *present.iter().find(|i| i.pid == root.ppid)?;
-    let who = match &m.program {
-        Some(program) => format!(
-            "{} (pid {}), which runs it as {program}",
-            m.manager, parent.pid
-        ),
-        None => format!("{} (pid {})", m.manager, parent.pid),
-    };
-    Some((
-        parent,
-        Tie::ChildOfManager {
-            who,
-            stop: m.stop_command.clone(),
-        },
-    ))
 }

@@ -38,6 +38,8 @@ mod flow;
 pub mod newcomers;
 mod rescan;
 mod signals;
+mod target;
+mod tree;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -5,23 +5,37 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::flow::Stopper;
+use super::interrupt::Interrupt;
 use super::newcomers::{Watch, GLANCE};
 use super::refusal::Why;
+use super::target::Deadline;
+use super::StopOptions;
 use crate::model::outcome::{MemberOutcome, MemberReport};
 use crate::model::snapshot::Snapshot;
-use crate::probe::Identity;
-use crate::signal::{Expected, Sig, SignalOutcome};
+use crate::probe::{Identity, Probe};
+use crate::signal::wait::ExitWaiter;
+use crate::signal::{Expected, Sig, SignalOutcome, Signaller};
 
 /// How long a parent gets to exit on its own after its children did, before its signal.
 const SETTLE: Duration = Duration::from_millis(200);
 
+/// What one tree's signals, waits and looks use: the stop's interfaces and options, and no
+/// more (the order of the chain is the driver's, `batch.rs`).
+#[derive(Clone, Copy)]
+pub(super) struct Hands<'a> {
+    pub(super) probe: &'a (dyn Probe + Sync),
+    pub(super) signaller: &'a (dyn Signaller + Sync),
+    pub(super) waiter: &'a (dyn ExitWaiter + Sync),
+    pub(super) interrupt: &'a Interrupt,
+    pub(super) opts: &'a StopOptions,
+}
+
 /// Steps 4 and 5 for one resource: signals leaf to root, one honest outcome per member.
-pub(super) struct Signals<'s, 'a> {
-    pub(super) stopper: &'s Stopper<'a>,
+pub(super) struct Signals<'s> {
+    pub(super) hands: Hands<'s>,
     pub(super) snapshot: &'s Snapshot,
-    /// When check (a) ran.
-    pub(super) t0: Duration,
+    /// From check (a) to the first signal.
+    pub(super) deadline: Deadline,
     /// Members the last check found gone (or their pid taken): gone before any signal.
     pub(super) gone_before: Vec<Identity>,
     pub(super) members: Vec<MemberReport>,
@@ -37,7 +51,7 @@ pub(super) struct Signals<'s, 'a> {
     pub(super) unreached: bool,
 }
 
-impl Signals<'_, '_> {
+impl Signals<'_> {
     pub(super) fn line(
         &self,
         e: &Expected,
@@ -72,8 +86,8 @@ impl Signals<'_, '_> {
         if self.first.is_none() {
             return level;
         }
-        let wait = SETTLE.min(self.stopper.opts.grace);
-        let stopper = self.stopper;
+        let wait = SETTLE.min(self.hands.opts.grace);
+        let stopper = self.hands;
         let exited = stopper.waiter.wait_glancing(&level, wait, GLANCE, &mut || {
             self.glance_unless_interrupted()
         });
@@ -96,19 +110,19 @@ impl Signals<'_, '_> {
     /// Signals each member of one level through the signaller; `Err` when the deadline from
     /// check (a) passed before the first signal (then nothing was sent).
     pub(super) fn signal_level(&mut self, level: Vec<Expected>) -> Result<Vec<Expected>, Why> {
-        let opts = &self.stopper.opts;
+        let opts = self.hands.opts;
         let sig = if opts.force { Sig::Kill } else { Sig::Term };
         let mut sent = Vec::new();
         for e in level {
-            let since = self.stopper.probe.now().saturating_sub(self.t0);
-            if self.first.is_none() && since > opts.deadline {
+            let now = self.hands.probe.now();
+            if self.first.is_none() && self.deadline.passed(now).is_some() {
                 return Err(Why::Deadline {
-                    limit: opts.deadline,
+                    limit: self.deadline.limit,
                 });
             }
-            let (outcome, detail) = match self.stopper.signaller.signal(&e, sig) {
+            let (outcome, detail) = match self.hands.signaller.signal(&e, sig) {
                 SignalOutcome::Sent => {
-                    let now = self.stopper.probe.now().saturating_sub(self.t0);
+                    let now = self.deadline.since(self.hands.probe.now());
                     self.first.get_or_insert(now);
                     self.last = Some(now);
                     self.signalled.insert(e.identity);
@@ -135,7 +149,7 @@ impl Signals<'_, '_> {
     /// A glance (`ending.rs`), and whether the wait should go on: an interruption ends it.
     pub(super) fn glance_unless_interrupted(&mut self) -> bool {
         self.glance();
-        self.stopper.interrupt.raised().is_none()
+        self.hands.interrupt.raised().is_none()
     }
 
     /// A level the stop did not reach, because `signal` interrupted it: no member of it is
@@ -152,8 +166,8 @@ impl Signals<'_, '_> {
 
     /// Waits (bounded by the grace period) for the signalled members: stopped or still running.
     pub(super) fn await_level(&mut self, sent: &[Expected]) {
-        let stopper = self.stopper;
-        let opts = &stopper.opts;
+        let stopper = self.hands;
+        let opts = stopper.opts;
         let exited = stopper
             .waiter
             .wait_glancing(sent, opts.grace, GLANCE, &mut || {

@@ -1,0 +1,490 @@
+//! A process tree as a kind of target of the chain (`target.rs`, driven by `batch.rs`): its
+//! re-diagnosis in one fresh scan of the machine, its snapshot from one read of the process
+//! table, its checkpoints one read for all of a batch's trees (`checks.rs`), its signals leaf
+//! to root (`signals.rs`, `ending.rs`), and its rescan (`rescan.rs`).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::time::Duration;
+
+use super::checks::{self, TreeCheck};
+use super::flow::{report, Stopper, Verdict};
+use super::newcomers::{Tie, Watch};
+use super::refusal::{Refusal, Why};
+use super::rescan;
+use super::signals::{Hands, Signals};
+use super::target::{Answer, Deadline, Ended, Signalled, Target};
+use crate::diagnose;
+use crate::diagnose::rules::Poller;
+use crate::model::card::{Project, Resource};
+use crate::model::outcome::{
+    Checkpoint, NewcomerReport, PlannedSignal, ResourceResult, StopReport, TieKind, Timings,
+};
+use crate::model::shown::Shown;
+use crate::model::snapshot::Snapshot;
+use crate::probe::{Identity, Pid};
+
+/// A process tree in the chain past its snapshot.
+pub(super) struct Tree<'t> {
+    id: &'t str,
+    project: Project,
+    /// The snapshot's name (empty on a dry run, which writes none).
+    name: String,
+    snapshot: Snapshot,
+    members: HashSet<Pid>,
+    /// The respawners whose polling the re-diagnosis set aside (`Respawner::quieter`), which
+    /// check (b) sets aside as the card did.
+    pollers: Vec<Poller>,
+    /// What check (e) saw.
+    last: TreeCheck,
+}
+
+/// A tree as the re-diagnosis found it.
+pub(super) struct FreshTree<'t> {
+    id: &'t str,
+    project: Project,
+    resource: Resource,
+}
+
+impl<'t> Target<'t> for Tree<'t> {
+    type Fresh = FreshTree<'t>;
+    type Seen = BTreeSet<String>;
+    const SHOWS_STEPS: bool = true;
+    const BEFORE_START: &'static str = "before this stop began";
+    const DURING_CHECKS: &'static str = "during the checks, before the first signal";
+
+    /// One fresh diagnosis of the machine, each tree judged in it; what it saw is the id of
+    /// every resource, which the rescan compares against.
+    fn rediagnose(
+        s: &Stopper,
+        asked: &[(&'t str, Option<&Shown>)],
+    ) -> (Self::Seen, Vec<Answer<Self::Fresh>>) {
+        // Memory too: each member's, recorded in its snapshot, is what the stop frees.
+        let opts = diagnose::ScanOptions {
+            memory: true,
+            ..s.scan_options(Vec::new())
+        };
+        let scan = diagnose::scan(s.probe, &opts, s.marker_at).map_err(|e| e.to_string());
+        let known = scan
+            .iter()
+            .flat_map(|s| &s.projects)
+            .flat_map(|p| &p.resources)
+            .map(|r| r.id.clone())
+            .collect();
+        let answers = asked
+            .iter()
+            .map(|&(id, shown)| {
+                let (project, resource) = s.rediagnose(&scan, id, shown)?;
+                Ok(FreshTree {
+                    id,
+                    project,
+                    resource,
+                })
+            })
+            .collect();
+        (known, answers)
+    }
+
+    /// One read of the process table, and each tree's snapshot written from it.
+    fn record(s: &Stopper, fresh: Vec<Self::Fresh>) -> Vec<Answer<Self>> {
+        let list = s.probe.processes().map_err(|e| e.to_string());
+        fresh
+            .into_iter()
+            .map(|f| {
+                let (name, snapshot) = s
+                    .write_snapshot(&f.project, &f.resource, &list)
+                    .map_err(|(result, why)| Box::new(report(f.id, result, why)))?;
+                Ok(Tree {
+                    id: f.id,
+                    members: snapshot.members.iter().map(|m| m.identity.pid).collect(),
+                    pollers: pollers(&f.resource),
+                    project: f.project,
+                    name,
+                    snapshot,
+                    last: TreeCheck::default(),
+                })
+            })
+            .collect()
+    }
+
+    fn look(s: &Stopper, at: Checkpoint, group: &mut [&mut Self]) -> Vec<Result<(), Refusal>> {
+        let probe = s.probe;
+        let snapshots: Vec<&Snapshot> = group.iter().map(|t| &t.snapshot).collect();
+        let answers: Vec<Result<(), Why>> = match at {
+            Checkpoint::A | Checkpoint::C => {
+                let sets: Vec<&HashSet<Pid>> = group.iter().map(|t| &t.members).collect();
+                checks::network(probe, &sets)
+            }
+            Checkpoint::B => {
+                let (window, th) = (s.opts.sample, s.opts.thresholds);
+                let with: Vec<_> = group
+                    .iter()
+                    .map(|t| (&t.snapshot, t.pollers.as_slice()))
+                    .collect();
+                checks::activity(probe, &with, window, th)
+            }
+            Checkpoint::D => checks::tree(probe, &snapshots)
+                .into_iter()
+                .map(|r| r.map(drop))
+                .collect(),
+            Checkpoint::E | Checkpoint::Deadline => {
+                drop(snapshots);
+                return last_checks(s, group);
+            }
+        };
+        answers
+            .into_iter()
+            .map(|a| a.map_err(|why| why.at(at)))
+            .collect()
+    }
+
+    fn mark(&self, s: &Stopper) -> Result<(), String> {
+        s.mark(&self.name, &self.snapshot)
+    }
+
+    /// Every member check (e) saw alive would be signalled, level by level, leaf to root — the
+    /// members it found gone left out, as the stop would skip them.
+    fn plan(&self, s: &Stopper, deadline: Deadline) -> StopReport {
+        let signal = if s.opts.force { "SIGKILL" } else { "SIGTERM" };
+        if deadline.passed(s.probe.now()).is_some() {
+            let why = Why::Deadline {
+                limit: deadline.limit,
+            };
+            return super::flow::refused(self.id, why.at(Checkpoint::Deadline));
+        }
+        planned(self.id, &self.snapshot, &self.last, signal)
+    }
+
+    fn send(&self, s: &Stopper, deadline: Deadline) -> Signalled {
+        signal_tree(s, self.id, &self.snapshot, deadline, self.last.clone())
+    }
+
+    /// One rescan for the group, each tree that sent a signal judged for its own replacements.
+    fn rescan(
+        s: &Stopper,
+        ended: Vec<(&Self, Signalled)>,
+        batch: &Ended<Self::Seen>,
+    ) -> Vec<StopReport> {
+        let (trees, signalled): (Vec<&Self>, Vec<Signalled>) = ended.into_iter().unzip();
+        // What each one's check (e) saw: none of it is a replacement.
+        let present: Vec<Option<HashSet<Identity>>> = signalled
+            .iter()
+            .map(|(_, v)| v.as_ref().map(|v| v.present.clone()))
+            .collect();
+        let mut reports = disowned(signalled, batch.claims);
+        // Only what sent signals can have left a replacement behind.
+        let sent: Vec<usize> = (0..reports.len())
+            .filter(|&i| reports[i].timings.is_some())
+            .collect();
+        let views: Vec<rescan::Ended> = sent
+            .iter()
+            .map(|&i| rescan::Ended {
+                project: &trees[i].project,
+                snapshot: &trees[i].snapshot,
+                newcomers: &reports[i].newcomers,
+                present: present[i].as_ref(),
+            })
+            .collect();
+        let whys = if views.is_empty() {
+            Vec::new()
+        } else {
+            let known = rescan::Batch {
+                known: batch.seen,
+                members: batch.members,
+                claims: batch.claims,
+            };
+            rescan::replacements(s, &views, &known)
+        };
+        drop(views);
+        let mut whys: HashMap<usize, Option<String>> = sent.into_iter().zip(whys).collect();
+        for (i, r) in reports.iter_mut().enumerate() {
+            if let Some(why) = whys.remove(&i).flatten() {
+                r.reason = if r.result == ResourceResult::PartiallyStopped {
+                    format!("{}; {why}", r.reason)
+                } else {
+                    why
+                };
+                r.result = ResourceResult::PartiallyStopped;
+            }
+        }
+        reports
+    }
+
+    fn id(&self) -> &str {
+        self.id
+    }
+
+    fn project(&self) -> &str {
+        &self.project.path
+    }
+
+    fn members(&self) -> Vec<Identity> {
+        self.snapshot.members.iter().map(|m| m.identity).collect()
+    }
+
+    /// What it is and where, as the re-diagnosis found it.
+    fn label(&self, r: &mut StopReport) {
+        r.kind
+            .get_or_insert_with(|| self.snapshot.kind.clone().unwrap_or_default());
+        r.project.get_or_insert_with(|| self.project.path.clone());
+    }
+
+    fn record_name(&self) -> &str {
+        &self.name
+    }
+
+    /// What it freed, from its members' outcomes (`memory::freed`).
+    fn close(&self, r: &mut StopReport) {
+        if matches!(
+            r.result,
+            ResourceResult::Stopped | ResourceResult::PartiallyStopped
+        ) {
+            r.freed = crate::model::memory::freed(&r.members, &self.snapshot.members);
+        }
+    }
+
+    fn record_outcome(&self, s: &Stopper, r: &StopReport) -> Option<String> {
+        s.record_outcome(&self.name, &self.snapshot, r)
+    }
+}
+
+/// Check (e) for the group: the tree once more and, unless Force, the network with it; what it
+/// saw kept for the signals.
+fn last_checks(s: &Stopper, group: &mut [&mut Tree]) -> Vec<Result<(), Refusal>> {
+    let probe = s.probe;
+    let trees = if s.opts.force {
+        // Force skips the network part of (e): its tree check alone.
+        let snapshots: Vec<&Snapshot> = group.iter().map(|t| &t.snapshot).collect();
+        checks::tree(probe, &snapshots)
+    } else {
+        let both: Vec<(&HashSet<Pid>, &Snapshot)> =
+            group.iter().map(|t| (&t.members, &t.snapshot)).collect();
+        checks::last_look(probe, &both)
+    };
+    assert_eq!(trees.len(), group.len(), "one answer per resource");
+    group
+        .iter_mut()
+        .zip(trees)
+        .map(|(t, tree)| {
+            t.last = tree.map_err(|why| why.at(Checkpoint::E))?;
+            Ok(())
+        })
+        .collect()
+}
+
+/// The respawners whose polling the re-diagnosis set aside.
+fn pollers(r: &Resource) -> Vec<Poller> {
+    r.respawners
+        .iter()
+        .filter_map(|r| {
+            Some(Poller {
+                pid: r.pid,
+                quieter: r.quieter.clone()?,
+            })
+        })
+        .collect()
+}
+
+/// Steps 4–5, once checkpoint (e) passed (`last_check`: what (e) saw): signals leaf to root
+/// with a look for newcomers before and a bounded wait after each level, then the outcomes as
+/// they are when the stop ends. Runs on the tree's own thread in a batch. With the report, what
+/// decided its result, when signals went out.
+pub(super) fn signal_tree(
+    s: &Stopper,
+    id: &str,
+    snapshot: &Snapshot,
+    deadline: Deadline,
+    last_check: TreeCheck,
+) -> Signalled {
+    let members = snapshot.members.iter().map(|m| m.identity);
+    let manager = watched_manager(snapshot, &last_check.present);
+    let mut run = Signals {
+        hands: Hands {
+            probe: s.probe,
+            signaller: s.signaller,
+            waiter: s.waiter,
+            interrupt: s.interrupt,
+            opts: &s.opts,
+        },
+        snapshot,
+        deadline,
+        gone_before: last_check.gone,
+        members: Vec::new(),
+        first: None,
+        last: None,
+        watch: Watch::new(last_check.present, members).with_manager(manager),
+        signalled: HashSet::new(),
+        blind: None,
+        unreached: false,
+    };
+    for level in checks::levels(snapshot) {
+        // The settle wait ends at an interruption's next glance; then no further level is
+        // signalled.
+        let level = run.settle(level);
+        if let Some(signal) = s.interrupt.raised() {
+            run.not_reached(level, signal);
+            continue;
+        }
+        // Right before a parent's signal: what it spawned since its child's signal (a
+        // supervisor's replacement) still hangs under it, where a look can see it.
+        run.before_level();
+        let sent = match run.signal_level(level) {
+            Ok(sent) => sent,
+            Err(why) => {
+                let r = super::flow::refused(id, why.at(Checkpoint::Deadline));
+                return (r, None);
+            }
+        };
+        run.await_level(&sent);
+    }
+    ended(s, id, run)
+}
+
+/// The report of a tree whose signals ended, from what is true then.
+fn ended(s: &Stopper, id: &str, run: Signals) -> Signalled {
+    let (first, last, unreached) = (run.first, run.last, run.unreached);
+    let ending = run.finish();
+    let interrupted = s.interrupt.raised();
+    let verdict = Verdict {
+        signalled: first.is_some(),
+        unreached,
+        interrupted,
+        problems: ending.problems,
+        present: ending.present,
+    };
+    let (result, reason) = verdict.result();
+    let since = |at: Duration| at.as_secs_f64() * 1e3;
+    let report = StopReport {
+        members: ending.members,
+        newcomers: ending.newcomers,
+        interrupted: interrupted.map(str::to_owned),
+        timings: first.zip(last).map(|(f, l)| Timings {
+            a_to_first_signal_ms: since(f),
+            a_to_last_signal_ms: since(l),
+            // Force samples no activity (check (b) is skipped).
+            sample_ms: if s.opts.force {
+                0
+            } else {
+                s.opts.sample.as_millis() as u64
+            },
+        }),
+        ..report(id, result, reason)
+    };
+    (report, Some(verdict))
+}
+
+/// A project's resources as they ended, with every newcomer another resource of the batch
+/// claims (`rescan::claimed`: its looks saw it born to it) taken back from those that saw it
+/// only as an orphan working in the project — the other's tree left it, not theirs — with its
+/// own children born during the stop, and each result decided afresh.
+pub(crate) fn disowned(
+    group: Vec<Signalled>,
+    claims: &[(String, HashSet<Identity>)],
+) -> Vec<StopReport> {
+    let of = |n: &NewcomerReport| Identity {
+        pid: n.pid,
+        start_time: n.start_time,
+    };
+    group
+        .into_iter()
+        .map(|(mut r, verdict)| {
+            let Some(mut verdict) = verdict else {
+                return r;
+            };
+            let theirs = |id: &Identity| {
+                claims
+                    .iter()
+                    .any(|(owner, born)| *owner != r.id && born.contains(id))
+            };
+            let mut taken: HashSet<Identity> = r
+                .newcomers
+                .iter()
+                .filter(|n| n.tie == TieKind::OrphanInProject && theirs(&of(n)))
+                .map(of)
+                .collect();
+            // And what those were seen to have born since.
+            loop {
+                let pids: HashSet<Pid> = taken.iter().map(|i| i.pid).collect();
+                // Only what another report keeps: a child it never saw stays here.
+                let more: Vec<Identity> = r
+                    .newcomers
+                    .iter()
+                    .filter(|n| n.tie == TieKind::ChildOfNewcomer && pids.contains(&n.parent))
+                    .map(of)
+                    .filter(|i| !taken.contains(i) && theirs(i))
+                    .collect();
+                if more.is_empty() {
+                    break;
+                }
+                taken.extend(more);
+            }
+            if !taken.is_empty() {
+                r.newcomers.retain(|n| !taken.contains(&of(n)));
+                verdict
+                    .problems
+                    .retain(|p| p.newcomer.is_none_or(|n| !taken.contains(&n)));
+                (r.result, r.reason) = verdict.result();
+            }
+            r
+        })
+        .collect()
+}
+
+/// What a dry run of `id` would signal: every member check (e) saw alive, by level, leaf to
+/// root.
+fn planned(id: &str, snapshot: &Snapshot, last: &TreeCheck, signal: &str) -> StopReport {
+    let mut would_signal = Vec::new();
+    for (order, level) in checks::levels(snapshot).into_iter().enumerate() {
+        for m in level.iter().filter(|m| !last.gone.contains(&m.identity)) {
+            let command = snapshot
+                .members
+                .iter()
+                .find(|s| s.identity == m.identity)
+                .map(|s| crate::words::whole_command(s.argv.iter().map(|a| a.0.as_slice())))
+                .unwrap_or_default();
+            would_signal.push(PlannedSignal {
+                pid: Some(m.identity.pid),
+                start_time: Some(m.identity.start_time),
+                command,
+                signal: signal.to_owned(),
+                order: order + 1,
+            });
+        }
+    }
+    let n = would_signal.len();
+    let noun = if n == 1 { "process" } else { "processes" };
+    StopReport {
+        would_signal,
+        ..report(
+            id,
+            ResourceResult::WouldStop,
+            format!(
+                "every check passed; --dry-run: nothing was sent or written ({n} {noun} would \
+                 get {signal}, leaf to root)"
+            ),
+        )
+    }
+}
+
+/// The process manager that ran the root (a Force stop of its program): the root's parent, as
+/// present at check (e) — pm2's daemon, supervisord, overmind's tmux server, `systemd --user`
+/// or init for a systemd unit, launchd — with the words that name its replacement: who started
+/// it, and the command that stops it for good.
+fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identity, Tie)> {
+    let m = snapshot.managed_by.as_ref().filter(|m| m.started_it())?;
+    let root = snapshot.members.first()?;
+    let parent = *present.iter().find(|i| i.pid == root.ppid)?;
+    let who = match &m.program {
+        Some(program) => format!(
+            "{} (pid {}), which runs it as {program}",
+            m.manager, parent.pid
+        ),
+        None => format!("{} (pid {})", m.manager, parent.pid),
+    };
+    Some((
+        parent,
+        Tie::ChildOfManager {
+            who,
+            stop: m.stop_command.clone(),
+        },
+    ))
+}
