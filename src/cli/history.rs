@@ -319,6 +319,7 @@ mod tests {
         HistoryEntry {
             restarts: Vec::new(),
             batch: None,
+            requested_by: Default::default(),
             snapshot: "snap-100-1000-1".into(),
             id: "100-1000".into(),
             kind: Some("vite".into()),

@@ -97,12 +97,14 @@ fn restart_one(system: &System, snapshot: &str, wait: Duration) -> RestartReport
                 &name,
                 wait,
             ),
-            Err(why) => RestartReport::not_started(snapshot, RestartResult::Refused, why),
+            Err(why) => {
+                RestartReport::not_started(snapshot, RestartResult::Refused, why.to_string())
+            }
         };
     }
     match restart::find(&system.store, snapshot) {
         Ok((name, _)) => restart::restart(probe, &system.store, &name, wait),
-        Err(why) => RestartReport::not_started(snapshot, RestartResult::Refused, why),
+        Err(why) => RestartReport::not_started(snapshot, RestartResult::Refused, why.to_string()),
     }
 }
 
@@ -215,6 +217,7 @@ mod tests {
         HistoryEntry {
             restarts: Vec::new(),
             batch: batch.map(Into::into),
+            requested_by: Default::default(),
             snapshot: snapshot.into(),
             id: "100-1000".into(),
             kind: Some("vite".into()),

@@ -913,22 +913,9 @@ mod tests {
 
     fn blank(id: &str) -> StopReport {
         StopReport {
-            id: id.into(),
             kind: Some("python-http-server".into()),
             project: Some("/h/u/app".into()),
-            result: ResourceResult::Stopped,
-            reason: String::new(),
-            checkpoint: None,
-            members: Vec::new(),
-            newcomers: Vec::new(),
-            snapshot: None,
-            fresh: None,
-            timings: None,
-            record_error: None,
-            interrupted: None,
-            container: None,
-            would_signal: Vec::new(),
-            freed: None,
+            ..StopReport::new(id, ResourceResult::Stopped, String::new())
         }
     }
 

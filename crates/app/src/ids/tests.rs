@@ -176,6 +176,7 @@ fn restart_needs_a_restartable_snapshot() {
     let entry = |name: &str, ok: bool| pier_core::model::history::HistoryEntry {
         restarts: Vec::new(),
         batch: None,
+        requested_by: Default::default(),
         snapshot: name.into(),
         id: "1-1".into(),
         kind: Some("vite".into()),

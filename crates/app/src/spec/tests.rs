@@ -320,6 +320,7 @@ pub fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Hi
     HistoryEntry {
         restarts: Vec::new(),
         batch: None,
+        requested_by: Default::default(),
         snapshot: name.into(),
         id: "10-100".into(),
         kind: None,

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::request::RequestedBy;
 use super::Pid;
 
 /// How a restart ended.
@@ -129,6 +130,8 @@ pub struct HistoryEntry {
     /// The cleanup it was part of (`pier restart --last`); `null` in records written before
     /// it was kept.
     pub batch: Option<String>,
+    /// Who asked for the stop (a person, in records written before it was kept).
+    pub requested_by: RequestedBy,
 }
 
 /// One restart made from a snapshot, as `pier history` lists it.

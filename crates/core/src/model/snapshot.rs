@@ -8,6 +8,7 @@ use super::bytes::ByteString;
 use super::card::{Evidence, Port};
 use super::container::PublishedPort;
 use super::outcome::{ContainerOutcome, MemberOutcome, ResourceResult};
+use super::request::RequestedBy;
 use super::Identity;
 
 /// The card group the resource was in when it was stopped.
@@ -120,6 +121,9 @@ pub struct Snapshot {
     /// before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<String>,
+    /// Who asked for the stop; a record written before it was kept reads as a person's.
+    #[serde(default)]
+    pub requested_by: RequestedBy,
 }
 
 /// One restart: the new root's identity and how it went.
@@ -187,6 +191,9 @@ pub struct ContainerSnapshot {
     /// before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<String>,
+    /// Who asked for the stop; a record written before it was kept reads as a person's.
+    #[serde(default)]
+    pub requested_by: RequestedBy,
 }
 
 /// One restart of a container: the run it began and how it went.

@@ -10,13 +10,14 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
+use super::error::{NotFound, NotRestartable};
 use super::listener_on;
 use crate::containers::control::{Control, EngineAccess, Unsent};
 use crate::model::history::{RestartReport, RestartResult};
 use crate::model::outcome::ResourceResult;
 use crate::model::snapshot::{ContainerRestart, ContainerSnapshot};
+use crate::model::target::{record_prefix_of, RecordName, TargetId, TargetKind};
 use crate::probe::{Probe, SocketTable, TcpState};
-use crate::stop::container::{CARD_PREFIX, RECORD_PREFIX};
 use crate::stop::reconcile::container::{self as reconcile, Settled};
 use crate::store::Store;
 
@@ -27,46 +28,41 @@ const POLL: Duration = Duration::from_millis(50);
 const START_LIMIT: Duration = Duration::from_secs(30);
 
 /// Whether `name` is a container's stop record (`ctr-…`).
-fn is_record(name: &str) -> bool {
-    name.starts_with(RECORD_PREFIX)
-}
-
 /// The record a user named: its name (`ctr-…`) or the card's id (`container-…`: its newest).
-pub fn find(store: &Store, name_or_id: &str) -> Result<(String, ContainerSnapshot), String> {
-    if is_record(name_or_id) {
+pub fn find(store: &Store, name_or_id: &str) -> Result<(String, ContainerSnapshot), NotFound> {
+    if name_or_id.starts_with(record_prefix_of(TargetKind::Container)) {
         return match store.get::<ContainerSnapshot>(name_or_id) {
             Ok(Some(s)) => Ok((name_or_id.to_owned(), s)),
-            Ok(None) => Err(format!("there is no record {name_or_id}")),
-            Err(e) => Err(e.to_string()),
+            Ok(None) => Err(NotFound::Record(name_or_id.to_owned())),
+            Err(e) => Err(NotFound::Store(e.to_string())),
         };
     }
-    let hex = name_or_id.trim_start_matches(CARD_PREFIX);
-    super::newest(store, &format!("{RECORD_PREFIX}{hex}-"))?
-        .ok_or_else(|| format!("there is no stop record for {name_or_id}"))
+    let none = || NotFound::RecordFor(name_or_id.to_owned());
+    let target: TargetId = name_or_id.parse().map_err(|_| none())?;
+    super::newest(store, &target.record_prefix())?.ok_or_else(none)
 }
 
 /// The restart lock of the container a record `name` is of: one per container, whichever of
 /// its records is named (a prune takes it too).
 pub(crate) fn restart_lock(name: &str) -> String {
-    let container = name
-        .strip_prefix(RECORD_PREFIX)
-        .and_then(|rest| rest.split_once('-'))
-        .map_or(name, |(hex, _)| hex);
-    format!("restart-{CARD_PREFIX}{container}")
+    match name.parse::<RecordName>() {
+        Ok(record) => format!("restart-{}", record.target),
+        Err(_) => format!("restart-{name}"),
+    }
 }
 
 /// Only a complete stop may be undone: one that stopped the container's run — signalled, or
 /// with a signal the engine did not confirm, or reconciled after Pier ended mid-stop
 /// (`stop/reconcile/container.rs`): whether the signal went out is then unknown, but the run
 /// ended, which is what a restart needs.
-pub fn stop_was_complete(s: &ContainerSnapshot) -> Result<(), String> {
+pub fn stop_was_complete(s: &ContainerSnapshot) -> Result<(), NotRestartable> {
     match (s.signalled, s.result) {
         (Some(true) | None, Some(ResourceResult::Stopped)) => Ok(()),
-        (_, None) => Err("the stop has not finished (Pier ended during it)".to_owned()),
+        (_, None) => Err(NotRestartable::ContainerUnfinished),
         (Some(false), _) | (_, Some(ResourceResult::Refused | ResourceResult::Failed)) => {
-            Err("the stop sent nothing: the container was never stopped".into())
+            Err(NotRestartable::ContainerNeverStopped)
         }
-        (_, Some(r)) => Err(format!("the stop was {}, not complete", r.as_str())),
+        (_, Some(r)) => Err(NotRestartable::ContainerIncomplete(r.as_str())),
     }
 }
 
@@ -76,29 +72,27 @@ pub(super) fn refusal(
     engine: &dyn Control,
     s: &ContainerSnapshot,
     sockets: &Result<SocketTable, String>,
-) -> Result<(), String> {
+) -> Result<(), NotRestartable> {
     stop_was_complete(s)?;
-    match engine.state(&s.container_id)? {
-        None => {
-            return Err(format!(
-                "container {} was removed since its stop, so it cannot be started again",
-                s.name
-            ))
-        }
+    match engine
+        .state(&s.container_id)
+        .map_err(NotRestartable::Engine)?
+    {
+        None => return Err(NotRestartable::ContainerRemoved(s.name.clone())),
         Some(now) if now.running => {
-            return Err(format!(
-                "container {} already runs (its run began at {})",
-                s.name, now.started_at
-            ))
+            return Err(NotRestartable::ContainerRuns {
+                name: s.name.clone(),
+                started_at: now.started_at,
+            })
         }
         Some(_) => {}
     }
     let table = sockets
         .as_ref()
-        .map_err(|e| format!("the ports could not be checked: {e}"))?;
+        .map_err(|e| NotRestartable::PortsUnread(e.clone()))?;
     for p in &s.ports {
         if let Some(taken) = listener_on(table, p.host_addr()) {
-            return Err(format!("port {taken} is taken"));
+            return Err(NotRestartable::PortTaken(taken.to_string()));
         }
     }
     Ok(())
@@ -161,7 +155,7 @@ pub fn restart(
     };
     let sockets = probe.sockets(&[]).map_err(|e| e.to_string());
     if let Err(why) = refusal(engine.as_ref(), &s, &sockets) {
-        report.reason = why;
+        report.reason = why.to_string();
         return report;
     }
     // No answer to the start: it may have started, so the engine's account of it says.
@@ -389,6 +383,7 @@ mod tests {
             reason: None,
             restarts: Vec::new(),
             batch: None,
+            requested_by: Default::default(),
         }
     }
 

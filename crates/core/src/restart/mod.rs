@@ -12,6 +12,7 @@
 //! checked nor waited for. Pier does not supervise what it restarted.
 
 pub mod container;
+pub mod error;
 pub mod prune;
 pub mod record;
 pub mod rules;
@@ -24,11 +25,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use self::error::{NotFound, NotRestartable};
 use crate::diagnose::connections;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::card::Port;
 use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::snapshot::{ContainerSnapshot, RecordedRestart, Snapshot};
+use crate::model::target::{record_prefix_of, RecordName, TargetId, TargetKind};
 use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
 use crate::stop::reconcile::{reconcile, Reconciled};
 use crate::store::{Lock, Store, StoreError};
@@ -75,7 +78,7 @@ impl<'p> Now<'p> {
 
 /// Everything that argues against restarting `s` now, first reason only. Missing facts argue
 /// against it too.
-pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
+pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), NotRestartable> {
     // A manager's program is its manager's to start again, whatever its stop became (its
     // manager's respawn made it partial).
     rules::not_a_managers(s)?;
@@ -84,7 +87,7 @@ pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
     let env: Vec<Vec<u8>> = target
         .env
         .as_ref()
-        .ok_or("the environment was not recorded")?
+        .ok_or(NotRestartable::NoEnvironment)?
         .iter()
         .map(|e| e.0.clone())
         .collect();
@@ -92,23 +95,23 @@ pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
         .cwd
         .as_ref()
         .map(|c| PathBuf::from(OsStr::from_bytes(&c.0)))
-        .ok_or("the folder was not recorded")?;
+        .ok_or(NotRestartable::NoFolder)?;
     if !cwd.is_dir() {
-        return Err(format!("the folder {} is gone", cwd.display()));
+        return Err(NotRestartable::FolderGone(cwd));
     }
-    trust::judge_folder(now.me, &cwd)?;
-    let arg0 = target.argv.first().ok_or("the recorded command is empty")?;
+    trust::judge_folder(now.me, &cwd).map_err(NotRestartable::Untrusted)?;
+    let arg0 = target.argv.first().ok_or(NotRestartable::EmptyCommand)?;
     let program = rules::resolve_program(&arg0.0, &cwd, &env)?;
     let argv: Vec<&[u8]> = target.argv.iter().map(|a| a.0.as_slice()).collect();
-    trust::judge_code(now.me, &cwd, &program, &argv, &env)?;
+    trust::judge_code(now.me, &cwd, &program, &argv, &env).map_err(NotRestartable::Untrusted)?;
     same_program(&program, &rules::recorded_exe(target))?;
     // Before the ports: a second restart finds the first one's server on the port, and
     // "already runs" is the reason a person needs (found by the real-tools suite).
     if let Some(pid) = already_running(now, s)? {
-        return Err(format!(
-            "the same command already runs in {} (pid {pid})",
-            s.project.path
-        ));
+        return Err(NotRestartable::AlreadyRuns {
+            project: s.project.path.clone(),
+            pid,
+        });
     }
     ports_free(now, s)?;
     Ok((program, cwd))
@@ -116,45 +119,44 @@ pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), String> {
 
 /// The file must be one the kernel runs itself (else `execvp` would hand it to `/bin/sh`),
 /// and a binary must be the very program that ran (not another one further down `PATH`).
-fn same_program(program: &Path, recorded: &Path) -> Result<(), String> {
+fn same_program(program: &Path, recorded: &Path) -> Result<(), NotRestartable> {
     let mut head = [0u8; 4];
     let n = std::fs::File::open(program)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .map_err(|e| format!("{} could not be read: {e}", program.display()))?;
+        .map_err(|e| NotRestartable::Unreadable {
+            program: program.to_path_buf(),
+            error: e.to_string(),
+        })?;
     if !rules::is_directly_executable(&head[..n]) {
-        return Err(format!(
-            "{} is not a program Pier can run without a shell",
-            program.display()
-        ));
+        return Err(NotRestartable::NeedsAShell(program.to_path_buf()));
     }
     if head.starts_with(b"#!") {
         return Ok(());
     }
     let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
     if canon(program) != canon(recorded) {
-        return Err(format!(
-            "{} is not the program that ran ({})",
-            program.display(),
-            recorded.display()
-        ));
+        return Err(NotRestartable::NotTheProgram {
+            program: program.to_path_buf(),
+            recorded: recorded.to_path_buf(),
+        });
     }
     Ok(())
 }
 
 /// No recorded server port may be held by anyone now. A helper's may: it picks new ones at
 /// each start, so another process on one of its old ports takes nothing from the restart.
-fn ports_free(now: &Now, s: &Snapshot) -> Result<(), String> {
+fn ports_free(now: &Now, s: &Snapshot) -> Result<(), NotRestartable> {
     let table = now
         .sockets
         .as_ref()
-        .map_err(|e| format!("the ports could not be checked: {e}"))?;
+        .map_err(|e| NotRestartable::PortsUnread(e.clone()))?;
     for port in server_ports(s) {
         let ip: IpAddr = port
             .address
             .parse()
-            .map_err(|_| format!("the recorded address {} could not be read", port.address))?;
+            .map_err(|_| NotRestartable::BadAddress(port.address.clone()))?;
         if listener_on(table, SocketAddr::new(ip, port.port)).is_some() {
-            return Err(format!("port {} is taken", port.endpoint()));
+            return Err(NotRestartable::PortTaken(port.endpoint()));
         }
     }
     Ok(())
@@ -175,12 +177,12 @@ pub(crate) fn listener_on(table: &SocketTable, want: SocketAddr) -> Option<Socke
 
 /// A process of ours running a recorded member's exact argv inside the project
 /// (`judge::argv_twin`). A twin whose folder cannot be read cannot be ruled out.
-fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, String> {
+fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, NotRestartable> {
     let probe = now.probe;
     let list = now
         .processes
         .as_ref()
-        .map_err(|e| format!("running processes could not be checked: {e}"))?;
+        .map_err(|e| NotRestartable::ProcessesUnread(e.clone()))?;
     let uid = probe.current_uid();
     let project = Path::new(&s.project.path);
     let recorded: Vec<Vec<&[u8]>> = s
@@ -194,10 +196,10 @@ fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, String> {
             Some(TwinPlace::InProject) => return Ok(Some(p.identity.pid)),
             Some(TwinPlace::Elsewhere) | None => {}
             Some(TwinPlace::Unknown(e)) => {
-                return Err(format!(
-                    "pid {} runs the same command and its folder cannot be read: {e}",
-                    p.identity.pid
-                ))
+                return Err(NotRestartable::TwinUnknown {
+                    pid: p.identity.pid,
+                    error: e.to_string(),
+                })
             }
         }
     }
@@ -250,32 +252,32 @@ fn settled(
 }
 
 /// The snapshot a user named: a record name (`snap-…`), or a resource id (its newest one).
-pub fn find(store: &Store, name_or_id: &str) -> Result<(String, Snapshot), String> {
-    if name_or_id.starts_with("snap-") {
+pub fn find(store: &Store, name_or_id: &str) -> Result<(String, Snapshot), NotFound> {
+    if name_or_id.starts_with(record_prefix_of(TargetKind::Tree)) {
         return match store.get::<Snapshot>(name_or_id) {
             Ok(Some(s)) => Ok((name_or_id.to_owned(), s)),
-            Ok(None) => Err(format!("there is no snapshot {name_or_id}")),
-            Err(e) => Err(e.to_string()),
+            Ok(None) => Err(NotFound::Snapshot(name_or_id.to_owned())),
+            Err(e) => Err(NotFound::Store(e.to_string())),
         };
     }
-    newest(store, &format!("snap-{name_or_id}-"))?
-        .ok_or_else(|| format!("there is no snapshot for {name_or_id}"))
+    let none = || NotFound::SnapshotFor(name_or_id.to_owned());
+    let target: TargetId = name_or_id.parse().map_err(|_| none())?;
+    newest(store, &target.record_prefix())?.ok_or_else(none)
 }
 
 /// When record `name` was written: the unix ms its name ends with (0 for none).
 fn written_ms(name: &str) -> u128 {
-    name.rsplit('-')
-        .next()
-        .and_then(|ms| ms.parse().ok())
-        .unwrap_or(0)
+    name.parse::<RecordName>().map_or(0, |r| r.ms)
 }
 
 /// The newest record whose name starts with `prefix`, by the unix ms its name ends with.
-pub(crate) fn newest<T>(store: &Store, prefix: &str) -> Result<Option<(String, T)>, String>
+pub(crate) fn newest<T>(store: &Store, prefix: &str) -> Result<Option<(String, T)>, NotFound>
 where
     T: serde::de::DeserializeOwned + crate::store::Versioned,
 {
-    let listing = store.list::<T>(prefix).map_err(|e| e.to_string())?;
+    let listing = store
+        .list::<T>(prefix)
+        .map_err(|e| NotFound::Store(e.to_string()))?;
     Ok(listing
         .records
         .into_iter()
@@ -306,7 +308,7 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
     let (program, cwd) = match refusal(&now, &snapshot) {
         Ok(found) => found,
         Err(why) => {
-            report.reason = why;
+            report.reason = why.to_string();
             return report;
         }
     };

@@ -15,6 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::model::history::HistoryEntry;
 use crate::model::snapshot::{ContainerSnapshot, Snapshot};
+use crate::model::target::{RecordName, TargetId, TargetKind};
 use crate::store::Store;
 
 /// How long a record whose stop can never be restarted is kept: a week, long enough to read
@@ -91,11 +92,14 @@ pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
 /// One record removed, under the stop lock of its resource and the restart lock its restart
 /// takes, after it is read again under them: still the record of `e.id`, still finished.
 fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
-    let container = e
-        .snapshot
-        .starts_with(crate::stop::container::RECORD_PREFIX);
+    let container = matches!(
+        e.snapshot.parse::<RecordName>(),
+        Ok(r) if r.target.kind() == TargetKind::Container
+    );
+    let changed = || format!("{} changed since it was listed; kept", e.snapshot);
+    let target: TargetId = e.id.parse().map_err(|_| changed())?;
     let Some(_lock) = store
-        .try_lock(&format!("stop-{}", e.id))
+        .try_lock(&target.stop_lock())
         .map_err(|e| e.to_string())?
     else {
         return Err("its stop lock is held (a stop or a read of it is under way)".into());
@@ -107,7 +111,6 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
     let Some(_restarting) = store.try_lock(&restart_lock).map_err(|e| e.to_string())? else {
         return Err("a restart from it (or in its project) is under way".into());
     };
-    let changed = || format!("{} changed since it was listed; kept", e.snapshot);
     let (removed, restarted) = if container {
         let s = store
             .get::<ContainerSnapshot>(&e.snapshot)
@@ -126,7 +129,9 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
             .map_err(|e| e.to_string())?
             .filter(|s| s.id == e.id && s.result.is_some())
             .ok_or_else(changed)?;
-        let owner = identity_of(&e.id).ok_or_else(changed)?;
+        let TargetId::Tree(owner) = target else {
+            return Err(changed());
+        };
         (
             store.remove::<Snapshot>(&e.snapshot, owner),
             !s.restarts.is_empty(),
@@ -141,15 +146,6 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
     store
         .remove_log(&format!("{}.log", e.snapshot))
         .map_err(|err| format!("its record was removed, but not its restart log: {err}"))
-}
-
-/// The identity a resource id names (`<pid>-<start time>`).
-fn identity_of(id: &str) -> Option<crate::model::Identity> {
-    let (pid, start) = id.split_once('-')?;
-    Some(crate::model::Identity {
-        pid: pid.parse().ok()?,
-        start_time: start.parse().ok()?,
-    })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::error::NotRestartable;
 use super::{container, trust, Now};
 use crate::containers::control::{Control, EngineAccess};
 use crate::model::history::{HistoryEntry, HistoryRestart};
@@ -37,7 +38,7 @@ pub trait Record: Sized + Serialize + DeserializeOwned + Versioned + Owned {
     fn settle(self, now: &Self::Now<'_>, store: &Store, name: &str) -> Settled<Self>;
 
     /// Why it cannot be restarted now, if it cannot.
-    fn why_not(&self, now: &Self::Now<'_>) -> Option<String>;
+    fn why_not(&self, now: &Self::Now<'_>) -> Option<NotRestartable>;
 
     /// Its line in the history, with none of `not_written`, `restartable`, `why_not` yet.
     fn entry(&self, name: String, now: &Self::Now<'_>) -> HistoryEntry;
@@ -68,7 +69,7 @@ fn line<R: Record>(s: R, name: String, now: &R::Now<'_>, store: &Store) -> Histo
     let (s, not_written, left) = s.settle(now, store, &name);
     let why_not = match left {
         Some(why) => Some(format!("the stop has not finished: {why}")),
-        None => s.why_not(now),
+        None => s.why_not(now).as_ref().map(ToString::to_string),
     };
     HistoryEntry {
         not_written,
@@ -90,7 +91,7 @@ impl Record for Snapshot {
         super::settled(now.probe, store, name, self)
     }
 
-    fn why_not(&self, now: &Now<'_>) -> Option<String> {
+    fn why_not(&self, now: &Now<'_>) -> Option<NotRestartable> {
         super::refusal(now, self).err()
     }
 
@@ -132,6 +133,7 @@ impl Record for Snapshot {
                 })
                 .collect(),
             batch: self.batch.clone(),
+            requested_by: self.requested_by.clone(),
         }
     }
 }
@@ -178,13 +180,13 @@ impl Record for ContainerSnapshot {
         container::settled(store, as_control(&engine), name, self)
     }
 
-    fn why_not(&self, now: &Engines<'_>) -> Option<String> {
+    fn why_not(&self, now: &Engines<'_>) -> Option<NotRestartable> {
         let engine = now.engine(&self.engine_host);
         container::stop_was_complete(self)
             .err()
             .or_else(|| match as_control(&engine) {
                 Ok(engine) => container::refusal(engine, self, &now.sockets).err(),
-                Err(why) => Some(why.to_owned()),
+                Err(why) => Some(NotRestartable::Engine(why.to_owned())),
             })
     }
 
@@ -223,6 +225,7 @@ impl Record for ContainerSnapshot {
                 })
                 .collect(),
             batch: self.batch.clone(),
+            requested_by: self.requested_by.clone(),
         }
     }
 }

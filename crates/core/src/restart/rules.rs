@@ -1,6 +1,7 @@
 //! When a snapshot may be restarted (docs/design.md §4): small pure functions over recorded facts,
 //! each answering "yes" or "no, because …".
 
+use super::error::NotRestartable;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -19,12 +20,12 @@ fn argv_is(m: &SnapshotMember) -> chain::ArgvIs {
 
 /// The member to restart: the root, or below a root that rewrote its title, the member whose
 /// command brings the whole tree back (see [`chain::restart_target`]; npm's `sh -c`).
-pub fn target(s: &Snapshot) -> Result<&SnapshotMember, String> {
+pub fn target(s: &Snapshot) -> Result<&SnapshotMember, NotRestartable> {
     let root = s
         .members
         .iter()
         .position(|m| m.identity == s.root)
-        .ok_or("the root was not recorded")?;
+        .ok_or(NotRestartable::RootNotRecorded)?;
     let nodes: Vec<chain::Node> = s
         .members
         .iter()
@@ -36,15 +37,8 @@ pub fn target(s: &Snapshot) -> Result<&SnapshotMember, String> {
         .collect();
     match chain::restart_target(&nodes, root) {
         Ok(i) => Ok(&s.members[i]),
-        Err(chain::NoTarget::Lost(i)) => Err(format!(
-            "pid {} had rewritten its command line, so the command that started it is not known",
-            nodes[i].pid
-        )),
-        Err(chain::NoTarget::Several(i)) => Err(format!(
-            "pid {} had rewritten its command line and ran several processes: no one command \
-             of theirs brings the whole tree back",
-            nodes[i].pid
-        )),
+        Err(chain::NoTarget::Lost(i)) => Err(NotRestartable::CommandLost(nodes[i].pid)),
+        Err(chain::NoTarget::Several(i)) => Err(NotRestartable::SeveralCommands(nodes[i].pid)),
     }
 }
 
@@ -70,38 +64,31 @@ pub fn recorded_exe(m: &SnapshotMember) -> PathBuf {
 }
 
 /// Only a complete stop may be undone by a restart: a partial one left something running.
-pub fn stop_was_complete(s: &Snapshot) -> Result<(), String> {
+pub fn stop_was_complete(s: &Snapshot) -> Result<(), NotRestartable> {
     match (s.signalled, s.result) {
         (Some(true), Some(ResourceResult::Stopped)) => Ok(()),
         // Reconciled after Pier ended mid-stop (`stop/reconcile.rs`): whether a signal went out
         // is unknown, but every member is gone, which is what a restart needs.
         (None, Some(ResourceResult::Stopped)) if s.reconciled_at.is_some() => Ok(()),
-        (_, Some(ResourceResult::PartiallyStopped)) => {
-            Err("the stop was partial: part of it may still run".into())
-        }
+        (_, Some(ResourceResult::PartiallyStopped)) => Err(NotRestartable::Partial),
         // A dry run writes no record; a record that says so stopped nothing either.
         (_, Some(ResourceResult::Refused | ResourceResult::Failed | ResourceResult::WouldStop))
-        | (Some(false), _) => Err("nothing was stopped, so there is nothing to restart".into()),
-        (_, None) | (None, _) => Err("the stop never finished recording its outcome".into()),
+        | (Some(false), _) => Err(NotRestartable::NothingStopped),
+        (_, None) | (None, _) => Err(NotRestartable::NeverRecorded),
     }
 }
 
 /// A program a process manager ran (stopped with Force, docs/design.md §2.9) is its
 /// manager's to start again: Pier would run it outside the manager, with the manager's
 /// variables in its environment, and the manager could start it a second time.
-pub fn not_a_managers(s: &Snapshot) -> Result<(), String> {
+pub fn not_a_managers(s: &Snapshot) -> Result<(), NotRestartable> {
     let Some(m) = s.managed_by.as_ref().filter(|m| m.started_it()) else {
         return Ok(());
     };
-    let program = m
-        .program
-        .as_deref()
-        .map(|p| format!(" as {p}"))
-        .unwrap_or_default();
-    Err(format!(
-        "{0} ran it{program}: start it again with {0}, not outside its manager",
-        m.manager
-    ))
+    Err(NotRestartable::Managers {
+        manager: m.manager.clone(),
+        program: m.program.clone(),
+    })
 }
 
 /// `KEY=value` lines of the recorded environment, split at the first `=`.
@@ -124,24 +111,28 @@ fn is_executable_file(p: &Path) -> bool {
 
 /// argv[0] resolved as the shell would, but by Pier, from recorded facts only: with a `/`,
 /// joined to the recorded cwd; else searched in the recorded `PATH`.
-pub fn resolve_program(arg0: &[u8], cwd: &Path, env: &[Vec<u8>]) -> Result<PathBuf, String> {
+pub fn resolve_program(
+    arg0: &[u8],
+    cwd: &Path,
+    env: &[Vec<u8>],
+) -> Result<PathBuf, NotRestartable> {
     let shown = String::from_utf8_lossy(arg0);
     if arg0.is_empty() {
-        return Err("the recorded command is empty".into());
+        return Err(NotRestartable::EmptyCommand);
     }
     if arg0.contains(&b'/') {
         let p = cwd.join(OsStr::from_bytes(arg0));
         return if is_executable_file(&p) {
             Ok(p)
         } else {
-            Err(format!("the program {} is gone", p.display()))
+            Err(NotRestartable::ProgramGone(p))
         };
     }
     let path = env_pairs(env)
         .into_iter()
         .find(|(k, _)| k.as_bytes() == b"PATH")
         .map(|(_, v)| v.as_bytes().to_vec())
-        .ok_or_else(|| format!("{shown} has no folder and the recorded environment has no PATH"))?;
+        .ok_or_else(|| NotRestartable::NoPath(shown.clone().into_owned()))?;
     path.split(|&b| b == b':')
         .map(|dir| {
             let dir = if dir.is_empty() {
@@ -152,7 +143,7 @@ pub fn resolve_program(arg0: &[u8], cwd: &Path, env: &[Vec<u8>]) -> Result<PathB
             dir.join(OsStr::from_bytes(arg0))
         })
         .find(|p| is_executable_file(p))
-        .ok_or_else(|| format!("the program {shown} is not in the recorded PATH any more"))
+        .ok_or_else(|| NotRestartable::NotInPath(shown.into_owned()))
 }
 
 #[cfg(test)]
@@ -174,9 +165,10 @@ mod tests {
             resolve_program(b"./bin/tool", dir.path(), &[]).unwrap(),
             dir.path().join("./bin/tool")
         );
-        assert!(resolve_program(b"tool", dir.path(), &[])
-            .unwrap_err()
-            .contains("no PATH"));
+        assert_eq!(
+            resolve_program(b"tool", dir.path(), &[]).unwrap_err(),
+            NotRestartable::NoPath("tool".into())
+        );
         assert!(resolve_program(b"gone", dir.path(), &env).is_err());
         std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(

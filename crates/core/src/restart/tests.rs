@@ -1,5 +1,6 @@
 //! The restart rules over recorded snapshots.
 
+use super::error::NotRestartable;
 use super::rules::stop_was_complete;
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use crate::probe::fake::{process, FakeProbe};
 pub(super) fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> Snapshot {
     Snapshot {
         kind: Some("vite".into()),
-        schema: 1,
+        schema: crate::model::SCHEMA_VERSION,
         id: "1-1".into(),
         boot_id: None,
         created_at: String::new(),
@@ -40,6 +41,7 @@ pub(super) fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> S
         reason: None,
         restarts: Vec::new(),
         batch: None,
+        requested_by: Default::default(),
     }
 }
 
@@ -47,11 +49,12 @@ pub(super) fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> S
 fn only_a_complete_recorded_stop_can_be_restarted() {
     assert!(stop_was_complete(&snap(Some(true), Some(ResourceResult::Stopped))).is_ok());
     let partial = stop_was_complete(&snap(Some(true), Some(ResourceResult::PartiallyStopped)));
-    assert!(partial.unwrap_err().contains("partial"));
+    assert_eq!(partial, Err(NotRestartable::Partial));
     assert!(stop_was_complete(&snap(Some(false), Some(ResourceResult::Refused))).is_err());
-    assert!(stop_was_complete(&snap(None, None))
-        .unwrap_err()
-        .contains("never finished"));
+    assert_eq!(
+        stop_was_complete(&snap(None, None)),
+        Err(NotRestartable::NeverRecorded)
+    );
     assert!(
         stop_was_complete(&snap(Some(true), None)).is_err(),
         "no result, no restart"
@@ -70,15 +73,14 @@ fn a_managers_program_is_refused_a_restart_with_its_managers_name() {
     let mut managed = snap(Some(true), Some(ResourceResult::PartiallyStopped));
     managed.managed_by = systemd_unit(unit, Ok(Env(&[b"INVOCATION_ID=1".to_vec()])));
     assert_eq!(
-        super::refusal(&now, &managed).unwrap_err(),
+        super::refusal(&now, &managed).unwrap_err().to_string(),
         "systemd ran it as dev.service: start it again with systemd, not outside its manager"
     );
     let mut landed = snap(Some(true), Some(ResourceResult::PartiallyStopped));
     landed.managed_by = systemd_unit(unit, Ok(Env(&[b"HOME=/home/u".to_vec()])));
-    assert!(
-        super::refusal(&now, &landed)
-            .unwrap_err()
-            .contains("partial"),
+    assert_eq!(
+        super::refusal(&now, &landed).unwrap_err(),
+        NotRestartable::Partial,
         "not the unit's program: refused for what it is, a partial stop"
     );
 }
@@ -140,7 +142,7 @@ fn the_servers_port_taken_refuses_a_restart() {
         .listen("0.0.0.0:8888", 300);
     assert_eq!(
         ports_free(&Now::read(&probe), &notebook()),
-        Err("port 127.0.0.1:8888 is taken".into())
+        Err(NotRestartable::PortTaken("127.0.0.1:8888".into()))
     );
 }
 
@@ -224,14 +226,14 @@ fn a_folder_or_script_the_user_does_not_control_refuses_the_restart_with_its_sen
         "passes: the user's own folder and script"
     );
     chmod(&app.join("server.sh"), 0o666);
-    let why = super::refusal(&now, &s).unwrap_err();
+    let why = super::refusal(&now, &s).unwrap_err().to_string();
     assert!(why.starts_with("the file "), "{why}");
     assert!(
         why.ends_with("a restart runs only what you control"),
         "{why}"
     );
     chmod(&app, 0o777);
-    let why = super::refusal(&now, &s).unwrap_err();
+    let why = super::refusal(&now, &s).unwrap_err().to_string();
     assert_eq!(
         why,
         format!(

@@ -15,7 +15,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::container::Run;
-use super::flow::{abandoned, refused, report, Stopper};
+use super::flow::{abandoned, refused, Stopper};
 use super::rescan;
 use super::target::{Deadline, Ended, Signalled, Target};
 use super::tree::Tree;
@@ -73,10 +73,14 @@ pub enum Progress<'r> {
 /// A target asked for: its place among the batch's reports, its id, what was shown of it.
 type Asked<'t> = (usize, &'t str, Option<&'t Shown>);
 
+/// A target's place among the batch's reports, and its stop lock (none for an id that names no
+/// target).
+type Place = (usize, Option<Lock>);
+
 /// A target in the chain, its stop lock held until its outcome is recorded.
 struct Live<K> {
     at: usize,
-    lock: Lock,
+    lock: Option<Lock>,
     target: K,
 }
 
@@ -168,7 +172,11 @@ impl Stopper<'_> {
     /// Each resource's own stop lock. A stop of one resource waits for it while another stop
     /// of it runs (`Stopper::lock`); a batch of several only tries it, so a resource another
     /// stop holds is refused at once and never stalls the rest.
-    fn lock_each<'t>(&self, asked: &[Asked<'t>], out: &mut Reports) -> Vec<(Asked<'t>, Lock)> {
+    fn lock_each<'t>(
+        &self,
+        asked: &[Asked<'t>],
+        out: &mut Reports,
+    ) -> Vec<(Asked<'t>, Option<Lock>)> {
         if let [(at, id, shown)] = asked {
             return match self.lock(id) {
                 Ok(lock) => vec![((*at, *id, *shown), lock)],
@@ -180,11 +188,16 @@ impl Stopper<'_> {
         }
         let mut locked = Vec::new();
         for &(at, id, shown) in asked {
-            match self.store.try_lock(&format!("stop-{id}")) {
-                Ok(Some(lock)) => locked.push(((at, id, shown), lock)),
+            // An id that names no target names no lock: its re-diagnosis refuses it.
+            let Ok(target) = id.parse::<TargetId>() else {
+                locked.push(((at, id, shown), None));
+                continue;
+            };
+            match self.store.try_lock(&target.stop_lock()) {
+                Ok(Some(lock)) => locked.push(((at, id, shown), Some(lock))),
                 Ok(None) => out.done(
                     at,
-                    report(
+                    StopReport::new(
                         id,
                         ResourceResult::Refused,
                         "its stop lock is held (by another stop of it, or by a read of its \
@@ -192,7 +205,10 @@ impl Stopper<'_> {
                          app), so this batch left it alone: nothing was sent",
                     ),
                 ),
-                Err(e) => out.done(at, report(id, ResourceResult::Failed, e.to_string())),
+                Err(e) => out.done(
+                    at,
+                    StopReport::new(id, ResourceResult::Failed, e.to_string()),
+                ),
             }
         }
         locked
@@ -219,7 +235,7 @@ impl Stopper<'_> {
     /// one's record written. Returns what the re-diagnosis saw, for the rescan.
     fn rediagnose_each<'t, K: Target<'t>>(
         &self,
-        locked: Vec<(Asked<'t>, Lock)>,
+        locked: Vec<(Asked<'t>, Option<Lock>)>,
         out: &mut Reports,
     ) -> (K::Seen, Vec<Live<K>>) {
         // Before anything is written: an interruption before the batch began starts nothing.
@@ -247,7 +263,7 @@ impl Stopper<'_> {
             return (seen, Vec::new());
         }
         out.step_of::<K>(Step::Snapshots, fresh.len());
-        let (places, found): (Vec<(usize, Lock)>, Vec<K::Fresh>) = fresh
+        let (places, found): (Vec<Place>, Vec<K::Fresh>) = fresh
             .into_iter()
             .map(|(at, (lock, found))| ((at, lock), found))
             .unzip();
@@ -291,7 +307,7 @@ impl Stopper<'_> {
             match marked_now {
                 Ok(()) => marked.push(l),
                 Err(why) => {
-                    let failed = report(l.target.id(), ResourceResult::Failed, why);
+                    let failed = StopReport::new(l.target.id(), ResourceResult::Failed, why);
                     self.end(l, failed, out);
                 }
             }
@@ -389,7 +405,7 @@ impl Stopper<'_> {
         for l in &checked {
             *left.entry(l.target.project().to_owned()).or_default() += 1;
         }
-        let (mut places, targets): (Vec<Option<(usize, Lock)>>, Vec<K>) = checked
+        let (mut places, targets): (Vec<Option<Place>>, Vec<K>) = checked
             .into_iter()
             .map(|l| (Some((l.at, l.lock)), l.target))
             .unzip();
@@ -447,7 +463,7 @@ impl Stopper<'_> {
         &self,
         t: &K,
         at: usize,
-        lock: Lock,
+        lock: Option<Lock>,
         mut r: StopReport,
         out: &mut Reports,
     ) {
@@ -504,7 +520,7 @@ fn send_guarded<'t, K: Target<'t>>(s: &Stopper, t: &K, deadline: Deadline) -> Si
                 "Pier hit an internal error during its signals ({why}); the next `pier \
                  history` reads what is true and writes it"
             )),
-            ..report(
+            ..StopReport::new(
                 t.id(),
                 ResourceResult::PartiallyStopped,
                 format!(
@@ -525,7 +541,7 @@ fn lost(id: &str) -> StopReport {
              history` reconciles its snapshot, if one was written"
                 .into(),
         ),
-        ..report(
+        ..StopReport::new(
             id,
             ResourceResult::PartiallyStopped,
             "Pier lost the report of this stop (an internal error), so what was sent \

@@ -26,7 +26,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::flow::{abandoned, refused, report, Stopper};
+use super::flow::{abandoned, refused, Stopper};
 use super::refusal::{Refusal, Why};
 use super::target::{Answer, Deadline, Ended, Signalled, Target};
 use crate::containers::control::{self, Control, State, Unsent};
@@ -39,17 +39,17 @@ use crate::model::outcome::{
 };
 use crate::model::shown::Shown;
 use crate::model::snapshot::{ContainerSnapshot, SnapshotProject};
+use crate::model::target::TargetId;
 
-/// The prefix of a container card's id, and so of a container's stop.
+/// The prefix of a container card's id (the CLI's; the grammar is `model::target`'s).
 pub const CARD_PREFIX: &str = "container-";
 
-/// The record name of a container's stop: `ctr-<12 hex digits>-<unix ms>`.
+/// The prefix of a container's stop record (the CLI's; the grammar is `model::target`'s).
 pub const RECORD_PREFIX: &str = "ctr-";
 
-/// Whether `id` names a container's card (`container-<hex>`).
+/// Whether `id` names a container's card (`container-<12 hex digits>`, [`TargetId`]).
 pub fn is_container_id(id: &str) -> bool {
-    id.strip_prefix(CARD_PREFIX)
-        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+    matches!(id.parse::<TargetId>(), Ok(TargetId::Container(_)))
 }
 
 /// Why a fresh container card may not be stopped: whatever keeps it from green (at no
@@ -177,7 +177,7 @@ impl<'s> Target<'s> for Run<'s> {
                 signal: signal.clone(),
                 order: 1,
             }],
-            ..report(
+            ..StopReport::new(
                 self.id,
                 ResourceResult::WouldStop,
                 format!(
@@ -248,7 +248,7 @@ impl Stopper<'_> {
     /// must show it green, as shown, and its engine must name the same run. `shown`: what the
     /// user was shown, if anything.
     fn container_run<'s>(&self, id: &'s str, shown: Option<&Shown>) -> Step<Run<'s>> {
-        let no = |why: String| Box::new(report(id, ResourceResult::Refused, why));
+        let no = |why: String| Box::new(StopReport::new(id, ResourceResult::Refused, why));
         if self.opts.force {
             return Err(no(
                 "Force is for processes: a container is stopped only through its engine, after \
@@ -259,7 +259,7 @@ impl Stopper<'_> {
         let (project, card) = self.container_rediagnose(id, shown)?;
         // Every report from here on names what it is and where, as the card did.
         let no_run = |why: String| {
-            let mut r = report(id, ResourceResult::Refused, why);
+            let mut r = StopReport::new(id, ResourceResult::Refused, why);
             r.kind = Some(format!("container {}", card.name));
             r.project = Some(project.path.clone());
             Box::new(r)
@@ -291,7 +291,7 @@ impl Stopper<'_> {
         match run.identity(Checkpoint::A) {
             Ok(state) => run.stop_signal = state.stop_signal,
             Err(r) => {
-                let mut r = report(id, ResourceResult::Refused, r.to_string());
+                let mut r = StopReport::new(id, ResourceResult::Refused, r.to_string());
                 run.label(&mut r);
                 return Err(Box::new(r));
             }
@@ -300,7 +300,7 @@ impl Stopper<'_> {
     }
     /// Step 1: a fresh scan with the engines asked must show the card green, as shown.
     fn container_rediagnose(&self, id: &str, shown: Option<&Shown>) -> Step<(Project, Container)> {
-        let no = |why: String| Box::new(report(id, ResourceResult::Refused, why));
+        let no = |why: String| Box::new(StopReport::new(id, ResourceResult::Refused, why));
         let (project, card) = self
             .fresh_container(id)
             .map_err(|e| no(format!("the fresh diagnosis failed: {e}")))?
@@ -358,7 +358,7 @@ impl Stopper<'_> {
     fn put_container_record(&self, run: &Run) -> Step<(String, ContainerSnapshot)> {
         let (project, card) = (&run.project, &run.card);
         let record = ContainerSnapshot {
-            schema: 1,
+            schema: crate::model::SCHEMA_VERSION,
             id: card.id.clone(),
             container_id: run.container_id.clone(),
             name: card.name.clone(),
@@ -383,19 +383,23 @@ impl Stopper<'_> {
             reason: None,
             restarts: Vec::new(),
             batch: self.opts.batch.clone(),
+            requested_by: self.opts.requested_by.clone(),
         };
         let ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
-        let hex = card.id.trim_start_matches(CARD_PREFIX);
-        let name = format!("{RECORD_PREFIX}{hex}-{ms}");
-        self.store.put(&name, &record).map_err(|e| {
-            Box::new(report(
+        let not_written = |e: &dyn std::fmt::Display| {
+            Box::new(StopReport::new(
                 run.id,
                 ResourceResult::Failed,
                 format!("the recovery record could not be written, so nothing was signalled: {e}"),
             ))
-        })?;
+        };
+        let target: TargetId = card.id.parse().map_err(|e| not_written(&e))?;
+        let name = target.record(ms).to_string();
+        self.store
+            .put(&name, &record)
+            .map_err(|e| not_written(&e))?;
         Ok((name, record))
     }
 
@@ -558,7 +562,7 @@ impl Run<'_> {
                 let why = format!("the engine refused {signal}: {why}");
                 return StopReport {
                     container: Some(outcome(MemberOutcome::Failed, why.clone(), Some(false))),
-                    ..report(
+                    ..StopReport::new(
                         self.id,
                         ResourceResult::Refused,
                         format!("no signal was sent: {why}"),
@@ -593,7 +597,7 @@ impl Run<'_> {
                 sample_ms: self.window_ms,
             }),
             interrupted: s.interrupt.raised().map(str::to_owned),
-            ..report(self.id, result, reason)
+            ..StopReport::new(self.id, result, reason)
         }
     }
 

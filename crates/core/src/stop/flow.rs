@@ -17,6 +17,7 @@ use crate::model::card::{EvidenceKind, Level, Member, Project, Resource, Scan};
 use crate::model::outcome::{ResourceResult, StopReport};
 use crate::model::shown::Shown;
 use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
+use crate::model::target::TargetId;
 use crate::probe::{Identity, Probe, ProcessList};
 use crate::signal::wait::ExitWaiter;
 use crate::signal::Signaller;
@@ -47,7 +48,7 @@ pub struct Stopper<'a> {
 pub(super) fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
     StopReport {
         interrupted: Some(signal.to_owned()),
-        ..report(
+        ..StopReport::new(
             id,
             ResourceResult::Refused,
             format!("interrupted by {signal} {before}: nothing was sent"),
@@ -55,32 +56,11 @@ pub(super) fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
     }
 }
 
-pub(super) fn report(id: &str, result: ResourceResult, reason: impl Into<String>) -> StopReport {
-    StopReport {
-        id: id.to_owned(),
-        kind: None,
-        project: None,
-        result,
-        reason: reason.into(),
-        checkpoint: None,
-        members: Vec::new(),
-        newcomers: Vec::new(),
-        snapshot: None,
-        fresh: None,
-        timings: None,
-        record_error: None,
-        interrupted: None,
-        container: None,
-        would_signal: Vec::new(),
-        freed: None,
-    }
-}
-
 /// A stop a checkpoint refused: nothing was sent, and the report names the checkpoint.
 pub(super) fn refused(id: &str, r: Refusal) -> StopReport {
     StopReport {
         checkpoint: Some(r.checkpoint),
-        ..report(id, ResourceResult::Refused, r.to_string())
+        ..StopReport::new(id, ResourceResult::Refused, r.to_string())
     }
 }
 
@@ -110,20 +90,27 @@ impl Stopper<'_> {
     /// The resource's stop lock, waited for while another stop of it runs — but not past an
     /// interruption: Ctrl-C must work while Pier waits (a blocking `flock` would be restarted
     /// after the signal handler, and wait on).
-    pub(super) fn lock(&self, id: &str) -> Result<Lock, Box<StopReport>> {
+    /// An id that names no target names no lock: its re-diagnosis refuses it.
+    pub(super) fn lock(&self, id: &str) -> Result<Option<Lock>, Box<StopReport>> {
+        let Ok(target) = id.parse::<TargetId>() else {
+            return Ok(None);
+        };
         let interrupted = || self.interrupt.raised().is_some();
-        match self.store.lock_polling(
-            &format!("stop-{id}"),
-            super::newcomers::GLANCE,
-            &interrupted,
-        ) {
-            Ok(Some(lock)) => Ok(lock),
+        match self
+            .store
+            .lock_polling(&target.stop_lock(), super::newcomers::GLANCE, &interrupted)
+        {
+            Ok(Some(lock)) => Ok(Some(lock)),
             Ok(None) => {
                 let signal = self.interrupt.raised().unwrap_or("a signal");
                 let before = "while another stop of it held its lock, before this one began";
                 Err(Box::new(abandoned(id, signal, before)))
             }
-            Err(e) => Err(Box::new(report(id, ResourceResult::Failed, e.to_string()))),
+            Err(e) => Err(Box::new(StopReport::new(
+                id,
+                ResourceResult::Failed,
+                e.to_string(),
+            ))),
         }
     }
 
@@ -135,7 +122,7 @@ impl Stopper<'_> {
         id: &str,
         shown: Option<&Shown>,
     ) -> Result<(Project, Resource), Box<StopReport>> {
-        let refuse = |why: String| Box::new(report(id, ResourceResult::Refused, why));
+        let refuse = |why: String| Box::new(StopReport::new(id, ResourceResult::Refused, why));
         let scan = scan
             .as_ref()
             .map_err(|e| refuse(format!("the fresh diagnosis failed: {e}")))?;
@@ -271,7 +258,7 @@ impl Stopper<'_> {
         members: Vec<SnapshotMember>,
     ) -> Snapshot {
         Snapshot {
-            schema: 1,
+            schema: crate::model::SCHEMA_VERSION,
             id: r.id.clone(),
             kind: Some(r.kind.clone()),
             boot_id: self.probe.boot_id(),
@@ -297,6 +284,7 @@ impl Stopper<'_> {
             reason: None,
             restarts: Vec::new(),
             batch: self.opts.batch.clone(),
+            requested_by: self.opts.requested_by.clone(),
         }
     }
 
@@ -306,10 +294,14 @@ impl Stopper<'_> {
         let ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
-        let name = format!("snap-{}-{ms}", snapshot.id);
-        self.store.put(&name, snapshot).map_err(|e| {
+        let not_written = |e: &dyn std::fmt::Display| {
             format!("the recovery snapshot could not be written, so nothing was signalled: {e}")
-        })?;
+        };
+        let target: TargetId = snapshot.id.parse().map_err(|e| not_written(&e))?;
+        let name = target.record(ms).to_string();
+        self.store
+            .put(&name, snapshot)
+            .map_err(|e| not_written(&e))?;
         Ok(name)
     }
 

@@ -73,6 +73,8 @@ pub struct StopOptions {
     /// Run every check up to the first signal, then say what would be signalled: no snapshot
     /// is written and nothing is sent (`batch::plan_each`).
     pub dry_run: bool,
+    /// Who asked for the stop, recorded in every record it writes.
+    pub requested_by: crate::model::request::RequestedBy,
 }
 
 impl Default for StopOptions {
@@ -87,6 +89,7 @@ impl Default for StopOptions {
             dry_run: false,
             batch: None,
             protect: Default::default(),
+            requested_by: Default::default(),
         }
     }
 }

@@ -21,6 +21,7 @@ use std::time::SystemTime;
 
 use crate::model::outcome::{MemberOutcome, ResourceResult};
 use crate::model::snapshot::{RecordedOutcome, Snapshot};
+use crate::model::target::TargetId;
 use crate::probe::{IdentityRead, Probe};
 use crate::store::Store;
 
@@ -197,7 +198,10 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
 /// The stop lock of resource or card `id`, taken without waiting: a reader reconciles only
 /// while no stop of it runs (and no other reader reconciles it).
 pub(crate) fn stop_lock(store: &Store, id: &str) -> Result<crate::store::Lock, String> {
-    match store.try_lock(&format!("stop-{id}")) {
+    let target: TargetId = id
+        .parse()
+        .map_err(|e| format!("its stop lock cannot be named: {e}"))?;
+    match store.try_lock(&target.stop_lock()) {
         Ok(Some(lock)) => Ok(lock),
         Ok(None) => Err(
             "its stop lock is held: a stop of it runs now, or another read is reconciling it"

@@ -26,7 +26,7 @@ impl Snapshot {
 }
 
 impl Versioned for Snapshot {
-    const SCHEMA: u32 = 1;
+    const SCHEMA: u32 = crate::model::SCHEMA_VERSION;
     fn schema(&self) -> u32 {
         self.schema
     }
@@ -39,7 +39,7 @@ impl Owned for Snapshot {
 }
 
 impl Versioned for ContainerSnapshot {
-    const SCHEMA: u32 = 1;
+    const SCHEMA: u32 = crate::model::SCHEMA_VERSION;
     fn schema(&self) -> u32 {
         self.schema
     }

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use super::checks::{self, TreeCheck};
-use super::flow::{report, Stopper, Verdict};
+use super::flow::{Stopper, Verdict};
 use super::newcomers::{Tie, Watch};
 use super::refusal::{Refusal, Why};
 use super::rescan;
@@ -92,7 +92,7 @@ impl<'t> Target<'t> for Tree<'t> {
             .map(|f| {
                 let (name, snapshot) = s
                     .write_snapshot(&f.project, &f.resource, &list)
-                    .map_err(|(result, why)| Box::new(report(f.id, result, why)))?;
+                    .map_err(|(result, why)| Box::new(StopReport::new(f.id, result, why)))?;
                 Ok(Tree {
                     id: f.id,
                     members: snapshot.members.iter().map(|m| m.identity.pid).collect(),
@@ -367,7 +367,7 @@ fn ended(s: &Stopper, id: &str, run: Signals) -> Signalled {
                 s.opts.sample.as_millis() as u64
             },
         }),
-        ..report(id, result, reason)
+        ..StopReport::new(id, result, reason)
     };
     (report, Some(verdict))
 }
@@ -454,7 +454,7 @@ fn planned(id: &str, snapshot: &Snapshot, last: &TreeCheck, signal: &str) -> Sto
     let noun = if n == 1 { "process" } else { "processes" };
     StopReport {
         would_signal,
-        ..report(
+        ..StopReport::new(
             id,
             ResourceResult::WouldStop,
             format!(

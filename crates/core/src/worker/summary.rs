@@ -171,13 +171,6 @@ mod tests {
 
     fn report(result: ResourceResult, reason: &str, outcomes: &[MemberOutcome]) -> StopReport {
         StopReport {
-            would_signal: Vec::new(),
-            kind: None,
-            project: None,
-            id: "10-100".into(),
-            result,
-            reason: reason.into(),
-            checkpoint: None,
             members: outcomes
                 .iter()
                 .enumerate()
@@ -189,14 +182,7 @@ mod tests {
                     detail: String::new(),
                 })
                 .collect(),
-            newcomers: vec![],
-            snapshot: None,
-            fresh: None,
-            timings: None,
-            record_error: None,
-            interrupted: None,
-            container: None,
-            freed: None,
+            ..StopReport::new("10-100", result, reason)
         }
     }
 

@@ -87,24 +87,7 @@ impl Scripted {
         if id == "slow" {
             self.gate.wait();
         }
-        StopReport {
-            would_signal: Vec::new(),
-            kind: None,
-            project: None,
-            id: id.into(),
-            result: ResourceResult::Refused,
-            reason: "a client is connected".into(),
-            checkpoint: None,
-            members: vec![],
-            newcomers: vec![],
-            snapshot: None,
-            fresh: None,
-            timings: None,
-            record_error: None,
-            interrupted: None,
-            container: None,
-            freed: None,
-        }
+        StopReport::new(id, ResourceResult::Refused, "a client is connected")
     }
 }
 

@@ -28,6 +28,7 @@ fn entry(
         code_env: vec![],
         restarts: vec![],
         batch: None,
+        requested_by: Default::default(),
     }
 }
 

@@ -135,7 +135,7 @@ mod tests {
 
     fn unfinished(mark: bool) -> ContainerSnapshot {
         ContainerSnapshot {
-            schema: 1,
+            schema: crate::model::SCHEMA_VERSION,
             id: "container-fe7ae5f85c8a".into(),
             container_id: "fe7ae5f85c8a".repeat(5) + "abcd",
             name: "web".into(),
@@ -160,6 +160,7 @@ mod tests {
             reason: None,
             restarts: Vec::new(),
             batch: None,
+            requested_by: Default::default(),
         }
     }
 

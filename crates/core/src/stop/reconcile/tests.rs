@@ -25,7 +25,7 @@ fn member(pid: u32) -> SnapshotMember {
 /// An unfinished stop of 100 → 101, with the mark as given.
 fn unfinished(mark: Option<bool>) -> Snapshot {
     Snapshot {
-        schema: 1,
+        schema: crate::model::SCHEMA_VERSION,
         id: "100-1000".into(),
         kind: Some("vite".into()),
         boot_id: Some("fake-boot".into()),
@@ -48,6 +48,7 @@ fn unfinished(mark: Option<bool>) -> Snapshot {
         reason: None,
         restarts: Vec::new(),
         batch: None,
+        requested_by: Default::default(),
     }
 }
 

@@ -309,7 +309,7 @@ fn a_newcomer_claimed_by_descent_is_taken_back_from_a_resource_that_saw_it_only_
         let (result, reason) = verdict.result();
         let r = StopReport {
             newcomers: vec![newcomer(tie)],
-            ..crate::stop::flow::report(id, result, reason)
+            ..StopReport::new(id, result, reason)
         };
         (r, Some(verdict))
     };
@@ -505,7 +505,7 @@ fn with_newcomers(
                 detail: String::new(),
             })
             .collect(),
-        ..crate::stop::flow::report(id, result, reason)
+        ..StopReport::new(id, result, reason)
     };
     (report, Some(verdict))
 }

@@ -37,5 +37,5 @@ fn force_stops_it_and_the_snapshot_records_no_environment_so_no_restart_replays_
     let root = snap.members.iter().find(|m| m.identity.pid == 100).unwrap();
     assert_eq!(root.env, None, "withheld is not recorded as empty");
     let why = refusal(&Now::read(&w.probe), &snap).unwrap_err();
-    assert_eq!(why, "the environment was not recorded");
+    assert_eq!(why, crate::restart::error::NotRestartable::NoEnvironment);
 }
