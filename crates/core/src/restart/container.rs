@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::error::{NotFound, NotRestartable};
 use super::listener_on;
-use crate::containers::control::{Control, EngineAccess, Unsent};
+use crate::containers::control::{Control, EngineAccess, State, Unsent};
 use crate::model::history::{RestartReport, RestartResult};
 use crate::model::outcome::ResourceResult;
 use crate::model::snapshot::{ContainerRestart, ContainerSnapshot};
@@ -126,52 +126,80 @@ pub fn restart(
     wait: Duration,
 ) -> RestartReport {
     let mut report = RestartReport::not_started(name, RestartResult::Refused, String::new());
-    let failed = |mut r: RestartReport, why: String| {
-        (r.result, r.reason) = (RestartResult::Failed, why);
-        r
-    };
     let _lock = match store.lock(&restart_lock(name)) {
         Ok(lock) => lock,
         Err(e) => return failed(report, e.to_string()),
     };
+    let (s, engine) = match ready_to_start(probe, store, engines, name) {
+        Ok(found) => found,
+        Err((result, why)) => {
+            (report.result, report.reason) = (result, why);
+            return report;
+        }
+    };
+    let now = match start(store, engine.as_ref(), name, &s) {
+        Ok(now) => now,
+        Err((result, why)) => {
+            (report.result, report.reason) = (result, why);
+            return report;
+        }
+    };
+    report.pid = now.pid;
+    (report.result, report.reason) = await_ready(probe, store, name, &s, &now, wait);
+    report
+}
+
+fn failed(mut r: RestartReport, why: String) -> RestartReport {
+    (r.result, r.reason) = (RestartResult::Failed, why);
+    r
+}
+
+/// Why a restart did not start, and how it ended.
+type NotStarted = (RestartResult, String);
+
+/// The record `name`, settled, and its engine, once every rule allows its start.
+fn ready_to_start(
+    probe: &dyn Probe,
+    store: &Store,
+    engines: &dyn EngineAccess,
+    name: &str,
+) -> Result<(ContainerSnapshot, Box<dyn Control>), NotStarted> {
+    let failed = |why: String| (RestartResult::Failed, why);
+    let refused = |why: String| (RestartResult::Refused, why);
     let s = match store.get::<ContainerSnapshot>(name) {
         Ok(Some(s)) => s,
-        Ok(None) => return failed(report, format!("there is no record {name}")),
-        Err(e) => return failed(report, e.to_string()),
+        Ok(None) => return Err(failed(NotFound::Record(name.to_owned()).to_string())),
+        Err(e) => return Err(failed(e.to_string())),
     };
-    let engine = match engines.connect(&s.engine_host) {
-        Ok(engine) => engine,
-        Err(why) => {
-            report.reason = why;
-            return report;
-        }
-    };
+    let engine = engines.connect(&s.engine_host).map_err(refused)?;
     let s = match settled(store, Ok(engine.as_ref()), name, s) {
         (s, _, None) => s,
-        (_, _, Some(why)) => {
-            report.reason = format!("the stop has not finished: {why}");
-            return report;
-        }
+        (_, _, Some(why)) => return Err(refused(format!("the stop has not finished: {why}"))),
     };
     let sockets = probe.sockets(&[]).map_err(|e| e.to_string());
-    if let Err(why) = refusal(engine.as_ref(), &s, &sockets) {
-        report.reason = why.to_string();
-        return report;
-    }
+    refusal(engine.as_ref(), &s, &sockets).map_err(|why| refused(why.to_string()))?;
+    Ok((s, engine))
+}
+
+/// Its start through the engine, and the new run as the engine tells it.
+fn start(
+    store: &Store,
+    engine: &dyn Control,
+    name: &str,
+    s: &ContainerSnapshot,
+) -> Result<State, NotStarted> {
+    let failed = |why: String| (RestartResult::Failed, why);
     // No answer to the start: it may have started, so the engine's account of it says.
     let unanswered = match engine.start(&s.container_id, START_LIMIT) {
         Ok(()) => None,
-        Err(Unsent::Refused(why)) => return failed(report, format!("it was not started: {why}")),
+        Err(Unsent::Refused(why)) => return Err(failed(format!("it was not started: {why}"))),
         Err(Unsent::Unknown(why)) => Some(why),
     };
-    let now = match (engine.state(&s.container_id), unanswered) {
-        (Ok(Some(now)), _) if now.running && now.started_at != s.started_at => now,
-        (Ok(_), Some(why)) => {
-            return failed(
-                report,
-                format!("its start got no answer ({why}), and it does not run"),
-            )
-        }
+    match (engine.state(&s.container_id), unanswered) {
+        (Ok(Some(now)), _) if now.running && now.started_at != s.started_at => Ok(now),
+        (Ok(_), Some(why)) => Err(failed(format!(
+            "its start got no answer ({why}), and it does not run"
+        ))),
         (Ok(Some(now)), None) => {
             // A run began (its start time changed) and ended at once: recorded, not ready.
             if now.started_at != s.started_at {
@@ -185,71 +213,76 @@ pub fn restart(
                     r.restarts.push(run);
                 });
             }
-            report.result = RestartResult::NotReady;
-            report.reason = format!(
-                "container {} was started but does not run: it ended at once (`docker logs {}` \
-                 says why)",
-                s.name, s.name
-            );
-            return report;
-        }
-        (Ok(None), _) => {
-            return failed(
-                report,
-                format!("container {} vanished as it started", s.name),
-            )
-        }
-        (Err(why), Some(unanswered)) => {
-            return failed(
-                report,
+            Err((
+                RestartResult::NotReady,
                 format!(
-                    "its start got no answer ({unanswered}), and whether it runs could not be \
-                     asked: {why}"
+                    "container {} was started but does not run: it ended at once (`docker logs \
+                     {}` says why)",
+                    s.name, s.name
                 ),
-            )
+            ))
         }
-        (Err(why), None) => {
-            report.result = RestartResult::NotReady;
-            report.reason = format!("it was started, but its engine's account of it: {why}");
-            return report;
-        }
-    };
-    report.pid = now.pid;
+        (Ok(None), _) => Err(failed(format!(
+            "container {} vanished as it started",
+            s.name
+        ))),
+        (Err(why), Some(unanswered)) => Err(failed(format!(
+            "its start got no answer ({unanswered}), and whether it runs could not be asked: \
+             {why}"
+        ))),
+        (Err(why), None) => Err((
+            RestartResult::NotReady,
+            format!("it was started, but its engine's account of it: {why}"),
+        )),
+    }
+}
+
+/// The new run recorded at once, then ready when its ports listen within `wait`.
+fn await_ready(
+    probe: &dyn Probe,
+    store: &Store,
+    name: &str,
+    s: &ContainerSnapshot,
+    now: &State,
+    wait: Duration,
+) -> (RestartResult, String) {
     let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    let recorded = |ready| ContainerRestart {
+    let recorded = ContainerRestart {
         started_at: now.started_at.clone(),
-        at: at.clone(),
-        ready,
+        at,
+        ready: false,
     };
     if let Err(e) = store.update::<ContainerSnapshot, _>(name, s.run(), |r| {
-        r.restarts.push(recorded(false));
+        r.restarts.push(recorded);
     }) {
         tracing::warn!("the restart of {name} could not be recorded: {e}");
     }
-    let missing = wait_for_ports(probe, &s, now.pid, wait);
-    if missing.is_empty() {
-        let _ = store.update::<ContainerSnapshot, _>(name, s.run(), |r| {
-            if let Some(last) = r.restarts.last_mut() {
-                last.ready = true;
-            }
-        });
-        report.result = RestartResult::Ready;
-        report.reason = format!(
-            "container {} runs again (run begun at {}), its ports listening",
-            s.name, now.started_at
-        );
-    } else {
-        report.result = RestartResult::NotReady;
-        report.reason = format!(
-            "container {} was started, but within {} s these ports did not listen: {} \
-             (`docker logs {}` says why)",
-            s.name,
-            wait.as_secs_f64(),
-            missing.join(", "),
-            s.name
+    let missing = wait_for_ports(probe, s, now.pid, wait);
+    if !missing.is_empty() {
+        return (
+            RestartResult::NotReady,
+            format!(
+                "container {} was started, but within {} s these ports did not listen: {} \
+                 (`docker logs {}` says why)",
+                s.name,
+                wait.as_secs_f64(),
+                missing.join(", "),
+                s.name
+            ),
         );
     }
-    report
+    let _ = store.update::<ContainerSnapshot, _>(name, s.run(), |r| {
+        if let Some(last) = r.restarts.last_mut() {
+            last.ready = true;
+        }
+    });
+    (
+        RestartResult::Ready,
+        format!(
+            "container {} runs again (run begun at {}), its ports listening",
+            s.name, now.started_at
+        ),
+    )
 }
 
 /// The recorded ports that do not listen within `wait` (polled every 50 ms): on the host

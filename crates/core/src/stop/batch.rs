@@ -441,16 +441,27 @@ impl Stopper<'_> {
                     members: &members,
                     claims: &claims,
                 };
-                // Its reads are its own, on this thread (the soak's oracle reads the rescan
-                // as one survey and the process read that follows it here).
-                let (index, sent): (Vec<usize>, Vec<Signalled>) = group.into_iter().unzip();
-                let views = index.iter().map(|&i| &targets[i]).zip(sent).collect();
-                for (i, r) in index.into_iter().zip(K::rescan(self, views, &batch)) {
-                    let (at, lock) = places[i].take().expect("each target ends once");
-                    self.end_at(&targets[i], at, lock, r, out);
-                }
+                self.rescan_group((&targets, &mut places), group, &batch, out);
             }
         });
+    }
+
+    /// Step 6 for a group whose projects have ended: the kind's rescan (its reads its own, on
+    /// this thread: the soak's oracle reads the rescan as one survey and the process read that
+    /// follows it here), then each target's end.
+    fn rescan_group<'t, K: Target<'t>>(
+        &self,
+        (targets, places): (&[K], &mut [Option<Place>]),
+        group: Vec<(usize, Signalled)>,
+        batch: &Ended<K::Seen>,
+        out: &mut Reports,
+    ) {
+        let (index, sent): (Vec<usize>, Vec<Signalled>) = group.into_iter().unzip();
+        let views = index.iter().map(|&i| &targets[i]).zip(sent).collect();
+        for (i, r) in index.into_iter().zip(K::rescan(self, views, batch)) {
+            let (at, lock) = places[i].take().expect("each target ends once");
+            self.end_at(&targets[i], at, lock, r, out);
+        }
     }
 
     fn end<'t, K: Target<'t>>(&self, l: Live<K>, r: StopReport, out: &mut Reports) {

@@ -213,18 +213,7 @@ impl Signals<'_> {
     /// anything born during the wait. A stop that sent nothing ends as it is.
     pub(super) fn finish(mut self) -> Ending {
         if self.first.is_none() {
-            // Nothing was sent, so nothing to wait for; a signal the kernel refused is still
-            // what the reason must say.
-            let problems = failed(&self.members)
-                .into_iter()
-                .map(Problem::from)
-                .collect();
-            return Ending {
-                members: self.members,
-                newcomers: Vec::new(),
-                problems,
-                present: self.watch.into_baseline(),
-            };
+            return self.nothing_sent();
         }
         self.last_look();
         self.await_respawn();
@@ -239,27 +228,7 @@ impl Signals<'_> {
             .cloned()
             .partition(|n| managers.contains(&n.identity));
         let reported: HashSet<Identity> = self.watch.seen().iter().map(|n| n.identity).collect();
-        let mut ids: Vec<Expected> = pending
-            .iter()
-            .map(|&i| watched(self.members[i].identity()))
-            .collect();
-        ids.extend(seen.iter().map(|n| watched(n.identity)));
-        let grace = self.hands.opts.grace;
-        // An interrupted stop still takes its last look, but waits no grace for newcomers.
-        let bound = if seen.is_empty() || self.hands.interrupt.raised().is_some() {
-            LAST_LOOK.min(grace)
-        } else {
-            grace
-        };
-        let exited = if ids.is_empty() {
-            Vec::new()
-        } else {
-            let stopper = self.hands;
-            stopper.waiter.wait_glancing(&ids, bound, GLANCE, &mut || {
-                self.glance();
-                true
-            })
-        };
+        let (bound, exited) = self.last_wait(&pending, &seen);
         let (members_gone, newcomers_gone) = exited.split_at(pending.len());
         self.settle_members(&pending, members_gone, &mut problems);
         let probe = self.hands.probe;
@@ -279,24 +248,8 @@ impl Signals<'_> {
                 .zip(newcomers_gone)
                 .map(|(n, &gone)| report(n, gone, bound, &mut problems)),
         );
-        // Born during that wait (a newcomer's own child, a flush spawned by a late exit): seen
-        // by its glances or by this look, running unless it is known to have ended since.
-        self.look();
-        if self.keep_replacements(&reported) {
-            // What was taken for the manager's is judged by the other ties.
-            self.look();
-        }
-        let born: Vec<Seen> = self
-            .watch
-            .seen()
-            .iter()
-            .filter(|n| !reported.contains(&n.identity))
-            .cloned()
-            .collect();
-        for n in born {
-            let gone = has_ended(probe, n.identity);
-            newcomers.push(report(n, gone, Duration::ZERO, &mut problems));
-        }
+        let born = self.born_since(&reported, &mut problems);
+        newcomers.extend(born);
         if let Some(why) = self.blind.take() {
             problems.push(Problem::from(format!(
                 "processes born during the stop could not be looked for: {why}"
@@ -308,6 +261,76 @@ impl Signals<'_> {
             problems,
             present: self.watch.into_baseline(),
         }
+    }
+
+    /// A stop that sent nothing ends as it is: nothing to wait for, and a signal the kernel
+    /// refused is still what the reason must say.
+    fn nothing_sent(self) -> Ending {
+        let problems = failed(&self.members)
+            .into_iter()
+            .map(Problem::from)
+            .collect();
+        Ending {
+            members: self.members,
+            newcomers: Vec::new(),
+            problems,
+            present: self.watch.into_baseline(),
+        }
+    }
+
+    /// The one bounded wait at the end, for the `pending` members and the newcomers `seen`,
+    /// glancing all through it: its bound, and whether each of them (members first) exited.
+    fn last_wait(&mut self, pending: &[usize], seen: &[Seen]) -> (Duration, Vec<bool>) {
+        let mut ids: Vec<Expected> = pending
+            .iter()
+            .map(|&i| watched(self.members[i].identity()))
+            .collect();
+        ids.extend(seen.iter().map(|n| watched(n.identity)));
+        let grace = self.hands.opts.grace;
+        // An interrupted stop still takes its last look, but waits no grace for newcomers.
+        let bound = if seen.is_empty() || self.hands.interrupt.raised().is_some() {
+            LAST_LOOK.min(grace)
+        } else {
+            grace
+        };
+        if ids.is_empty() {
+            return (bound, Vec::new());
+        }
+        let hands = self.hands;
+        let exited = hands.waiter.wait_glancing(&ids, bound, GLANCE, &mut || {
+            self.glance();
+            true
+        });
+        (bound, exited)
+    }
+
+    /// Born during the last wait (a newcomer's own child, a flush spawned by a late exit): seen
+    /// by its glances or by one more look, running unless it is known to have ended since;
+    /// none of `reported`.
+    fn born_since(
+        &mut self,
+        reported: &HashSet<Identity>,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<NewcomerReport> {
+        self.look();
+        if self.keep_replacements(reported) {
+            // What was taken for the manager's is judged by the other ties.
+            self.look();
+        }
+        let probe = self.hands.probe;
+        let born: Vec<Seen> = self
+            .watch
+            .seen()
+            .iter()
+            .filter(|n| !reported.contains(&n.identity))
+            .cloned()
+            .collect();
+        born.into_iter()
+            .map(|n| {
+                let gone = has_ended(probe, n.identity);
+                report(n, gone, Duration::ZERO, problems)
+            })
+            .collect()
     }
 
     /// A Force stop of a process manager's program (docs/design.md §3.5): the manager starts

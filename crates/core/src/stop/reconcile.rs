@@ -59,26 +59,36 @@ pub fn settle(s: &Snapshot, fates: &[Fate], at: &str) -> Snapshot {
     let mut r = s.clone();
     r.reconciled_at = Some(at.to_owned());
     if s.signals_may_follow == Some(false) {
-        // Why "no stop": the mark is written before the first signal, so without it no
-        // signal can have gone out.
-        r.signalled = Some(false);
-        r.result = Some(ResourceResult::Refused);
-        r.reason = Some(
-            "Pier ended before this stop's first signal (its \"signals may follow\" mark was \
-             never written): nothing was sent"
-                .into(),
-        );
-        r.outcomes = s
-            .members
-            .iter()
-            .map(|m| RecordedOutcome {
-                pid: m.identity.pid,
-                outcome: MemberOutcome::Skipped,
-                detail: "not signalled: Pier ended before the first signal".into(),
-            })
-            .collect();
-        return r;
+        return unmarked(r);
     }
+    settle_marked(s, r, fates)
+}
+
+/// A stop without its "signals may follow" mark: every member `skipped`.
+fn unmarked(mut r: Snapshot) -> Snapshot {
+    // Why "no stop": the mark is written before the first signal, so without it no
+    // signal can have gone out.
+    r.signalled = Some(false);
+    r.result = Some(ResourceResult::Refused);
+    r.reason = Some(
+        "Pier ended before this stop's first signal (its \"signals may follow\" mark was \
+         never written): nothing was sent"
+            .into(),
+    );
+    r.outcomes = r
+        .members
+        .iter()
+        .map(|m| RecordedOutcome {
+            pid: m.identity.pid,
+            outcome: MemberOutcome::Skipped,
+            detail: "not signalled: Pier ended before the first signal".into(),
+        })
+        .collect();
+    r
+}
+
+/// A stop past its mark (or from before the mark existed): each member's fate now.
+fn settle_marked(s: &Snapshot, mut r: Snapshot, fates: &[Fate]) -> Snapshot {
     let members = s.members.iter().zip(fates);
     let running: Vec<String> = members
         .clone()

@@ -17,11 +17,11 @@ use crate::diagnose::judge::{self, TwinPlace};
 use crate::diagnose::kinds::{self, Role};
 use crate::diagnose::tree::ProcessTable;
 use crate::diagnose::{self};
-use crate::model::card::{Project, Scan};
+use crate::model::card::{Project, Resource, Scan};
 use crate::model::managed::ManagedBy;
 use crate::model::outcome::{NewcomerReport, TieKind};
 use crate::model::snapshot::{Snapshot, SnapshotMember};
-use crate::probe::{Identity, Pid, ProcessList};
+use crate::probe::{Identity, Pid, ProcessInfo, ProcessList};
 use crate::words;
 
 /// A resource that sent signals and has ended, as the rescan judges it.
@@ -145,21 +145,7 @@ fn in_project(
             let ours = holds(&stopped) || claims(true);
             let another = holds(&others) || claims(false);
             if ours || !another {
-                let what = match r.kind.as_str() {
-                    "unknown" => "listener of an unknown kind",
-                    kind => kind,
-                };
-                let who = Started {
-                    pid: r.root.pid,
-                    tree: &r.identities(),
-                    managed: r.managed_by.as_ref(),
-                    id: Some(&r.id),
-                };
-                return Some(format!(
-                    "a new {what} appeared in the project (id {}): {}",
-                    r.id,
-                    who.words(table, e)
-                ));
+                return Some(appeared(r, table, e));
             }
         }
         if let Some(m) = r
@@ -179,6 +165,25 @@ fn in_project(
         }
     }
     None
+}
+
+/// A new resource in the project, `e`'s: what it is, and who started it.
+fn appeared(r: &Resource, table: Option<&ProcessTable>, e: &Ended) -> String {
+    let what = match r.kind.as_str() {
+        "unknown" => "listener of an unknown kind",
+        kind => kind,
+    };
+    let who = Started {
+        pid: r.root.pid,
+        tree: &r.identities(),
+        managed: r.managed_by.as_ref(),
+        id: Some(&r.id),
+    };
+    format!(
+        "a new {what} appeared in the project (id {}): {}",
+        r.id,
+        who.words(table, e)
+    )
 }
 
 /// A process running a stopped member's exact argv (`judge::argv_twin`): in the project, and
@@ -237,28 +242,32 @@ fn argv_twin(
                     p.identity.pid
                 ))
             }
-            Some(TwinPlace::InProject) => {
-                let parent = table.and_then(|t| t.parent(p.identity.pid));
-                let parent = parent.map(|(pp, role)| (pp.clone(), role));
-                let cgroup = probe.details(p.identity.pid).and_then(|d| d.cgroup);
-                let managed = evaluate::managed_by(probe, p, parent.as_ref(), cgroup.as_ref());
-                let who = Started {
-                    pid: p.identity.pid,
-                    tree: &[p.identity],
-                    managed: managed.as_ref(),
-                    id: None,
-                };
-                return Some(format!(
-                    "pid {} runs the same command in the project again ({}): {}",
-                    p.identity.pid,
-                    words::short_command(p.argv.iter().map(Vec::as_slice)),
-                    who.words(table, e)
-                ));
-            }
+            Some(TwinPlace::InProject) => return Some(again(stopper, p, table, e)),
             _ => {}
         }
     }
     None
+}
+
+/// A stopped member's command running in the project again, as process `p`: who started it.
+fn again(stopper: &Stopper, p: &ProcessInfo, table: Option<&ProcessTable>, e: &Ended) -> String {
+    let probe = stopper.probe;
+    let parent = table.and_then(|t| t.parent(p.identity.pid));
+    let parent = parent.map(|(pp, role)| (pp.clone(), role));
+    let cgroup = probe.details(p.identity.pid).and_then(|d| d.cgroup);
+    let managed = evaluate::managed_by(probe, p, parent.as_ref(), cgroup.as_ref());
+    let who = Started {
+        pid: p.identity.pid,
+        tree: &[p.identity],
+        managed: managed.as_ref(),
+        id: None,
+    };
+    format!(
+        "pid {} runs the same command in the project again ({}): {}",
+        p.identity.pid,
+        words::short_command(p.argv.iter().map(Vec::as_slice)),
+        who.words(table, e)
+    )
 }
 
 /// The replacements the stop saw the root's manager start (`child_of_manager`): named in the
