@@ -113,7 +113,7 @@ pub(super) fn settled(
     match reconcile::reconcile(store, engine, name, &s) {
         Settled::Written(on_disk) => (on_disk, None, None),
         Settled::Shown(view, why) => (view, Some(why), None),
-        Settled::Left(why) => (s, None, Some(why)),
+        Settled::Left(why) => (s, None, Some(why.to_string())),
     }
 }
 

@@ -247,7 +247,7 @@ fn settled(
     match reconcile(probe, store, name, &s) {
         Reconciled::Written(on_disk) => (on_disk, None, None),
         Reconciled::Shown(view, why) => (view, Some(why), None),
-        Reconciled::Left(why) => (s, None, Some(why)),
+        Reconciled::Left(why) => (s, None, Some(why.to_string())),
     }
 }
 

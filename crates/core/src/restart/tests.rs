@@ -286,3 +286,21 @@ fn a_replay_names_its_program_folder_and_the_entries_that_change_what_code_runs(
          (found by playing the other user)"
     );
 }
+
+/// Who asked is recorded once; a record written before it was kept reads as a person's, and
+/// `pier history --json` says so.
+#[test]
+fn a_record_written_before_requested_by_reads_as_a_persons_stop() {
+    use super::record::Record;
+    let s = snap(Some(true), Some(ResourceResult::Stopped));
+    let mut json = serde_json::to_value(&s).unwrap();
+    json.as_object_mut().unwrap().remove("requested_by");
+    let old: Snapshot = serde_json::from_value(json).unwrap();
+    assert!(old.requested_by.is_person());
+    let probe = FakeProbe::default();
+    let entry = old.entry("snap-100-1000-1".into(), &Now::read(&probe));
+    assert_eq!(
+        serde_json::to_value(&entry).unwrap()["requested_by"],
+        serde_json::json!({"kind": "person"})
+    );
+}

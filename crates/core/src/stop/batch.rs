@@ -307,6 +307,7 @@ impl Stopper<'_> {
             match marked_now {
                 Ok(()) => marked.push(l),
                 Err(why) => {
+                    let why = why.to_string();
                     let failed = StopReport::new(l.target.id(), ResourceResult::Failed, why);
                     self.end(l, failed, out);
                 }

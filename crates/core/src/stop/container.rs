@@ -26,6 +26,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::failure::Unrecorded;
 use super::flow::{abandoned, refused, Stopper};
 use super::refusal::{Refusal, Why};
 use super::target::{Answer, Deadline, Ended, Signalled, Target};
@@ -141,7 +142,7 @@ impl<'s> Target<'s> for Run<'s> {
         group.iter_mut().map(|run| run.look(s, at)).collect()
     }
 
-    fn mark(&self, s: &Stopper) -> Result<(), String> {
+    fn mark(&self, s: &Stopper) -> Result<(), Unrecorded> {
         let record = self
             .record
             .as_ref()
@@ -151,12 +152,7 @@ impl<'s> Target<'s> for Run<'s> {
                 r.signals_may_follow = Some(true);
             })
             .map(drop)
-            .map_err(|e| {
-                format!(
-                    "the \"signals may follow\" mark could not be written to the record, so \
-                     nothing was signalled: {e}"
-                )
-            })
+            .map_err(|e| Unrecorded::RecordMark(e.to_string()))
     }
 
     fn checked_at(&self) -> Option<Duration> {
@@ -389,10 +385,11 @@ impl Stopper<'_> {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
         let not_written = |e: &dyn std::fmt::Display| {
+            let why = Unrecorded::Record(e.to_string());
             Box::new(StopReport::new(
                 run.id,
                 ResourceResult::Failed,
-                format!("the recovery record could not be written, so nothing was signalled: {e}"),
+                why.to_string(),
             ))
         };
         let target: TargetId = card.id.parse().map_err(|e| not_written(&e))?;

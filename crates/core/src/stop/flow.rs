@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::ending::Problem;
+use super::failure::{Changed, NotTaken, Unrecorded};
 use super::interrupt::Interrupt;
 use super::refusal::Refusal;
 use super::StopOptions;
@@ -178,25 +179,19 @@ impl Stopper<'_> {
         project: &Project,
         r: &Resource,
         list: &Result<ProcessList, String>,
-    ) -> Result<(String, Snapshot), (ResourceResult, String)> {
-        let refused = |why: String| (ResourceResult::Refused, why);
-        let list = list
-            .as_ref()
-            .map_err(|e| refused(format!("the process table could not be re-read: {e}")))?;
+    ) -> Result<(String, Snapshot), NotTaken> {
+        let list = list.as_ref().map_err(|e| Changed::TableUnread(e.clone()))?;
         let members = r
             .members
             .iter()
             .map(|m| self.snapshot_member(list, m))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(refused)?;
+            .collect::<Result<Vec<_>, _>>()?;
         let snapshot = self.snapshot_of(project, r, members);
         // A dry run keeps the snapshot in memory only: the checks judge it, nothing is written.
         if self.opts.dry_run {
             return Ok((String::new(), snapshot));
         }
-        let name = self
-            .put_snapshot(&snapshot)
-            .map_err(|why| (ResourceResult::Failed, why))?;
+        let name = self.put_snapshot(&snapshot)?;
         Ok((name, snapshot))
     }
 
@@ -204,19 +199,17 @@ impl Stopper<'_> {
     /// was diagnosed (same identity in the table, same argv, same executable — an exec in
     /// between is a change), and its executable must be readable. Its environment and folder
     /// are recorded when they can be read (a restart refuses without them).
-    fn snapshot_member(&self, list: &ProcessList, m: &Member) -> Result<SnapshotMember, String> {
+    fn snapshot_member(&self, list: &ProcessList, m: &Member) -> Result<SnapshotMember, Changed> {
         let info = list
             .processes
             .iter()
             .find(|p| p.identity.pid == m.pid && p.identity.start_time == m.start_time)
-            .ok_or_else(|| format!("pid {} changed while its snapshot was taken", m.pid))?;
-        let details = self
-            .probe
-            .details(m.pid)
-            .ok_or_else(|| format!("pid {} exited while its snapshot was taken", m.pid))?;
-        let exe = details
-            .exe
-            .map_err(|e| format!("the executable of pid {} could not be read: {e}", m.pid))?;
+            .ok_or(Changed::Replaced(m.pid))?;
+        let details = self.probe.details(m.pid).ok_or(Changed::Exited(m.pid))?;
+        let exe = details.exe.map_err(|e| Changed::ExeUnread {
+            pid: m.pid,
+            error: e.to_string(),
+        })?;
         // What is recorded must be what was diagnosed: an exec in between is a change.
         let argv_now: Vec<String> = info
             .argv
@@ -225,10 +218,10 @@ impl Stopper<'_> {
             .collect();
         let exe_now = exe.to_string_lossy();
         if argv_now != m.argv || m.exe.as_deref() != Some(exe_now.as_ref()) {
-            return Err(format!(
-                "pid {} runs {exe_now} now, not what was diagnosed: it exec'd",
-                m.pid
-            ));
+            return Err(Changed::Execd {
+                pid: m.pid,
+                exe: exe_now.into_owned(),
+            });
         }
         Ok(SnapshotMember {
             identity: info.identity,
@@ -290,13 +283,11 @@ impl Stopper<'_> {
 
     /// Writes `snapshot` as `snap-<id>-<unix ms>` and returns that name; why it could not be
     /// written is the stop's reason, with no signal sent.
-    fn put_snapshot(&self, snapshot: &Snapshot) -> Result<String, String> {
+    fn put_snapshot(&self, snapshot: &Snapshot) -> Result<String, Unrecorded> {
         let ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis());
-        let not_written = |e: &dyn std::fmt::Display| {
-            format!("the recovery snapshot could not be written, so nothing was signalled: {e}")
-        };
+        let not_written = |e: &dyn std::fmt::Display| Unrecorded::Snapshot(e.to_string());
         let target: TargetId = snapshot.id.parse().map_err(|e| not_written(&e))?;
         let name = target.record(ms).to_string();
         self.store
@@ -309,16 +300,11 @@ impl Stopper<'_> {
     /// checks and the first signal (docs/design.md §3.10): an unfinished record without it
     /// sent nothing, so a later read may call it "not a stop"; with it, only the members'
     /// fates can tell.
-    pub(super) fn mark(&self, name: &str, snapshot: &Snapshot) -> Result<(), String> {
+    pub(super) fn mark(&self, name: &str, snapshot: &Snapshot) -> Result<(), Unrecorded> {
         self.store
             .update::<Snapshot, _>(name, snapshot.root, |s| s.signals_may_follow = Some(true))
             .map(drop)
-            .map_err(|e| {
-                format!(
-                    "the \"signals may follow\" mark could not be written to the snapshot, so \
-                     nothing was signalled: {e}"
-                )
-            })
+            .map_err(|e| Unrecorded::SnapshotMark(e.to_string()))
     }
 
     /// Adds the outcomes to the snapshot, on behalf of the identity it names only. Returns why

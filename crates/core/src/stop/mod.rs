@@ -28,6 +28,7 @@
 mod batch;
 pub mod checks;
 pub mod container;
+pub mod failure;
 pub mod interrupt;
 pub mod reconcile;
 pub mod refusal;

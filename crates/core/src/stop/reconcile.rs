@@ -25,17 +25,43 @@ use crate::model::target::TargetId;
 use crate::probe::{IdentityRead, Probe};
 use crate::store::Store;
 
-/// What a read did with an unfinished record.
+/// What a read did with an unfinished record of kind `R` (a tree's snapshot, a container's
+/// stop record): the same three answers for every kind.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reconciled {
+pub enum Settled<R> {
     /// The record as it is on disk now: reconciled and written, or finished meanwhile.
-    Written(Snapshot),
+    Written(R),
     /// The reconciled view, which could not be written (the reason says why); shown as it
     /// is, and written by a later read.
-    Shown(Snapshot, String),
-    /// Left unfinished, for the reason given: a stop of it runs now, or a member's fate could
-    /// not be read.
-    Left(String),
+    Shown(R, String),
+    /// Left unfinished: a stop of it runs now, or its fate could not be read.
+    Left(Unsettled),
+}
+
+/// What a read did with a tree's unfinished snapshot.
+pub type Reconciled = Settled<Snapshot>;
+
+/// Why a read left an unfinished stop unfinished.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unsettled {
+    /// A stop of it runs now, or another read is reconciling it.
+    #[error("its stop lock is held: a stop of it runs now, or another read is reconciling it")]
+    Locked,
+    /// Its stop lock could not be taken, in the store's words.
+    #[error("its stop lock could not be taken: {0}")]
+    Lock(String),
+    /// Its id names no target, so no lock.
+    #[error("its stop lock cannot be named: {0}")]
+    BadId(String),
+    /// The record went away meanwhile.
+    #[error("the record is gone")]
+    Gone,
+    /// The record could not be read again, in the store's words.
+    #[error("{0}")]
+    Store(String),
+    /// Its fate could not be read now.
+    #[error("it cannot be reconciled yet: {0}")]
+    NotYet(String),
 }
 
 /// One member's fate now.
@@ -170,16 +196,16 @@ fn fates(probe: &dyn Probe, s: &Snapshot) -> Result<Vec<Fate>, String> {
 pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> Reconciled {
     let _lock = match stop_lock(store, &s.id) {
         Ok(lock) => lock,
-        Err(why) => return Reconciled::Left(why),
+        Err(why) => return Settled::Left(why),
     };
     // Read again under the lock: a stop that just ended has written its own result.
     let s = match store.get::<Snapshot>(name) {
         Ok(Some(fresh)) => fresh,
-        Ok(None) => return Reconciled::Left("the record is gone".into()),
-        Err(e) => return Reconciled::Left(e.to_string()),
+        Ok(None) => return Settled::Left(Unsettled::Gone),
+        Err(e) => return Settled::Left(Unsettled::Store(e.to_string())),
     };
     if s.result.is_some() {
-        return Reconciled::Written(s); // finished meanwhile
+        return Settled::Written(s); // finished meanwhile
     }
     // Without the mark no fate matters: nothing was sent.
     let fates = if s.signals_may_follow == Some(false) {
@@ -187,7 +213,7 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
     } else {
         match fates(probe, &s) {
             Ok(fates) => fates,
-            Err(why) => return Reconciled::Left(format!("it cannot be reconciled yet: {why}")),
+            Err(why) => return Settled::Left(Unsettled::NotYet(why)),
         }
     };
     let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
@@ -200,24 +226,21 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
         r.reconciled_at = settled.reconciled_at.clone();
     });
     match written {
-        Ok(on_disk) => Reconciled::Written(on_disk),
-        Err(e) => Reconciled::Shown(settled, e.to_string()),
+        Ok(on_disk) => Settled::Written(on_disk),
+        Err(e) => Settled::Shown(settled, e.to_string()),
     }
 }
 
 /// The stop lock of resource or card `id`, taken without waiting: a reader reconciles only
 /// while no stop of it runs (and no other reader reconciles it).
-pub(crate) fn stop_lock(store: &Store, id: &str) -> Result<crate::store::Lock, String> {
+pub(crate) fn stop_lock(store: &Store, id: &str) -> Result<crate::store::Lock, Unsettled> {
     let target: TargetId = id
         .parse()
-        .map_err(|e| format!("its stop lock cannot be named: {e}"))?;
+        .map_err(|e: crate::model::target::BadName| Unsettled::BadId(e.to_string()))?;
     match store.try_lock(&target.stop_lock()) {
         Ok(Some(lock)) => Ok(lock),
-        Ok(None) => Err(
-            "its stop lock is held: a stop of it runs now, or another read is reconciling it"
-                .into(),
-        ),
-        Err(e) => Err(format!("its stop lock could not be taken: {e}")),
+        Ok(None) => Err(Unsettled::Locked),
+        Err(e) => Err(Unsettled::Lock(e.to_string())),
     }
 }
 

@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use super::failure::Unrecorded;
 use super::flow::{Stopper, Verdict};
 use super::refusal::Refusal;
 use crate::model::outcome::{Checkpoint, StopReport};
@@ -82,7 +83,7 @@ pub(super) trait Target<'t>: Sized + Sync {
 
     /// The "signals may follow" mark in its record, before the last checks; why not, if it
     /// could not be written.
-    fn mark(&self, s: &Stopper) -> Result<(), String>;
+    fn mark(&self, s: &Stopper) -> Result<(), Unrecorded>;
 
     /// When its own check (a) ran, if not when the driver's did (an engine's first reading).
     fn checked_at(&self) -> Option<Duration> {

@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use super::checks::{self, TreeCheck};
+use super::failure::Unrecorded;
 use super::flow::{Stopper, Verdict};
 use super::newcomers::{Tie, Watch};
 use super::refusal::{Refusal, Why};
@@ -92,7 +93,7 @@ impl<'t> Target<'t> for Tree<'t> {
             .map(|f| {
                 let (name, snapshot) = s
                     .write_snapshot(&f.project, &f.resource, &list)
-                    .map_err(|(result, why)| Box::new(StopReport::new(f.id, result, why)))?;
+                    .map_err(|e| Box::new(StopReport::new(f.id, e.result(), e.to_string())))?;
                 Ok(Tree {
                     id: f.id,
                     members: snapshot.members.iter().map(|m| m.identity.pid).collect(),
@@ -137,7 +138,7 @@ impl<'t> Target<'t> for Tree<'t> {
             .collect()
     }
 
-    fn mark(&self, s: &Stopper) -> Result<(), String> {
+    fn mark(&self, s: &Stopper) -> Result<(), Unrecorded> {
         s.mark(&self.name, &self.snapshot)
     }
 

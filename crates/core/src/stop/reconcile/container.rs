@@ -9,22 +9,12 @@
 
 use std::time::SystemTime;
 
-use super::Fate;
+pub use super::Settled;
+use super::{Fate, Unsettled};
 use crate::containers::control::Control;
 use crate::model::outcome::{ContainerOutcome, MemberOutcome, ResourceResult};
 use crate::model::snapshot::ContainerSnapshot;
 use crate::store::Store;
-
-/// What a read did with an unfinished container record.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Settled {
-    /// The record as it is on disk now: reconciled and written, or finished meanwhile.
-    Written(ContainerSnapshot),
-    /// The reconciled view, which could not be written (why).
-    Shown(ContainerSnapshot, String),
-    /// Left unfinished, for the reason given.
-    Left(String),
-}
 
 /// The reconciled record: unfinished `s` with a result from the mark and the run's `fate`
 /// (unused without the mark); `at` is now (RFC 3339).
@@ -92,15 +82,15 @@ pub fn reconcile(
     engine: Result<&dyn Control, &str>,
     name: &str,
     s: &ContainerSnapshot,
-) -> Settled {
+) -> Settled<ContainerSnapshot> {
     let _lock = match super::stop_lock(store, &s.id) {
         Ok(lock) => lock,
         Err(why) => return Settled::Left(why),
     };
     let s = match store.get::<ContainerSnapshot>(name) {
         Ok(Some(fresh)) => fresh,
-        Ok(None) => return Settled::Left("the record is gone".into()),
-        Err(e) => return Settled::Left(e.to_string()),
+        Ok(None) => return Settled::Left(Unsettled::Gone),
+        Err(e) => return Settled::Left(Unsettled::Store(e.to_string())),
     };
     if s.result.is_some() {
         return Settled::Written(s);
@@ -108,7 +98,7 @@ pub fn reconcile(
     let fate = if s.signals_may_follow == Some(true) {
         match engine.map_err(str::to_owned).and_then(|e| fate(e, &s)) {
             Ok(fate) => fate,
-            Err(why) => return Settled::Left(format!("it cannot be reconciled yet: {why}")),
+            Err(why) => return Settled::Left(Unsettled::NotYet(why)),
         }
     } else {
         Fate::Gone
@@ -191,7 +181,7 @@ mod tests {
         store.put("ctr-fe7ae5f85c8a-1", &s).unwrap();
         let r = reconcile(&store, Err("no engine"), "ctr-fe7ae5f85c8a-1", &s);
         assert!(
-            matches!(&r, Settled::Left(why) if why.contains("no engine")),
+            matches!(&r, Settled::Left(Unsettled::NotYet(why)) if why == "no engine"),
             "{r:?}"
         );
         let on_disk = store

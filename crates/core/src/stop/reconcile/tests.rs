@@ -121,8 +121,12 @@ fn never_while_a_stop_of_it_holds_its_lock() {
     let _running = store.lock("stop-100-1000").unwrap();
     let r = reconcile(&probe, &store, "snap-100-1000-1", &s);
     assert!(
-        matches!(&r, Reconciled::Left(why) if why.contains("a stop of it runs now")),
+        matches!(&r, Reconciled::Left(super::Unsettled::Locked)),
         "{r:?}"
+    );
+    assert_eq!(
+        super::Unsettled::Locked.to_string(),
+        "its stop lock is held: a stop of it runs now, or another read is reconciling it"
     );
     let read: Snapshot = store.get("snap-100-1000-1").unwrap().unwrap();
     assert_eq!(read.result, None, "left unfinished on disk");
@@ -136,7 +140,7 @@ fn a_member_whose_fate_cannot_be_read_leaves_it_unfinished() {
     store.put("snap-100-1000-1", &s).unwrap();
     let r = reconcile(&probe, &store, "snap-100-1000-1", &s);
     assert!(
-        matches!(&r, Reconciled::Left(why) if why.contains("pid 101")),
+        matches!(&r, Reconciled::Left(super::Unsettled::NotYet(why)) if why.contains("pid 101")),
         "{r:?}"
     );
 }
