@@ -19,6 +19,7 @@
 # in bench/scan.sh, so every scan reads each of them in full. Everything it starts is ended by
 # identity.
 #   bench/batch.sh [ROUNDS] [TOTAL]     (defaults: 5 5000)
+# PIER_BASE=BIN (an earlier pier) stops the same batches, fresh, checked alike: new/base <= 1.05.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -26,6 +27,8 @@ total=${2:-5000}
 reds=${BATCH_RED:-20}
 case "$rounds$total$reds" in *[!0-9]*) echo "usage: bench/batch.sh [ROUNDS] [TOTAL]" >&2; exit 2 ;; esac
 [ "$rounds" -ge 1 ] || { echo "batch.sh: ROUNDS must be at least 1" >&2; exit 2; }
+base=${PIER_BASE:-}
+[ -z "$base" ] || [ -x "$base" ] || { echo "batch.sh: PIER_BASE=$base is not an executable file" >&2; exit 2; }
 cargo build --release --quiet --locked --bin pier
 
 work=$(mktemp -d)
@@ -57,6 +60,14 @@ mkdir -p "$work/bin" "$work/reports" "$work/out"
 cp target/release/pier bench/clients.py bench/idle_procs.py "$work/bin/"
 { echo "#!$py"; cat tests/fixtures/devserver.py; } >"$work/bin/vite"
 chmod 755 "$work/bin/pier" "$work/bin/vite"
+# The kinds of stop: n by this tree's pier; with PIER_BASE, b by that one too (its own state).
+kinds=(n)
+if [ -n "$base" ]; then
+  kinds=(n b)
+  mkdir -p "$work/base"
+  cp "$base" "$work/base/pier"
+  chmod 755 "$work/base/pier"
+fi
 [ -z "$user" ] || chown -R "$user:" "$work"
 pier=$work/bin/pier
 export PIER_STATE_DIR=$work/state
@@ -151,37 +162,44 @@ if wrong:
 PY
 
 now_us() { echo $(($(date +%s%N) / 1000)); }
-# stop OUT DIR: one `pier stop --json --all-green --under DIR` as the user, its document in OUT,
-# its wall time in µs in $lap, its exit code in $rc.
+# stop OUT DIR KIND: one `pier stop --json --all-green --under DIR` as the user, by this tree's
+# pier (KIND n) or PIER_BASE's (b), its document in OUT, its wall time in µs in $lap, its exit
+# code in $rc.
 stop() {
-  local start end
+  local start end bin=$pier state=$PIER_STATE_DIR
+  [ "$3" = n ] || { bin=$work/base/pier; state=$work/state-base; }
   rc=0
   start=$(now_us)
-  "${as[@]}" "$pier" stop --json --all-green --under "$2" >"$1" 2>"$1.err" || rc=$?
+  PIER_STATE_DIR=$state "${as[@]}" "$bin" stop --json --all-green --under "$2" >"$1" 2>"$1.err" || rc=$?
   end=$(now_us)
   lap=$((end - start))
 }
 
-# 1. Batches of 1, 10 and 50, each in its own folder (n01, n10, n50: no name is another's
-# prefix), fresh every round, stopped in a rotating order; after each stop, that batch is gone
-# and the batches still to come run.
+# 1. Batches of 1, 10 and 50, each in its own folder (n01, n10, n50, and b01, b10, b50 for
+# PIER_BASE: no name is another's prefix), fresh every round, stopped in a rotating order, each
+# size's pair side by side, who goes first alternating by round; after each stop, that batch is
+# gone and the batches still to come run.
+# batch R KIND N: the folder of round R's batch of N for KIND.
+batch() { printf '%s/r%d-%s%02d' "$work" "$1" "$2" "$3"; }
 procs1=$(ls -d /proc/[0-9]* | wc -l)
 declare -A times
 sizes=(1 10 50)
 for ((r = 0; r < rounds; r++)); do
-  for n in 1 10 50; do launch "$(printf '%s/r%d-n%02d' "$work" "$r" "$n")" "$n"; done
-  for n in 1 10 50; do await "$(printf '%s/r%d-n%02d' "$work" "$r" "$n")" "$n"; done
-  order=("${sizes[@]:r % 3}" "${sizes[@]:0:r % 3}")
-  for ((k = 0; k < 3; k++)); do
-    n=${order[k]}
-    dir=$(printf '%s/r%d-n%02d' "$work" "$r" "$n")
-    stop "$work/out/r$r-n$n.json" "$dir"
-    times[$n]+=" $lap"
+  for k in "${kinds[@]}"; do for n in 1 10 50; do launch "$(batch "$r" "$k" "$n")" "$n"; done; done
+  for k in "${kinds[@]}"; do for n in 1 10 50; do await "$(batch "$r" "$k" "$n")" "$n"; done; done
+  pair=("${kinds[@]:r % 2}" "${kinds[@]:0:r % 2}")
+  order=()
+  for n in "${sizes[@]:r % 3}" "${sizes[@]:0:r % 3}"; do for k in "${pair[@]}"; do order+=("$k$n"); done; done
+  for ((j = 0; j < ${#order[@]}; j++)); do
+    k=${order[j]:0:1} n=${order[j]:1}
+    dir=$(batch "$r" "$k" "$n")
+    stop "$work/out/r$r-$k$n.json" "$dir" "$k"
+    times[$k$n]+=" $lap"
     running=()
-    for m in "${order[@]:k + 1}"; do
-      mapfile -t -O "${#running[@]}" running < <(reports "$(printf '%s/r%d-n%02d' "$work" "$r" "$m")" "$m")
+    for m in "${order[@]:j + 1}"; do
+      mapfile -t -O "${#running[@]}" running < <(reports "$(batch "$r" "${m:0:1}" "${m:1}")" "${m:1}")
     done
-    "$py" "$work/check.py" "$work/out/r$r-n$n.json" "$rc" "$work/out/r$r-n$n.json.err" \
+    "$py" "$work/check.py" "$work/out/r$r-$k$n.json" "$rc" "$work/out/r$r-$k$n.json.err" \
       --gone $(reports "$dir" "$n") --running "${running[@]}" --left || exit 1
   done
 done
@@ -189,6 +207,7 @@ done
 # 2. At scale: RED servers, each held by two client connections, idle processes up to TOTAL,
 # then R rounds of 10 fresh green servers beside them, all in one folder, one
 # `pier stop --all-green --under` it each round: the greens gone, the reds left alone, running.
+# With PIER_BASE, 10 more fresh ones after (or, every other round, before) them, for its stop.
 scale=$work/scale
 mkdir -p "$scale"
 [ -z "$user" ] || chown "$user:" "$scale"
@@ -209,20 +228,26 @@ for _ in $(seq 1200); do [ -s "$work/idle.ready" ] && break; sleep 0.1; done
 test -s "$work/idle.ready" || { echo "batch.sh: the idle processes did not start" >&2; exit 1; }
 procs2=$(ls -d /proc/[0-9]* | wc -l)
 for ((r = 0; r < rounds; r++)); do
-  launch "$scale/g$r" "$greens"
-  await "$scale/g$r" "$greens"
-  stop "$work/out/scale$r.json" "$scale"
-  times[scale]+=" $lap"
-  "$py" "$work/check.py" "$work/out/scale$r.json" "$rc" "$work/out/scale$r.json.err" \
-    --gone $(reports "$scale/g$r" "$greens") --running "${red_reports[@]}" --left "${red_reports[@]}" || exit 1
+  for k in "${kinds[@]:r % 2}" "${kinds[@]:0:r % 2}"; do
+    green=$scale/g$r name=scale$r
+    [ "$k" = n ] || green=$scale/b$r name=bscale$r
+    launch "$green" "$greens"
+    await "$green" "$greens"
+    stop "$work/out/$name.json" "$scale" "$k"
+    times[${k}scale]+=" $lap"
+    "$py" "$work/check.py" "$work/out/$name.json" "$rc" "$work/out/$name.json.err" \
+      --gone $(reports "$green" "$greens") --running "${red_reports[@]}" --left "${red_reports[@]}" || exit 1
+  done
 done
 
 "$py" - "$work/out" "$rounds" "$(nproc)" "$procs1" "$procs2" "$reds" "$greens" "${user:-$(id -un)}" \
-  "${times[1]}" "${times[10]}" "${times[50]}" "${times[scale]}" "${BATCH_STRICT:-0}" <<'PY'
+  "${times[n1]}" "${times[n10]}" "${times[n50]}" "${times[nscale]}" "${BATCH_STRICT:-0}" \
+  "${times[b1]:-}" "${times[b10]:-}" "${times[b50]:-}" "${times[bscale]:-}" <<'PY'
 import json, statistics as st, sys
 out, rounds, cores, procs1, procs2, reds, greens, user = sys.argv[1:9]
 t1, t10, t50, ts = ([int(x) / 1000 for x in a.split()] for a in sys.argv[9:13])
 strict = sys.argv[13] == "1"
+b1, b10, b50, bs = ([int(x) / 1000 for x in a.split()] for a in sys.argv[14:18])
 med = st.median
 def first(name):  # check (a) -> first SIGTERM, every resource of those stops
     return [r["timings"]["a_to_first_signal_ms"] for f in name
@@ -232,21 +257,29 @@ def verdict(ok):
     global misses
     misses += not ok
     return "PASS" if ok else "MISS"
+def against(t, b):  # with PIER_BASE: its stops, and the median of the per-round ratios new/base
+    if b:
+        ratio = med(x / y for x, y in zip(t, b))
+        print(f"{'  the same by PIER_BASE (before)':34}: median {med(b):7.1f} ms   new/base = {ratio:.2f} "
+              f"(target <= 1.05) {verdict(ratio <= 1.05)}")
 print(f"machine: {cores} cores, {procs1} processes; pier and its fixtures run as {user}; "
       f"batches of 1, 10, 50 green servers, {rounds} rotating rounds, every stop checked")
 a1 = first([f"r{r}-n1" for r in range(int(rounds))])
 print(f"pier stop --all-green, batch of  1: median {med(t1):7.1f} ms   "
       f"(a) -> first SIGTERM median {med(a1):.0f} ms")
-for n, t, target in (("10", t10, 1.6), ("50", t50, 3.0)):
+against(t1, b1)
+for n, t, target, base in (("10", t10, 1.6, b10), ("50", t50, 3.0, b50)):
     ratio = med(a / b for a, b in zip(t, t1))
     a = first([f"r{r}-n{n}" for r in range(int(rounds))])
     print(f"pier stop --all-green, batch of {n}: median {med(t):7.1f} ms   {n}/1 = {ratio:.2f} "
           f"(target <= {target}) {verdict(ratio <= target)}   (a) -> first SIGTERM median {med(a):.0f} ms")
+    against(t, base)
 a = first([f"scale{r}" for r in range(int(rounds))])
 print(f"at scale: {procs2} processes (the idle ones {user}'s own), {reds} red servers with "
       f"{2 * int(reds)} connections left alone and running; {greens} green stopped in "
       f"median {med(ts) / 1000:.2f} s, max {max(ts) / 1000:.2f} s (target < 2.5 s) "
       f"{verdict(med(ts) < 2500)}   (a) -> first SIGTERM median {med(a):.0f} ms, max {max(a):.0f} ms")
+against(ts, bs)
 if strict and misses:
     sys.exit(f"batch.sh: {misses} target(s) missed (BATCH_STRICT=1)")
 PY

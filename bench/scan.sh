@@ -19,6 +19,7 @@
 # SCAN_AS="root user" (the default) picks the runs; run as another user than root, there is
 # one run, as that user. IDLE_KIND=python makes the idle processes python3 interpreters
 # instead, whose argv a scan may have to read.
+# PIER_BASE=BIN (an earlier pier) scans beside pier every round, checked alike: new/base <= 1.05.
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 total=${1:-2000}
@@ -27,6 +28,8 @@ conns=${3:-200}
 rounds=${4:-15}
 case "$total$servers$conns$rounds" in *[!0-9]*) echo "usage: bench/scan.sh [TOTAL] [N] [K] [R]" >&2; exit 2 ;; esac
 [ "$rounds" -ge 1 ] && [ "$servers" -ge 1 ] || { echo "scan.sh: N and R must be at least 1" >&2; exit 2; }
+base=${PIER_BASE:-}
+[ -z "$base" ] || [ -x "$base" ] || { echo "scan.sh: PIER_BASE=$base is not an executable file" >&2; exit 2; }
 cargo build --release --quiet --locked --bin pier &&
   cargo build --release --quiet --locked -p pier-core --example app_refresh --example memory_cost
 
@@ -62,6 +65,11 @@ cp target/release/pier target/release/examples/app_refresh target/release/exampl
   bench/clients.py "$work/bin/"
 { echo "#!$py"; cat tests/fixtures/devserver.py; } >"$work/bin/vite"
 chmod 755 "$work/bin/"*
+if [ -n "$base" ]; then
+  mkdir -p "$work/base"
+  cp "$base" "$work/base/pier"
+  chmod 755 "$work/base" "$work/base/pier"
+fi
 
 "$py" bench/idle_procs.py "$total" "$work/idle.ready" &
 kids+=($!)
@@ -110,12 +118,17 @@ bench() {
   local procs socks
   procs=$(ls -d /proc/[0-9]* | wc -l)
   socks=$(($(wc -l </proc/net/tcp) + $(wc -l </proc/net/tcp6) - 2))
-  local -a tp=() ts=() tl=()
+  local scan out
+  local -a tp=() ts=() tl=() tb=() tools=(pier ss lsof)
+  # The baseline opposite pier in the rotation: in four rounds each goes first once, and
+  # before the other twice.
+  [ -z "$base" ] || tools=(pier ss base lsof)
   for ((r = 0; r < rounds; r++)); do
-    for tool in $(printf 'pier\nss\nlsof\n' | tail -n +$((r % 3 + 1)); printf 'pier\nss\nlsof\n' | head -n $((r % 3))); do
+    for tool in "${tools[@]:r % ${#tools[@]}}" "${tools[@]:0:r % ${#tools[@]}}"; do
       start=$(now_us)
       case $tool in
         pier) "${as[@]}" "$work/bin/pier" scan --json --sample-ms 0 >"$dir/scan.json" ;;
+        base) "${as[@]}" "$work/base/pier" scan --json --sample-ms 0 >"$dir/scan-base.json" ;;
         ss) "${as[@]}" ss -tanp >/dev/null ;;
         lsof) "${as[@]}" lsof -iTCP -nP >/dev/null 2>&1 || true ;;
       esac
@@ -124,20 +137,28 @@ bench() {
         pier) tp+=($((end - start))) ;;
         ss) ts+=($((end - start))) ;;
         lsof) tl+=($((end - start))) ;;
+        base) tb+=($((end - start))) ;;
       esac
     done
-    # Pier's answer must hold every server and every connection, every round.
-    "$py" - "$dir/scan.json" "$dir" "$servers" "$conns" <<'PY'
+    # Pier's answer (and the baseline's) must hold every server and every connection, every round.
+    for scan in pier ${base:+base}; do
+      out=$dir/scan.json
+      [ "$scan" = pier ] || out=$dir/scan-base.json
+      "$py" - "$out" "$dir" "$servers" "$conns" "$scan" <<'PY'
 import json, sys
 doc, dir, n, k = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 ours = [r for p in doc["projects"] if p["path"].startswith(dir + "/") for r in p["resources"]]
 live = sum(1 for r in ours for c in r["connections"] if not c["internal"])
 if len(ours) != n or live != k:
-    sys.exit(f"pier found {len(ours)} of {n} servers and {live} of {k} connections")
+    who = "pier" if sys.argv[5] == "pier" else "the baseline pier (PIER_BASE)"
+    sys.exit(f"{who} found {len(ours)} of {n} servers and {live} of {k} connections")
 PY
+    done
   done
-  local peak_kb app_ms mem_cost
+  local peak_kb app_ms mem_cost base_kb=
   peak_kb=$("${as[@]}" /usr/bin/time -f %M "$work/bin/pier" scan --json --sample-ms 0 2>&1 >/dev/null | tail -1)
+  [ -z "$base" ] ||
+    base_kb=$("${as[@]}" /usr/bin/time -f %M "$work/base/pier" scan --json --sample-ms 0 2>&1 >/dev/null | tail -1)
   mem_cost=$("${as[@]}" "$work/bin/memory_cost" "$rounds")
   mkdir -p "$dir/state"
   [ "$who" != user ] || chown "$user:" "$dir/state"
@@ -177,17 +198,23 @@ PY
   [ "$who" != root ] || target=0.6
   "$py" - "${tp[*]}" "${ts[*]}" "${tl[*]}" "$procs" "$socks" "$servers" "$conns" "$rounds" "$peak_kb" \
     "$(nproc)" "$app_ms" "${IDLE_KIND:-sleep}" "$dir" "$stops" "$name" "$target" "${SCAN_STRICT:-0}" "$runner" \
-    "$mem_cost" <<'PY'
+    "$mem_cost" "${tb[*]}" "$base_kb" <<'PY'
 import json, statistics as st, sys
-p, s, l = ([int(x) / 1000 for x in a.split()] for a in sys.argv[1:4])
+p, s, l, b = ([int(x) / 1000 for x in a.split()] for a in sys.argv[1:4] + sys.argv[20:21])
+base_peak = sys.argv[21]
 procs, socks, n, k, rounds, peak, cores, app, idle, dir, stops, who, target, strict, runner = sys.argv[4:19]
 members, mem_with, mem_without, mem_ratio, sam_with, sam_without, sam_ratio = sys.argv[19].split()
 med = st.median
 ratio = med(a / b for a, b in zip(p, s))
 ok = ratio <= float(target) and int(peak) < 20 * 1024
+base_ratio = med(a / c for a, c in zip(p, b)) if b else None
+ok_base = base_ratio is None or base_ratio <= 1.05
 print(f"as {who}: {cores} cores, {procs} processes ({idle} idle, root's), {socks} TCP sockets; "
       f"{n} servers, {k} connections, started as {runner}; {rounds} paired rounds, all checked")
 print(f"  pier scan --json --sample-ms 0 : median {med(p):7.1f} ms   peak RSS {int(peak) / 1024:.1f} MB")
+if b:
+    print(f"  the same by PIER_BASE (before) : median {med(b):7.1f} ms   peak RSS {int(base_peak) / 1024:.1f} MB"
+          f"   new/base  = {base_ratio:.2f} (target <= 1.05) {'PASS' if ok_base else 'MISS'}")
 print(f"  ss -tanp                       : median {med(s):7.1f} ms   pier/ss   = {ratio:.2f} "
       f"(target <= {target}, peak < 20 MB) {'PASS' if ok else 'MISS'}")
 print(f"  lsof -iTCP -nP                 : median {med(l):7.1f} ms   pier/lsof = {med(a / b for a, b in zip(p, l)):.2f}")
@@ -202,7 +229,7 @@ print(f"  pier stop --all-green ({stops} green, {n} red untouched, checked): {fl
       f"{float(wall) * 1000 / int(stops):.0f} ms per resource; check (a) -> first SIGTERM median "
       f"{med(first):.0f} ms, max {max(first):.0f} ms (window {timings[0]['sample_ms']} ms); "
       f"peak RSS {int(rss) / 1024:.1f} MB")
-if strict == "1" and not ok:
+if strict == "1" and not (ok and ok_base):
     sys.exit(f"scan.sh: the target as {who} was missed (SCAN_STRICT=1)")
 PY
   kill "$clients" 2>/dev/null || true
