@@ -97,9 +97,9 @@ pub enum NotRestartable {
         /// The executable recorded.
         recorded: PathBuf,
     },
-    /// Another user's folder, program or file: trust's own sentence (`trust.rs`).
-    #[error("{0}")]
-    Untrusted(String),
+    /// Another user's folder, program or file (`trust.rs`).
+    #[error(transparent)]
+    Untrusted(#[from] super::trust::NotYours),
     /// The same command runs in the project already.
     #[error("the same command already runs in {project} (pid {pid})")]
     AlreadyRuns {

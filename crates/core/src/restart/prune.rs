@@ -44,7 +44,7 @@ pub struct Pruned {
 
 /// Whether `e` goes under `what`: `Ok` to remove, `Err(why)` to keep it, `None` when it is
 /// not asked about at all (restartable under `--prune`, young or restartable at expiry).
-pub fn decide(e: &HistoryEntry, what: Prune) -> Option<Result<(), String>> {
+pub fn decide(e: &HistoryEntry, what: Prune) -> Option<Result<(), Kept>> {
     let unfinished = e.result.is_none() || e.not_written.is_some();
     match what {
         Prune::Expired(now) => {
@@ -65,11 +65,32 @@ pub fn decide(e: &HistoryEntry, what: Prune) -> Option<Result<(), String>> {
             (never && old && !unfinished).then_some(Ok(()))
         }
         Prune::Unrestartable if e.restartable => None,
-        Prune::Unrestartable | Prune::All if unfinished => Some(Err(
-            "its stop never finished; the next `pier history` settles it first".into(),
-        )),
+        Prune::Unrestartable | Prune::All if unfinished => Some(Err(Kept::Unfinished)),
         Prune::Unrestartable | Prune::All => Some(Ok(())),
     }
+}
+
+/// Why a record was kept by a prune.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Kept {
+    /// Its stop never finished.
+    #[error("its stop never finished; the next `pier history` settles it first")]
+    Unfinished,
+    /// A stop or a read of it is under way.
+    #[error("its stop lock is held (a stop or a read of it is under way)")]
+    Locked,
+    /// A restart from it, or in its project, is under way.
+    #[error("a restart from it (or in its project) is under way")]
+    Restarting,
+    /// The record changed since it was listed.
+    #[error("{0} changed since it was listed; kept")]
+    Changed(String),
+    /// The state folder said no, in its words.
+    #[error("{0}")]
+    Store(String),
+    /// The record went, its restart log did not.
+    #[error("its record was removed, but not its restart log: {0}")]
+    Log(String),
 }
 
 /// Removes what `what` asks among `entries` (as `restart::history` read them), each under
@@ -79,10 +100,10 @@ pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
     for e in entries {
         match decide(e, what) {
             None => {}
-            Some(Err(why)) => out.kept.push((e.snapshot.clone(), why)),
+            Some(Err(why)) => out.kept.push((e.snapshot.clone(), why.to_string())),
             Some(Ok(())) => match remove(store, e) {
                 Ok(()) => out.removed.push(e.snapshot.clone()),
-                Err(why) => out.kept.push((e.snapshot.clone(), why)),
+                Err(why) => out.kept.push((e.snapshot.clone(), why.to_string())),
             },
         }
     }
@@ -91,30 +112,33 @@ pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
 
 /// One record removed, under the stop lock of its resource and the restart lock its restart
 /// takes, after it is read again under them: still the record of `e.id`, still finished.
-fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
+fn remove(store: &Store, e: &HistoryEntry) -> Result<(), Kept> {
     let container = matches!(
         e.snapshot.parse::<RecordName>(),
         Ok(r) if r.target.kind() == TargetKind::Container
     );
-    let changed = || format!("{} changed since it was listed; kept", e.snapshot);
+    let changed = || Kept::Changed(e.snapshot.clone());
     let target: TargetId = e.id.parse().map_err(|_| changed())?;
     let Some(_lock) = store
         .try_lock(&target.stop_lock())
-        .map_err(|e| e.to_string())?
+        .map_err(|e| Kept::Store(e.to_string()))?
     else {
-        return Err("its stop lock is held (a stop or a read of it is under way)".into());
+        return Err(Kept::Locked);
     };
     let restart_lock = match container {
         true => super::container::restart_lock(&e.snapshot),
         false => super::restart_lock(&e.project),
     };
-    let Some(_restarting) = store.try_lock(&restart_lock).map_err(|e| e.to_string())? else {
-        return Err("a restart from it (or in its project) is under way".into());
+    let Some(_restarting) = store
+        .try_lock(&restart_lock)
+        .map_err(|e| Kept::Store(e.to_string()))?
+    else {
+        return Err(Kept::Restarting);
     };
     let (removed, restarted) = if container {
         let s = store
             .get::<ContainerSnapshot>(&e.snapshot)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| Kept::Store(e.to_string()))?
             .filter(|s| s.id == e.id && s.result.is_some())
             .ok_or_else(changed)?;
         let restarted = !s.restarts.is_empty();
@@ -126,7 +150,7 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
         // On behalf of the resource the listing named, not of whatever the file says now.
         let s = store
             .get::<Snapshot>(&e.snapshot)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| Kept::Store(e.to_string()))?
             .filter(|s| s.id == e.id && s.result.is_some())
             .ok_or_else(changed)?;
         let TargetId::Tree(owner) = target else {
@@ -137,7 +161,7 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
             !s.restarts.is_empty(),
         )
     };
-    removed.map_err(|e| e.to_string())?;
+    removed.map_err(|e| Kept::Store(e.to_string()))?;
     // A restarted server may still write its log: it is kept (it holds its output, not its
     // environment).
     if restarted {
@@ -145,7 +169,7 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), String> {
     }
     store
         .remove_log(&format!("{}.log", e.snapshot))
-        .map_err(|err| format!("its record was removed, but not its restart log: {err}"))
+        .map_err(|err| Kept::Log(err.to_string()))
 }
 
 #[cfg(test)]

@@ -216,16 +216,47 @@ pub fn named_files(words: &[Vec<u8>], cwd: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Why a restart would run code the user does not control: the entry, and the shared rule's
+/// reason. Its sentence names the entry the user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotYours {
+    /// `what` (`"the folder"`, `"the program"`, `"the file"`) at `path` is not the user's alone.
+    #[error("{}", not_controlled(.what, .path, .why))]
+    Entry {
+        /// What it is to the restart.
+        what: &'static str,
+        /// The entry.
+        path: PathBuf,
+        /// The shared rule's reason.
+        why: Untrusted,
+    },
+    /// A file the command names is missing, and another user could put it there.
+    #[error(
+        "the file {} is missing, and {why}: a restart runs only what you control",
+        .path.display()
+    )]
+    Missing {
+        /// The missing file.
+        path: PathBuf,
+        /// The shared rule's reason.
+        why: Untrusted,
+    },
+}
+
 /// Judges `path` (`what` it is to the restart) by the shared rule.
-fn check(me: &Me, what: &str, path: &Path) -> Result<(), String> {
+fn check(me: &Me, what: &'static str, path: &Path) -> Result<(), NotYours> {
     check_path(path, me)
         .map(|_| ())
-        .map_err(|why| not_controlled(what, path, &why))
+        .map_err(|why| NotYours::Entry {
+            what,
+            path: path.to_path_buf(),
+            why,
+        })
 }
 
 /// Judges the recorded folder by the shared rule. Asked before the program is looked for in
 /// it: another user's folder at the recorded path says so, not that the program is gone.
-pub fn judge_folder(me: &Me, cwd: &Path) -> Result<(), String> {
+pub fn judge_folder(me: &Me, cwd: &Path) -> Result<(), NotYours> {
     check(me, "the folder", cwd)
 }
 
@@ -240,7 +271,7 @@ pub fn judge_code(
     program: &Path,
     argv: &[&[u8]],
     env: &[Vec<u8>],
-) -> Result<(), String> {
+) -> Result<(), NotYours> {
     check(me, "the program", program)?;
     let words = path_words(argv, env);
     named_files(&words, cwd).iter().try_for_each(|entry| {
@@ -251,11 +282,9 @@ pub fn judge_code(
         check(me, what, entry)
     })?;
     missing_paths(&words, cwd).iter().try_for_each(|missing| {
-        nothing_foreign_at(missing, me).map_err(|why| {
-            format!(
-                "the file {} is missing, and {why}: a restart runs only what you control",
-                missing.display()
-            )
+        nothing_foreign_at(missing, me).map_err(|why| NotYours::Missing {
+            path: missing.clone(),
+            why,
         })
     })
 }
@@ -536,6 +565,8 @@ mod tests {
         let gone = shared.join("x/srv.js");
         let argv = [b"node".as_slice(), gone.to_str().unwrap().as_bytes()];
         let why = judge_code(me, &root, &program, &argv, &[]).unwrap_err();
+        assert!(matches!(why, NotYours::Missing { .. }), "{why}");
+        let why = why.to_string();
         assert!(
             why.contains("is missing") && why.contains("other users"),
             "{why}"
@@ -562,7 +593,7 @@ mod tests {
     fn a_folder_others_can_write_is_refused_naming_it() {
         let (_dir, root) = project();
         mode(&root, 0o777);
-        let why = judge_folder(Me::current(), &root).unwrap_err();
+        let why = judge_folder(Me::current(), &root).unwrap_err().to_string();
         assert_eq!(
             why,
             format!(
@@ -584,12 +615,16 @@ mod tests {
         let argv = args(&["node", "node_modules/.bin/vite"]);
         let node = Path::new("/bin/sh");
         mode(&vite, 0o757);
-        let why = judge_code(me, &root, node, &argv, &[]).unwrap_err();
+        let why = judge_code(me, &root, node, &argv, &[])
+            .unwrap_err()
+            .to_string();
         assert!(why.starts_with("the file "), "{why}");
         assert!(why.contains("can be written by other users"), "{why}");
         mode(&vite, 0o755);
         mode(&bin, 0o777);
-        let why = judge_code(me, &root, node, &argv, &[]).unwrap_err();
+        let why = judge_code(me, &root, node, &argv, &[])
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             why,
             format!(
@@ -600,6 +635,17 @@ mod tests {
             )
         );
         let why = judge_code(me, &root, &vite, &args(&["vite"]), &[]).unwrap_err();
+        assert!(
+            matches!(
+                why,
+                NotYours::Entry {
+                    what: "the program",
+                    ..
+                }
+            ),
+            "{why}"
+        );
+        let why = why.to_string();
         assert!(
             why.starts_with("the program "),
             "the program is judged too: {why}"

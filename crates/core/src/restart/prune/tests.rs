@@ -52,7 +52,10 @@ fn prune_keeps_what_can_be_restarted_unless_asked_and_never_an_unfinished_stop()
     }
     let mut unwritten = entry(Some("stopped"), None, false, "2026-12-01T00:00:00Z");
     unwritten.not_written = Some("read-only".into());
-    assert!(matches!(decide(&unwritten, Prune::All), Some(Err(_))));
+    assert!(matches!(
+        decide(&unwritten, Prune::All),
+        Some(Err(super::Kept::Unfinished))
+    ));
 }
 
 #[test]
