@@ -18,7 +18,9 @@ use std::time::Duration;
 use super::newcomers::{Seen, Tie, GLANCE};
 use super::signals::Signals;
 use crate::diagnose::judge;
-use crate::model::outcome::{MemberOutcome, MemberReport, NewcomerFate, NewcomerReport};
+use crate::model::outcome::{
+    MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult,
+};
 use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
 use crate::signal::Expected;
@@ -547,4 +549,68 @@ fn failed(members: &[MemberReport]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// What decides the result of a stop that reached its signals, kept apart from its report so
+/// that a batch can take back a newcomer another of its resources claims (`batch.rs`) before the
+/// result is final.
+pub(super) struct Verdict {
+    /// Whether any signal went out.
+    pub(super) signalled: bool,
+    /// Whether an interruption left a level unsignalled.
+    pub(super) unreached: bool,
+    pub(super) interrupted: Option<&'static str>,
+    /// The members still running or failed, and the newcomers still running.
+    pub(super) problems: Vec<Problem>,
+    /// Every identity the process table held at check (e): none of them is a replacement
+    /// the rescan may find (`rescan.rs`).
+    pub(super) present: HashSet<Identity>,
+}
+
+impl Verdict {
+    /// Step 7 from what is true when the stop ends (the rescan may still lower it).
+    pub(super) fn result(&self) -> (ResourceResult, String) {
+        let problems: Vec<String> = self.problems.iter().map(|p| p.text.clone()).collect();
+        match self.interrupted {
+            Some(signal) if !self.signalled => (
+                ResourceResult::Refused,
+                format!("interrupted by {signal} before the first signal: nothing was sent"),
+            ),
+            Some(signal) => {
+                let (result, reason) = result_of(true, &problems);
+                let reason = match (result, self.unreached) {
+                    (ResourceResult::Stopped, _) => reason,
+                    (_, true) => format!(
+                        "interrupted by {signal}, so no further level was signalled; {reason}"
+                    ),
+                    (_, false) => format!("interrupted by {signal} during a wait; {reason}"),
+                };
+                (result, reason)
+            }
+            None => result_of(self.signalled, &problems),
+        }
+    }
+}
+
+/// Step 7 from what is true when the stop ends (the rescan may still lower it): `problems`
+/// are the members still running or failed and the newcomers still running.
+fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
+    if !signalled {
+        // Nothing was sent: say why in the members' words (a signal the kernel refused), or
+        // that there was no one left to send it to.
+        let why = if problems.is_empty() {
+            "every member was gone or had changed".to_owned()
+        } else {
+            problems.join("; ")
+        };
+        return (
+            ResourceResult::Refused,
+            format!("no signal was sent: {why}"),
+        );
+    }
+    if problems.is_empty() {
+        (ResourceResult::Stopped, "every member is gone".into())
+    } else {
+        (ResourceResult::PartiallyStopped, problems.join("; "))
+    }
 }

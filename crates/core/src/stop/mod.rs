@@ -1,6 +1,8 @@
-//! Stop: the checkpoint chain of docs/design.md §3, for every resource of a batch at once
-//! (`batch.rs`: one read per step, each resource judged on its own; a stop of one resource is
-//! a batch of one).
+//! Stop: the checkpoint chain of docs/design.md §3, for every target of a batch at once. One
+//! driver (`batch.rs`) owns the order over two kinds of target (`target.rs`): a process tree
+//! (`tree.rs`, its signals in `signals.rs` and `ending.rs`) and a container run
+//! (`container.rs`); a third kind is one more implementation of `Target`. A stop of one target
+//! is a batch of one.
 //!
 //! Per resource, under its file lock held from the re-diagnosis until its outcome is recorded:
 //! 1. re-diagnose (never trust the card that was clicked) and refuse on any change;
@@ -28,6 +30,7 @@
 mod batch;
 pub mod checks;
 pub mod container;
+mod deadline;
 pub mod failure;
 pub mod interrupt;
 pub mod reconcile;

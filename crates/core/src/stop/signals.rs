@@ -5,10 +5,10 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use super::deadline::Deadline;
 use super::interrupt::Interrupt;
 use super::newcomers::{Watch, GLANCE};
 use super::refusal::Why;
-use super::target::Deadline;
 use super::StopOptions;
 use crate::model::outcome::{MemberOutcome, MemberReport};
 use crate::model::snapshot::Snapshot;

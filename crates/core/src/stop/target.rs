@@ -8,8 +8,10 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+pub(super) use super::deadline::Deadline;
+use super::ending::Verdict;
 use super::failure::Unrecorded;
-use super::flow::{Stopper, Verdict};
+use super::flow::Stopper;
 use super::refusal::Refusal;
 use crate::model::outcome::{Checkpoint, StopReport};
 use crate::model::shown::Shown;
@@ -21,26 +23,6 @@ pub(super) type Signalled = (StopReport, Option<Verdict>);
 
 /// A target that goes on to the next step, or its report (refused or failed there).
 pub(super) type Answer<T> = Result<T, Box<StopReport>>;
-
-/// At most `limit` from check (a), at `t0` on the probe's monotonic clock, to the first signal.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Deadline {
-    pub(super) t0: Duration,
-    pub(super) limit: Duration,
-}
-
-impl Deadline {
-    /// How long since check (a), at `now`.
-    pub(super) fn since(&self, now: Duration) -> Duration {
-        now.saturating_sub(self.t0)
-    }
-
-    /// How long it took, when that is more than the limit: then no first signal may go out.
-    pub(super) fn passed(&self, now: Duration) -> Option<Duration> {
-        let took = self.since(now);
-        (took > self.limit).then_some(took)
-    }
-}
 
 /// What the rescans of a batch know of it, for a kind's [`Target::rescan`].
 pub(super) struct Ended<'b, S> {

@@ -7,8 +7,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use super::checks::{self, TreeCheck};
+use super::ending::Verdict;
 use super::failure::Unrecorded;
-use super::flow::{Stopper, Verdict};
+use super::flow::Stopper;
 use super::newcomers::{Tie, Watch};
 use super::refusal::{Refusal, Why};
 use super::rescan;

@@ -280,7 +280,7 @@ fn an_id_named_twice_is_stopped_once() {
 #[test]
 fn a_newcomer_claimed_by_descent_is_taken_back_from_a_resource_that_saw_it_only_as_an_orphan() {
     use crate::stop::ending::Problem;
-    use crate::stop::flow::Verdict;
+    use crate::stop::ending::Verdict;
     let newcomer = |tie| NewcomerReport {
         pid: 150,
         start_time: 1500,
@@ -459,7 +459,7 @@ fn a_mark_that_cannot_be_written_fails_only_its_own_resource() {
 }
 
 /// The rescan's blame and the disowning, over hand-made reports: `claims` made from them.
-fn disown(group: Vec<(StopReport, Option<crate::stop::flow::Verdict>)>) -> Vec<StopReport> {
+fn disown(group: Vec<(StopReport, Option<crate::stop::ending::Verdict>)>) -> Vec<StopReport> {
     let claims: Vec<_> = group
         .iter()
         .map(|(r, _)| crate::stop::rescan::claimed(&r.id, &r.newcomers))
@@ -471,7 +471,7 @@ fn disown(group: Vec<(StopReport, Option<crate::stop::flow::Verdict>)>) -> Vec<S
 fn with_newcomers(
     id: &str,
     newcomers: &[(Pid, Pid, TieKind)],
-) -> (StopReport, Option<crate::stop::flow::Verdict>) {
+) -> (StopReport, Option<crate::stop::ending::Verdict>) {
     use crate::stop::ending::Problem;
     let problems = newcomers
         .iter()
@@ -483,7 +483,7 @@ fn with_newcomers(
             }),
         })
         .collect();
-    let verdict = crate::stop::flow::Verdict {
+    let verdict = crate::stop::ending::Verdict {
         signalled: true,
         unreached: false,
         interrupted: None,
