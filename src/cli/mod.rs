@@ -225,7 +225,7 @@ fn refused(e: &clap::Error) -> ExitCode {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    // `pier --under DIR`: the app, with its own options (README, "The tray app").
+    // `pier --under DIR`: the app, with its own options (README.md).
     let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if app::for_the_app(&raw) {
         return app::exec_app(raw);

@@ -351,7 +351,7 @@ pub enum ActivityFacts {
 /// Pier cannot tell a reloader polling files from a server at work: both are CPU a stop
 /// would interrupt, so a busy polling reloader (uvicorn's StatReload walking a `.venv`) stays
 /// busy. The words name the busiest member, its figures and the window, so the user sees
-/// which process it is (ARCHITECTURE.md, "Polling reloaders are busy").
+/// which process it is (docs/design.md §2.9).
 pub fn activity_evidence(facts: &ActivityFacts, t: Thresholds) -> (Evidence, Option<Activity>) {
     let (members, window) = match facts {
         ActivityFacts::NotSampled => {

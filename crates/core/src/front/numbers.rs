@@ -49,8 +49,7 @@ pub const IO_MAX_BYTES_PER_SECOND: f64 = 1e12;
 /// The longest `--refresh`, in seconds: a day.
 pub const REFRESH_MAX_SECS: u64 = 86_400;
 
-/// The longest `pier restart --wait`, in seconds: an hour, the bound `ARCHITECTURE.md` gave
-/// before it was checked (docs/design.md §4.3).
+/// The longest `pier restart --wait`, in seconds: an hour (docs/design.md §4.3).
 pub const RESTART_WAIT_MAX_SECS: u64 = 3_600;
 
 /// Which number a command line refused: each names its flag and its range.

@@ -297,7 +297,7 @@ pub trait Probe {
     /// ([`ProcessList::sighted`]), at the one cheapest call that says "not the user's". The
     /// diagnosis reads the few of those it needs with [`rows`](Probe::rows) and
     /// [`children`](Probe::children): the ancestors of what it judges, and the children of
-    /// its members (ARCHITECTURE.md "What a scan reads"). The default reads everything.
+    /// its members (docs/decisions.md, "What a scan reads"). The default reads everything.
     fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         self.survey(wants_argv)
     }

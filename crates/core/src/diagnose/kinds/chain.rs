@@ -1,4 +1,4 @@
-//! A resource's kind from its launch chain (ARCHITECTURE.md, "The resource's kind"): for a tool
+//! A resource's kind from its launch chain (docs/decisions.md, "The resource's kind"): for a tool
 //! that rewrote its own title, and for a package manager's dev script.
 //!
 //! Everything here reads argv structure — a title split into words, a wrapper shell's
