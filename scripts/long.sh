@@ -41,8 +41,7 @@ part() {
 # their figures added up. Runs side by side also race each other for pids and CPU: pid steering
 # fails more often, and a loaded machine refuses more stops for the 2 s deadline — both are
 # counted, never excused as wrong signals or disagreements — and one run's processes end while
-# another run's stop reads them, as a user's short-lived processes do (that found the faults
-# of reading an ending process in SECURITY.md). Each run has a network namespace of its own: sharing one, a
+# another run's stop reads them, as a user's short-lived processes do. Each run has a network namespace of its own: sharing one, a
 # run's client reached another run's server on a port that had changed hands, or a server took
 # a port another run's resource had held, and the oracle of the one run cannot know of either.
 soak() {

@@ -1,4 +1,4 @@
-//! Batches against the real `pier stop` (ARCHITECTURE.md, "Batches"): a resource whose lock
+//! Batches against the real `pier stop` (docs/decisions.md, "Batches"): a resource whose lock
 //! another stop holds is refused at once while the rest of the batch is stopped, and on a
 //! terminal each resource's lines are printed as soon as it has ended, under a status line that
 //! a pipe never sees.

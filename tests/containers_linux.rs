@@ -841,7 +841,7 @@ fn the_app_s_clean_up_stops_the_run_its_card_showed_and_no_other() {
                 let c = p.containers.iter().find(|c| c.name == "pier-t-app")?;
                 (c.level == pier_core::model::card::Level::Green).then(|| StopTarget {
                     project: p.path.clone(),
-                    id: c.id.clone(),
+                    id: c.id.parse().expect("a card's id"),
                     shown: Shown::of_container(p.level, c),
                 })
             })

@@ -323,7 +323,7 @@ mod lies {
         fn details(&self, pid: Pid) -> Option<ProcessDetails> {
             self.real.details(pid)
         }
-        fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+        fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
             match self.lie {
                 Lie::EmptyEnvironment => Ok(Vec::new()),
                 _ => self.real.environment(pid),
@@ -332,10 +332,10 @@ mod lies {
         fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
             self.real.sockets(owners_among).map(|t| self.strip(t))
         }
-        fn memory(&self, pid: Pid) -> Result<probe::Memory, String> {
+        fn memory(&self, pid: Pid) -> Result<probe::Memory, ProbeError> {
             self.real.memory(pid)
         }
-        fn writes(&self, pid: Pid) -> Result<Vec<probe::Written>, String> {
+        fn writes(&self, pid: Pid) -> Result<Vec<probe::Written>, ProbeError> {
             self.real.writes(pid)
         }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

@@ -47,7 +47,7 @@ fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<ShownMember>) {
 fn stop_one(engine: &SystemEngine, id: &str, shown: Shown) -> StopReport {
     let target = StopTarget {
         project: String::new(),
-        id: id.to_owned(),
+        id: id.parse().expect("a card's id"),
         shown,
     };
     let mut heard = Vec::new();
@@ -133,7 +133,7 @@ fn a_restart_from_the_engine_leaves_the_new_tree_adopted_not_a_child_of_pier() {
     assert_eq!(stopped.result, ResourceResult::Stopped, "{stopped:#?}");
 
     let snapshot = stopped.snapshot.expect("a snapshot");
-    let report = engine.restart(&snapshot);
+    let report = engine.restart(&snapshot.parse().expect("a record name"));
     assert_eq!(report.result, RestartResult::Ready, "{report:#?}");
     let again = sb.report("shop", |r| r["pid"] != server["pid"]);
     let root = report.pid.expect("the new root's pid");

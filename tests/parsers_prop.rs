@@ -241,7 +241,7 @@ proptest! {
         let nothing = "pier: say what to stop: resource ids, :PORT, --project PATH, or --all-green\n";
         let no_folder = format!("pier: --under {missing}: no such folder\n");
         let no_snapshot = "pier: \"x\" is neither a snapshot nor a resource id";
-        type Parse = fn(&str) -> Result<(), String>;
+        type Parse = fn(&str) -> Result<(), numbers::BadNumber>;
         let cases: [(Vec<String>, Parse, &str); 5] = [
             (vec!["stop".into(), format!("--grace={value}")],
              |v| numbers::grace(v).map(drop), nothing),

@@ -45,11 +45,11 @@ fn a_stop_sample_that_cannot_fit_the_deadline_is_refused_before_anything_is_writ
     let sb = Sandbox::new();
     for sample in ["2500", "1001", "0"] {
         let out = sb.pier_exact(&["stop", "--sample-ms", sample, "17824-71008"]);
-        refused_with(&out, &numbers::stop_sample(sample).unwrap_err());
+        refused_with(&out, &numbers::stop_sample(sample).unwrap_err().to_string());
         assert!(stderr(&out).contains("must fit in 2 s"));
     }
     let out = sb.pier_exact(&["stop", "--grace", "1e300", "17824-71008"]);
-    refused_with(&out, &numbers::grace("1e300").unwrap_err());
+    refused_with(&out, &numbers::grace("1e300").unwrap_err().to_string());
     assert!(
         !state_opened(&sb),
         "no snapshot, no lock, not even the folder"

@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use pier_core::front::EXIT_FAILED;
+use super::EXIT_FAILED;
 
 /// The name of the app's binary, beside `pier`.
 pub const APP_BINARY: &str = "pier-app";

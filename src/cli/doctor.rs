@@ -115,6 +115,12 @@ fn text(r: &DoctorReport, style: &Style) -> String {
     if let Some(dump) = &r.dump {
         let _ = writeln!(out, "\nRaw buffers: {}", for_terminal(dump));
     }
+    verdict(&mut out, r, style);
+    out
+}
+
+/// The last line: ready, or not ready and whose fault — the machine's setup, or Pier's.
+fn verdict(out: &mut String, r: &DoctorReport, style: &Style) {
     let failed: Vec<&str> = r.failures().map(|c| c.name.as_str()).collect();
     if !failed.is_empty() && r.failures().all(|c| c.setup) {
         let _ = writeln!(
@@ -139,7 +145,6 @@ fn text(r: &DoctorReport, style: &Style) -> String {
             failed.join(", ")
         );
     }
-    out
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::render::Style;
 use super::{colour_wanted, print, EXIT_FAILED};
-use pier_core::front::System;
 use pier_core::model::history::HistoryEntry;
+use pier_core::model::SCHEMA_VERSION;
 use pier_core::restart::{self, prune};
 use pier_core::words::{self, for_terminal};
 
@@ -60,7 +60,7 @@ struct Kept<'a> {
 
 /// Runs `pier history`.
 pub fn history(args: HistoryArgs) -> ExitCode {
-    let system = match System::open_for_reading() {
+    let system = match super::open_system_for_reading() {
         Ok(system) => system,
         Err(code) => return code,
     };
@@ -89,7 +89,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
     }
     if args.json {
         let doc = HistoryDocument {
-            schema: 1,
+            schema: SCHEMA_VERSION,
             snapshots: &entries,
             unreadable: &unreadable,
             expired: &expired,
@@ -121,7 +121,7 @@ fn print_pruned(
 ) -> ExitCode {
     if json {
         let doc = PruneDocument {
-            schema: 1,
+            schema: SCHEMA_VERSION,
             removed: &p.removed,
             expired,
             kept: p
@@ -197,6 +197,8 @@ pub(super) fn history_text(
     out
 }
 
+/// One record's lines: a stop that sent no signal in two ([`not_stopped_text`]), else its
+/// header, command, what a restart replays, its reconciliation, its restarts and its answer.
 fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
     // A container's stop has no command: its engine starts it again; its kind names it.
     let command = match (&e.kind, e.root_command.is_empty()) {
@@ -204,30 +206,15 @@ fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
         _ => words::command_of_strings(&e.root_command),
     };
     let command = for_terminal(&command);
+    if e.sent_nothing() {
+        return not_stopped_text(out, e, &command, style);
+    }
     let (snapshot, at) = (for_terminal(&e.snapshot), for_terminal(&e.stopped_at));
     let server: Vec<&str> = e.server_ports().map(String::as_str).collect();
     let ports = match server.is_empty() {
         true => "no ports".to_owned(),
         false => format!("ports {}", server.join(", ")),
     };
-    if e.sent_nothing() {
-        let reason = e.reason.as_deref().unwrap_or("no reason was recorded");
-        // The stop's own reason may already say it.
-        let sent = match reason.starts_with("no signal was sent") {
-            true => "",
-            false => "; no signal was sent",
-        };
-        let _ = writeln!(
-            out,
-            "{at}  {}  {}: {} because {}{sent}",
-            style.paint("NOT STOPPED", "1"),
-            what_where(e),
-            e.result.as_deref().unwrap_or("refused"),
-            for_terminal(reason),
-        );
-        let _ = writeln!(out, "    {command}\n    snapshot {snapshot}");
-        return;
-    }
     let result = match e.result.as_deref() {
         Some(result) => style.result_word(result),
         None => style.warn("NEVER FINISHED"),
@@ -259,6 +246,27 @@ fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
             for_terminal(why)
         ),
     };
+}
+
+/// "NOT STOPPED … because …": a stop that sent no signal stopped nothing, so it is never
+/// worded as a stop, nor offered for restart.
+fn not_stopped_text(out: &mut String, e: &HistoryEntry, command: &str, style: &Style) {
+    let (snapshot, at) = (for_terminal(&e.snapshot), for_terminal(&e.stopped_at));
+    let reason = e.reason.as_deref().unwrap_or("no reason was recorded");
+    // The stop's own reason may already say it.
+    let sent = match reason.starts_with("no signal was sent") {
+        true => "",
+        false => "; no signal was sent",
+    };
+    let _ = writeln!(
+        out,
+        "{at}  {}  {}: {} because {}{sent}",
+        style.paint("NOT STOPPED", "1"),
+        what_where(e),
+        e.result.as_deref().unwrap_or("refused"),
+        for_terminal(reason),
+    );
+    let _ = writeln!(out, "    {command}\n    snapshot {snapshot}");
 }
 
 /// What a restart replays (docs/design.md §4): "runs /usr/bin/node in /home/u/app", and only

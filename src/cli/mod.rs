@@ -16,6 +16,7 @@
 
 mod app;
 mod doctor;
+mod exit;
 mod generate;
 mod help;
 mod history;
@@ -111,72 +112,28 @@ fn use_colour(stdout_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> b
     stdout_is_terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
+use exit::{open_system, open_system_for_reading, resolve_dirs, usage};
+use exit::{EXIT_FAILED, EXIT_NOT_ALL_STOPPED, EXIT_NOT_RECORDED, EXIT_USAGE};
 use pier_core::diagnose::port;
-use pier_core::front::{resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED, EXIT_USAGE};
-use pier_core::stop::container;
+use pier_core::model::target::{RecordName, TargetId, TargetKind};
 
 /// What a resource id looks like, for the sentence that refuses a malformed one.
 const ID_FORM: &str = "a resource id is <root pid>-<root start time>, two whole numbers as \
                        `pier scan` shows them (e.g. 17824-71008)";
 
-/// Whether `id` is a resource id as `pier scan` prints it: `<pid>-<start time>`, both whole
-/// numbers written plainly. Why so strict: ids are matched as text, so "017824-71008" or
-/// "+17824-71008" would never match anything and would read as a refusal, not as a typo; and a
-/// bare "17824" would match the snapshots of every resource whose id starts with it.
-fn is_resource_id(id: &str) -> bool {
-    let Some((pid, start)) = id.split_once('-') else {
-        return false;
-    };
-    matches!(
-        (pid.parse::<u32>(), start.parse::<u64>()),
-        (Ok(p), Ok(s)) if format!("{p}-{s}") == id
-    )
-}
-
-/// Whether `name` is a snapshot as `pier history` names it: `snap-<resource id>-<unix ms>`.
-fn is_snapshot_name(name: &str) -> bool {
-    let Some((id, ms)) = name.strip_prefix("snap-").and_then(|r| r.rsplit_once('-')) else {
-        return false;
-    };
-    is_resource_id(id) && matches!(ms.parse::<u128>(), Ok(m) if m.to_string() == ms)
-}
-
-/// Every id of `pier stop ID...` must be a resource id or a container card's id; the first
-/// that is neither is a usage error (exit 2), before anything is read or locked.
+/// Every id of `pier stop ID...` must be a [`TargetId`] (a resource's id or a container
+/// card's, parsed strictly: `model::target` says why) or `:PORT`; the first that is neither is
+/// a usage error (exit 2), before anything is read or locked.
 fn check_resource_ids(ids: &[String]) -> Result<(), ExitCode> {
     for id in ids {
         // `:3000`: the resource that holds the port (`diagnose::port`).
         if let Some(port) = port::parse(id) {
-            port.map_err(|why| usage(&why))?;
-        } else if !is_resource_id(id) && !is_container_id(id) {
+            port.map_err(|why| usage(&why.to_string()))?;
+        } else if id.parse::<TargetId>().is_err() {
             return Err(usage(&not_a_resource_id(id)));
         }
     }
     Ok(())
-}
-
-/// Whether `id` is a container card's id as `pier scan` prints it: `container-` and the first
-/// 12 hex digits of its id (a card's id, `stop::container::is_container_id`, of that length).
-fn is_container_id(id: &str) -> bool {
-    container::is_container_id(id) && id.len() == container::CARD_PREFIX.len() + 12
-}
-
-/// Whether `name` is a container's stop record as `pier history` names it
-/// (`ctr-<12 hex digits>-<unix ms>`).
-fn is_container_record(name: &str) -> bool {
-    let Some((hex, ms)) = name
-        .strip_prefix(container::RECORD_PREFIX)
-        .and_then(|r| r.split_once('-'))
-    else {
-        return false;
-    };
-    is_container_id(&format!("{}{hex}", container::CARD_PREFIX))
-        && matches!(ms.parse::<u128>(), Ok(m) if m.to_string() == ms)
-}
-
-/// Whether `pier restart`'s argument names a container's stop: its record or its card's id.
-fn is_container_name(arg: &str) -> bool {
-    is_container_record(arg) || is_container_id(arg)
 }
 
 /// Why `bad` is refused, naming both forms an id may take.
@@ -187,9 +144,23 @@ fn not_a_resource_id(bad: &str) -> String {
     )
 }
 
+/// The kind of target `pier restart`'s argument names: a record as `pier history` names it
+/// ([`RecordName`]), or a target's id (its newest record); `None` when it is neither.
+fn restart_kind(arg: &str) -> Option<TargetKind> {
+    match arg.parse::<RecordName>() {
+        Ok(record) => Some(record.target.kind()),
+        Err(_) => arg.parse::<TargetId>().ok().map(|id| id.kind()),
+    }
+}
+
+/// Whether `pier restart`'s argument names a container's stop: its record or its card's id.
+fn is_container_name(arg: &str) -> bool {
+    restart_kind(arg) == Some(TargetKind::Container)
+}
+
 /// `pier restart`'s argument: a snapshot name or a resource id, else a usage error (exit 2).
 fn check_snapshot_or_id(arg: &str) -> Result<(), ExitCode> {
-    if is_snapshot_name(arg) || is_resource_id(arg) || is_container_name(arg) {
+    if restart_kind(arg).is_some() {
         return Ok(());
     }
     Err(usage(&format!(
@@ -254,7 +225,7 @@ fn refused(e: &clap::Error) -> ExitCode {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    // `pier --under DIR`: the app, with its own options (README, "The tray app").
+    // `pier --under DIR`: the app, with its own options (README.md).
     let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if app::for_the_app(&raw) {
         return app::exec_app(raw);
@@ -288,75 +259,44 @@ mod tests {
     use proptest::prelude::*;
     use std::ffi::OsStr;
 
-    /// Found by trying real tools: `pier stop 12x` said "refused … no resource 12x now" and
-    /// exited 3, as if a resource had been looked at.
-    #[test]
-    fn resource_ids_are_two_plain_whole_numbers() {
-        for good in ["17824-71008", "1-0", "4294967295-18446744073709551615"] {
-            assert!(is_resource_id(good), "{good}");
-        }
-        for bad in [
-            "12x",
-            "17824",
-            "17824-",
-            "-71008",
-            "17824-71008-1",
-            "017824-71008",
-            "+17824-71008",
-            "17824-+71008",
-            " 17824-71008",
-            "4294967296-1",
-            "snap-17824-71008-1764590000000",
-            "",
-        ] {
-            assert!(!is_resource_id(bad), "{bad:?}");
-        }
+    /// A resource's id, as [`TargetId`] parses it.
+    fn is_resource_id(id: &str) -> bool {
+        matches!(id.parse(), Ok(TargetId::Tree(_)))
     }
 
+    fn is_snapshot_name(name: &str) -> bool {
+        name.parse::<RecordName>()
+            .is_ok_and(|r| r.target.kind() == TargetKind::Tree)
+    }
+
+    /// The gates of `pier stop` and `pier restart` take what `model::target` parses (its tests
+    /// hold the grammar's cases) and refuse the rest before anything is read. Found by trying
+    /// real tools: `pier stop 12x` said "refused … no resource 12x now" and exited 3, as if a
+    /// resource had been looked at.
     #[test]
-    fn a_container_s_card_id_is_container_and_twelve_hex_digits() {
-        assert!(is_container_id("container-fe7ae5f85c8a"));
-        for bad in [
-            "container-",
-            "container-fe7ae5f85c8",
-            "container-fe7ae5f85c8ax",
-            "container-fe7ae5f85c8a0",
-            "container-../../etc",
-            "fe7ae5f85c8a",
-        ] {
-            assert!(!is_container_id(bad), "{bad:?}");
-        }
+    fn stop_and_restart_take_only_what_the_id_grammar_parses() {
         assert!(check_resource_ids(&["container-fe7ae5f85c8a".into(), "1-1".into()]).is_ok());
-        assert!(not_a_resource_id("vite").contains("is not a resource id"));
-    }
-
-    #[test]
-    fn a_container_s_record_is_ctr_its_id_and_a_time() {
-        assert!(is_container_record("ctr-fe7ae5f85c8a-1764590000000"));
-        assert!(is_container_name("container-fe7ae5f85c8a"));
-        for bad in [
-            "ctr-fe7ae5f85c8a",
-            "ctr-fe7ae5f85c8a-",
-            "ctr-fe7ae5f85c8a-01",
-            "ctr-xyz-1764590000000",
-            "ctr-fe7ae5f85c8a-1-2",
-        ] {
-            assert!(!is_container_name(bad), "{bad:?}");
+        for bad in ["12x", "17824", "container-fe7ae5f85c8", "snap-1-1-1"] {
+            assert!(check_resource_ids(&[bad.into()]).is_err(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn snapshot_names_are_snap_an_id_and_a_time() {
-        assert!(is_snapshot_name("snap-17824-71008-1764590000000"));
+        assert!(not_a_resource_id("vite").contains("is not a resource id"));
+        for good in [
+            "snap-17824-71008-1764590000000",
+            "17824-71008",
+            "ctr-fe7ae5f85c8a-1764590000000",
+            "container-fe7ae5f85c8a",
+        ] {
+            assert!(check_snapshot_or_id(good).is_ok(), "{good}");
+        }
+        assert!(is_container_name("ctr-fe7ae5f85c8a-1764590000000"));
+        assert!(is_container_name("container-fe7ae5f85c8a"));
+        assert!(!is_container_name("snap-17824-71008-1764590000000"));
         for bad in [
-            "snap-",
             "snap-17824-71008",
-            "snap-17824-1764590000000x",
-            "snap-12x-1-1",
-            "snap-../../etc-1",
+            "ctr-xyz-1764590000000",
             "17824-71008-1764590000000",
         ] {
-            assert!(!is_snapshot_name(bad), "{bad:?}");
+            assert!(check_snapshot_or_id(bad).is_err(), "{bad:?}");
         }
     }
 
@@ -420,7 +360,7 @@ mod tests {
         #[test]
         fn every_numeric_flag_takes_exactly_what_its_parser_takes(value in number_like()) {
             use pier_core::front::numbers;
-            type Parse = fn(&str) -> Result<(), String>;
+            type Parse = fn(&str) -> Result<(), numbers::BadNumber>;
             let cases: [(&[&str], &str, Parse); 8] = [
                 (&["stop", "1-1"], "--grace", |v| numbers::grace(v).map(drop)),
                 (&["stop", "1-1"], "--sample-ms", |v| numbers::stop_sample(v).map(drop)),
@@ -447,6 +387,7 @@ mod tests {
                         use std::error::Error as _;
                         prop_assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
                         let said = e.source().map(ToString::to_string);
+                        let why = why.to_string();
                         prop_assert_eq!(said.as_deref(), Some(why.as_str()));
                         prop_assert!(why.starts_with(&format!("{flag} ")), "{}", why);
                         prop_assert!(!why.contains('\n'), "one line: {}", why);

@@ -10,7 +10,9 @@ use serde::Serialize;
 
 use super::{print, usage, EXIT_FAILED};
 use pier_core::config;
+use pier_core::front::{resolve_dir, DirError};
 use pier_core::model::protect::{Protect, ProtectList};
+use pier_core::model::SCHEMA_VERSION;
 use pier_core::words::for_terminal;
 
 /// `pier protect [list|add|remove]`. The list is `protect.toml` in the configuration folder:
@@ -65,7 +67,7 @@ struct ListDocument<'a> {
 pub fn run(args: ProtectArgs) -> ExitCode {
     let path = match config::protect_path() {
         Ok(path) => path,
-        Err(why) => return usage(&why),
+        Err(why) => return usage(&why.to_string()),
     };
     // A list that cannot be read is never written over: it is the user's.
     let list = match config::read_protect(&path) {
@@ -83,7 +85,7 @@ pub fn run(args: ProtectArgs) -> ExitCode {
     match args.action.unwrap_or(Action::List { json: false }) {
         Action::List { json: true } => {
             let doc = ListDocument {
-                schema: 1,
+                schema: SCHEMA_VERSION,
                 file: path.display().to_string(),
                 list: &list,
             };
@@ -95,20 +97,29 @@ pub fn run(args: ProtectArgs) -> ExitCode {
     }
 }
 
-/// `--port N`: a whole number from 1 to 65535, refused in a sentence naming the flag.
-fn port_number(text: &str) -> Result<u16, String> {
+/// Why an entry of `add` or `remove` is refused, in a sentence naming its flag.
+#[derive(Debug, thiserror::Error)]
+enum EntryError {
+    /// `--port` is not 1 to 65535.
+    #[error("--port {0}: a TCP port is a whole number from 1 to 65535")]
+    Port(String),
+    /// `--container` names no container.
+    #[error("--container needs a container's name, as `docker ps` shows it")]
+    NoContainerName,
+}
+
+/// `--port N`: a whole number from 1 to 65535.
+fn port_number(text: &str) -> Result<u16, EntryError> {
     match text.parse::<u16>() {
         Ok(p) if p > 0 => Ok(p),
-        _ => Err(format!(
-            "--port {text}: a TCP port is a whole number from 1 to 65535"
-        )),
+        _ => Err(EntryError::Port(text.to_owned())),
     }
 }
 
 /// `--container NAME`: not empty (an empty name names no container, and reads as nothing).
-fn container_name(text: &str) -> Result<String, String> {
+fn container_name(text: &str) -> Result<String, EntryError> {
     match text.trim().is_empty() {
-        true => Err("--container needs a container's name, as `docker ps` shows it".into()),
+        true => Err(EntryError::NoContainerName),
         false => Ok(text.to_owned()),
     }
 }
@@ -119,7 +130,7 @@ fn change(path: &Path, mut list: ProtectList, e: &Entries, add: bool) -> ExitCod
     for p in &e.project {
         match project_path(p, add) {
             Ok(p) => projects.push(p),
-            Err(why) => return usage(&why),
+            Err(why) => return usage(&why.to_string()),
         }
     }
     let before = list.clone();
@@ -160,7 +171,7 @@ fn change(path: &Path, mut list: ProtectList, e: &Entries, add: bool) -> ExitCod
     }
     if list != before {
         if let Err(why) = config::write_protect(path, &list) {
-            eprintln!("pier: {}", for_terminal(&why));
+            eprintln!("pier: {}", for_terminal(&why.to_string()));
             return ExitCode::from(EXIT_FAILED);
         }
     }
@@ -183,16 +194,12 @@ fn toggle<T: PartialEq>(items: &mut Vec<T>, item: T, add: bool) {
 
 /// A project folder as the list keeps it: absolute and resolved (symlinks too, as a scan
 /// resolves a working directory). One to add must exist; one to remove may be gone since.
-fn project_path(p: &Path, add: bool) -> Result<PathBuf, String> {
-    let shown = pier_core::words::path_for_terminal(p);
-    match p.canonicalize() {
-        Ok(dir) if dir.is_dir() => Ok(dir),
-        Ok(_) => Err(format!("--project {shown}: not a folder")),
-        Err(_) if !add && p.is_absolute() => Ok(p.to_path_buf()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("--project {shown}: no such folder"))
+fn project_path(p: &Path, add: bool) -> Result<PathBuf, DirError> {
+    match resolve_dir("--project", p) {
+        Err(DirError::Missing { .. } | DirError::Unreadable { .. }) if !add && p.is_absolute() => {
+            Ok(p.to_path_buf())
         }
-        Err(e) => Err(format!("--project {shown}: {e}")),
+        resolved => resolved,
     }
 }
 

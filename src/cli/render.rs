@@ -4,9 +4,11 @@
 
 use std::fmt::Write;
 
-use pier_core::model::card::{endpoint, Evidence, Level, Port, Project, Resource, Scan};
-use pier_core::model::container::Container;
-use pier_core::model::memory::{GreenMemory, Memory};
+use pier_core::model::card::{
+    endpoint, Evidence, Level, OtherListener, Port, Project, Resource, Scan,
+};
+use pier_core::model::container::{Container, EngineStatus};
+use pier_core::model::memory::GreenMemory;
 use pier_core::words::{byte_size, for_terminal};
 
 /// How text is painted: ANSI colours on a terminal (`super::colour_wanted`), else plain. One
@@ -78,40 +80,50 @@ impl Style {
 pub fn cards(scan: &Scan, colour: bool) -> String {
     let style = Style { colour };
     let mut out = String::new();
-    // Cards are set apart by a blank line before each, but the output starts with the first.
-    let trim_first = |out: &mut String| {
-        if out.starts_with('\n') {
-            out.remove(0);
-        }
-    };
     if scan.projects.is_empty() {
         out.push_str("No dev residue found.\n");
     }
     for project in &scan.projects {
         project_card(&mut out, project, &style);
     }
-    trim_first(&mut out);
-    if let Some(others) = &scan.other_listeners {
-        out.push_str("\nOther listeners (not candidates):\n");
-        if others.is_empty() {
-            out.push_str("  none\n");
-        }
-        for l in others {
-            // A retitled process may pad its name; the JSON keeps it as the kernel gave it.
-            let who = match (l.pid, &l.command) {
-                (Some(pid), Some(cmd)) => format!("{} (pid {pid})", for_terminal(cmd.trim_end())),
-                (Some(pid), None) => format!("pid {pid}"),
-                _ => "unknown owner".to_owned(),
-            };
-            let _ = writeln!(
-                out,
-                "  {}  {who}  {}",
-                pier_core::model::card::endpoint(&l.address, l.port),
-                for_terminal(&l.reason)
-            );
-        }
+    // Cards are set apart by a blank line before each, but the output starts with the first.
+    if out.starts_with('\n') {
+        out.remove(0);
     }
-    for e in &scan.engines {
+    if let Some(others) = &scan.other_listeners {
+        other_listeners(&mut out, others);
+    }
+    engine_lines(&mut out, &scan.engines, &style);
+    out.push_str(&counts_line(scan));
+    out.push_str(&would_free(&GreenMemory::of(&scan.projects)));
+    out
+}
+
+/// `--all`: the listening ports that are no candidate, each with its owner and why.
+fn other_listeners(out: &mut String, others: &[OtherListener]) {
+    out.push_str("\nOther listeners (not candidates):\n");
+    if others.is_empty() {
+        out.push_str("  none\n");
+    }
+    for l in others {
+        // A retitled process may pad its name; the JSON keeps it as the kernel gave it.
+        let who = match (l.pid, &l.command) {
+            (Some(pid), Some(cmd)) => format!("{} (pid {pid})", for_terminal(cmd.trim_end())),
+            (Some(pid), None) => format!("pid {pid}"),
+            _ => "unknown owner".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "  {}  {who}  {}",
+            endpoint(&l.address, l.port),
+            for_terminal(&l.reason)
+        );
+    }
+}
+
+/// Each container engine asked: how many containers it runs, or why it could not answer.
+fn engine_lines(out: &mut String, engines: &[EngineStatus], style: &Style) {
+    for e in engines {
         let _ = match (&e.error, e.running) {
             (Some(error), _) => writeln!(
                 out,
@@ -128,22 +140,22 @@ pub fn cards(scan: &Scan, colour: bool) -> String {
             ),
         };
     }
+}
+
+/// "3 project(s): 1 green, 1 yellow, 1 red (activity sampled over 500 ms)".
+fn counts_line(scan: &Scan) -> String {
     let count = |level| scan.projects.iter().filter(|p| p.level == level).count();
-    let _ = writeln!(
-        out,
-        "\n{} project(s): {} green, {} yellow, {} red{}",
+    let sampled = match scan.sample_ms {
+        0 => " (activity not sampled)".to_owned(),
+        ms => format!(" (activity sampled over {ms} ms)"),
+    };
+    format!(
+        "\n{} project(s): {} green, {} yellow, {} red{sampled}\n",
         scan.projects.len(),
         count(Level::Green),
         count(Level::Yellow),
         count(Level::Red),
-        if scan.sample_ms == 0 {
-            " (activity not sampled)".to_owned()
-        } else {
-            format!(" (activity sampled over {} ms)", scan.sample_ms)
-        }
-    );
-    out.push_str(&would_free(&GreenMemory::of(&scan.projects)));
-    out
+    )
 }
 
 /// The line under the counts when something is green: about what stopping every green
@@ -242,7 +254,8 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         },
         pids.join(" "),
         r.age_seconds.map_or("unknown".to_owned(), age),
-        r.memory.map_or("unknown".to_owned(), Memory::words),
+        r.memory
+            .map_or("unknown".to_owned(), pier_core::words::memory),
         r.id
     );
     for (helper, ports) in r.helper_ports() {

@@ -12,6 +12,7 @@ use super::render::Style;
 use super::{colour_wanted, print, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
 use pier_core::front::{numbers, System};
 use pier_core::model::history::{HistoryEntry, RestartReport, RestartResult};
+use pier_core::model::SCHEMA_VERSION;
 use pier_core::restart;
 use pier_core::words::for_terminal;
 
@@ -58,7 +59,7 @@ pub fn restart(args: RestartArgs) -> ExitCode {
             return code;
         }
     }
-    let system = match System::open() {
+    let system = match super::open_system() {
         Ok(system) => system,
         Err(code) => return code,
     };
@@ -68,7 +69,7 @@ pub fn restart(args: RestartArgs) -> ExitCode {
     let report = restart_one(&system, &snapshot, args.wait);
     let written = if args.json {
         let doc = RestartDocument {
-            schema: 1,
+            schema: SCHEMA_VERSION,
             report: &report,
         };
         super::print_json(&doc)
@@ -129,7 +130,7 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
         .collect();
     let written = if args.json {
         let doc = LastDocument {
-            schema: 1,
+            schema: SCHEMA_VERSION,
             restarts: &reports,
         };
         super::print_json(&doc)

@@ -9,7 +9,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::render::Style;
-use super::{colour_wanted, ports, print, render, resolve_dirs, usage, EXIT_FAILED};
+use super::{colour_wanted, exit, ports, print, render, resolve_dirs, usage};
 use pier_core::diagnose::port::{self, PortAnswer};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
@@ -50,7 +50,7 @@ pub struct ScanArgs {
 pub fn run(args: ScanArgs) -> ExitCode {
     let port = match asked_port(&args) {
         Ok(port) => port,
-        Err(why) => return usage(&why),
+        Err(why) => return usage(&why.to_string()),
     };
     let under = match resolve_dirs("--under", &args.under) {
         Ok(dirs) => dirs,
@@ -72,10 +72,7 @@ pub fn run(args: ScanArgs) -> ExitCode {
     let probe = probe::system_probe();
     let result = match diagnose::scan(probe.as_ref(), &opts, &project::marker_on_disk) {
         Ok(result) => result,
-        Err(e) => {
-            eprintln!("pier: {}", pier_core::words::for_terminal(&e.to_string()));
-            return ExitCode::from(EXIT_FAILED);
-        }
+        Err(e) => return exit::failed(&e),
     };
     if let Some(port) = port {
         return print_port(&result, port, args.json);
@@ -87,23 +84,38 @@ pub fn run(args: ScanArgs) -> ExitCode {
     }
 }
 
+/// Why `pier scan`'s `:PORT` argument is a usage error.
+#[derive(Debug, thiserror::Error)]
+enum PortArgError {
+    /// Not `:` and a number: an id, say.
+    #[error(
+        "{0:?}: `pier scan` takes a port as :PORT (e.g. :3000); resources are stopped by id with \
+         `pier stop ID`"
+    )]
+    NotAPort(String),
+    /// A colon, and no port after it: `diagnose::port::parse`'s own sentence.
+    #[error("{0}")]
+    BadPort(String),
+    /// With `--under`.
+    #[error(
+        "--under with {0}: a port is the whole machine's, and a holder outside those folders \
+         would look like a free port; leave --under out"
+    )]
+    WithUnder(String),
+}
+
 /// The `:PORT` argument, checked: a port, and never with `--under` (a port is the whole
 /// machine's: a holder outside the folders would read as a free port).
-fn asked_port(args: &ScanArgs) -> Result<Option<u16>, String> {
+fn asked_port(args: &ScanArgs) -> Result<Option<u16>, PortArgError> {
     let Some(arg) = &args.port else {
         return Ok(None);
     };
-    let port = port::parse(arg).unwrap_or_else(|| {
-        Err(format!(
-            "{arg:?}: `pier scan` takes a port as :PORT (e.g. :3000); resources are stopped by \
-             id with `pier stop ID`"
-        ))
-    })?;
+    let port = match port::parse(arg) {
+        None => return Err(PortArgError::NotAPort(arg.clone())),
+        Some(parsed) => parsed.map_err(|why| PortArgError::BadPort(why.to_string()))?,
+    };
     if !args.under.is_empty() {
-        return Err(format!(
-            "--under with {arg}: a port is the whole machine's, and a holder outside those \
-             folders would look like a free port; leave --under out"
-        ));
+        return Err(PortArgError::WithUnder(arg.clone()));
     }
     Ok(Some(port))
 }

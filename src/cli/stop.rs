@@ -11,17 +11,20 @@ use clap::Args;
 use serde::Serialize;
 
 use super::render::Style;
-use super::{ports, print, resolve_dirs, usage, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
+use super::{ports, print, resolve_dirs, usage, EXIT_NOT_ALL_STOPPED, EXIT_NOT_RECORDED};
 use pier_core::diagnose::port::{self, PortAnswer};
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
-use pier_core::front::{numbers, System, EXIT_NOT_RECORDED};
-use pier_core::model::card::{Level, Project, Resource};
+use pier_core::front::{numbers, System};
+use pier_core::model::card::{Evidence, Level, Project, Resource, Scan};
 use pier_core::model::container::Container;
 use pier_core::model::memory::Memory;
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
 use pier_core::model::shown::Shown;
 use pier_core::model::snapshot::Snapshot;
+use pier_core::model::target::{record_prefix_of, TargetId, TargetKind};
+use pier_core::model::Identity;
+use pier_core::model::SCHEMA_VERSION;
 use pier_core::probe;
 use pier_core::stop::interrupt;
 use pier_core::stop::{Progress, Step, StopOptions};
@@ -142,25 +145,48 @@ pub fn run(args: StopArgs) -> ExitCode {
     if let Err(e) = interrupt::catch() {
         eprintln!("pier: warning: {e}; an interruption may leave an unfinished snapshot");
     }
-    let system = match System::open() {
+    let system = match super::open_system() {
         Ok(system) => system,
         Err(code) => return code,
     };
     let damaged = damaged_records(&system.store);
-    let Selected {
-        ids,
-        left_alone,
-        ports,
-    } = match select(&args, system.probe.as_ref(), opts.thresholds) {
+    let selected = match select(&args, system.probe.as_ref(), opts.thresholds) {
         Ok(selected) => selected,
         Err(code) => return code,
     };
     let dry_run = opts.dry_run;
+    let (reports, written) = stop_and_show(&system, opts, &selected, args.json, damaged);
+    if written != ExitCode::SUCCESS {
+        return written;
+    }
+    match exit_code(&reports, dry_run) {
+        // A port held by something Pier did not stop is a request not met.
+        code if code == ExitCode::SUCCESS && selected.ports.iter().any(not_freed) => {
+            ExitCode::from(EXIT_NOT_ALL_STOPPED)
+        }
+        code => code,
+    }
+}
+
+/// Stops what was selected, as one batch, and shows it: on a terminal, each resource's lines
+/// as soon as its report is final and a status line on stderr while the batch checks; piped or
+/// with --json, one answer at the end. The reports, and how writing them went.
+fn stop_and_show(
+    system: &System,
+    opts: StopOptions,
+    selected: &Selected,
+    json: bool,
+    damaged: Vec<String>,
+) -> (Vec<StopReport>, ExitCode) {
+    let dry_run = opts.dry_run;
     let stopper = system.stopper(opts);
+    let Selected {
+        ids,
+        left_alone,
+        ports,
+    } = selected;
     let targets: Vec<(&str, Option<&Shown>)> = ids.iter().map(|id| (id.as_str(), None)).collect();
-    // On a terminal, each resource's lines as soon as its report is final, and a status line
-    // on stderr while the batch checks; piped or with --json, one answer at the end.
-    let live = !args.json && std::io::stdout().is_terminal();
+    let live = !json && std::io::stdout().is_terminal();
     let style = Style {
         colour: live && super::colour_wanted(),
     };
@@ -168,7 +194,7 @@ pub fn run(args: StopArgs) -> ExitCode {
     let mut shown = ExitCode::SUCCESS;
     if live {
         let follow = !ids.is_empty() || ports.is_empty();
-        shown = print(ports_text(&ports, &style, follow).as_bytes());
+        shown = print(ports_text(ports, &style, follow).as_bytes());
     }
     let reports = stopper.stop_all(&targets, &mut |p| match p {
         Progress::Step(step, n) => status.show(step, n),
@@ -182,33 +208,23 @@ pub fn run(args: StopArgs) -> ExitCode {
         Progress::Done(_) => {}
     });
     status.clear();
-    let written = if live {
-        match shown {
-            ExitCode::SUCCESS if only_ports(&reports, &ports) => ExitCode::SUCCESS,
-            ExitCode::SUCCESS => print(ending_text(&reports, &left_alone, dry_run).as_bytes()),
-            failed => failed,
+    let written = match (live, shown) {
+        (true, ExitCode::SUCCESS) if only_ports(&reports, ports) => ExitCode::SUCCESS,
+        (true, ExitCode::SUCCESS) => print(ending_text(&reports, left_alone, dry_run).as_bytes()),
+        (true, failed) => failed,
+        (false, _) => {
+            let doc = StopDocument {
+                schema: SCHEMA_VERSION,
+                dry_run,
+                ports,
+                results: &reports,
+                left_alone,
+                damaged_records: damaged,
+            };
+            print_reports(json, &doc)
         }
-    } else {
-        let doc = StopDocument {
-            schema: 1,
-            dry_run,
-            ports: &ports,
-            results: &reports,
-            left_alone: &left_alone,
-            damaged_records: damaged,
-        };
-        print_reports(args.json, &doc)
     };
-    if written != ExitCode::SUCCESS {
-        return written;
-    }
-    match exit_code(&reports, dry_run) {
-        // A port held by something Pier did not stop is a request not met.
-        code if code == ExitCode::SUCCESS && ports.iter().any(not_freed) => {
-            ExitCode::from(EXIT_NOT_ALL_STOPPED)
-        }
-        code => code,
-    }
+    (reports, written)
 }
 
 /// Only ports were asked, and none named a resource to stop: their answers say it all.
@@ -291,7 +307,7 @@ fn misplaced_flag(args: &StopArgs) -> Option<&'static str> {
 /// listed), each warned about on stderr. They are kept as they are, and the `--json` document
 /// names them.
 fn damaged_records(store: &Store) -> Vec<String> {
-    let damaged: Vec<String> = match store.list::<Snapshot>("snap-") {
+    let damaged: Vec<String> = match store.list::<Snapshot>(record_prefix_of(TargetKind::Tree)) {
         Ok(listing) => listing.damaged.iter().map(ToString::to_string).collect(),
         Err(e) => vec![e.to_string()],
     };
@@ -368,23 +384,7 @@ fn select(
     t: Thresholds,
 ) -> Result<Selected, ExitCode> {
     if !args.ids.is_empty() {
-        let ports = answer_ports(&ports::asked(&args.ids), probe, t)?;
-        let ids = args
-            .ids
-            .iter()
-            .filter_map(|id| match port::parse(id) {
-                Some(p) => {
-                    let p = p.ok()?;
-                    ports.iter().find(|a| a.port == p)?.stops.clone()
-                }
-                None => Some(id.clone()),
-            })
-            .collect();
-        return Ok(Selected {
-            ids,
-            left_alone: Vec::new(),
-            ports,
-        });
+        return select_named(&args.ids, probe, t);
     }
     let under = match &args.project {
         Some(p) => resolve_dirs("--project", std::slice::from_ref(p))?,
@@ -396,40 +396,14 @@ fn select(
     };
     let scan = selection_scan(probe, &opts)?;
     if let (Some(_), [folder]) = (&args.project, under.as_slice()) {
-        let shown = scan
-            .projects
-            .iter()
-            .any(|p| folder.as_os_str() == p.path.as_str());
-        let why = project_refusal(folder, opts.home.as_deref(), &project::marker_on_disk);
-        if let (false, Some(why)) = (shown, why) {
-            return Err(usage(&why));
-        }
+        check_project(&scan, folder, opts.home.as_deref())?;
     }
-    let mut ids = Vec::new();
-    let mut left_alone = Vec::new();
-    let in_scope = scan.projects.iter().filter(|p| {
-        args.project.is_none() || under.iter().any(|u| u.as_os_str() == p.path.as_str())
-    });
-    for p in in_scope {
-        for r in &p.resources {
-            // `--project` hands every resource to the stop, which refuses what is not green —
-            // but never what is protected: that is left alone, never in a batch.
-            let protected = never_offered(&r.evidence);
-            if (args.project.is_some() && !protected) || r.level == Level::Green {
-                ids.push(r.id.clone());
-            } else {
-                left_alone.push(LeftAlone::of(p, r));
-            }
-        }
-        for c in &p.containers {
-            let protected = never_offered(&c.evidence);
-            if (args.project.is_some() && !protected) || c.level == Level::Green {
-                ids.push(c.id.clone());
-            } else {
-                left_alone.push(LeftAlone::of_container(p, c));
-            }
-        }
-    }
+    let whole_project = args.project.is_some();
+    let in_scope = scan
+        .projects
+        .iter()
+        .filter(|p| !whole_project || under.iter().any(|u| u.as_os_str() == p.path.as_str()));
+    let (ids, left_alone) = split_by_level(in_scope, whole_project);
     Ok(Selected {
         ids,
         left_alone,
@@ -437,9 +411,79 @@ fn select(
     })
 }
 
+/// The ids given, in their order, each `:PORT` as the one resource that holds it (none when
+/// nothing Pier may stop holds it: its answer says so).
+fn select_named(
+    given: &[String],
+    probe: &(dyn probe::Probe + Sync),
+    t: Thresholds,
+) -> Result<Selected, ExitCode> {
+    let ports = answer_ports(&ports::asked(given), probe, t)?;
+    let ids = given
+        .iter()
+        .filter_map(|id| match port::parse(id) {
+            Some(p) => {
+                let p = p.ok()?;
+                ports.iter().find(|a| a.port == p)?.stops.clone()
+            }
+            None => Some(id.clone()),
+        })
+        .collect();
+    Ok(Selected {
+        ids,
+        left_alone: Vec::new(),
+        ports,
+    })
+}
+
+/// `--project PATH` when no card's folder is PATH: a usage error unless PATH is a project's
+/// own folder with nothing running in it ([`project_refusal`]).
+fn check_project(scan: &Scan, folder: &Path, home: Option<&Path>) -> Result<(), ExitCode> {
+    let shown = scan
+        .projects
+        .iter()
+        .any(|p| folder.as_os_str() == p.path.as_str());
+    match (
+        shown,
+        project_refusal(folder, home, &project::marker_on_disk),
+    ) {
+        (false, Some(why)) => Err(usage(&why)),
+        _ => Ok(()),
+    }
+}
+
+/// The ids a batch stops, and what it leaves alone: every green resource and container; with
+/// `whole_project` (`--project`), every one that is not protected (the stop refuses what is not
+/// green — but never what is protected: that is left alone, never in a batch).
+fn split_by_level<'a>(
+    projects: impl Iterator<Item = &'a Project>,
+    whole_project: bool,
+) -> (Vec<String>, Vec<LeftAlone>) {
+    let mut ids = Vec::new();
+    let mut left_alone = Vec::new();
+    let taken = |level: Level, evidence: &[Evidence]| {
+        (whole_project && !never_offered(evidence)) || level == Level::Green
+    };
+    for p in projects {
+        for r in &p.resources {
+            match taken(r.level, &r.evidence) {
+                true => ids.push(r.id.clone()),
+                false => left_alone.push(LeftAlone::of(p, r)),
+            }
+        }
+        for c in &p.containers {
+            match taken(c.level, &c.evidence) {
+                true => ids.push(c.id.clone()),
+                false => left_alone.push(LeftAlone::of_container(p, c)),
+            }
+        }
+    }
+    (ids, left_alone)
+}
+
 /// Protected, by Pier's rules or the user's list, or standing for a container (an engine's
 /// client): never in a batch, Force included.
-fn never_offered(evidence: &[pier_core::model::card::Evidence]) -> bool {
+fn never_offered(evidence: &[Evidence]) -> bool {
     use pier_core::model::card::EvidenceKind;
     evidence.iter().any(|e| {
         matches!(
@@ -484,14 +528,8 @@ fn selection_options(t: Thresholds) -> ScanOptions {
 }
 
 /// The scan `opts` asks for; one that cannot be made is a sentence on stderr and exit 1.
-fn selection_scan(
-    probe: &(dyn probe::Probe + Sync),
-    opts: &ScanOptions,
-) -> Result<pier_core::model::card::Scan, ExitCode> {
-    diagnose::scan(probe, opts, &project::marker_on_disk).map_err(|e| {
-        eprintln!("pier: {}", for_terminal(&e.to_string()));
-        ExitCode::from(EXIT_FAILED)
-    })
+fn selection_scan(probe: &(dyn probe::Probe + Sync), opts: &ScanOptions) -> Result<Scan, ExitCode> {
+    diagnose::scan(probe, opts, &project::marker_on_disk).map_err(|e| super::exit::failed(&e))
 }
 
 /// Why `--project PATH` is a usage error when no card's folder is PATH: PATH is inside a
@@ -540,113 +578,136 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> Stri
 /// signal, how Force would end it.
 fn report_text(r: &StopReport, style: &Style) -> String {
     let mut out = String::new();
-    {
-        let what = match (&r.kind, &r.project) {
-            (Some(kind), Some(project)) => {
-                format!("{} in {}: ", for_terminal(kind), for_terminal(project))
-            }
-            _ => String::new(),
+    headline(&mut out, r, style);
+    member_lines(&mut out, r);
+    newcomer_lines(&mut out, r);
+    would_signal_lines(&mut out, r);
+    ending_lines(&mut out, r);
+    out
+}
+
+/// "ID  RESULT  kind in folder: reason".
+fn headline(out: &mut String, r: &StopReport, style: &Style) {
+    let what = match (&r.kind, &r.project) {
+        (Some(kind), Some(project)) => {
+            format!("{} in {}: ", for_terminal(kind), for_terminal(project))
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "{}  {}  {what}{}",
+        style.bold(&r.id),
+        style.result_word(r.result.as_str()),
+        for_terminal(&r.reason)
+    );
+}
+
+/// Each member with its outcome and command; a container with what its engine was asked.
+fn member_lines(out: &mut String, r: &StopReport) {
+    for m in &r.members {
+        let _ = writeln!(
+            out,
+            "    pid {:<7} {:<14} {}  {}",
+            m.pid,
+            m.outcome.as_str(),
+            for_terminal(&shown_command(&m.command)),
+            for_terminal(&m.detail)
+        );
+    }
+    if let Some(c) = &r.container {
+        let signal = for_terminal(&c.signal);
+        let how = match c.sent {
+            Some(true) => format!("{signal} sent through its engine"),
+            Some(false) => format!("{signal} not sent"),
+            None => format!("{signal} asked of its engine, unconfirmed"),
         };
         let _ = writeln!(
             out,
-            "{}  {}  {what}{}",
-            style.bold(&r.id),
-            style.result_word(r.result.as_str()),
-            for_terminal(&r.reason)
+            "    container {:<14} {}  {how}: {}",
+            c.outcome.as_str(),
+            for_terminal(&c.name),
+            for_terminal(&c.detail)
         );
-        for m in &r.members {
-            let _ = writeln!(
-                out,
-                "    pid {:<7} {:<14} {}  {}",
-                m.pid,
-                m.outcome.as_str(),
-                for_terminal(&shown_command(&m.command)),
-                for_terminal(&m.detail)
-            );
-        }
-        if let Some(c) = &r.container {
-            let signal = for_terminal(&c.signal);
-            let how = match c.sent {
-                Some(true) => format!("{signal} sent through its engine"),
-                Some(false) => format!("{signal} not sent"),
-                None => format!("{signal} asked of its engine, unconfirmed"),
-            };
-            let _ = writeln!(
-                out,
-                "    container {:<14} {}  {how}: {}",
-                c.outcome.as_str(),
-                for_terminal(&c.name),
-                for_terminal(&c.detail)
-            );
-        }
-        for n in &r.newcomers {
-            // A child's tie already names its parent.
-            let parent = match n.tie {
-                TieKind::ChildOfMember | TieKind::ChildOfNewcomer | TieKind::ChildOfManager => {
-                    String::new()
-                }
-                TieKind::Listens | TieKind::OrphanInProject => format!(", parent pid {}", n.parent),
-            };
-            let _ = writeln!(
-                out,
-                "    pid {:<7} {:<14} {}  newcomer ({}{parent}): {}",
-                n.pid,
-                n.fate.as_str(),
-                for_terminal(&shown_command(&n.command)),
-                for_terminal(&n.how),
-                for_terminal(&n.detail)
-            );
-        }
-        for s in &r.would_signal {
-            let who = match s.pid {
-                Some(pid) => format!("pid {pid:<7}"),
-                None => "    ".to_owned() + &" ".repeat(7),
-            };
-            let _ = writeln!(
-                out,
-                "    {}. would send {} to {who} {}",
-                s.order,
-                s.signal,
-                for_terminal(&s.command)
-            );
-        }
-        if let Some(m) = r.freed {
-            let _ = writeln!(
-                out,
-                "    freed about {} ({}, as read before the stop)",
-                byte_size(m.bytes),
-                m.kind.as_str()
-            );
-        }
-        if let Some(t) = &r.timings {
-            let sample = match t.sample_ms {
-                0 => "no activity sample: --force".to_owned(),
-                ms => format!("activity sampled over {ms} ms"),
-            };
-            let _ = writeln!(
-                out,
-                "    first check to first signal {:.0} ms, to last signal {:.0} ms ({sample})",
-                t.a_to_first_signal_ms, t.a_to_last_signal_ms
-            );
-        }
-        if let Some(e) = &r.record_error {
-            let _ = writeln!(out, "    not recorded: {}", for_terminal(e));
-        }
-        if let Some(s) = &r.snapshot {
-            let s = for_terminal(s);
-            let _ = match r.result {
-                ResourceResult::Refused | ResourceResult::Failed => writeln!(
-                    out,
-                    "    snapshot {s} kept: nothing was signalled, so it is not offered for restart"
-                ),
-                _ => writeln!(out, "    snapshot {s}"),
-            };
-        }
-        if let Some(hint) = force_hint(r) {
-            let _ = writeln!(out, "    → {hint}");
-        }
     }
-    out
+}
+
+/// Each process born during the stop, with how it is tied to the tree and its fate.
+fn newcomer_lines(out: &mut String, r: &StopReport) {
+    for n in &r.newcomers {
+        // A child's tie already names its parent.
+        let parent = match n.tie {
+            TieKind::ChildOfMember | TieKind::ChildOfNewcomer | TieKind::ChildOfManager => {
+                String::new()
+            }
+            TieKind::Listens | TieKind::OrphanInProject => format!(", parent pid {}", n.parent),
+        };
+        let _ = writeln!(
+            out,
+            "    pid {:<7} {:<14} {}  newcomer ({}{parent}): {}",
+            n.pid,
+            n.fate.as_str(),
+            for_terminal(&shown_command(&n.command)),
+            for_terminal(&n.how),
+            for_terminal(&n.detail)
+        );
+    }
+}
+
+/// A dry run's signals, in their order.
+fn would_signal_lines(out: &mut String, r: &StopReport) {
+    for s in &r.would_signal {
+        let who = match s.pid {
+            Some(pid) => format!("pid {pid:<7}"),
+            None => "    ".to_owned() + &" ".repeat(7),
+        };
+        let _ = writeln!(
+            out,
+            "    {}. would send {} to {who} {}",
+            s.order,
+            s.signal,
+            for_terminal(&s.command)
+        );
+    }
+}
+
+/// What it freed, its timings, an outcome not recorded, its snapshot, and Force's hint.
+fn ending_lines(out: &mut String, r: &StopReport) {
+    if let Some(m) = r.freed {
+        let _ = writeln!(
+            out,
+            "    freed about {} ({}, as read before the stop)",
+            byte_size(m.bytes),
+            m.kind.as_str()
+        );
+    }
+    if let Some(t) = &r.timings {
+        let sample = match t.sample_ms {
+            0 => "no activity sample: --force".to_owned(),
+            ms => format!("activity sampled over {ms} ms"),
+        };
+        let _ = writeln!(
+            out,
+            "    first check to first signal {:.0} ms, to last signal {:.0} ms ({sample})",
+            t.a_to_first_signal_ms, t.a_to_last_signal_ms
+        );
+    }
+    if let Some(e) = &r.record_error {
+        let _ = writeln!(out, "    not recorded: {}", for_terminal(e));
+    }
+    if let Some(s) = &r.snapshot {
+        let s = for_terminal(s);
+        let _ = match r.result {
+            ResourceResult::Refused | ResourceResult::Failed => writeln!(
+                out,
+                "    snapshot {s} kept: nothing was signalled, so it is not offered for restart"
+            ),
+            _ => writeln!(out, "    snapshot {s}"),
+        };
+    }
+    if let Some(hint) = force_hint(r) {
+        let _ = writeln!(out, "    → {hint}");
+    }
 }
 
 /// A command as a report line shows it: the program and a script by file name, cut at 60
@@ -668,8 +729,12 @@ fn force_hint(r: &StopReport) -> Option<String> {
         return None;
     }
     let root_runs = r.members.iter().any(|m| {
+        let id = TargetId::Tree(Identity {
+            pid: m.pid,
+            start_time: m.start_time,
+        });
         m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning
-            && r.id == format!("{}-{}", m.pid, m.start_time)
+            && r.id == id.to_string()
     });
     Some(match root_runs {
         true => format!(
@@ -915,7 +980,7 @@ mod tests {
         StopReport {
             kind: Some("python-http-server".into()),
             project: Some("/h/u/app".into()),
-            ..StopReport::new(id, ResourceResult::Stopped, String::new())
+            ..StopReport::new(id, ResourceResult::Stopped, "")
         }
     }
 
@@ -974,7 +1039,7 @@ mod tests {
         assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
         assert_eq!(
             e.source().map(ToString::to_string),
-            numbers::stop_sample("2500").err()
+            numbers::stop_sample("2500").err().map(|e| e.to_string())
         );
         let args = parse(&["--sample-ms", "1000", "--grace", "0.25", "1-1"]).unwrap();
         let opts = stop_options(&args).unwrap();

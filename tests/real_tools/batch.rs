@@ -1,4 +1,4 @@
-//! A batch of real tools (ARCHITECTURE.md, "Batches"): several tools started the way developers
+//! A batch of real tools (docs/decisions.md, "Batches"): several tools started the way developers
 //! start them, each in its own project of one sandbox, and one `pier stop --all-green` over them
 //! all, as "Clean up all safe" runs it — judged against `/proc`, never Pier: every result
 //! `stopped`, every process of every tree gone, nothing left working in any project; then each

@@ -84,7 +84,7 @@ impl Probe for Hooked<'_> {
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         self.turn(Call::Details, || self.probe.details(pid))
     }
-    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
         self.turn(Call::Environment, || self.probe.environment(pid))
     }
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
@@ -105,10 +105,10 @@ impl Probe for Hooked<'_> {
     fn argv(&self, identity: Identity) -> Option<Vec<Vec<u8>>> {
         self.turn(Call::Argv, || self.probe.argv(identity))
     }
-    fn memory(&self, pid: Pid) -> Result<pier_core::probe::Memory, String> {
+    fn memory(&self, pid: Pid) -> Result<pier_core::probe::Memory, ProbeError> {
         self.turn(Call::Memory, || self.probe.memory(pid))
     }
-    fn writes(&self, pid: Pid) -> Result<Vec<pier_core::probe::Written>, String> {
+    fn writes(&self, pid: Pid) -> Result<Vec<pier_core::probe::Written>, ProbeError> {
         self.turn(Call::Writes, || self.probe.writes(pid))
     }
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

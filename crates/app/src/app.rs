@@ -14,8 +14,9 @@ use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
 use tray_icon::menu::MenuEvent;
 use tray_icon::{TrayIcon, TrayIconBuilder, TrayIconEvent};
 
-use super::icons::{self, Look};
+use super::icons::{self, IconError, Look};
 use super::ids::{self, Click, Intent};
+use super::login::LoginError;
 use super::menu::{Applied, LiveMenu};
 use super::state::{self, UiState};
 use super::{desktop, login, spec};
@@ -29,7 +30,21 @@ pub enum UserEvent {
     /// A click on the icon itself (macOS; Linux hosts do not report it).
     IconClicked,
     /// The login item was written or removed (off the UI thread): the new setting, or why not.
-    StartAtLogin(Result<bool, String>),
+    StartAtLogin(Result<bool, LoginError>),
+}
+
+/// Why the tray icon could not be put up.
+#[derive(Debug, thiserror::Error)]
+enum TrayError {
+    /// The menu could not be built.
+    #[error(transparent)]
+    Menu(#[from] tray_icon::menu::Error),
+    /// The icon could not be read.
+    #[error(transparent)]
+    Icon(#[from] IconError),
+    /// The tray would not take the icon.
+    #[error(transparent)]
+    Tray(#[from] tray_icon::Error),
 }
 
 /// Everything the running app holds; owned by the event-loop closure.
@@ -40,7 +55,7 @@ struct App {
     worker: Option<Worker>,
     look: Option<Look>,
     title: String,
-    login_path: Result<PathBuf, String>,
+    login_path: Result<PathBuf, LoginError>,
     exe: PathBuf,
     proxy: Arc<Mutex<EventLoopProxy<UserEvent>>>,
 }
@@ -97,7 +112,7 @@ pub fn run(engine: Arc<dyn Engine>, opts: WorkerOptions, exe: PathBuf) -> ! {
             }
             Event::UserEvent(UserEvent::StartAtLogin(result)) => {
                 if let Err(e) = &result {
-                    desktop::notify("Pier: start at login", e);
+                    desktop::notify("Pier: start at login", &e.to_string());
                 }
                 app.state.start_at_login = result;
                 app.render();
@@ -129,18 +144,15 @@ fn install_handlers(proxy: &Arc<Mutex<EventLoopProxy<UserEvent>>>) {
 }
 
 impl App {
-    fn start_tray(&mut self) -> Result<(), String> {
-        let live = LiveMenu::build(&spec::menu(&self.state, SystemTime::now()), icons::dots())
-            .map_err(|e| e.to_string())?;
+    fn start_tray(&mut self) -> Result<(), TrayError> {
+        let live = LiveMenu::build(&spec::menu(&self.state, SystemTime::now()), icons::dots())?;
         let look = icons::look(&self.state);
         let icon = icons::tray_icon(look)?;
         let builder = TrayIconBuilder::new()
             .with_id("pier")
             .with_menu(Box::new(live.menu.clone()))
             .with_tooltip("Pier");
-        let tray = super::platform::with_icon(builder, icon)
-            .build()
-            .map_err(|e| e.to_string())?;
+        let tray = super::platform::with_icon(builder, icon).build()?;
         self.live = Some(live);
         self.tray = Some(tray);
         self.look = Some(look);
@@ -197,6 +209,7 @@ impl App {
             Intent::Arm { snapshot, code_env } => self.state.arm(snapshot, code_env),
             Intent::Quit => return self.quit(control_flow, 0),
             Intent::Ignore(why) => {
+                let why = why.to_string();
                 tracing::info!("click ignored: {}", pier_core::words::for_terminal(&why))
             }
         }

@@ -39,17 +39,28 @@ const DOT_GREEN: &[u8] = include_bytes!("../../../assets/dot-green.png");
 const DOT_YELLOW: &[u8] = include_bytes!("../../../assets/dot-yellow.png");
 const DOT_RED: &[u8] = include_bytes!("../../../assets/dot-red.png");
 
+/// Why a compiled-in icon could not be used (a broken build of `assets/`).
+#[derive(Debug, thiserror::Error)]
+pub enum IconError {
+    /// Not a PNG that decodes.
+    #[error(transparent)]
+    Png(#[from] png::DecodingError),
+    /// A PNG, but not the 8-bit RGBA `make-icons.sh` writes.
+    #[error("an icon must be 8-bit RGBA, not {0:?} {1:?}")]
+    NotRgba(png::ColorType, png::BitDepth),
+    /// Pixels the tray would not take.
+    #[error(transparent)]
+    Tray(#[from] tray_icon::BadIcon),
+}
+
 /// Decodes an 8-bit RGBA PNG (what `make-icons.sh` writes) into (pixels, width, height).
-pub fn decode(png_bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), String> {
+pub fn decode(png_bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), IconError> {
     let decoder = png::Decoder::new(png_bytes);
-    let mut reader = decoder.read_info().map_err(|e| e.to_string())?;
+    let mut reader = decoder.read_info()?;
     let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).map_err(|e| e.to_string())?;
+    let info = reader.next_frame(&mut buf)?;
     if info.color_type != png::ColorType::Rgba || info.bit_depth != png::BitDepth::Eight {
-        return Err(format!(
-            "an icon must be 8-bit RGBA, not {:?} {:?}",
-            info.color_type, info.bit_depth
-        ));
+        return Err(IconError::NotRgba(info.color_type, info.bit_depth));
     }
     buf.truncate(info.buffer_size());
     Ok((buf, info.width, info.height))
@@ -57,7 +68,7 @@ pub fn decode(png_bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), String> {
 
 /// The tray icon for a look. On macOS the template icon is used for every look (the menu bar
 /// tints it) and the title carries the count.
-pub fn tray_icon(look: Look) -> Result<tray_icon::Icon, String> {
+pub fn tray_icon(look: Look) -> Result<tray_icon::Icon, IconError> {
     let bytes = if cfg!(target_os = "macos") {
         TEMPLATE
     } else {
@@ -68,7 +79,7 @@ pub fn tray_icon(look: Look) -> Result<tray_icon::Icon, String> {
         }
     };
     let (rgba, w, h) = decode(bytes)?;
-    tray_icon::Icon::from_rgba(rgba, w, h).map_err(|e| e.to_string())
+    Ok(tray_icon::Icon::from_rgba(rgba, w, h)?)
 }
 
 /// The level dots for card titles.

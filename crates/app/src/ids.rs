@@ -9,13 +9,12 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use pier_core::model::card::Project;
-
-use pier_core::model::card::Level;
+use pier_core::model::card::{Level, Project};
 use pier_core::model::shown::Shown;
-use pier_core::worker::{ActionKey, Command, StopTarget};
+use pier_core::model::target::{RecordName, TargetId};
+use pier_core::worker::{snapshot_label, ActionKey, Command, StopTarget};
 
-use super::state::UiState;
+use super::state::{NoStop, UiState};
 
 /// Every clickable item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +33,7 @@ pub enum Click {
     /// Show a folder in the file manager.
     Reveal(String),
     /// "Restart" a snapshot (its record name).
-    Restart(String),
+    Restart(RecordName),
     Refresh,
     StartAtLogin,
     Quit,
@@ -75,7 +74,7 @@ impl Click {
             "stop-all" => Some(Click::StopAllSafe { seen: hex(rest)? }),
             "open" => some(rest).map(Click::Open),
             "reveal" => some(rest).map(Click::Reveal),
-            "restart" => some(rest).map(Click::Restart),
+            "restart" => rest.parse().ok().map(Click::Restart),
             "refresh" if !id.contains(':') => Some(Click::Refresh),
             "login" if !id.contains(':') => Some(Click::StartAtLogin),
             "quit" if !id.contains(':') => Some(Click::Quit),
@@ -125,132 +124,185 @@ pub enum Intent {
     /// Ask for a second click before restarting `snapshot`: its replay sets `code_env`,
     /// entries that change what code runs (`UiState::arm`).
     Arm {
-        snapshot: String,
+        snapshot: RecordName,
         code_env: Vec<String>,
     },
     /// Nothing to do, and why (a click on an item that went stale before it was handled).
-    Ignore(String),
+    Ignore(Ignored),
+}
+
+/// Why a click does nothing: the item went stale before the click was handled, or what it
+/// acts on is busy or gone. Logged, never shown as a result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Ignored {
+    /// No stop is offered yet, or on this machine.
+    #[error(transparent)]
+    NoStop(#[from] NoStop),
+    /// The project at this path is being cleaned up already.
+    #[error("{0} is already being cleaned up")]
+    Cleaning(String),
+    /// "Clean up all safe" runs already.
+    #[error("a clean-up is already running")]
+    CleaningAll,
+    /// The card of the project at this path is no longer what was shown.
+    #[error("the card of {0} changed since it was shown; nothing was stopped")]
+    CardChanged(String),
+    /// The safe cards are no longer what was shown.
+    #[error("the safe cards changed since they were shown; nothing was stopped")]
+    SafeCardsChanged,
+    /// The project at this path is no longer on the menu.
+    #[error("{0} is no longer shown")]
+    NotShown(String),
+    /// The project at this path is not green (its level's word).
+    #[error("{0} is {1}, not green")]
+    NotGreen(String, &'static str),
+    /// A card's id is no target id (`model::target`).
+    #[error("{0} is not a resource id")]
+    NotAnId(String),
+    /// No card is safe to stop.
+    #[error("nothing is safe to stop")]
+    NothingSafe,
+    /// This snapshot is restarting already.
+    #[error("{0} is already restarting")]
+    Restarting(RecordName),
+    /// This snapshot is not in the history any more.
+    #[error("{0} is no longer listed")]
+    NotListed(RecordName),
+    /// The history says this snapshot cannot be restarted, and why (its words).
+    #[error("{0}")]
+    NotRestartable(String),
 }
 
 /// What to stop for one green project: each of its resources, with what the card showed —
 /// the project's level and the member identities — so the stop refuses if they changed.
-fn targets(state: &UiState, path: &str) -> Result<Vec<StopTarget>, String> {
+fn targets(state: &UiState, path: &str) -> Result<Vec<StopTarget>, Ignored> {
     let project = state
         .projects()
         .iter()
         .find(|p| p.path == path)
-        .ok_or_else(|| format!("{path} is no longer shown"))?;
+        .ok_or_else(|| Ignored::NotShown(path.to_owned()))?;
     if project.level != Level::Green {
-        return Err(format!("{path} is {}, not green", project.level.as_str()));
+        return Err(Ignored::NotGreen(path.to_owned(), project.level.as_str()));
     }
-    let resources = project.resources.iter().map(|r| StopTarget {
-        project: project.path.clone(),
-        id: r.id.clone(),
-        shown: Shown::of(project.level, r),
-    });
+    let target = |id: &str, shown: Shown| {
+        let id = id
+            .parse::<TargetId>()
+            .map_err(|_| Ignored::NotAnId(id.to_owned()))?;
+        Ok(StopTarget {
+            project: project.path.clone(),
+            id,
+            shown,
+        })
+    };
+    let resources = project
+        .resources
+        .iter()
+        .map(|r| target(&r.id, Shown::of(project.level, r)));
     // A container is stopped through its engine, with the run the card showed.
-    let containers = project.containers.iter().map(|c| StopTarget {
-        project: project.path.clone(),
-        id: c.id.clone(),
-        shown: Shown::of_container(project.level, c),
-    });
-    Ok(resources.chain(containers).collect())
+    let containers = project
+        .containers
+        .iter()
+        .map(|c| target(&c.id, Shown::of_container(project.level, c)));
+    resources.chain(containers).collect()
 }
 
 /// The intent of a click, judged against the state the menu was built from.
 pub fn intent(click: Click, state: &UiState) -> Intent {
-    match click {
-        Click::StopProject { path, seen } => {
-            if let Err(why) = state.may_stop() {
-                return Intent::Ignore(why);
-            }
-            let key = ActionKey::Project(path.clone());
-            if state.is_running(&key) {
-                return Intent::Ignore(format!("{path} is already being cleaned up"));
-            }
-            let now = state
-                .projects()
-                .iter()
-                .find(|p| p.path == path)
-                .map(card_seen);
-            if now != Some(seen) {
-                return Intent::Ignore(format!(
-                    "the card of {path} changed since it was shown; nothing was stopped"
-                ));
-            }
-            match targets(state, &path) {
-                Ok(targets) => Intent::Act {
-                    key: key.clone(),
-                    doing: "stopping…",
-                    command: Command::Stop { key, targets },
-                },
-                Err(why) => Intent::Ignore(why),
-            }
-        }
-        Click::StopAllSafe { seen } => {
-            if let Err(why) = state.may_stop() {
-                return Intent::Ignore(why);
-            }
-            if state.is_running(&ActionKey::AllSafe) {
-                return Intent::Ignore("a clean-up is already running".into());
-            }
-            if all_safe_seen(state) != seen {
-                return Intent::Ignore(
-                    "the safe cards changed since they were shown; nothing was stopped".into(),
-                );
-            }
-            let targets: Vec<StopTarget> = state
-                .safe()
-                .filter_map(|p| targets(state, &p.path).ok())
-                .flatten()
-                .collect();
-            if targets.is_empty() {
-                return Intent::Ignore("nothing is safe to stop".into());
-            }
-            Intent::Act {
-                key: ActionKey::AllSafe,
-                doing: "stopping…",
-                command: Command::Stop {
-                    key: ActionKey::AllSafe,
-                    targets,
-                },
-            }
-        }
-        Click::Restart(snapshot) => restart_intent(state, snapshot),
-        Click::Open(url) => Intent::Open(url),
-        Click::Reveal(path) => Intent::Reveal(path),
-        Click::Refresh => Intent::Send(Command::Scan),
-        Click::StartAtLogin => Intent::ToggleStartAtLogin,
-        Click::Quit => Intent::Quit,
-    }
+    let judged = match click {
+        Click::StopProject { path, seen } => stop_project(state, path, seen),
+        Click::StopAllSafe { seen } => stop_all_safe(state, seen),
+        Click::Restart(snapshot) => restart(state, snapshot),
+        Click::Open(url) => Ok(Intent::Open(url)),
+        Click::Reveal(path) => Ok(Intent::Reveal(path)),
+        Click::Refresh => Ok(Intent::Send(Command::Scan)),
+        Click::StartAtLogin => Ok(Intent::ToggleStartAtLogin),
+        Click::Quit => Ok(Intent::Quit),
+    };
+    judged.unwrap_or_else(Intent::Ignore)
 }
 
-fn restart_intent(state: &UiState, snapshot: String) -> Intent {
+/// "Clean up safely" on the project at `path`, if its card is still what was shown (`seen`).
+fn stop_project(state: &UiState, path: String, seen: u64) -> Result<Intent, Ignored> {
+    state.may_stop()?;
+    let key = ActionKey::Project(path.clone());
+    if state.is_running(&key) {
+        return Err(Ignored::Cleaning(path));
+    }
+    let now = state
+        .projects()
+        .iter()
+        .find(|p| p.path == path)
+        .map(card_seen);
+    if now != Some(seen) {
+        return Err(Ignored::CardChanged(path));
+    }
+    let targets = targets(state, &path)?;
+    Ok(Intent::Act {
+        key: key.clone(),
+        doing: "stopping…",
+        command: Command::Stop { key, targets },
+    })
+}
+
+/// "Clean up all safe", if the safe cards are still what was shown (`seen`).
+fn stop_all_safe(state: &UiState, seen: u64) -> Result<Intent, Ignored> {
+    state.may_stop()?;
+    if state.is_running(&ActionKey::AllSafe) {
+        return Err(Ignored::CleaningAll);
+    }
+    if all_safe_seen(state) != seen {
+        return Err(Ignored::SafeCardsChanged);
+    }
+    let targets: Vec<StopTarget> = state
+        .safe()
+        .filter_map(|p| targets(state, &p.path).ok())
+        .flatten()
+        .collect();
+    if targets.is_empty() {
+        return Err(Ignored::NothingSafe);
+    }
+    Ok(Intent::Act {
+        key: ActionKey::AllSafe,
+        doing: "stopping…",
+        command: Command::Stop {
+            key: ActionKey::AllSafe,
+            targets,
+        },
+    })
+}
+
+/// "Restart" of `snapshot`: armed first when its replay changes what code runs.
+fn restart(state: &UiState, snapshot: RecordName) -> Result<Intent, Ignored> {
     let key = ActionKey::Snapshot(snapshot.clone());
     if state.is_running(&key) {
-        return Intent::Ignore(format!("{snapshot} is already restarting"));
+        return Err(Ignored::Restarting(snapshot));
     }
+    let name = snapshot.to_string();
     let entry = state
         .history
         .as_ref()
         .and_then(|h| h.as_ref().ok())
-        .and_then(|h| h.entries.iter().find(|e| e.snapshot == snapshot));
+        .and_then(|h| h.entries.iter().find(|e| e.snapshot == name));
     match entry {
         // Issue 37: a replay that changes what code runs is confirmed by a second click.
-        Some(e) if e.restartable && !e.code_env.is_empty() && !state.is_armed(e) => Intent::Arm {
-            snapshot,
-            code_env: e.code_env.clone(),
-        },
-        Some(e) if e.restartable => Intent::Act {
+        Some(e) if e.restartable && !e.code_env.is_empty() && !state.is_armed(e) => {
+            Ok(Intent::Arm {
+                snapshot,
+                code_env: e.code_env.clone(),
+            })
+        }
+        Some(e) if e.restartable => Ok(Intent::Act {
             key: key.clone(),
             doing: "restarting…",
             command: Command::Restart {
-                label: super::spec::snapshot_label(e),
+                label: snapshot_label(e),
                 snapshot,
             },
-        },
-        Some(e) => Intent::Ignore(e.why_not.clone().unwrap_or_default()),
-        None => Intent::Ignore(format!("{snapshot} is no longer listed")),
+        }),
+        Some(e) => Err(Ignored::NotRestartable(
+            e.why_not.clone().unwrap_or_default(),
+        )),
+        None => Err(Ignored::NotListed(snapshot)),
     }
 }
 

@@ -40,8 +40,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pier_core::store::Store;
+use pier_core::store::{Store, StoreError};
 use pier_core::worker::{SystemEngine, WorkerOptions};
+pub use platform::Unprepared;
 
 /// How the app runs (`pier app` flags).
 #[derive(Debug, Clone)]
@@ -55,35 +56,39 @@ pub struct AppOptions {
 }
 
 /// Why the app did not run.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum NotStarted {
     /// Another instance holds this state folder; not an error for the user.
-    AlreadyRunning(String),
-    /// A sentence for the user.
-    Failed(String),
+    #[error(
+        "Pier is already running for the state folder {}; its icon is in the tray (the menu bar \
+         on macOS)",
+        .0.display()
+    )]
+    AlreadyRunning(PathBuf),
+    /// This session cannot show the tray app.
+    #[error(transparent)]
+    Unprepared(#[from] Unprepared),
+    /// The one-instance lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] StoreError),
+    /// Pier cannot find its own program, which restarts and the login item run.
+    #[error("Pier cannot find its own program: {0}")]
+    NoProgram(std::io::Error),
 }
 
 /// Checks what the app needs, takes the one-instance lock, then runs the event loop (which
 /// never returns: Quit exits the process).
 pub fn run(opts: AppOptions, store: Store) -> Result<std::convert::Infallible, NotStarted> {
-    platform::prepare().map_err(NotStarted::Failed)?;
+    platform::prepare()?;
     let folder = store.folder().to_path_buf();
     let instance = store
-        .try_lock("app")
-        .map_err(|e| NotStarted::Failed(e.to_string()))?
-        .ok_or_else(|| {
-            NotStarted::AlreadyRunning(format!(
-                "Pier is already running for the state folder {}; its icon is in the tray \
-                 (the menu bar on macOS)",
-                folder.display()
-            ))
-        })?;
+        .try_lock("app")?
+        .ok_or_else(|| NotStarted::AlreadyRunning(folder.clone()))?;
     if let Some(warning) = platform::missing_tray_host() {
         eprintln!("pier: {warning}");
         tracing::warn!("{warning}");
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| NotStarted::Failed(format!("Pier cannot find its own program: {e}")))?;
+    let exe = std::env::current_exe().map_err(NotStarted::NoProgram)?;
     tracing::info!(
         "starting: state folder {}, refresh {:?}, under {:?}",
         pier_core::words::path_for_terminal(&folder),

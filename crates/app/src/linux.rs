@@ -15,44 +15,51 @@ pub fn with_icon(builder: TrayIconBuilder, icon: Icon) -> TrayIconBuilder {
     builder.with_icon(icon)
 }
 
+/// Why the tray app cannot start in this session; each says what works without it.
+#[derive(Debug, thiserror::Error)]
+pub enum Unprepared {
+    /// No graphical session.
+    #[error(
+        "the tray app needs a graphical session, and neither DISPLAY nor WAYLAND_DISPLAY is set; \
+         `pier scan` and `pier stop` work without one"
+    )]
+    NoDisplay,
+    /// A display is named, and GTK could not open it.
+    #[error("the display could not be opened ({0}); `pier scan` and `pier stop` work without one")]
+    Display(glib::BoolError),
+    /// The tray icon's AppIndicator library is not installed.
+    #[error(
+        "the tray icon needs the AppIndicator library, which is not installed (Debian and \
+         Ubuntu: apt install libayatana-appindicator3-1); `pier scan` and `pier stop` work \
+         without it"
+    )]
+    NoAppIndicator,
+}
+
 /// Checks that a graphical session is there, so tao's start-up cannot panic on its absence.
-pub fn prepare() -> Result<(), String> {
+pub fn prepare() -> Result<(), Unprepared> {
     let has = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty());
     if !has("DISPLAY") && !has("WAYLAND_DISPLAY") {
-        return Err(
-            "the tray app needs a graphical session, and neither DISPLAY nor \
-                    WAYLAND_DISPLAY is set; `pier scan` and `pier stop` work without one"
-                .into(),
-        );
+        return Err(Unprepared::NoDisplay);
     }
     // The window class hosts and window managers see: "Pier", not the binary's name.
     glib::set_prgname(Some("pier"));
     glib::set_application_name("Pier");
-    gtk::init().map_err(|e| {
-        format!(
-            "the display could not be opened ({e}); `pier scan` and `pier stop` work without one"
-        )
-    })?;
+    gtk::init().map_err(Unprepared::Display)?;
     appindicator_present()
 }
 
 /// The tray icon's AppIndicator library is loaded at run time, and its binding panics when it
 /// is missing: look for it first, by the same names, and say what to install.
-fn appindicator_present() -> Result<(), String> {
+fn appindicator_present() -> Result<(), Unprepared> {
     let found = ["libayatana-appindicator3.so.1", "libappindicator3.so.1"]
         .iter()
         // SAFETY: loading the library runs its initialisers, exactly as the tray icon's own
         // load of the same file would a moment later; nothing from it is called here.
         .any(|name| unsafe { libloading::Library::new(name) }.is_ok());
-    if found {
-        Ok(())
-    } else {
-        Err(
-            "the tray icon needs the AppIndicator library, which is not installed (Debian and \
-             Ubuntu: apt install libayatana-appindicator3-1); `pier scan` and `pier stop` work \
-             without it"
-                .into(),
-        )
+    match found {
+        true => Ok(()),
+        false => Err(Unprepared::NoAppIndicator),
     }
 }
 

@@ -11,22 +11,95 @@ use std::path::{Path, PathBuf};
 /// also its LaunchAgent's label and the agent file's name.
 pub const BUNDLE_ID: &str = "dev.pier.Pier";
 
+/// What to do when Pier is not where a login item could start it from.
+const MOVE: &str = "move Pier.app to /Applications and open it from there first";
+
+/// Why "Start at login" cannot be read or changed: a sentence that follows "Start at login: "
+/// in the menu, or the notification's body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoginError {
+    /// macOS: no `HOME`, so no `~/Library/LaunchAgents`.
+    #[error("HOME is not set")]
+    NoHome,
+    /// Linux: no `XDG_CONFIG_HOME` and no `HOME`, so no autostart folder.
+    #[error("neither XDG_CONFIG_HOME nor HOME is set")]
+    NoConfigFolder,
+    /// Pier's path holds a control character ([`may_start_at_login`]).
+    #[error(
+        "Pier's path holds a control character, which a login item cannot name; move Pier to a \
+         plain folder first"
+    )]
+    ControlCharacter,
+    /// macOS runs Pier from an App Translocation copy ([`may_start_at_login`]).
+    #[error("macOS runs Pier from a temporary copy (App Translocation); {MOVE}")]
+    Translocated,
+    /// macOS: a `pier-app` outside `Pier.app` ([`may_start_at_login`]).
+    #[error("Pier runs outside Pier.app here; {MOVE}")]
+    OutsideBundle,
+    /// Pier's path is not UTF-8, which neither file can hold.
+    #[error("{} is not valid UTF-8", .0.display())]
+    NotUtf8(PathBuf),
+    /// The login item could not be looked at, written or removed: the file and the OS's words.
+    #[error("{} {}: {why}", .path.display(), .doing.words())]
+    Io {
+        /// The login item's file.
+        path: PathBuf,
+        /// What was being done to it.
+        doing: Doing,
+        /// The OS's error, in its words.
+        why: String,
+    },
+}
+
+/// What was being done to the login item when the OS said no.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Doing {
+    /// Looking whether it is there.
+    Reading,
+    /// Writing it (on).
+    Writing,
+    /// Removing it (off).
+    Removing,
+}
+
+impl Doing {
+    fn words(self) -> &'static str {
+        match self {
+            Self::Reading => "cannot be read",
+            Self::Writing => "could not be written",
+            Self::Removing => "could not be removed",
+        }
+    }
+
+    /// The OS's `e`, met while doing this to `path`.
+    fn failed(self, path: &Path, e: &std::io::Error) -> LoginError {
+        LoginError::Io {
+            path: path.to_path_buf(),
+            doing: self,
+            why: e.to_string(),
+        }
+    }
+}
+
 /// Where the login item lives for this user, from the environment.
-pub fn entry_path(env: &dyn Fn(&str) -> Option<String>, macos: bool) -> Result<PathBuf, String> {
+pub fn entry_path(
+    env: &dyn Fn(&str) -> Option<String>,
+    macos: bool,
+) -> Result<PathBuf, LoginError> {
     let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     if macos {
         return var("HOME")
             .map(|h| h.join(format!("Library/LaunchAgents/{BUNDLE_ID}.plist")))
-            .ok_or_else(|| "HOME is not set".to_owned());
+            .ok_or(LoginError::NoHome);
     }
     var("XDG_CONFIG_HOME")
         .or_else(|| var("HOME").map(|h| h.join(".config")))
         .map(|c| c.join("autostart/pier.desktop"))
-        .ok_or_else(|| "neither XDG_CONFIG_HOME nor HOME is set".to_owned())
+        .ok_or(LoginError::NoConfigFolder)
 }
 
 /// The path of this user's login item on this platform.
-pub fn system_entry_path() -> Result<PathBuf, String> {
+pub fn system_entry_path() -> Result<PathBuf, LoginError> {
     entry_path(&|k| std::env::var(k).ok(), cfg!(target_os = "macos"))
 }
 
@@ -105,25 +178,18 @@ pub fn launch_agent(exe: &str) -> String {
 /// - On macOS, a `pier-app` outside `Pier.app/Contents/MacOS` (one run from a build folder) is
 ///   no app: it has no bundle identifier, so no notifications, and a build folder is rebuilt,
 ///   moved and cleaned out from under a login item.
-pub fn may_start_at_login(exe: &Path, macos: bool) -> Result<(), String> {
+pub fn may_start_at_login(exe: &Path, macos: bool) -> Result<(), LoginError> {
     if exe.to_string_lossy().chars().any(char::is_control) {
-        return Err(
-            "Pier's path holds a control character, which a login item cannot name; move Pier \
-             to a plain folder first"
-                .into(),
-        );
+        return Err(LoginError::ControlCharacter);
     }
     if !macos {
         return Ok(());
     }
-    const MOVE: &str = "move Pier.app to /Applications and open it from there first";
     let translocated = exe
         .components()
         .any(|c| c.as_os_str() == "AppTranslocation");
     if translocated {
-        return Err(format!(
-            "macOS runs Pier from a temporary copy (App Translocation); {MOVE}"
-        ));
+        return Err(LoginError::Translocated);
     }
     let mut up = exe.ancestors().skip(1);
     let named = |p: Option<&Path>, name: &str| p.and_then(Path::file_name) == Some(name.as_ref());
@@ -131,34 +197,34 @@ pub fn may_start_at_login(exe: &Path, macos: bool) -> Result<(), String> {
         && named(up.next(), "Contents")
         && up.next().and_then(Path::extension) == Some("app".as_ref());
     if !in_bundle {
-        return Err(format!("Pier runs outside Pier.app here; {MOVE}"));
+        return Err(LoginError::OutsideBundle);
     }
     Ok(())
 }
 
 /// Whether the login item is there.
-pub fn is_enabled(path: &Path) -> Result<bool, String> {
+pub fn is_enabled(path: &Path) -> Result<bool, LoginError> {
     match fs::symlink_metadata(path) {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(format!("{} cannot be read: {e}", path.display())),
+        Err(e) => Err(Doing::Reading.failed(path, &e)),
     }
 }
 
 /// Writes (`on`) or removes the login item for `exe`; returns the new setting. Turning it on
 /// is refused, and nothing written, when [`may_start_at_login`] says no; turning it off never is.
-pub fn set(path: &Path, exe: &Path, on: bool, macos: bool) -> Result<bool, String> {
+pub fn set(path: &Path, exe: &Path, on: bool, macos: bool) -> Result<bool, LoginError> {
     if !on {
         return match fs::remove_file(path) {
             Ok(()) => Ok(false),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(format!("{} could not be removed: {e}", path.display())),
+            Err(e) => Err(Doing::Removing.failed(path, &e)),
         };
     }
     may_start_at_login(exe, macos)?;
     let exe = exe
         .to_str()
-        .ok_or_else(|| format!("{} is not valid UTF-8", exe.display()))?;
+        .ok_or_else(|| LoginError::NotUtf8(exe.to_path_buf()))?;
     let text = if macos {
         launch_agent(exe)
     } else {
@@ -175,7 +241,7 @@ pub fn set(path: &Path, exe: &Path, on: bool, macos: bool) -> Result<bool, Strin
     };
     write()
         .map(|()| true)
-        .map_err(|e| format!("{} could not be written: {e}", path.display()))
+        .map_err(|e| Doing::Writing.failed(path, &e))
 }
 
 #[cfg(test)]
@@ -274,6 +340,8 @@ mod tests {
         let translocated = "/private/var/folders/xy/T/AppTranslocation/5C0E-41A2/d/Pier.app/\
                             Contents/MacOS/pier-app";
         let why = may_start_at_login(Path::new(translocated), true).unwrap_err();
+        assert_eq!(why, LoginError::Translocated);
+        let why = why.to_string();
         assert!(why.contains("App Translocation"), "{why}");
         assert!(why.contains("move Pier.app to /Applications"), "{why}");
         assert_eq!(may_start_at_login(Path::new(BUNDLED), true), Ok(()));
@@ -301,6 +369,8 @@ mod tests {
             "pier-app",
         ] {
             let why = may_start_at_login(Path::new(exe), true).unwrap_err();
+            assert_eq!(why, LoginError::OutsideBundle, "{exe}");
+            let why = why.to_string();
             assert!(why.contains("outside Pier.app"), "{exe}: {why}");
             assert!(why.contains("move Pier.app to /Applications"), "{why}");
         }
@@ -316,6 +386,8 @@ mod tests {
         let exe = "/opt/pier\nHidden=true/pier-app";
         for macos in [false, true] {
             let why = may_start_at_login(Path::new(exe), macos).unwrap_err();
+            assert_eq!(why, LoginError::ControlCharacter);
+            let why = why.to_string();
             assert!(why.contains("control character"), "{why}");
         }
     }

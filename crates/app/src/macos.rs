@@ -17,8 +17,20 @@ pub fn with_icon(builder: TrayIconBuilder, icon: Icon) -> TrayIconBuilder {
     builder.with_icon_templated(icon)
 }
 
+/// Why the tray app cannot start in this session: on macOS, never.
+#[derive(Debug)]
+pub enum Unprepared {}
+
+impl std::fmt::Display for Unprepared {
+    fn fmt(&self, _: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match *self {}
+    }
+}
+
+impl std::error::Error for Unprepared {}
+
 /// macOS always has a window server for a logged-in user; nothing to check before tao starts.
-pub fn prepare() -> Result<(), String> {
+pub fn prepare() -> Result<(), Unprepared> {
     Ok(())
 }
 

@@ -10,8 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use pier_core::model::card::{Evidence, Level, Project, Resource};
 use pier_core::model::history::HistoryEntry;
+use pier_core::model::target::RecordName;
 use pier_core::words;
-use pier_core::worker::{project_name, ActionKey, Tone};
+use pier_core::worker::{snapshot_label, ActionKey, Tone};
 
 use super::ids::Click;
 use super::state::UiState;
@@ -285,7 +286,7 @@ fn resource_line(r: &Resource) -> String {
     let noun = if n == 1 { "process" } else { "processes" };
     let mut line = format!("{} · pid {} · {n} {noun}", r.kind, r.root.pid);
     if let Some(memory) = r.memory {
-        let _ = write!(line, " · {}", memory.words());
+        let _ = write!(line, " · {}", words::memory(memory));
     }
     if !ports.is_empty() {
         let _ = write!(line, " · {}", ports.join(", "));
@@ -319,6 +320,8 @@ pub fn url(address: &str, port: u16) -> String {
     }
 }
 
+/// A project's card: a submenu with its folder, age and activity, what is being done to it,
+/// its resources and containers with their evidence, then its actions.
 fn card(state: &UiState, p: &Project) -> Entry {
     let key = ActionKey::Project(p.path.clone());
     let at = |what: &str| format!("card:{}:{what}", p.path);
@@ -336,27 +339,7 @@ fn card(state: &UiState, p: &Project) -> Entry {
         ));
     }
     children.push(Entry::Separator);
-    for (i, r) in p.resources.iter().enumerate() {
-        children.push(Entry::info(at(&format!("res:{i}")), resource_line(r)));
-        for (j, e) in r.evidence.iter().enumerate() {
-            children.push(Entry::info(
-                at(&format!("res:{i}:ev:{j}")),
-                format!("    {}", evidence_line(e)),
-            ));
-        }
-    }
-    for (i, c) in p.containers.iter().enumerate() {
-        children.push(Entry::info(
-            at(&format!("container:{i}")),
-            container_line(c),
-        ));
-        for (j, e) in c.evidence.iter().enumerate() {
-            children.push(Entry::info(
-                at(&format!("container:{i}:ev:{j}")),
-                format!("    {}", evidence_line(e)),
-            ));
-        }
-    }
+    children.extend(card_contents(p, &at));
     children.push(Entry::Separator);
     children.push(Entry::action(
         &Click::StopProject {
@@ -366,26 +349,7 @@ fn card(state: &UiState, p: &Project) -> Entry {
         "Clean up safely",
         p.level == Level::Green && !state.is_running(&key) && state.may_stop().is_ok(),
     ));
-    // The server's ports only: a helper's (a kernel's ZMQ sockets) is no page to open.
-    let mut urls: Vec<String> = p
-        .resources
-        .iter()
-        .flat_map(|r| r.server_ports().map(|port| url(&port.address, port.port)))
-        .collect();
-    urls.sort();
-    urls.dedup();
-    for u in urls {
-        children.push(Entry::action(
-            &Click::Open(u.clone()),
-            format!("Open {u}"),
-            true,
-        ));
-    }
-    children.push(Entry::action(
-        &Click::Reveal(p.path.clone()),
-        "Reveal folder",
-        true,
-    ));
+    children.extend(card_links(p));
     Entry::Submenu {
         id: format!("card:{}", p.path),
         text: card_title(state, p),
@@ -395,21 +359,49 @@ fn card(state: &UiState, p: &Project) -> Entry {
     }
 }
 
-/// "shop · vite :5173": how a snapshot is named in the menu and its result line.
-pub fn snapshot_label(e: &HistoryEntry) -> String {
-    let tool = e.kind.clone().unwrap_or_else(|| {
-        e.root_command
-            .first()
-            .map(|a| project_name(a))
-            .unwrap_or_default()
-    });
-    let mut label = format!("{} · {tool}", project_name(&e.project));
-    for p in e.server_ports() {
-        if let Some((_, port)) = p.rsplit_once(':') {
-            let _ = write!(label, " :{port}");
+/// A card's resources and containers, each followed by its evidence; `at` names each line.
+fn card_contents(p: &Project, at: &dyn Fn(&str) -> String) -> Vec<Entry> {
+    let mut lines = Vec::new();
+    let evidence = |lines: &mut Vec<Entry>, of: &str, evidence: &[Evidence]| {
+        for (j, e) in evidence.iter().enumerate() {
+            lines.push(Entry::info(
+                at(&format!("{of}:ev:{j}")),
+                format!("    {}", evidence_line(e)),
+            ));
         }
+    };
+    for (i, r) in p.resources.iter().enumerate() {
+        lines.push(Entry::info(at(&format!("res:{i}")), resource_line(r)));
+        evidence(&mut lines, &format!("res:{i}"), &r.evidence);
     }
-    label
+    for (i, c) in p.containers.iter().enumerate() {
+        let of = format!("container:{i}");
+        lines.push(Entry::info(at(&of), container_line(c)));
+        evidence(&mut lines, &of, &c.evidence);
+    }
+    lines
+}
+
+/// "Open" for each of the server's addresses (a helper's, such as a kernel's ZMQ sockets, is
+/// no page to open), then "Reveal folder".
+fn card_links(p: &Project) -> Vec<Entry> {
+    let mut urls: Vec<String> = p
+        .resources
+        .iter()
+        .flat_map(|r| r.server_ports().map(|port| url(&port.address, port.port)))
+        .collect();
+    urls.sort();
+    urls.dedup();
+    let mut links: Vec<Entry> = urls
+        .into_iter()
+        .map(|u| Entry::action(&Click::Open(u.clone()), format!("Open {u}"), true))
+        .collect();
+    links.push(Entry::action(
+        &Click::Reveal(p.path.clone()),
+        "Reveal folder",
+        true,
+    ));
+    links
 }
 
 /// `text` cut to `chars` characters, ending in "…" when it was longer.
@@ -437,13 +429,18 @@ fn recently_stopped(state: &UiState, now: SystemTime) -> Entry {
         Some(Err(e)) => children.push(Entry::info("history", format!("Unreadable: {e}"))),
         Some(Ok(h)) => {
             // A stop that sent no signal stopped nothing: `pier history` lists its record.
-            let stops: Vec<&HistoryEntry> =
-                h.entries.iter().filter(|e| !e.sent_nothing()).collect();
+            // (Every record the store lists is named as `model::target` writes it.)
+            let stops: Vec<(&HistoryEntry, RecordName)> = h
+                .entries
+                .iter()
+                .filter(|e| !e.sent_nothing())
+                .filter_map(|e| Some((e, e.snapshot.parse().ok()?)))
+                .collect();
             if stops.is_empty() {
                 children.push(Entry::info("history", "Nothing stopped yet"));
             }
-            for e in stops.into_iter().take(SNAPSHOTS_SHOWN) {
-                children.push(snapshot_entry(state, e, now));
+            for (e, name) in stops.into_iter().take(SNAPSHOTS_SHOWN) {
+                children.push(snapshot_entry(state, e, name, now));
             }
             if !h.damaged.is_empty() {
                 children.push(Entry::info(
@@ -465,15 +462,41 @@ fn recently_stopped(state: &UiState, now: SystemTime) -> Entry {
     }
 }
 
-fn snapshot_entry(state: &UiState, e: &HistoryEntry, now: SystemTime) -> Entry {
-    let key = ActionKey::Snapshot(e.snapshot.clone());
+/// One snapshot of "Recently stopped" (`name`, the record of `e`): when and how its stop
+/// ended, its command, what its restart replays, its last result, and "Restart".
+fn snapshot_entry(state: &UiState, e: &HistoryEntry, name: RecordName, now: SystemTime) -> Entry {
+    let key = ActionKey::Snapshot(name.clone());
     let at = |what: &str| format!("snap:{}:{what}", e.snapshot);
+    let mut children = snapshot_lines(e, &at, now);
+    if let Some(r) = state.last_result(&key) {
+        children.push(Entry::info(
+            at("result"),
+            format!("{} {}", tone_mark(r.tone), r.summary),
+        ));
+    }
+    children.push(restart_item(state, e, &name));
+    let mut text = snapshot_label(e);
+    if let Some(doing) = state.doing(&key) {
+        let _ = write!(text, " — {doing}");
+    }
+    Entry::Submenu {
+        id: format!("snap:{}", e.snapshot),
+        text,
+        enabled: true,
+        dot: None,
+        children,
+    }
+}
+
+/// What a snapshot says of itself: when and how its stop ended, its command, and what its
+/// restart replays (the program, the folder, the entries that change what code runs).
+fn snapshot_lines(e: &HistoryEntry, at: &dyn Fn(&str) -> String, now: SystemTime) -> Vec<Entry> {
     let result = e
         .result
         .as_deref()
         .unwrap_or("not finished")
         .replace('_', " ");
-    let mut children = vec![
+    let mut lines = vec![
         Entry::info(
             at("when"),
             format!("Stopped {} · {result}", ago(&e.stopped_at, now)),
@@ -488,32 +511,39 @@ fn snapshot_entry(state: &UiState, e: &HistoryEntry, now: SystemTime) -> Entry {
         ),
     ];
     if let (Some(program), Some(folder)) = (&e.program, &e.folder) {
-        children.push(Entry::info(
+        lines.push(Entry::info(
             at("runs"),
             format!("Runs {program} in {folder}"),
         ));
     }
-    let code_env = clipped(&e.code_env.join(", "), 60);
     if !e.code_env.is_empty() {
-        children.push(Entry::info(
+        lines.push(Entry::info(
             at("env"),
-            format!("With {code_env} (changes what code runs)"),
+            format!("With {} (changes what code runs)", code_env_words(e)),
         ));
     }
-    if let Some(r) = state.last_result(&key) {
-        children.push(Entry::info(
-            at("result"),
-            format!("{} {}", tone_mark(r.tone), r.summary),
-        ));
-    }
-    let restart = Click::Restart(e.snapshot.clone());
-    children.push(match (state.doing(&key), &e.why_not) {
+    lines
+}
+
+/// The entries of a snapshot's environment that change what code runs, cut for the menu.
+fn code_env_words(e: &HistoryEntry) -> String {
+    clipped(&e.code_env.join(", "), 60)
+}
+
+/// "Restart": busy, armed, not possible and why, or ready to click.
+fn restart_item(state: &UiState, e: &HistoryEntry, name: &RecordName) -> Entry {
+    let key = ActionKey::Snapshot(name.clone());
+    let restart = Click::Restart(name.clone());
+    match (state.doing(&key), &e.why_not) {
         (Some(doing), _) => Entry::action(&restart, format!("Restart — {doing}"), false),
         // Issue 37: a replay that changes what code runs is confirmed by a second click.
         (None, None) if !e.code_env.is_empty() => match state.is_armed(e) {
             true => Entry::action(
                 &restart,
-                format!("Restart with {code_env} — click again to confirm"),
+                format!(
+                    "Restart with {} — click again to confirm",
+                    code_env_words(e)
+                ),
                 e.restartable,
             ),
             false => Entry::action(&restart, "Restart…", e.restartable),
@@ -522,17 +552,6 @@ fn snapshot_entry(state: &UiState, e: &HistoryEntry, now: SystemTime) -> Entry {
         (None, Some(why)) => {
             Entry::action(&restart, format!("Restart — not possible: {why}"), false)
         }
-    });
-    let mut text = snapshot_label(e);
-    if let Some(doing) = state.doing(&key) {
-        let _ = write!(text, " — {doing}");
-    }
-    Entry::Submenu {
-        id: format!("snap:{}", e.snapshot),
-        text,
-        enabled: true,
-        dot: None,
-        children,
     }
 }
 

@@ -1,16 +1,16 @@
 //! `pier-app`'s command line (the options of `pier app`, which execs this binary with the same
 //! arguments), and its start: the state folder, the log in `app.log` there (not a terminal it
-//! may not have), then the event loop.
+//! may not have), then the event loop. What it says on stderr when it cannot start, and its
+//! exit codes (those of `pier`, `src/cli/exit.rs`), are here.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser};
-use pier_core::front::{
-    init_logging, numbers, open_store, resolve_dirs, usage, EXIT_FAILED, EXIT_USAGE,
-};
-use pier_core::store::Store;
+use pier_core::front::{init_logging, numbers, resolve_dirs};
+use pier_core::store::{Store, StoreError};
+use pier_core::words::for_terminal;
 
 use crate::{AppOptions, NotStarted};
 
@@ -37,6 +37,27 @@ struct AppCli {
     args: AppArgs,
 }
 
+/// The app could not start (its state folder or the session was unusable), as `pier`'s 1.
+const EXIT_FAILED: u8 = 1;
+/// The command line was wrong, as `pier`'s 2.
+const EXIT_USAGE: u8 = 2;
+
+/// A usage error: one sentence on stderr, exit 2.
+fn usage(message: &str) -> ExitCode {
+    eprintln!("pier: {message}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// A state folder that could not be opened: one sentence on stderr and exit 1; an empty or
+/// relative `PIER_STATE_DIR` is a usage error (exit 2), as in `pier`.
+fn store_failed(e: &StoreError) -> ExitCode {
+    eprintln!("pier: {}", for_terminal(&e.to_string()));
+    ExitCode::from(match e {
+        StoreError::EmptyStateDir | StoreError::RelativeStateDir(_) => EXIT_USAGE,
+        _ => EXIT_FAILED,
+    })
+}
+
 /// `pier-app`'s main: parse, then run the app; returns only when it could not start.
 pub fn app_main() -> ExitCode {
     match AppCli::try_parse() {
@@ -61,11 +82,11 @@ fn refused(e: &clap::Error) -> ExitCode {
 fn run(args: AppArgs) -> ExitCode {
     let under = match resolve_dirs("--under", &args.under) {
         Ok(dirs) => dirs,
-        Err(code) => return code,
+        Err(e) => return usage(&e.to_string()),
     };
-    let store = match open_store() {
+    let store = match Store::open() {
         Ok(store) => store,
-        Err(code) => return code,
+        Err(e) => return store_failed(&e),
     };
     log_to_file(&store);
     let opts = AppOptions {
@@ -75,12 +96,13 @@ fn run(args: AppArgs) -> ExitCode {
     };
     match crate::run(opts, store) {
         Ok(never) => match never {},
-        Err(NotStarted::AlreadyRunning(why)) => {
-            eprintln!("pier: {}", pier_core::words::for_terminal(&why));
+        Err(e @ NotStarted::AlreadyRunning(_)) => {
+            eprintln!("pier: {}", for_terminal(&e.to_string()));
             ExitCode::SUCCESS
         }
-        Err(NotStarted::Failed(why)) => {
-            let why = pier_core::words::for_terminal(&why);
+        Err(e) => {
+            let why = e.to_string();
+            let why = for_terminal(&why);
             eprintln!("pier: {why}");
             tracing::error!("{why}");
             ExitCode::from(EXIT_FAILED)
@@ -97,7 +119,7 @@ fn log_to_file(store: &Store) {
             init_logging(None, "info");
             eprintln!(
                 "pier: the app's log cannot be written: {}",
-                pier_core::words::for_terminal(&e.to_string())
+                for_terminal(&e.to_string())
             );
         }
     }
@@ -122,7 +144,7 @@ mod tests {
         ] {
             let e = AppCli::try_parse_from(["pier-app", flag, value]).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
-            assert_eq!(e.source().map(ToString::to_string), Some(why));
+            assert_eq!(e.source().map(ToString::to_string), Some(why.to_string()));
         }
         let defaults = AppCli::try_parse_from(["pier-app"]).unwrap().args;
         assert_eq!(defaults.refresh, Duration::from_secs(30));

@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use pier_core::model::card::{Level, Project, Scan};
 use pier_core::model::doctor::DoctorReport;
 use pier_core::model::history::{History, HistoryEntry};
-use pier_core::worker::{ActionKey, ActionReport, Latest, Tone, Update};
+use pier_core::model::target::RecordName;
+use pier_core::worker::{ActionKey, ActionReport, Latest, RefreshError, Tone, Update};
+
+use super::login::LoginError;
 
 /// How many action results the menu keeps.
 const RESULTS_KEPT: usize = 3;
@@ -16,8 +19,8 @@ const RESULTS_KEPT: usize = 3;
 pub struct UiState {
     latest: Latest,
     /// `None` until the first scan comes in.
-    pub scan: Option<Result<Scan, String>>,
-    pub history: Option<Result<History, String>>,
+    pub scan: Option<Result<Scan, RefreshError>>,
+    pub history: Option<Result<History, RefreshError>>,
     /// Actions in flight, with the word the menu shows ("stopping…"), and the scan generation
     /// that settles a finished one.
     pub running: BTreeMap<ActionKey, Running>,
@@ -27,7 +30,7 @@ pub struct UiState {
     /// The newest results first.
     pub results: Vec<ActionReport>,
     /// Whether Pier starts at login, or why that cannot be read.
-    pub start_at_login: Result<bool, String>,
+    pub start_at_login: Result<bool, LoginError>,
     /// The self-test run at start (`pier doctor`'s checks); `None` until it ends.
     pub self_test: Option<DoctorReport>,
     /// A restart clicked once that replays an environment changing what code runs: the next
@@ -39,8 +42,22 @@ pub struct UiState {
 /// (`HistoryEntry::code_env`). Only the same snapshot naming the same entries is confirmed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Armed {
-    pub snapshot: String,
+    pub snapshot: RecordName,
     pub code_env: Vec<String>,
+}
+
+/// Why no stop is offered: the self-test has not vouched for this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NoStop {
+    /// It has not answered yet.
+    #[error("Pier is still checking this machine (pier doctor's checks); nothing was stopped")]
+    Checking,
+    /// Something a stop needs does not work here.
+    #[error(
+        "Pier cannot work on this machine (see its menu, or run `pier doctor`); nothing was \
+         stopped"
+    )]
+    NotReady,
 }
 
 /// An action in flight, or finished but not yet followed by its scan.
@@ -66,7 +83,7 @@ pub enum Applied {
 }
 
 impl UiState {
-    pub fn new(start_at_login: Result<bool, String>) -> Self {
+    pub fn new(start_at_login: Result<bool, LoginError>) -> Self {
         Self {
             latest: Latest::default(),
             scan: None,
@@ -142,7 +159,7 @@ impl UiState {
     }
 
     /// Asks for a second click on the restart of `snapshot`, which replays `code_env`.
-    pub fn arm(&mut self, snapshot: String, code_env: Vec<String>) {
+    pub fn arm(&mut self, snapshot: RecordName, code_env: Vec<String>) {
         self.armed = Some(Armed { snapshot, code_env });
     }
 
@@ -151,7 +168,7 @@ impl UiState {
     pub fn is_armed(&self, e: &HistoryEntry) -> bool {
         self.armed
             .as_ref()
-            .is_some_and(|a| a.snapshot == e.snapshot && a.code_env == e.code_env)
+            .is_some_and(|a| a.snapshot.to_string() == e.snapshot && a.code_env == e.code_env)
     }
 
     /// Marks an action as running; false if it (or a batch covering it) already runs. A
@@ -219,23 +236,17 @@ impl UiState {
 
     /// Whether a stop may be offered: only once the self-test has answered that everything a
     /// stop needs works here. Before its answer, and after a failure, the reason.
-    pub fn may_stop(&self) -> Result<(), String> {
+    pub fn may_stop(&self) -> Result<(), NoStop> {
         match &self.self_test {
-            None => Err(
-                "Pier is still checking this machine (pier doctor's checks); \
-                         nothing was stopped"
-                    .into(),
-            ),
-            Some(r) if !r.ready => Err("Pier cannot work on this machine (see its menu, or run \
-                                        `pier doctor`); nothing was stopped"
-                .into()),
+            None => Err(NoStop::Checking),
+            Some(r) if !r.ready => Err(NoStop::NotReady),
             Some(_) => Ok(()),
         }
     }
 
     /// A state whose self-test passed, for tests of everything else.
     #[cfg(test)]
-    pub fn checked(start_at_login: Result<bool, String>) -> Self {
+    pub fn checked(start_at_login: Result<bool, LoginError>) -> Self {
         use pier_core::model::doctor::{SignalPath, DOCTOR_SCHEMA};
         let mut s = Self::new(start_at_login);
         s.self_test = Some(DoctorReport {
@@ -269,6 +280,9 @@ impl UiState {
         self.results.iter().find(|r| &r.key == key)
     }
 }
+
+#[cfg(test)]
+pub(crate) mod fixtures;
 
 #[cfg(test)]
 mod tests {

@@ -24,8 +24,10 @@ use pier_core::probe::{
 struct NoMemory<'p>(&'p (dyn Probe + Sync));
 
 impl Probe for NoMemory<'_> {
-    fn memory(&self, _pid: Pid) -> Result<Memory, String> {
-        Err("not read: the benchmark's scan without memory".into())
+    fn memory(&self, _pid: Pid) -> Result<Memory, ProbeError> {
+        Err(ProbeError::Partial(
+            "not read: the benchmark's scan without memory".into(),
+        ))
     }
     fn current_uid(&self) -> u32 {
         self.0.current_uid()
@@ -39,7 +41,7 @@ impl Probe for NoMemory<'_> {
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         self.0.details(pid)
     }
-    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
         self.0.environment(pid)
     }
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
@@ -63,13 +65,13 @@ impl Probe for NoMemory<'_> {
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
         self.0.activity(pids, window)
     }
-    fn writes(&self, pid: Pid) -> Result<Vec<pier_core::probe::Written>, String> {
+    fn writes(&self, pid: Pid) -> Result<Vec<pier_core::probe::Written>, ProbeError> {
         self.0.writes(pid)
     }
     fn writes_of(
         &self,
         identity: pier_core::probe::Identity,
-    ) -> Result<Vec<pier_core::probe::Written>, String> {
+    ) -> Result<Vec<pier_core::probe::Written>, ProbeError> {
         self.0.writes_of(identity)
     }
     fn identity(&self, pid: Pid) -> IdentityRead {

@@ -31,22 +31,134 @@ const HEADER: &str = "\
 # even with --force). Managed by `pier protect`; edits by hand are read, comments are not kept.
 ";
 
+/// Why the configuration folder cannot be named.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigDirError {
+    /// `PIER_CONFIG_DIR` is not an absolute path.
+    #[error("PIER_CONFIG_DIR must be an absolute path, not {:?}", .0.display().to_string())]
+    RelativeConfigDir(PathBuf),
+    /// Nothing to name it from.
+    #[error("no configuration folder: neither PIER_CONFIG_DIR nor HOME is set")]
+    NoFolder,
+}
+
+/// Why the protect list could not be read, is not valid, or could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtectError {
+    /// It could not be read: the list is unreadable, and protects everything.
+    #[error("the protect list {} could not be read: {why}", .path.display())]
+    Unreadable {
+        /// The list's file, as named.
+        path: PathBuf,
+        /// Why.
+        why: Unreadable,
+    },
+    /// It was read and is not a list.
+    #[error("the protect list {} is not valid: {why}", .path.display())]
+    Invalid {
+        /// The list's file, as named.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: Invalid,
+    },
+    /// It could not be written; nothing was.
+    #[error("the protect list {} could not be written: {why}", .path.display())]
+    Unwritable {
+        /// The list's file, as named.
+        path: PathBuf,
+        /// Why.
+        why: Unwritable,
+    },
+    /// The list could not be put in TOML.
+    #[error("{0}")]
+    Toml(#[from] toml::ser::Error),
+}
+
+/// Why the file at a path is not one Pier reads or writes the list in ([`resolve`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Unresolved {
+    /// The file is another user's.
+    #[error("{} belongs to uid {uid}, not to you", .path.display())]
+    Foreign {
+        /// The file, its links followed.
+        path: PathBuf,
+        /// Its owner.
+        uid: u32,
+    },
+    /// Something on its way could not be looked at.
+    #[error(transparent)]
+    Unchecked(Untrusted),
+    /// Another user could change it, or a folder on its way.
+    #[error("it is not safe: {0}")]
+    Unsafe(Untrusted),
+}
+
+/// Why the list's file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Unreadable {
+    /// Not where it may be read from.
+    #[error(transparent)]
+    Unresolved(#[from] Unresolved),
+    /// Not text.
+    #[error("it is not UTF-8 text")]
+    NotUtf8,
+    /// The file itself (not regular, too large, the OS's error).
+    #[error(transparent)]
+    File(#[from] read::FileError),
+}
+
+/// What is wrong with a list's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    /// Not TOML, or not the list's fields: the parser's words, on one line.
+    #[error("{}{what}", .line.map(|l| format!("line {l}: ")).unwrap_or_default())]
+    Toml {
+        /// The line it is on, when the parser says.
+        line: Option<usize>,
+        /// The parser's message.
+        what: String,
+    },
+    /// A project that is not an absolute folder.
+    #[error("project {:?} is not an absolute path", .0.display().to_string())]
+    RelativeProject(PathBuf),
+    /// Port 0.
+    #[error("port 0 is no port")]
+    PortZero,
+}
+
+/// Why the list could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum Unwritable {
+    /// Not where it may be written.
+    #[error(transparent)]
+    Unresolved(#[from] Unresolved),
+    /// The path ends in no file name.
+    #[error("it names no file in a folder")]
+    NoFile,
+    /// Its folder could not be held.
+    #[error(transparent)]
+    Folder(#[from] crate::trust::folder::FolderError),
+    /// The OS's error.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
 /// The configuration folder (the module's docs say which).
-pub fn folder() -> Result<PathBuf, String> {
+pub fn folder() -> Result<PathBuf, ConfigDirError> {
     folder_from(&|k| std::env::var_os(k), cfg!(target_os = "macos"))
 }
 
 /// [`folder`] over any environment: `PIER_CONFIG_DIR` must be absolute when set; an empty or
 /// relative `XDG_CONFIG_HOME` is ignored, as the XDG spec says.
-fn folder_from(env: &dyn Fn(&str) -> Option<OsString>, macos: bool) -> Result<PathBuf, String> {
+fn folder_from(
+    env: &dyn Fn(&str) -> Option<OsString>,
+    macos: bool,
+) -> Result<PathBuf, ConfigDirError> {
     if let Some(dir) = env("PIER_CONFIG_DIR").map(PathBuf::from) {
         if dir.is_absolute() {
             return Ok(dir);
         }
-        return Err(format!(
-            "PIER_CONFIG_DIR must be an absolute path, not {:?}",
-            dir.display().to_string()
-        ));
+        return Err(ConfigDirError::RelativeConfigDir(dir));
     }
     let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     let home = var("HOME");
@@ -58,11 +170,11 @@ fn folder_from(env: &dyn Fn(&str) -> Option<OsString>, macos: bool) -> Result<Pa
             .map(|d| d.join("pier"))
             .or_else(|| home.map(|h| h.join(".config/pier")))
     };
-    dir.ok_or_else(|| "no configuration folder: neither PIER_CONFIG_DIR nor HOME is set".into())
+    dir.ok_or(ConfigDirError::NoFolder)
 }
 
 /// The protect list's path.
-pub fn protect_path() -> Result<PathBuf, String> {
+pub fn protect_path() -> Result<PathBuf, ConfigDirError> {
     folder().map(|f| f.join(PROTECT_FILE))
 }
 
@@ -70,93 +182,87 @@ pub fn protect_path() -> Result<PathBuf, String> {
 pub fn protect() -> Protect {
     match protect_path() {
         Ok(path) => read_protect(&path),
-        Err(why) => Protect::Unreadable(why),
+        Err(why) => Protect::Unreadable(why.to_string()),
     }
 }
 
 /// Where the file at `path` really is: its links followed, every step judged as one only the
 /// user (or root) controls (`trust::check_path`; people keep dotfiles as links). `Ok(None)`
 /// when nothing is there; a link to nothing is an error, not an empty list.
-fn resolve(path: &Path) -> Result<Option<PathBuf>, String> {
+fn resolve(path: &Path) -> Result<Option<PathBuf>, Unresolved> {
     let me = Me::current();
     match check_path(path, me) {
         // The file itself must be the user's own, as every file of Pier's is.
-        Ok(checked) if checked.entry.uid != me.uid => Err(format!(
-            "{} belongs to uid {}, not to you",
-            checked.resolved.display(),
-            checked.entry.uid
-        )),
+        Ok(checked) if checked.entry.uid != me.uid => Err(Unresolved::Foreign {
+            path: checked.resolved,
+            uid: checked.entry.uid,
+        }),
         Ok(checked) => Ok(Some(checked.resolved)),
         Err(Untrusted::Missing { .. }) if path.symlink_metadata().is_err() => Ok(None),
-        Err(e @ Untrusted::Unreadable { .. }) => Err(e.to_string()),
-        Err(e) => Err(format!("it is not safe: {e}")),
+        Err(e @ Untrusted::Unreadable { .. }) => Err(Unresolved::Unchecked(e)),
+        Err(e) => Err(Unresolved::Unsafe(e)),
     }
 }
 
 /// Reads the list at `path`: a missing file (or folder) is an empty list; anything else that
-/// fails is [`Protect::Unreadable`], with a sentence naming the file. Another user may have
-/// planted the file or its folder (docs/design.md §5): it, and every folder and link on its
-/// way, must be one only the user controls ([`resolve`]), and what it resolves to a regular
-/// file, read without blocking, at most [`read::CONFIG`] bytes.
+/// fails is [`Protect::Unreadable`], with a sentence naming the file ([`read_list`]).
 pub fn read_protect(path: &Path) -> Protect {
-    let unreadable = |why: String| {
-        Protect::Unreadable(format!(
-            "the protect list {} could not be read: {why}",
-            path.display()
-        ))
+    match read_list(path) {
+        Ok(list) => Protect::List(list),
+        Err(why) => Protect::Unreadable(why.to_string()),
+    }
+}
+
+/// The list at `path`, or why it is unreadable: a missing file (or folder) is an empty list.
+/// Another user may have planted the file or its folder (docs/design.md §5): it, and every
+/// folder and link on its way, must be one only the user controls ([`resolve`]), and what it
+/// resolves to a regular file, read without blocking, at most [`read::CONFIG`] bytes.
+pub fn read_list(path: &Path) -> Result<ProtectList, ProtectError> {
+    let unreadable = |why: Unreadable| ProtectError::Unreadable {
+        path: path.to_path_buf(),
+        why,
     };
     let real = match resolve(path) {
         Ok(Some(real)) => real,
-        Ok(None) => return Protect::default(),
-        Err(why) => return unreadable(why),
+        Ok(None) => return Ok(ProtectList::default()),
+        Err(why) => return Err(unreadable(why.into())),
     };
     let text = match read::regular(&real, read::CONFIG) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(_) => return unreadable("it is not UTF-8 text".into()),
-        },
-        Err(e) if e.is_not_found() => return Protect::default(),
-        Err(e) => return unreadable(e.to_string()),
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| unreadable(Unreadable::NotUtf8))?,
+        Err(e) if e.is_not_found() => return Ok(ProtectList::default()),
+        Err(e) => return Err(unreadable(e.into())),
     };
-    match parse(&text) {
-        // Folders as a scan sees them: resolved (a symlink, macOS's /tmp), where they exist.
-        Ok(mut list) => {
-            for p in &mut list.projects {
-                if let Ok(real) = p.canonicalize() {
-                    *p = real;
-                }
-            }
-            Protect::List(list)
+    let mut list = parse(&text).map_err(|why| ProtectError::Invalid {
+        path: path.to_path_buf(),
+        why,
+    })?;
+    // Folders as a scan sees them: resolved (a symlink, macOS's /tmp), where they exist.
+    for p in &mut list.projects {
+        if let Ok(real) = p.canonicalize() {
+            *p = real;
         }
-        Err(why) => Protect::Unreadable(format!(
-            "the protect list {} is not valid: {why}",
-            path.display()
-        )),
     }
+    Ok(list)
 }
 
 /// The list from the file's text. Projects must be absolute folders: a relative one would
 /// name a different folder from every working directory.
-pub fn parse(text: &str) -> Result<ProtectList, String> {
+pub fn parse(text: &str) -> Result<ProtectList, Invalid> {
     let list: ProtectList = toml::from_str(text).map_err(|e| {
         let what: Vec<&str> = e.message().lines().map(str::trim).collect();
-        let what = what.join(", ");
-        match e.span() {
-            Some(span) => {
-                let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                format!("line {line}: {what}")
-            }
-            None => what,
+        let line = e
+            .span()
+            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+        Invalid::Toml {
+            line,
+            what: what.join(", "),
         }
     })?;
     if let Some(p) = list.projects.iter().find(|p| !p.is_absolute()) {
-        return Err(format!(
-            "project {:?} is not an absolute path",
-            p.display().to_string()
-        ));
+        return Err(Invalid::RelativeProject(p.clone()));
     }
     if list.ports.contains(&0) {
-        return Err("port 0 is no port".into());
+        return Err(Invalid::PortZero);
     }
     Ok(list)
 }
@@ -164,26 +270,24 @@ pub fn parse(text: &str) -> Result<ProtectList, String> {
 /// Writes `list` to `path` whole (a new temp file, `O_EXCL`, then a rename), creating the
 /// folder (mode 0700) when missing. A reader sees the old list or the new one, never half of
 /// one; a folder another user could change is refused, with nothing written.
-pub fn write_protect(path: &Path, list: &ProtectList) -> Result<(), String> {
-    let fail = |e: &dyn std::fmt::Display| {
-        format!(
-            "the protect list {} could not be written: {e}",
-            path.display()
-        )
+pub fn write_protect(path: &Path, list: &ProtectList) -> Result<(), ProtectError> {
+    let fail = |why: Unwritable| ProtectError::Unwritable {
+        path: path.to_path_buf(),
+        why,
     };
     // A list kept as a link is written where the link leads, so the link stays.
-    let real = resolve(path).map_err(|e| fail(&e))?;
+    let real = resolve(path).map_err(|e| fail(e.into()))?;
     let path = real.as_deref().unwrap_or(path);
     let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
-        return Err(fail(&"it names no file in a folder"));
+        return Err(fail(Unwritable::NoFile));
     };
-    let dir = match resolve(dir).map_err(|e| fail(&e))? {
+    let dir = match resolve(dir).map_err(|e| fail(e.into()))? {
         Some(real) => real,
         None => dir.to_path_buf(),
     };
-    let folder = Folder::open(&dir, Me::current(), true).map_err(|e| fail(&e))?;
-    let body = toml::to_string(list).map_err(|e| e.to_string())?;
-    let (mut f, tmp) = folder.create_temp(name).map_err(|e| fail(&e))?;
+    let folder = Folder::open(&dir, Me::current(), true).map_err(|e| fail(e.into()))?;
+    let body = toml::to_string(list)?;
+    let (mut f, tmp) = folder.create_temp(name).map_err(|e| fail(e.into()))?;
     let written = f
         .write_all(format!("{HEADER}{body}").as_bytes())
         .and_then(|()| f.sync_all())
@@ -192,7 +296,7 @@ pub fn write_protect(path: &Path, list: &ProtectList) -> Result<(), String> {
     if written.is_err() {
         let _ = folder.unlink(&tmp);
     }
-    written.map_err(|e| fail(&e))
+    written.map_err(|e| fail(e.into()))
 }
 
 #[cfg(test)]

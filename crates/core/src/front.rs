@@ -1,13 +1,13 @@
 //! The front door both binaries (`pier`, `pier-app`) come in by: [`System`], the one place
 //! the engine is built for this machine (the probe, the signaller, the exit waiter, the state
 //! folder), which the CLI's commands and the worker's [`crate::worker::SystemEngine`] both
-//! use; and exit codes, the `--under` folders, a usage error as one sentence, logging, and
-//! [`numbers`]: every number the command lines take, parsed into its range.
+//! use; the `--under` folders, resolved or refused as a [`DirError`]; logging; and
+//! [`numbers`]: every number the command lines take, parsed into its range. What is printed
+//! and the exit codes are the binaries' own (`src/cli/exit.rs`, `crates/app/src/start.rs`).
 
 pub mod numbers;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::diagnose::project;
 use crate::probe::{self, Probe};
@@ -15,6 +15,7 @@ use crate::signal::wait::{self, ExitWaiter};
 use crate::signal::{self, Signaller};
 use crate::stop::{StopOptions, Stopper};
 use crate::store::{Store, StoreError};
+use crate::words::path_for_terminal;
 
 /// Pier's engine on this machine: the probe, the race-free signaller and the exit waiter for
 /// the OS Pier was built for, over a state folder. They are put together here and nowhere
@@ -42,15 +43,15 @@ impl System {
         }
     }
 
-    /// Over the state folder ([`open_store`]).
-    pub fn open() -> Result<Self, ExitCode> {
-        open_store().map(Self::new)
+    /// Over the state folder ([`Store::open`]: `PIER_STATE_DIR`, else the platform's).
+    pub fn open() -> Result<Self, StoreError> {
+        Store::open().map(Self::new)
     }
 
     /// Over the state folder opened for reading ([`Store::open_for_reading`]): `pier history`
     /// reads a folder it cannot write.
-    pub fn open_for_reading() -> Result<Self, ExitCode> {
-        opened(Store::open_for_reading()).map(Self::new)
+    pub fn open_for_reading() -> Result<Self, StoreError> {
+        Store::open_for_reading().map(Self::new)
     }
 
     /// A stop through this engine, judging project folders by their markers on disk and
@@ -79,56 +80,53 @@ impl System {
     }
 }
 
-/// The state folder (`PIER_STATE_DIR`, else the platform's); one that cannot be opened is
-/// one sentence on stderr and exit 1, and a `PIER_STATE_DIR` that is empty or relative is a
-/// usage error (exit 2), like a wrong flag: it is how Pier was asked to run.
-pub fn open_store() -> Result<Store, ExitCode> {
-    opened(Store::open())
+/// A folder named on a command line (`--under DIR`, `--project PATH`) that is not one. The
+/// sentence names the flag and the folder as given, shown as
+/// [`crate::words::path_for_terminal`] writes it.
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    /// It exists, and is not a folder.
+    #[error("{flag} {}: not a folder", path_for_terminal(.path))]
+    NotAFolder {
+        /// The flag that named it.
+        flag: &'static str,
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// Nothing is there.
+    #[error("{flag} {}: no such folder", path_for_terminal(.path))]
+    Missing {
+        /// The flag that named it.
+        flag: &'static str,
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// It could not be looked at (a folder above it is not searchable, say).
+    #[error("{flag} {}: {source}", path_for_terminal(.path))]
+    Unreadable {
+        /// The flag that named it.
+        flag: &'static str,
+        /// The path as given.
+        path: PathBuf,
+        /// The OS's error.
+        source: std::io::Error,
+    },
 }
 
-/// A state folder that could not be opened, as one sentence on stderr and its exit code.
-fn opened(store: Result<Store, StoreError>) -> Result<Store, ExitCode> {
-    store.map_err(|e| {
-        eprintln!("pier: {}", crate::words::for_terminal(&e.to_string()));
-        ExitCode::from(match e {
-            StoreError::EmptyStateDir | StoreError::RelativeStateDir(_) => EXIT_USAGE,
-            _ => EXIT_FAILED,
-        })
-    })
-}
-
-/// Pier could not work at all (the process table or the state folder was unreadable).
-pub const EXIT_FAILED: u8 = 1;
-/// The command line was wrong.
-pub const EXIT_USAGE: u8 = 2;
-/// A stop left some requested resource not `stopped`, or a restart was refused or not ready.
-pub const EXIT_NOT_ALL_STOPPED: u8 = 3;
-/// Every requested resource was stopped, but some outcome could not be written to its
-/// snapshot (a full disk): the next read reconciles it (docs/design.md §3.10).
-pub const EXIT_NOT_RECORDED: u8 = 4;
-
-/// `--under` folders, resolved; a missing one is a usage error.
-pub fn resolve_dirs(flag: &str, dirs: &[PathBuf]) -> Result<Vec<PathBuf>, ExitCode> {
-    let mut out = Vec::new();
-    for dir in dirs {
-        let shown = crate::words::path_for_terminal(dir);
-        match dir.canonicalize() {
-            Ok(path) if path.is_dir() => out.push(path),
-            Ok(_) => return Err(usage(&format!("{flag} {shown}: not a folder"))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(usage(&format!("{flag} {shown}: no such folder")))
-            }
-            Err(e) => return Err(usage(&format!("{flag} {shown}: {e}"))),
-        }
+/// `dir`, resolved (symbolic links too) as a folder named by `flag`.
+pub fn resolve_dir(flag: &'static str, dir: &std::path::Path) -> Result<PathBuf, DirError> {
+    let path = dir.to_path_buf();
+    match dir.canonicalize() {
+        Ok(resolved) if resolved.is_dir() => Ok(resolved),
+        Ok(_) => Err(DirError::NotAFolder { flag, path }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DirError::Missing { flag, path }),
+        Err(source) => Err(DirError::Unreadable { flag, path, source }),
     }
-    Ok(out)
 }
 
-/// A usage error: one sentence on stderr, exit 2. A name in `message` is already shown as
-/// [`crate::words::for_terminal`] writes it (or as `{:?}`).
-pub fn usage(message: &str) -> ExitCode {
-    eprintln!("pier: {message}");
-    ExitCode::from(EXIT_USAGE)
+/// `--under` folders, resolved; the first that is not a folder is the error.
+pub fn resolve_dirs(flag: &'static str, dirs: &[PathBuf]) -> Result<Vec<PathBuf>, DirError> {
+    dirs.iter().map(|dir| resolve_dir(flag, dir)).collect()
 }
 
 /// Logs go to `file` when given (the app's log in its state folder), else to stderr; `PIER_LOG`
@@ -154,4 +152,51 @@ pub fn init_logging(file: Option<std::fs::File>, default: &str) {
                 .try_init()
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder is taken resolved; a file or nothing there is refused, each in a sentence
+    /// that names the flag and the path as given.
+    #[test]
+    fn an_under_folder_is_a_folder_or_a_sentence_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("notes.txt");
+        std::fs::write(&file, "").unwrap();
+        let missing = dir.path().join("gone");
+        let resolved = resolve_dirs("--under", &[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(resolved, [dir.path().canonicalize().unwrap()]);
+        let e = resolve_dirs("--under", &[dir.path().to_path_buf(), file.clone()]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                DirError::NotAFolder {
+                    flag: "--under",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("--under {}: not a folder", file.display())
+        );
+        let e = resolve_dir("--project", &missing).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                DirError::Missing {
+                    flag: "--project",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("--project {}: no such folder", missing.display())
+        );
+    }
 }

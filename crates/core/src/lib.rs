@@ -24,7 +24,7 @@
 //!   against a test process of its own, on the user's machine;
 //! - [`config`]: the configuration folder and the user's protect list in it;
 //! - [`front`]: what both binaries come in by: the engine built for this machine
-//!   ([`front::System`]), exit codes, `--under` folders, usage errors, logging;
+//!   ([`front::System`]), `--under` folders, the command lines' numbers, logging;
 //! - [`words`]: how a command, a rate or a level's reasons read for a person.
 
 #![deny(missing_docs)]

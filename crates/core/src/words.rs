@@ -8,13 +8,14 @@
 //! names in it are kept as they were read, control characters included. Whatever shows it to
 //! a person passes it through [`for_terminal`] (see [`terminal`]), once, at display.
 
+pub mod argv;
 pub mod terminal;
 
 pub use terminal::{bytes_for_terminal, for_terminal, path_for_terminal};
 
-use crate::diagnose::kinds::chain::is_title;
-use crate::diagnose::kinds::is_interpreter;
 use crate::model::card::Resource;
+use crate::model::memory::Memory;
+use argv::{is_interpreter, is_title};
 
 /// The longest command shown, in characters; longer ones end in "…".
 const COMMAND_CHARS: usize = 60;
@@ -122,6 +123,11 @@ pub fn byte_size(bytes: u64) -> String {
     } else {
         format!("{:.1} GB", b / 1e9)
     }
+}
+
+/// A process's or a tree's memory for a person: `"48.2 MB (proportional)"`.
+pub fn memory(m: Memory) -> String {
+    format!("{} ({})", byte_size(m.bytes), m.kind.as_str())
 }
 
 /// Why a resource has its level, in the words of the evidence that set it: every fact at

@@ -1,7 +1,8 @@
 //! Menu ids and the click → command mapping, without a display.
 
 use super::*;
-use crate::spec::tests::{scanned, shop_and_api};
+use crate::state::fixtures::{record, scanned, shop_and_api};
+use crate::state::NoStop;
 use pier_core::model::card::Level;
 use pier_core::model::examples::{project, resource};
 use pier_core::probe::Identity;
@@ -15,7 +16,7 @@ fn stop_click(s: &UiState, path: &str) -> Click {
     }
 }
 use pier_core::model::history::History;
-use pier_core::worker::Update;
+use pier_core::worker::{RefreshError, Update};
 
 #[test]
 fn every_click_round_trips_through_its_id() {
@@ -27,7 +28,7 @@ fn every_click_round_trips_through_its_id() {
         Click::StopAllSafe { seen: u64::MAX },
         Click::Open("http://localhost:5173".into()),
         Click::Reveal("/w/shop".into()),
-        Click::Restart("snap-10-100-1700".into()),
+        Click::Restart(record("snap-10-100-1700")),
         Click::Refresh,
         Click::StartAtLogin,
         Click::Quit,
@@ -61,7 +62,7 @@ fn clean_up_safely_carries_the_level_and_identities_the_card_showed() {
         panic!("a stop command");
     };
     assert_eq!(targets.len(), 1);
-    assert_eq!(targets[0].id, "10-100");
+    assert_eq!(targets[0].id.to_string(), "10-100");
     assert_eq!(targets[0].shown.project_level, Level::Green);
     let shown: Vec<Identity> = targets[0]
         .shown
@@ -99,7 +100,7 @@ fn clean_up_safely_carries_each_container_s_run_as_shown() {
     let Command::Stop { targets, .. } = command else {
         panic!("a stop command");
     };
-    let ids: Vec<&str> = targets.iter().map(|t| t.id.as_str()).collect();
+    let ids: Vec<String> = targets.iter().map(|t| t.id.to_string()).collect();
     assert_eq!(ids, ["10-100", "container-0123456789ab"]);
     assert_eq!(targets[1].shown.container_run, db.started_at);
     assert!(targets[1].shown.members.is_empty());
@@ -166,7 +167,7 @@ fn clean_up_all_safe_takes_every_green_project_and_nothing_else() {
         panic!("a batch stop");
     };
     assert_eq!(key, ActionKey::AllSafe);
-    let ids: Vec<&str> = targets.iter().map(|t| t.id.as_str()).collect();
+    let ids: Vec<String> = targets.iter().map(|t| t.id.to_string()).collect();
     assert_eq!(ids, ["1-1", "3-1"]);
 }
 
@@ -198,25 +199,25 @@ fn restart_needs_a_restartable_snapshot() {
     };
     s.apply(Update::Scanned {
         generation: 1,
-        scan: Err("x".into()),
+        scan: Err(RefreshError::History("x".into())),
         history: Ok(History {
-            entries: vec![entry("snap-ok", true), entry("snap-no", false)],
+            entries: vec![entry("snap-10-100-6", true), entry("snap-10-100-7", false)],
             damaged: vec![],
         }),
     });
-    let Intent::Act { command, .. } = intent(Click::Restart("snap-ok".into()), &s) else {
+    let Intent::Act { command, .. } = intent(Click::Restart(record("snap-10-100-6")), &s) else {
         panic!("restartable");
     };
     assert_eq!(
         command,
         Command::Restart {
-            snapshot: "snap-ok".into(),
+            snapshot: record("snap-10-100-6"),
             label: "shop · vite".into()
         }
     );
     assert_eq!(
-        intent(Click::Restart("snap-no".into()), &s),
-        Intent::Ignore("the stop was partial".into())
+        intent(Click::Restart(record("snap-10-100-7")), &s),
+        Intent::Ignore(Ignored::NotRestartable("the stop was partial".into()))
     );
 }
 
@@ -224,37 +225,41 @@ fn restart_needs_a_restartable_snapshot() {
 /// second acts, once; a confirmation of other entries is no confirmation.
 #[test]
 fn a_restart_that_changes_what_code_runs_acts_only_on_the_second_click() {
-    use crate::spec::tests::{history_entry, with_history};
+    use crate::state::fixtures::{history_entry, with_history};
     let env = vec!["LD_PRELOAD=/tmp/x.so".to_owned()];
-    let mut e = history_entry("snap-p", true, None);
+    let mut e = history_entry("snap-10-100-4", true, None);
     e.code_env = env.clone();
-    let mut s = with_history(vec![e.clone(), history_entry("snap-a", true, None)]);
+    let mut s = with_history(vec![e.clone(), history_entry("snap-10-100-1", true, None)]);
     assert!(
         matches!(
-            intent(Click::Restart("snap-a".into()), &s),
+            intent(Click::Restart(record("snap-10-100-1")), &s),
             Intent::Act { .. }
         ),
         "passes: nothing to confirm"
     );
-    let first = intent(Click::Restart("snap-p".into()), &s);
+    let first = intent(Click::Restart(record("snap-10-100-4")), &s);
     assert_eq!(
         first,
         Intent::Arm {
-            snapshot: "snap-p".into(),
+            snapshot: record("snap-10-100-4"),
             code_env: env.clone()
         },
         "refused: the first click acts not"
     );
-    s.arm("snap-p".into(), vec!["LD_PRELOAD=/elsewhere.so".into()]);
+    s.arm(
+        record("snap-10-100-4"),
+        vec!["LD_PRELOAD=/elsewhere.so".into()],
+    );
     assert!(
         matches!(
-            intent(Click::Restart("snap-p".into()), &s),
+            intent(Click::Restart(record("snap-10-100-4")), &s),
             Intent::Arm { .. }
         ),
         "armed for other entries: asked again"
     );
-    s.arm("snap-p".into(), env);
-    let Intent::Act { key, command, .. } = intent(Click::Restart("snap-p".into()), &s) else {
+    s.arm(record("snap-10-100-4"), env);
+    let Intent::Act { key, command, .. } = intent(Click::Restart(record("snap-10-100-4")), &s)
+    else {
         panic!("the second click acts");
     };
     assert!(matches!(command, Command::Restart { .. }));
@@ -295,8 +300,13 @@ fn a_click_on_a_card_that_changed_before_the_click_was_handled_stops_nothing() {
             ),
         ],
     ));
-    assert!(matches!(intent(shown, &s), Intent::Ignore(why) if why.contains("changed")));
-    assert!(matches!(intent(shown_all, &s), Intent::Ignore(why) if why.contains("changed")));
+    let card = intent(shown, &s);
+    assert_eq!(card, Intent::Ignore(Ignored::CardChanged("/w/shop".into())));
+    let all = intent(shown_all, &s);
+    assert_eq!(all, Intent::Ignore(Ignored::SafeCardsChanged));
+    for said in [card, all] {
+        assert!(matches!(said, Intent::Ignore(why) if why.to_string().contains("changed")));
+    }
     // The menu built from the new scan offers the new card, which can be clicked.
     assert!(matches!(
         intent(stop_click(&s, "/w/shop"), &s),
@@ -308,7 +318,7 @@ fn a_click_on_a_card_that_changed_before_the_click_was_handled_stops_nothing() {
 /// the same clicks act once it passed.
 #[test]
 fn a_stop_click_acts_only_once_the_self_test_passed() {
-    use crate::spec::tests::self_test;
+    use crate::state::fixtures::self_test;
     let shop = project(
         "/w/shop",
         Level::Green,
@@ -322,14 +332,23 @@ fn a_stop_click_acts_only_once_the_self_test_passed() {
     };
     for c in [click.clone(), all.clone()] {
         match intent(c, &s) {
-            Intent::Ignore(why) => assert!(why.contains("still checking"), "{why}"),
+            Intent::Ignore(why) => {
+                assert_eq!(why, Ignored::NoStop(NoStop::Checking));
+                assert!(why.to_string().contains("still checking"), "{why}");
+            }
             other => panic!("acted before the self-test answered: {other:?}"),
         }
     }
     s.apply(self_test(false));
     // The card is hidden; a click the old menu offered is still refused for the right reason.
     match intent(click.clone(), &s) {
-        Intent::Ignore(why) => assert!(why.contains("cannot work on this machine"), "{why}"),
+        Intent::Ignore(why) => {
+            assert_eq!(why, Ignored::NoStop(NoStop::NotReady));
+            assert!(
+                why.to_string().contains("cannot work on this machine"),
+                "{why}"
+            );
+        }
         other => panic!("acted after a failed self-test: {other:?}"),
     }
     s.apply(self_test(true));

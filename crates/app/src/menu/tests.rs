@@ -3,8 +3,9 @@
 
 use super::*;
 use crate::spec::menu;
-use crate::spec::tests::{scanned, shop_and_api, stop_id};
+use crate::spec::tests::stop_id;
 use crate::spec::Entry;
+use crate::state::fixtures::{record, scanned, shop_and_api};
 use crate::state::UiState;
 use pier_core::model::card::Level;
 use pier_core::model::examples::{notebook, project, resource};
@@ -101,7 +102,7 @@ fn an_in_place_update_changes_what_muda_holds() {
     let mut live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
     // Only plain items change: the login check and the all-safe line.
     s.start_at_login = Ok(true);
-    s.begin(ActionKey::Snapshot("x".into()), "restarting…");
+    s.begin(ActionKey::Snapshot(record("snap-1-1-1")), "restarting…");
     let spec = menu(&s, now());
     assert_eq!(live.update(&spec).unwrap(), Applied::InPlace);
     let login = live

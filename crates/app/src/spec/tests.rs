@@ -1,46 +1,12 @@
 //! The state → menu layer, without a display.
 
 use super::*;
-use pier_core::model::card::Scan;
+use crate::state::fixtures::{
+    history_entry, record, scanned, self_test, shop_and, shop_and_api, with_history,
+};
 use pier_core::model::examples::{notebook, project, resource};
 use pier_core::model::history::History;
 use pier_core::worker::{ActionReport, Update};
-
-pub fn scanned(generation: u64, projects: Vec<Project>) -> Update {
-    Update::Scanned {
-        generation,
-        scan: Ok(Scan {
-            schema: 1,
-            generation,
-            scanned_at: "2026-11-29T12:00:00Z".into(),
-            sample_ms: 0,
-            projects,
-            other_listeners: None,
-            engines: Vec::new(),
-        }),
-        history: Ok(History::default()),
-    }
-}
-
-pub fn shop_and_api() -> UiState {
-    shop_and(project(
-        "/w/api",
-        Level::Yellow,
-        vec![resource("20-100", Level::Yellow, 8000)],
-    ))
-}
-
-/// A first scan of a green shop (vite :5173) and `other`.
-fn shop_and(other: Project) -> UiState {
-    let mut s = UiState::checked(Ok(false));
-    let shop = project(
-        "/w/shop",
-        Level::Green,
-        vec![resource("10-100", Level::Green, 5173)],
-    );
-    s.apply(scanned(1, vec![shop, other]));
-    s
-}
 
 /// The id of "Clean up safely" on the card of `path`, as the menu of `state` builds it.
 pub fn stop_id(state: &UiState, path: &str) -> String {
@@ -101,7 +67,10 @@ fn a_failed_scan_is_said_in_the_header() {
     let mut s = UiState::checked(Ok(false));
     s.apply(Update::Scanned {
         generation: 1,
-        scan: Err("the process table could not be read".into()),
+        scan: Err(pier_core::diagnose::ScanError::Processes(
+            pier_core::probe::ProbeError::Scripted("the process table could not be read".into()),
+        )
+        .into()),
         history: Ok(History::default()),
     });
     let m = menu(&s, now());
@@ -316,78 +285,27 @@ fn a_result_appears_at_the_top_and_on_its_card() {
     );
 }
 
-pub fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> HistoryEntry {
-    HistoryEntry {
-        restarts: Vec::new(),
-        batch: None,
-        requested_by: Default::default(),
-        snapshot: name.into(),
-        id: "10-100".into(),
-        kind: None,
-        project: "/w/shop".into(),
-        root_command: vec![
-            "node_modules/.bin/vite".into(),
-            "--port".into(),
-            "5173".into(),
-        ],
-        ports: vec!["127.0.0.1:5173".into()],
-        helper_ports: vec![],
-        stopped_at: "2026-11-29T12:00:00Z".into(),
-        result: Some("stopped".into()),
-        signalled: Some(true),
-        reason: Some("every member is gone".into()),
-        reconciled_at: None,
-        not_written: None,
-        restartable,
-        why_not: why_not.map(Into::into),
-        program: None,
-        folder: None,
-        code_env: vec![],
-    }
-}
-
-pub fn with_history(entries: Vec<HistoryEntry>) -> UiState {
-    let mut s = UiState::checked(Ok(true));
-    s.apply(Update::Scanned {
-        generation: 1,
-        scan: Ok(Scan {
-            schema: 1,
-            generation: 1,
-            scanned_at: String::new(),
-            sample_ms: 0,
-            projects: vec![],
-            other_listeners: None,
-            engines: Vec::new(),
-        }),
-        history: Ok(History {
-            entries,
-            damaged: vec!["snap-x: not JSON".into()],
-        }),
-    });
-    s
-}
-
 #[test]
 fn recently_stopped_offers_restart_only_when_restartable_and_says_why_not() {
     let s = with_history(vec![
-        history_entry("snap-a", true, None),
-        history_entry("snap-b", false, Some("port 5173 is taken by pid 9")),
+        history_entry("snap-10-100-1", true, None),
+        history_entry("snap-10-100-2", false, Some("port 5173 is taken by pid 9")),
     ]);
     let m = menu(&s, now());
     assert_eq!(
-        text_enabled(find(&m, "snap:snap-a").unwrap()).0,
+        text_enabled(find(&m, "snap:snap-10-100-1").unwrap()).0,
         "shop · vite :5173"
     );
     assert_eq!(
-        text_enabled(find(&m, "info:snap:snap-a:when").unwrap()).0,
+        text_enabled(find(&m, "info:snap:snap-10-100-1:when").unwrap()).0,
         "Stopped 5m ago · stopped"
     );
     assert_eq!(
-        text_enabled(find(&m, "restart:snap-a").unwrap()),
+        text_enabled(find(&m, "restart:snap-10-100-1").unwrap()),
         ("Restart", true)
     );
     assert_eq!(
-        text_enabled(find(&m, "restart:snap-b").unwrap()),
+        text_enabled(find(&m, "restart:snap-10-100-2").unwrap()),
         ("Restart — not possible: port 5173 is taken by pid 9", false)
     );
     assert!(text_enabled(find(&m, "info:history:damaged").unwrap())
@@ -403,31 +321,31 @@ fn recently_stopped_offers_restart_only_when_restartable_and_says_why_not() {
 /// stopped" as "Stopped 5m ago · refused".
 #[test]
 fn a_stop_that_sent_no_signal_is_not_listed_as_recently_stopped() {
-    let mut refused = history_entry("snap-r", false, Some("nothing was stopped"));
+    let mut refused = history_entry("snap-10-100-3", false, Some("nothing was stopped"));
     refused.result = Some("refused".into());
     refused.signalled = Some(false);
     let m = menu(&with_history(vec![refused.clone()]), now());
-    assert!(find(&m, "snap:snap-r").is_none(), "not a stop");
+    assert!(find(&m, "snap:snap-10-100-3").is_none(), "not a stop");
     assert_eq!(
         text_enabled(find(&m, "info:history").unwrap()).0,
         "Nothing stopped yet"
     );
     let m = menu(
-        &with_history(vec![history_entry("snap-a", true, None), refused]),
+        &with_history(vec![history_entry("snap-10-100-1", true, None), refused]),
         now(),
     );
-    assert!(find(&m, "snap:snap-a").is_some());
-    assert!(find(&m, "snap:snap-r").is_none());
+    assert!(find(&m, "snap:snap-10-100-1").is_some());
+    assert!(find(&m, "snap:snap-10-100-3").is_none());
     assert!(find(&m, "info:history").is_none());
 }
 
 #[test]
 fn a_running_restart_disables_its_item() {
-    let mut s = with_history(vec![history_entry("snap-a", true, None)]);
-    s.begin(ActionKey::Snapshot("snap-a".into()), "restarting…");
+    let mut s = with_history(vec![history_entry("snap-10-100-1", true, None)]);
+    s.begin(ActionKey::Snapshot(record("snap-10-100-1")), "restarting…");
     let m = menu(&s, now());
     assert_eq!(
-        text_enabled(find(&m, "restart:snap-a").unwrap()),
+        text_enabled(find(&m, "restart:snap-10-100-1").unwrap()),
         ("Restart — restarting…", false)
     );
 }
@@ -436,47 +354,47 @@ fn a_running_restart_disables_its_item() {
 /// asks first — "Restart…", then, clicked once, the entries and "click again to confirm".
 #[test]
 fn a_restart_that_changes_what_code_runs_names_it_and_asks_for_a_second_click() {
-    let mut plain = history_entry("snap-a", true, None);
+    let mut plain = history_entry("snap-10-100-1", true, None);
     plain.program = Some("/usr/bin/node".into());
     plain.folder = Some("/w/shop".into());
-    let mut preload = history_entry("snap-p", true, None);
+    let mut preload = history_entry("snap-10-100-4", true, None);
     preload.code_env = vec!["LD_PRELOAD=/tmp/x.so".into()];
     let mut s = with_history(vec![plain, preload]);
     let m = menu(&s, now());
     assert_eq!(
-        text_enabled(find(&m, "info:snap:snap-a:runs").unwrap()).0,
+        text_enabled(find(&m, "info:snap:snap-10-100-1:runs").unwrap()).0,
         "Runs /usr/bin/node in /w/shop"
     );
     assert!(
-        find(&m, "info:snap:snap-a:env").is_none(),
+        find(&m, "info:snap:snap-10-100-1:env").is_none(),
         "nothing to name"
     );
     assert_eq!(
-        text_enabled(find(&m, "restart:snap-a").unwrap()),
+        text_enabled(find(&m, "restart:snap-10-100-1").unwrap()),
         ("Restart", true),
         "passes: no question"
     );
     assert_eq!(
-        text_enabled(find(&m, "info:snap:snap-p:env").unwrap()).0,
+        text_enabled(find(&m, "info:snap:snap-10-100-4:env").unwrap()).0,
         "With LD_PRELOAD=/tmp/x.so (changes what code runs)"
     );
     assert_eq!(
-        text_enabled(find(&m, "restart:snap-p").unwrap()),
+        text_enabled(find(&m, "restart:snap-10-100-4").unwrap()),
         ("Restart…", true)
     );
-    s.arm("snap-p".into(), vec!["LD_PRELOAD=/tmp/x.so".into()]);
+    s.arm(record("snap-10-100-4"), vec!["LD_PRELOAD=/tmp/x.so".into()]);
     let m = menu(&s, now());
     assert_eq!(
-        text_enabled(find(&m, "restart:snap-p").unwrap()),
+        text_enabled(find(&m, "restart:snap-10-100-4").unwrap()),
         (
             "Restart with LD_PRELOAD=/tmp/x.so — click again to confirm",
             true
         )
     );
-    let mut long = history_entry("snap-l", true, None);
+    let mut long = history_entry("snap-10-100-5", true, None);
     long.code_env = vec![format!("NODE_OPTIONS={}", "x".repeat(100))];
     let m = menu(&with_history(vec![long]), now());
-    let (text, _) = text_enabled(find(&m, "info:snap:snap-l:env").unwrap());
+    let (text, _) = text_enabled(find(&m, "info:snap:snap-10-100-5:env").unwrap());
     assert!(text.chars().count() < 100 && text.contains('…'), "{text}");
 }
 
@@ -527,7 +445,7 @@ fn a_notebook_card_offers_to_open_the_server_only_and_shows_the_kernels_ports_ap
 
 #[test]
 fn a_snapshot_is_named_by_the_servers_ports() {
-    let mut e = history_entry("snap-a", true, None);
+    let mut e = history_entry("snap-10-100-1", true, None);
     e.kind = Some("jupyter".into());
     e.ports = vec![
         "127.0.0.1:8888".into(),
@@ -537,38 +455,9 @@ fn a_snapshot_is_named_by_the_servers_ports() {
     e.helper_ports = vec!["127.0.0.1:40001".into(), "127.0.0.1:40002".into()];
     let m = menu(&with_history(vec![e]), now());
     assert_eq!(
-        text_enabled(find(&m, "snap:snap-a").unwrap()).0,
+        text_enabled(find(&m, "snap:snap-10-100-1").unwrap()).0,
         "shop · jupyter :8888"
     );
-}
-
-/// A self-test report with one check: `signal`, passed or failed.
-pub fn self_test(signal_works: bool) -> Update {
-    use pier_core::model::doctor::{Check, DoctorReport, SignalPath, Status};
-    Update::SelfTested(Box::new(DoctorReport {
-        schema: 1,
-        version: "0.1.0".into(),
-        os: "macos aarch64".into(),
-        signalling: SignalPath {
-            name: "audit_token".into(),
-            race_free: true,
-            detail: String::new(),
-        },
-        checks: vec![Check {
-            name: "signal".into(),
-            what: "the signaller pins the test process and signals it".into(),
-            needed: true,
-            status: if signal_works {
-                Status::Ok
-            } else {
-                Status::Failed
-            },
-            detail: "task_name_for_pid(4242) failed: 5".into(),
-            setup: false,
-        }],
-        ready: signal_works,
-        dump: None,
-    }))
 }
 
 #[test]

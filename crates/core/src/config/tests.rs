@@ -16,9 +16,10 @@ fn the_folder_is_pier_config_dir_else_the_platforms() {
         f(&[("PIER_CONFIG_DIR", "/t/c"), ("HOME", "/h")], false).unwrap(),
         Path::new("/t/c")
     );
-    assert!(f(&[("PIER_CONFIG_DIR", "rel")], false)
-        .unwrap_err()
-        .contains("absolute"));
+    assert!(matches!(
+        f(&[("PIER_CONFIG_DIR", "rel")], false),
+        Err(ConfigDirError::RelativeConfigDir(_))
+    ));
     assert_eq!(
         f(&[("HOME", "/h")], false).unwrap(),
         Path::new("/h/.config/pier")
@@ -61,14 +62,19 @@ fn a_list_is_read_back_as_written_and_a_missing_file_is_empty() {
 fn a_list_that_cannot_be_parsed_is_unreadable_with_a_sentence() {
     for (text, said) in [
         ("ports = [\"x\"]", "invalid type"),
-        ("projects = [\"rel/dir\"]", "not an absolute path"),
-        ("ports = [0]", "port 0"),
         ("ports = [70000]", "invalid value"),
         ("prots = [1]", "unknown field"),
     ] {
-        let why = parse(text).unwrap_err();
-        assert!(why.contains(said), "{text}: {why}");
+        match parse(text) {
+            Err(Invalid::Toml { what, .. }) => assert!(what.contains(said), "{text}: {what}"),
+            other => panic!("{text}: {other:?}"),
+        }
     }
+    assert_eq!(
+        parse("projects = [\"rel/dir\"]"),
+        Err(Invalid::RelativeProject("rel/dir".into()))
+    );
+    assert_eq!(parse("ports = [0]"), Err(Invalid::PortZero));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("protect.toml");
     std::fs::write(&path, "ports = [").unwrap();
@@ -140,27 +146,78 @@ fn a_list_is_read_through_the_users_links_and_never_from_what_others_could_plant
     assert_eq!(read_protect(&path), Protect::List(list));
 
     let unreadable = |path: std::path::PathBuf| {
-        crate::trust::tests::within_10_s(move || match read_protect(&path) {
-            Protect::Unreadable(why) => why,
+        crate::trust::tests::within_10_s(move || match read_list(&path) {
+            Err(ProtectError::Unreadable { why, .. }) => why,
             other => panic!("{other:?}"),
         })
     };
     std::fs::set_permissions(&dotfiles, std::fs::Permissions::from_mode(0o777)).unwrap();
-    assert!(unreadable(path.clone()).contains("can be written by other users"));
+    assert!(matches!(
+        unreadable(path.clone()),
+        Unreadable::Unresolved(Unresolved::Unsafe(Untrusted::Others { .. }))
+    ));
     std::fs::set_permissions(&dotfiles, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::remove_file(&path).unwrap();
     crate::trust::tests::mkfifo(&path);
-    assert!(unreadable(path.clone()).contains("a FIFO"));
+    let fifo = path.clone();
+    match crate::trust::tests::within_10_s(move || read_protect(&fifo)) {
+        Protect::Unreadable(why) => assert_eq!(
+            why,
+            format!(
+                "the protect list {} could not be read: it is a FIFO, not a regular file",
+                path.display()
+            )
+        ),
+        other => panic!("{other:?}"),
+    }
     std::fs::remove_file(&path).unwrap();
     std::fs::File::create(&path)
         .unwrap()
         .set_len(2 << 20)
         .unwrap();
-    assert!(unreadable(path.clone()).contains("larger than 1 MB"));
+    assert!(matches!(
+        unreadable(path.clone()),
+        Unreadable::File(read::FileError::TooLarge(_))
+    ));
     std::fs::remove_file(&path).unwrap();
     symlink(dir.path().join("nothing"), &path).unwrap();
     assert!(
-        !unreadable(path).is_empty(),
+        !unreadable(path).to_string().is_empty(),
         "a link to nothing is no empty list"
+    );
+}
+
+/// Each kind's sentence, as `pier protect` and the scan's protect line say it.
+#[test]
+fn each_reason_the_list_cannot_be_had_reads_as_a_sentence() {
+    assert_eq!(
+        ConfigDirError::RelativeConfigDir("rel".into()).to_string(),
+        "PIER_CONFIG_DIR must be an absolute path, not \"rel\""
+    );
+    assert_eq!(
+        ConfigDirError::NoFolder.to_string(),
+        "no configuration folder: neither PIER_CONFIG_DIR nor HOME is set"
+    );
+    assert_eq!(
+        Invalid::RelativeProject("rel/dir".into()).to_string(),
+        "project \"rel/dir\" is not an absolute path"
+    );
+    assert_eq!(Invalid::PortZero.to_string(), "port 0 is no port");
+    let unsafe_list = ProtectError::Unreadable {
+        path: "/c/protect.toml".into(),
+        why: Unresolved::Unsafe(Untrusted::Others { path: "/c".into() }).into(),
+    };
+    assert_eq!(
+        unsafe_list.to_string(),
+        "the protect list /c/protect.toml could not be read: it is not safe: /c can be \
+         written by other users"
+    );
+    let unwritable = ProtectError::Unwritable {
+        path: "/".into(),
+        why: Unwritable::NoFile,
+    };
+    assert_eq!(
+        unwritable.to_string(),
+        "the protect list / could not be written: it names no file in a folder"
     );
 }

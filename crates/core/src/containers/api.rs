@@ -22,7 +22,8 @@ use bollard::{ClientVersion, Docker};
 use futures_util::StreamExt as _;
 
 use super::control::{parse_engine_time, Control, Measured, State, Unsent, BY_ENGINE};
-use super::engine::{hint, words};
+use super::engine::{client_runtime, words};
+use super::error::{EngineError, Unmeasured};
 
 /// How long one question to the engine may take (a wait takes its own limit).
 const ASK_TIMEOUT: Duration = Duration::from_secs(2);
@@ -37,16 +38,13 @@ pub struct Api {
 impl Api {
     /// Connects to the engine at `host` (`unix:///var/run/docker.sock`) and agrees on an API
     /// version with it. Only unix sockets.
-    pub fn connect(host: &str) -> Result<Self, String> {
+    pub fn connect(host: &str) -> Result<Self, EngineError> {
         if !host.starts_with("unix://") {
-            return Err(format!(
-                "{host} is not a unix socket: Pier speaks only to engines on this machine"
-            ));
+            return Err(EngineError::NotUnix {
+                host: host.to_owned(),
+            });
         }
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("Pier could not start the engine client: {e}"))?;
+        let runtime = client_runtime()?;
         let start = ClientVersion {
             major_version: 1,
             minor_version: 41,
@@ -62,7 +60,7 @@ impl Api {
         })
     }
 
-    fn said(&self, e: &bollard::errors::Error) -> String {
+    fn said(&self, e: &bollard::errors::Error) -> EngineError {
         unreachable(&self.host, e)
     }
 
@@ -72,7 +70,7 @@ impl Api {
 
     /// Each container's CPU use over a window of the engine's (`control::Measured`), all
     /// asked at once: one statistics call each, which waits for two of the engine's readings.
-    pub fn activities(&self, ids: &[&str]) -> Vec<Result<Measured, String>> {
+    pub fn activities(&self, ids: &[&str]) -> Vec<Result<Measured, Unmeasured>> {
         // Not one-shot: that answers with one reading, and nothing to compare it with.
         let options = || StatsOptions {
             stream: false,
@@ -94,20 +92,23 @@ impl Api {
                 .into_iter()
                 .map(|answer| match answer {
                     Some(Ok(stats)) => measured(&stats),
-                    Some(Err(e)) => Err(self.said(&e)),
-                    None => Err(format!("the engine at {} gave no statistics", self.host)),
+                    Some(Err(e)) => Err(self.said(&e).into()),
+                    None => Err(EngineError::NoStatistics {
+                        host: self.host.clone(),
+                    }
+                    .into()),
                 })
                 .collect()
         })
     }
 }
 
-fn unreachable(host: &str, e: &bollard::errors::Error) -> String {
-    let why = words(e);
-    format!(
-        "the engine at {host} could not be asked: {why}{}",
-        hint(&why)
-    )
+fn unreachable(host: &str, e: &bollard::errors::Error) -> EngineError {
+    EngineError::Unreachable {
+        who: "the engine",
+        host: host.to_owned(),
+        why: words(e),
+    }
 }
 
 fn not_found(e: &bollard::errors::Error) -> bool {
@@ -120,8 +121,9 @@ fn not_found(e: &bollard::errors::Error) -> bool {
     )
 }
 
-impl Control for Api {
-    fn state(&self, id: &str) -> Result<Option<State>, String> {
+impl Api {
+    /// The container now; `Ok(None)` when the engine has no such container.
+    pub fn inspect(&self, id: &str) -> Result<Option<State>, EngineError> {
         let asked = self.runtime.block_on(
             self.docker
                 .inspect_container(id, None::<InspectContainerOptions>),
@@ -133,7 +135,8 @@ impl Control for Api {
         }
     }
 
-    fn activity(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String> {
+    /// Its CPU use between two of the engine's readings ([`Control::activity`]).
+    pub fn measure(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, Unmeasured> {
         // A stream: each reading comes as the engine's collector takes it, the second one
         // carrying the first as its earlier reading.
         let options = StatsOptions {
@@ -143,38 +146,14 @@ impl Control for Api {
         let docker = self.docker.clone().with_timeout(ASK_TIMEOUT + ASK_TIMEOUT);
         self.runtime.block_on(async {
             let mut stats = Box::pin(docker.stats(id, Some(options)));
-            let host = &self.host;
-            let said = |e: bollard::errors::Error| self.said(&e);
-            macro_rules! next {
-                () => {
-                    match tokio::time::timeout(ASK_TIMEOUT, stats.next()).await {
-                        Ok(Some(Ok(frame))) => Ok(frame),
-                        Ok(Some(Err(e))) => Err(said(e)),
-                        Ok(None) => Err(format!("the engine at {host} ended its statistics")),
-                        Err(_) => Err(format!(
-                            "the engine at {host} gave no statistics within {} s",
-                            ASK_TIMEOUT.as_secs()
-                        )),
-                    }
-                };
-            }
-            next!()?;
+            next_reading(&mut stats, &self.host).await?;
             at_first();
-            measured(&next!()?)
+            measured(&next_reading(&mut stats, &self.host).await?)
         })
     }
 
-    fn signal(&self, id: &str, signal: &str) -> Result<(), Unsent> {
-        // Named every time: bollard's default for this call is SIGKILL.
-        let options = KillContainerOptions {
-            signal: signal.to_owned(),
-        };
-        self.runtime
-            .block_on(self.docker.kill_container(id, Some(options)))
-            .map_err(|e| self.unsent(&e))
-    }
-
-    fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), String> {
+    /// Returns once it is not running, or once `limit` has passed ([`Control::wait_stopped`]).
+    pub fn wait_until_stopped(&self, id: &str, limit: Duration) -> Result<(), EngineError> {
         // The engine answers the wait when the container stops; the limit ends it first.
         let docker = self.docker.clone().with_timeout(limit + ASK_TIMEOUT);
         let options = WaitContainerOptions {
@@ -196,6 +175,33 @@ impl Control for Api {
             Ok(Some(Err(e))) => Err(self.said(&e)),
         }
     }
+}
+
+/// The [`Control`] a stop and a restart use; its answers in words until the chain matches
+/// [`EngineError`]'s kinds.
+impl Control for Api {
+    fn state(&self, id: &str) -> Result<Option<State>, String> {
+        self.inspect(id).map_err(|e| e.to_string())
+    }
+
+    fn activity(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String> {
+        self.measure(id, at_first).map_err(|e| e.to_string())
+    }
+
+    fn signal(&self, id: &str, signal: &str) -> Result<(), Unsent> {
+        // Named every time: bollard's default for this call is SIGKILL.
+        let options = KillContainerOptions {
+            signal: signal.to_owned(),
+        };
+        self.runtime
+            .block_on(self.docker.kill_container(id, Some(options)))
+            .map_err(|e| self.unsent(&e))
+    }
+
+    fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), String> {
+        self.wait_until_stopped(id, limit)
+            .map_err(|e| e.to_string())
+    }
 
     fn start(&self, id: &str, limit: Duration) -> Result<(), Unsent> {
         // A start sets up the container's network and storage: it may take more than a
@@ -204,6 +210,23 @@ impl Control for Api {
         self.runtime
             .block_on(docker.start_container(id, None::<StartContainerOptions>))
             .map_err(|e| self.unsent(&e))
+    }
+}
+
+/// The next reading of a statistics stream, [`ASK_TIMEOUT`] at most.
+async fn next_reading<S>(stats: &mut S, host: &str) -> Result<ContainerStatsResponse, EngineError>
+where
+    S: futures_util::Stream<Item = Result<ContainerStatsResponse, bollard::errors::Error>> + Unpin,
+{
+    let host = host.to_owned();
+    match tokio::time::timeout(ASK_TIMEOUT, stats.next()).await {
+        Ok(Some(Ok(frame))) => Ok(frame),
+        Ok(Some(Err(e))) => Err(unreachable(&host, &e)),
+        Ok(None) => Err(EngineError::StatisticsEnded { host }),
+        Err(_) => Err(EngineError::StatisticsLate {
+            host,
+            secs: ASK_TIMEOUT.as_secs(),
+        }),
     }
 }
 
@@ -257,7 +280,7 @@ pub fn state_of(inspected: ContainerInspectResponse) -> State {
 /// CPU use over the window between an answer's two readings (`cpu_stats` at `read`,
 /// `precpu_stats` at `preread`). An answer without both, or whose earlier reading is not
 /// earlier, measured nothing.
-pub fn measured(stats: &ContainerStatsResponse) -> Result<Measured, String> {
+pub fn measured(stats: &ContainerStatsResponse) -> Result<Measured, Unmeasured> {
     let total = |c: Option<&bollard::models::ContainerCpuStats>| {
         c.and_then(|c| c.cpu_usage.as_ref())
             .and_then(|u| u.total_usage)
@@ -266,7 +289,7 @@ pub fn measured(stats: &ContainerStatsResponse) -> Result<Measured, String> {
         total(stats.cpu_stats.as_ref()),
         total(stats.precpu_stats.as_ref()),
     ) else {
-        return Err("the engine's statistics hold no two CPU readings".to_owned());
+        return Err(Unmeasured::NoTwoReadings);
     };
     let at = |t: Option<&bollard::models::BollardDate>| t.and_then(|t| parse_engine_time(t));
     let window = match (at(stats.preread.as_ref()), at(stats.read.as_ref())) {
@@ -274,9 +297,9 @@ pub fn measured(stats: &ContainerStatsResponse) -> Result<Measured, String> {
         _ => None,
     }
     .filter(|w| !w.is_zero())
-    .ok_or("the engine's statistics hold no window between two readings")?;
+    .ok_or(Unmeasured::NoWindow)?;
     Ok(Measured {
-        cpu_ns: super::sample::delta(before, after)?,
+        cpu_ns: super::control::delta(before, after)?,
         window,
         by: BY_ENGINE,
     })
@@ -315,9 +338,7 @@ mod tests {
                 "precpu_stats": {"cpu_usage": {}}}"#,
         )
         .unwrap();
-        assert!(measured(&stats)
-            .unwrap_err()
-            .contains("no two CPU readings"));
+        assert_eq!(measured(&stats), Err(Unmeasured::NoTwoReadings));
         let stats: ContainerStatsResponse = serde_json::from_str(
             r#"{"read": "2026-12-03T08:35:12.657225232Z", "preread": "0001-01-01T00:00:00Z",
                 "cpu_stats": {"cpu_usage": {"total_usage": 24077000}},

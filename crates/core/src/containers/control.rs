@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use super::error::Unmeasured;
+
 /// One container as its engine describes it at one moment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct State {
@@ -44,6 +46,14 @@ pub struct Measured {
     /// Where the readings come from, for the evidence's source: the engine's statistics
     /// ([`BY_ENGINE`]), or the container's cgroup read on the host (`sample::ON_HOST`).
     pub by: &'static str,
+}
+
+/// What was used from one CPU reading to the next; `Err` when the counter went back (the
+/// container was started again between them).
+pub fn delta(before_ns: u64, after_ns: u64) -> Result<u64, Unmeasured> {
+    after_ns
+        .checked_sub(before_ns)
+        .ok_or(Unmeasured::CounterWentBack)
 }
 
 /// Where a measurement asked of an engine comes from, in the evidence's words.
@@ -88,22 +98,31 @@ impl std::fmt::Display for Unsent {
     }
 }
 
+/// Why a container's stop signal is not one Pier sends.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unsendable {
+    /// SIGKILL or SIGSTOP, named as Pier says it.
+    #[error("its stop signal is {0}, which Pier never sends (`docker stop` would)")]
+    Never(&'static str),
+    /// One Pier does not know, as the engine wrote it.
+    #[error(
+        "its stop signal {0:?} is not one Pier sends (SIGTERM, SIGINT, SIGQUIT, SIGHUP, \
+         SIGUSR1, SIGUSR2, SIGWINCH, SIGPWR)"
+    )]
+    Unknown(String),
+}
+
 /// Whether Pier may send `signal`, a container's stop signal as its image or `docker run
 /// --stop-signal` set it: never SIGKILL (there is no automatic SIGKILL, docs/design.md §3) and
 /// never SIGSTOP (it would freeze the container, not stop it); one Pier cannot name is refused
 /// too. Engines write it as a name with or without `SIG`, or as a number (Linux numbering).
-pub fn sendable_stop_signal(signal: &str) -> Result<(), String> {
+pub fn check_stop_signal(signal: &str) -> Result<(), Unsendable> {
     let name = signal.trim().to_ascii_uppercase();
     let name = name.strip_prefix("SIG").unwrap_or(&name);
-    let never = match name {
-        "KILL" | "9" => Some("SIGKILL"),
-        "STOP" | "19" => Some("SIGSTOP"),
-        _ => None,
-    };
-    if let Some(never) = never {
-        return Err(format!(
-            "its stop signal is {never}, which Pier never sends (`docker stop` would)"
-        ));
+    match name {
+        "KILL" | "9" => return Err(Unsendable::Never("SIGKILL")),
+        "STOP" | "19" => return Err(Unsendable::Never("SIGSTOP")),
+        _ => {}
     }
     const KNOWN: &[&str] = &[
         "TERM", "INT", "QUIT", "HUP", "USR1", "USR2", "WINCH", "PWR", "15", "2", "3", "1", "10",
@@ -112,54 +131,117 @@ pub fn sendable_stop_signal(signal: &str) -> Result<(), String> {
     if KNOWN.contains(&name) {
         Ok(())
     } else {
-        Err(format!(
-            "its stop signal {signal:?} is not one Pier sends (SIGTERM, SIGINT, SIGQUIT, SIGHUP, \
-             SIGUSR1, SIGUSR2, SIGWINCH, SIGPWR)"
-        ))
+        Err(Unsendable::Unknown(signal.to_owned()))
     }
+}
+
+/// [`check_stop_signal`] in words: the seam the stop and the diagnosis use until they match
+/// [`Unsendable`].
+pub fn sendable_stop_signal(signal: &str) -> Result<(), String> {
+    check_stop_signal(signal).map_err(|e| e.to_string())
 }
 
 pub use crate::model::container::parse_engine_time;
 
+/// Why the container the engine names now is not the run that was judged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OtherRun {
+    /// The engine answers for the id with another container.
+    #[error("the engine names another container ({now}) for {asked}")]
+    AnotherContainer {
+        /// The id it answered with.
+        now: String,
+        /// The id asked for.
+        asked: String,
+    },
+    /// The same container, started again since it was judged.
+    #[error(
+        "container {name} was started again since it was judged (its run began at {now}, not \
+         {judged})"
+    )]
+    StartedAgain {
+        /// Its name.
+        name: String,
+        /// When its run now began.
+        now: String,
+        /// When the judged run began.
+        judged: String,
+    },
+    /// It runs no more.
+    #[error("container {name} is not running any more")]
+    NotRunning {
+        /// Its name.
+        name: String,
+    },
+}
+
 /// Whether `now` is the run that was judged: the same container, the same start, still
 /// running. The id alone is not enough: `docker restart` (or a restart policy changed back)
 /// keeps the id and starts a new run, which no check has seen.
-pub fn same_run(now: &State, id: &str, started_at: &str) -> Result<(), String> {
+pub fn check_run(now: &State, id: &str, started_at: &str) -> Result<(), OtherRun> {
     if now.id != id {
-        return Err(format!(
-            "the engine names another container ({}) for {}",
-            now.id, id
-        ));
+        return Err(OtherRun::AnotherContainer {
+            now: now.id.clone(),
+            asked: id.to_owned(),
+        });
     }
     if now.started_at != started_at {
-        return Err(format!(
-            "container {} was started again since it was judged (its run began at {}, not {})",
-            now.name, now.started_at, started_at
-        ));
+        return Err(OtherRun::StartedAgain {
+            name: now.name.clone(),
+            now: now.started_at.clone(),
+            judged: started_at.to_owned(),
+        });
     }
     if !now.running {
-        return Err(format!("container {} is not running any more", now.name));
+        return Err(OtherRun::NotRunning {
+            name: now.name.clone(),
+        });
     }
     Ok(())
+}
+
+/// [`check_run`] in words: the seam the stop uses until it matches [`OtherRun`].
+pub fn same_run(now: &State, id: &str, started_at: &str) -> Result<(), String> {
+    check_run(now, id, started_at).map_err(|e| e.to_string())
+}
+
+/// Why the engine, not Pier, decides when a container ends.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Managed {
+    /// A restart policy starts it again.
+    #[error("container {name} has the restart policy {policy}: its engine would start it again")]
+    RestartPolicy {
+        /// Its name.
+        name: String,
+        /// The policy (`always`, `unless-stopped`, `on-failure`).
+        policy: String,
+    },
+    /// Stopping it deletes it (`--rm`).
+    #[error("container {name} is removed once it stops (--rm): it could not be started again")]
+    AutoRemove {
+        /// Its name.
+        name: String,
+    },
 }
 
 /// What keeps a container from being stopped by Pier however idle it is: the engine is its
 /// manager (a restart policy starts it again), or stopping it deletes it (auto-remove), so no
 /// snapshot could bring it back.
-pub fn engine_manages(now: &State) -> Option<String> {
+pub fn manager(now: &State) -> Option<Managed> {
     if let Some(policy) = &now.restart_policy {
-        return Some(format!(
-            "container {} has the restart policy {policy}: its engine would start it again",
-            now.name
-        ));
+        return Some(Managed::RestartPolicy {
+            name: now.name.clone(),
+            policy: policy.clone(),
+        });
     }
-    if now.auto_remove {
-        return Some(format!(
-            "container {} is removed once it stops (--rm): it could not be started again",
-            now.name
-        ));
-    }
-    None
+    now.auto_remove.then(|| Managed::AutoRemove {
+        name: now.name.clone(),
+    })
+}
+
+/// [`manager`] in words: the seam the stop uses until it matches [`Managed`].
+pub fn engine_manages(now: &State) -> Option<String> {
+    manager(now).map(|m| m.to_string())
 }
 
 /// The container engines of this machine as a stop and a restart reach them: every engine's
@@ -173,26 +255,9 @@ pub trait EngineAccess: Sync {
     fn connect(&self, host: &str) -> Result<Box<dyn Control>, String>;
 }
 
-/// This machine's engines: those `containers::find_engines` finds, asked through their API.
-pub struct LiveEngines;
-
-impl EngineAccess for LiveEngines {
-    fn read(&self) -> Vec<super::EngineRead> {
-        super::ask_engines(super::find_engines())
-    }
-
-    #[cfg(unix)]
-    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
-        super::api::Api::connect(host).map(|api| Box::new(api) as Box<dyn Control>)
-    }
-
-    #[cfg(not(unix))]
-    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
-        Err(format!(
-            "{host} could not be asked: container engines are reached over unix sockets only"
-        ))
-    }
-}
+/// This machine's engines (`containers::LiveEngines`), named here as the stop and the
+/// restart name them.
+pub use super::LiveEngines;
 
 #[cfg(test)]
 mod tests {
@@ -211,7 +276,7 @@ mod tests {
 
     #[test]
     fn the_same_run_is_the_same_id_and_start_and_still_running() {
-        assert_eq!(same_run(&run(), "abc", "2026-12-03T08:00:00.1Z"), Ok(()));
+        assert_eq!(check_run(&run(), "abc", "2026-12-03T08:00:00.1Z"), Ok(()));
     }
 
     #[test]
@@ -220,8 +285,8 @@ mod tests {
             started_at: "2026-12-03T08:00:05Z".into(),
             ..run()
         };
-        let why = same_run(&again, "abc", "2026-12-03T08:00:00.1Z").unwrap_err();
-        assert!(why.contains("was started again"), "{why}");
+        let why = check_run(&again, "abc", "2026-12-03T08:00:00.1Z").unwrap_err();
+        assert!(matches!(why, OtherRun::StartedAgain { .. }), "{why}");
     }
 
     #[test]
@@ -231,28 +296,41 @@ mod tests {
             ..run()
         };
         let t = "2026-12-03T08:00:00.1Z";
-        assert!(same_run(&stopped, "abc", t)
-            .unwrap_err()
-            .contains("not running"));
-        assert!(same_run(&run(), "abd", t)
-            .unwrap_err()
-            .contains("another container"));
+        assert!(matches!(
+            check_run(&stopped, "abc", t),
+            Err(OtherRun::NotRunning { .. })
+        ));
+        assert!(matches!(
+            check_run(&run(), "abd", t),
+            Err(OtherRun::AnotherContainer { .. })
+        ));
     }
 
     #[test]
     fn sigkill_and_sigstop_are_never_a_stop_signal_pier_sends() {
         for never in ["SIGKILL", "KILL", "9", "sigkill", "SIGSTOP", "19"] {
-            assert!(sendable_stop_signal(never).is_err(), "{never}");
+            assert!(check_stop_signal(never).is_err(), "{never}");
         }
         for fine in [
             "SIGTERM", "TERM", "15", "SIGINT", "SIGQUIT", "SIGWINCH", "sigusr1",
         ] {
-            assert_eq!(sendable_stop_signal(fine), Ok(()), "{fine}");
+            assert_eq!(check_stop_signal(fine), Ok(()), "{fine}");
         }
-        assert!(sendable_stop_signal("SIGBOGUS")
-            .unwrap_err()
-            .contains("not one Pier"));
-        assert!(sendable_stop_signal("").is_err());
+        assert!(matches!(
+            check_stop_signal("SIGBOGUS"),
+            Err(Unsendable::Unknown(_))
+        ));
+        assert!(check_stop_signal("").is_err());
+    }
+
+    #[test]
+    fn the_delta_is_what_was_used_between_the_readings() {
+        assert_eq!(delta(100, 350), Ok(250));
+    }
+
+    #[test]
+    fn a_counter_that_went_back_is_a_new_run_not_an_idle_one() {
+        assert_eq!(delta(100, 50), Err(Unmeasured::CounterWentBack));
     }
 
     #[test]
@@ -270,18 +348,71 @@ mod tests {
 
     #[test]
     fn a_restart_policy_or_auto_remove_makes_the_engine_its_manager() {
-        assert_eq!(engine_manages(&run()), None);
+        assert_eq!(manager(&run()), None);
         let policy = State {
             restart_policy: Some("always".into()),
             ..run()
         };
-        assert!(engine_manages(&policy)
-            .unwrap()
-            .contains("restart policy always"));
+        assert!(matches!(
+            manager(&policy),
+            Some(Managed::RestartPolicy { policy, .. }) if policy == "always"
+        ));
         let rm = State {
             auto_remove: true,
             ..run()
         };
-        assert!(engine_manages(&rm).unwrap().contains("--rm"));
+        assert!(matches!(manager(&rm), Some(Managed::AutoRemove { .. })));
+    }
+
+    /// Each kind's sentence, as the stop's refusal and the card's evidence say it.
+    #[test]
+    fn each_reason_a_container_is_not_stopped_reads_as_a_sentence() {
+        let again = State {
+            started_at: "2026-12-03T08:00:05Z".into(),
+            ..run()
+        };
+        let said = |e: &dyn std::fmt::Display| e.to_string();
+        assert_eq!(
+            said(&check_run(&again, "abc", "2026-12-03T08:00:00.1Z").unwrap_err()),
+            "container web was started again since it was judged (its run began at \
+             2026-12-03T08:00:05Z, not 2026-12-03T08:00:00.1Z)"
+        );
+        assert_eq!(
+            same_run(&run(), "abd", "2026-12-03T08:00:00.1Z"),
+            Err("the engine names another container (abc) for abd".into())
+        );
+        let stopped = State {
+            running: false,
+            ..run()
+        };
+        assert_eq!(
+            said(&check_run(&stopped, "abc", "2026-12-03T08:00:00.1Z").unwrap_err()),
+            "container web is not running any more"
+        );
+        assert_eq!(
+            sendable_stop_signal("kill"),
+            Err("its stop signal is SIGKILL, which Pier never sends (`docker stop` would)".into())
+        );
+        assert_eq!(
+            said(&check_stop_signal("SIGBOGUS").unwrap_err()),
+            "its stop signal \"SIGBOGUS\" is not one Pier sends (SIGTERM, SIGINT, SIGQUIT, \
+             SIGHUP, SIGUSR1, SIGUSR2, SIGWINCH, SIGPWR)"
+        );
+        let policy = State {
+            restart_policy: Some("always".into()),
+            ..run()
+        };
+        assert_eq!(
+            engine_manages(&policy).as_deref(),
+            Some("container web has the restart policy always: its engine would start it again")
+        );
+        let rm = State {
+            auto_remove: true,
+            ..run()
+        };
+        assert_eq!(
+            said(&manager(&rm).unwrap()),
+            "container web is removed once it stops (--rm): it could not be started again"
+        );
     }
 }

@@ -22,6 +22,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::error::UnusableSetting;
 use crate::trust::read;
 
 /// One engine's socket, and how Pier came to ask it.
@@ -79,7 +80,7 @@ impl Env {
 }
 
 /// A setting that names an engine Pier cannot ask: the endpoint as named, and why.
-pub type Unusable = (Endpoint, String);
+pub type Unusable = (Endpoint, UnusableSetting);
 
 /// The engines to ask (see the module's comment). An explicit setting (`DOCKER_HOST`, a
 /// context) is the only one asked, as by the `docker` CLI; without one, every usual place
@@ -149,12 +150,10 @@ fn named(host: &str, origin: String) -> Result<Endpoint, Unusable> {
     if host.starts_with("unix://") {
         Ok(endpoint)
     } else {
-        let why = format!(
-            "{} is {host}: Pier asks container engines over a unix socket only (an engine \
-             over TCP or SSH may be another machine's, whose ports are not this one's); set \
-             DOCKER_HOST to the engine's socket (unix://…) for Pier",
-            endpoint.origin
-        );
+        let why = UnusableSetting::NotUnix {
+            origin: endpoint.origin.clone(),
+            host: host.to_owned(),
+        };
         Err((endpoint, why))
     }
 }
@@ -179,63 +178,68 @@ fn current_context(env: &Env) -> Result<Option<(String, String)>, Unusable> {
     let config = env.config_dir();
     let name = match &env.docker_context {
         Some(name) => name.clone(),
-        None => match config
-            .as_ref()
-            .and_then(|c| read::following(&c.join("config.json"), read::CONFIG).ok())
-        {
-            Some(bytes) => match serde_json::from_slice::<serde_json::Value>(&bytes) {
-                Ok(v) => match v.get("currentContext").and_then(|c| c.as_str()) {
-                    Some(name) if !name.is_empty() => name.to_owned(),
-                    _ => return Ok(None),
-                },
-                // The CLI refuses to run with a config it cannot parse; Pier falls back to
-                // the usual places, and says nothing: a broken config is the CLI's to report.
-                Err(_) => return Ok(None),
-            },
+        None => match config.as_deref().and_then(context_in_config) {
+            Some(name) => name,
             None => return Ok(None),
         },
     };
     if name == "default" {
         return Ok(None);
     }
-    let unusable = |why: String| {
-        let endpoint = Endpoint {
-            engine: "Docker",
-            host: format!("context {name}"),
-            origin: format!("docker context {name}"),
-        };
-        (endpoint, why)
+    let endpoint = Endpoint {
+        engine: "Docker",
+        host: format!("context {name}"),
+        origin: format!("docker context {name}"),
     };
     let Some(meta) = config.map(|c| c.join("contexts/meta")) else {
-        return Err(unusable(format!(
-            "the docker context {name} is current, and there is no Docker config folder to \
-             read it from (HOME and DOCKER_CONFIG are unset)"
-        )));
+        return Err((endpoint, UnusableSetting::NoConfigFolder { name }));
     };
+    match context_host(&meta, &name) {
+        Some(Ok(host)) => Ok(Some((name, host))),
+        Some(Err(meta)) => Err((endpoint, UnusableSetting::NoEndpoint { name, meta })),
+        None => Err((
+            endpoint,
+            UnusableSetting::NoSuchContext { name, folder: meta },
+        )),
+    }
+}
+
+/// The current context `config.json` in `config` names, when it names one. A config that
+/// does not parse: none. The CLI refuses to run with it; Pier falls back to the usual places,
+/// and says nothing: a broken config is the CLI's to report.
+fn context_in_config(config: &Path) -> Option<String> {
+    let bytes = read::following(&config.join("config.json"), read::CONFIG).ok()?;
+    let v = serde_json::from_slice::<serde_json::Value>(&bytes).ok()?;
+    match v.get("currentContext").and_then(|c| c.as_str()) {
+        Some(name) if !name.is_empty() => Some(name.to_owned()),
+        _ => None,
+    }
+}
+
+/// The Docker endpoint's host of the context `name` among those in `meta`: `None` when no
+/// context has that name, `Err` with its `meta.json` when it names no Docker endpoint.
+fn context_host(meta: &Path, name: &str) -> Option<Result<String, PathBuf>> {
     // Each context is a folder named by the SHA-256 of its name, holding meta.json; reading
     // each one's "Name" finds it without hashing.
-    for entry in fs::read_dir(&meta).into_iter().flatten().flatten() {
-        let Ok(bytes) = read::following(&entry.path().join("meta.json"), read::CONFIG) else {
+    for entry in fs::read_dir(meta).into_iter().flatten().flatten() {
+        let file = entry.path().join("meta.json");
+        let Ok(bytes) = read::following(&file, read::CONFIG) else {
             continue;
         };
         let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
             continue;
         };
-        if v.get("Name").and_then(|n| n.as_str()) != Some(name.as_str()) {
+        if v.get("Name").and_then(|n| n.as_str()) != Some(name) {
             continue;
         }
-        return match v.pointer("/Endpoints/docker/Host").and_then(|h| h.as_str()) {
-            Some(host) => Ok(Some((name, host.to_owned()))),
-            None => Err(unusable(format!(
-                "the docker context {name} names no Docker endpoint ({})",
-                entry.path().join("meta.json").display()
-            ))),
-        };
+        return Some(
+            match v.pointer("/Endpoints/docker/Host").and_then(|h| h.as_str()) {
+                Some(host) => Ok(host.to_owned()),
+                None => Err(file),
+            },
+        );
     }
-    Err(unusable(format!(
-        "the docker context {name} is current, and {} holds no context of that name",
-        meta.display()
-    )))
+    None
 }
 
 #[cfg(test)]

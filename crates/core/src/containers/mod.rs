@@ -12,12 +12,14 @@
 //! - [`processes`]: the engines' own processes, by name, which are never signalled;
 //! - [`control`]: what a stop and a restart ask of an engine about one container (its state,
 //!   its counters, its stop signal, a bounded wait, a start), and [`api`], the real one;
-//! - [`sample`]: containers' activity over a window, from their engines' counters.
+//! - [`sample`]: containers' activity over a window, from their engines' counters;
+//! - [`error`]: what can go wrong in asking them, as kinds.
 //!
 //! The diagnosis turns these facts into container cards (`diagnose/containers.rs`).
 
 pub mod control;
 pub mod endpoints;
+pub mod error;
 pub mod processes;
 pub mod sample;
 
@@ -33,14 +35,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use endpoints::Endpoint;
+pub use error::{EngineError, NamespaceUnread, Unmeasured};
 
 /// What one engine said, or why it could not be asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EngineRead {
     /// Where it was asked.
     pub endpoint: Endpoint,
-    /// Its running containers, or why they could not be read, in words.
-    pub containers: Result<Vec<ContainerFacts>, String>,
+    /// Its running containers, or why they could not be read.
+    pub containers: Result<Vec<ContainerFacts>, EngineError>,
 }
 
 /// One running container, as its engine describes it.
@@ -76,7 +79,7 @@ pub struct ContainerFacts {
     /// The TCP sockets of its own network namespace, read from its first process
     /// (`probe::namespace_sockets`), or why they could not be; `None` when not read (no host
     /// process, or the host's network).
-    pub namespace: Option<Result<Vec<Socket>, String>>,
+    pub namespace: Option<Result<Vec<Socket>, NamespaceUnread>>,
 }
 
 /// A container port published on the host.
@@ -131,7 +134,7 @@ fn ask(found: Result<Endpoint, endpoints::Unusable>) -> EngineRead {
             #[cfg(unix)]
             let containers = engine::running(&endpoint, ENGINE_TIMEOUT);
             #[cfg(not(unix))]
-            let containers = Err("container engines are read over unix sockets only".to_owned());
+            let containers = Err(EngineError::NoUnixSockets);
             EngineRead {
                 containers: containers.map(with_namespaces),
                 endpoint,
@@ -139,7 +142,7 @@ fn ask(found: Result<Endpoint, endpoints::Unusable>) -> EngineRead {
         }
         Err((endpoint, why)) => EngineRead {
             endpoint,
-            containers: Err(why),
+            containers: Err(why.into()),
         },
     }
 }
@@ -161,10 +164,8 @@ fn with_namespaces(mut list: Vec<ContainerFacts>) -> Vec<ContainerFacts> {
                     };
                     c.namespace = c.pid.map(|pid| {
                         crate::probe::namespace_sockets(pid, &is_its).map_err(|e| match e {
-                            ProbeError::Unsupported => {
-                                "its network namespace is not on this machine (a VM)".to_owned()
-                            }
-                            other => other.to_string(),
+                            ProbeError::Unsupported => NamespaceUnread::InVm,
+                            other => NamespaceUnread::Probe(other),
                         })
                     });
                 })
@@ -175,4 +176,27 @@ fn with_namespaces(mut list: Vec<ContainerFacts>) -> Vec<ContainerFacts> {
         }
     });
     list
+}
+
+/// This machine's engines: those [`find_engines`] finds, asked through their API
+/// ([`control::EngineAccess`]).
+pub struct LiveEngines;
+
+impl control::EngineAccess for LiveEngines {
+    fn read(&self) -> Vec<EngineRead> {
+        ask_engines(find_engines())
+    }
+
+    #[cfg(unix)]
+    fn connect(&self, host: &str) -> Result<Box<dyn control::Control>, String> {
+        api::Api::connect(host)
+            .map(|api| Box::new(api) as Box<dyn control::Control>)
+            .map_err(|e| e.to_string())
+    }
+
+    #[cfg(not(unix))]
+    fn connect(&self, host: &str) -> Result<Box<dyn control::Control>, String> {
+        let host = host.to_owned();
+        Err(EngineError::NoUnixSocketsFor { host }.to_string())
+    }
 }

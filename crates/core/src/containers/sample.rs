@@ -15,19 +15,11 @@ use std::time::Duration;
 #[cfg(unix)]
 use std::time::Instant;
 
-use super::control::Measured;
-use super::EngineRead;
+use super::control::{delta, Measured};
+use super::{EngineRead, Unmeasured};
 
 /// Each container's activity, keyed by its full id; one that could not be measured says why.
-pub type Samples = HashMap<String, Result<Measured, String>>;
-
-/// What was used from one CPU reading to the next; `Err` when the counter went back (the
-/// container was started again between them).
-pub fn delta(before_ns: u64, after_ns: u64) -> Result<u64, String> {
-    after_ns
-        .checked_sub(before_ns)
-        .ok_or_else(|| "its CPU counter went back: it was started again".to_owned())
-}
+pub type Samples = HashMap<String, Result<Measured, Unmeasured>>;
 
 /// The scan's sample over `window`: every container that gets a card (it publishes a port or
 /// runs on the host's network) by its cgroup counter on the host where it can be read, the
@@ -62,7 +54,7 @@ pub fn of_reads(reads: &[EngineRead], window: Duration) -> Samples {
             for (host, ids) in &by_engine {
                 let measured = match super::api::Api::connect(host) {
                     Ok(api) => api.activities(ids),
-                    Err(why) => ids.iter().map(|_| Err(why.clone())).collect(),
+                    Err(why) => ids.iter().map(|_| Err(why.clone().into())).collect(),
                 };
                 out.extend(ids.iter().map(|id| (*id).to_owned()).zip(measured));
             }
@@ -76,9 +68,7 @@ pub fn of_reads(reads: &[EngineRead], window: Duration) -> Samples {
         for (id, pid, before, at) in on_host {
             let measured = host_counter(pid, id).and_then(|after| {
                 if after.start_time != before.start_time {
-                    return Err(format!(
-                        "its first process (pid {pid}) changed during the sample"
-                    ));
+                    return Err(Unmeasured::FirstProcessChanged { pid });
                 }
                 Ok(Measured {
                     cpu_ns: delta(before.cpu_ns, after.cpu_ns)?,
@@ -99,9 +89,9 @@ pub const ON_HOST: &str = "its cgroup on the host";
 /// Container `id`'s CPU counter on the host, read through its first process `pid`, which
 /// must be its own (its cgroup names it) before and after the read.
 #[cfg(unix)]
-fn host_counter(pid: u32, id: &str) -> Result<crate::probe::CgroupCpu, String> {
+fn host_counter(pid: u32, id: &str) -> Result<crate::probe::CgroupCpu, Unmeasured> {
     let is_its = |cgroup: &str| super::processes::container_of_cgroup(cgroup) == Some(id);
-    crate::probe::cgroup_cpu_ns(pid, &is_its).map_err(|e| e.to_string())
+    crate::probe::cgroup_cpu_ns(pid, &is_its).map_err(Unmeasured::HostCounter)
 }
 
 /// Without unix sockets no engine is asked, so nothing is measured.
@@ -115,12 +105,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_delta_is_what_was_used_between_the_readings() {
-        assert_eq!(delta(100, 350), Ok(250));
-    }
-
-    #[test]
-    fn a_counter_that_went_back_is_a_new_run_not_an_idle_one() {
-        assert!(delta(100, 50).unwrap_err().contains("started again"));
+    fn each_reason_an_activity_was_not_measured_reads_as_a_sentence() {
+        assert_eq!(
+            Unmeasured::CounterWentBack.to_string(),
+            "its CPU counter went back: it was started again"
+        );
+        assert_eq!(
+            Unmeasured::NoTwoReadings.to_string(),
+            "the engine's statistics hold no two CPU readings"
+        );
+        assert_eq!(
+            Unmeasured::FirstProcessChanged { pid: 7 }.to_string(),
+            "its first process (pid 7) changed during the sample"
+        );
     }
 }

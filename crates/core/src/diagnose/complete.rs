@@ -1,5 +1,5 @@
 //! The rows a survey of the user's own processes left unread, read when the diagnosis needs
-//! them (`Probe::survey_own`; ARCHITECTURE.md "What a scan reads").
+//! them (`Probe::survey_own`; docs/decisions.md, "What a scan reads").
 //!
 //! A scan reads in full only the user's processes: everyone else's are sighted, at one `stat`
 //! each (Linux), or not even listed (macOS). The rules still see every process they look at,

@@ -26,6 +26,7 @@ use super::rules::Thresholds;
 use super::{project, rules, Facts, MarkerLookup};
 use crate::containers::sample::Samples;
 use crate::containers::{processes, Compose, ContainerFacts, EngineRead, Published};
+use crate::model::card::Evidence;
 use crate::model::container::{Container, EngineStatus, PublishedPort};
 use crate::probe::{Pid, Socket, TcpState};
 
@@ -62,16 +63,7 @@ pub(crate) fn cards(
     marker_at: MarkerLookup,
 ) -> Found {
     let mut found = Found::default();
-    let host_network = reads
-        .iter()
-        .filter_map(|r| r.containers.as_ref().ok())
-        .flatten()
-        .any(|c| c.host_network);
-    let in_containers = if host_network {
-        listeners_in_containers(facts)
-    } else {
-        Vec::new()
-    };
+    let in_containers = listeners_if_host_network(facts, reads);
     let facts: &Facts = facts;
     let host: &[Socket] = match &facts.sockets {
         Ok(t) => &t.sockets,
@@ -79,13 +71,7 @@ pub(crate) fn cards(
     };
     let engine_processes = engine_owners(facts, host);
     for read in reads {
-        found.engines.push(EngineStatus {
-            engine: read.endpoint.engine.to_owned(),
-            host: read.endpoint.host.clone(),
-            origin: read.endpoint.origin.clone(),
-            running: read.containers.as_ref().ok().map(Vec::len),
-            error: read.containers.as_ref().err().cloned(),
-        });
+        found.engines.push(engine_status(read));
         let Ok(list) = &read.containers else {
             continue;
         };
@@ -97,15 +83,7 @@ pub(crate) fn cards(
                 .iter()
                 .filter(|l| l.container == c.id)
                 .collect();
-            let mut c = c.clone();
-            // A host-network container publishes nothing: its ports are its processes' own
-            // listeners on the host.
-            c.ports.extend(own.iter().map(|l| Published {
-                host_ip: l.local.ip(),
-                host_port: l.local.port(),
-                container_port: l.local.port(),
-            }));
-            let c = &c;
+            let c = &with_own_listeners(c, &own);
             let processes: HashSet<Pid> = own.iter().flat_map(|l| l.owners.clone()).collect();
             let published = claimed_listeners(&c.ports, host);
             found.claimed.extend(published.iter().copied());
@@ -127,6 +105,44 @@ pub(crate) fn cards(
         }
     }
     found
+}
+
+/// The listeners of the containers' own processes on the host, when a container runs on the
+/// host's network (none otherwise: no container then listens on the host itself).
+fn listeners_if_host_network(facts: &mut Facts, reads: &[EngineRead]) -> Vec<HeldInside> {
+    let host_network = reads
+        .iter()
+        .filter_map(|r| r.containers.as_ref().ok())
+        .flatten()
+        .any(|c| c.host_network);
+    if host_network {
+        listeners_in_containers(facts)
+    } else {
+        Vec::new()
+    }
+}
+
+/// What came of asking one engine.
+fn engine_status(read: &EngineRead) -> EngineStatus {
+    EngineStatus {
+        engine: read.endpoint.engine.to_owned(),
+        host: read.endpoint.host.clone(),
+        origin: read.endpoint.origin.clone(),
+        running: read.containers.as_ref().ok().map(Vec::len),
+        error: read.containers.as_ref().err().map(ToString::to_string),
+    }
+}
+
+/// `c`, with its own processes' listeners on the host as its ports: a host-network container
+/// publishes nothing.
+fn with_own_listeners(c: &ContainerFacts, own: &[&HeldInside]) -> ContainerFacts {
+    let mut c = c.clone();
+    c.ports.extend(own.iter().map(|l| Published {
+        host_ip: l.local.ip(),
+        host_port: l.local.port(),
+        container_port: l.local.port(),
+    }));
+    c
 }
 
 /// The command that stops `c` through its engine, as its user would type it: Compose's for a
@@ -234,10 +250,43 @@ fn card(
     facts: &Facts,
     (engine, host_name): (&str, &str),
     c: &ContainerFacts,
-    (processes, engine_processes): (&HashSet<Pid>, &[Pid]),
-    (host, published): (&[Socket], &[SocketAddr]),
+    holders: (&HashSet<Pid>, &[Pid]),
+    host: (&[Socket], &[SocketAddr]),
     (sample, thresholds): (Option<&Samples>, Thresholds),
 ) -> Container {
+    let mut evidence = engine_evidence(engine, c);
+    let measured = sample.map(|s| {
+        s.get(&c.id)
+            .cloned()
+            .unwrap_or(Err(crate::containers::Unmeasured::NotRead))
+    });
+    let (activity, measured) = rules::container_activity(&c.name, measured, thresholds);
+    evidence.push(activity);
+    let conns = connections(facts, engine, c, holders, host, &mut evidence);
+    Container {
+        id: format!("container-{}", c.id.get(..12).unwrap_or(&c.id)),
+        level: rules::level_of(&evidence),
+        name: c.name.clone(),
+        image: c.image.clone(),
+        container_id: c.id.clone(),
+        engine: engine.to_owned(),
+        engine_host: host_name.to_owned(),
+        ports: published_ports(c),
+        connections: conns.iter().map(Conn::shown).collect(),
+        age_seconds: c.started_at.as_deref().and_then(age_seconds),
+        started_at: c.started_at.clone(),
+        activity: measured,
+        compose_project: c.compose.as_ref().map(|c| c.project.clone()),
+        compose_service: c.compose.as_ref().and_then(|c| c.service.clone()),
+        restart_policy: c.restart_policy.clone(),
+        auto_remove: c.auto_remove,
+        evidence,
+    }
+}
+
+/// What the engine says of the container: what it is, what makes the engine its manager,
+/// and a stop signal Pier would never send.
+fn engine_evidence(engine: &str, c: &ContainerFacts) -> Vec<Evidence> {
     let mut evidence = vec![rules::container_evidence(
         &c.name,
         &c.image,
@@ -260,13 +309,19 @@ fn card(
             &stop_command(engine, c),
         ));
     }
-    let measured = sample.map(|s| {
-        s.get(&c.id)
-            .cloned()
-            .unwrap_or_else(|| Err("its engine's statistics were not read".to_owned()))
-    });
-    let (activity, measured) = rules::container_activity(&c.name, measured, thresholds);
-    evidence.push(activity);
+    evidence
+}
+
+/// The container's connections — on its published ports, to its addresses, and inside its
+/// own namespace — with their evidence added to `evidence`, after what could not be read.
+fn connections(
+    facts: &Facts,
+    engine: &str,
+    c: &ContainerFacts,
+    (processes, engine_processes): (&HashSet<Pid>, &[Pid]),
+    (host, published): (&[Socket], &[SocketAddr]),
+    evidence: &mut Vec<Evidence>,
+) -> Vec<Conn> {
     // The engine's side of every connection: whoever holds the published ports' listeners,
     // and every engine process holding a socket.
     let engine_pids: HashSet<Pid> = host
@@ -279,9 +334,7 @@ fn card(
     // Without the host's tables nothing can be said of its connections (red, as for any
     // resource).
     if let Err(e) = &facts.sockets {
-        evidence.push(rules::finding_evidence(&Finding::TablesUnreadable(
-            e.clone(),
-        )));
+        evidence.push(Finding::TablesUnreadable(e.to_string()).evidence());
     }
     let mut conns = on_published(&c.ports, facts, host, &engine_pids);
     conns.extend(to_addresses(c, host, &engine_pids));
@@ -293,14 +346,18 @@ fn card(
     } else {
         match &c.namespace {
             Some(Ok(inside)) => conns.extend(inside_namespace(inside, host)),
-            Some(Err(e)) => evidence.push(rules::container_connections_unread(e)),
+            Some(Err(e)) => evidence.push(rules::container_connections_unread(&e.to_string())),
             None => evidence.push(rules::container_connections_unread(&format!(
                 "{engine} gives no host process for it (it runs in a VM)"
             ))),
         }
     }
     evidence.extend(rules::connection_evidence(&conns, 0));
-    let level = rules::level_of(&evidence);
+    conns
+}
+
+/// The container's published ports, by port and address.
+fn published_ports(c: &ContainerFacts) -> Vec<PublishedPort> {
     let mut ports: Vec<PublishedPort> = c
         .ports
         .iter()
@@ -311,25 +368,7 @@ fn card(
         })
         .collect();
     ports.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));
-    Container {
-        id: format!("container-{}", c.id.get(..12).unwrap_or(&c.id)),
-        level,
-        name: c.name.clone(),
-        image: c.image.clone(),
-        container_id: c.id.clone(),
-        engine: engine.to_owned(),
-        engine_host: host_name.to_owned(),
-        ports,
-        connections: conns.iter().map(Conn::shown).collect(),
-        age_seconds: c.started_at.as_deref().and_then(age_seconds),
-        started_at: c.started_at.clone(),
-        activity: measured,
-        compose_project: c.compose.as_ref().map(|c| c.project.clone()),
-        compose_service: c.compose.as_ref().and_then(|c| c.service.clone()),
-        restart_policy: c.restart_policy.clone(),
-        auto_remove: c.auto_remove,
-        evidence,
-    }
+    ports
 }
 
 /// The engine's processes among the holders of host sockets: their legs are the engine's

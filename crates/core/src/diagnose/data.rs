@@ -27,7 +27,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::kinds::{basename, is_interpreter};
 use crate::model::card::{Evidence, EvidenceKind, Level, Member, Port};
-use crate::probe::{Hold, Pid, Probe, ProcessInfo, Written};
+use crate::probe::{Hold, Pid, Probe, ProbeError, ProcessInfo, Written};
 use crate::words;
 
 /// Where a service keeps its data when no flag says.
@@ -434,7 +434,7 @@ pub struct Seen<'a> {
     /// The TCP ports it listens on.
     pub ports: Vec<u16>,
     /// What [`Probe::writes`] answered for it.
-    pub writes: &'a Result<Vec<Written>, String>,
+    pub writes: &'a Result<Vec<Written>, ProbeError>,
 }
 
 /// Where a data service keeps its data.
@@ -580,7 +580,7 @@ pub fn judge(members: &[Seen], project: Option<&Path>) -> Option<Verdict> {
         Some(Verdict::Unreadable {
             pid: m.pid,
             command: words::short_command(m.argv.iter().map(Vec::as_slice)),
-            why: why.clone(),
+            why: why.to_string(),
         })
     })
 }
@@ -659,7 +659,7 @@ pub(crate) fn read_and_judge(
     ports: &[Port],
     project: Option<&Path>,
 ) -> Option<Found> {
-    let writes: Vec<Result<Vec<Written>, String>> = tree
+    let writes: Vec<Result<Vec<Written>, ProbeError>> = tree
         .iter()
         .map(|p| match project {
             Some(_) => probe.writes_of(p.identity),

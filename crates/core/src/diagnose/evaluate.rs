@@ -10,45 +10,163 @@ use super::kinds::launch::Seen;
 use super::kinds::Role;
 use super::rules::{self, ActivityFacts, Parentage, Thresholds};
 use super::{helpers, kinds, managers, respawners, Draft, Facts};
-use crate::model::card::{Connection, Evidence, Member, Port, Resource};
+use crate::model::card::{Connection, Evidence, EvidenceKind, Member, Port, Resource};
 use crate::model::managed::{ManagedBy, Respawner};
 use crate::model::Identity;
-use crate::probe::{ActivitySample, Pid, Probe, ProcessInfo};
+use crate::probe::{ActivitySample, Pid, Probe, ProbeError, ProcessInfo};
 use crate::words;
 
+/// One resource's card: its members, ports and connections, and every piece of evidence, in
+/// the order a card lists them — what could not be read, what it is, whether it can come
+/// back, what may never be stopped, its network, its parentage, its respawners, its activity.
 pub(crate) fn resource(
     facts: &mut Facts,
     draft: &Draft,
     sample: Option<&ActivitySample>,
     thresholds: Thresholds,
 ) -> Resource {
-    let mut evidence = Vec::new();
-    let (members, identity_problems) = members(facts, &draft.members);
-    evidence.extend(identity_problems);
+    let (members, mut evidence) = members(facts, &draft.members);
     // A process whose row could not be read may be a member: its parent is unknown.
-    evidence.extend(facts.unreadable.iter().map(rules::finding_evidence));
+    evidence.extend(facts.unreadable.iter().map(Finding::evidence));
     let member_pids: HashSet<Pid> = members.iter().map(|m| m.pid).collect();
-
-    let root = facts
-        .table
-        .get(draft.root)
-        .expect("a draft's root comes from the table")
-        .clone();
-    let cgroup = facts
-        .details(root.identity.pid)
-        .and_then(|d| d.cgroup.clone());
-    let parent = facts
-        .table
-        .parent(root.identity.pid)
-        .map(|(p, role)| (p.clone(), role));
-    let managed = managed_by(facts.probe, &root, parent.as_ref(), cgroup.as_ref());
+    let lineage = Lineage::of(facts, draft.root);
     let helpers = helpers::helpers_among(&facts.table, &draft.members);
-    let (ports, holders, connections, net_evidence) = network(facts, &member_pids, &helpers);
+    let net = network(facts, &member_pids, &helpers);
     let tree: Vec<&ProcessInfo> = draft
         .members
         .iter()
         .filter_map(|&m| facts.table.get(m))
         .collect();
+    let mut known = what_it_is(facts, draft, (&tree, &members), &net.ports, &lineage.root);
+    evidence.append(&mut known.evidence);
+    let pollers = respawners::pollers(&tree, &net.holders);
+    evidence.extend(life_and_restart(
+        facts.probe,
+        &known,
+        (&tree, &members),
+        &pollers,
+    ));
+    evidence.extend(protected(facts, &draft.members));
+    evidence.extend(net.evidence);
+    evidence.push(rules::orphan_evidence(&lineage.parentage(facts)));
+    let respawners = respawners(&tree, &members, &pollers);
+    evidence.extend(
+        respawners
+            .iter()
+            .map(|r| rules::respawner_evidence(r.pid, &r.command, &r.how)),
+    );
+    let (activity_evidence, activity) =
+        rules::activity_with_pollers(&activity_facts(sample, &members), thresholds, &pollers);
+    evidence.push(activity_evidence);
+    let root = &lineage.root;
+    Resource {
+        id: format!("{}-{}", root.identity.pid, root.identity.start_time),
+        level: rules::level_of(&evidence),
+        kind: known.kind.unwrap_or_else(|| "unknown".to_owned()),
+        root: Identity {
+            pid: root.identity.pid,
+            start_time: root.identity.start_time,
+        },
+        ports: net.ports,
+        members,
+        connections: net.connections,
+        age_seconds: root.age_seconds,
+        activity,
+        // Memory argues nothing: it is filled in once read (`memory::fill`).
+        memory: None,
+        evidence,
+        managed_by: lineage.managed,
+        respawners,
+    }
+}
+
+/// The root of a resource, what it hangs from, and who runs it on purpose.
+struct Lineage {
+    root: ProcessInfo,
+    cgroup: Option<Result<String, ProbeError>>,
+    parent: Option<(ProcessInfo, Role)>,
+    managed: Option<ManagedBy>,
+}
+
+impl Lineage {
+    /// The lineage of `root`, a draft's root (which comes from the table).
+    fn of(facts: &mut Facts, root: Pid) -> Self {
+        let root = facts
+            .table
+            .get(root)
+            .expect("a draft's root comes from the table")
+            .clone();
+        let cgroup = facts
+            .details(root.identity.pid)
+            .and_then(|d| d.cgroup.clone());
+        let parent = facts
+            .table
+            .parent(root.identity.pid)
+            .map(|(p, role)| (p.clone(), role));
+        let managed = managed_by(facts.probe, &root, parent.as_ref(), cgroup.as_ref());
+        Self {
+            root,
+            cgroup,
+            parent,
+            managed,
+        }
+    }
+
+    /// What `rules::orphan_evidence` judges.
+    fn parentage<'a>(&'a self, facts: &Facts) -> Parentage<'a> {
+        Parentage {
+            root: &self.root,
+            parent: self.parent.as_ref().map(|(p, role)| (p, role.clone())),
+            session_leader_alive: facts.table.is_alive(self.root.session),
+            cgroup: self.cgroup.as_ref(),
+            managed: self.managed.as_ref(),
+        }
+    }
+}
+
+/// What the tree's life and its restart say: one known only by how it was launched must have
+/// lived quietly (`rules::quiet_life`); one that is no data service must be restartable
+/// (`rules::restart_evidence`, which reads the environment of its restart target).
+fn life_and_restart(
+    probe: &dyn Probe,
+    known: &Known,
+    (tree, members): (&[&ProcessInfo], &[Member]),
+    pollers: &[rules::Poller],
+) -> Vec<Evidence> {
+    let mut evidence = Vec::new();
+    if known.launched {
+        evidence.push(rules::quiet_life(&lives(tree, members, pollers)));
+    }
+    if !known.never_stopped {
+        evidence.extend(rules::restart_evidence(tree, &|pid| {
+            probe.environment(pid).map(drop)
+        }));
+    }
+    evidence
+}
+
+/// What a tree is, and the evidence for it.
+struct Known {
+    /// The kind its members' commands name (or how it was launched), else a data service's.
+    kind: Option<String>,
+    /// Known only by how it was launched: its life must have been quiet (`rules::quiet_life`).
+    launched: bool,
+    /// A data service: never stopped, Force included.
+    never_stopped: bool,
+    /// The kind's evidence, then the data rule's.
+    evidence: Vec<Evidence>,
+}
+
+/// What the tree is: the kind its members' commands name, or how it was launched inside its
+/// project (`by_launch`); a data service (`data.rs`) names a tree nothing else names, in place
+/// of "unknown". Files are read only inside a project: scans stay fast.
+fn what_it_is(
+    facts: &Facts,
+    draft: &Draft,
+    (tree, members): (&[&ProcessInfo], &[Member]),
+    ports: &[Port],
+    root: &ProcessInfo,
+) -> Known {
     // The process the evidence names: the one that serves (a helper's port only if there is
     // no other), else the root.
     let serving = ports
@@ -56,90 +174,46 @@ pub(crate) fn resource(
         .find(|p| p.is_server())
         .or(ports.first())
         .and_then(|p| facts.table.get(p.pid));
-    let listener = serving.unwrap_or(&root);
-    let recognised = kinds::chain::recognise(&tree).or_else(|| {
+    let listener = serving.unwrap_or(root);
+    let recognised = kinds::chain::recognise(tree).or_else(|| {
         let project = draft.project.as_ref()?;
         let listeners: Vec<Pid> = ports.iter().map(|p| p.pid).collect();
         by_launch(
             facts.probe,
-            &tree,
-            &members,
+            tree,
+            members,
             &project.path,
             (serving, &listeners),
         )
     });
-    evidence.push(rules::kind_evidence(recognised.as_ref(), listener));
-    // A data service is a kind of its own (`data.rs`): it names a tree nothing else names, in
-    // place of "unknown". Files are read only inside a project: scans stay fast.
+    let mut evidence = vec![rules::kind_evidence(recognised.as_ref(), listener)];
     let project = draft.project.as_ref().map(|p| p.path.as_path());
-    let data = super::data::read_and_judge(facts.probe, &tree, &members, &ports, project);
+    let data = super::data::read_and_judge(facts.probe, tree, members, ports, project);
     let data_kind = data
         .as_ref()
         .and_then(|d| d.kind.clone())
         .filter(|_| recognised.is_none());
     if data_kind.is_some() {
-        evidence.retain(|e| e.kind != crate::model::card::EvidenceKind::UnknownKind);
+        evidence.retain(|e| e.kind != EvidenceKind::UnknownKind);
     }
     // A data service is never stopped, Force included: whether a restart could replay it
     // (Redis writes its title over its argv) is then beside the point.
     let never_stopped = data
         .as_ref()
-        .is_some_and(|d| d.evidence.kind == crate::model::card::EvidenceKind::DataService);
+        .is_some_and(|d| d.evidence.kind == EvidenceKind::DataService);
     evidence.extend(data.map(|d| d.evidence));
-    let pollers = respawners::pollers(&tree, &holders);
-    if let Some(Recognised {
-        how: How::Launch(_),
-        ..
-    }) = &recognised
-    {
-        evidence.push(rules::quiet_life(&lives(&tree, &members, &pollers)));
-    }
-    let probe = facts.probe;
-    if !never_stopped {
-        evidence.extend(rules::restart_evidence(&tree, &|pid| {
-            probe.environment(pid).map(drop)
-        }));
-    }
-    let kind = recognised.map(|r| r.kind).or(data_kind);
-    evidence.extend(protected(facts, &draft.members));
-    evidence.extend(net_evidence);
-
-    evidence.push(rules::orphan_evidence(&Parentage {
-        root: &root,
-        parent: parent.as_ref().map(|(p, role)| (p, role.clone())),
-        session_leader_alive: facts.table.is_alive(root.session),
-        cgroup: cgroup.as_ref(),
-        managed: managed.as_ref(),
-    }));
-    let respawners = respawners(&tree, &members, &pollers);
-    evidence.extend(
-        respawners
-            .iter()
-            .map(|r| rules::respawner_evidence(r.pid, &r.command, &r.how)),
+    let launched = matches!(
+        &recognised,
+        Some(Recognised {
+            how: How::Launch(_),
+            ..
+        })
     );
-
-    let (activity_evidence, activity) =
-        rules::activity_with_pollers(&activity_facts(sample, &members), thresholds, &pollers);
-    evidence.push(activity_evidence);
-
-    Resource {
-        id: format!("{}-{}", root.identity.pid, root.identity.start_time),
-        level: rules::level_of(&evidence),
-        kind: kind.unwrap_or_else(|| "unknown".to_owned()),
-        root: Identity {
-            pid: root.identity.pid,
-            start_time: root.identity.start_time,
-        },
-        ports,
-        members,
-        connections,
-        age_seconds: root.age_seconds,
-        activity,
-        // Memory argues nothing: it is filled in once read (`memory::fill`).
-        memory: None,
+    Known {
+        kind: recognised.map(|r| r.kind).or(data_kind),
+        launched,
+        never_stopped,
         evidence,
-        managed_by: managed,
-        respawners,
     }
 }
 
@@ -210,7 +284,7 @@ pub(crate) fn managed_by(
     probe: &dyn Probe,
     root: &ProcessInfo,
     parent: Option<&(ProcessInfo, Role)>,
-    cgroup: Option<&Result<String, String>>,
+    cgroup: Option<&Result<String, ProbeError>>,
 ) -> Option<ManagedBy> {
     let (parent, role) = parent?;
     let overmind = *role == Role::Multiplexer && managers::is_overminds_tmux(parent);
@@ -225,7 +299,7 @@ pub(crate) fn managed_by(
                 manager_cwd: manager_cwd.as_deref(),
                 root: root.identity.pid,
                 root_argv: &root.argv,
-                env: env.as_deref().map(managers::Env).map_err(String::as_str),
+                env: env.as_deref().map(managers::Env),
                 root_cwd: root_cwd.as_deref(),
                 read: &read_small_text,
                 exists: &|p: &Path| p.exists(),
@@ -235,7 +309,7 @@ pub(crate) fn managed_by(
             Some(Ok(cgroup)) => {
                 managers::service_of(cgroup)?;
                 let env = probe.environment(root.identity.pid);
-                let env = env.as_deref().map(managers::Env).map_err(String::as_str);
+                let env = env.as_deref().map(managers::Env);
                 managers::systemd_unit(cgroup, env)
             }
             Some(Err(_)) => None,
@@ -351,16 +425,8 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
 
 /// Ports (each the server's or a helper's), connections and their evidence, from the scan's
 /// socket table. Every listener counts for the connections, a helper's too.
-fn network(
-    facts: &Facts,
-    members: &HashSet<Pid>,
-    helpers: &HashMap<Pid, &'static str>,
-) -> (Vec<Port>, Vec<Vec<Pid>>, Vec<Connection>, Vec<Evidence>) {
-    let judged = judge::network(
-        facts.sockets.as_ref().map_err(Clone::clone),
-        &facts.index,
-        members,
-    );
+fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'static str>) -> Net {
+    let judged = judge::network(facts.sockets.as_ref(), &facts.index, members);
     let mut ports: Vec<Port> = Vec::new();
     let mut holders = Vec::new();
     for s in &judged.listeners {
@@ -386,19 +452,37 @@ fn network(
         .findings
         .iter()
         .partition(|f| !matches!(f, Finding::Connection(_) | Finding::Queued(_)));
-    let mut evidence: Vec<Evidence> = unseen.into_iter().map(rules::finding_evidence).collect();
+    let mut evidence: Vec<Evidence> = unseen.into_iter().map(Finding::evidence).collect();
     evidence.extend(
         ports
             .iter()
             .map(|p| rules::listening_evidence(&p.address, p.port, p.helper.as_deref())),
     );
-    evidence.extend(on_ports.into_iter().map(rules::finding_evidence));
-    let shown = judged
+    evidence.extend(on_ports.into_iter().map(Finding::evidence));
+    let connections = judged
         .conns
         .iter()
         .map(super::connections::Conn::shown)
         .collect();
-    (ports, holders, shown, evidence)
+    Net {
+        ports,
+        holders,
+        connections,
+        evidence,
+    }
+}
+
+/// A resource's network as its card shows it.
+struct Net {
+    /// Its listeners, each the server's or a helper's, by port and address.
+    ports: Vec<Port>,
+    /// The members holding each listener, in the judge's order of listeners.
+    holders: Vec<Vec<Pid>>,
+    /// The connections on them.
+    connections: Vec<Connection>,
+    /// What the tables could not show and the shared listeners, then the ports, then what is
+    /// on them.
+    evidence: Vec<Evidence>,
 }
 
 /// The members' share of the scan's sample, each named by its command line.

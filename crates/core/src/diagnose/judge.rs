@@ -2,9 +2,9 @@
 //! function over facts already read, answering with typed findings.
 //!
 //! Two callers ask the same functions. The scan (`evaluate.rs`) words every finding as
-//! evidence (`rules::finding_evidence`) and takes the worst level; the stop's checkpoints
-//! (`stop/checks.rs`) read the same facts again and refuse on the first finding that is not
-//! green. So a checkpoint can never let through what a scan would not call green, and the
+//! evidence ([`Finding::evidence`], beside its level) and takes the worst level; the stop's
+//! checkpoints (`stop/checks.rs`) read the same facts again and refuse on the first finding
+//! that is not green. So a checkpoint can never let through what a scan would not call green, and the
 //! tests here (and `stop/tests/judge.rs`, which puts each fact before both callers) pin both.
 //! Force asks its own verdict here too ([`force_allowed`]), and so do the stop's rescan and a
 //! restart's refusal when they look for a process running a stopped member's command
@@ -17,9 +17,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use super::connections::{self, Conn, SocketIndex};
-use super::rules::MemberActivity;
-use crate::model::card::Level;
-use crate::probe::{ActivitySample, Pid, ProcessInfo, Socket, SocketTable, UnreadableProcess};
+use crate::model::card::{Evidence, EvidenceKind, Level};
+use crate::probe::{
+    ActivityDelta, ActivitySample, Pid, ProbeError, ProcessInfo, Socket, SocketTable,
+    UnreadableProcess,
+};
 
 /// One fact about a resource that bears on stopping it, with its level ([`Finding::level`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +83,89 @@ impl Finding {
             Finding::Connection(_) => Level::Red,
         }
     }
+
+    /// The finding in the scan's words, at its level: the one place each finding's sentence
+    /// is made, beside the level it argues for.
+    pub fn evidence(&self) -> Evidence {
+        let (kind, message, source) = self.words();
+        Evidence {
+            kind,
+            level: self.level(),
+            message,
+            source: source.to_owned(),
+        }
+    }
+
+    /// What kind of evidence the finding is, its sentence, and where it was read.
+    fn words(&self) -> (EvidenceKind, String, &'static str) {
+        match self {
+            Finding::ProcessUnreadable { pid, error } => (
+                EvidenceKind::IdentityUnreadable,
+                format!(
+                    "identity of pid {pid} could not be read: {error} (it may belong to this \
+                     resource)"
+                ),
+                "process table",
+            ),
+            Finding::TablesUnreadable(e) => (
+                EvidenceKind::ConnectionsUnreadable,
+                format!("connection data could not be read: {e}"),
+                "socket table",
+            ),
+            Finding::Blind { pid, why } => (
+                EvidenceKind::ConnectionsUnreadable,
+                format!("connection data could not be read: pid {pid}: {why}"),
+                "socket table",
+            ),
+            Finding::FdsUnreadable { pid, why } => (
+                EvidenceKind::FdTableUnreadable,
+                format!("open files of pid {pid} could not be read: {why}"),
+                "fd table",
+            ),
+            Finding::SharedListener { local, outside } => (
+                EvidenceKind::SharedListener,
+                shared_words(local, outside),
+                "fd table",
+            ),
+            Finding::Connection(c) => connection_words(c),
+            Finding::Queued(n) => (
+                EvidenceKind::LiveConnection,
+                format!("{n} connection(s) waiting to be accepted"),
+                "socket table",
+            ),
+        }
+    }
+}
+
+/// A listener also held outside the resource, in words.
+fn shared_words(local: &SocketAddr, outside: &[Pid]) -> String {
+    let pids: Vec<String> = outside.iter().map(u32::to_string).collect();
+    format!(
+        "the socket listening on port {} ({}) is also held by pid {} outside this resource",
+        local.port(),
+        local.ip(),
+        pids.join(", ")
+    )
+}
+
+/// A connection on a listener, in words: between members, or live.
+fn connection_words(c: &Conn) -> (EvidenceKind, String, &'static str) {
+    let who = c
+        .peer_pid
+        .map_or("an unattributed peer".to_owned(), |p| format!("pid {p}"));
+    if c.internal {
+        (
+            EvidenceKind::InternalConnection,
+            format!("{} ↔ {} is between members ({who})", c.local, c.peer),
+            "socket table",
+        )
+    } else {
+        (
+            EvidenceKind::LiveConnection,
+            format!("live connection {} ← {} ({who})", c.local, c.peer),
+            "socket table",
+        )
+    }
 }
 
 /// The first finding that is not green: what a checkpoint refuses on.
@@ -125,7 +210,7 @@ pub struct Network<'t> {
 /// when every holder of its other end is a member. A failed table says nothing about
 /// connections, so it is the one finding.
 pub fn network<'t>(
-    table: Result<&'t SocketTable, String>,
+    table: Result<&'t SocketTable, impl std::fmt::Display>,
     index: &SocketIndex,
     members: &HashSet<Pid>,
 ) -> Network<'t> {
@@ -135,10 +220,45 @@ pub fn network<'t>(
             return Network {
                 listeners: Vec::new(),
                 conns: Vec::new(),
-                findings: vec![Finding::TablesUnreadable(e)],
+                findings: vec![Finding::TablesUnreadable(e.to_string())],
             }
         }
     };
+    let mut findings = unseen(table, members);
+    let listeners: Vec<&Socket> = index
+        .listeners_of(members)
+        .into_iter()
+        .map(|i| &table.sockets[i])
+        .collect();
+    findings.extend(listeners.iter().filter_map(|s| shared(s, members)));
+    let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
+    let conns = connections::connections_indexed(&addrs, &table.sockets, index, members);
+    findings.extend(conns.iter().cloned().map(Finding::Connection));
+    let queued = connections::queued_on(&listeners);
+    if queued > 0 {
+        findings.push(Finding::Queued(queued));
+    }
+    Network {
+        listeners,
+        conns,
+        findings,
+    }
+}
+
+/// One member's share of an activity sample, with what names it for a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberActivity {
+    /// The member's pid.
+    pub pid: u32,
+    /// Its command line for a person ([`crate::words::command_for_a_person`]).
+    pub command: String,
+    /// The CPU time and disk I/O it used over the window.
+    pub delta: ActivityDelta,
+}
+
+/// What the tables cannot show of the members: the connections of a member in another
+/// namespace, then the open files of a member that could not be read.
+fn unseen(table: &SocketTable, members: &HashSet<Pid>) -> Vec<Finding> {
     let of_members = |list: &[(Pid, String)]| -> Vec<(Pid, String)> {
         list.iter()
             .filter(|(pid, _)| members.contains(pid))
@@ -154,47 +274,31 @@ pub fn network<'t>(
             .into_iter()
             .map(|(pid, why)| Finding::FdsUnreadable { pid, why }),
     );
-    let listeners: Vec<&Socket> = index
-        .listeners_of(members)
-        .into_iter()
-        .map(|i| &table.sockets[i])
+    findings
+}
+
+/// A listener of the members also held by processes outside them.
+fn shared(s: &Socket, members: &HashSet<Pid>) -> Option<Finding> {
+    let outside: Vec<Pid> = s
+        .owners
+        .iter()
+        .copied()
+        .filter(|o| !members.contains(o))
         .collect();
-    for s in &listeners {
-        let outside: Vec<Pid> = s
-            .owners
-            .iter()
-            .copied()
-            .filter(|o| !members.contains(o))
-            .collect();
-        if !outside.is_empty() {
-            findings.push(Finding::SharedListener {
-                local: s.local,
-                outside,
-            });
-        }
-    }
-    let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
-    let conns = connections::connections_indexed(&addrs, &table.sockets, index, members);
-    findings.extend(conns.iter().cloned().map(Finding::Connection));
-    let queued = connections::queued_on(&listeners);
-    if queued > 0 {
-        findings.push(Finding::Queued(queued));
-    }
-    Network {
-        listeners,
-        conns,
-        findings,
-    }
+    (!outside.is_empty()).then_some(Finding::SharedListener {
+        local: s.local,
+        outside,
+    })
 }
 
 /// The members' share of an activity sample, each named by `name` (`None`: not a member, left
-/// out). `Err` names the first member whose activity could not be read: what it did is
+/// out). `Err` names the first member whose activity could not be read, and why: what it did is
 /// unknown, so the sample cannot argue the resource is idle — one unreadable member spoils
 /// the whole sample. Whether the figures are busy is `rules::activity_evidence`'s to say.
 pub fn measured(
     sample: &ActivitySample,
     name: impl Fn(Pid) -> Option<String>,
-) -> Result<Vec<MemberActivity>, (Pid, &str)> {
+) -> Result<Vec<MemberActivity>, (Pid, String)> {
     let mut out = Vec::new();
     for (pid, delta) in &sample.per_pid {
         let Some(command) = name(*pid) else {
@@ -206,7 +310,7 @@ pub fn measured(
                 command,
                 delta: *d,
             }),
-            Err(e) => return Err((*pid, e)),
+            Err(e) => return Err((*pid, e.to_string())),
         }
     }
     Ok(out)
@@ -287,7 +391,7 @@ pub enum TwinPlace {
     /// Somewhere else: another checkout running the same command.
     Elsewhere,
     /// Its folder could not be read.
-    Unknown(String),
+    Unknown(ProbeError),
 }
 
 /// Whether `p` runs, argument for argument and byte for byte, one of the `recorded` argvs (a
@@ -303,7 +407,7 @@ pub fn argv_twin(
     uid: u32,
     recorded: &[Vec<&[u8]>],
     project: &Path,
-    cwd_of: impl FnOnce(Pid) -> Option<Result<PathBuf, String>>,
+    cwd_of: impl FnOnce(Pid) -> Option<Result<PathBuf, ProbeError>>,
 ) -> Option<TwinPlace> {
     if p.uid != uid || p.zombie || !runs_recorded_argv(&p.argv, recorded) {
         return None;

@@ -4,9 +4,12 @@
 //! The program is the basename of argv[0]; for an interpreter (node, python, ruby, bun, deno,
 //! php) it is the script's basename (or `-m module`). A subcommand is the argument right after
 //! the program, when it is not a flag. The tables below, with `chain.rs`'s dev scripts and
-//! titles and `helper.rs`'s helpers, are the only places tools are named.
+//! titles, `helper.rs`'s helpers and the interpreters of `words::argv`, are the only places
+//! tools are named.
 
 use crate::probe::ProcessInfo;
+pub use crate::words::argv::is_interpreter;
+use crate::words::argv::{is_python, INTERPRETERS};
 
 pub mod chain;
 mod helper;
@@ -196,9 +199,6 @@ pub fn respawns(kind: &str) -> Option<&'static str> {
         .find(|(k, _)| *k == kind)
         .map(|(_, what)| *what)
 }
-
-/// Programs that run a script rather than being the tool: the script names the tool.
-const INTERPRETERS: &[&str] = &["node", "nodejs", "ruby", "bun", "deno", "php"];
 
 /// Interpreter flags that take a value, so the value is not mistaken for the script.
 const VALUE_FLAGS: &[&str] = &[
@@ -407,19 +407,6 @@ const MANAGERS: &[&str] = &[
 pub(crate) fn basename(arg: &[u8]) -> String {
     let name = arg.rsplit(|&b| b == b'/').next().unwrap_or(arg);
     String::from_utf8_lossy(name).into_owned()
-}
-
-/// A program that runs a script named in its arguments (`node`, `python3.12`, `ruby`, …).
-pub fn is_interpreter(name: &str) -> bool {
-    is_python(name) || INTERPRETERS.contains(&name)
-}
-
-fn is_python(name: &str) -> bool {
-    // python, python3, python3.12, pypy3 …
-    let rest = name
-        .strip_prefix("python")
-        .or_else(|| name.strip_prefix("pypy"));
-    rest.is_some_and(|r| r.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
 /// The program a process runs and the arguments after it, looking through interpreters.

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::kinds::basename;
 use crate::model::managed::ManagedBy;
-use crate::probe::{Pid, ProcessInfo};
+use crate::probe::{Pid, ProbeError, ProcessInfo};
 
 #[cfg(test)]
 mod tests;
@@ -118,13 +118,30 @@ pub struct UnderManager<'a> {
     /// The root's argv (overmind's script names its process).
     pub root_argv: &'a [Vec<u8>],
     /// The root's environment, or why it could not be read.
-    pub env: Result<Env<'a>, &'a str>,
+    pub env: Result<Env<'a>, &'a ProbeError>,
     /// The root's working directory, when read (overmind's socket is in its folder).
     pub root_cwd: Option<&'a Path>,
     /// Reads a small regular file the manager keeps (pm2's pid file, supervisord's config).
     pub read: &'a dyn Fn(&Path) -> Option<String>,
     /// Whether a path exists (a manager's socket).
     pub exists: &'a dyn Fn(&Path) -> bool,
+}
+
+/// Why a managed program's name could not be read: the note its card carries in its place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unnamed {
+    /// The root's environment, where the manager puts the name, could not be read.
+    #[error("its environment could not be read: {0}")]
+    EnvironmentUnreadable(ProbeError),
+    /// pm2's variables are missing.
+    #[error("its environment has no pm2 app name (`name`, `pm_id`, `pm2_env`)")]
+    NoPm2Name,
+    /// The variable the manager names its programs by is missing.
+    #[error("its environment has no {0}")]
+    NoVariable(&'static str),
+    /// overmind's script is not among the root's arguments, nor its `PS` in its environment.
+    #[error("neither its script nor its environment names its process")]
+    NoOvermindName,
 }
 
 /// The manager running a root, its program and how to stop it there. A program whose name
@@ -149,7 +166,7 @@ pub fn under_manager(u: &UnderManager) -> ManagedBy {
     }
     let named = match (&manager, u.env) {
         (Manager::Overmind, env) => overmind(u, env.ok()),
-        (_, Err(why)) => Err(format!("its environment could not be read: {why}")),
+        (_, Err(why)) => Err(Unnamed::EnvironmentUnreadable(why.clone())),
         (Manager::Pm2, Ok(env)) => pm2(env, u.root, u.read),
         (Manager::Supervisord, Ok(env)) => supervisord(env, u),
         (Manager::Foreman, Ok(env)) => foreman(env, "PS", "foreman"),
@@ -163,7 +180,7 @@ pub fn under_manager(u: &UnderManager) -> ManagedBy {
             m.pid = pid;
             m
         }
-        Err(why) => unnamed(why),
+        Err(why) => unnamed(why.to_string()),
     }
 }
 
@@ -189,7 +206,7 @@ fn managed(program: &str, command: Option<Vec<String>>, source: &str) -> Managed
 /// name, a namespace, `all` or a `/regex/` (`_operate` in pm2's `lib/API.js`). It talks to the
 /// daemon of `PM2_HOME` (default `~/.pm2`): a daemon of another home is named in it, through
 /// `env` so that every shell takes it.
-fn pm2(env: Env, root: Pid, read: &dyn Fn(&Path) -> Option<String>) -> Result<ManagedBy, String> {
+fn pm2(env: Env, root: Pid, read: &dyn Fn(&Path) -> Option<String>) -> Result<ManagedBy, Unnamed> {
     let json: Option<Value> = env
         .get("pm2_env")
         .and_then(|j| serde_json::from_str(j).ok());
@@ -203,7 +220,7 @@ fn pm2(env: Env, root: Pid, read: &dyn Fn(&Path) -> Option<String>) -> Result<Ma
             })
     };
     let (Some(name), Some(id)) = (field("name"), field("pm_id")) else {
-        return Err("its environment has no pm2 app name (`name`, `pm_id`, `pm2_env`)".into());
+        return Err(Unnamed::NoPm2Name);
     };
     let pid_file = field("pm_pid_path").map(PathBuf::from);
     let home = field("PM2_HOME")
@@ -251,9 +268,9 @@ fn pm2(env: Env, root: Pid, read: &dyn Fn(&Path) -> Option<String>) -> Result<Ma
 /// config (`-c`, from supervisord's argv) when that has a `[supervisorctl]` section, for any
 /// credentials; with neither, no command (supervisorctl's own search could find another
 /// supervisord).
-fn supervisord(env: Env, u: &UnderManager) -> Result<ManagedBy, String> {
+fn supervisord(env: Env, u: &UnderManager) -> Result<ManagedBy, Unnamed> {
     let Some(process) = env.get("SUPERVISOR_PROCESS_NAME") else {
-        return Err("its environment has no SUPERVISOR_PROCESS_NAME".into());
+        return Err(Unnamed::NoVariable("SUPERVISOR_PROCESS_NAME"));
     };
     let group = env.get("SUPERVISOR_GROUP_NAME").unwrap_or(process);
     let program = if group == process {
@@ -383,7 +400,7 @@ fn declares(config: &str, group: &str) -> Declared {
 /// process. (The `PS` it exports is its child's, overmind 2.5+; the root's own, when set, is
 /// the same name.) `overmind stop <name>` talks to the instance whose socket is
 /// `./.overmind.sock` in the Procfile's folder (the process's own), or `OVERMIND_SOCKET`.
-fn overmind(u: &UnderManager, env: Option<Env>) -> Result<ManagedBy, String> {
+fn overmind(u: &UnderManager, env: Option<Env>) -> Result<ManagedBy, Unnamed> {
     let socket_name = option_value(&u.manager.argv, &["-L"]);
     let script = u.root_argv.iter().skip(1).find_map(|a| {
         let path = Path::new(std::str::from_utf8(a).ok()?);
@@ -395,7 +412,7 @@ fn overmind(u: &UnderManager, env: Option<Env>) -> Result<ManagedBy, String> {
     });
     let name = script
         .or_else(|| env?.get("PS").map(str::to_owned))
-        .ok_or("neither its script nor its environment names its process")?;
+        .ok_or(Unnamed::NoOvermindName)?;
     let socket = env
         .and_then(|e| e.get("OVERMIND_SOCKET"))
         .map(PathBuf::from)
@@ -423,10 +440,8 @@ fn overmind(u: &UnderManager, env: Option<Env>) -> Result<ManagedBy, String> {
 
 /// foreman gives each process `PS` (`web.1`), honcho `HONCHO_PROCESS_NAME`. Neither has a
 /// command to stop one process, and both end all their processes when one of them exits.
-fn foreman(env: Env, key: &str, manager: &str) -> Result<ManagedBy, String> {
-    let name = env
-        .get(key)
-        .ok_or_else(|| format!("its environment has no {key}"))?;
+fn foreman(env: Env, key: &'static str, manager: &str) -> Result<ManagedBy, Unnamed> {
+    let name = env.get(key).ok_or(Unnamed::NoVariable(key))?;
     let mut m = managed(name, None, "environment");
     m.note = Some(format!(
         "{manager} has no command to stop one process: Ctrl-C in its terminal stops it and \
@@ -441,10 +456,10 @@ fn foreman(env: Env, key: &str, manager: &str) -> Result<ManagedBy, String> {
 /// `-u`/`--unix-socket` (from its argv), else `PC_PORT_NUM` / `PC_SOCKET_PATH` (the server's,
 /// passed down), else with `-U` the socket `process-compose-<server pid>.sock` in the temp
 /// folder, else port 8080.
-fn process_compose(env: Env, u: &UnderManager) -> Result<ManagedBy, String> {
+fn process_compose(env: Env, u: &UnderManager) -> Result<ManagedBy, Unnamed> {
     let name = env
         .get("PC_PROC_NAME")
-        .ok_or("its environment has no PC_PROC_NAME")?;
+        .ok_or(Unnamed::NoVariable("PC_PROC_NAME"))?;
     let argv = &u.manager.argv;
     let socket = option_value(argv, &["-u", "--unix-socket"])
         .or_else(|| env.get("PC_SOCKET_PATH").map(str::to_owned))
@@ -497,7 +512,7 @@ pub fn service_of(cgroup: &str) -> Option<(&str, bool)> {
 /// user unit, `systemctl stop` with sudo for a system unit). Without it, the root only landed
 /// in the unit's cgroup (a cron job's or an ssh session's leftover where no session scope was
 /// made): the unit's stop may not end it, so no command is given.
-pub fn systemd_unit(cgroup: &str, env: Result<Env, &str>) -> Option<ManagedBy> {
+pub fn systemd_unit(cgroup: &str, env: Result<Env, &ProbeError>) -> Option<ManagedBy> {
     let (unit, user) = service_of(cgroup)?;
     let started = match env {
         Ok(env) => env

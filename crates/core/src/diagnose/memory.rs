@@ -16,17 +16,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{Scope, ScopedJoinHandle};
 
 use crate::model::card::Project;
-use crate::probe::{Memory, Pid, Probe};
+use crate::probe::{Memory, Pid, Probe, ProbeError};
 
 /// Pids handed in per reading thread: a second thread starts only past this many, since below
 /// it a thread costs more than it saves.
 const PER_THREAD: usize = 8;
 
 /// Every pid's memory, or why it could not be read.
-pub(crate) type Read = HashMap<Pid, Result<Memory, String>>;
+pub(crate) type Read = HashMap<Pid, Result<Memory, ProbeError>>;
 
 /// One reading thread's answers.
-type Part = Vec<(Pid, Result<Memory, String>)>;
+type Part = Vec<(Pid, Result<Memory, ProbeError>)>;
 
 /// Reads the memory of the pids handed to [`send`](Reader::send), each once, on up to four
 /// threads of `scope` started as the pids come; [`finish`](Reader::finish) waits for the last.

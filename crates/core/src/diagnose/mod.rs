@@ -12,11 +12,13 @@ mod complete;
 pub mod connections;
 mod containers;
 pub mod data;
+mod find;
 pub mod helpers;
 pub mod judge;
 pub mod kinds;
 pub mod managers;
 mod memory;
+mod others;
 pub mod port;
 
 pub mod project;
@@ -27,12 +29,11 @@ pub mod tree;
 pub(crate) mod evaluate;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::model::card::{Level, OtherListener, Project, Resource, Scan, SCHEMA_VERSION};
-use crate::probe::{Pid, Probe, ProbeError, ProcessDetails, SocketTable, TcpState};
+use crate::model::card::{Level, Project, Resource, Scan, SCHEMA_VERSION};
+use crate::probe::{Pid, Probe, ProbeError, ProcessDetails, SocketTable, Survey};
 use project::ProjectDir;
 use rules::Thresholds;
 use tree::ProcessTable;
@@ -109,7 +110,7 @@ pub type MarkerLookup<'a> = &'a (dyn Fn(&Path) -> Option<&'static str> + Sync);
 pub(crate) struct Facts<'a> {
     pub probe: &'a dyn Probe,
     pub table: ProcessTable,
-    pub sockets: Result<SocketTable, String>,
+    pub sockets: Result<SocketTable, ProbeError>,
     /// `sockets` indexed once, for judging every resource against it.
     pub index: connections::SocketIndex,
     pub uid: u32,
@@ -123,7 +124,36 @@ pub(crate) struct Facts<'a> {
     details: HashMap<Pid, Option<ProcessDetails>>,
 }
 
-impl Facts<'_> {
+impl<'a> Facts<'a> {
+    /// What the survey read, indexed, with Pier's lineage read in full (Pier and its
+    /// ancestors are never stopped); and the user's live processes, the candidates.
+    fn new(probe: &'a dyn Probe, survey: Survey) -> (Self, Vec<Pid>) {
+        let list = survey.processes;
+        let uid = probe.current_uid();
+        let own = crate::probe::own_live(&list, uid);
+        let table = ProcessTable::new(list.processes);
+        let unreadable = judge::unreadable_of(&list.unreadable, uid);
+        let sockets = survey.sockets;
+        let index = match &sockets {
+            Ok(t) => connections::SocketIndex::new(&t.sockets),
+            Err(_) => connections::SocketIndex::default(),
+        };
+        let mut facts = Facts {
+            probe,
+            table,
+            sockets,
+            index,
+            uid,
+            pier_ancestors: HashSet::new(),
+            unreadable,
+            sighted: list.sighted.into_iter().collect(),
+            details: HashMap::new(),
+        };
+        facts.complete_lineage(probe.own_pid());
+        facts.pier_ancestors = facts.table.ancestors(probe.own_pid()).into_iter().collect();
+        (facts, own)
+    }
+
     /// exe, cwd and cgroup, read once per pid per scan. `None`: the process is gone.
     pub fn details(&mut self, pid: Pid) -> Option<&ProcessDetails> {
         let probe = self.probe;
@@ -204,8 +234,61 @@ pub fn scan(
     marker_at: MarkerLookup,
 ) -> Result<Scan, ScanError> {
     let started = std::time::Instant::now();
-    // The engines answer over their sockets while the process table is read.
-    let (survey, engine_reads) = std::thread::scope(|scope| {
+    let (survey, engine_reads) = survey_and_engines(probe, opts);
+    let survey = survey?;
+    let surveyed = started.elapsed();
+    let (mut facts, own) = Facts::new(probe, survey);
+    let judged = judge_all(
+        probe,
+        (&mut facts, &own),
+        opts,
+        marker_at,
+        (&engine_reads, started),
+    );
+    let containers::Found {
+        cards,
+        claimed: published,
+        engines,
+    } = judged.containers;
+    let mut projects = judged.projects;
+    place_containers(&mut projects, opts, cards);
+    tracing::debug!(
+        "scan {}: survey {:.1} ms, resources {:.1} ms, sample and judgement {:.1} ms",
+        opts.generation,
+        surveyed.as_secs_f64() * 1e3,
+        (judged.found - surveyed).as_secs_f64() * 1e3,
+        (started.elapsed() - judged.found).as_secs_f64() * 1e3,
+    );
+    let claimed: HashSet<Pid> = judged.members.iter().copied().collect();
+    let other_listeners = opts.include_others.then(|| {
+        let unasked = engines
+            .iter()
+            .find(|e| e.error.is_some())
+            .map(|e| format!("{} at {}", e.engine, e.host));
+        others::other_listeners(&mut facts, &claimed, &published, unasked, &opts.under)
+    });
+    Ok(Scan {
+        schema: SCHEMA_VERSION,
+        generation: opts.generation,
+        scanned_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+        sample_ms: opts.sample.as_millis() as u64,
+        projects: projects.into_values().collect(),
+        other_listeners,
+        engines,
+    })
+}
+
+/// The survey of the user's processes, and what the engines say of their containers: asked
+/// over their sockets on a thread of their own while the process table is read (or, in
+/// tests, given).
+fn survey_and_engines(
+    probe: &(dyn Probe + Sync),
+    opts: &ScanOptions,
+) -> (
+    Result<Survey, ProbeError>,
+    Vec<crate::containers::EngineRead>,
+) {
+    std::thread::scope(|scope| {
         let asked = matches!(opts.engines, Engines::Ask)
             .then(crate::containers::find_engines)
             .filter(|found| !found.is_empty())
@@ -217,81 +300,54 @@ pub fn scan(
             _ => Vec::new(),
         };
         (survey, reads)
-    });
-    let survey = survey?;
-    let surveyed = started.elapsed();
-    let list = survey.processes;
-    let uid = probe.current_uid();
-    let own = crate::probe::own_live(&list, uid);
-    let table = ProcessTable::new(list.processes);
-    let unreadable = judge::unreadable_of(&list.unreadable, uid);
-    let sockets = survey.sockets.map_err(|e| e.to_string());
-    let index = match &sockets {
-        Ok(t) => connections::SocketIndex::new(&t.sockets),
-        Err(_) => connections::SocketIndex::default(),
-    };
-    let mut facts = Facts {
-        probe,
-        table,
-        sockets,
-        index,
-        uid,
-        pier_ancestors: HashSet::new(),
-        unreadable,
-        sighted: list.sighted.into_iter().collect(),
-        details: HashMap::new(),
-    };
-    facts.complete_lineage(probe.own_pid());
-    facts.pier_ancestors = facts.table.ancestors(probe.own_pid()).into_iter().collect();
+    })
+}
 
-    // The members' memory is read on threads of its own (`memory.rs`) from the moment each is
-    // known: while the resources are found, while the samples wait, and while they are judged.
-    let (all_members, found, mut projects, found_containers) = std::thread::scope(|scope| {
+/// What a scan found and judged, before its containers join their groups.
+struct Judged {
+    /// Every member of every resource found.
+    members: Vec<Pid>,
+    /// The resources' cards, by group.
+    projects: BTreeMap<PathBuf, Project>,
+    /// The containers' cards, and what the engines said.
+    containers: containers::Found,
+    /// When the resources were found, since the scan started.
+    found: Duration,
+}
+
+/// Finds the resources, samples their members and the containers over one window, and judges
+/// each. The members' memory is read on threads of its own (`memory.rs`) from the moment each
+/// is known: while the resources are found, while the samples wait, and while they are
+/// judged.
+fn judge_all(
+    probe: &(dyn Probe + Sync),
+    (facts, own): (&mut Facts, &[Pid]),
+    opts: &ScanOptions,
+    marker_at: MarkerLookup,
+    (engine_reads, started): (&[crate::containers::EngineRead], std::time::Instant),
+) -> Judged {
+    std::thread::scope(|scope| {
         let mut memory = opts.memory.then(|| memory::Reader::new(scope, probe));
         // With `--under`, a member is known to be shown only once its draft is kept.
         let early = opts.under.is_empty();
-        let drafts = find_resources(&mut facts, &own, opts, marker_at, &mut |pid| {
+        let drafts = find::find_resources(facts, own, opts, marker_at, &mut |pid| {
             if let Some(reader) = memory.as_mut().filter(|_| early) {
                 reader.send(pid);
             }
         });
-        let all_members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
+        let members: Vec<Pid> = drafts.iter().flat_map(|d| d.members.clone()).collect();
         if let Some(reader) = &mut memory {
-            all_members.iter().for_each(|&pid| reader.send(pid));
+            members.iter().for_each(|&pid| reader.send(pid));
         }
         let found = started.elapsed();
-        let (sample, container_sample) = samples(probe, opts, &engine_reads, &all_members);
+        let (sample, container_sample) = samples(probe, opts, engine_reads, &members);
         let mut projects: BTreeMap<PathBuf, Project> = BTreeMap::new();
         for draft in &drafts {
-            let mut resource =
-                evaluate::resource(&mut facts, draft, sample.as_ref(), opts.thresholds);
-            let ports: Vec<u16> = resource.ports.iter().map(|p| p.port).collect();
-            let Resource {
-                evidence,
-                level,
-                members,
-                ..
-            } = &mut resource;
-            let mut places = vec![draft.place.as_path()];
-            places.extend(
-                members
-                    .iter()
-                    .filter_map(|m| m.cwd.as_deref().map(Path::new)),
-            );
-            protect(opts, (&places, &ports, None), evidence, level);
-            let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
-            let project = group(
-                &mut projects,
-                &draft.place,
-                folder_name(&draft.place),
-                marker,
-            );
-            project.level = project.level.max(resource.level);
-            project.resources.push(resource);
+            place_resource(&mut projects, facts, draft, opts, sample.as_ref());
         }
-        let found_containers = containers::cards(
-            &mut facts,
-            &engine_reads,
+        let containers = containers::cards(
+            facts,
+            engine_reads,
             (container_sample.as_ref(), opts.thresholds),
             opts.home.as_deref(),
             &opts.under,
@@ -301,9 +357,53 @@ pub fn scan(
             let read = memory.finish();
             memory::fill(projects.values_mut(), read);
         }
-        (all_members, found, projects, found_containers)
-    });
-    for (place, mut card) in found_containers.cards {
+        Judged {
+            members,
+            projects,
+            containers,
+            found,
+        }
+    })
+}
+
+/// Judges one draft and puts its card in its group, with the user's protect list asked of
+/// its folders (its own, and its members' working directories) and ports.
+fn place_resource(
+    projects: &mut BTreeMap<PathBuf, Project>,
+    facts: &mut Facts,
+    draft: &Draft,
+    opts: &ScanOptions,
+    sample: Option<&crate::probe::ActivitySample>,
+) {
+    let mut resource = evaluate::resource(facts, draft, sample, opts.thresholds);
+    let ports: Vec<u16> = resource.ports.iter().map(|p| p.port).collect();
+    let Resource {
+        evidence,
+        level,
+        members,
+        ..
+    } = &mut resource;
+    let mut places = vec![draft.place.as_path()];
+    places.extend(
+        members
+            .iter()
+            .filter_map(|m| m.cwd.as_deref().map(Path::new)),
+    );
+    protect(opts, (&places, &ports, None), evidence, level);
+    let marker = draft.project.as_ref().map(|p| p.marker.to_owned());
+    let project = group(projects, &draft.place, folder_name(&draft.place), marker);
+    project.level = project.level.max(resource.level);
+    project.resources.push(resource);
+}
+
+/// Puts each container's card in its group, with the user's protect list asked of its folder,
+/// ports and name; each group's containers by name.
+fn place_containers(
+    projects: &mut BTreeMap<PathBuf, Project>,
+    opts: &ScanOptions,
+    cards: Vec<(containers::Place, crate::model::container::Container)>,
+) {
+    for (place, mut card) in cards {
         let ports: Vec<u16> = card.ports.iter().map(|p| p.port).collect();
         let names = (
             &[place.path.as_path()][..],
@@ -311,39 +411,13 @@ pub fn scan(
             Some(card.name.as_str()),
         );
         protect(opts, names, &mut card.evidence, &mut card.level);
-        let project = group(&mut projects, &place.path, place.name, place.marker);
+        let project = group(projects, &place.path, place.name, place.marker);
         project.level = project.level.max(card.level);
         project.containers.push(card);
     }
     for p in projects.values_mut() {
         p.containers.sort_by(|a, b| a.name.cmp(&b.name));
     }
-    tracing::debug!(
-        "scan {}: survey {:.1} ms, resources {:.1} ms, sample and judgement {:.1} ms",
-        opts.generation,
-        surveyed.as_secs_f64() * 1e3,
-        (found - surveyed).as_secs_f64() * 1e3,
-        (started.elapsed() - found).as_secs_f64() * 1e3,
-    );
-    let claimed: HashSet<Pid> = all_members.iter().copied().collect();
-    let other_listeners = opts.include_others.then(|| {
-        let unasked = found_containers
-            .engines
-            .iter()
-            .find(|e| e.error.is_some())
-            .map(|e| format!("{} at {}", e.engine, e.host));
-        let published = &found_containers.claimed;
-        other_listeners(&mut facts, &claimed, published, unasked, &opts.under)
-    });
-    Ok(Scan {
-        schema: SCHEMA_VERSION,
-        generation: opts.generation,
-        scanned_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
-        sample_ms: opts.sample.as_millis() as u64,
-        projects: projects.into_values().collect(),
-        other_listeners,
-        engines: found_containers.engines,
-    })
 }
 
 /// The user's protect list asked of one card — its folders, ports and (a container's) name —
@@ -407,179 +481,6 @@ pub(crate) fn folder_name(path: &Path) -> String {
     path.file_name()
         .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
         .into_owned()
-}
-
-/// Candidates → roots → resources, kept only when they fall under `opts.under`. `member` hears
-/// each pid as soon as it is known to be in a resource (a root when found, then every member
-/// once the trees are cut), before the `opts.under` cut: reads that take long can start then.
-fn find_resources(
-    facts: &mut Facts,
-    own: &[Pid],
-    opts: &ScanOptions,
-    marker_at: MarkerLookup,
-    member: &mut dyn FnMut(Pid),
-) -> Vec<Draft> {
-    let listener_owners: HashSet<Pid> = match &facts.sockets {
-        Ok(t) => t
-            .sockets
-            .iter()
-            .filter(|s| s.state == TcpState::Listen)
-            .flat_map(|s| s.owners.iter().copied())
-            .collect(),
-        Err(_) => HashSet::new(),
-    };
-    let home = opts.home.as_deref();
-    let mut roots = Vec::new();
-    for &pid in own {
-        let Some(p) = facts.table.get(pid) else {
-            continue;
-        };
-        // A container engine's process is never a candidate: the ports it holds are its
-        // containers', shown on their cards (`containers.rs`).
-        if crate::containers::processes::engine_program(&p.comm, &p.argv).is_some() {
-            continue;
-        }
-        let known = kinds::classify(&p.argv).is_some();
-        let listens = listener_owners.contains(&pid);
-        // A portless tree is a candidate only when the table or a watch word knows it
-        // (`launch::watches`): a portless one-shot is never residue.
-        let watch_word = !known && !listens && kinds::launch::mentions_watch(&p.argv);
-        let in_project = |facts: &mut Facts| {
-            facts
-                .cwd(pid)
-                .is_some_and(|cwd| project::find_project(&cwd, home, marker_at).is_some())
-        };
-        let listens_in_project = !known && listens && in_project(facts);
-        let watches = watch_word && facts.watches(pid) && in_project(facts);
-        // A container's process (its cgroup names it) is its engine's to stop: it is on its
-        // container's card, never a candidate of its own.
-        if (known || listens_in_project || watches) && facts.container_of(pid).is_none() {
-            facts.fill_lineage(pid);
-            let root = facts.table.find_root(pid, facts.uid);
-            member(root);
-            roots.push(root);
-        }
-    }
-    roots.sort_unstable();
-    roots.dedup();
-    // Before the trees are cut: every member, whoever runs it, and each root's session
-    // leader (whether it runs is part of "orphaned").
-    facts.complete_trees(&roots);
-    let leaders: Vec<Pid> = roots
-        .iter()
-        .filter_map(|&root| Some(facts.table.get(root)?.session))
-        .collect();
-    facts.read_sighted(&leaders);
-
-    let mut drafts: Vec<Draft> = roots
-        .iter()
-        .map(|&root| Draft {
-            root,
-            members: facts.table.members(root),
-            project: None,
-            place: PathBuf::new(),
-        })
-        .collect();
-    // A root that lies inside another resource's tree is part of that resource.
-    let nested: HashSet<Pid> = drafts
-        .iter()
-        .flat_map(|d| d.members[1..].iter().copied())
-        .collect();
-    drafts.retain(|d| !nested.contains(&d.root));
-    for pid in drafts.iter().flat_map(|d| d.members.clone()) {
-        member(pid);
-        facts.fill_argv(pid);
-    }
-
-    drafts
-        .into_iter()
-        .filter_map(|mut d| {
-            let cwd = facts.cwd(d.root);
-            d.project = cwd
-                .as_deref()
-                .and_then(|c| project::find_project(c, home, marker_at));
-            d.place = match (&d.project, cwd) {
-                (Some(p), _) => p.path.clone(),
-                (None, Some(cwd)) => cwd,
-                (None, None) => PathBuf::from("(working directory unreadable)"),
-            };
-            project::is_under(&d.place, &opts.under).then_some(d)
-        })
-        .collect()
-}
-
-/// Listeners no candidate holds, with the reason they are not candidates.
-fn other_listeners(
-    facts: &mut Facts,
-    claimed: &HashSet<Pid>,
-    published: &HashSet<std::net::SocketAddr>,
-    unasked_engine: Option<String>,
-    under: &[PathBuf],
-) -> Vec<OtherListener> {
-    let Ok(table) = &facts.sockets else {
-        return Vec::new();
-    };
-    let listeners: Vec<_> = table
-        .sockets
-        .iter()
-        .filter(|s| s.state == TcpState::Listen && !s.owners.iter().any(|o| claimed.contains(o)))
-        .filter(|s| !published.contains(&s.local))
-        .map(|s| (s.local, s.owners.first().copied()))
-        .collect();
-    let mut out: Vec<OtherListener> = Vec::new();
-    for (local, owner) in listeners {
-        let (pid, command, reason) = match owner {
-            None => {
-                let mut reason =
-                    "no visible owner: another user's process, or one Pier cannot read".to_owned();
-                if let Some(engine) = &unasked_engine {
-                    let _ = write!(
-                        reason,
-                        "; {engine} could not be asked, so it may be a container's port"
-                    );
-                }
-                (None, None, reason)
-            }
-            Some(pid) => {
-                if facts
-                    .cwd(pid)
-                    .is_some_and(|cwd| !project::is_under(&cwd, under))
-                {
-                    continue;
-                }
-                let p = facts.table.get(pid);
-                let command = p.map(|p| p.comm.clone());
-                let engine =
-                    p.and_then(|p| crate::containers::processes::engine_program(&p.comm, &p.argv));
-                let reason = match (engine, &unasked_engine) {
-                    (Some(program), Some(unasked)) => format!(
-                        "the container engine's own process ({program}), never stopped by Pier; \
-                         {unasked} could not be asked which container publishes this port"
-                    ),
-                    (Some(program), None) => format!(
-                        "the container engine's own process ({program}), never stopped by Pier; \
-                         no running container publishes this port"
-                    ),
-                    (None, _) => {
-                        "not a known dev tool, and not working inside a project".to_owned()
-                    }
-                };
-                (Some(pid), command, reason)
-            }
-        };
-        let entry = OtherListener {
-            port: local.port(),
-            address: local.ip().to_string(),
-            pid,
-            command,
-            reason,
-        };
-        if !out.contains(&entry) {
-            out.push(entry);
-        }
-    }
-    out.sort_by(|a, b| (a.port, &a.address).cmp(&(b.port, &b.address)));
-    out
 }
 
 #[cfg(test)]

@@ -16,16 +16,19 @@ use crate::model::container::Container;
 use crate::words;
 
 /// `:3000` as a port, `None` when `arg` does not start with a colon (it is an id). A port is
-/// 1 to 65535, written plainly; anything else after the colon is refused in words.
-pub fn parse(arg: &str) -> Option<Result<u16, String>> {
+/// 1 to 65535, written plainly; anything else after the colon is refused ([`NotAPort`]).
+pub fn parse(arg: &str) -> Option<Result<u16, NotAPort>> {
     let digits = arg.strip_prefix(':')?;
     Some(match digits.parse::<u16>() {
         Ok(p) if p > 0 && p.to_string() == digits => Ok(p),
-        _ => Err(format!(
-            "{arg:?} is not a port: write a colon and the port number, 1 to 65535 (e.g. :3000)"
-        )),
+        _ => Err(NotAPort(arg.to_owned())),
     })
 }
+
+/// An argument with a colon and no port after it (`:0`, `:http`, `:99999`), as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a port: write a colon and the port number, 1 to 65535 (e.g. :3000)")]
+pub struct NotAPort(pub String);
 
 /// One holder of the port, as the answer names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -76,19 +79,7 @@ pub fn answer(scan: &Scan, port: u16) -> PortAnswer {
     let mut single: Option<Verdict> = None;
     for p in &scan.projects {
         for r in p.resources.iter().filter(|r| holds(r, port)) {
-            holders.push(Holder {
-                id: Some(r.id.clone()),
-                what: r.kind.clone(),
-                level: Some(r.level),
-                project: Some(p.path.clone()),
-                pid: Some(r.root.pid),
-                listeners: r
-                    .ports
-                    .iter()
-                    .filter(|x| x.port == port)
-                    .map(|x| x.endpoint())
-                    .collect(),
-            });
+            holders.push(resource_holder(&p.path, r, port));
             single = Some(of_resource(r, port));
         }
         for c in p
@@ -96,39 +87,13 @@ pub fn answer(scan: &Scan, port: u16) -> PortAnswer {
             .iter()
             .filter(|c| c.ports.iter().any(|x| x.port == port))
         {
-            holders.push(Holder {
-                id: Some(c.id.clone()),
-                what: format!("container {}", c.name),
-                level: Some(c.level),
-                project: Some(p.path.clone()),
-                pid: None,
-                listeners: c
-                    .ports
-                    .iter()
-                    .filter(|x| x.port == port)
-                    .map(|x| endpoint(&x.address, x.port))
-                    .collect(),
-            });
+            holders.push(container_holder(&p.path, c, port));
             single = Some(of_container(c, port));
         }
     }
     for (owner, listeners) in others(scan, port) {
-        let first = listeners[0];
-        holders.push(Holder {
-            id: None,
-            what: first
-                .command
-                .as_deref()
-                .map_or("unknown owner".to_owned(), |c| c.trim_end().to_owned()),
-            level: None,
-            project: None,
-            pid: owner,
-            listeners: listeners
-                .iter()
-                .map(|l| endpoint(&l.address, l.port))
-                .collect(),
-        });
-        single = Some(of_other(first, port));
+        holders.push(other_holder(owner, &listeners));
+        single = Some(of_other(listeners[0], port));
     }
     let (stops, reason, hint) = match (holders.len(), single) {
         (0, _) => (
@@ -155,6 +120,58 @@ pub fn answer(scan: &Scan, port: u16) -> PortAnswer {
         stops,
         reason,
         hint,
+    }
+}
+
+/// A resource of the group at `project` holding `port`, as a holder.
+fn resource_holder(project: &str, r: &Resource, port: u16) -> Holder {
+    Holder {
+        id: Some(r.id.clone()),
+        what: r.kind.clone(),
+        level: Some(r.level),
+        project: Some(project.to_owned()),
+        pid: Some(r.root.pid),
+        listeners: r
+            .ports
+            .iter()
+            .filter(|x| x.port == port)
+            .map(|x| x.endpoint())
+            .collect(),
+    }
+}
+
+/// A container of the group at `project` publishing `port`, as a holder.
+fn container_holder(project: &str, c: &Container, port: u16) -> Holder {
+    Holder {
+        id: Some(c.id.clone()),
+        what: format!("container {}", c.name),
+        level: Some(c.level),
+        project: Some(project.to_owned()),
+        pid: None,
+        listeners: c
+            .ports
+            .iter()
+            .filter(|x| x.port == port)
+            .map(|x| endpoint(&x.address, x.port))
+            .collect(),
+    }
+}
+
+/// The listeners of one owner that is no candidate (`None`: no visible owner), as a holder.
+fn other_holder(owner: Option<u32>, listeners: &[&OtherListener]) -> Holder {
+    Holder {
+        id: None,
+        what: listeners[0]
+            .command
+            .as_deref()
+            .map_or("unknown owner".to_owned(), |c| c.trim_end().to_owned()),
+        level: None,
+        project: None,
+        pid: owner,
+        listeners: listeners
+            .iter()
+            .map(|l| endpoint(&l.address, l.port))
+            .collect(),
     }
 }
 
@@ -199,12 +216,8 @@ struct Verdict {
 }
 
 /// A resource, the only holder: green is stopped; otherwise its level's evidence says why
-/// not, and the hint what the user can do. Force is offered only where it can act and would
-/// free the port: never for a protected process (another user's, Pier, PID 1, an engine's),
-/// a managed program (its manager would start it again) or a listener shared with a process
-/// outside the resource (the port would stay held).
+/// not, and the hint what the user can do ([`hint`]).
 fn of_resource(r: &Resource, port: u16) -> Verdict {
-    let has = |k: EvidenceKind| r.evidence.iter().any(|e| e.kind == k);
     let name = format!("{} (pid {}, id {})", r.kind, r.root.pid, r.id);
     if r.level == Level::Green {
         return Verdict {
@@ -218,15 +231,56 @@ fn of_resource(r: &Resource, port: u16) -> Verdict {
         r.level.as_str(),
         words::level_reasons(r)
     );
+    Verdict {
+        stops: None,
+        reason,
+        hint: Some(hint(r, port)),
+    }
+}
+
+/// What the user can do about a resource that is not green. Force is offered only where it
+/// can act and would free the port: never for a protected process (another user's, Pier,
+/// PID 1, an engine's), a managed program (its manager would start it again) or a listener
+/// shared with a process outside the resource (the port would stay held).
+fn hint(r: &Resource, port: u16) -> String {
+    if let Some(hint) = not_for_pier(r, port) {
+        return hint;
+    }
     let force = format!(
         "`pier stop --force {}` SIGKILLs it without the connection and activity checks",
         r.id
     );
+    if let Some(e) = r
+        .evidence
+        .iter()
+        .find(|e| e.level != Level::Green && !force_skips(e.kind))
+    {
+        // Force would be refused too, or would not end it for good: say so, offer nothing.
+        format!(
+            "not even `pier stop --force` would stop it for good: {}",
+            e.message
+        )
+    } else if r
+        .evidence
+        .iter()
+        .any(|e| e.kind == EvidenceKind::LiveConnection)
+    {
+        format!("close that client and run `pier stop :{port}` again, or {force}")
+    } else {
+        format!("if you are sure, {force}")
+    }
+}
+
+/// Why the resource is not Pier's to stop, Force included, and who stops it instead: the
+/// user's protect list, a protected process, a data service or an engine's client (their own
+/// command), its manager, or a process outside it sharing the listener.
+fn not_for_pier(r: &Resource, port: u16) -> Option<String> {
+    let has = |k: EvidenceKind| r.evidence.iter().any(|e| e.kind == k);
     let listed = r
         .evidence
         .iter()
         .find(|e| e.kind == EvidenceKind::UserProtected);
-    let hint = if let Some(e) = listed {
+    if let Some(e) = listed {
         Some(on_your_list(&e.message))
     } else if has(EvidenceKind::Protected) {
         Some("Pier never stops it, not even with --force".to_owned())
@@ -256,27 +310,8 @@ fn of_resource(r: &Resource, port: u16) -> Verdict {
         Some(format!(
             "a process outside it holds the same listener, so stopping it would not free :{port}"
         ))
-    } else if let Some(e) = r
-        .evidence
-        .iter()
-        .find(|e| e.level != Level::Green && !force_skips(e.kind))
-    {
-        // Force would be refused too, or would not end it for good: say so, offer nothing.
-        Some(format!(
-            "not even `pier stop --force` would stop it for good: {}",
-            e.message
-        ))
-    } else if has(EvidenceKind::LiveConnection) {
-        Some(format!(
-            "close that client and run `pier stop :{port}` again, or {force}"
-        ))
     } else {
-        Some(format!("if you are sure, {force}"))
-    };
-    Verdict {
-        stops: None,
-        reason,
-        hint,
+        None
     }
 }
 

@@ -1,7 +1,8 @@
 //! The level rules, one small pure function each, over facts already read. Each returns the
 //! evidence it found; a resource's level is the worst level among its evidence. The rules the
 //! stop's checkpoints ask as well (connections, unreadable processes, protection) are judged
-//! in `judge.rs`, and worded here (`finding_evidence`).
+//! and worded in `judge.rs` (`Finding::level`, `Finding::evidence`): this file asks the judge,
+//! never the reverse.
 //!
 //! Fail closed everywhere: a fact that could not be read argues against stopping.
 
@@ -11,11 +12,12 @@ use std::time::Duration;
 
 use super::connections::Conn;
 use super::judge::Finding;
+pub use super::judge::MemberActivity;
 use super::kinds::chain::{tree_restart_target, How, NoTarget, Recognised};
 use super::kinds::Role;
 use crate::model::card::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
 use crate::model::managed::ManagedBy;
-use crate::probe::{ActivityDelta, Pid, ProcessInfo};
+use crate::probe::{Pid, ProbeError, ProcessInfo};
 use crate::words;
 
 fn evidence(kind: EvidenceKind, level: Level, message: String, source: &str) -> Evidence {
@@ -107,7 +109,7 @@ pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) ->
 /// call (Force). `environment` reads a member's environment (`Probe::environment`).
 pub fn restart_evidence(
     tree: &[&ProcessInfo],
-    environment: &dyn Fn(Pid) -> Result<(), String>,
+    environment: &dyn Fn(Pid) -> Result<(), ProbeError>,
 ) -> Option<Evidence> {
     let (at, why) = match tree_restart_target(tree) {
         Ok(at) => {
@@ -153,7 +155,7 @@ pub struct Parentage<'a> {
     /// Whether the root's session leader still runs.
     pub session_leader_alive: bool,
     /// The root's cgroup (`None` on an OS without cgroups).
-    pub cgroup: Option<&'a Result<String, String>>,
+    pub cgroup: Option<&'a Result<String, ProbeError>>,
     /// Who runs the root on purpose (`managers.rs`): its process manager, its systemd unit or
     /// its launchd agent; `None` when no one does.
     pub managed: Option<&'a ManagedBy>,
@@ -301,83 +303,18 @@ pub fn listening_evidence(address: &str, port: u16, helper: Option<&str>) -> Evi
     )
 }
 
-/// A finding of the judge (`judge.rs`) in the scan's words, at the judge's level.
-pub fn finding_evidence(f: &Finding) -> Evidence {
-    let (kind, message, source) = match f {
-        Finding::ProcessUnreadable { pid, error } => (
-            EvidenceKind::IdentityUnreadable,
-            format!(
-                "identity of pid {pid} could not be read: {error} (it may belong to this resource)"
-            ),
-            "process table",
-        ),
-        Finding::TablesUnreadable(e) => (
-            EvidenceKind::ConnectionsUnreadable,
-            format!("connection data could not be read: {e}"),
-            "socket table",
-        ),
-        Finding::Blind { pid, why } => (
-            EvidenceKind::ConnectionsUnreadable,
-            format!("connection data could not be read: pid {pid}: {why}"),
-            "socket table",
-        ),
-        Finding::FdsUnreadable { pid, why } => (
-            EvidenceKind::FdTableUnreadable,
-            format!("open files of pid {pid} could not be read: {why}"),
-            "fd table",
-        ),
-        Finding::SharedListener { local, outside } => {
-            let pids: Vec<String> = outside.iter().map(u32::to_string).collect();
-            (
-                EvidenceKind::SharedListener,
-                format!(
-                    "the socket listening on port {} ({}) is also held by pid {} outside this resource",
-                    local.port(),
-                    local.ip(),
-                    pids.join(", ")
-                ),
-                "fd table",
-            )
-        }
-        Finding::Connection(c) => {
-            let who = c
-                .peer_pid
-                .map_or("an unattributed peer".to_owned(), |p| format!("pid {p}"));
-            if c.internal {
-                (
-                    EvidenceKind::InternalConnection,
-                    format!("{} ↔ {} is between members ({who})", c.local, c.peer),
-                    "socket table",
-                )
-            } else {
-                (
-                    EvidenceKind::LiveConnection,
-                    format!("live connection {} ← {} ({who})", c.local, c.peer),
-                    "socket table",
-                )
-            }
-        }
-        Finding::Queued(n) => (
-            EvidenceKind::LiveConnection,
-            format!("{n} connection(s) waiting to be accepted"),
-            "socket table",
-        ),
-    };
-    evidence(kind, f.level(), message, source)
-}
-
 /// Live connections make a resource red; internal ones are listed, and do not count.
 pub fn connection_evidence(conns: &[Conn], queued: u32) -> Vec<Evidence> {
     let mut findings: Vec<Finding> = conns.iter().cloned().map(Finding::Connection).collect();
     if queued > 0 {
         findings.push(Finding::Queued(queued));
     }
-    findings.iter().map(finding_evidence).collect()
+    findings.iter().map(Finding::evidence).collect()
 }
 
 /// When the socket table could not be read, nothing can be said about connections: red.
 pub fn connections_unreadable(error: &str) -> Evidence {
-    finding_evidence(&Finding::TablesUnreadable(error.to_owned()))
+    Finding::TablesUnreadable(error.to_owned()).evidence()
 }
 
 /// Thresholds above which a resource counts as busy.
@@ -398,17 +335,6 @@ impl Default for Thresholds {
     }
 }
 
-/// One member's share of an activity sample, with what names it for a person.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemberActivity {
-    /// The member's pid.
-    pub pid: u32,
-    /// Its command line for a person ([`crate::words::command_for_a_person`]).
-    pub command: String,
-    /// The CPU time and disk I/O it used over the window.
-    pub delta: ActivityDelta,
-}
-
 /// Summed activity of the members, or why it is missing.
 pub enum ActivityFacts {
     /// The scan took no sample (`--sample-ms 0`).
@@ -425,7 +351,7 @@ pub enum ActivityFacts {
 /// Pier cannot tell a reloader polling files from a server at work: both are CPU a stop
 /// would interrupt, so a busy polling reloader (uvicorn's StatReload walking a `.venv`) stays
 /// busy. The words name the busiest member, its figures and the window, so the user sees
-/// which process it is (ARCHITECTURE.md, "Polling reloaders are busy").
+/// which process it is (docs/design.md §2.9).
 pub fn activity_evidence(facts: &ActivityFacts, t: Thresholds) -> (Evidence, Option<Activity>) {
     let (members, window) = match facts {
         ActivityFacts::NotSampled => {
@@ -452,42 +378,7 @@ pub fn activity_evidence(facts: &ActivityFacts, t: Thresholds) -> (Evidence, Opt
         }
         ActivityFacts::Measured(m, w) => (m, *w),
     };
-    let secs = window.as_secs_f64().max(1e-9);
-    let cpu = |ns: u64| ns as f64 / 1e9 / secs * 100.0;
-    let io = |bytes: u64| bytes as f64 / secs;
-    let cpu_ns = members
-        .iter()
-        .fold(0u64, |s, m| s.saturating_add(m.delta.cpu_ns));
-    let io_bytes = members
-        .iter()
-        .fold(0u64, |s, m| s.saturating_add(m.delta.io_bytes));
-    let cpu_busy = cpu(cpu_ns) > t.cpu_percent;
-    let io_busy = io(io_bytes) > t.io_bytes_per_second;
-    // The member that made it busy: by disk I/O when only that is over, else by CPU.
-    let busiest = members.iter().fold(None::<&MemberActivity>, |best, m| {
-        let key = |m: &MemberActivity| {
-            if io_busy && !cpu_busy {
-                m.delta.io_bytes
-            } else {
-                m.delta.cpu_ns
-            }
-        };
-        match best {
-            Some(b) if key(b) >= key(m) => Some(b),
-            _ => Some(m),
-        }
-    });
-    let activity = Activity {
-        window_ms: window.as_millis() as u64,
-        cpu_percent: cpu(cpu_ns),
-        io_bytes_per_second: io(io_bytes),
-        busiest: busiest.map(|m| BusiestMember {
-            pid: m.pid,
-            command: m.command.clone(),
-            cpu_percent: cpu(m.delta.cpu_ns),
-            io_bytes_per_second: io(m.delta.io_bytes),
-        }),
-    };
+    let (activity, cpu_busy, io_busy) = measure(members, window, t);
     let (message, level) = if cpu_busy || io_busy {
         (busy_words(&activity, t, cpu_busy, io_busy), Level::Yellow)
     } else {
@@ -505,6 +396,53 @@ pub fn activity_evidence(facts: &ActivityFacts, t: Thresholds) -> (Evidence, Opt
         evidence(EvidenceKind::Activity, level, message, "activity sample"),
         Some(activity),
     )
+}
+
+/// The members' figures summed over `window`, with the busiest member's; and whether the CPU
+/// and the disk I/O are over their thresholds.
+fn measure(members: &[MemberActivity], window: Duration, t: Thresholds) -> (Activity, bool, bool) {
+    let secs = window.as_secs_f64().max(1e-9);
+    let cpu = |ns: u64| ns as f64 / 1e9 / secs * 100.0;
+    let io = |bytes: u64| bytes as f64 / secs;
+    let cpu_ns = members
+        .iter()
+        .fold(0u64, |s, m| s.saturating_add(m.delta.cpu_ns));
+    let io_bytes = members
+        .iter()
+        .fold(0u64, |s, m| s.saturating_add(m.delta.io_bytes));
+    let cpu_busy = cpu(cpu_ns) > t.cpu_percent;
+    let io_busy = io(io_bytes) > t.io_bytes_per_second;
+    let busiest = busiest(members, io_busy && !cpu_busy);
+    let activity = Activity {
+        window_ms: window.as_millis() as u64,
+        cpu_percent: cpu(cpu_ns),
+        io_bytes_per_second: io(io_bytes),
+        busiest: busiest.map(|m| BusiestMember {
+            pid: m.pid,
+            command: m.command.clone(),
+            cpu_percent: cpu(m.delta.cpu_ns),
+            io_bytes_per_second: io(m.delta.io_bytes),
+        }),
+    };
+    (activity, cpu_busy, io_busy)
+}
+
+/// The member that made it busy: by disk I/O when only that is over (`by_io`), else by CPU;
+/// the first of equals.
+fn busiest(members: &[MemberActivity], by_io: bool) -> Option<&MemberActivity> {
+    members.iter().fold(None::<&MemberActivity>, |best, m| {
+        let key = |m: &MemberActivity| {
+            if by_io {
+                m.delta.io_bytes
+            } else {
+                m.delta.cpu_ns
+            }
+        };
+        match best {
+            Some(b) if key(b) >= key(m) => Some(b),
+            _ => Some(m),
+        }
+    })
 }
 
 /// The most of one core a tree known only by how it was launched may have used, on average,
@@ -569,33 +507,35 @@ pub fn quiet_life(members: &[Life]) -> Evidence {
             ),
             "process table",
         ),
-        busiest => {
-            // Name what was set aside, so a figure of 0 % beside a busy reloader is no riddle.
-            let aside: Vec<String> = members
-                .iter()
-                .filter(|l| l.polls)
-                .map(|l| format!("pid {} ({})", l.pid, l.command))
-                .collect();
-            let aside = if aside.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; the polling of its reloader {} is not counted",
-                    aside.join(", ")
-                )
-            };
-            evidence(
-                EvidenceKind::LifeActivity,
-                Level::Green,
-                format!(
-                    "quiet over its life: at most {:.1}% of a core on average since it started \
-                     (under {QUIET_LIFE_PERCENT}%){aside}",
-                    busiest.map_or(0.0, |b| b.1)
-                ),
-                "process table",
-            )
-        }
+        busiest => quiet(members, busiest.map_or(0.0, |b| b.1)),
     }
+}
+
+/// Green: quiet over its life, `most` percent of a core at most, naming the respawners whose
+/// polling was set aside, so a figure of 0 % beside a busy reloader is no riddle.
+fn quiet(members: &[Life], most: f64) -> Evidence {
+    let aside: Vec<String> = members
+        .iter()
+        .filter(|l| l.polls)
+        .map(|l| format!("pid {} ({})", l.pid, l.command))
+        .collect();
+    let aside = if aside.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; the polling of its reloader {} is not counted",
+            aside.join(", ")
+        )
+    };
+    evidence(
+        EvidenceKind::LifeActivity,
+        Level::Green,
+        format!(
+            "quiet over its life: at most {most:.1}% of a core on average since it started \
+             (under {QUIET_LIFE_PERCENT}%){aside}"
+        ),
+        "process table",
+    )
 }
 
 /// A respawner whose own CPU is polling, and what would stop the polling.
@@ -773,7 +713,7 @@ pub fn protected_evidence(pid: u32, why: &str) -> Evidence {
 
 /// A member whose executable cannot be read (a non-dumpable process) cannot be shown to be
 /// the same program right before a signal, so the stop would skip it: yellow, not green.
-pub fn exe_unreadable(pid: u32, error: &str) -> Evidence {
+pub fn exe_unreadable(pid: u32, error: &ProbeError) -> Evidence {
     evidence(
         EvidenceKind::ExeUnreadable,
         Level::Yellow,
@@ -850,7 +790,7 @@ pub fn unsendable_stop_signal(why: &str, command: &str) -> Evidence {
 /// an earlier reading), and the words say so rather than show a rate of zero.
 pub fn container_activity(
     name: &str,
-    measured: Option<Result<crate::containers::control::Measured, String>>,
+    measured: Option<Result<crate::containers::control::Measured, impl std::fmt::Display>>,
     t: Thresholds,
 ) -> (Evidence, Option<Activity>) {
     let m = match measured {

@@ -5,11 +5,15 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::fault::{Fault, SocketsUnread};
 use super::process::{self, Reaped, TestChild, TestFolder};
 use super::tally::Tally;
 use super::{Machine, Options};
 use crate::probe::{IdentityRead, Pid, ProcessInfo, Socket, TcpState};
 use crate::signal::{Expected, Sig, SignalOutcome};
+
+/// What a check found: its detail when it passed, why it failed otherwise.
+type Found = Result<String, Fault>;
 
 /// What the scan's reads make of the test process: its row, argv, start time, cwd,
 /// executable, environment, sockets, activity and memory.
@@ -17,61 +21,25 @@ pub(super) fn look(t: &mut Tally, m: &Machine, c: &mut TestChild, opts: &Options
     let pid = c.pid();
     let survey = m.probe.survey_own(&|_| true);
     let row = match &survey {
-        Err(e) => Err(format!("the process table could not be read: {e}")),
+        Err(e) => Err(Fault::NoTable(e.clone())),
         Ok(s) => s
             .processes
             .processes
             .iter()
             .find(|p| p.identity.pid == pid)
             .cloned()
-            .ok_or_else(|| format!("pid {pid} is not in the user's process table")),
+            .ok_or(Fault::NotInTable(pid)),
     };
-    t.record("process_table", row.clone().and_then(|p| parentage(m, &p)));
-    let Ok(row) = row else { return };
-    let want: Vec<Vec<u8>> = c
-        .argv
-        .iter()
-        .map(|a| a.as_encoded_bytes().to_vec())
-        .collect();
-    t.record(
-        "argv",
-        if row.argv == want {
-            Ok(shown(&row.argv))
-        } else {
-            Err(format!(
-                "read {}, started as {}",
-                shown(&row.argv),
-                shown(&want)
-            ))
-        },
-    );
+    let row = match row {
+        Ok(row) => row,
+        Err(e) => return t.fail("process_table", e),
+    };
+    t.record("process_table", parentage(m, &row));
+    t.record("argv", argv(c, &row));
     let start = start_time(m, &row);
     let started = start.is_ok();
     t.record("start_time", start);
-    let details = m.probe.details(pid);
-    t.record(
-        "cwd",
-        match details.as_ref().map(|d| &d.cwd) {
-            Some(Ok(cwd)) if *cwd == c.cwd => Ok(cwd.display().to_string()),
-            Some(Ok(cwd)) => Err(format!(
-                "read {}, started in {}",
-                cwd.display(),
-                c.cwd.display()
-            )),
-            Some(Err(e)) => Err(e.clone()),
-            None => Err(format!("pid {pid} reads as gone")),
-        },
-    );
-    let exe = match details.map(|d| d.exe) {
-        Some(Ok(exe)) if same_file(&exe, &opts.pier) => Ok(exe),
-        Some(Ok(exe)) => Err(format!(
-            "read {}, started {}",
-            exe.display(),
-            opts.pier.display()
-        )),
-        Some(Err(e)) => Err(e),
-        None => Err(format!("pid {pid} reads as gone")),
-    };
+    let exe = cwd_and_exe(t, m, c, opts);
     if let (true, Ok(exe)) = (started, &exe) {
         c.read = Some((row.identity, exe.clone()));
     }
@@ -79,17 +47,75 @@ pub(super) fn look(t: &mut Tally, m: &Machine, c: &mut TestChild, opts: &Options
     t.record("environment", environment(m, pid));
     let sockets = match survey.map(|s| s.sockets) {
         Ok(Ok(table)) => Ok(table.sockets),
-        Ok(Err(e)) => Err(format!("the socket tables could not be read: {e}")),
-        Err(_) => Err("the process table could not be read".to_owned()),
+        Ok(Err(e)) => Err(SocketsUnread::NoSockets(e)),
+        Err(_) => Err(SocketsUnread::NoTable),
     };
+    sockets_held(t, &sockets, c);
+    t.record("activity", activity(m, c, opts.sample));
+    t.record("memory", memory(m, pid));
+}
+
+/// The command line reads back as started.
+fn argv(c: &TestChild, row: &ProcessInfo) -> Found {
+    let want: Vec<Vec<u8>> = c
+        .argv
+        .iter()
+        .map(|a| a.as_encoded_bytes().to_vec())
+        .collect();
+    if row.argv == want {
+        Ok(shown(&row.argv))
+    } else {
+        Err(Fault::OtherArgv {
+            read: shown(&row.argv),
+            started: shown(&want),
+        })
+    }
+}
+
+/// Records the working folder's check, and returns the executable as read (the one a stop's
+/// signal is checked against), or why it is not the one started.
+fn cwd_and_exe(
+    t: &mut Tally,
+    m: &Machine,
+    c: &TestChild,
+    opts: &Options,
+) -> Result<std::path::PathBuf, Fault> {
+    let pid = c.pid();
+    let details = m.probe.details(pid);
+    t.record(
+        "cwd",
+        match details.as_ref().map(|d| &d.cwd) {
+            Some(Ok(cwd)) if *cwd == c.cwd => Ok(cwd.display().to_string()),
+            Some(Ok(cwd)) => Err(Fault::OtherCwd {
+                read: cwd.clone(),
+                started: c.cwd.clone(),
+            }),
+            Some(Err(e)) => Err(e.clone().into()),
+            None => Err(Fault::Gone(pid)),
+        },
+    );
+    match details.map(|d| d.exe) {
+        Some(Ok(exe)) if same_file(&exe, &opts.pier) => Ok(exe),
+        Some(Ok(exe)) => Err(Fault::OtherExe {
+            read: exe,
+            started: opts.pier.clone(),
+        }),
+        Some(Err(e)) => Err(e.into()),
+        None => Err(Fault::Gone(pid)),
+    }
+}
+
+/// Records the listener's check and the connection's, both ends.
+fn sockets_held(t: &mut Tally, sockets: &Result<Vec<Socket>, SocketsUnread>, c: &TestChild) {
+    let pid = c.pid();
     t.record(
         "listener",
-        held(&sockets, pid, TcpState::Listen, c.port, None),
+        held(sockets, pid, TcpState::Listen, c.port, None),
     );
     t.record(
         "connection",
         held(
-            &sockets,
+            sockets,
             pid,
             TcpState::Established,
             c.port,
@@ -97,7 +123,7 @@ pub(super) fn look(t: &mut Tally, m: &Machine, c: &mut TestChild, opts: &Options
         )
         .and_then(|a| {
             held(
-                &sockets,
+                sockets,
                 pid,
                 TcpState::Established,
                 c.client_port,
@@ -106,28 +132,32 @@ pub(super) fn look(t: &mut Tally, m: &Machine, c: &mut TestChild, opts: &Options
             .map(|b| format!("{a}; {b}"))
         }),
     );
-    t.record("activity", activity(m, c, opts.sample));
-    t.record(
-        "memory",
-        m.probe.memory(pid).and_then(|mem| match mem.bytes {
-            0 => Err("read as 0 bytes".to_owned()),
-            b => Ok(format!(
-                "{} ({})",
-                crate::words::byte_size(b),
-                mem.kind.as_str()
-            )),
-        }),
-    );
+}
+
+/// Its memory reads as something.
+fn memory(m: &Machine, pid: Pid) -> Found {
+    let mem = m.probe.memory(pid)?;
+    match mem.bytes {
+        0 => Err(Fault::NoMemory),
+        b => Ok(format!(
+            "{} ({})",
+            crate::words::byte_size(b),
+            mem.kind.as_str()
+        )),
+    }
 }
 
 /// The row is the user's, and the doctor's child.
-fn parentage(m: &Machine, p: &ProcessInfo) -> Result<String, String> {
+fn parentage(m: &Machine, p: &ProcessInfo) -> Found {
     let (me, uid) = (m.probe.own_pid(), m.probe.current_uid());
     if p.ppid != me || p.uid != uid {
-        return Err(format!(
-            "pid {} reads as the child of {} and user {}, not of {me} and user {uid}",
-            p.identity.pid, p.ppid, p.uid
-        ));
+        return Err(Fault::NotOurs {
+            pid: p.identity.pid,
+            ppid: p.ppid,
+            uid: p.uid,
+            me,
+            my_uid: uid,
+        });
     }
     Ok(format!("pid {}, parent {me}, user {uid}", p.identity.pid))
 }
@@ -146,24 +176,24 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn start_time(m: &Machine, row: &ProcessInfo) -> Result<String, String> {
+fn start_time(m: &Machine, row: &ProcessInfo) -> Found {
     match m.probe.identity(row.identity.pid) {
         IdentityRead::Alive { identity, .. } if identity == row.identity => Ok(format!(
             "{} (started {} s ago)",
             identity.start_time,
             row.age_seconds.map_or("?".to_owned(), |a| a.to_string())
         )),
-        IdentityRead::Alive { identity, .. } => Err(format!(
-            "two reads disagree: {} then {}",
-            row.identity.start_time, identity.start_time
-        )),
-        IdentityRead::Gone => Err(format!("pid {} reads as gone", row.identity.pid)),
-        IdentityRead::Unknown(e) => Err(e),
+        IdentityRead::Alive { identity, .. } => Err(Fault::Disagree {
+            first: row.identity.start_time,
+            second: identity.start_time,
+        }),
+        IdentityRead::Gone => Err(Fault::Gone(row.identity.pid)),
+        IdentityRead::Unknown(e) => Err(Fault::Unknown(e)),
     }
 }
 
 /// The environment reads back as exactly the fixed one (in any order).
-fn environment(m: &Machine, pid: Pid) -> Result<String, String> {
+fn environment(m: &Machine, pid: Pid) -> Found {
     let mut read: Vec<String> = m
         .probe
         .environment(pid)?
@@ -176,18 +206,21 @@ fn environment(m: &Machine, pid: Pid) -> Result<String, String> {
     if read == want {
         Ok(format!("{} variables, as set", read.len()))
     } else {
-        Err(format!("read {read:?}, started with {want:?}"))
+        Err(Fault::OtherEnv {
+            read,
+            started: want,
+        })
     }
 }
 
 /// One socket of `pid`'s, on loopback: `state`, local port `local`, remote port `remote`.
 fn held(
-    sockets: &Result<Vec<Socket>, String>,
+    sockets: &Result<Vec<Socket>, SocketsUnread>,
     pid: Pid,
     state: TcpState,
     local: u16,
     remote: Option<u16>,
-) -> Result<String, String> {
+) -> Found {
     let all = sockets.as_ref().map_err(Clone::clone)?;
     all.iter()
         .find(|s| {
@@ -201,13 +234,16 @@ fn held(
             TcpState::Listen => format!("{}, held by pid {pid}", s.local),
             _ => format!("{} → {}, held by pid {pid}", s.local, s.remote),
         })
-        .ok_or_else(|| format!("no such socket of pid {pid} among the {} read", all.len()))
+        .ok_or(Fault::NoSocket {
+            pid,
+            read: all.len(),
+        })
 }
 
 /// The test process spins on one thread while the probe samples it: the CPU read must be a
 /// real share of the window, and no more than one core's worth — a unit wrong by a factor
 /// (Mach ticks read as nanoseconds: 41×) lands outside.
-fn activity(m: &Machine, c: &mut TestChild, window: Duration) -> Result<String, String> {
+fn activity(m: &Machine, c: &mut TestChild, window: Duration) -> Found {
     c.say("spin")?;
     let sample = m.probe.activity(&[c.pid()], window);
     c.say("rest")?;
@@ -216,20 +252,14 @@ fn activity(m: &Machine, c: &mut TestChild, window: Duration) -> Result<String, 
         .iter()
         .find(|(p, _)| *p == c.pid())
         .map(|(_, d)| d.clone())
-        .ok_or_else(|| format!("pid {} is missing from the sample", c.pid()))??;
+        .ok_or(Fault::NotSampled(c.pid()))??;
     let window_ns = u64::try_from(sample.window.as_nanos()).unwrap_or(u64::MAX);
     let (cpu_ms, window_ms) = (delta.cpu_ns / 1_000_000, window_ns / 1_000_000);
     if delta.cpu_ns < window_ns / 10 {
-        return Err(format!(
-            "a process spinning on one core read as {cpu_ms} ms of CPU in {window_ms} ms: \
-             too little to be right"
-        ));
+        return Err(Fault::TooLittleCpu { cpu_ms, window_ms });
     }
     if delta.cpu_ns > window_ns + window_ns / 2 + 20_000_000 {
-        return Err(format!(
-            "a process spinning on one core read as {cpu_ms} ms of CPU in {window_ms} ms: \
-             more than one core can give"
-        ));
+        return Err(Fault::TooMuchCpu { cpu_ms, window_ms });
     }
     Ok(format!("{cpu_ms} ms of CPU in {window_ms} ms"))
 }
@@ -239,12 +269,7 @@ fn activity(m: &Machine, c: &mut TestChild, window: Duration) -> Result<String, 
 pub(super) fn zombie(t: &mut Tally, m: &Machine, opts: &Options, folder: &TestFolder) {
     let child = match process::spawn_ending(opts, folder) {
         Ok(c) => c,
-        Err(e) => {
-            return t.fail(
-                "zombie",
-                format!("the test process could not be started: {e}"),
-            )
-        }
+        Err(e) => return t.fail("zombie", Fault::EndingNotStarted(e)),
     };
     let pid = child.0.id();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -252,9 +277,7 @@ pub(super) fn zombie(t: &mut Tally, m: &Machine, opts: &Options, folder: &TestFo
         let rows = m.probe.rows(&[pid]);
         match rows.processes.iter().find(|p| p.identity.pid == pid) {
             Some(p) if p.zombie => break Ok(format!("pid {pid} ({})", p.comm)),
-            _ if Instant::now() >= deadline => {
-                break Err(format!("pid {pid} never read as a zombie in 5 s"))
-            }
+            _ if Instant::now() >= deadline => break Err(Fault::NoZombie(pid)),
             _ => std::thread::sleep(Duration::from_millis(10)),
         }
     };
@@ -270,7 +293,7 @@ pub(super) fn shell_environment(t: &mut Tally, m: &Machine, folder: &TestFolder)
     let found = process::command(shell, &["-c", "read line"], folder)
         .spawn()
         .map(Reaped)
-        .map_err(|e| format!("/bin/sh could not be started: {e}"))
+        .map_err(Fault::NoShell)
         .and_then(|sh| {
             // `spawn` returns as the exec begins; the new argv and environment are in place
             // once the argv reads back as the shell's.
@@ -288,9 +311,7 @@ pub(super) fn shell_environment(t: &mut Tally, m: &Machine, folder: &TestFolder)
                 .any(|p| p.argv == want)
             {
                 if Instant::now() >= deadline {
-                    return Err(format!(
-                        "pid {pid} never read as /bin/sh -c 'read line' in 5 s"
-                    ));
+                    return Err(Fault::ShellUnseen(pid));
                 }
                 std::thread::sleep(Duration::from_millis(10));
             }
@@ -321,22 +342,18 @@ pub(super) fn stop(t: &mut Tally, m: &Machine, c: &mut TestChild) {
             if waited == [false] {
                 Ok(why)
             } else {
-                Err("the test process ended after a signal that had to be refused".into())
+                Err(Fault::EndedAfterRefusal)
             }
         }
-        other => Err(format!(
-            "a signal to a stale identity was not refused: {}",
-            outcome_words(&other)
-        )),
+        other => Err(Fault::StaleNotRefused(other)),
     };
     t.record("stale_identity", refused);
     let sent = match m.signaller.signal(&expected, Sig::Term) {
         SignalOutcome::Sent => Ok(format!("SIGTERM sent to pid {}", identity.pid)),
-        other => Err(format!(
-            "SIGTERM to pid {}: {}",
-            identity.pid,
-            outcome_words(&other)
-        )),
+        other => Err(Fault::NotSent {
+            pid: identity.pid,
+            outcome: other,
+        }),
     };
     let was_sent = sent.is_ok();
     t.record("signal", sent);
@@ -352,17 +369,7 @@ pub(super) fn stop(t: &mut Tally, m: &Machine, c: &mut TestChild) {
         if exited == [true] {
             Ok(format!("in {} ms", begun.elapsed().as_millis()))
         } else {
-            Err("not seen to end within 5 s".to_owned())
+            Err(Fault::NotEnded)
         },
     );
-}
-
-/// A signal's outcome as the end of a sentence.
-fn outcome_words(o: &SignalOutcome) -> String {
-    match o {
-        SignalOutcome::Sent => "it was sent".to_owned(),
-        SignalOutcome::Gone => "the process read as gone".to_owned(),
-        SignalOutcome::Mismatch(why) => format!("refused: {why}"),
-        SignalOutcome::Failed(why) => format!("it failed: {why}"),
-    }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::fault::Fault;
 use crate::probe::{self, Pid};
 
 /// What the test process was started with: what its buffers must decode to.
@@ -43,15 +44,18 @@ struct Entry {
 }
 
 /// Writes the buffers of `facts.pid` and `manifest.json` into `dir` (created if missing).
-pub(super) fn write(dir: &Path, facts: &Facts) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub(super) fn write(dir: &Path, facts: &Facts) -> Result<PathBuf, Fault> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Fault::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
     let mut buffers = Vec::new();
     for (name, read) in probe::raw::buffers(facts.pid) {
         let entry = match read {
             Ok(bytes) => {
                 let file = format!("{name}.bin");
-                std::fs::write(dir.join(&file), &bytes)
-                    .map_err(|e| format!("{}: {e}", dir.join(&file).display()))?;
+                std::fs::write(dir.join(&file), &bytes).map_err(io(&dir.join(&file)))?;
                 Entry {
                     name,
                     file: Some(file),
@@ -63,7 +67,7 @@ pub(super) fn write(dir: &Path, facts: &Facts) -> Result<PathBuf, String> {
                 name,
                 file: None,
                 bytes: None,
-                error: Some(e),
+                error: Some(e.to_string()),
             },
         };
         buffers.push(entry);
@@ -75,8 +79,8 @@ pub(super) fn write(dir: &Path, facts: &Facts) -> Result<PathBuf, String> {
         started_with: facts,
         buffers,
     };
-    let text = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&manifest)?;
     let path = dir.join("manifest.json");
-    std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&path, text + "\n").map_err(io(&path))?;
     Ok(dir.to_path_buf())
 }

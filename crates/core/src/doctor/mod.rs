@@ -14,6 +14,7 @@
 mod checks;
 pub mod child;
 mod dump;
+mod fault;
 mod process;
 mod tally;
 
@@ -25,6 +26,7 @@ use crate::probe::{self, Probe};
 use crate::signal::wait::{self, ExitWaiter};
 use crate::signal::{self, Signaller};
 use crate::store::Store;
+use fault::Fault;
 use tally::Tally;
 
 /// The child's whole environment: fixed, so `--dump` holds nothing of the user's, and known,
@@ -94,13 +96,9 @@ pub fn run_with(opts: &Options, m: &Machine) -> DoctorReport {
         Ok(folder) => match process::start(opts, &folder) {
             Err(e) => t.fail("child", e),
             Ok(mut c) => {
-                t.record(
+                t.pass(
                     "child",
-                    Ok(format!(
-                        "pid {}, listening on 127.0.0.1:{}",
-                        c.pid(),
-                        c.port
-                    )),
+                    format!("pid {}, listening on 127.0.0.1:{}", c.pid(), c.port),
                 );
                 checks::look(&mut t, m, &mut c, opts);
                 if let Some(dir) = &opts.dump {
@@ -136,19 +134,20 @@ fn state_folder(t: &mut Tally, dir: Option<&std::path::Path>) {
     };
     let store = match opened {
         Ok(store) => store,
-        Err(e) if e.is_setup() => return t.setup_fault("state_folder", e.to_string()),
-        Err(e) => return t.fail("state_folder", e.to_string()),
+        Err(e) if e.is_setup() => return t.setup_fault("state_folder", e),
+        Err(e) => return t.fail("state_folder", e),
     };
     use std::os::unix::fs::PermissionsExt as _;
     let dir = store.folder().to_path_buf();
     let checked = std::fs::metadata(&dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))
+        .map_err(|source| Fault::Io {
+            path: dir.clone(),
+            source,
+        })
         .and_then(|m| {
-            store.try_write().map_err(|e| {
-                format!(
-                    "a record cannot be written in {}: {e}",
-                    dir.join("records").display()
-                )
+            store.try_write().map_err(|source| Fault::NoRecord {
+                records: dir.join("records"),
+                source,
             })?;
             let mode = m.permissions().mode() & 0o777;
             Ok(format!("{} (mode {mode:o})", dir.display()))

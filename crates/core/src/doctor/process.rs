@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::fault::Fault;
 use super::{child, dump, Options, CHILD_COMMAND, CHILD_ENV, CHILD_EXIT_FLAG};
 use crate::probe::{Identity, Pid};
 
@@ -17,7 +18,7 @@ use crate::probe::{Identity, Pid};
 pub(super) struct TestFolder(pub(super) PathBuf);
 
 impl TestFolder {
-    pub(super) fn new() -> Result<Self, String> {
+    pub(super) fn new() -> Result<Self, Fault> {
         use std::os::unix::fs::DirBuilderExt as _;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -26,20 +27,19 @@ impl TestFolder {
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&made)
-            .map_err(|e| {
-                format!(
-                    "a folder for the test process could not be made in {}: {e}",
-                    made.display()
-                )
+            .map_err(|source| Fault::NoFolder {
+                path: made.clone(),
+                source,
             })?;
         // Owned from here on: a failure below still removes it.
         let mut folder = Self(made);
-        folder.0 = folder.0.canonicalize().map_err(|e| {
-            format!(
-                "the test process's folder {} could not be resolved: {e}",
-                folder.0.display()
-            )
-        })?;
+        folder.0 = folder
+            .0
+            .canonicalize()
+            .map_err(|source| Fault::FolderUnresolved {
+                path: folder.0.clone(),
+                source,
+            })?;
         Ok(folder)
     }
 }
@@ -89,16 +89,11 @@ impl TestChild {
     }
 
     /// Sends one line to the test process (`spin`, `rest`).
-    pub(super) fn say(&mut self, line: &str) -> Result<(), String> {
-        let stdin = self
-            .child
-            .0
-            .stdin
-            .as_mut()
-            .ok_or("the test process's stdin is closed")?;
+    pub(super) fn say(&mut self, line: &str) -> Result<(), Fault> {
+        let stdin = self.child.0.stdin.as_mut().ok_or(Fault::StdinClosed)?;
         writeln!(stdin, "{line}")
             .and_then(|()| stdin.flush())
-            .map_err(|e| format!("the test process stopped listening to its stdin: {e}"))
+            .map_err(Fault::StdinGone)
     }
 
     pub(super) fn facts(&self, exe: &std::path::Path) -> dump::Facts {
@@ -144,12 +139,15 @@ pub(super) fn spawn_ending(opts: &Options, folder: &TestFolder) -> std::io::Resu
 }
 
 /// Starts the test process and waits (10 s at most) for its `listening` line.
-pub(super) fn start(opts: &Options, folder: &TestFolder) -> Result<TestChild, String> {
+pub(super) fn start(opts: &Options, folder: &TestFolder) -> Result<TestChild, Fault> {
     let mut child = command(&opts.pier, &[CHILD_COMMAND], folder)
         .spawn()
         .map(Reaped)
-        .map_err(|e| format!("{} could not be started: {e}", opts.pier.display()))?;
-    let stdout = child.0.stdout.take().ok_or("its stdout was not piped")?;
+        .map_err(|source| Fault::NotStarted {
+            program: opts.pier.clone(),
+            source,
+        })?;
+    let stdout = child.0.stdout.take().ok_or(Fault::NoStdout)?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
@@ -166,10 +164,10 @@ pub(super) fn start(opts: &Options, folder: &TestFolder) -> Result<TestChild, St
         })
         .unwrap_or_default();
     let [port, client_port] = ports[..] else {
-        return Err(format!(
-            "pid {} did not say it was listening within 10 s (it said {line:?})",
-            child.0.id()
-        ));
+        return Err(Fault::NotListening {
+            pid: child.0.id(),
+            line,
+        });
     };
     Ok(TestChild {
         child,

@@ -1,6 +1,8 @@
 //! The checks as they are run: each recorded once, in order; once a needed check fails, the
 //! ones that depend on it are recorded as skipped rather than left out.
 
+use std::fmt::Display;
+
 use crate::model::doctor::{Check, Status};
 
 /// Every check `doctor::run` may record, in order, with what it checks and whether a stop
@@ -79,12 +81,13 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    /// Records check `name` (one of [`ALL`]) as passed with `Ok(detail)`, failed with `Err`.
-    pub(super) fn record(&mut self, name: &'static str, found: Result<String, String>) {
+    /// Records check `name` (one of [`ALL`]) as passed with `Ok(detail)`, failed with `Err`,
+    /// whose sentence is the detail.
+    pub(super) fn record<E: Display>(&mut self, name: &'static str, found: Result<String, E>) {
         let (what, needed) = described(name);
         let (status, detail) = match found {
             Ok(d) => (Status::Ok, d),
-            Err(d) => (Status::Failed, d),
+            Err(e) => (Status::Failed, e.to_string()),
         };
         self.checks.push(Check {
             name: name.to_owned(),
@@ -97,15 +100,20 @@ impl Tally {
     }
 
     /// Records check `name` as failed by the machine's setup, with what to do in `detail`.
-    pub(super) fn setup_fault(&mut self, name: &'static str, detail: String) {
+    pub(super) fn setup_fault(&mut self, name: &'static str, detail: impl Display) {
         self.record(name, Err(detail));
         if let Some(c) = self.checks.last_mut() {
             c.setup = true;
         }
     }
 
+    /// Records check `name` as passed, with what it found.
+    pub(super) fn pass(&mut self, name: &'static str, detail: String) {
+        self.record(name, Ok::<_, &str>(detail));
+    }
+
     /// Records check `name` as failed, with why.
-    pub(super) fn fail(&mut self, name: &'static str, detail: String) {
+    pub(super) fn fail(&mut self, name: &'static str, detail: impl Display) {
         self.record(name, Err(detail));
     }
 
@@ -157,8 +165,8 @@ mod tests {
     #[test]
     fn a_failed_needed_check_skips_the_rest_and_the_machine_is_not_ready() {
         let mut t = Tally::default();
-        t.record("state_folder", Ok("ok".into()));
-        t.fail("child", "no".into());
+        t.record("state_folder", Ok::<_, String>("ok".into()));
+        t.fail("child", "no");
         t.skip_rest();
         assert_eq!(t.checks.len(), ALL.len());
         assert_eq!(t.checks[2].status, Status::Skipped);
@@ -170,8 +178,8 @@ mod tests {
     fn a_failed_check_a_stop_does_not_need_leaves_it_ready() {
         let mut t = Tally::default();
         for (name, _, _) in ALL {
-            let found = if *name == "zombie" {
-                Err("no".into())
+            let found: Result<String, &str> = if *name == "zombie" {
+                Err("no")
             } else {
                 Ok("ok".into())
             };

@@ -1,7 +1,8 @@
 //! Every number Pier's command lines take, parsed into its real range: one small pure parser
 //! per kind of number, in the shape clap's `value_parser` takes (`fn(&str) -> Result<T,
-//! String>`), so `pier` and `pier-app` refuse a value out of range before anything is read,
-//! locked or written, in one sentence that names the flag, the value as given and the range.
+//! BadNumber>`), so `pier` and `pier-app` refuse a value out of range before anything is read,
+//! locked or written, in one sentence that names the flag, the value as given and the range
+//! ([`BadNumber`]'s, made in one place).
 //!
 //! Why bounds and not just "a number": `--grace 1e300` used to panic in
 //! `Duration::from_secs_f64`, `pier scan --sample-ms 99999999999` sampled for three years in
@@ -48,79 +49,122 @@ pub const IO_MAX_BYTES_PER_SECOND: f64 = 1e12;
 /// The longest `--refresh`, in seconds: a day.
 pub const REFRESH_MAX_SECS: u64 = 86_400;
 
-/// The longest `pier restart --wait`, in seconds: an hour, the bound `ARCHITECTURE.md` gave
-/// before it was checked (docs/design.md §4.3).
+/// The longest `pier restart --wait`, in seconds: an hour (docs/design.md §4.3).
 pub const RESTART_WAIT_MAX_SECS: u64 = 3_600;
 
-/// `pier stop --grace SECS`: how long each level of a tree gets to exit after its signal.
-pub fn grace(text: &str) -> Result<Duration, String> {
-    seconds(text, GRACE_MAX_SECS).ok_or_else(|| {
-        refuse(
-            "--grace",
-            text,
-            &format!(
+/// Which number a command line refused: each names its flag and its range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Number {
+    /// `pier stop --grace SECS` ([`grace`]).
+    Grace,
+    /// `pier stop --sample-ms N` ([`stop_sample`]).
+    StopSample,
+    /// `pier scan --sample-ms N`, `pier app --sample-ms N` ([`scan_sample`]).
+    ScanSample,
+    /// `--cpu-threshold PCT` ([`cpu_percent`]).
+    CpuPercent,
+    /// `--io-threshold BYTES` ([`io_bytes_per_second`]).
+    IoBytesPerSecond,
+    /// `pier app --refresh SECS` ([`refresh`]).
+    Refresh,
+    /// `pier restart --wait SECS` ([`restart_wait`]).
+    RestartWait,
+}
+
+impl Number {
+    /// The flag that takes it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::Grace => "--grace",
+            Self::StopSample | Self::ScanSample => "--sample-ms",
+            Self::CpuPercent => "--cpu-threshold",
+            Self::IoBytesPerSecond => "--io-threshold",
+            Self::Refresh => "--refresh",
+            Self::RestartWait => "--wait",
+        }
+    }
+
+    /// The refusal of `text` as this number.
+    fn refused(self, text: &str) -> BadNumber {
+        BadNumber {
+            number: self,
+            text: text.to_owned(),
+        }
+    }
+
+    /// What it must be, in words.
+    fn wanted(self) -> String {
+        match self {
+            Self::Grace => format!(
                 "must be a number of seconds from 0 to {GRACE_MAX_SECS}, the time each level of \
                  the tree gets to exit after its signal"
             ),
-        )
-    })
+            Self::StopSample => format!(
+                "a stop samples activity for 1 to {STOP_SAMPLE_MAX_MS} ms, because it always \
+                 samples and every check from the first one to the first signal must fit in 2 s"
+            ),
+            Self::ScanSample => format!(
+                "must be a whole number of milliseconds from 0 (not sampled) to \
+                 {SCAN_SAMPLE_MAX_MS}"
+            ),
+            Self::CpuPercent => {
+                "must be a percentage of one core from 0 to 10000 (a hundred cores)".to_owned()
+            }
+            Self::IoBytesPerSecond => {
+                "must be a number of bytes per second from 0 to 1000000000000 (1 TB/s)".to_owned()
+            }
+            Self::Refresh => format!(
+                "must be 0 (refresh only when asked) or a number of seconds from 1 to \
+                 {REFRESH_MAX_SECS} (a day)"
+            ),
+            Self::RestartWait => {
+                format!("must be a number of seconds from 0 to {RESTART_WAIT_MAX_SECS} (an hour)")
+            }
+        }
+    }
+}
+
+/// A value a command line's number refused, as given: the sentence names the flag, the value
+/// and what it must be (`--grace 1e300: must be a number of seconds from 0 to 600, …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", refuse(.number.flag(), .text, &.number.wanted()))]
+pub struct BadNumber {
+    /// Which number it was.
+    pub number: Number,
+    /// The value as typed.
+    pub text: String,
+}
+
+/// `pier stop --grace SECS`: how long each level of a tree gets to exit after its signal.
+pub fn grace(text: &str) -> Result<Duration, BadNumber> {
+    seconds(text, GRACE_MAX_SECS).ok_or_else(|| Number::Grace.refused(text))
 }
 
 /// `pier stop --sample-ms N`: a stop always samples (check (b) is what sees a busy server),
 /// and the sample must fit in the 2 s deadline with the other checks ([`STOP_SAMPLE_MAX_MS`]).
-pub fn stop_sample(text: &str) -> Result<Duration, String> {
-    millis(text, 1, STOP_SAMPLE_MAX_MS).ok_or_else(|| {
-        refuse(
-            "--sample-ms",
-            text,
-            &format!(
-                "a stop samples activity for 1 to {STOP_SAMPLE_MAX_MS} ms, because it always \
-                 samples and every check from the first one to the first signal must fit in 2 s"
-            ),
-        )
-    })
+pub fn stop_sample(text: &str) -> Result<Duration, BadNumber> {
+    millis(text, 1, STOP_SAMPLE_MAX_MS).ok_or_else(|| Number::StopSample.refused(text))
 }
 
 /// `pier scan --sample-ms N` and `pier app --sample-ms N`: 0 means "not sampled".
-pub fn scan_sample(text: &str) -> Result<Duration, String> {
-    millis(text, 0, SCAN_SAMPLE_MAX_MS).ok_or_else(|| {
-        refuse(
-            "--sample-ms",
-            text,
-            &format!(
-                "must be a whole number of milliseconds from 0 (not sampled) to \
-                 {SCAN_SAMPLE_MAX_MS}"
-            ),
-        )
-    })
+pub fn scan_sample(text: &str) -> Result<Duration, BadNumber> {
+    millis(text, 0, SCAN_SAMPLE_MAX_MS).ok_or_else(|| Number::ScanSample.refused(text))
 }
 
 /// `--cpu-threshold PCT`: busy above PCT percent of one core.
-pub fn cpu_percent(text: &str) -> Result<f64, String> {
-    decimal(text, CPU_MAX_PERCENT).ok_or_else(|| {
-        refuse(
-            "--cpu-threshold",
-            text,
-            "must be a percentage of one core from 0 to 10000 (a hundred cores)",
-        )
-    })
+pub fn cpu_percent(text: &str) -> Result<f64, BadNumber> {
+    decimal(text, CPU_MAX_PERCENT).ok_or_else(|| Number::CpuPercent.refused(text))
 }
 
 /// `--io-threshold BYTES`: busy above BYTES per second of disk I/O.
-pub fn io_bytes_per_second(text: &str) -> Result<f64, String> {
-    decimal(text, IO_MAX_BYTES_PER_SECOND).ok_or_else(|| {
-        refuse(
-            "--io-threshold",
-            text,
-            "must be a number of bytes per second from 0 to 1000000000000 (1 TB/s)",
-        )
-    })
+pub fn io_bytes_per_second(text: &str) -> Result<f64, BadNumber> {
+    decimal(text, IO_MAX_BYTES_PER_SECOND).ok_or_else(|| Number::IoBytesPerSecond.refused(text))
 }
 
 /// `pier app --refresh SECS`: 0 turns periodic scans off. Why at least 1 s otherwise: each
 /// refresh walks the whole process table and samples for its window, and a shorter period
 /// would have the app scanning without a pause.
-pub fn refresh(text: &str) -> Result<Duration, String> {
+pub fn refresh(text: &str) -> Result<Duration, BadNumber> {
     // Judged as typed, not as a duration: 1e-10 s would round to 0, and 1e-400 parses as 0,
     // and 0 means "off". A zero must be typed as one: no digit but 0 before any exponent.
     let typed_zero = !text
@@ -132,27 +176,12 @@ pub fn refresh(text: &str) -> Result<Duration, String> {
     decimal(text, REFRESH_MAX_SECS as f64)
         .filter(|&v| (v == 0.0 && typed_zero) || v >= 1.0)
         .and_then(|v| Duration::try_from_secs_f64(v).ok())
-        .ok_or_else(|| {
-            refuse(
-                "--refresh",
-                text,
-                &format!(
-                    "must be 0 (refresh only when asked) or a number of seconds from 1 to \
-                     {REFRESH_MAX_SECS} (a day)"
-                ),
-            )
-        })
+        .ok_or_else(|| Number::Refresh.refused(text))
 }
 
 /// `pier restart --wait SECS`: how long to wait for the server's ports to listen again.
-pub fn restart_wait(text: &str) -> Result<Duration, String> {
-    seconds(text, RESTART_WAIT_MAX_SECS).ok_or_else(|| {
-        refuse(
-            "--wait",
-            text,
-            &format!("must be a number of seconds from 0 to {RESTART_WAIT_MAX_SECS} (an hour)"),
-        )
-    })
+pub fn restart_wait(text: &str) -> Result<Duration, BadNumber> {
+    seconds(text, RESTART_WAIT_MAX_SECS).ok_or_else(|| Number::RestartWait.refused(text))
 }
 
 /// A decimal number from 0 to `max` (Rust's float syntax: `5`, `0.5`, `1e3`); never NaN or
@@ -205,12 +234,12 @@ mod tests {
         for bad in [
             "1e300", "600.001", "-1", "NaN", "inf", "-inf", "", "5s", " 5", "0x10",
         ] {
-            let why = grace(bad).unwrap_err();
+            let why = grace(bad).unwrap_err().to_string();
             assert!(why.starts_with("--grace "), "{why}");
             assert!(why.contains("from 0 to 600"), "{why}");
         }
         assert_eq!(
-            grace("1e300").unwrap_err(),
+            grace("1e300").unwrap_err().to_string(),
             "--grace 1e300: must be a number of seconds from 0 to 600, the time each level of \
              the tree gets to exit after its signal"
         );
@@ -226,7 +255,7 @@ mod tests {
             assert!(stop_sample(bad).is_err(), "{bad}");
         }
         assert_eq!(
-            stop_sample("2500").unwrap_err(),
+            stop_sample("2500").unwrap_err().to_string(),
             "--sample-ms 2500: a stop samples activity for 1 to 1000 ms, because it always \
              samples and every check from the first one to the first signal must fit in 2 s"
         );
@@ -253,7 +282,7 @@ mod tests {
             assert!(scan_sample(bad).is_err(), "{bad}");
         }
         assert_eq!(
-            scan_sample("").unwrap_err(),
+            scan_sample("").unwrap_err().to_string(),
             "--sample-ms \"\": must be a whole number of milliseconds from 0 (not sampled) to \
              10000"
         );
@@ -286,7 +315,7 @@ mod tests {
             assert!(refresh(bad).is_err(), "{bad}: not silently off");
         }
         assert_eq!(
-            refresh("1e20").unwrap_err(),
+            refresh("1e20").unwrap_err().to_string(),
             "--refresh 1e20: must be 0 (refresh only when asked) or a number of seconds from 1 \
              to 86400 (a day)"
         );

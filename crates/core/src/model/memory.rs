@@ -76,15 +76,6 @@ impl Memory {
         }
         out
     }
-
-    /// For a person: `"48.2 MB (proportional)"`.
-    pub fn words(self) -> String {
-        format!(
-            "{} ({})",
-            crate::words::byte_size(self.bytes),
-            self.kind.as_str()
-        )
-    }
 }
 
 /// What stopping every green resource would free, as `pier stop --all-green` and "Clean up all

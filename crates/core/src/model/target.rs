@@ -36,7 +36,7 @@ pub enum TargetKind {
 }
 
 /// The name of one record in the state folder: a stop of `target` written at `ms`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RecordName {
     /// Whose stop it records.
     pub target: TargetId,

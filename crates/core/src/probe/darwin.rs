@@ -25,29 +25,68 @@ pub struct ProcArgs {
 
 /// Why a `KERN_PROCARGS2` buffer holds no trustworthy environment. A restart replays the
 /// recorded environment, so an environment that is not there must never read as an empty one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum EnvGap {
     /// Nothing follows argv: the kernel cut the copy there (`omit_env_vars` in XNU
     /// `bsd/kern/kern_sysctl.c` `sysctl_procargsx`, for a code-signing-restricted target).
+    #[error(
+        "macOS withholds its environment (a code-signing-restricted process), so a restart \
+         could not give it back"
+    )]
     Withheld,
     /// Strings follow argv but no apple string ends them: the buffer was cut short, or the
     /// process wrote over its own strings area.
+    #[error(
+        "its environment could not be read whole (the kernel's buffer ends before the strings \
+         that follow it)"
+    )]
     CutShort,
 }
 
-impl std::fmt::Display for EnvGap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            EnvGap::Withheld => {
-                "macOS withholds its environment (a code-signing-restricted process), so a \
-                 restart could not give it back"
-            }
-            EnvGap::CutShort => {
-                "its environment could not be read whole (the kernel's buffer ends before the \
-                 strings that follow it)"
-            }
-        })
-    }
+/// Why a buffer the kernel wrote could not be decoded: its bytes do not have the layout XNU
+/// gives it (cut short, or hostile). Never a panic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// A `KERN_PROCARGS2` buffer without its argument count.
+    #[error("the buffer is shorter than its argument count")]
+    NoArgumentCount,
+    /// A `KERN_PROCARGS2` buffer whose argument count is below 0.
+    #[error("negative argument count {0}")]
+    NegativeArgumentCount(i32),
+    /// A `KERN_PROCARGS2` buffer whose executable path has no NUL.
+    #[error("the executable path is not terminated")]
+    PathUnterminated,
+    /// A `KERN_PROCARGS2` buffer that ends before its `argc` arguments do.
+    #[error("argument {index} of {argc} is missing or unterminated")]
+    ArgumentMissing {
+        /// The first argument missing (from 0).
+        index: usize,
+        /// How many the buffer said it holds.
+        argc: usize,
+    },
+    /// A `proc_listpids` answer below 0.
+    #[error("proc_listpids answered {0}, not a length")]
+    NotALength(i32),
+    /// A `proc_listpids` answer of a ragged number of bytes.
+    #[error("proc_listpids filled {0} bytes, not a whole number of pids")]
+    Ragged(usize),
+    /// A `proc_listpids` answer larger than its buffer.
+    #[error("proc_listpids filled {filled} pids into a buffer of {room}")]
+    Overfilled {
+        /// The pids it said it filled.
+        filled: usize,
+        /// The pids the buffer holds.
+        room: usize,
+    },
+    /// A `socket_fdinfo` of another size than the struct's.
+    #[error(
+        "the socket info is {0} bytes, not the {size} of a struct socket_fdinfo",
+        size = socket_fdinfo::SIZE
+    )]
+    SocketInfoSize(usize),
+    /// A `socket_fdinfo` that ends before a field does.
+    #[error("the socket info ends before byte {0}")]
+    SocketInfoEnds(usize),
 }
 
 /// Keys of the kernel's "apple strings", which follow the environment (after up to a word of
@@ -84,22 +123,21 @@ const APPLE_KEYS: &[&[u8]] = &[
 /// kernel withholds it, the buffer ends right after argv, and when no apple string comes at
 /// all the environment cannot be trusted (`EnvGap`). Truncated or hostile buffers give an
 /// error, never a panic.
-pub fn parse_procargs2(buf: &[u8]) -> Result<ProcArgs, String> {
+pub fn parse_procargs2(buf: &[u8]) -> Result<ProcArgs, DecodeError> {
     let head: [u8; 4] = buf
         .get(..4)
         .and_then(|b| b.try_into().ok())
-        .ok_or("the buffer is shorter than its argument count")?;
+        .ok_or(DecodeError::NoArgumentCount)?;
     let argc = i32::from_ne_bytes(head);
-    let argc = usize::try_from(argc).map_err(|_| format!("negative argument count {argc}"))?;
+    let argc = usize::try_from(argc).map_err(|_| DecodeError::NegativeArgumentCount(argc))?;
     let mut rest = &buf[4..];
-    let exec_path = take_string(&mut rest).ok_or("the executable path is not terminated")?;
+    let exec_path = take_string(&mut rest).ok_or(DecodeError::PathUnterminated)?;
     // The path is padded with NULs to a word boundary; skip them all.
     let pad = rest.iter().take_while(|&&b| b == 0).count();
     rest = &rest[pad..];
     let mut argv = Vec::with_capacity(argc.min(4096));
     for i in 0..argc {
-        let arg = take_string(&mut rest)
-            .ok_or_else(|| format!("argument {i} of {argc} is missing or unterminated"))?;
+        let arg = take_string(&mut rest).ok_or(DecodeError::ArgumentMissing { index: i, argc })?;
         argv.push(arg);
     }
     Ok(ProcArgs {
@@ -140,21 +178,18 @@ pub enum Listing {
 /// Decodes a `proc_listpids` answer: `buf` is the buffer passed, `returned` what the call
 /// returned — the bytes it filled, a whole number of `int` pids (XNU `proc_listpids` in
 /// `bsd/kern/proc_info.c`). A negative, ragged or oversized answer is an error, never a guess.
-pub fn listed_pids(buf: &[i32], returned: i32) -> Result<Listing, String> {
-    let bytes = usize::try_from(returned)
-        .map_err(|_| format!("proc_listpids answered {returned}, not a length"))?;
+pub fn listed_pids(buf: &[i32], returned: i32) -> Result<Listing, DecodeError> {
+    let bytes = usize::try_from(returned).map_err(|_| DecodeError::NotALength(returned))?;
     let size = std::mem::size_of::<i32>();
     if bytes % size != 0 {
-        return Err(format!(
-            "proc_listpids filled {bytes} bytes, not a whole number of pids"
-        ));
+        return Err(DecodeError::Ragged(bytes));
     }
     let n = bytes / size;
     if n > buf.len() {
-        return Err(format!(
-            "proc_listpids filled {n} pids into a buffer of {}",
-            buf.len()
-        ));
+        return Err(DecodeError::Overfilled {
+            filled: n,
+            room: buf.len(),
+        });
     }
     if n == buf.len() {
         return Ok(Listing::Grow);
@@ -312,14 +347,10 @@ pub struct SocketRow {
 /// zeroes the struct, `bsd/kern/socket_info.c` `fill_socketinfo` fills it, and all of it is
 /// copied out). `Ok(None)` for a socket that is not TCP LISTEN, SYN-RECEIVED or ESTABLISHED
 /// over IPv4 or IPv6; an error, never a panic, for a buffer of any other size than the struct's.
-pub fn decode_socket_fdinfo(buf: &[u8]) -> Result<Option<SocketRow>, String> {
+pub fn decode_socket_fdinfo(buf: &[u8]) -> Result<Option<SocketRow>, DecodeError> {
     use socket_fdinfo as at;
     if buf.len() != at::SIZE {
-        return Err(format!(
-            "the socket info is {} bytes, not the {} of a struct socket_fdinfo",
-            buf.len(),
-            at::SIZE
-        ));
+        return Err(DecodeError::SocketInfoSize(buf.len()));
     }
     if i32::from_ne_bytes(field(buf, at::SOI_KIND)?) != SOCKINFO_TCP {
         return Ok(None);
@@ -359,11 +390,11 @@ pub fn decode_socket_fdinfo(buf: &[u8]) -> Result<Option<SocketRow>, String> {
     }))
 }
 
-/// `N` bytes at `at`, or a sentence saying the buffer ends first.
-fn field<const N: usize>(buf: &[u8], at: usize) -> Result<[u8; N], String> {
+/// `N` bytes at `at`, or where the buffer ends first.
+fn field<const N: usize>(buf: &[u8], at: usize) -> Result<[u8; N], DecodeError> {
     buf.get(at..at + N)
         .and_then(|b| b.try_into().ok())
-        .ok_or_else(|| format!("the socket info ends before byte {}", at + N))
+        .ok_or(DecodeError::SocketInfoEnds(at + N))
 }
 
 /// Mach absolute-time ticks → nanoseconds, given `hw.tbfrequency` (ticks per second: 24 MHz on

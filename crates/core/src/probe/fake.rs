@@ -77,12 +77,12 @@ pub struct FakeProbe {
     /// Pids whose fresh identity read gives no answer.
     pub identity_unknown: std::collections::HashSet<Pid>,
     /// Each pid's activity over any window; a pid without an entry is idle.
-    pub activity: HashMap<Pid, Result<ActivityDelta, String>>,
+    pub activity: HashMap<Pid, Result<ActivityDelta, ProbeError>>,
     /// Each pid's memory; for a pid without an entry, the read fails.
-    pub memory: HashMap<Pid, Result<super::Memory, String>>,
+    pub memory: HashMap<Pid, Result<super::Memory, ProbeError>>,
     /// The files each pid holds locked or open for writing ([`Probe::writes`]); a pid without
     /// an entry holds none.
-    pub writes: HashMap<Pid, Result<Vec<super::Written>, String>>,
+    pub writes: HashMap<Pid, Result<Vec<super::Written>, ProbeError>>,
     /// Each pid's environment; a pid without an entry has an empty one.
     pub environments: HashMap<Pid, Vec<Vec<u8>>>,
     /// Pids whose environment the OS withholds (macOS, a code-signing-restricted process):
@@ -274,9 +274,9 @@ impl Probe for FakeProbe {
         self.details.get(&pid).cloned()
     }
 
-    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
         if self.environment_withheld.contains(&pid) {
-            return Err(format!("pid {pid}: its environment is withheld (scripted)"));
+            return Err(format!("pid {pid}: its environment is withheld (scripted)").into());
         }
         Ok(self.environments.get(&pid).cloned().unwrap_or_default())
     }
@@ -321,14 +321,14 @@ impl Probe for FakeProbe {
         Ok(Survey { processes, sockets })
     }
 
-    fn memory(&self, pid: Pid) -> Result<super::Memory, String> {
+    fn memory(&self, pid: Pid) -> Result<super::Memory, ProbeError> {
         self.memory
             .get(&pid)
             .cloned()
-            .unwrap_or_else(|| Err(format!("no memory scripted for pid {pid}")))
+            .unwrap_or_else(|| Err(format!("no memory scripted for pid {pid}").into()))
     }
 
-    fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, String> {
+    fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, ProbeError> {
         self.writes.get(&pid).cloned().unwrap_or(Ok(Vec::new()))
     }
 

@@ -31,8 +31,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::darwin;
 use super::{
-    ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
-    Socket, SocketTable, Survey, WantsArgv,
+    ActivitySample, Identity, IdentityRead, OsError, Pid, Probe, ProbeError, ProcessDetails,
+    ProcessInfo, Socket, SocketTable, Survey, WantsArgv,
 };
 use super::{Counters, ProcessList, UnreadableProcess};
 
@@ -107,6 +107,12 @@ fn errno_text(code: c_int) -> String {
     io::Error::from_raw_os_error(code).to_string()
 }
 
+/// What a call read (`exe of pid 7`) failed with the OS's error `code`: "exe of pid 7:
+/// Operation not permitted (os error 1)".
+fn failed(what: String, code: c_int) -> ProbeError {
+    ProbeError::read(what, OsError::from_raw(code))
+}
+
 /// The answer of one libproc call: data, the process is gone, or the read failed.
 pub(crate) enum Read<T> {
     Ok(T),
@@ -167,12 +173,12 @@ unsafe fn pid_info<T>(pid: Pid, flavor: c_int, arg: u64) -> Read<T> {
 }
 
 /// `sysctl(KERN_PROCARGS2)`: argv (and environment) of a process of ours.
-fn procargs(pid: Pid) -> Result<darwin::ProcArgs, String> {
-    darwin::parse_procargs2(&procargs_bytes(pid)?)
+fn procargs(pid: Pid) -> Result<darwin::ProcArgs, ProbeError> {
+    Ok(darwin::parse_procargs2(&procargs_bytes(pid)?)?)
 }
 
 /// The raw `KERN_PROCARGS2` buffer, as the kernel copied it out.
-fn procargs_bytes(pid: Pid) -> Result<Vec<u8>, String> {
+fn procargs_bytes(pid: Pid) -> Result<Vec<u8>, ProbeError> {
     let mut mib = [libc::CTL_KERN, libc::KERN_ARGMAX];
     let mut argmax: c_int = 0;
     let mut len = size_of::<c_int>();
@@ -188,7 +194,7 @@ fn procargs_bytes(pid: Pid) -> Result<Vec<u8>, String> {
         )
     };
     if rc != 0 || argmax <= 0 {
-        return Err(format!("sysctl(KERN_ARGMAX): {}", errno_text(errno())));
+        return Err(failed("sysctl(KERN_ARGMAX)".into(), errno()));
     }
     let mut buf = vec![0u8; argmax as usize];
     let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid_arg(pid)];
@@ -205,17 +211,12 @@ fn procargs_bytes(pid: Pid) -> Result<Vec<u8>, String> {
         )
     };
     if rc != 0 {
-        return Err(format!(
-            "sysctl(KERN_PROCARGS2, {pid}): {}",
-            errno_text(errno())
-        ));
+        return Err(failed(format!("sysctl(KERN_PROCARGS2, {pid})"), errno()));
     }
     if len >= buf.len() {
         // Larger than ARG_MAX: the kernel hands back only the tail, which would parse as
         // garbage.
-        return Err(format!(
-            "the arguments of pid {pid} are larger than ARG_MAX"
-        ));
+        return Err(ProbeError::ArgumentsTooLarge(pid));
     }
     buf.truncate(len);
     Ok(buf)
@@ -242,7 +243,7 @@ fn pid_path(pid: Pid) -> Read<PathBuf> {
 }
 
 /// `PROC_PIDVNODEPATHINFO`: the cwd and root vnodes with their paths.
-fn vnode_path_info(pid: Pid) -> Result<libc::proc_vnodepathinfo, String> {
+fn vnode_path_info(pid: Pid) -> Result<libc::proc_vnodepathinfo, ProbeError> {
     // SAFETY: plain old data; all-zero is valid.
     let mut info: libc::proc_vnodepathinfo = unsafe { zeroed() };
     let size = size_of::<libc::proc_vnodepathinfo>() as c_int;
@@ -257,13 +258,13 @@ fn vnode_path_info(pid: Pid) -> Result<libc::proc_vnodepathinfo, String> {
         )
     };
     if n != size {
-        return Err(format!("cwd of pid {pid}: {}", errno_text(errno())));
+        return Err(failed(format!("cwd of pid {pid}"), errno()));
     }
     Ok(info)
 }
 
 /// cwd from `PROC_PIDVNODEPATHINFO` (`libproc::proc_pid::pidcwd` errors on macOS).
-fn pid_cwd(pid: Pid) -> Result<PathBuf, String> {
+fn pid_cwd(pid: Pid) -> Result<PathBuf, ProbeError> {
     let info = vnode_path_info(pid)?;
     let raw: Vec<u8> = info
         .pvi_cdir
@@ -285,10 +286,7 @@ pub(super) const PROC_UID_ONLY: u32 = 4;
 /// The pids `proc_listpids(kind, arg)` lists. A full buffer may have been cut short (the
 /// kernel truncates silently): grow it (`darwin::listed_pids` decides).
 fn list_pids(kind: u32, arg: u32) -> Result<Vec<Pid>, ProbeError> {
-    let failed = || ProbeError::Io {
-        path: "proc_listpids".into(),
-        source: io::Error::last_os_error(),
-    };
+    let failed = || ProbeError::io("proc_listpids", io::Error::last_os_error());
     // SAFETY: a null buffer asks for the size only.
     let size = unsafe { libc::proc_listpids(kind, arg, std::ptr::null_mut(), 0) };
     if size < 0 {
@@ -318,7 +316,7 @@ fn list_pids(kind: u32, arg: u32) -> Result<Vec<Pid>, ProbeError> {
             Err(what) => {
                 return Err(ProbeError::Parse {
                     path: "proc_listpids".into(),
-                    what,
+                    what: what.to_string(),
                 })
             }
         }
@@ -365,7 +363,7 @@ impl MacProbe {
     /// one call a row already cost. Where it does not answer — a zombie (it does not look
     /// among them), another user's process, or a policy that withholds the task's info — the
     /// row is read as before, by `PROC_PIDTBSDINFO`, with its life's CPU unknown.
-    fn row(&self, pid: Pid, now: u64) -> Result<Option<ProcessInfo>, String> {
+    fn row(&self, pid: Pid, now: u64) -> Result<Option<ProcessInfo>, ProbeError> {
         let (info, cpu_ns) = match task_all_info(pid) {
             Read::Ok(all) => {
                 let t = &all.ptinfo;
@@ -383,7 +381,7 @@ impl MacProbe {
             },
         };
         let start_time = darwin::start_time_us(info.pbi_start_tvsec, info.pbi_start_tvusec)
-            .ok_or_else(|| format!("pid {pid}: start time out of range"))?;
+            .ok_or_else(|| out_of_range(pid))?;
         let comm: Vec<u8> = info.pbi_comm.iter().map(|&c| c as u8).collect();
         // KERN_PROCARGS2 answers when the target's effective uid is ours (or we are root).
         let argv = if self.uid == 0 || info.pbi_uid == self.uid {
@@ -458,18 +456,18 @@ impl MacProbe {
 
 /// Another user's process: `sysctl(KERN_PROC_PID)` still gives ppid, uid (`e_ucred.cr_uid`,
 /// the effective one) and start time.
-fn other_users_row(pid: Pid, now: u64) -> Result<Option<ProcessInfo>, String> {
+fn other_users_row(pid: Pid, now: u64) -> Result<Option<ProcessInfo>, ProbeError> {
     let k = match libproc::proc_pid::kproc_info_raw(pid_arg(pid)) {
         Ok(k) => k,
         Err(_) if !exists(pid) => return Ok(None),
-        Err(e) => return Err(format!("pid {pid}: {e}")),
+        Err(e) => return Err(ProbeError::Partial(format!("pid {pid}: {e}"))),
     };
     let tv = k.kp_proc.p_un;
     let start_time = u64::try_from(tv.tv_sec)
         .ok()
         .zip(u64::try_from(tv.tv_usec).ok())
         .and_then(|(s, us)| darwin::start_time_us(s, us))
-        .ok_or_else(|| format!("pid {pid}: start time out of range"))?;
+        .ok_or_else(|| out_of_range(pid))?;
     let comm: Vec<u8> = k.kp_proc.p_comm.iter().map(|&c| c as u8).collect();
     Ok(Some(ProcessInfo {
         identity: Identity { pid, start_time },
@@ -487,6 +485,11 @@ fn other_users_row(pid: Pid, now: u64) -> Result<Option<ProcessInfo>, String> {
         // `p_sticks`). Another user's process is never a member anyway.
         cpu_ns: None,
     }))
+}
+
+/// A start time the kernel gave that no clock can hold.
+fn out_of_range(pid: Pid) -> ProbeError {
+    ProbeError::malformed(format!("pid {pid}"), "start time out of range")
 }
 
 /// `kill(pid, 0)`: does the pid exist? (ESRCH: no; anything else, e.g. EPERM: yes.)
@@ -602,11 +605,11 @@ pub(crate) fn vnode_fdinfo(pid: Pid, fd: c_int) -> Read<VnodeFdInfoWithPath> {
 /// its `vip_path`. Locks stay unread: macOS shows no lock through `proc_pidfdinfo` (nor any
 /// other call a process of the user may make on another), so a file held only locked, and
 /// open read-only, is missed here; its writers are still seen. (NOT RUN: no Mac here.)
-fn writes_of(pid: Pid) -> Result<Vec<super::Written>, String> {
+fn writes_of(pid: Pid) -> Result<Vec<super::Written>, ProbeError> {
     let fds = match list_fds(pid) {
         Read::Ok(fds) => fds,
         Read::Gone => return Ok(Vec::new()),
-        Read::Failed(e) => return Err(format!("fds of pid {pid}: {}", errno_text(e))),
+        Read::Failed(e) => return Err(failed(format!("fds of pid {pid}"), e)),
     };
     let mut out = Vec::new();
     for fd in fds
@@ -619,11 +622,7 @@ fn writes_of(pid: Pid) -> Result<Vec<super::Written>, String> {
             // Closed since the listing, or reused for something that is not a file.
             Read::Failed(libc::EBADF | libc::ENOENT) => continue,
             Read::Failed(e) => {
-                return Err(format!(
-                    "file fd {} of pid {pid}: {}",
-                    fd.proc_fd,
-                    errno_text(e)
-                ))
+                return Err(failed(format!("file fd {} of pid {pid}", fd.proc_fd), e))
             }
         };
         let vi = &info.pvip.vip_vi;
@@ -681,13 +680,13 @@ fn rusage(pid: Pid) -> Read<libc::rusage_info_v2> {
 }
 
 impl MacProbe {
-    fn counters(&self, pid: Pid) -> Option<Result<Counters, String>> {
+    fn counters(&self, pid: Pid) -> Option<Result<Counters, ProbeError>> {
         match rusage(pid) {
             Read::Gone => None,
-            Read::Failed(e) => Some(Err(format!("rusage of pid {pid}: {}", errno_text(e)))),
+            Read::Failed(e) => Some(Err(failed(format!("rusage of pid {pid}"), e))),
             Read::Ok(ri) => {
                 let Some(hz) = self.tb_frequency_hz else {
-                    return Some(Err("hw.tbfrequency could not be read".into()));
+                    return Some(Err(ProbeError::NoTimebase));
                 };
                 let ticks = ri.ri_user_time.saturating_add(ri.ri_system_time);
                 let cpu = darwin::mach_ticks_to_ns(ticks, hz).unwrap_or(u64::MAX);
@@ -729,7 +728,7 @@ impl Probe for MacProbe {
                 Err(error) => list.unreadable.push(UnreadableProcess {
                     pid,
                     uid: None,
-                    error,
+                    error: error.to_string(),
                 }),
             }
         }
@@ -775,7 +774,7 @@ impl Probe for MacProbe {
                 match self.row(pid, now) {
                     Ok(Some(row)) if row.ppid == parent.pid => out.push((parent, row)),
                     Ok(_) => {}
-                    Err(e) => return Err(ProbeError::Partial(e)),
+                    Err(e) => return Err(e),
                 }
             }
         }
@@ -786,7 +785,7 @@ impl Probe for MacProbe {
         let exe = match pid_path(pid) {
             Read::Ok(p) => Ok(p),
             Read::Gone => return None,
-            Read::Failed(e) => Err(format!("exe of pid {pid}: {}", errno_text(e))),
+            Read::Failed(e) => Err(failed(format!("exe of pid {pid}"), e)),
         };
         Some(ProcessDetails {
             exe,
@@ -797,8 +796,8 @@ impl Probe for MacProbe {
 
     /// The environment from `KERN_PROCARGS2`; one the kernel withholds (a code-signing-
     /// restricted process) or that is cut short is an error, never an empty environment.
-    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        procargs(pid)?.env.map_err(|gap| gap.to_string())
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
+        Ok(procargs(pid)?.env?)
     }
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
@@ -821,18 +820,18 @@ impl Probe for MacProbe {
     /// shared libraries left out. macOS has no proportional set size, so the figure is
     /// labelled `Footprint`, never `Proportional`. Another user's process gives EPERM: an
     /// error, as any read that fails.
-    fn memory(&self, pid: Pid) -> Result<super::Memory, String> {
+    fn memory(&self, pid: Pid) -> Result<super::Memory, ProbeError> {
         match rusage(pid) {
             Read::Ok(ri) => Ok(super::Memory {
                 bytes: ri.ri_phys_footprint,
                 kind: super::MemoryKind::Footprint,
             }),
-            Read::Gone => Err(format!("pid {pid} is gone")),
-            Read::Failed(e) => Err(format!("rusage of pid {pid}: {}", errno_text(e))),
+            Read::Gone => Err(ProbeError::Gone(pid)),
+            Read::Failed(e) => Err(failed(format!("rusage of pid {pid}"), e)),
         }
     }
 
-    fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, String> {
+    fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, ProbeError> {
         writes_of(pid)
     }
 

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod darwin;
+mod error;
 // Compile-time checks of the kernel's layouts; nothing in it runs.
 #[cfg(target_os = "macos")]
 mod darwin_layout;
@@ -42,6 +43,7 @@ pub use macos::MacProbe;
 
 pub use crate::model::memory::{Memory, MemoryKind};
 pub use crate::model::{Identity, Pid};
+pub use error::{OsError, ProbeError};
 
 /// One row of the process table, read in one pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,11 +106,11 @@ pub struct UnreadableProcess {
 pub struct ProcessDetails {
     /// The path of its executable (Linux: the `/proc/<pid>/exe` link), or why it could not be
     /// read.
-    pub exe: Result<PathBuf, String>,
+    pub exe: Result<PathBuf, ProbeError>,
     /// Its working directory (Linux: the `/proc/<pid>/cwd` link), or why it could not be read.
-    pub cwd: Result<PathBuf, String>,
+    pub cwd: Result<PathBuf, ProbeError>,
     /// The process's cgroup path where the OS has cgroups (`None` elsewhere).
-    pub cgroup: Option<Result<String, String>>,
+    pub cgroup: Option<Result<String, ProbeError>>,
 }
 
 /// How a process holds a file that may be its data ([`Probe::writes`]).
@@ -235,7 +237,7 @@ pub struct ActivitySample {
     pub window: Duration,
     /// Per pid: the delta, or why it could not be read. Pids that exited during the window are
     /// absent.
-    pub per_pid: Vec<(Pid, Result<ActivityDelta, String>)>,
+    pub per_pid: Vec<(Pid, Result<ActivityDelta, ProbeError>)>,
 }
 
 /// A fresh read of one pid's identity: the three answers, never two.
@@ -254,38 +256,6 @@ pub enum IdentityRead {
     Unknown(String),
 }
 
-/// Why a whole probe call failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ProbeError {
-    /// What the whole answer rests on could not be read (`/proc`, a TCP table,
-    /// `proc_listallpids`).
-    #[error("could not read {path}: {source}")]
-    Io {
-        /// What was read: a path, or on macOS the call's name.
-        path: String,
-        /// The OS's error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A table was read but not understood: one malformed row spoils the whole table.
-    #[error("could not understand {path}: {what}")]
-    Parse {
-        /// The file that was read (`/proc/net/tcp6`).
-        path: String,
-        /// What was wrong with it (`line 7 is malformed`).
-        what: String,
-    },
-    /// A read shared by several callers failed, in its own words (`reuse::Coalesced`).
-    #[error("{0}")]
-    Shared(String),
-    /// A read of a few processes failed, in its own words (a list of children: `children`).
-    #[error("{0}")]
-    Partial(String),
-    /// Pier has no backend for this OS: every read fails, so every checkpoint blocks.
-    #[error("Pier cannot read processes and sockets on this operating system yet")]
-    Unsupported,
-}
-
 /// Everything the engine reads from the OS. Implementations: Linux (`/proc`), the scripted
 /// macOS (`libproc`, `sysctl`; type-checked here, never run), the scripted fake for tests, and
 /// an "unsupported" answer elsewhere.
@@ -302,7 +272,7 @@ pub trait Probe {
     fn details(&self, pid: Pid) -> Option<ProcessDetails>;
     /// The environment a process started with, as `KEY=value` byte strings (a process of ours
     /// only; what a restart replays).
-    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String>;
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError>;
     /// LISTEN, ESTABLISHED and SYN-RECV TCP sockets over IPv4 and IPv6, with owners attributed
     /// among `owners_among` (reading every process's open files is what the scan spends most
     /// on).
@@ -327,7 +297,7 @@ pub trait Probe {
     /// ([`ProcessList::sighted`]), at the one cheapest call that says "not the user's". The
     /// diagnosis reads the few of those it needs with [`rows`](Probe::rows) and
     /// [`children`](Probe::children): the ancestors of what it judges, and the children of
-    /// its members (ARCHITECTURE.md "What a scan reads"). The default reads everything.
+    /// its members (docs/decisions.md, "What a scan reads"). The default reads everything.
     fn survey_own(&self, wants_argv: &WantsArgv) -> Result<Survey, ProbeError> {
         self.survey(wants_argv)
     }
@@ -379,21 +349,19 @@ pub trait Probe {
     /// as such (`Resident`, macOS's `Footprint`). `Err` with why when it could not be read (or
     /// the process is gone). Read only for the members of the resources a scan shows: on
     /// Linux the kernel walks the process's page tables to answer.
-    fn memory(&self, pid: Pid) -> Result<Memory, String>;
+    fn memory(&self, pid: Pid) -> Result<Memory, ProbeError>;
     /// The regular files `pid` holds a lock on or keeps open for writing, in one pass over its
     /// open files (Linux: `/proc/<pid>/fd` and each fd's `fdinfo`; macOS: `proc_pidfdinfo`).
     /// Read only for the members of resources inside a project (`diagnose::data`). A process
     /// that is gone holds nothing; one whose open files cannot be read is an `Err`, never an
     /// empty list. The default, for a probe that cannot tell, is such an `Err`.
-    fn writes(&self, pid: Pid) -> Result<Vec<Written>, String> {
-        Err(format!(
-            "the open files of pid {pid} cannot be read on this system"
-        ))
+    fn writes(&self, pid: Pid) -> Result<Vec<Written>, ProbeError> {
+        Err(ProbeError::OpenFilesUnsupported(pid))
     }
     /// [`writes`](Probe::writes) of the process `identity` names, as a scan asks right after
     /// its survey. A backend whose survey already listed that very process's fds may look
     /// again only at those that named a path (Linux); the default reads them all.
-    fn writes_of(&self, identity: Identity) -> Result<Vec<Written>, String> {
+    fn writes_of(&self, identity: Identity) -> Result<Vec<Written>, ProbeError> {
         self.writes(identity.pid)
     }
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
@@ -458,7 +426,7 @@ impl Counters {
 pub(crate) fn sample_counters(
     pids: &[Pid],
     window: Duration,
-    counters: impl Fn(Pid) -> Option<Result<Counters, String>>,
+    counters: impl Fn(Pid) -> Option<Result<Counters, ProbeError>>,
 ) -> ActivitySample {
     let before: Vec<_> = pids.iter().map(|&p| (p, counters(p))).collect();
     // The sample window itself: the one deliberate wait in a scan.

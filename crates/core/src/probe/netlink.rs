@@ -105,27 +105,18 @@ pub enum Chunk {
 }
 
 /// Why a dump cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DumpError {
     /// The kernel refused the request with this errno (e.g. `ENOENT` without the `tcp_diag`
     /// module, `EPERM` in a sandbox).
+    #[error("the kernel refused the request (errno {0})")]
     Refused(i32),
     /// The dump changed while it was read; it may miss or repeat sockets.
+    #[error("the dump was interrupted by a change")]
     Interrupted,
     /// The bytes do not have the documented layout.
+    #[error("unexpected answer: {0}")]
     Malformed(String),
-}
-
-impl std::fmt::Display for DumpError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DumpError::Refused(errno) => {
-                write!(f, "the kernel refused the request (errno {errno})")
-            }
-            DumpError::Interrupted => write!(f, "the dump was interrupted by a change"),
-            DumpError::Malformed(what) => write!(f, "unexpected answer: {what}"),
-        }
-    }
 }
 
 /// Decodes one buffer received from the kernel for the request numbered `seq`.
@@ -171,7 +162,7 @@ pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
             }
             // The answer carries the request's type.
             SOCK_DIAG_BY_FAMILY | TCPDIAG_GETSOCK => {
-                if let Some(row) = parse_diag_msg(body).map_err(bad)? {
+                if let Some(row) = parse_diag_msg(body)? {
                     rows.push(row);
                 }
             }
@@ -185,10 +176,11 @@ pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
 
 /// One `inet_diag_msg`: `Ok(None)` for a state Pier does not read (the request asks only for
 /// LISTEN, ESTABLISHED and SYN-RECV, so that never happens on a kernel that honours it).
-fn parse_diag_msg(body: &[u8]) -> Result<Option<TcpRow>, String> {
+fn parse_diag_msg(body: &[u8]) -> Result<Option<TcpRow>, DumpError> {
+    let bad = |what: String| DumpError::Malformed(what);
     let msg = body
         .get(..DIAG_MSG)
-        .ok_or_else(|| format!("a socket entry of {} bytes", body.len()))?;
+        .ok_or_else(|| bad(format!("a socket entry of {} bytes", body.len())))?;
     let state = match msg[1] {
         TCP_ESTABLISHED => TcpState::Established,
         TCP_SYN_RECV => TcpState::SynRecv,
@@ -198,7 +190,7 @@ fn parse_diag_msg(body: &[u8]) -> Result<Option<TcpRow>, String> {
     let sport = u16::from_be_bytes([msg[4], msg[5]]);
     let dport = u16::from_be_bytes([msg[6], msg[7]]);
     let (src, dst) = (&msg[8..24], &msg[24..40]);
-    let ip = |bytes: &[u8]| -> Result<IpAddr, String> {
+    let ip = |bytes: &[u8]| -> Result<IpAddr, DumpError> {
         match msg[0] {
             2 => Ok(IpAddr::V4(Ipv4Addr::new(
                 bytes[0], bytes[1], bytes[2], bytes[3],
@@ -208,7 +200,7 @@ fn parse_diag_msg(body: &[u8]) -> Result<Option<TcpRow>, String> {
                 b.copy_from_slice(bytes);
                 Ok(IpAddr::V6(Ipv6Addr::from(b)))
             }
-            other => Err(format!("address family {other}")),
+            other => Err(bad(format!("address family {other}"))),
         }
     };
     Ok(Some(TcpRow {

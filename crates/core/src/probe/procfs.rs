@@ -237,16 +237,21 @@ pub struct TcpRow {
     pub inode: u64,
 }
 
+/// The line of a TCP table that could not be parsed (counted from 1, the header's line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("line {0} is malformed")]
+pub struct MalformedLine(pub usize);
+
 /// Parses a whole `/proc/net/tcp` or `/proc/net/tcp6` file, keeping LISTEN, ESTABLISHED and
 /// SYN-RECV rows (a server's half-open end, printed with inode 0). A malformed row is an error,
 /// not a skipped line: a table Pier cannot read fully is a table it cannot trust.
-pub fn parse_tcp_table(text: &str) -> Result<Vec<TcpRow>, String> {
+pub fn parse_tcp_table(text: &str) -> Result<Vec<TcpRow>, MalformedLine> {
     let mut rows = Vec::new();
     for (n, line) in text.lines().enumerate().skip(1) {
         if line.trim().is_empty() {
             continue;
         }
-        let row = parse_tcp_line(line).ok_or_else(|| format!("line {} is malformed", n + 1))?;
+        let row = parse_tcp_line(line).ok_or(MalformedLine(n + 1))?;
         if let Some(row) = row {
             rows.push(row);
         }

@@ -2,11 +2,11 @@
 //! `pier doctor --dump` (fixtures from a real machine). Linux: the `/proc` files; macOS: the
 //! `sysctl` and `libproc` answers (`macos::raw_buffers`).
 
-use super::Pid;
+use super::{Pid, ProbeError};
 
 /// Each buffer's name (a file name without extension) and its bytes, or why it could not be
 /// read.
-pub fn buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, String>)> {
+pub fn buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, ProbeError>)> {
     #[cfg(target_os = "linux")]
     {
         // Not `net/tcp`: it lists every socket of the namespace, the user's too.
@@ -16,7 +16,7 @@ pub fn buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, String>)> {
                 let path = format!("/proc/{pid}/{f}");
                 (
                     format!("proc-{f}"),
-                    std::fs::read(&path).map_err(|e| format!("{path}: {e}")),
+                    std::fs::read(&path).map_err(|e| ProbeError::read(path, e)),
                 )
             })
             .collect()

@@ -43,22 +43,22 @@ macro_rules! forward_the_rest {
         fn rows(&self, pids: &[Pid]) -> ProcessList {
             self.$to.rows(pids)
         }
-        fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+        fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
             self.$to.environment(pid)
         }
         fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
             self.$to.sockets(owners_among)
         }
-        fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, String> {
+        fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, ProbeError> {
             self.$to.memory(pid)
         }
-        fn writes(&self, pid: Pid) -> Result<Vec<crate::probe::Written>, String> {
+        fn writes(&self, pid: Pid) -> Result<Vec<crate::probe::Written>, ProbeError> {
             self.$to.writes(pid)
         }
         fn writes_of(
             &self,
             identity: crate::probe::Identity,
-        ) -> Result<Vec<crate::probe::Written>, String> {
+        ) -> Result<Vec<crate::probe::Written>, ProbeError> {
             self.$to.writes_of(identity)
         }
         fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {
@@ -136,7 +136,7 @@ struct Reads {
     begun: u64,
     ended: u64,
     reading: bool,
-    last: Option<Arc<Result<ProcessList, String>>>,
+    last: Option<Arc<Result<ProcessList, ProbeError>>>,
 }
 
 impl<'p> Coalesced<'p> {
@@ -186,13 +186,10 @@ impl Probe for Coalesced<'_> {
             let read =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.inner.processes()));
             let (answer, panic) = match read {
-                Ok(answer) => (answer.map_err(|e| e.to_string()), None),
+                Ok(answer) => (answer, None),
                 Err(panic) => {
                     let why = crate::words::of_panic(panic.as_ref());
-                    let answer = format!(
-                        "the process table could not be read: Pier hit an internal error ({why})"
-                    );
-                    (Err(answer), Some(panic))
+                    (Err(ProbeError::Panicked(why)), Some(panic))
                 }
             };
             reads = lock();
@@ -210,7 +207,7 @@ impl Probe for Coalesced<'_> {
         drop(reads);
         match &*answer {
             Ok(list) => Ok(list.clone()),
-            Err(why) => Err(ProbeError::Shared(why.clone())),
+            Err(why) => Err(why.clone()),
         }
     }
     /// A survey reads its tables and processes together, afresh.

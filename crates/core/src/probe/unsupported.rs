@@ -37,16 +37,16 @@ impl Probe for UnsupportedProbe {
         None
     }
 
-    fn environment(&self, _pid: Pid) -> Result<Vec<Vec<u8>>, String> {
-        Err(ProbeError::Unsupported.to_string())
+    fn environment(&self, _pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
+        Err(ProbeError::Unsupported)
     }
 
     fn sockets(&self, _owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         Err(ProbeError::Unsupported)
     }
 
-    fn memory(&self, _pid: Pid) -> Result<super::Memory, String> {
-        Err(ProbeError::Unsupported.to_string())
+    fn memory(&self, _pid: Pid) -> Result<super::Memory, ProbeError> {
+        Err(ProbeError::Unsupported)
     }
 
     fn activity(&self, _pids: &[Pid], window: Duration) -> ActivitySample {

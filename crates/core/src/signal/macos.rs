@@ -241,32 +241,8 @@ impl ExitWaiter for KqueueWaiter {
         if kq < 0 {
             return exited;
         }
-        for (i, m) in members.iter().enumerate() {
-            // SAFETY: kevent is plain old data; all-zero is valid.
-            let mut ev: libc::kevent = unsafe { std::mem::zeroed() };
-            ev.ident = m.identity.pid as libc::uintptr_t;
-            ev.filter = libc::EVFILT_PROC;
-            ev.flags = libc::EV_ADD | libc::EV_ONESHOT;
-            ev.fflags = libc::NOTE_EXIT;
-            ev.udata = i as *mut libc::c_void;
-            // SAFETY: one change in, none out.
-            let rc = unsafe { libc::kevent(kq, &ev, 1, std::ptr::null_mut(), 0, std::ptr::null()) };
-            if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
-                exited[i] = true;
-            }
-        }
-        // Registered by bare pid: if the pid already holds a newcomer, the event watches
-        // it, and ours has exited. Checked after registering, so an exit in between is
-        // caught either way. (Type-checked only: no Mac here.)
-        for (i, m) in members.iter().enumerate() {
-            match self.probe.identity(m.identity.pid) {
-                IdentityRead::Gone => exited[i] = true,
-                IdentityRead::Alive { identity, .. } if identity != m.identity => {
-                    exited[i] = true;
-                }
-                _ => {}
-            }
-        }
+        register(kq, members, &mut exited);
+        self.mark_replaced(members, &mut exited);
         let end = Instant::now() + timeout;
         let mut next_glance = Instant::now().checked_add(every);
         while exited.iter().any(|e| !e) {
@@ -282,26 +258,85 @@ impl ExitWaiter for KqueueWaiter {
                 break;
             }
             let left = next_glance.map_or(left, |at| left.min(at.saturating_duration_since(now)));
-            let ts = libc::timespec {
-                tv_sec: left.as_secs() as libc::time_t,
-                tv_nsec: libc::c_long::from(left.subsec_nanos() as i32),
-            };
-            // SAFETY: plain old data; all-zero is valid.
-            let mut out: libc::kevent = unsafe { std::mem::zeroed() };
-            // SAFETY: room for one event out; no changes in.
-            let n = unsafe { libc::kevent(kq, std::ptr::null(), 0, &mut out, 1, &ts) };
-            if n > 0 {
-                if let Some(e) = exited.get_mut(out.udata as usize) {
-                    *e = true;
+            match next_event(kq, left) {
+                Event::Exit(i) => {
+                    if let Some(e) = exited.get_mut(i) {
+                        *e = true;
+                    }
                 }
-            } else if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                break;
+                Event::Nothing => {}
+                Event::Failed => break,
             }
         }
         // SAFETY: kq is ours.
         unsafe { libc::close(kq) };
         glance();
         exited
+    }
+}
+
+impl KqueueWaiter {
+    /// Registered by bare pid: if the pid already holds a newcomer, the event watches it, and
+    /// ours has exited. Checked after registering, so an exit in between is caught either
+    /// way. (Type-checked only: no Mac here.)
+    fn mark_replaced(&self, members: &[Expected], exited: &mut [bool]) {
+        for (i, m) in members.iter().enumerate() {
+            match self.probe.identity(m.identity.pid) {
+                IdentityRead::Gone => exited[i] = true,
+                IdentityRead::Alive { identity, .. } if identity != m.identity => {
+                    exited[i] = true;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Registers a `NOTE_EXIT` event per member on `kq`, its index as the event's data; one whose
+/// pid is already gone is marked exited.
+fn register(kq: c_int, members: &[Expected], exited: &mut [bool]) {
+    for (i, m) in members.iter().enumerate() {
+        // SAFETY: kevent is plain old data; all-zero is valid.
+        let mut ev: libc::kevent = unsafe { std::mem::zeroed() };
+        ev.ident = m.identity.pid as libc::uintptr_t;
+        ev.filter = libc::EVFILT_PROC;
+        ev.flags = libc::EV_ADD | libc::EV_ONESHOT;
+        ev.fflags = libc::NOTE_EXIT;
+        ev.udata = i as *mut libc::c_void;
+        // SAFETY: one change in, none out.
+        let rc = unsafe { libc::kevent(kq, &ev, 1, std::ptr::null_mut(), 0, std::ptr::null()) };
+        if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+            exited[i] = true;
+        }
+    }
+}
+
+/// What one wait on the kqueue gave.
+enum Event {
+    /// The member of this index exited.
+    Exit(usize),
+    /// The time ran out, or a signal interrupted the wait.
+    Nothing,
+    /// The kqueue failed: waiting on would not end any sooner.
+    Failed,
+}
+
+/// Waits on `kq` for one event, `left` at most.
+fn next_event(kq: c_int, left: Duration) -> Event {
+    let ts = libc::timespec {
+        tv_sec: left.as_secs() as libc::time_t,
+        tv_nsec: libc::c_long::from(left.subsec_nanos() as i32),
+    };
+    // SAFETY: plain old data; all-zero is valid.
+    let mut out: libc::kevent = unsafe { std::mem::zeroed() };
+    // SAFETY: room for one event out; no changes in.
+    let n = unsafe { libc::kevent(kq, std::ptr::null(), 0, &mut out, 1, &ts) };
+    if n > 0 {
+        Event::Exit(out.udata as usize)
+    } else if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        Event::Failed
+    } else {
+        Event::Nothing
     }
 }
 

@@ -42,17 +42,6 @@ use crate::model::shown::Shown;
 use crate::model::snapshot::{ContainerSnapshot, SnapshotProject};
 use crate::model::target::TargetId;
 
-/// The prefix of a container card's id (the CLI's; the grammar is `model::target`'s).
-pub const CARD_PREFIX: &str = "container-";
-
-/// The prefix of a container's stop record (the CLI's; the grammar is `model::target`'s).
-pub const RECORD_PREFIX: &str = "ctr-";
-
-/// Whether `id` names a container's card (`container-<12 hex digits>`, [`TargetId`]).
-pub fn is_container_id(id: &str) -> bool {
-    matches!(id.parse::<TargetId>(), Ok(TargetId::Container(_)))
-}
-
 /// Why a fresh container card may not be stopped: whatever keeps it from green (at no
 /// sample: its activity is checkpoint (b)'s), in the card's own words. The one judge of the
 /// container's checks (a), (c) and (e), as the scan's rules are the resources'.

@@ -77,7 +77,7 @@ impl Probe for Scripted {
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         self.inner.borrow().details(pid)
     }
-    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
         // An unscripted environment is recognisable in a snapshot; a withheld one fails.
         let given = self.inner.borrow().environment(pid)?;
         Ok(if given.is_empty() {
@@ -90,10 +90,10 @@ impl Probe for Scripted {
         self.tick("sockets");
         self.inner.borrow().sockets(owners_among)
     }
-    fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, String> {
+    fn memory(&self, pid: Pid) -> Result<crate::probe::Memory, ProbeError> {
         self.inner.borrow().memory(pid)
     }
-    fn writes(&self, pid: Pid) -> Result<Vec<crate::probe::Written>, String> {
+    fn writes(&self, pid: Pid) -> Result<Vec<crate::probe::Written>, ProbeError> {
         self.inner.borrow().writes(pid)
     }
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample {

@@ -94,7 +94,7 @@ fn a_damaged_record_is_reported_and_kept_never_overwritten() {
     let listing = s.list::<Rec>("snap-").unwrap();
     assert_eq!(listing.records.len(), 2);
     assert_eq!(listing.damaged.len(), 1);
-    assert!(listing.damaged[0].to_string().contains("kept as it is"));
+    assert!(matches!(listing.damaged[0], StoreError::Damaged { .. }));
     assert_eq!(
         fs::read(&path).unwrap(),
         b"{\"schema\": 1, \"pid\": ",
@@ -347,9 +347,10 @@ fn a_record_owned_by_another_user_is_refused_and_kept() {
     let listing = s.list::<Rec>("snap-").unwrap();
     assert!(listing.records.is_empty());
     assert_eq!(listing.damaged.len(), 1);
-    assert!(listing.damaged[0]
-        .to_string()
-        .contains("belongs to uid 65534"));
+    assert!(matches!(
+        listing.damaged[0],
+        StoreError::ForeignRecord { uid: 65534, .. }
+    ));
     let owner = Identity {
         pid: 1,
         start_time: 10,
@@ -440,12 +441,10 @@ fn a_state_folder_others_can_write_is_refused_and_never_changed() {
     fs::create_dir(&state).unwrap();
     fs::set_permissions(&state, fs::Permissions::from_mode(0o1777)).unwrap();
     match Store::open_at(&state) {
-        Err(e @ StoreError::UnsafeFolder { .. }) => {
-            assert!(
-                e.to_string().contains("can be written by other users"),
-                "{e}"
-            )
-        }
+        Err(StoreError::UnsafeFolder {
+            why: Untrusted::Others { .. },
+            ..
+        }) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(mode(&state), 0o777);
@@ -487,4 +486,40 @@ fn records_go_to_the_folder_that_was_checked_even_after_its_path_is_swapped() {
         .unwrap()
         .next()
         .is_none());
+}
+
+/// Each kind a test above matches, as the sentence a person reads.
+#[test]
+fn each_store_error_reads_as_a_sentence() {
+    let damaged = StoreError::Damaged {
+        path: "/s/records/snap-1.json".into(),
+        why: "EOF while parsing".into(),
+    };
+    assert_eq!(
+        damaged.to_string(),
+        "the record /s/records/snap-1.json is damaged (EOF while parsing); it was kept as it \
+         is, for you to look at"
+    );
+    let foreign = StoreError::ForeignRecord {
+        path: "/s/records/snap-1.json".into(),
+        uid: 65534,
+    };
+    assert_eq!(
+        foreign.to_string(),
+        "the record /s/records/snap-1.json belongs to uid 65534, not to you; Pier neither \
+         trusts nor changes it, and left it as it is"
+    );
+    let open = StoreError::UnsafeFolder {
+        path: "/tmp/s".into(),
+        why: Untrusted::Others {
+            path: "/tmp/s".into(),
+        },
+    };
+    assert_eq!(
+        open.to_string(),
+        "Pier's state folder /tmp/s is not safe: /tmp/s can be written by other users. It \
+         holds secrets and the commands a restart runs, so Pier uses it only where no other \
+         user can change it, and changed nothing: point PIER_STATE_DIR at a folder only you \
+         can write (or unset it for the default)"
+    );
 }

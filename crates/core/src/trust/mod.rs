@@ -325,17 +325,6 @@ pub fn check_path(path: &Path, me: &Me) -> Result<Checked, Untrusted> {
 /// is [`Walk::Missing`] rather than an error, its deepest folder judged as holding an entry of
 /// the user's to come (a sticky folder shields it).
 pub fn walk(path: &Path, me: &Me, follow_last: bool, missing_ok: bool) -> Result<Walk, Untrusted> {
-    let lstat = |p: &Path| match Entry::at(p) {
-        Ok(e) => Ok(Some(e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Untrusted::Unreadable {
-            path: p.to_path_buf(),
-            why: e.to_string(),
-        }),
-    };
-    let gone = |p: &Path| Untrusted::Missing {
-        path: p.to_path_buf(),
-    };
     if !path.is_absolute() {
         return Err(Untrusted::Unreadable {
             path: path.to_path_buf(),
@@ -345,12 +334,12 @@ pub fn walk(path: &Path, me: &Me, follow_last: bool, missing_ok: bool) -> Result
     let mut pending: Vec<OsString> = parts(path);
     pending.reverse();
     let mut cur = PathBuf::from("/");
-    let mut cur_e = lstat(&cur)?.ok_or_else(|| gone(&cur))?;
+    let mut cur_e = present(&cur)?;
     let mut links = 0;
     while let Some(part) = pending.pop() {
         if part == ".." {
             cur.pop();
-            cur_e = lstat(&cur)?.ok_or_else(|| gone(&cur))?;
+            cur_e = present(&cur)?;
             continue;
         }
         let next = cur.join(&part);
@@ -358,20 +347,8 @@ pub fn walk(path: &Path, me: &Me, follow_last: bool, missing_ok: bool) -> Result
             if !missing_ok {
                 return Err(gone(&next));
             }
-            let mine = Entry {
-                uid: me.uid,
-                gid: 0,
-                mode: 0o700,
-                kind: Kind::Dir,
-                acl: false,
-            };
-            judge(&cur, &cur_e, Some(&mine), me)?;
             pending.push(part);
-            pending.reverse();
-            return Ok(Walk::Missing {
-                parent: cur,
-                rest: pending,
-            });
+            return missing(cur, &cur_e, pending, me);
         };
         // Another user's entry is named as what is wrong, rather than the sticky folder
         // holding it.
@@ -389,13 +366,10 @@ pub fn walk(path: &Path, me: &Me, follow_last: bool, missing_ok: bool) -> Result
                     path: path.to_path_buf(),
                 });
             }
-            let target = std::fs::read_link(&next).map_err(|e| Untrusted::Unreadable {
-                path: next.clone(),
-                why: e.to_string(),
-            })?;
+            let target = link_target(&next)?;
             if target.is_absolute() {
                 cur = PathBuf::from("/");
-                cur_e = lstat(&cur)?.ok_or_else(|| gone(&cur))?;
+                cur_e = present(&cur)?;
             }
             pending.extend(parts(&target).into_iter().rev());
             continue;
@@ -407,6 +381,58 @@ pub fn walk(path: &Path, me: &Me, follow_last: bool, missing_ok: bool) -> Result
         resolved: cur,
         entry: cur_e,
     }))
+}
+
+/// The entry at `p` as `lstat` gives it; `None` when nothing is there.
+fn lstat(p: &Path) -> Result<Option<Entry>, Untrusted> {
+    match Entry::at(p) {
+        Ok(e) => Ok(Some(e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Untrusted::Unreadable {
+            path: p.to_path_buf(),
+            why: e.to_string(),
+        }),
+    }
+}
+
+/// Where the link at `link` points.
+fn link_target(link: &Path) -> Result<PathBuf, Untrusted> {
+    std::fs::read_link(link).map_err(|e| Untrusted::Unreadable {
+        path: link.to_path_buf(),
+        why: e.to_string(),
+    })
+}
+
+/// The entry at `p`, which must be there.
+fn present(p: &Path) -> Result<Entry, Untrusted> {
+    lstat(p)?.ok_or_else(|| gone(p))
+}
+
+fn gone(p: &Path) -> Untrusted {
+    Untrusted::Missing {
+        path: p.to_path_buf(),
+    }
+}
+
+/// The end of a walk whose next part, first of `rest` (in reverse), is not there: `parent`,
+/// the deepest folder, judged as holding an entry of the user's to come (a sticky folder
+/// shields it).
+fn missing(
+    parent: PathBuf,
+    parent_e: &Entry,
+    mut rest: Vec<OsString>,
+    me: &Me,
+) -> Result<Walk, Untrusted> {
+    let mine = Entry {
+        uid: me.uid,
+        gid: 0,
+        mode: 0o700,
+        kind: Kind::Dir,
+        acl: false,
+    };
+    judge(&parent, parent_e, Some(&mine), me)?;
+    rest.reverse();
+    Ok(Walk::Missing { parent, rest })
 }
 
 /// The names of a path's parts, `..` kept, `.` and the root dropped.

@@ -12,29 +12,33 @@ use crate::model::card::Scan;
 use crate::model::history::{History, RestartReport, RestartResult};
 use crate::model::outcome::StopReport;
 use crate::model::shown::Shown;
+use crate::model::target::RecordName;
 use crate::probe::reuse::OnceTable;
 use crate::restart;
 use crate::stop::{Progress, StopOptions};
 use crate::store::Store;
 
-use super::StopTarget;
+use super::{RefreshError, StopTarget};
 
 /// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.
 pub trait Engine: Send + Sync + 'static {
     /// A scan stamped `generation`, and the snapshot history judged right after it.
-    fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>);
+    fn refresh(&self, generation: u64) -> Refreshed;
     /// Stops `targets` as one batch (`stop/batch.rs`): each is refused if it is no longer
     /// what its card showed. `done` hears of each report as soon as it is final; the reports
     /// come back in the order of `targets`.
     fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport>;
     /// Restarts the snapshot with record name `snapshot`.
-    fn restart(&self, snapshot: &str) -> RestartReport;
+    fn restart(&self, snapshot: &RecordName) -> RestartReport;
     /// `pier doctor`'s checks on this machine, run once as the worker starts; `None`: this
     /// engine has none to run.
     fn self_test(&self) -> Option<crate::model::doctor::DoctorReport> {
         None
     }
 }
+
+/// What a refresh found: the scan, and the snapshot history, each or why not.
+pub type Refreshed = (Result<Scan, RefreshError>, Result<History, RefreshError>);
 
 /// The real engine: this machine's [`System`] (probe, signaller, exit waiter, state folder).
 pub struct SystemEngine {
@@ -66,7 +70,7 @@ impl SystemEngine {
 impl Engine for SystemEngine {
     /// The scan and the history share one read of the process table ([`OnceTable`]): an app
     /// refresh costs one process-table walk, as a CLI scan does, not two.
-    fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>) {
+    fn refresh(&self, generation: u64) -> Refreshed {
         let probe = OnceTable::new(self.system.probe.as_ref());
         let opts = ScanOptions {
             generation,
@@ -74,15 +78,16 @@ impl Engine for SystemEngine {
             protect: crate::config::protect(),
             ..self.scan.clone()
         };
-        let scan =
-            diagnose::scan(&probe, &opts, &project::marker_on_disk).map_err(|e| e.to_string());
-        let history = restart::history(&probe, &self.system.store).map(|(mut entries, damaged)| {
-            // Records whose stop can never be restarted expire here too (§5.5).
-            let expired = restart::prune::Prune::Expired(std::time::SystemTime::now());
-            let gone = restart::prune::prune(&self.system.store, &entries, expired).removed;
-            entries.retain(|e| !gone.contains(&e.snapshot));
-            History { entries, damaged }
-        });
+        let scan = diagnose::scan(&probe, &opts, &project::marker_on_disk).map_err(Into::into);
+        let history = restart::history(&probe, &self.system.store)
+            .map(|(mut entries, damaged)| {
+                // Records whose stop can never be restarted expire here too (§5.5).
+                let expired = restart::prune::Prune::Expired(std::time::SystemTime::now());
+                let gone = restart::prune::prune(&self.system.store, &entries, expired).removed;
+                entries.retain(|e| !gone.contains(&e.snapshot));
+                History { entries, damaged }
+            })
+            .map_err(|e| RefreshError::History(e.to_string()));
         (scan, history)
     }
 
@@ -91,9 +96,11 @@ impl Engine for SystemEngine {
             thresholds: self.scan.thresholds,
             ..self.stop.clone()
         });
-        let targets: Vec<(&str, Option<&Shown>)> = targets
+        let ids: Vec<String> = targets.iter().map(|t| t.id.to_string()).collect();
+        let targets: Vec<(&str, Option<&Shown>)> = ids
             .iter()
-            .map(|t| (t.id.as_str(), Some(&t.shown)))
+            .zip(targets)
+            .map(|(id, t)| (id.as_str(), Some(&t.shown)))
             .collect();
         stopper.stop_all(&targets, &mut |p| {
             if let Progress::Done(r) = p {
@@ -118,9 +125,10 @@ impl Engine for SystemEngine {
     /// parent is that short-lived process, so when it ends the tree is adopted by init or the
     /// subreaper, as it was before the stop. Started by the app itself, the tree would be the
     /// app's child for life: not orphaned, and never residue again.
-    fn restart(&self, snapshot: &str) -> RestartReport {
+    fn restart(&self, snapshot: &RecordName) -> RestartReport {
+        let snapshot = snapshot.to_string();
         let output = Command::new(&self.exe)
-            .args(["restart", "--json", "--", snapshot])
+            .args(["restart", "--json", "--", &snapshot])
             .env("PIER_STATE_DIR", self.system.store.folder())
             .stdin(Stdio::null())
             .output();
@@ -128,7 +136,7 @@ impl Engine for SystemEngine {
             Ok(out) => serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
                 let said = String::from_utf8_lossy(&out.stderr);
                 failed(
-                    snapshot,
+                    &snapshot,
                     format!(
                         "`pier restart` ended with {} and no report: {}",
                         out.status,
@@ -137,7 +145,7 @@ impl Engine for SystemEngine {
                 )
             }),
             Err(e) => failed(
-                snapshot,
+                &snapshot,
                 format!("{} could not be started: {e}", self.exe.display()),
             ),
         }

@@ -1,6 +1,8 @@
 //! The worker: a tokio runtime on its own thread that owns the engine ([`SystemEngine`], over
-//! the [`crate::front::System`]: probe, signaller, exit waiter, state folder). The UI sends it typed [`Command`]s and gets whole [`Update`]s back through a sink
-//! (the event-loop proxy in the app, a channel in tests); the UI thread never waits on it.
+//! the [`crate::front::System`]: probe, signaller, exit waiter, state folder). The UI sends it
+//! typed [`Command`]s and gets whole [`Update`]s back through a sink (the event-loop proxy in
+//! the app, a channel in tests); the UI thread never waits on it. What went wrong comes back
+//! typed too (`error.rs`).
 //!
 //! Invariants (docs/design.md §6):
 //! - every scan is stamped with a generation taken when it *starts*; the UI keeps the newest
@@ -13,6 +15,7 @@
 //!   a stop in flight ends at its next seam, as an interrupted `pier stop` does.
 
 mod engine;
+mod error;
 mod summary;
 
 use std::collections::HashMap;
@@ -27,9 +30,13 @@ use crate::model::card::Scan;
 use crate::model::history::History;
 use crate::model::outcome::StopReport;
 use crate::model::shown::Shown;
+use crate::model::target::{RecordName, TargetId};
 
-pub use engine::{Engine, SystemEngine};
-pub use summary::{card_tone, project_name, restart_summary, stop_summary, StopOutcome, Tone};
+pub use engine::{Engine, Refreshed, SystemEngine};
+pub use error::{NoReport, Panicked, RefreshError};
+pub use summary::{
+    card_tone, project_name, restart_summary, snapshot_label, stop_summary, StopOutcome, Tone,
+};
 
 /// What the UI asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +53,7 @@ pub enum Command {
     /// Restart one snapshot; `label` names it in the result line.
     Restart {
         /// The snapshot's record name in the state folder.
-        snapshot: String,
+        snapshot: RecordName,
         /// How the menu names the snapshot.
         label: String,
     },
@@ -59,10 +66,17 @@ pub enum Command {
 pub struct StopTarget {
     /// The path of the resource's project, which names it in the result line.
     pub project: String,
-    /// The resource's id (its root's pid and start time).
-    pub id: String,
+    /// The resource's id (its root's identity, or a container card's id).
+    pub id: TargetId,
     /// What its card showed: the stop refuses if the resource has changed since.
     pub shown: Shown,
+}
+
+impl StopTarget {
+    /// Whether `r` is this target's report.
+    fn reported_in(&self, r: &StopReport) -> bool {
+        r.id == self.id.to_string()
+    }
 }
 
 /// Which action a result belongs to; the menu marks that card or snapshot while it runs.
@@ -73,7 +87,7 @@ pub enum ActionKey {
     /// "Clean up all safe".
     AllSafe,
     /// "Restart" of one snapshot (its record name).
-    Snapshot(String),
+    Snapshot(RecordName),
 }
 
 /// The whole answer of one action, for the menu and the notification.
@@ -95,9 +109,9 @@ pub enum Update {
         /// The generation taken when the scan started.
         generation: u64,
         /// The scan, or why it could not be made.
-        scan: Result<Scan, String>,
+        scan: Result<Scan, RefreshError>,
         /// The snapshot history, or why it could not be read.
-        history: Result<History, String>,
+        history: Result<History, RefreshError>,
     },
     /// An action finished; the scan of generation `settled_by` follows, and until it is shown
     /// the card still shows the state from before the action.
@@ -286,7 +300,7 @@ fn spawn_self_test(shared: &Arc<Shared>) {
             Ok(Some(report)) => report,
             Ok(None) => return,
             // A self-test that could not run vouches for nothing: not ready.
-            Err(why) => crate::model::doctor::DoctorReport::not_run(why),
+            Err(why) => crate::model::doctor::DoctorReport::not_run(why.to_string()),
         };
         (shared.sink)(Update::SelfTested(Box::new(report)));
     });
@@ -323,11 +337,11 @@ fn scan_as(shared: &Arc<Shared>, generation: u64, periodic: bool) {
 
 /// Runs `f`; a panic becomes `Err` with its message (logged), so one bad item never takes the
 /// batch or the result line down with it.
-fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, Panicked> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
         let why = crate::words::of_panic(panic.as_ref());
         tracing::error!("{what}: {}", crate::words::for_terminal(&why));
-        format!("Pier hit an internal error ({why}); see app.log")
+        Panicked(why)
     })
 }
 
@@ -351,7 +365,7 @@ fn spawn_stop(
         let mut ended: HashMap<String, Vec<StopReport>> = HashMap::new();
         let batch = guarded("stopping a batch", || {
             task.engine.stop(&targets, &mut |r| {
-                let Some(t) = targets.iter().find(|t| t.id == r.id) else {
+                let Some(t) = targets.iter().find(|t| t.reported_in(r)) else {
                     return;
                 };
                 let card = ended.entry(t.project.clone()).or_default();
@@ -369,13 +383,13 @@ fn spawn_stop(
         // A report already final stays what it is, even when the batch then failed.
         let heard: Vec<StopReport> = ended.into_values().flatten().collect();
         let (reports, why) = match batch {
-            Ok(reports) => (reports, "Pier gave no report for it".to_owned()),
-            Err(why) => (heard, why),
+            Ok(reports) => (reports, NoReport::Missing),
+            Err(panicked) => (heard, NoReport::from(panicked)),
         };
         let reports: Vec<(String, StopOutcome)> = targets
             .iter()
             .map(|t| {
-                let r = reports.iter().find(|r| r.id == t.id).cloned();
+                let r = reports.iter().find(|r| t.reported_in(r)).cloned();
                 (t.project.clone(), r.ok_or_else(|| why.clone()))
             })
             .collect();
@@ -384,7 +398,7 @@ fn spawn_stop(
     follow_with_scan(shared, actions, done_key, done);
 }
 
-fn spawn_restart(shared: &Arc<Shared>, actions: &mut Actions, snapshot: String, label: String) {
+fn spawn_restart(shared: &Arc<Shared>, actions: &mut Actions, snapshot: RecordName, label: String) {
     let task = Arc::clone(shared);
     let key = ActionKey::Snapshot(snapshot.clone());
     let done_key = key.clone();
@@ -418,7 +432,7 @@ fn follow_with_scan(
             ActionReport {
                 key,
                 tone: Tone::Failed,
-                summary: format!("Pier hit an internal error ({e}); see app.log"),
+                summary: Panicked(e.to_string()).to_string(),
             }
         });
         // Logged here, so a result that lands while the app quits is still on record.

@@ -2,10 +2,11 @@
 //! engine's reports: the words follow the result types, so "stopped" is only ever said of a
 //! resource whose result is `stopped`.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
-use super::{ActionKey, ActionReport};
-use crate::model::history::{RestartReport, RestartResult};
+use super::{ActionKey, ActionReport, NoReport};
+use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::outcome::{MemberOutcome, ResourceResult, StopReport};
 
 /// How an action went, worst last: the menu and the notification take their tone from it.
@@ -26,6 +27,23 @@ pub fn project_name(path: &str) -> String {
     Path::new(path)
         .file_name()
         .map_or_else(|| path.to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+/// "shop · vite :5173": how a snapshot is named in the menu and in its restart's result line.
+pub fn snapshot_label(e: &HistoryEntry) -> String {
+    let tool = e.kind.clone().unwrap_or_else(|| {
+        e.root_command
+            .first()
+            .map(|a| project_name(a))
+            .unwrap_or_default()
+    });
+    let mut label = format!("{} · {tool}", project_name(&e.project));
+    for p in e.server_ports() {
+        if let Some((_, port)) = p.rsplit_once(':') {
+            let _ = write!(label, " :{port}");
+        }
+    }
+    label
 }
 
 fn tone_of(result: ResourceResult) -> Tone {
@@ -76,7 +94,7 @@ fn freed_words(r: &StopReport) -> Option<String> {
 
 /// A stop's report, or why there is none (Pier failed inside the stop: whether signals were
 /// sent is then unknown, and the line says so).
-pub type StopOutcome = Result<StopReport, String>;
+pub type StopOutcome = Result<StopReport, NoReport>;
 
 fn tone_of_outcome(r: &StopOutcome) -> Tone {
     match r {
@@ -314,7 +332,7 @@ mod tests {
             ActionKey::Project("/w/a".into()),
             &[(
                 "/w/a".into(),
-                Err("Pier hit an internal error (boom); see app.log".into()),
+                Err(crate::worker::Panicked("boom".into()).into()),
             )],
         );
         assert_eq!(a.tone, Tone::Failed);
@@ -346,7 +364,8 @@ mod tests {
             folder: None,
             code_env: Vec::new(),
         };
-        let a = restart_summary(ActionKey::Snapshot("snap-1".into()), "shop", &r);
+        let snapshot = "snap-1-1-1".parse().unwrap();
+        let a = restart_summary(ActionKey::Snapshot(snapshot), "shop", &r);
         assert_eq!(a.tone, Tone::Partial);
         assert!(a
             .summary

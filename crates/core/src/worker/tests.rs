@@ -11,6 +11,11 @@ use crate::model::history::{RestartReport, RestartResult};
 use crate::model::outcome::{ResourceResult, StopReport};
 use crate::model::shown::Shown;
 
+/// A target the scripted engine panics on.
+const PANICS: &str = "666-1";
+/// A target whose stop waits at the gate.
+const SLOW: &str = "777-1";
+
 /// A gate a scan of one generation waits at until the test opens it.
 #[derive(Default)]
 struct Gate {
@@ -39,7 +44,7 @@ struct Scripted {
 }
 
 impl Engine for Scripted {
-    fn refresh(&self, generation: u64) -> (Result<Scan, String>, Result<History, String>) {
+    fn refresh(&self, generation: u64) -> Refreshed {
         if generation == self.slow {
             self.gate.wait();
         }
@@ -58,15 +63,15 @@ impl Engine for Scripted {
         targets
             .iter()
             .map(|t| {
-                let r = self.stop_one(&t.id);
+                let r = self.stop_one(&t.id.to_string());
                 done(&r);
                 r
             })
             .collect()
     }
-    fn restart(&self, snapshot: &str) -> RestartReport {
+    fn restart(&self, snapshot: &RecordName) -> RestartReport {
         RestartReport {
-            snapshot: snapshot.into(),
+            snapshot: snapshot.to_string(),
             result: RestartResult::Ready,
             reason: "listening again as pid 9".into(),
             pid: Some(9),
@@ -83,8 +88,8 @@ impl Engine for Scripted {
 
 impl Scripted {
     fn stop_one(&self, id: &str) -> StopReport {
-        assert_ne!(id, "panic", "a scripted bug in the engine");
-        if id == "slow" {
+        assert_ne!(id, PANICS, "a scripted bug in the engine");
+        if id == SLOW {
             self.gate.wait();
         }
         StopReport::new(id, ResourceResult::Refused, "a client is connected")
@@ -164,7 +169,7 @@ fn an_action_result_is_delivered_then_a_newer_scan_follows() {
         key: key.clone(),
         targets: vec![StopTarget {
             project: "/w/shop".into(),
-            id: "10-100".into(),
+            id: "10-100".parse().unwrap(),
             shown: Shown {
                 project_level: crate::model::card::Level::Green,
                 members: vec![],
@@ -193,7 +198,7 @@ fn an_action_result_is_delivered_then_a_newer_scan_follows() {
     assert_eq!(generation_of(&next(&rx)), Some(2), "then a fresh scan");
 
     worker.send(Command::Restart {
-        snapshot: "snap-1".into(),
+        snapshot: "snap-1-1-1".parse().unwrap(),
         label: "shop · vite".into(),
     });
     let Update::ActionDone { report, .. } = next(&rx) else {
@@ -241,7 +246,7 @@ fn a_batch_that_panics_still_delivers_a_result_for_each_resource() {
     assert_eq!(generation_of(&next(&rx)), Some(1));
     let target = |id: &str, project: &str| StopTarget {
         project: project.into(),
-        id: id.into(),
+        id: id.parse().unwrap(),
         shown: Shown {
             project_level: crate::model::card::Level::Green,
             members: vec![],
@@ -250,7 +255,7 @@ fn a_batch_that_panics_still_delivers_a_result_for_each_resource() {
     };
     worker.send(Command::Stop {
         key: ActionKey::AllSafe,
-        targets: vec![target("20-1", "/w/b"), target("panic", "/w/a")],
+        targets: vec![target("20-1", "/w/b"), target(PANICS, "/w/a")],
     });
     assert!(
         matches!(next(&rx), Update::CardDone { .. }),
@@ -294,7 +299,7 @@ fn quit_waits_for_an_action_in_flight_and_delivers_its_result() {
         key: ActionKey::Project("/w/slow".into()),
         targets: vec![StopTarget {
             project: "/w/slow".into(),
-            id: "slow".into(),
+            id: SLOW.parse().unwrap(),
             shown: Shown {
                 project_level: crate::model::card::Level::Green,
                 members: vec![],

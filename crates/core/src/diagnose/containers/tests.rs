@@ -174,7 +174,12 @@ fn a_busy_container_is_yellow_and_one_not_measured_cannot_be_green() {
 
     let unread = [(
         web().id,
-        Err("the engine at X could not be asked: gone".into()),
+        Err(crate::containers::EngineError::Unreachable {
+            who: "the engine",
+            host: "X".into(),
+            why: "gone".into(),
+        }
+        .into()),
     )]
     .into_iter()
     .collect();
@@ -291,9 +296,11 @@ fn a_host_process_talking_to_the_container_s_address_counts() {
 #[test]
 fn a_namespace_that_cannot_be_read_keeps_it_yellow_and_says_why() {
     let mut unread = web();
-    unread.namespace = Some(Err(
-        "could not read /proc/600/net/tcp: permission denied".into()
-    ));
+    unread.namespace = Some(Err(crate::containers::NamespaceUnread::Probe(
+        crate::probe::ProbeError::Scripted(
+            "could not read /proc/600/net/tcp: permission denied".into(),
+        ),
+    )));
     let scan = scan_with(&host(), vec![unread], opts());
     let c = the_card(&scan);
     assert!(
@@ -381,9 +388,11 @@ fn an_engine_that_cannot_be_asked_is_reported_and_its_port_stays_unattributed() 
         engines: Engines::Given(
             vec![EngineRead {
                 endpoint: endpoint(),
-                containers: Err("Docker at unix:///var/run/docker.sock could not be asked: \
-                                 Permission denied (os error 13)"
-                    .into()),
+                containers: Err(crate::containers::EngineError::Unreachable {
+                    who: "Docker",
+                    host: "unix:///var/run/docker.sock".into(),
+                    why: "Permission denied (os error 13)".into(),
+                }),
             }],
             Samples::new(),
         ),

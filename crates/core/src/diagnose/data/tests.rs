@@ -25,7 +25,7 @@ struct M {
     comm: String,
     cwd: Option<PathBuf>,
     ports: Vec<u16>,
-    writes: Result<Vec<Written>, String>,
+    writes: Result<Vec<Written>, ProbeError>,
 }
 
 fn m(pid: Pid, words: &[&str]) -> M {
@@ -59,7 +59,7 @@ impl M {
         self
     }
     fn unreadable(mut self, why: &str) -> Self {
-        self.writes = Err(why.to_owned());
+        self.writes = Err(why.into());
         self
     }
     fn comm(mut self, comm: &str) -> Self {

@@ -26,7 +26,7 @@ fn listen(local: &str, owners: &[Pid]) -> Socket {
 fn judged(table: &SocketTable, members: &[Pid]) -> Vec<Finding> {
     let members: HashSet<Pid> = members.iter().copied().collect();
     let index = SocketIndex::new(&table.sockets);
-    network(Ok(table), &index, &members).findings
+    network(Ok::<_, ProbeError>(table), &index, &members).findings
 }
 
 fn levels(findings: &[Finding]) -> Vec<Level> {
@@ -66,7 +66,7 @@ fn a_quiet_listener_has_no_finding_against_it() {
 #[test]
 fn unreadable_tables_are_the_one_red_finding() {
     let n = network(
-        Err("EPERM".into()),
+        Err::<&SocketTable, _>(ProbeError::from("EPERM")),
         &SocketIndex::default(),
         &HashSet::from([1]),
     );
@@ -226,7 +226,7 @@ fn one_unreadable_member_spoils_the_sample_and_outsiders_are_left_out() {
     spoiled.per_pid.push((102, Err("EACCES".into())));
     assert_eq!(
         measured(&spoiled, |pid| Some(pid.to_string())).unwrap_err(),
-        (500, "gone"),
+        (500, "gone".to_owned()),
         "the first unreadable member is named"
     );
 }
@@ -349,7 +349,7 @@ fn force_never_allows_an_engine_client_that_stands_for_containers() {
     );
 }
 
-fn twin_of(p: &ProcessInfo, cwd: Option<Result<PathBuf, String>>) -> Option<TwinPlace> {
+fn twin_of(p: &ProcessInfo, cwd: Option<Result<PathBuf, ProbeError>>) -> Option<TwinPlace> {
     let recorded: Vec<Vec<&[u8]>> = vec![vec![b"node", b"vite"], vec![b"sh", b"-c", b"vite"]];
     argv_twin(p, USER, &recorded, Path::new("/home/u/app"), |_| cwd)
 }

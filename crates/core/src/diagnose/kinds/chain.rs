@@ -1,4 +1,4 @@
-//! A resource's kind from its launch chain (ARCHITECTURE.md, "The resource's kind"): for a tool
+//! A resource's kind from its launch chain (docs/decisions.md, "The resource's kind"): for a tool
 //! that rewrote its own title, and for a package manager's dev script.
 //!
 //! Everything here reads argv structure — a title split into words, a wrapper shell's
@@ -20,6 +20,7 @@
 use super::launch::{self, Launch, Seen};
 use super::{basename, classify, is_titled_launcher};
 use crate::probe::{Pid, ProcessInfo};
+pub use crate::words::argv::is_title;
 
 /// Titles tools write over their argv: the first word of the title, then a version, names the
 /// kind. Puma does it in the very process that ran `rails server`.
@@ -239,17 +240,6 @@ pub fn tree_restart_target(members: &[&ProcessInfo]) -> Result<usize, NoTarget> 
         return Err(NoTarget::Lost(0));
     }
     restart_target(&nodes(members), 0)
-}
-
-/// A title the process wrote over its argv (libuv's `uv_set_process_title`, `next-server
-/// (v…)`, npm's "npm run dev", Puma's): a program name with spaces, or padding of empty
-/// arguments. Such an argv is not a command: it is never exec'd, and never read as one.
-pub fn is_title<A: AsRef<[u8]>>(argv: &[A]) -> bool {
-    let Some(first) = argv.first() else {
-        return true;
-    };
-    first.as_ref().contains(&b' ')
-        || (argv.len() > 1 && argv[1..].iter().all(|a| a.as_ref().is_empty()))
 }
 
 /// The words of a title (`"npm run dev"` → `npm`, `run`, `dev`), without its padding.

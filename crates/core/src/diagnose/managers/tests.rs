@@ -138,7 +138,7 @@ fn a_program_whose_names_cannot_be_read_is_still_its_managers() {
         manager_cwd: None,
         root: 200,
         root_argv: &[],
-        env: Err("permission denied"),
+        env: Err(&ProbeError::from("permission denied")),
         root_cwd: None,
         read: &no_file,
         exists: &nothing_exists,
@@ -434,7 +434,8 @@ fn a_process_that_only_landed_in_a_services_cgroup_gets_no_command() {
     );
     assert_eq!(m.stop_command, None);
     assert!(m.note.unwrap().contains("did not start it"));
-    let m = systemd_unit("/system.slice/ssh.service", Err("permission denied")).unwrap();
+    let denied = ProbeError::from("permission denied");
+    let m = systemd_unit("/system.slice/ssh.service", Err(&denied)).unwrap();
     assert_eq!(m.stop_command, None);
     assert!(m.note.unwrap().contains("permission denied"));
 }

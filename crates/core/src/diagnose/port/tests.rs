@@ -42,8 +42,10 @@ fn a_port_is_a_colon_and_a_plain_number_from_1_to_65535() {
         ":", ":0", ":65536", ":03000", ":+3000", ":3000x", ": 3000", "::1",
     ] {
         let why = parse(bad).unwrap().unwrap_err();
-        assert!(why.contains("is not a port"), "{bad:?}: {why}");
+        assert_eq!(why, NotAPort(bad.to_owned()), "{bad:?}");
     }
+    let why = parse(":0").unwrap().unwrap_err().to_string();
+    assert!(why.contains("is not a port"), "{why}");
 }
 
 /// One server listening on 127.0.0.1 and [::1] is one holder, and green is stopped.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::probe::fake::process;
+use crate::probe::ActivityDelta;
 
 #[test]
 fn the_worst_evidence_decides_the_level() {
@@ -19,7 +20,7 @@ fn the_worst_evidence_decides_the_level() {
 fn parentage<'a>(
     root: &'a ProcessInfo,
     parent: Option<(&'a ProcessInfo, Role)>,
-    cgroup: Option<&'a Result<String, String>>,
+    cgroup: Option<&'a Result<String, ProbeError>>,
 ) -> Parentage<'a> {
     Parentage {
         root,
@@ -35,7 +36,7 @@ fn adopted_by_init_is_orphaned_unless_a_service_runs_it_or_the_cgroup_cannot_be_
     let init = process(1, 0, &["/sbin/init"]);
     let root = process(100, 1, &["vite"]);
     let scope = Ok("/user.slice/session-1.scope".to_owned());
-    let unreadable = Err("permission denied".to_owned());
+    let unreadable = Err(ProbeError::from("permission denied"));
     let p = |cg| orphan_evidence(&parentage(&root, Some((&init, Role::Init)), cg));
     assert_eq!(p(Some(&scope)).kind, EvidenceKind::Orphaned);
     assert_eq!(

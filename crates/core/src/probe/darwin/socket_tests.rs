@@ -13,7 +13,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use super::{decode_socket_fdinfo, socket_fdinfo, SocketRow};
+use super::{decode_socket_fdinfo, socket_fdinfo, DecodeError, SocketRow};
 use crate::probe::TcpState;
 
 /// `INP_IPV4` / `INP_IPV6` (XNU `bsd/netinet/in_pcb.h`), copied into `insi_vflag`.
@@ -283,9 +283,10 @@ fn a_truncated_or_oversized_buffer_is_an_error_never_a_panic() {
     // tcpsi_state, and one byte short.
     for len in [0, 1, 23, 24, 163, 256, 260, 266, 300, 344, 347, 791] {
         let err = decode_socket_fdinfo(&full[..len]).unwrap_err();
-        assert!(err.contains(&format!("{len} bytes")), "{len}: {err}");
-        assert!(err.contains("792"), "{len}: {err}");
+        assert_eq!(err, DecodeError::SocketInfoSize(len));
     }
+    let err = DecodeError::SocketInfoSize(24).to_string();
+    assert!(err.contains("24 bytes") && err.contains("792"), "{err}");
     let mut long = full.clone();
     long.push(0);
     assert!(decode_socket_fdinfo(&long).is_err(), "a different struct");

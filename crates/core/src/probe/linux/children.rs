@@ -8,7 +8,7 @@ use std::fs;
 use super::is_gone;
 use super::rows::{self, Clock, Row};
 use crate::probe::procfs::parse_children;
-use crate::probe::{Identity, ProcessInfo};
+use crate::probe::{Identity, ProbeError, ProcessInfo};
 
 /// What the children files of one process answered.
 pub enum Read {
@@ -16,7 +16,7 @@ pub enum Read {
     /// This kernel lists no children (or the files say something else): read the table.
     Unsupported,
     /// A list, or a child it names, could not be read: the children are not known.
-    Failed(String),
+    Failed(ProbeError),
 }
 
 /// The children of `parent`: each listed pid's row, kept when the row names `parent` as its
@@ -29,13 +29,13 @@ pub fn of(parent: Identity, clock: Clock) -> Read {
     let tasks = match fs::read_dir(&task_dir) {
         Ok(tasks) => tasks,
         Err(e) if is_gone(&e) => return Read::Children(Vec::new()),
-        Err(e) => return Read::Failed(format!("{task_dir}: {e}")),
+        Err(e) => return Read::Failed(ProbeError::read(task_dir, e)),
     };
     let mut pids = Vec::new();
     for task in tasks {
         let task = match task {
             Ok(task) => task,
-            Err(e) => return Read::Failed(format!("{task_dir}: {e}")),
+            Err(e) => return Read::Failed(ProbeError::read(task_dir, e)),
         };
         let path = task.path().join("children");
         // Read to the end: the list is made one pid at a time, and a read can stop short of
@@ -48,7 +48,7 @@ pub fn of(parent: Identity, clock: Clock) -> Read {
             // The thread ended after the listing.
             Err(e) if is_gone(&e) && !task.path().exists() => {}
             Err(e) if is_gone(&e) => return Read::Unsupported,
-            Err(e) => return Read::Failed(format!("{}: {e}", path.display())),
+            Err(e) => return Read::Failed(ProbeError::read(path.display().to_string(), e)),
         }
     }
     if !still_itself(parent) {
@@ -61,7 +61,7 @@ pub fn of(parent: Identity, clock: Clock) -> Read {
         match rows::read_row(pid, clock) {
             Row::Read(info) if info.ppid == parent.pid => children.push(info),
             Row::Read(_) | Row::Gone | Row::Sighted(_) => {}
-            Row::Unreadable(u) => return Read::Failed(u.error),
+            Row::Unreadable(u) => return Read::Failed(ProbeError::Partial(u.error)),
         }
     }
     // Once more after the rows: a row naming this pid as its parent is then this parent's.

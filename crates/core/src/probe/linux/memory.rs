@@ -13,10 +13,10 @@
 use std::path::Path;
 
 use super::read_small;
-use crate::probe::{Memory, MemoryKind, Pid};
+use crate::probe::{Memory, MemoryKind, Pid, ProbeError};
 
 /// `pid`'s memory, or why it could not be read (the process gone included).
-pub(super) fn read(pid: Pid) -> Result<Memory, String> {
+pub(super) fn read(pid: Pid) -> Result<Memory, ProbeError> {
     let rollup = format!("/proc/{pid}/smaps_rollup");
     let refused = match read_small(Path::new(&rollup)) {
         Ok(text) => match parse_pss(&text) {
@@ -27,20 +27,24 @@ pub(super) fn read(pid: Pid) -> Result<Memory, String> {
                 })
             }
             // A kernel thread, or a zombie: an empty file, no mappings to sum.
-            None => format!("{rollup}: no Pss line"),
+            None => ProbeError::malformed(rollup, "no Pss line"),
         },
-        Err(e) => format!("{rollup}: {e}"),
+        Err(e) => ProbeError::read(rollup, e),
     };
     let statm = format!("/proc/{pid}/statm");
     let page = rustix::param::page_size() as u64;
+    let neither = |fallback| ProbeError::Neither {
+        first: Box::new(refused.clone()),
+        fallback: Box::new(fallback),
+    };
     match read_small(Path::new(&statm)) {
         Ok(text) => parse_statm_resident(&text)
             .map(|pages| Memory {
                 bytes: pages.saturating_mul(page),
                 kind: MemoryKind::Resident,
             })
-            .ok_or_else(|| format!("{statm}: unexpected format (and {refused})")),
-        Err(e) => Err(format!("{statm}: {e} (and {refused})")),
+            .ok_or_else(|| neither(ProbeError::malformed(statm, "unexpected format"))),
+        Err(e) => Err(neither(ProbeError::read(statm, e))),
     }
 }
 
@@ -121,10 +125,11 @@ SwapPss:               0 kB
     #[test]
     fn a_pid_that_is_gone_is_an_error_naming_both_files() {
         // Above the kernel's largest pid_max (4194304): never a process.
-        let why = read(5_000_000).unwrap_err();
-        assert!(
-            why.contains("statm") && why.contains("smaps_rollup"),
-            "{why}"
-        );
+        let Err(ProbeError::Neither { first, fallback }) = read(5_000_000) else {
+            panic!("a pid that is gone reads as neither file");
+        };
+        let read_of = |e: &ProbeError, file: &str| matches!(e, ProbeError::Read { path, .. } if path.ends_with(file));
+        assert!(read_of(&first, "/smaps_rollup"), "{first}");
+        assert!(read_of(&fallback, "/statm"), "{fallback}");
     }
 }

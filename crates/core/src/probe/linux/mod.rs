@@ -8,7 +8,7 @@
 //! that the files a member holds (`Probe::writes_of`) are read without walking its fds again.
 //!
 //! Error policy: a process that vanishes between two reads is left out (ENOENT/ESRCH mean
-//! gone); any other failure is carried to the caller as text in the field it spoiled.
+//! gone); any other failure is carried to the caller as a `ProbeError` in the field it spoiled.
 
 mod children;
 mod fds;
@@ -127,6 +127,51 @@ fn attribute(rows: Vec<TcpRow>, fds: FdWalk) -> SocketTable {
     }
 }
 
+/// The parts of a pass as one, in pid order whatever thread read what: answers do not depend
+/// on scheduling.
+fn merge(parts: Vec<Pass>) -> Pass {
+    let mut all = Pass::default();
+    for mut part in parts {
+        all.list.processes.append(&mut part.list.processes);
+        all.list.unreadable.append(&mut part.list.unreadable);
+        all.list.sighted.append(&mut part.list.sighted);
+        all.fds.sockets.append(&mut part.fds.sockets);
+        all.fds.unreadable.append(&mut part.fds.unreadable);
+        all.fds.blind.append(&mut part.fds.blind);
+        all.fds.files.append(&mut part.fds.files);
+    }
+    all.list.processes.sort_unstable_by_key(|p| p.identity.pid);
+    all.list.unreadable.sort_unstable_by_key(|u| u.pid);
+    all.list.sighted.sort_unstable();
+    all.fds.unreadable.sort_unstable();
+    all.fds.blind.sort_unstable();
+    all
+}
+
+/// Walks the fd folder of `pid` (which started at `start_time`) for its sockets, keeping the
+/// fds that named a path: whether it holds a socket; or, when its folder is gone or cannot be
+/// read, the row it reads as. A folder that cannot be opened is noted among the unreadable.
+fn walk_fds(pid: Pid, start_time: u64, walker: &mut Walker, fds: &mut FdWalk) -> Result<bool, Row> {
+    match Walker::open(pid) {
+        Ok(dir) => match fd_folder(pid, &dir, start_time) {
+            Folder::Read { size } => {
+                let walked = walker.walk_open(pid, dir, size, fds);
+                if let Some(files) = walked.files {
+                    fds.files.push((pid, start_time, files));
+                }
+                Ok(walked.holds_sockets)
+            }
+            Folder::Gone => Err(Row::Gone),
+            Folder::Unreadable(why) => Err(rows::unreadable(pid, why)),
+        },
+        Err(e) if is_gone(&e) => Err(Row::Gone),
+        Err(e) => {
+            fds.unreadable.push((pid, format!("/proc/{pid}/fd: {e}")));
+            Ok(false)
+        }
+    }
+}
+
 /// The threads a pass runs on: the cores, up to eight.
 fn cores() -> usize {
     std::thread::available_parallelism()
@@ -146,10 +191,7 @@ fn list_proc(dir: &OwnedFd, mut block: impl FnMut(Vec<Pid>)) -> Result<(), Probe
     let mut entries = RawDir::new(dir, &mut buf);
     let mut pending = Vec::with_capacity(BLOCK);
     while let Some(entry) = entries.next() {
-        let entry = entry.map_err(|e| ProbeError::Io {
-            path: "/proc".into(),
-            source: e.into(),
-        })?;
+        let entry = entry.map_err(|e| ProbeError::io("/proc", e))?;
         let Some(pid) = std::str::from_utf8(entry.file_name().to_bytes())
             .ok()
             .and_then(|name| name.parse().ok())
@@ -257,10 +299,7 @@ impl LinuxProbe {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
-        .map_err(|e| ProbeError::Io {
-            path: "/proc".into(),
-            source: e.into(),
-        })?;
+        .map_err(|e| ProbeError::io("/proc", e))?;
         let (tx, rx) = channel();
         let blocks = Blocks::Listed(Mutex::new(rx));
         // `tx` goes with the listing: the channel closes when the listing ends.
@@ -297,31 +336,7 @@ impl LinuxProbe {
             let mut walker = Walker::new(own_ns.as_deref());
             while let Some(block) = blocks.next() {
                 for &pid in block.iter() {
-                    let row = match mode {
-                        PassMode::Rows => rows::read_row(pid, clock),
-                        PassMode::Walk => {
-                            walker.walk(pid, &mut out.fds);
-                            continue;
-                        }
-                        PassMode::Survey {
-                            walk,
-                            wants_argv,
-                            others,
-                        } => self.survey_one(
-                            pid,
-                            clock,
-                            walk.then_some(&mut walker),
-                            wants_argv,
-                            others,
-                            &mut out.fds,
-                        ),
-                    };
-                    match row {
-                        Row::Read(info) => out.list.processes.push(info),
-                        Row::Sighted(pid) => out.list.sighted.push(pid),
-                        Row::Gone => {}
-                        Row::Unreadable(u) => out.list.unreadable.push(u),
-                    }
+                    self.read_one(pid, mode, clock, &mut walker, &mut out);
                 }
             }
             out
@@ -338,23 +353,43 @@ impl LinuxProbe {
                 .collect();
             (parts, first)
         });
-        let mut all = Pass::default();
-        for mut part in parts {
-            all.list.processes.append(&mut part.list.processes);
-            all.list.unreadable.append(&mut part.list.unreadable);
-            all.list.sighted.append(&mut part.list.sighted);
-            all.fds.sockets.append(&mut part.fds.sockets);
-            all.fds.unreadable.append(&mut part.fds.unreadable);
-            all.fds.blind.append(&mut part.fds.blind);
-            all.fds.files.append(&mut part.fds.files);
+        (merge(parts), first)
+    }
+
+    /// One pid of a pass, read as `mode` says into `out`.
+    fn read_one(
+        &self,
+        pid: Pid,
+        mode: PassMode,
+        clock: Clock,
+        walker: &mut Walker,
+        out: &mut Pass,
+    ) {
+        let row = match mode {
+            PassMode::Rows => rows::read_row(pid, clock),
+            PassMode::Walk => {
+                walker.walk(pid, &mut out.fds);
+                return;
+            }
+            PassMode::Survey {
+                walk,
+                wants_argv,
+                others,
+            } => self.survey_one(
+                pid,
+                clock,
+                walk.then_some(walker),
+                wants_argv,
+                others,
+                &mut out.fds,
+            ),
+        };
+        match row {
+            Row::Read(info) => out.list.processes.push(info),
+            Row::Sighted(pid) => out.list.sighted.push(pid),
+            Row::Gone => {}
+            Row::Unreadable(u) => out.list.unreadable.push(u),
         }
-        // In pid order whatever thread read what: answers do not depend on scheduling.
-        all.list.processes.sort_unstable_by_key(|p| p.identity.pid);
-        all.list.unreadable.sort_unstable_by_key(|u| u.pid);
-        all.list.sighted.sort_unstable();
-        all.fds.unreadable.sort_unstable();
-        all.fds.blind.sort_unstable();
-        (all, first)
     }
 
     /// One process of a survey. First its owner, one `stat` of its folder: another user's
@@ -400,21 +435,10 @@ impl LinuxProbe {
         }
         let mut holds_sockets = false;
         if let Some(walker) = walker.filter(|_| !zombie) {
-            match Walker::open(pid) {
-                Ok(dir) => match fd_folder(pid, &dir, stat.start_time) {
-                    Folder::Read { size } => {
-                        let walked = walker.walk_open(pid, dir, size, fds);
-                        holds_sockets = walked.holds_sockets;
-                        if let Some(files) = walked.files {
-                            fds.files.push((pid, stat.start_time, files));
-                        }
-                    }
-                    Folder::Gone => return Row::Gone,
-                    Folder::Unreadable(why) => return rows::unreadable(pid, why),
-                },
-                Err(e) if is_gone(&e) => return Row::Gone,
-                Err(e) => fds.unreadable.push((pid, format!("/proc/{pid}/fd: {e}"))),
-            }
+            holds_sockets = match walk_fds(pid, stat.start_time, walker, fds) {
+                Ok(holds) => holds,
+                Err(row) => return row,
+            };
         }
         // A socket holder's argv is read after its walk, which can be long: the start time is
         // read again, so a pid that changed hands meanwhile never lends its argv.
@@ -466,47 +490,27 @@ impl LinuxProbe {
     /// CPU ns summed over the threads of `pid`, and its storage I/O bytes.
     /// Precise CPU ns over the live threads (`task/*/schedstat`), coarse CPU over all of them
     /// (`stat` utime + stime), and storage I/O bytes. Any failed read is an error, never 0.
-    fn counters(&self, pid: Pid) -> Option<Result<Counters, String>> {
+    fn counters(&self, pid: Pid) -> Option<Result<Counters, ProbeError>> {
         let stat_path = format!("/proc/{pid}/stat");
         let ticks = match read_small(Path::new(&stat_path)) {
             Ok(bytes) => match parse::parse_stat(&bytes) {
                 // Dead, being reaped: its counters read 0 now; it is gone.
                 Some((_, stat)) if stat.state == b'X' => return None,
                 Some((_, stat)) => stat.cpu_ticks,
-                None => return Some(Err(format!("{stat_path}: unexpected format"))),
+                None => return Some(Err(unexpected(stat_path))),
             },
             Err(e) if is_gone(&e) => return None,
-            Err(e) => return Some(Err(format!("{stat_path}: {e}"))),
+            Err(e) => return Some(Err(ProbeError::read(stat_path, e))),
         };
-        let task_dir = format!("/proc/{pid}/task");
-        let tasks = match fs::read_dir(&task_dir) {
-            Ok(tasks) => tasks,
-            Err(e) if is_gone(&e) => return None,
-            Err(e) => return Some(Err(format!("{task_dir}: {e}"))),
+        let mut threads = match thread_ns(pid)? {
+            Ok(threads) => threads,
+            Err(e) => return Some(Err(e)),
         };
-        let mut threads = Vec::new();
-        for task in tasks.flatten() {
-            let Some(tid) = task
-                .file_name()
-                .to_str()
-                .and_then(|t| t.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let path = task.path().join("schedstat");
-            match read_small(&path).map(|b| parse::parse_schedstat(&b)) {
-                Ok(Some(ns)) => threads.push((tid, ns)),
-                Ok(None) => return Some(Err(format!("{}: unexpected format", path.display()))),
-                // A thread that ended mid-walk: the coarse total still holds its time.
-                Err(e) if is_gone(&e) => {}
-                Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
-            }
-        }
         let io_path = format!("/proc/{pid}/io");
         let io = match read_small(Path::new(&io_path)) {
             Ok(bytes) => parse::parse_io_bytes(&bytes),
             Err(e) if is_gone(&e) => return None,
-            Err(e) => return Some(Err(format!("{io_path}: {e}"))),
+            Err(e) => return Some(Err(ProbeError::read(io_path, e))),
         };
         threads.sort_unstable();
         let ns_per_tick = 1_000_000_000 / self.ticks_per_second;
@@ -516,9 +520,44 @@ impl LinuxProbe {
                 cpu_total_ns: ticks.saturating_mul(ns_per_tick),
                 io_bytes,
             })
-            .ok_or_else(|| format!("{io_path}: unexpected format")),
+            .ok_or_else(|| unexpected(io_path)),
         )
     }
+}
+
+/// The precise CPU ns of each live thread of `pid` (`task/*/schedstat`), as `(tid, ns)`;
+/// `None` when the process is gone. A thread that ended mid-walk is left out: the coarse
+/// total still holds its time.
+fn thread_ns(pid: Pid) -> Option<Result<Vec<(u32, u64)>, ProbeError>> {
+    let task_dir = format!("/proc/{pid}/task");
+    let tasks = match fs::read_dir(&task_dir) {
+        Ok(tasks) => tasks,
+        Err(e) if is_gone(&e) => return None,
+        Err(e) => return Some(Err(ProbeError::read(task_dir, e))),
+    };
+    let mut threads = Vec::new();
+    for task in tasks.flatten() {
+        let Some(tid) = task
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let path = task.path().join("schedstat");
+        match read_small(&path).map(|b| parse::parse_schedstat(&b)) {
+            Ok(Some(ns)) => threads.push((tid, ns)),
+            Ok(None) => return Some(Err(unexpected(path.display().to_string()))),
+            Err(e) if is_gone(&e) => {}
+            Err(e) => return Some(Err(ProbeError::read(path.display().to_string(), e))),
+        }
+    }
+    Some(Ok(threads))
+}
+
+/// A `/proc` file that did not read as its format says.
+fn unexpected(path: String) -> ProbeError {
+    ProbeError::malformed(path, "unexpected format")
 }
 
 /// Reads a small `/proc` file whole. `fs::read` sizes its buffer from the file's length, which
@@ -564,7 +603,7 @@ enum Folder {
     },
     /// The process ended after its folder was opened.
     Gone,
-    Unreadable(String),
+    Unreadable(ProbeError),
 }
 
 /// The size of the open fd folder of the process `pid` that started at
@@ -578,7 +617,7 @@ fn fd_folder(pid: Pid, dir: &impl rustix::fd::AsFd, start_time: u64) -> Folder {
             size: u64::try_from(st.st_size).ok(),
         },
         Err(e) if is_gone(&e.into()) && !still_there(pid, start_time) => Folder::Gone,
-        Err(e) => Folder::Unreadable(format!("/proc/{pid}/fd: {e}")),
+        Err(e) => Folder::Unreadable(ProbeError::read(format!("/proc/{pid}/fd"), e)),
     }
 }
 
@@ -597,7 +636,7 @@ pub(super) fn cgroup_cpu_ns(
 ) -> Result<super::CgroupCpu, ProbeError> {
     let io = |path: &str| {
         let path = path.to_owned();
-        move |source| ProbeError::Io { path, source }
+        move |source: std::io::Error| ProbeError::io(path, source)
     };
     let stat_path = format!("/proc/{pid}/stat");
     let start_time = || -> Result<u64, ProbeError> {
@@ -617,19 +656,14 @@ pub(super) fn cgroup_cpu_ns(
     let started = start_time()?;
     let candidates = files()?;
     if candidates.is_empty() {
-        return Err(ProbeError::Partial(format!(
-            "pid {pid} is not this container's process (no cgroup of its names it)"
-        )));
+        return Err(ProbeError::NoContainerCgroup(pid));
     }
     let mut last = None;
     for (file, kind) in candidates {
         let counter = match read_small(&file) {
             Ok(counter) => counter,
             Err(source) => {
-                last = Some(ProbeError::Io {
-                    path: file.display().to_string(),
-                    source,
-                });
+                last = Some(ProbeError::io(file.display().to_string(), source));
                 continue;
             }
         };
@@ -639,9 +673,7 @@ pub(super) fn cgroup_cpu_ns(
         })?;
         // The same process all through, still in that cgroup.
         if start_time()? != started || !files()?.iter().any(|(f, _)| *f == file) {
-            return Err(ProbeError::Partial(format!(
-                "pid {pid} changed while its cgroup's CPU time was read"
-            )));
+            return Err(ProbeError::ChangedWhileRead(pid));
         }
         return Ok(super::CgroupCpu {
             cpu_ns,
@@ -661,15 +693,11 @@ pub(super) fn namespace_sockets(
 ) -> Result<Vec<Socket>, ProbeError> {
     let check = || {
         let path = format!("/proc/{pid}/cgroup");
-        let bytes = read_small(Path::new(&path)).map_err(|source| ProbeError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes =
+            read_small(Path::new(&path)).map_err(|source| ProbeError::io(path.clone(), source))?;
         match parse::parse_cgroup(&bytes) {
             Some(cgroup) if is_its(&cgroup) => Ok(()),
-            Some(cgroup) => Err(ProbeError::Partial(format!(
-                "pid {pid} is not this container's process (its cgroup is {cgroup})"
-            ))),
+            Some(cgroup) => Err(ProbeError::NotTheContainers { pid, cgroup }),
             None => Err(ProbeError::Parse {
                 path,
                 what: "no cgroup path".into(),
@@ -723,7 +751,7 @@ impl Probe for LinuxProbe {
                 // Without children lists a glance would read the whole table every few
                 // milliseconds, all through a wait: it is skipped (the stop's looks remain).
                 children::Read::Unsupported => return Err(ProbeError::Unsupported),
-                children::Read::Failed(why) => return Err(ProbeError::Partial(why)),
+                children::Read::Failed(why) => return Err(why),
             }
         }
         Ok(out)
@@ -743,10 +771,11 @@ impl Probe for LinuxProbe {
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         let dir = PathBuf::from(format!("/proc/{pid}"));
+        let at = |name: &str| format!("{}/{name}", dir.display());
         let exe = match fs::read_link(dir.join("exe")) {
             Ok(exe) => Ok(exe),
             Err(e) if is_gone(&e) && !dir.exists() => return None,
-            Err(e) => Err(format!("{}/exe: {e}", dir.display())),
+            Err(e) => Err(ProbeError::read(at("exe"), e)),
         };
         let cwd = match fs::read_link(dir.join("cwd")) {
             Ok(cwd) => Ok(cwd),
@@ -755,11 +784,11 @@ impl Probe for LinuxProbe {
             // runs side by side, twice: another run's server, ending between the two reads,
             // read as a twin "whose folder cannot be confirmed".
             Err(e) if is_gone(&e) => return None,
-            Err(e) => Err(format!("{}/cwd: {e}", dir.display())),
+            Err(e) => Err(ProbeError::read(at("cwd"), e)),
         };
         let cgroup = read_small(&dir.join("cgroup"))
-            .map_err(|e| format!("{}/cgroup: {e}", dir.display()))
-            .and_then(|b| parse::parse_cgroup(&b).ok_or_else(|| "empty cgroup file".to_owned()));
+            .map_err(|e| ProbeError::read(at("cgroup"), e))
+            .and_then(|b| parse::parse_cgroup(&b).ok_or(ProbeError::NoCgroup));
         Some(ProcessDetails {
             exe,
             cwd,
@@ -777,11 +806,11 @@ impl Probe for LinuxProbe {
         }
     }
 
-    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, String> {
+    fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
         let path = format!("/proc/{pid}/environ");
         read_small(Path::new(&path))
             .map(|bytes| parse::parse_cmdline(&bytes))
-            .map_err(|e| format!("{path}: {e}"))
+            .map_err(|e| ProbeError::read(path, e))
     }
 
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
@@ -792,17 +821,17 @@ impl Probe for LinuxProbe {
         ))
     }
 
-    fn memory(&self, pid: Pid) -> Result<super::Memory, String> {
+    fn memory(&self, pid: Pid) -> Result<super::Memory, ProbeError> {
         memory::read(pid)
     }
 
-    fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, String> {
+    fn writes(&self, pid: Pid) -> Result<Vec<super::Written>, ProbeError> {
         writes::read(pid)
     }
 
     /// Only the fds the last survey saw naming a path, when it walked this very process;
     /// otherwise every fd, as [`writes`](Probe::writes) reads them.
-    fn writes_of(&self, identity: Identity) -> Result<Vec<super::Written>, String> {
+    fn writes_of(&self, identity: Identity) -> Result<Vec<super::Written>, ProbeError> {
         let fds = {
             let surveyed = self.surveyed.lock().unwrap_or_else(PoisonError::into_inner);
             surveyed
@@ -924,10 +953,13 @@ mod tests {
                 .any(|s| s.local == local && s.state == crate::probe::TcpState::Listen),
             "{read:?}"
         );
-        let refused = namespace_sockets(me, &|_| false).unwrap_err().to_string();
-        assert!(
-            refused.contains("is not this container's process"),
-            "{refused}"
+        let refused = namespace_sockets(me, &|_| false).unwrap_err();
+        assert_eq!(
+            refused,
+            ProbeError::NotTheContainers {
+                pid: me,
+                cgroup: mine.clone()
+            }
         );
     }
 

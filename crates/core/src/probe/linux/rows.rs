@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::{is_gone, read_into};
 use crate::probe::procfs::{self as parse, Stat};
-use crate::probe::{Identity, Pid, ProcessInfo, UnreadableProcess};
+use crate::probe::{Identity, Pid, ProbeError, ProcessInfo, UnreadableProcess};
 
 /// What one row read answered.
 pub enum Row {
@@ -35,18 +35,18 @@ thread_local! {
 
 /// Reads one `/proc/<pid>` file and hands its bytes to `f`: `Ok(None)` when the process is
 /// gone.
-fn read_with<T>(pid: Pid, name: &str, f: impl FnOnce(&[u8]) -> T) -> Result<Option<T>, String> {
+fn read_with<T>(pid: Pid, name: &str, f: impl FnOnce(&[u8]) -> T) -> Result<Option<T>, ProbeError> {
     let path = format!("/proc/{pid}/{name}");
     SCRATCH.with_borrow_mut(|buf| match read_into(Path::new(&path), buf) {
         Ok(()) => Ok(Some(f(buf))),
         Err(e) if is_gone(&e) => Ok(None),
-        Err(e) => Err(format!("{path}: {e}")),
+        Err(e) => Err(ProbeError::read(path, e)),
     })
 }
 
 /// The whole row of `pid`: stat, owner, argv.
 pub fn read_row(pid: Pid, clock: Clock) -> Row {
-    let whole = || -> Result<Option<ProcessInfo>, String> {
+    let whole = || -> Result<Option<ProcessInfo>, ProbeError> {
         let Some((comm, stat)) = stat(pid)? else {
             return Ok(None);
         };
@@ -76,20 +76,23 @@ pub fn stat_row(pid: Pid, uid: u32, clock: Clock) -> Row {
 }
 
 /// A process that exists but could not be read, with its owner when even that is known.
-pub fn unreadable(pid: Pid, error: String) -> Row {
+pub fn unreadable(pid: Pid, error: ProbeError) -> Row {
     Row::Unreadable(UnreadableProcess {
         pid,
         uid: fs::metadata(format!("/proc/{pid}")).ok().map(|m| m.uid()),
-        error,
+        error: error.to_string(),
     })
 }
 
 /// `(comm, fields)` of `/proc/<pid>/stat`; `Ok(None)` when the process is gone.
-pub fn stat(pid: Pid) -> Result<Option<(String, Stat)>, String> {
+pub fn stat(pid: Pid) -> Result<Option<(String, Stat)>, ProbeError> {
     match read_with(pid, "stat", parse::parse_stat)? {
         None => Ok(None),
         Some(Some(read)) => Ok(Some(read)),
-        Some(None) => Err(format!("/proc/{pid}/stat: unexpected format")),
+        Some(None) => Err(ProbeError::malformed(
+            format!("/proc/{pid}/stat"),
+            "unexpected format",
+        )),
     }
 }
 
@@ -98,12 +101,12 @@ pub fn stat(pid: Pid) -> Result<Option<(String, Stat)>, String> {
 /// non-dumpable process's other entries (`fd`, `stat`, `environ`) show root as their owner,
 /// its folder does not (`task_dump_owner` leaves world-readable folders out of that rule);
 /// a kernel thread's is root's. `Ok(None)`: the process is gone.
-pub fn owner(pid: Pid) -> Result<Option<u32>, String> {
+pub fn owner(pid: Pid) -> Result<Option<u32>, ProbeError> {
     let path = format!("/proc/{pid}");
     match rustix::fs::stat(path.as_str()) {
         Ok(st) => Ok(Some(st.st_uid)),
         Err(e) if is_gone(&e.into()) => Ok(None),
-        Err(e) => Err(format!("{path}: {e}")),
+        Err(e) => Err(ProbeError::read(path, e)),
     }
 }
 

@@ -53,7 +53,7 @@ pub fn read(source: Source) -> Result<(Vec<TcpRow>, Source), ProbeError> {
 /// table (milliseconds on a machine with much memory, whatever the few sockets in it), and
 /// this walks it once ([`dump_request_both`]). Else one dump per family. IPv4's rows come
 /// first either way, each family's in the kernel's order, as a dump per family gives them.
-fn sock_diag() -> Result<Vec<TcpRow>, String> {
+fn sock_diag() -> Result<Vec<TcpRow>, ProbeError> {
     match dump(&dump_request_both(3), 3) {
         Ok(mut rows) => {
             // A stable sort: each family keeps the kernel's order.
@@ -70,13 +70,15 @@ fn sock_diag() -> Result<Vec<TcpRow>, String> {
 /// One dump per family, each over a netlink socket of its own, the two at once, so on two
 /// cores the tables take the time of one walk. A socket times out rather than waiting
 /// forever for a kernel that never answers.
-fn per_family() -> Result<Vec<TcpRow>, String> {
+fn per_family() -> Result<Vec<TcpRow>, ProbeError> {
     let (v4, v6) = std::thread::scope(|scope| {
         let v6 = scope.spawn(|| dump(&dump_request(Family::V6, 2), 2));
         let v4 = dump(&dump_request(Family::V4, 1), 1);
-        let v6 = v6
-            .join()
-            .unwrap_or_else(|_| Err("the IPv6 dump hit an internal error".to_owned()));
+        let v6 = v6.join().unwrap_or_else(|_| {
+            Err(ProbeError::Partial(
+                "the IPv6 dump hit an internal error".to_owned(),
+            ))
+        });
         (v4, v6)
     });
     let mut rows = v4?;
@@ -85,28 +87,31 @@ fn per_family() -> Result<Vec<TcpRow>, String> {
 }
 
 /// The sock_diag dump `request` (numbered `seq`) asks for.
-fn dump(request: &[u8], seq: u32) -> Result<Vec<TcpRow>, String> {
+fn dump(request: &[u8], seq: u32) -> Result<Vec<TcpRow>, ProbeError> {
     let fd = socket_with(
         AddressFamily::NETLINK,
         SocketType::DGRAM,
         SocketFlags::CLOEXEC,
         Some(netlink::SOCK_DIAG),
     )
-    .map_err(|e| format!("netlink socket: {e}"))?;
+    .map_err(|e| ProbeError::read("netlink socket", e))?;
     sockopt::set_socket_timeout(&fd, sockopt::Timeout::Recv, Some(Duration::from_secs(2)))
-        .map_err(|e| format!("netlink timeout: {e}"))?;
+        .map_err(|e| ProbeError::read("netlink timeout", e))?;
     let kernel = netlink::SocketAddrNetlink::new(0, 0);
     let mut rows = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     sendto(&fd, request, SendFlags::empty(), &kernel)
-        .map_err(|e| format!("netlink request: {e}"))?;
+        .map_err(|e| ProbeError::read("netlink request", e))?;
     loop {
         let (n, whole) = recv(&fd, &mut buf[..], RecvFlags::TRUNC)
-            .map_err(|e| format!("netlink answer: {e}"))?;
+            .map_err(|e| ProbeError::read("netlink answer", e))?;
         if whole > n {
-            return Err(format!("a netlink answer of {whole} bytes did not fit"));
+            return Err(ProbeError::malformed(
+                "netlink answer",
+                format!("{whole} bytes did not fit"),
+            ));
         }
-        match parse_chunk(&buf[..n], seq).map_err(|e| e.to_string())? {
+        match parse_chunk(&buf[..n], seq)? {
             Chunk::More(part) => rows.extend(part),
             Chunk::Done(part) => {
                 rows.extend(part);
@@ -134,16 +139,11 @@ fn proc_net_in(folder: &str) -> Result<Vec<TcpRow>, ProbeError> {
             Ok(text) => text,
             // A kernel built without IPv6 has no tcp6 table; that is "no IPv6 sockets".
             Err(e) if e.kind() == ErrorKind::NotFound && path.ends_with('6') => continue,
-            Err(source) => {
-                return Err(ProbeError::Io {
-                    path: path.into(),
-                    source,
-                })
-            }
+            Err(source) => return Err(ProbeError::io(path, source)),
         };
-        let parsed = parse::parse_tcp_table(&text).map_err(|what| ProbeError::Parse {
+        let parsed = parse::parse_tcp_table(&text).map_err(|e| ProbeError::Parse {
             path: path.into(),
-            what,
+            what: e.to_string(),
         })?;
         rows.extend(parsed);
     }

@@ -37,7 +37,7 @@ use rustix::io::Errno;
 
 use super::fds::Walker;
 use super::is_gone;
-use crate::probe::{Hold, Pid, Written};
+use crate::probe::{Hold, Pid, ProbeError, Written};
 
 /// The `getdents` buffer, in bytes (as the socket walk's).
 const DIRENTS: usize = 32 * 1024;
@@ -97,7 +97,7 @@ pub(crate) fn parse_fdinfo(text: &[u8]) -> Option<FdInfo> {
 }
 
 /// `pid`'s regular files held locked or open for writing (see the module's paragraph).
-pub(super) fn read(pid: Pid) -> Result<Vec<Written>, String> {
+pub(super) fn read(pid: Pid) -> Result<Vec<Written>, ProbeError> {
     let Some(fd_dir) = open_fd_dir(pid)? else {
         return Ok(Vec::new());
     };
@@ -110,7 +110,7 @@ pub(super) fn read(pid: Pid) -> Result<Vec<Written>, String> {
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) if gone(e) => return Ok(Vec::new()),
-            Err(e) => return Err(format!("/proc/{pid}/fd: {e}")),
+            Err(e) => return Err(ProbeError::read(format!("/proc/{pid}/fd"), e)),
         };
         let name = entry.file_name();
         let Some(fd) = fd_number(name) else {
@@ -118,8 +118,9 @@ pub(super) fn read(pid: Pid) -> Result<Vec<Written>, String> {
         };
         seen += 1;
         if seen > MAX_FDS {
-            return Err(format!(
-                "/proc/{pid}/fd: more than {MAX_FDS} open files, not all read"
+            return Err(ProbeError::malformed(
+                format!("/proc/{pid}/fd"),
+                format!("more than {MAX_FDS} open files, not all read"),
             ));
         }
         match infos.one(fd, name, &fd_dir)? {
@@ -135,7 +136,7 @@ pub(super) fn read(pid: Pid) -> Result<Vec<Written>, String> {
 /// this same process (`Probe::writes_of`). Each link is read again, so an fd closed or
 /// reused since answers for what it is now; an fd opened since the survey is not seen, as
 /// one opened just after a whole walk would not be.
-pub(super) fn read_fds(pid: Pid, fds: &[u32]) -> Result<Vec<Written>, String> {
+pub(super) fn read_fds(pid: Pid, fds: &[u32]) -> Result<Vec<Written>, ProbeError> {
     if fds.is_empty() {
         return Ok(Vec::new());
     }
@@ -173,11 +174,11 @@ enum Fd {
 }
 
 /// `/proc/<pid>/fd`, open; `None` when the process is gone.
-fn open_fd_dir(pid: Pid) -> Result<Option<OwnedFd>, String> {
+fn open_fd_dir(pid: Pid) -> Result<Option<OwnedFd>, ProbeError> {
     match Walker::open(pid) {
         Ok(fd_dir) => Ok(Some(fd_dir)),
         Err(e) if is_gone(&e) => Ok(None),
-        Err(e) => Err(format!("/proc/{pid}/fd: {e}")),
+        Err(e) => Err(ProbeError::read(format!("/proc/{pid}/fd"), e)),
     }
 }
 
@@ -199,11 +200,10 @@ impl Infos {
     }
 
     /// The fd `fd`, named `name` in `fd_dir` (the process's open fd folder).
-    fn one(&mut self, fd: u32, name: &CStr, fd_dir: &OwnedFd) -> Result<Fd, String> {
+    fn one(&mut self, fd: u32, name: &CStr, fd_dir: &OwnedFd) -> Result<Fd, ProbeError> {
         let pid = self.pid;
-        let Some(target) =
-            file_target(name, fd_dir).map_err(|e| format!("/proc/{pid}/fd/{fd}: {e}"))?
-        else {
+        let at_fd = |e| ProbeError::read(format!("/proc/{pid}/fd/{fd}"), e);
+        let Some(target) = file_target(name, fd_dir).map_err(at_fd)? else {
             return Ok(Fd::Nothing);
         };
         let dir = match &self.dir {
@@ -216,11 +216,10 @@ impl Infos {
             ) {
                 Ok(dir) => self.dir.insert(dir),
                 Err(e) if gone(e) => return Ok(Fd::ProcessGone),
-                Err(e) => return Err(format!("/proc/{pid}/fdinfo: {e}")),
+                Err(e) => return Err(ProbeError::read(format!("/proc/{pid}/fdinfo"), e)),
             },
         };
-        let held = held(fd, name, target, fd_dir, dir, &mut self.info)
-            .map_err(|e| format!("/proc/{pid}/fd/{fd}: {e}"))?;
+        let held = held(fd, name, target, fd_dir, dir, &mut self.info).map_err(at_fd)?;
         Ok(held.map_or(Fd::Nothing, Fd::Held))
     }
 }
@@ -456,7 +455,7 @@ mod tests {
     }
 
     /// The paths and holds of `read` under `dir`.
-    fn held_under(read: Result<Vec<Written>, String>, dir: &Path) -> Vec<(PathBuf, Hold)> {
+    fn held_under(read: Result<Vec<Written>, ProbeError>, dir: &Path) -> Vec<(PathBuf, Hold)> {
         let mut found: Vec<_> = read
             .expect("the child's fds are readable")
             .into_iter()

@@ -6,8 +6,8 @@
 use std::mem::size_of;
 
 use super::{
-    bsd_info, errno_text, list_fds, procargs_bytes, rusage, socket_fdinfo_bytes, task_all_info,
-    vnode_fdinfo, vnode_path_info, Pid, Read,
+    bsd_info, failed, list_fds, procargs_bytes, rusage, socket_fdinfo_bytes, task_all_info,
+    vnode_fdinfo, vnode_path_info, Pid, ProbeError, Read,
 };
 
 /// The bytes of a plain-old-data kernel struct, for `pier doctor --dump`.
@@ -23,11 +23,14 @@ fn answer<T>(
     pid: Pid,
     read: Read<T>,
     bytes: impl Fn(&T) -> Vec<u8>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ProbeError> {
     match read {
         Read::Ok(value) => Ok(bytes(&value)),
-        Read::Gone => Err(format!("{what}: pid {pid} is gone")),
-        Read::Failed(e) => Err(format!("{what}: {}", errno_text(e))),
+        Read::Gone => Err(ProbeError::Reading {
+            what: what.to_owned(),
+            error: Box::new(ProbeError::Gone(pid)),
+        }),
+        Read::Failed(e) => Err(failed(what.to_owned(), e)),
     }
 }
 
@@ -35,7 +38,7 @@ fn answer<T>(
 /// vnode path info (cwd), the BSD info, the BSD and task info a row reads, the rusage record,
 /// each socket fd's `socket_fdinfo`, and each file fd's `vnode_fdinfowithpath` (what
 /// `Probe::writes` reads). (NOT RUN: no Mac here.)
-pub(in crate::probe) fn raw_buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, String>)> {
+pub(in crate::probe) fn raw_buffers(pid: Pid) -> Vec<(String, Result<Vec<u8>, ProbeError>)> {
     let mut out = vec![
         ("kern-procargs2".to_owned(), procargs_bytes(pid)),
         (
