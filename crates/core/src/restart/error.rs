@@ -153,6 +153,33 @@ pub enum NotRestartable {
     Engine(String),
 }
 
+/// Why a restart's program was not started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotLaunched {
+    /// The log could not be given to both of its outputs.
+    #[error("the restart's log could not be opened twice: {0}")]
+    Log(String),
+    /// The system refused to start it.
+    #[error("{} could not be started: {error}", .program.display())]
+    Spawn {
+        /// The program.
+        program: PathBuf,
+        /// Why, in the system's words.
+        error: String,
+    },
+}
+
+/// Why a restart could not be written to its record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotRecorded {
+    /// Its start time could not be read, so it cannot be named.
+    #[error("its start time could not be read")]
+    NoStartTime,
+    /// The store said no, in its words.
+    #[error("{0}")]
+    Store(String),
+}
+
 fn as_program(program: &Option<String>) -> String {
     program
         .as_deref()

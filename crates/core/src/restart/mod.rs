@@ -25,7 +25,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use self::error::{NotFound, NotRestartable};
+use self::error::{NotFound, NotLaunched, NotRecorded, NotRestartable};
 use crate::diagnose::connections;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::card::Port;
@@ -322,7 +322,7 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
     let log_start = log.metadata().map_or(0, |m| m.len());
     let launched = match launch(probe, store, name, &snapshot, (&program, &cwd), log) {
         Ok(launched) => launched,
-        Err(e) => return failed(report, e),
+        Err(e) => return failed(report, e.to_string()),
     };
     let pid = launched.pid;
     (report.pid, report.start_time) = (Some(pid), launched.start_time);
@@ -383,7 +383,7 @@ struct Launched {
     /// Its start time, if it could be read.
     start_time: Option<u64>,
     /// Why the new identity could not be recorded, if it could not.
-    unrecorded: Option<String>,
+    unrecorded: Option<NotRecorded>,
 }
 
 /// Starts the recorded root (`program` in `cwd`, output to `log`), reads its start time, and
@@ -396,7 +396,7 @@ fn launch(
     snapshot: &Snapshot,
     (program, cwd): (&Path, &Path),
     log: std::fs::File,
-) -> Result<Launched, String> {
+) -> Result<Launched, NotLaunched> {
     let target = rules::target(snapshot).expect("refusal checked the target");
     let child = spawn::start(program, target, cwd, log)?;
     let pid = child.id();
@@ -424,7 +424,7 @@ fn await_ports(
     snapshot: &Snapshot,
     launched: Launched,
     wait: Duration,
-) -> (spawn::WaitEnd, Option<String>) {
+) -> (spawn::WaitEnd, Option<NotRecorded>) {
     let Launched {
         mut child,
         pid,
@@ -489,8 +489,8 @@ fn record(
     pid: Pid,
     start_time: Option<u64>,
     ready: bool,
-) -> Result<(), String> {
-    let start_time = start_time.ok_or("its start time could not be read")?;
+) -> Result<(), NotRecorded> {
+    let start_time = start_time.ok_or(NotRecorded::NoStartTime)?;
     let identity = crate::probe::Identity { pid, start_time };
     let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     store
@@ -505,7 +505,7 @@ fn record(
             }
         })
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(|e| NotRecorded::Store(e.to_string()))
 }
 
 /// The project a snapshot belongs to (its name when unreadable), for the restart lock.

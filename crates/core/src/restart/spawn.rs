@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::error::NotLaunched;
 use super::rules;
 use crate::diagnose::connections;
 use crate::diagnose::tree::ProcessTable;
@@ -23,10 +24,10 @@ pub fn start(
     root: &SnapshotMember,
     cwd: &Path,
     log: File,
-) -> Result<Child, String> {
+) -> Result<Child, NotLaunched> {
     let err = log
         .try_clone()
-        .map_err(|e| format!("the restart's log could not be opened twice: {e}"))?;
+        .map_err(|e| NotLaunched::Log(e.to_string()))?;
     let out = log;
     let env: Vec<Vec<u8>> = root
         .env
@@ -50,8 +51,10 @@ pub fn start(
             Ok(())
         });
     }
-    cmd.spawn()
-        .map_err(|e| format!("{} could not be started: {e}", program.display()))
+    cmd.spawn().map_err(|e| NotLaunched::Spawn {
+        program: program.to_path_buf(),
+        error: e.to_string(),
+    })
 }
 
 /// How the wait for the ports ended.

@@ -169,7 +169,7 @@ fn settle_marked(s: &Snapshot, mut r: Snapshot, fates: &[Fate]) -> Snapshot {
 }
 
 /// Each member's fate now; `Err` when one cannot be read (then nothing is decided).
-fn fates(probe: &dyn Probe, s: &Snapshot) -> Result<Vec<Fate>, String> {
+fn fates(probe: &dyn Probe, s: &Snapshot) -> Result<Vec<Fate>, Unsettled> {
     // Identities from another boot mean nothing: every member is gone.
     let rebooted = matches!((&s.boot_id, probe.boot_id()), (Some(then), Some(now)) if *then != now);
     s.members
@@ -182,10 +182,10 @@ fn fates(probe: &dyn Probe, s: &Snapshot) -> Result<Vec<Fate>, String> {
             match probe.identity(id.pid) {
                 IdentityRead::Alive { identity, .. } if identity == id => Ok(Fate::Running),
                 IdentityRead::Alive { .. } | IdentityRead::Gone => Ok(Fate::Gone),
-                IdentityRead::Unknown(why) => Err(format!(
+                IdentityRead::Unknown(why) => Err(Unsettled::NotYet(format!(
                     "whether pid {} still runs could not be read: {why}",
                     id.pid
-                )),
+                ))),
             }
         })
         .collect()
@@ -213,7 +213,7 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
     } else {
         match fates(probe, &s) {
             Ok(fates) => fates,
-            Err(why) => return Settled::Left(Unsettled::NotYet(why)),
+            Err(why) => return Settled::Left(why),
         }
     };
     let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
