@@ -390,7 +390,7 @@ fn random_races_during_stops_never_get_a_wrong_signal_or_a_wrong_outcome() {
             store: &system.store,
             marker_at: &project::marker_on_disk,
             interrupt: &pier_core::stop::interrupt::PROCESS,
-            engines: &pier_core::containers::control::LiveEngines,
+            engines: &pier_core::containers::LiveEngines,
             opts: StopOptions {
                 // The fixtures end at once on SIGTERM; a second bounds what a newcomer that
                 // still runs costs a round (the stop's last wait), so that 10,000 rounds fit in

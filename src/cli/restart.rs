@@ -94,7 +94,7 @@ fn restart_one(system: &System, snapshot: &str, wait: Duration) -> RestartReport
             Ok((name, _)) => restart::container::restart(
                 probe,
                 &system.store,
-                &pier_core::containers::control::LiveEngines,
+                &pier_core::containers::LiveEngines,
                 &name,
                 wait,
             ),
@@ -115,7 +115,7 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
     let entries = match restart::history(system.probe.as_ref(), &system.store) {
         Ok((entries, _)) => entries,
         Err(e) => {
-            eprintln!("pier: {}", for_terminal(&e));
+            eprintln!("pier: {}", for_terminal(&e.to_string()));
             return ExitCode::from(EXIT_FAILED);
         }
     };

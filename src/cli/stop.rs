@@ -272,6 +272,7 @@ pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
         },
         force: args.force,
         dry_run: args.dry_run,
+        requested_by: pier_core::model::RequestedBy::Cli,
         ..StopOptions::default()
     })
 }

@@ -74,7 +74,7 @@ impl System {
             store: &self.store,
             marker_at: &project::marker_on_disk,
             interrupt: &crate::stop::interrupt::PROCESS,
-            engines: &crate::containers::control::LiveEngines,
+            engines: &crate::containers::LiveEngines,
             opts,
         }
     }

@@ -177,15 +177,14 @@ impl Api {
     }
 }
 
-/// The [`Control`] a stop and a restart use; its answers in words until the chain matches
-/// [`EngineError`]'s kinds.
+/// The [`Control`] a stop and a restart use.
 impl Control for Api {
-    fn state(&self, id: &str) -> Result<Option<State>, String> {
-        self.inspect(id).map_err(|e| e.to_string())
+    fn state(&self, id: &str) -> Result<Option<State>, EngineError> {
+        self.inspect(id)
     }
 
-    fn activity(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String> {
-        self.measure(id, at_first).map_err(|e| e.to_string())
+    fn activity(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, Unmeasured> {
+        self.measure(id, at_first)
     }
 
     fn signal(&self, id: &str, signal: &str) -> Result<(), Unsent> {
@@ -198,9 +197,8 @@ impl Control for Api {
             .map_err(|e| self.unsent(&e))
     }
 
-    fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), String> {
+    fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), EngineError> {
         self.wait_until_stopped(id, limit)
-            .map_err(|e| e.to_string())
     }
 
     fn start(&self, id: &str, limit: Duration) -> Result<(), Unsent> {

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use super::error::Unmeasured;
+use super::error::{EngineError, Unmeasured};
 
 /// One container as its engine describes it at one moment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -59,21 +59,21 @@ pub fn delta(before_ns: u64, after_ns: u64) -> Result<u64, Unmeasured> {
 /// Where a measurement asked of an engine comes from, in the evidence's words.
 pub const BY_ENGINE: &str = "container engine";
 
-/// One engine, for one container at a time. Every answer is `Err` with a sentence when the
+/// One engine, for one container at a time. Every answer is `Err` with its kind when the
 /// engine could not be asked; each such answer refuses a stop.
 pub trait Control: Sync {
     /// The container now; `Ok(None)` when the engine has no such container (removed).
-    fn state(&self, id: &str) -> Result<Option<State>, String>;
+    fn state(&self, id: &str) -> Result<Option<State>, EngineError>;
     /// Its CPU use between two of the engine's readings (a second apart on Docker; only
     /// while it runs). `at_first` runs as soon as the first reading is in, before the second
     /// is taken: the stop's check (a) runs there, so the window follows it closely and the
     /// whole sample costs one interval of the engine's, not two.
-    fn activity(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String>;
+    fn activity(&self, id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, Unmeasured>;
     /// Sends `signal` (`"SIGTERM"`) to its first process, through the engine.
     fn signal(&self, id: &str, signal: &str) -> Result<(), Unsent>;
     /// Returns once it is not running, or once `limit` has passed, whichever is first; it
     /// blocks on the engine's own wait, never polls.
-    fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), String>;
+    fn wait_stopped(&self, id: &str, limit: Duration) -> Result<(), EngineError>;
     /// Starts it again (same container, same configuration), waiting up to `limit` for the
     /// engine's answer. `Err(Unsent::Unknown)`: no answer, so it may have started.
     fn start(&self, id: &str, limit: Duration) -> Result<(), Unsent>;
@@ -135,12 +135,6 @@ pub fn check_stop_signal(signal: &str) -> Result<(), Unsendable> {
     }
 }
 
-/// [`check_stop_signal`] in words: the seam the stop and the diagnosis use until they match
-/// [`Unsendable`].
-pub fn sendable_stop_signal(signal: &str) -> Result<(), String> {
-    check_stop_signal(signal).map_err(|e| e.to_string())
-}
-
 pub use crate::model::container::parse_engine_time;
 
 /// Why the container the engine names now is not the run that was judged.
@@ -200,11 +194,6 @@ pub fn check_run(now: &State, id: &str, started_at: &str) -> Result<(), OtherRun
     Ok(())
 }
 
-/// [`check_run`] in words: the seam the stop uses until it matches [`OtherRun`].
-pub fn same_run(now: &State, id: &str, started_at: &str) -> Result<(), String> {
-    check_run(now, id, started_at).map_err(|e| e.to_string())
-}
-
 /// Why the engine, not Pier, decides when a container ends.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Managed {
@@ -239,11 +228,6 @@ pub fn manager(now: &State) -> Option<Managed> {
     })
 }
 
-/// [`manager`] in words: the seam the stop uses until it matches [`Managed`].
-pub fn engine_manages(now: &State) -> Option<String> {
-    manager(now).map(|m| m.to_string())
-}
-
 /// The container engines of this machine as a stop and a restart reach them: every engine's
 /// account at once (as a scan reads it), and one engine for one container's questions.
 /// [`LiveEngines`] is the real one; the stop's tests script their own.
@@ -252,12 +236,8 @@ pub trait EngineAccess: Sync {
     /// network namespace read.
     fn read(&self) -> Vec<super::EngineRead>;
     /// The engine at `host`, connected.
-    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String>;
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, EngineError>;
 }
-
-/// This machine's engines (`containers::LiveEngines`), named here as the stop and the
-/// restart name them.
-pub use super::LiveEngines;
 
 #[cfg(test)]
 mod tests {
@@ -378,8 +358,8 @@ mod tests {
              2026-12-03T08:00:05Z, not 2026-12-03T08:00:00.1Z)"
         );
         assert_eq!(
-            same_run(&run(), "abd", "2026-12-03T08:00:00.1Z"),
-            Err("the engine names another container (abc) for abd".into())
+            said(&check_run(&run(), "abd", "2026-12-03T08:00:00.1Z").unwrap_err()),
+            "the engine names another container (abc) for abd"
         );
         let stopped = State {
             running: false,
@@ -390,8 +370,8 @@ mod tests {
             "container web is not running any more"
         );
         assert_eq!(
-            sendable_stop_signal("kill"),
-            Err("its stop signal is SIGKILL, which Pier never sends (`docker stop` would)".into())
+            said(&check_stop_signal("kill").unwrap_err()),
+            "its stop signal is SIGKILL, which Pier never sends (`docker stop` would)"
         );
         assert_eq!(
             said(&check_stop_signal("SIGBOGUS").unwrap_err()),
@@ -403,8 +383,8 @@ mod tests {
             ..run()
         };
         assert_eq!(
-            engine_manages(&policy).as_deref(),
-            Some("container web has the restart policy always: its engine would start it again")
+            said(&manager(&policy).unwrap()),
+            "container web has the restart policy always: its engine would start it again"
         );
         let rm = State {
             auto_remove: true,

@@ -188,15 +188,13 @@ impl control::EngineAccess for LiveEngines {
     }
 
     #[cfg(unix)]
-    fn connect(&self, host: &str) -> Result<Box<dyn control::Control>, String> {
-        api::Api::connect(host)
-            .map(|api| Box::new(api) as Box<dyn control::Control>)
-            .map_err(|e| e.to_string())
+    fn connect(&self, host: &str) -> Result<Box<dyn control::Control>, EngineError> {
+        api::Api::connect(host).map(|api| Box::new(api) as Box<dyn control::Control>)
     }
 
     #[cfg(not(unix))]
-    fn connect(&self, host: &str) -> Result<Box<dyn control::Control>, String> {
+    fn connect(&self, host: &str) -> Result<Box<dyn control::Control>, EngineError> {
         let host = host.to_owned();
-        Err(EngineError::NoUnixSocketsFor { host }.to_string())
+        Err(EngineError::NoUnixSocketsFor { host })
     }
 }

@@ -302,10 +302,10 @@ fn engine_evidence(engine: &str, c: &ContainerFacts) -> Vec<Evidence> {
     if let Some(why) = c
         .stop_signal
         .as_deref()
-        .and_then(|s| crate::containers::control::sendable_stop_signal(s).err())
+        .and_then(|s| crate::containers::control::check_stop_signal(s).err())
     {
         evidence.push(rules::unsendable_stop_signal(
-            &why,
+            &why.to_string(),
             &stop_command(engine, c),
         ));
     }

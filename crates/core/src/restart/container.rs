@@ -13,11 +13,12 @@ use std::time::{Duration, Instant, SystemTime};
 use super::error::{NotFound, NotRestartable};
 use super::listener_on;
 use crate::containers::control::{Control, EngineAccess, State, Unsent};
+use crate::containers::EngineError;
 use crate::model::history::{RestartReport, RestartResult};
 use crate::model::outcome::ResourceResult;
 use crate::model::snapshot::{ContainerRestart, ContainerSnapshot};
 use crate::model::target::{record_prefix_of, RecordName, TargetId, TargetKind};
-use crate::probe::{Probe, SocketTable, TcpState};
+use crate::probe::{Probe, ProbeError, SocketTable, TcpState};
 use crate::stop::reconcile::container::{self as reconcile, Settled};
 use crate::store::Store;
 
@@ -71,7 +72,7 @@ pub fn stop_was_complete(s: &ContainerSnapshot) -> Result<(), NotRestartable> {
 pub(super) fn refusal(
     engine: &dyn Control,
     s: &ContainerSnapshot,
-    sockets: &Result<SocketTable, String>,
+    sockets: &Result<SocketTable, ProbeError>,
 ) -> Result<(), NotRestartable> {
     stop_was_complete(s)?;
     match engine
@@ -103,7 +104,7 @@ pub(super) fn refusal(
 /// view was not written.
 pub(super) fn settled(
     store: &Store,
-    engine: Result<&dyn Control, &str>,
+    engine: Result<&dyn Control, &EngineError>,
     name: &str,
     s: ContainerSnapshot,
 ) -> super::record::Settled<ContainerSnapshot> {
@@ -171,12 +172,14 @@ fn ready_to_start(
         Ok(None) => return Err(failed(NotFound::Record(name.to_owned()).to_string())),
         Err(e) => return Err(failed(e.to_string())),
     };
-    let engine = engines.connect(&s.engine_host).map_err(refused)?;
+    let engine = engines
+        .connect(&s.engine_host)
+        .map_err(|e| refused(e.to_string()))?;
     let s = match settled(store, Ok(engine.as_ref()), name, s) {
         (s, _, None) => s,
         (_, _, Some(why)) => return Err(refused(format!("the stop has not finished: {why}"))),
     };
-    let sockets = probe.sockets(&[]).map_err(|e| e.to_string());
+    let sockets = probe.sockets(&[]);
     refusal(engine.as_ref(), &s, &sockets).map_err(|why| refused(why.to_string()))?;
     Ok((s, engine))
 }
@@ -332,7 +335,7 @@ mod tests {
 
     use super::*;
     use crate::containers::control::{Measured, State};
-    use crate::containers::EngineRead;
+    use crate::containers::{EngineRead, Unmeasured};
     use crate::model::snapshot::SnapshotProject;
     use crate::probe::fake::FakeProbe;
 
@@ -347,22 +350,22 @@ mod tests {
         fn read(&self) -> Vec<EngineRead> {
             Vec::new()
         }
-        fn connect(&self, _host: &str) -> Result<Box<dyn Control>, String> {
+        fn connect(&self, _host: &str) -> Result<Box<dyn Control>, EngineError> {
             Ok(Box::new(self.clone()))
         }
     }
 
     impl Control for Engine {
-        fn state(&self, id: &str) -> Result<Option<State>, String> {
+        fn state(&self, id: &str) -> Result<Option<State>, EngineError> {
             Ok(self.0.lock().unwrap().iter().find(|s| s.id == id).cloned())
         }
-        fn activity(&self, _: &str, _: &mut dyn FnMut()) -> Result<Measured, String> {
-            Err("not in these tests".into())
+        fn activity(&self, _: &str, _: &mut dyn FnMut()) -> Result<Measured, Unmeasured> {
+            Err(Unmeasured::NotRead)
         }
         fn signal(&self, _: &str, _: &str) -> Result<(), Unsent> {
             Err(Unsent::Refused("not in these tests".into()))
         }
-        fn wait_stopped(&self, _: &str, _: Duration) -> Result<(), String> {
+        fn wait_stopped(&self, _: &str, _: Duration) -> Result<(), EngineError> {
             Ok(())
         }
         fn start(&self, id: &str, _: Duration) -> Result<(), Unsent> {

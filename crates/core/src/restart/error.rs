@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use crate::probe::Pid;
+use crate::containers::EngineError;
+use crate::probe::{Pid, ProbeError};
 
 /// A record a user named that cannot be found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,10 +119,10 @@ pub enum NotRestartable {
     },
     /// The processes could not be read.
     #[error("running processes could not be checked: {0}")]
-    ProcessesUnread(String),
+    ProcessesUnread(ProbeError),
     /// The socket table could not be read.
     #[error("the ports could not be checked: {0}")]
-    PortsUnread(String),
+    PortsUnread(ProbeError),
     /// A recorded address is not an address.
     #[error("the recorded address {0} could not be read")]
     BadAddress(String),
@@ -148,9 +149,9 @@ pub enum NotRestartable {
         /// When its run began.
         started_at: String,
     },
-    /// Its engine could not be asked, in the engine's words.
-    #[error("{0}")]
-    Engine(String),
+    /// Its engine could not be asked.
+    #[error(transparent)]
+    Engine(EngineError),
 }
 
 /// Why a restart's program was not started.

@@ -32,7 +32,7 @@ use crate::model::card::Port;
 use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::snapshot::{ContainerSnapshot, RecordedRestart, Snapshot};
 use crate::model::target::{record_prefix_of, RecordName, TargetId, TargetKind};
-use crate::probe::{Pid, Probe, ProcessList, SocketTable, TcpState};
+use crate::probe::{Pid, Probe, ProbeError, ProcessList, SocketTable, TcpState};
 use crate::stop::reconcile::{reconcile, Reconciled};
 use crate::store::{Lock, Store, StoreError};
 
@@ -59,8 +59,8 @@ pub struct Now<'p> {
     probe: &'p dyn Probe,
     /// Whom the restart runs as: what it runs must be theirs (or root's) alone.
     me: &'p crate::trust::Me,
-    processes: Result<ProcessList, String>,
-    sockets: Result<SocketTable, String>,
+    processes: Result<ProcessList, ProbeError>,
+    sockets: Result<SocketTable, ProbeError>,
 }
 
 impl<'p> Now<'p> {
@@ -70,8 +70,8 @@ impl<'p> Now<'p> {
         Self {
             probe,
             me: crate::trust::Me::current(),
-            processes: probe.processes().map_err(|e| e.to_string()),
-            sockets: probe.sockets(&[]).map_err(|e| e.to_string()),
+            processes: probe.processes(),
+            sockets: probe.sockets(&[]),
         }
     }
 }
@@ -211,8 +211,8 @@ fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, NotRestartabl
 pub fn history(
     probe: &dyn Probe,
     store: &Store,
-) -> Result<(Vec<HistoryEntry>, Vec<String>), String> {
-    history_with(probe, store, &crate::containers::control::LiveEngines)
+) -> Result<(Vec<HistoryEntry>, Vec<String>), StoreError> {
+    history_with(probe, store, &crate::containers::LiveEngines)
 }
 
 /// [`history`], asking `engines` about the containers' records.
@@ -220,7 +220,7 @@ pub fn history_with(
     probe: &dyn Probe,
     store: &Store,
     engines: &dyn crate::containers::control::EngineAccess,
-) -> Result<(Vec<HistoryEntry>, Vec<String>), String> {
+) -> Result<(Vec<HistoryEntry>, Vec<String>), StoreError> {
     let (mut entries, mut damaged) = record::history_of::<Snapshot>(probe, store, engines)?;
     // Containers' stops, from their own records (`container.rs`).
     match record::history_of::<ContainerSnapshot>(probe, store, engines) {
@@ -228,7 +228,7 @@ pub fn history_with(
             entries.extend(more);
             damaged.extend(more_damaged);
         }
-        Err(e) => damaged.push(e),
+        Err(e) => damaged.push(e.to_string()),
     }
     // Newest first, whichever kind of record: by the unix ms every record's name ends with.
     entries.sort_by_key(|e| std::cmp::Reverse(written_ms(&e.snapshot)));

@@ -13,11 +13,12 @@ use serde::Serialize;
 use super::error::NotRestartable;
 use super::{container, trust, Now};
 use crate::containers::control::{Control, EngineAccess};
+use crate::containers::EngineError;
 use crate::model::history::{HistoryEntry, HistoryRestart};
 use crate::model::snapshot::{ContainerSnapshot, Snapshot};
 use crate::model::target::{record_prefix_of, TargetKind};
-use crate::probe::{Probe, SocketTable};
-use crate::store::{Owned, Store, Versioned};
+use crate::probe::{Probe, ProbeError, SocketTable};
+use crate::store::{Owned, Store, StoreError, Versioned};
 
 /// A record as a read settled it, why the reconciled record could not be written, and why it
 /// was left unfinished.
@@ -50,11 +51,9 @@ pub fn history_of<R: Record>(
     probe: &dyn Probe,
     store: &Store,
     engines: &dyn EngineAccess,
-) -> Result<(Vec<HistoryEntry>, Vec<String>), String> {
+) -> Result<(Vec<HistoryEntry>, Vec<String>), StoreError> {
     let now = R::now(probe, engines);
-    let listing = store
-        .list::<R>(record_prefix_of(R::KIND))
-        .map_err(|e| e.to_string())?;
+    let listing = store.list::<R>(record_prefix_of(R::KIND))?;
     let entries = listing
         .records
         .into_iter()
@@ -142,11 +141,11 @@ impl Record for Snapshot {
 /// however many of its records there are.
 pub struct Engines<'a> {
     engines: &'a dyn EngineAccess,
-    sockets: Result<SocketTable, String>,
+    sockets: Result<SocketTable, ProbeError>,
     connected: RefCell<HashMap<String, Rc<Connected>>>,
 }
 
-type Connected = Result<Box<dyn Control>, String>;
+type Connected = Result<Box<dyn Control>, EngineError>;
 
 impl Engines<'_> {
     /// The engine at `host`, connected once.
@@ -159,8 +158,8 @@ impl Engines<'_> {
     }
 }
 
-fn as_control(c: &Connected) -> Result<&dyn Control, &str> {
-    c.as_ref().map(AsRef::as_ref).map_err(String::as_str)
+fn as_control(c: &Connected) -> Result<&dyn Control, &EngineError> {
+    c.as_ref().map(AsRef::as_ref)
 }
 
 impl Record for ContainerSnapshot {
@@ -170,7 +169,7 @@ impl Record for ContainerSnapshot {
     fn now<'a>(probe: &'a dyn Probe, engines: &'a dyn EngineAccess) -> Engines<'a> {
         Engines {
             engines,
-            sockets: probe.sockets(&[]).map_err(|e| e.to_string()),
+            sockets: probe.sockets(&[]),
             connected: RefCell::default(),
         }
     }
@@ -186,7 +185,7 @@ impl Record for ContainerSnapshot {
             .err()
             .or_else(|| match as_control(&engine) {
                 Ok(engine) => container::refusal(engine, self, &now.sockets).err(),
-                Err(why) => Some(NotRestartable::Engine(why.to_owned())),
+                Err(why) => Some(NotRestartable::Engine(why.clone())),
             })
     }
 

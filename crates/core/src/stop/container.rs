@@ -31,6 +31,7 @@ use super::flow::{abandoned, refused, Stopper};
 use super::refusal::{Refusal, Why};
 use super::target::{Answer, Deadline, Ended, Signalled, Target};
 use crate::containers::control::{self, Control, State, Unsent};
+use crate::containers::error::{EngineError, Unmeasured};
 use crate::containers::sample;
 use crate::diagnose::{self, rules, Engines};
 use crate::model::card::{Level, Project};
@@ -57,11 +58,22 @@ pub fn not_green(c: &Container) -> Option<String> {
     ))
 }
 
+/// Why the fresh diagnosis of a container's stop gave no answer to use.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Unscanned {
+    /// The scan itself failed.
+    #[error(transparent)]
+    Scan(#[from] diagnose::ScanError),
+    /// No card found, and engines that did not answer (their words): it may be theirs.
+    #[error("{}", .0.join("; "))]
+    Unasked(Vec<String>),
+}
+
 /// What the container did over its engine's window, judged as the scan judges it: CPU above
 /// the threshold, or not measured, refuses.
 fn busy(
     name: &str,
-    measured: Result<control::Measured, String>,
+    measured: Result<control::Measured, impl std::fmt::Display>,
     t: rules::Thresholds,
 ) -> Option<String> {
     let (evidence, _) = rules::container_activity(name, Some(measured), t);
@@ -85,7 +97,7 @@ pub(super) struct Run<'s> {
     /// When its check (a) ran: as its engine's first reading came in.
     t0: Option<Duration>,
     /// What its engine measured over (b)'s window, once (a) ran.
-    measured: Option<Result<control::Measured, String>>,
+    measured: Option<Result<control::Measured, Unmeasured>>,
     /// That window, in milliseconds.
     window_ms: u64,
 }
@@ -256,7 +268,10 @@ impl Stopper<'_> {
                 card.engine, card.name
             ))
         })?;
-        let engine = self.engines.connect(&card.engine_host).map_err(no_run)?;
+        let engine = self
+            .engines
+            .connect(&card.engine_host)
+            .map_err(|e| no_run(e.to_string()))?;
         let mut run = Run {
             id,
             container_id: card.container_id.clone(),
@@ -317,12 +332,12 @@ impl Stopper<'_> {
 
     /// The card `id` in a fresh scan of the machine with every engine asked, at no sample,
     /// with its project; `None` when no running container has it.
-    fn fresh_container(&self, id: &str) -> Result<Option<(Project, Container)>, String> {
+    fn fresh_container(&self, id: &str) -> Result<Option<(Project, Container)>, Unscanned> {
         let opts = diagnose::ScanOptions {
             engines: Engines::Given(self.engines.read(), sample::Samples::new()),
             ..self.scan_options(Vec::new())
         };
-        let scan = diagnose::scan(self.probe, &opts, self.marker_at).map_err(|e| e.to_string())?;
+        let scan = diagnose::scan(self.probe, &opts, self.marker_at)?;
         let unasked: Vec<String> = scan
             .engines
             .iter()
@@ -334,7 +349,7 @@ impl Stopper<'_> {
         });
         match found {
             // Not found, and an engine did not answer: it may be that engine's.
-            None if !unasked.is_empty() => Err(unasked.join("; ")),
+            None if !unasked.is_empty() => Err(Unscanned::Unasked(unasked)),
             found => Ok(found),
         }
     }
@@ -432,8 +447,12 @@ impl Run<'_> {
         match at {
             Checkpoint::A => self.look_a(s),
             Checkpoint::B => {
-                let measured = self.measured.take().unwrap_or(Err(String::new()));
-                match busy(&self.name, measured, s.opts.thresholds) {
+                let t = s.opts.thresholds;
+                let busy = match self.measured.take() {
+                    Some(measured) => busy(&self.name, measured, t),
+                    None => busy(&self.name, Err::<control::Measured, &str>(""), t),
+                };
+                match busy {
                     Some(why) => Err(refusal(Checkpoint::B, why)),
                     None => Ok(()),
                 }
@@ -456,7 +475,7 @@ impl Run<'_> {
             checked_a = self.network(s, Checkpoint::A);
         });
         let Some(t0) = t0 else {
-            let why = measured.err().unwrap_or_default();
+            let why = measured.err().map(|e| e.to_string()).unwrap_or_default();
             return Err(refusal(
                 Checkpoint::B,
                 format!(
@@ -592,14 +611,14 @@ impl Run<'_> {
         let now = self
             .engine
             .state(&self.container_id)
-            .map_err(|e| refusal(at, e))?
+            .map_err(|e| refusal(at, e.to_string()))?
             .ok_or_else(|| refusal(at, format!("container {} was removed", self.name)))?;
-        control::same_run(&now, &self.container_id, &self.started_at)
-            .map_err(|e| refusal(at, e))?;
-        if let Some(why) = control::engine_manages(&now) {
-            return Err(refusal(at, why));
+        control::check_run(&now, &self.container_id, &self.started_at)
+            .map_err(|e| refusal(at, e.to_string()))?;
+        if let Some(why) = control::manager(&now) {
+            return Err(refusal(at, why.to_string()));
         }
-        control::sendable_stop_signal(&now.stop_signal)
+        control::check_stop_signal(&now.stop_signal)
             .map_err(|why| refusal(at, format!("container {}: {why}", self.name)))?;
         Ok(now)
     }
@@ -611,7 +630,7 @@ fn ending(
     run: &Run,
     (signal, asked): (&str, &str),
     grace: Duration,
-    after: Result<Option<State>, String>,
+    after: Result<Option<State>, EngineError>,
 ) -> (MemberOutcome, ResourceResult, String) {
     let name = &run.name;
     match after {

@@ -4,7 +4,7 @@
 //! here once, the report's reason.
 
 use crate::model::outcome::ResourceResult;
-use crate::probe::Pid;
+use crate::probe::{Pid, ProbeError};
 
 /// Why a tree's snapshot was not taken: a member changed (refused), or it could not be written
 /// (failed).
@@ -54,9 +54,9 @@ pub enum Unrecorded {
 /// A member that is not what was diagnosed when its snapshot is taken: the stop is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Changed {
-    /// The process table could not be read again, in the probe's words.
+    /// The process table could not be read again.
     #[error("the process table could not be re-read: {0}")]
-    TableUnread(String),
+    TableUnread(ProbeError),
     /// Its pid holds another process now.
     #[error("pid {0} changed while its snapshot was taken")]
     Replaced(Pid),

@@ -11,14 +11,14 @@ use super::interrupt::Interrupt;
 use super::refusal::Refusal;
 use super::StopOptions;
 use crate::containers::control::EngineAccess;
-use crate::diagnose::{MarkerLookup, ScanOptions};
+use crate::diagnose::{MarkerLookup, ScanError, ScanOptions};
 use crate::model::bytes::ByteString;
 use crate::model::card::{EvidenceKind, Level, Member, Project, Resource, Scan};
 use crate::model::outcome::{ResourceResult, StopReport};
 use crate::model::shown::Shown;
 use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
 use crate::model::target::TargetId;
-use crate::probe::{Identity, Probe, ProcessList};
+use crate::probe::{Identity, Probe, ProbeError, ProcessList};
 use crate::signal::wait::ExitWaiter;
 use crate::signal::Signaller;
 use crate::store::{Lock, Store};
@@ -118,7 +118,7 @@ impl Stopper<'_> {
     /// the lock was taken) must still say what the user agreed to.
     pub(super) fn rediagnose(
         &self,
-        scan: &Result<Scan, String>,
+        scan: &Result<Scan, ScanError>,
         id: &str,
         shown: Option<&Shown>,
     ) -> Result<(Project, Resource), Box<StopReport>> {
@@ -177,7 +177,7 @@ impl Stopper<'_> {
         &self,
         project: &Project,
         r: &Resource,
-        list: &Result<ProcessList, String>,
+        list: &Result<ProcessList, ProbeError>,
     ) -> Result<(String, Snapshot), NotTaken> {
         let list = list.as_ref().map_err(|e| Changed::TableUnread(e.clone()))?;
         let members = r

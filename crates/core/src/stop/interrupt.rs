@@ -62,16 +62,26 @@ pub fn number_of(name: &str) -> Option<i32> {
     CAUGHT.iter().find(|(_, n)| *n == name).map(|(raw, _)| *raw)
 }
 
+/// A signal whose handler could not be installed.
+#[derive(Debug, thiserror::Error)]
+#[error("{name} could not be caught: {error}")]
+pub struct Uncaught {
+    /// The signal (`"SIGINT"`).
+    pub name: &'static str,
+    /// Why, in the system's words.
+    pub error: std::io::Error,
+}
+
 /// Installs the handlers that raise [`PROCESS`] on SIGINT, SIGTERM and SIGHUP, in place of
 /// dying. Why all three: Ctrl-C, `kill`, and a terminal window closed mid-stop must all leave a
 /// true record behind.
-pub fn catch() -> Result<(), String> {
+pub fn catch() -> Result<(), Uncaught> {
     for (number, name) in CAUGHT {
         // SAFETY: the action only stores into an atomic, which is async-signal-safe; it takes
         // no lock and allocates nothing.
         let registered =
             unsafe { signal_hook_registry::register(number, move || PROCESS.raise(number)) };
-        registered.map_err(|e| format!("{name} could not be caught: {e}"))?;
+        registered.map_err(|error| Uncaught { name, error })?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ use crate::model::card::{Project, Resource, Scan};
 use crate::model::managed::ManagedBy;
 use crate::model::outcome::{NewcomerReport, TieKind};
 use crate::model::snapshot::{Snapshot, SnapshotMember};
-use crate::probe::{Identity, Pid, ProcessInfo, ProcessList};
+use crate::probe::{Identity, Pid, ProbeError, ProcessInfo, ProcessList};
 use crate::words;
 
 /// A resource that sent signals and has ended, as the rescan judges it.
@@ -96,7 +96,7 @@ pub(super) fn replacements(
             return vec![Some(why); ended.len()];
         }
     };
-    let list = stopper.probe.processes().map_err(|e| e.to_string());
+    let list = stopper.probe.processes();
     let table = list
         .as_ref()
         .ok()
@@ -193,7 +193,7 @@ fn appeared(r: &Resource, table: Option<&ProcessTable>, e: &Ended) -> String {
 /// read once for the rescan (`table`, indexed); `members`: the batch's members, never twins.
 fn argv_twin(
     stopper: &Stopper,
-    list: &Result<ProcessList, String>,
+    list: &Result<ProcessList, ProbeError>,
     table: Option<&ProcessTable>,
     e: &Ended,
     members: &HashSet<Identity>,

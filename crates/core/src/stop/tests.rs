@@ -139,8 +139,12 @@ impl crate::containers::control::EngineAccess for NoEngines {
     fn read(&self) -> Vec<crate::containers::EngineRead> {
         Vec::new()
     }
-    fn connect(&self, host: &str) -> Result<Box<dyn crate::containers::control::Control>, String> {
-        Err(format!("no engine at {host}"))
+    fn connect(
+        &self,
+        host: &str,
+    ) -> Result<Box<dyn crate::containers::control::Control>, crate::containers::EngineError> {
+        let host = host.to_owned();
+        Err(crate::containers::EngineError::NotUnix { host })
     }
 }
 

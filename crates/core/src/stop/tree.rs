@@ -65,7 +65,7 @@ impl<'t> Target<'t> for Tree<'t> {
             memory: true,
             ..s.scan_options(Vec::new())
         };
-        let scan = diagnose::scan(s.probe, &opts, s.marker_at).map_err(|e| e.to_string());
+        let scan = diagnose::scan(s.probe, &opts, s.marker_at);
         let known = scan
             .iter()
             .flat_map(|s| &s.projects)
@@ -88,7 +88,7 @@ impl<'t> Target<'t> for Tree<'t> {
 
     /// One read of the process table, and each tree's snapshot written from it.
     fn record(s: &Stopper, fresh: Vec<Self::Fresh>) -> Vec<Answer<Self>> {
-        let list = s.probe.processes().map_err(|e| e.to_string());
+        let list = s.probe.processes();
         fresh
             .into_iter()
             .map(|f| {

@@ -94,6 +94,8 @@ impl Engine for SystemEngine {
     fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport> {
         let stopper = self.system.stopper(StopOptions {
             thresholds: self.scan.thresholds,
+            // The worker is the app's: a click.
+            requested_by: crate::model::RequestedBy::App,
             ..self.stop.clone()
         });
         let ids: Vec<String> = targets.iter().map(|t| t.id.to_string()).collect();

@@ -12,6 +12,7 @@ use std::time::SystemTime;
 pub use super::Settled;
 use super::{Fate, Unsettled};
 use crate::containers::control::Control;
+use crate::containers::EngineError;
 use crate::model::outcome::{ContainerOutcome, MemberOutcome, ResourceResult};
 use crate::model::snapshot::ContainerSnapshot;
 use crate::store::Store;
@@ -68,7 +69,7 @@ pub fn settle(s: &ContainerSnapshot, fate: Fate, at: &str) -> ContainerSnapshot 
 }
 
 /// The fate of the run `s` names, asked of its engine.
-fn fate(engine: &dyn Control, s: &ContainerSnapshot) -> Result<Fate, String> {
+fn fate(engine: &dyn Control, s: &ContainerSnapshot) -> Result<Fate, EngineError> {
     Ok(match engine.state(&s.container_id)? {
         Some(now) if now.running && now.started_at == s.started_at => Fate::Running,
         _ => Fate::Gone,
@@ -79,7 +80,7 @@ fn fate(engine: &dyn Control, s: &ContainerSnapshot) -> Result<Fate, String> {
 /// or why it could not be reached.
 pub fn reconcile(
     store: &Store,
-    engine: Result<&dyn Control, &str>,
+    engine: Result<&dyn Control, &EngineError>,
     name: &str,
     s: &ContainerSnapshot,
 ) -> Settled<ContainerSnapshot> {
@@ -96,9 +97,9 @@ pub fn reconcile(
         return Settled::Written(s);
     }
     let fate = if s.signals_may_follow == Some(true) {
-        match engine.map_err(str::to_owned).and_then(|e| fate(e, &s)) {
+        match engine.map_err(Clone::clone).and_then(|e| fate(e, &s)) {
             Ok(fate) => fate,
-            Err(why) => return Settled::Left(Unsettled::NotYet(why)),
+            Err(why) => return Settled::Left(Unsettled::NotYet(why.to_string())),
         }
     } else {
         Fate::Gone
@@ -179,9 +180,10 @@ mod tests {
         let store = Store::open_at(dir.path()).unwrap();
         let s = unfinished(true);
         store.put("ctr-fe7ae5f85c8a-1", &s).unwrap();
-        let r = reconcile(&store, Err("no engine"), "ctr-fe7ae5f85c8a-1", &s);
+        let none = crate::containers::EngineError::NoUnixSockets;
+        let r = reconcile(&store, Err(&none), "ctr-fe7ae5f85c8a-1", &s);
         assert!(
-            matches!(&r, Settled::Left(Unsettled::NotYet(why)) if why == "no engine"),
+            matches!(&r, Settled::Left(Unsettled::NotYet(why)) if *why == none.to_string()),
             "{r:?}"
         );
         let on_disk = store
@@ -191,7 +193,7 @@ mod tests {
         // Without the mark no engine is needed: written as no stop.
         let s = unfinished(false);
         store.put("ctr-fe7ae5f85c8a-2", &s).unwrap();
-        let r = reconcile(&store, Err("no engine"), "ctr-fe7ae5f85c8a-2", &s);
+        let r = reconcile(&store, Err(&none), "ctr-fe7ae5f85c8a-2", &s);
         assert!(
             matches!(&r, Settled::Written(w) if w.result == Some(ResourceResult::Refused)),
             "{r:?}"

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::containers::control::{Control, EngineAccess, Measured, State, Unsent};
-use crate::containers::{ContainerFacts, Endpoint, EngineRead, Published};
+use crate::containers::{ContainerFacts, Endpoint, EngineError, EngineRead, Published, Unmeasured};
 use crate::model::outcome::{Checkpoint, MemberOutcome, ResourceResult};
 use crate::model::snapshot::ContainerSnapshot;
 use crate::probe::fake::{process, FakeProbe};
@@ -129,7 +129,7 @@ impl EngineAccess for FakeEngine {
         }]
     }
 
-    fn connect(&self, host: &str) -> Result<Box<dyn Control>, String> {
+    fn connect(&self, host: &str) -> Result<Box<dyn Control>, EngineError> {
         assert_eq!(host, HOST);
         Ok(Box::new(Handle(Arc::clone(&self.0))))
     }
@@ -145,7 +145,7 @@ impl Handle {
 }
 
 impl Control for Handle {
-    fn state(&self, id: &str) -> Result<Option<State>, String> {
+    fn state(&self, id: &str) -> Result<Option<State>, EngineError> {
         assert_eq!(id, CID);
         let mut s = self.script();
         s.states += 1;
@@ -175,7 +175,7 @@ impl Control for Handle {
         }))
     }
 
-    fn activity(&self, _id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, String> {
+    fn activity(&self, _id: &str, at_first: &mut dyn FnMut()) -> Result<Measured, Unmeasured> {
         at_first();
         let lost = {
             let s = self.script();
@@ -206,7 +206,7 @@ impl Control for Handle {
         s.signal_answer.clone().map_or(Ok(()), Err)
     }
 
-    fn wait_stopped(&self, _id: &str, _limit: Duration) -> Result<(), String> {
+    fn wait_stopped(&self, _id: &str, _limit: Duration) -> Result<(), EngineError> {
         Ok(())
     }
 
