@@ -52,6 +52,8 @@ pub trait Tick {
     fn on_signal(&self, expected: &Expected, outcome: &SignalOutcome);
     /// The waiter answered: what it said of each member.
     fn after_wait(&self, members: &[Expected], exited: &[bool], ended_ns: u64);
+    /// A read of the process table (a survey's or on its own) answered, still in its turn.
+    fn after_read(&self, call: Call);
 }
 
 /// Pier's real interfaces behind the hook.
@@ -67,7 +69,11 @@ impl Hooked<'_> {
     fn turn<T>(&self, call: Call, f: impl FnOnce() -> T) -> T {
         let _turn = self.tick.serial();
         self.tick.before(call);
-        f()
+        let answer = f();
+        if matches!(call, Call::Survey | Call::Processes) {
+            self.tick.after_read(call);
+        }
+        answer
     }
 }
 

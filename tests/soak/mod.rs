@@ -740,6 +740,18 @@ impl Tick for Batch<'_> {
         }
     }
 
+    fn after_read(&self, call: Call) {
+        let n = self.timeline.calls.borrow().len() - 1;
+        let signalled_before = self.timeline.calls.borrow()[..n]
+            .iter()
+            .any(|c| matches!(c, Call::Signal(_)));
+        if matches!(call, Call::Survey | Call::Processes) && signalled_before {
+            for round in self.rounds {
+                round.note_reused(n);
+            }
+        }
+    }
+
     fn on_signal(&self, expected: &Expected, outcome: &SignalOutcome) {
         let n = self.timeline.calls.borrow().len() - 1;
         for round in self.rounds {
@@ -752,6 +764,19 @@ impl Round {
     /// Whether `id` is a process of this round's.
     fn ours(&self, id: Identity) -> bool {
         self.known.borrow().iter().any(|k| k.id == id)
+    }
+
+    /// Whose pids another process holds now, noted at call `n`: before a rescan's read and
+    /// again after it (found by the soak beside other runs: another run's process took a
+    /// member's pid while the read ran, after the look before it).
+    fn note_reused(&self, n: usize) {
+        let reused = self
+            .initial()
+            .iter()
+            .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
+            .map(|id| id.pid)
+            .collect();
+        self.reused_at.borrow_mut().push((n, reused));
     }
 
     /// Call `n` is about to be made: this round's events due at it, and what the round notes
@@ -773,13 +798,7 @@ impl Round {
         // A rescan's survey and process read come after the batch's first signal request:
         // note whose pids are taken at each, for those that turn out to be this tree's rescan.
         if matches!(call, Call::Survey | Call::Processes) && signalled_before {
-            let reused = self
-                .initial()
-                .iter()
-                .filter(|id| common::start_time_of(id.pid).is_some_and(|st| st != id.start_time))
-                .map(|id| id.pid)
-                .collect();
-            self.reused_at.borrow_mut().push((n, reused));
+            self.note_reused(n);
         }
         // Before the first signal request to this tree, its snapshot must be on disk, whole.
         if let Call::Signal(pid) = call {
