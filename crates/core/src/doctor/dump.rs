@@ -73,7 +73,7 @@ pub(super) fn write(dir: &Path, facts: &Facts) -> Result<PathBuf, Fault> {
         buffers.push(entry);
     }
     let manifest = Manifest {
-        schema: 1,
+        schema: crate::model::doctor::DOCTOR_SCHEMA,
         version: env!("CARGO_PKG_VERSION"),
         os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
         started_with: facts,
