@@ -328,6 +328,7 @@ mod tests {
             restarts: Vec::new(),
             batch: None,
             requested_by: Default::default(),
+            set_aside: Vec::new(),
             snapshot: "snap-100-1000-1".into(),
             id: "100-1000".into(),
             kind: Some("vite".into()),

@@ -14,6 +14,7 @@
 //! 4 every requested resource was stopped, but some outcome could not be recorded;
 //! 128 + N a stop interrupted by signal N (docs/design.md §3.10).
 
+mod anyway;
 mod app;
 mod doctor;
 mod exit;

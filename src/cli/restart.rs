@@ -219,6 +219,7 @@ mod tests {
             restarts: Vec::new(),
             batch: batch.map(Into::into),
             requested_by: Default::default(),
+            set_aside: Vec::new(),
             snapshot: snapshot.into(),
             id: "100-1000".into(),
             kind: Some("vite".into()),

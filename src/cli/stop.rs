@@ -20,10 +20,10 @@ use pier_core::model::card::{Evidence, Level, Project, Resource, Scan};
 use pier_core::model::container::Container;
 use pier_core::model::memory::Memory;
 use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
+use pier_core::model::reason::Reason;
 use pier_core::model::shown::Shown;
 use pier_core::model::snapshot::Snapshot;
-use pier_core::model::target::{record_prefix_of, TargetId, TargetKind};
-use pier_core::model::Identity;
+use pier_core::model::target::{record_prefix_of, TargetKind};
 use pier_core::model::SCHEMA_VERSION;
 use pier_core::probe;
 use pier_core::stop::interrupt;
@@ -58,9 +58,19 @@ pub struct StopArgs {
     /// Seconds each level of a tree gets to exit after its signal (0 to 600).
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = numbers::grace)]
     grace: Duration,
-    /// SIGKILL the named resources, skipping the level, connection and activity checks
-    /// (identities are still re-verified; other users' processes, PID 1 and Pier are never
-    /// touched).
+    /// Send SIGTERM anyway to resources named by id that are not green, through every check,
+    /// setting aside only the reasons you confirm (asked on a terminal, or --accept); never a
+    /// data service, a manager's program, a protected or an unreadable one.
+    // Ids only, like --force: `stop_options` refuses it with a port, --project or --all-green.
+    #[arg(long, conflicts_with = "force")]
+    anyway: bool,
+    /// With --anyway: the reasons you accept without being asked, comma-separated, as `pier
+    /// scan --json` names them in `reasons` (live_connection, busy, not_orphaned,
+    /// unknown_kind, not_restartable).
+    #[arg(long, value_name = "REASONS", value_delimiter = ',')]
+    accept: Vec<Reason>,
+    /// SIGKILL the processes of a resource's last stop that outlived their SIGTERM (after
+    /// `pier stop ID` left them running); added to that stop's record, no new snapshot.
     // Not clap's `requires = "ids"`, for the reason `under` gives: `--force --all-green` and
     // `--force --project` passed it and SIGKILLed whatever they selected. `stop_options` refuses.
     #[arg(long)]
@@ -136,7 +146,7 @@ struct StopDocument<'a> {
 /// Runs `pier stop`: the flags checked, the engine opened, the resources chosen, each stopped
 /// in turn (a refusal never stops the batch), the reports printed, the exit code.
 pub fn run(args: StopArgs) -> ExitCode {
-    let opts = match stop_options(&args) {
+    let mut opts = match stop_options(&args) {
         Ok(opts) => opts,
         Err(code) => return code,
     };
@@ -150,6 +160,19 @@ pub fn run(args: StopArgs) -> ExitCode {
         Err(code) => return code,
     };
     let damaged = damaged_records(&system.store);
+    if args.force {
+        return force(&system, opts, &args.ids, args.json, damaged);
+    }
+    if args.anyway {
+        let shown = ScanOptions {
+            sample: args.sample,
+            ..selection_options(opts.thresholds)
+        };
+        match super::anyway::confirm(&args.ids, &args.accept, system.probe.as_ref(), shown) {
+            Ok(anyway) => opts.anyway = anyway,
+            Err(code) => return code,
+        }
+    }
     let selected = match select(&args, system.probe.as_ref(), opts.thresholds) {
         Ok(selected) => selected,
         Err(code) => return code,
@@ -227,6 +250,38 @@ fn stop_and_show(
     (reports, written)
 }
 
+/// `pier stop --force ID…`: Force for each id in turn (`Stopper::force`), shown as a stop's
+/// reports are.
+fn force(
+    system: &System,
+    opts: StopOptions,
+    ids: &[String],
+    json: bool,
+    damaged: Vec<String>,
+) -> ExitCode {
+    let dry_run = opts.dry_run;
+    let stopper = system.stopper(opts);
+    let mut seen = std::collections::HashSet::new();
+    let reports: Vec<StopReport> = ids
+        .iter()
+        .filter(|id| seen.insert(id.as_str()))
+        .map(|id| stopper.force(id))
+        .collect();
+    let doc = StopDocument {
+        schema: SCHEMA_VERSION,
+        dry_run,
+        ports: &[],
+        results: &reports,
+        left_alone: &[],
+        damaged_records: damaged,
+    };
+    let written = print_reports(json, &doc);
+    if written != ExitCode::SUCCESS {
+        return written;
+    }
+    exit_code(&reports, dry_run)
+}
+
 /// Only ports were asked, and none named a resource to stop: their answers say it all.
 fn only_ports(reports: &[StopReport], ports: &[PortAnswer]) -> bool {
     reports.is_empty() && !ports.is_empty()
@@ -270,7 +325,6 @@ pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
             cpu_percent: args.cpu_threshold,
             io_bytes_per_second: args.io_threshold,
         },
-        force: args.force,
         dry_run: args.dry_run,
         requested_by: pier_core::model::RequestedBy::Cli,
         ..StopOptions::default()
@@ -288,17 +342,25 @@ fn misplaced_flag(args: &StopArgs) -> Option<&'static str> {
              ignored (give --all-green --under DIR, or leave --under out)",
         );
     }
-    if args.force && !ports::asked(&args.ids).is_empty() {
+    if !args.accept.is_empty() && !args.anyway {
+        return Some("--accept confirms the reasons of a stop anyway: give it with --anyway");
+    }
+    if (args.force || args.anyway) && !ports::asked(&args.ids).is_empty() {
         return Some(
-            "--force stops only resources named by id, never by port: a port names whatever \
-             holds it now (`pier scan :PORT` shows its id)",
+            "--force and --anyway act only on resources named by id, never by port: a port \
+             names whatever holds it now (`pier scan :PORT` shows its id)",
         );
     }
     if args.force && args.ids.is_empty() {
         return Some(
-            "--force stops only resources named by id (as `pier scan` shows them), never a \
-             whole project or every green resource, because it skips the level, connection \
-             and activity checks",
+            "--force follows one stop of a resource named by id (as `pier stop` reported it), \
+             never a whole project or every green resource",
+        );
+    }
+    if args.anyway && args.ids.is_empty() {
+        return Some(
+            "--anyway stops only resources named by id (as `pier scan` shows them), never a \
+             whole project or every green resource: each one's reasons are yours to confirm",
         );
     }
     None
@@ -580,6 +642,14 @@ fn text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> Stri
 fn report_text(r: &StopReport, style: &Style) -> String {
     let mut out = String::new();
     headline(&mut out, r, style);
+    for a in &r.set_aside {
+        let _ = writeln!(
+            out,
+            "    set aside: {}: {}",
+            a.reason,
+            for_terminal(&a.fact)
+        );
+    }
     member_lines(&mut out, r);
     newcomer_lines(&mut out, r);
     would_signal_lines(&mut out, r);
@@ -683,10 +753,7 @@ fn ending_lines(out: &mut String, r: &StopReport) {
         );
     }
     if let Some(t) = &r.timings {
-        let sample = match t.sample_ms {
-            0 => "no activity sample: --force".to_owned(),
-            ms => format!("activity sampled over {ms} ms"),
-        };
+        let sample = format!("activity sampled over {} ms", t.sample_ms);
         let _ = writeln!(
             out,
             "    first check to first signal {:.0} ms, to last signal {:.0} ms ({sample})",
@@ -717,35 +784,22 @@ fn shown_command(command: &str) -> String {
     words::short_command(command.split(' ').map(str::as_bytes))
 }
 
-/// What Force can do about a member that outlived its SIGTERM: only where a plain stop left
-/// one running (never after Force, whose SIGKILL cannot be outlived, nor for a replacement a
-/// manager started: the reason names the manager's own command).
+/// What Force can do about members that outlived their SIGTERM: offered only after a stop that
+/// sent signals (Force's own report has no timings: its SIGKILL is the last step).
 fn force_hint(r: &StopReport) -> Option<String> {
-    let forced = r.timings.is_some_and(|t| t.sample_ms == 0);
-    let stubborn = r
+    let outlived = r
         .members
         .iter()
-        .any(|m| m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning);
-    if forced || !stubborn || r.result != ResourceResult::PartiallyStopped {
+        .filter(|m| m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning)
+        .count();
+    if r.timings.is_none() || outlived == 0 {
         return None;
     }
-    let root_runs = r.members.iter().any(|m| {
-        let id = TargetId::Tree(Identity {
-            pid: m.pid,
-            start_time: m.start_time,
-        });
-        m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning
-            && r.id == id.to_string()
-    });
-    Some(match root_runs {
-        true => format!(
-            "`pier stop --force {}` SIGKILLs what still runs (its snapshot is kept for a restart)",
-            r.id
-        ),
-        false => "`pier scan` shows what still runs under its own id; `pier stop --force ID` \
-                  SIGKILLs it"
-            .to_owned(),
-    })
+    Some(format!(
+        "`pier stop --force {}` sends SIGKILL to the {outlived} process(es) that outlived \
+         SIGTERM (added to this stop's record)",
+        r.id
+    ))
 }
 
 /// What follows the reports: "Nothing to stop." when there are none, what a batch left alone

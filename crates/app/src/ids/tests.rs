@@ -178,6 +178,7 @@ fn restart_needs_a_restartable_snapshot() {
         restarts: Vec::new(),
         batch: None,
         requested_by: Default::default(),
+        set_aside: Vec::new(),
         snapshot: name.into(),
         id: "1-1".into(),
         kind: Some("vite".into()),

@@ -50,6 +50,7 @@ pub fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> Hi
         restarts: Vec::new(),
         batch: None,
         requested_by: Default::default(),
+        set_aside: Vec::new(),
         snapshot: name.into(),
         id: "10-100".into(),
         kind: None,

@@ -280,6 +280,9 @@ fn card(
         compose_service: c.compose.as_ref().and_then(|c| c.service.clone()),
         restart_policy: c.restart_policy.clone(),
         auto_remove: c.auto_remove,
+        reasons: crate::model::reason::reasons_of(&evidence)
+            .into_iter()
+            .collect(),
         evidence,
     }
 }

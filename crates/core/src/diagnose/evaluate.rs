@@ -74,6 +74,10 @@ pub(crate) fn resource(
         activity,
         // Memory argues nothing: it is filled in once read (`memory::fill`).
         memory: None,
+        // Named again once the card is final (`name_reasons`).
+        reasons: crate::model::reason::reasons_of(&evidence)
+            .into_iter()
+            .collect(),
         evidence,
         managed_by: lineage.managed,
         respawners,

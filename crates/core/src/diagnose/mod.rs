@@ -252,6 +252,7 @@ pub fn scan(
     } = judged.containers;
     let mut projects = judged.projects;
     place_containers(&mut projects, opts, cards);
+    name_reasons(projects.values_mut());
     tracing::debug!(
         "scan {}: survey {:.1} ms, resources {:.1} ms, sample and judgement {:.1} ms",
         opts.generation,
@@ -276,6 +277,20 @@ pub fn scan(
         other_listeners,
         engines,
     })
+}
+
+/// Each card's reasons, from its final evidence (`model::reason`): what its level rests on, as
+/// one typed reason per kind of fact against it.
+fn name_reasons<'p>(projects: impl Iterator<Item = &'p mut Project>) {
+    use crate::model::reason::reasons_of;
+    for p in projects {
+        for r in &mut p.resources {
+            r.reasons = reasons_of(&r.evidence).into_iter().collect();
+        }
+        for c in &mut p.containers {
+            c.reasons = reasons_of(&c.evidence).into_iter().collect();
+        }
+    }
 }
 
 /// The survey of the user's processes, and what the engines say of their containers: asked

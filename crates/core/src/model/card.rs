@@ -277,6 +277,9 @@ pub struct Resource {
     pub memory: Option<super::memory::Memory>,
     /// Every fact its level rests on.
     pub evidence: Vec<Evidence>,
+    /// The reasons against stopping it, one per kind of fact that is not green, in the table's
+    /// order (`reason::Reason`: what a stop anyway may set aside).
+    pub reasons: Vec<super::reason::Reason>,
     /// The process manager, systemd unit or launchd agent that runs its root on purpose;
     /// `null` when none does. Such a resource is never green.
     pub managed_by: Option<super::managed::ManagedBy>,

@@ -48,6 +48,8 @@ pub struct Container {
     pub auto_remove: bool,
     /// Every fact its level rests on.
     pub evidence: Vec<Evidence>,
+    /// The reasons against stopping it, as a resource's (`reason::Reason`).
+    pub reasons: Vec<super::reason::Reason>,
 }
 
 /// A container port published on a host address.

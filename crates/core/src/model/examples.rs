@@ -50,6 +50,7 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
             message: "orphaned: its parent is PID 1".into(),
             source: "/proc/1/stat".into(),
         }],
+        reasons: Vec::new(),
         managed_by: None,
         respawners: Vec::new(),
     }
@@ -115,5 +116,6 @@ pub fn container(name: &str, port: u16) -> crate::model::container::Container {
             ),
             source: "container engine".into(),
         }],
+        reasons: vec![super::reason::Reason::Managed],
     }
 }

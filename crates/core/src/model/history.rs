@@ -132,6 +132,9 @@ pub struct HistoryEntry {
     pub batch: Option<String>,
     /// Who asked for the stop (a person, in records written before it was kept).
     pub requested_by: RequestedBy,
+    /// A stop anyway: the reasons it set aside, each with its fact. Empty otherwise.
+    #[serde(default)]
+    pub set_aside: Vec<super::reason::SetAside>,
 }
 
 /// One restart made from a snapshot, as `pier history` lists it.

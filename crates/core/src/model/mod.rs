@@ -15,6 +15,7 @@
 //! - [`history`]: a restart's result and `pier history`'s lines;
 //! - [`target`]: the names of targets and records ([`TargetId`], [`RecordName`]), one grammar;
 //! - [`request`]: who asked for a stop ([`RequestedBy`]);
+//! - [`reason`]: every fact against a stop as one typed [`reason::Reason`], and what may set each aside;
 //! - [`doctor`]: `pier doctor`'s report: the self-test's checks;
 //! - `examples`: cards built by hand, for tests (feature `test-support`).
 
@@ -30,6 +31,7 @@ pub mod managed;
 pub mod memory;
 pub mod outcome;
 pub mod protect;
+pub mod reason;
 pub mod request;
 pub mod shown;
 pub mod snapshot;

@@ -241,6 +241,8 @@ pub struct StopReport {
     /// (`memory::freed`). `null` for any other result, a container, or when a figure is
     /// missing.
     pub freed: Option<super::memory::Memory>,
+    /// A stop anyway: the reasons it set aside, each with its fact. Empty for any other stop.
+    pub set_aside: Vec<super::reason::SetAside>,
 }
 
 impl StopReport {
@@ -264,6 +266,7 @@ impl StopReport {
             container: None,
             would_signal: Vec::new(),
             freed: None,
+            set_aside: Vec::new(),
         }
     }
 }

@@ -124,6 +124,10 @@ pub struct Snapshot {
     /// Who asked for the stop; a record written before it was kept reads as a person's.
     #[serde(default)]
     pub requested_by: RequestedBy,
+    /// A stop anyway: the reasons it set aside, each with its fact (`reason::SetAside`).
+    /// Absent for any other stop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_aside: Vec<super::reason::SetAside>,
 }
 
 /// One restart: the new root's identity and how it went.

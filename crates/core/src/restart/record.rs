@@ -133,6 +133,7 @@ impl Record for Snapshot {
                 .collect(),
             batch: self.batch.clone(),
             requested_by: self.requested_by.clone(),
+            set_aside: self.set_aside.clone(),
         }
     }
 }
@@ -225,6 +226,7 @@ impl Record for ContainerSnapshot {
                 .collect(),
             batch: self.batch.clone(),
             requested_by: self.requested_by.clone(),
+            set_aside: Vec::new(),
         }
     }
 }

@@ -42,6 +42,7 @@ pub(super) fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> S
         restarts: Vec::new(),
         batch: None,
         requested_by: Default::default(),
+        set_aside: Vec::new(),
     }
 }
 

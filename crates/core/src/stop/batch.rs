@@ -286,14 +286,12 @@ impl Stopper<'_> {
         out: &mut Reports,
     ) -> (Duration, (K::Seen, Vec<Live<K>>)) {
         let t0 = self.probe.now();
-        if !self.opts.force {
-            live = self.judged(live, out, Checkpoint::A);
-            live = self.unless_interrupted(live, out);
-            out.step_of::<K>(Step::Sampling(self.opts.sample), live.len());
-            live = self.judged(live, out, Checkpoint::B);
-            live = self.unless_interrupted(live, out);
-            live = self.judged(live, out, Checkpoint::C);
-        }
+        live = self.judged(live, out, Checkpoint::A);
+        live = self.unless_interrupted(live, out);
+        out.step_of::<K>(Step::Sampling(self.opts.sample), live.len());
+        live = self.judged(live, out, Checkpoint::B);
+        live = self.unless_interrupted(live, out);
+        live = self.judged(live, out, Checkpoint::C);
         live = self.unless_interrupted(live, out);
         // Before (d) and (e), so the last look stays right before the first signal: the mark
         // says only that signals *may* follow, and a refusal after it still records that

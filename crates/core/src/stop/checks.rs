@@ -10,12 +10,14 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use super::anyway;
 use super::refusal::{Peer, Why};
 use crate::diagnose::connections::SocketIndex;
 use crate::diagnose::judge::{self, Finding};
 use crate::diagnose::rules::{self, ActivityFacts, Thresholds};
 use crate::diagnose::tree::ProcessTable;
 use crate::model::card::Level;
+use crate::model::reason::{Reason, SetAside};
 use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessInfo, ProcessList, Survey};
 use crate::signal::Expected;
@@ -26,7 +28,10 @@ use crate::signal::Expected;
 /// that is not green: no process of the user's unreadable (it may be a member: the scan makes
 /// every resource red), no member hidden from the tables, no listener shared outside, no live or
 /// waiting connection. One answer per resource, in order.
-pub fn network(probe: &dyn Probe, resources: &[&HashSet<Pid>]) -> Vec<Result<(), Why>> {
+///
+/// A stop anyway passes each resource's confirmed reasons (`Skip`): a finding that is one of
+/// them, and that a person may set aside, is set aside and named instead of refusing.
+pub fn network(probe: &dyn Probe, resources: &[(&HashSet<Pid>, Skip)]) -> Vec<Passed<()>> {
     // argv plays no part in a network check: none is read beyond the socket holders'.
     match probe.survey(&|_| false) {
         Ok(survey) => network_in(probe.current_uid(), &survey, resources),
@@ -34,8 +39,14 @@ pub fn network(probe: &dyn Probe, resources: &[&HashSet<Pid>]) -> Vec<Result<(),
     }
 }
 
+/// What a stop anyway of a resource confirmed (`None`: an ordinary stop sets nothing aside).
+pub type Skip<'a> = Option<&'a BTreeSet<Reason>>;
+
+/// A check passed, with what it saw and the facts a stop anyway set aside there; or why not.
+pub type Passed<T> = Result<(T, Vec<SetAside>), Why>;
+
 /// The network check of each of `resources` against one survey.
-fn network_in(uid: u32, survey: &Survey, resources: &[&HashSet<Pid>]) -> Vec<Result<(), Why>> {
+fn network_in(uid: u32, survey: &Survey, resources: &[(&HashSet<Pid>, Skip)]) -> Vec<Passed<()>> {
     let unreadable = judge::unreadable_of(&survey.processes.unreadable, uid);
     let index = match &survey.sockets {
         Ok(t) => SocketIndex::new(&t.sockets),
@@ -44,7 +55,7 @@ fn network_in(uid: u32, survey: &Survey, resources: &[&HashSet<Pid>]) -> Vec<Res
     let tables = survey.sockets.as_ref().map_err(ToString::to_string);
     resources
         .iter()
-        .map(|members| {
+        .map(|&(members, skip)| {
             // A member first: its own words say which member could not be walked.
             let first = unreadable
                 .iter()
@@ -56,10 +67,18 @@ fn network_in(uid: u32, survey: &Survey, resources: &[&HashSet<Pid>]) -> Vec<Res
                 return Err(against(f, members, &survey.processes.processes));
             }
             let judged = judge::network(tables.clone(), &index, members);
-            match judge::first_against(&judged.findings) {
-                Some(f) => Err(against(f, members, &survey.processes.processes)),
-                None => Ok(()),
+            let mut aside = Vec::new();
+            for f in judged.findings.iter().filter(|f| f.level() != Level::Green) {
+                let evidence = f.evidence();
+                match Reason::of(&evidence) {
+                    Some(r) if anyway::skips(skip, r) => aside.push(SetAside {
+                        reason: r,
+                        fact: evidence.message,
+                    }),
+                    _ => return Err(against(f, members, &survey.processes.processes)),
+                }
             }
+            Ok(((), aside))
         })
         .collect()
 }
@@ -104,21 +123,21 @@ fn against(f: &Finding, members: &HashSet<Pid>, processes: &[ProcessInfo]) -> Wh
 /// respawners whose polling its re-diagnosis set aside (`rules::activity_with_pollers`).
 pub fn activity(
     probe: &dyn Probe,
-    snapshots: &[(&Snapshot, &[rules::Poller])],
+    snapshots: &[(&Snapshot, &[rules::Poller], Skip)],
     window: std::time::Duration,
     t: Thresholds,
-) -> Vec<Result<(), Why>> {
+) -> Vec<Passed<()>> {
     if window.is_zero() {
         return vec![Err(Why::EmptyWindow); snapshots.len()];
     }
     let pids: Vec<Pid> = snapshots
         .iter()
-        .flat_map(|(s, _)| s.members.iter().map(|m| m.identity.pid))
+        .flat_map(|(s, _, _)| s.members.iter().map(|m| m.identity.pid))
         .collect();
     let sample = probe.activity(&pids, window);
     snapshots
         .iter()
-        .map(|&(snapshot, pollers)| {
+        .map(|&(snapshot, pollers, skip)| {
             let ours = |pid: Pid| {
                 let member = snapshot.members.iter().any(|m| m.identity.pid == pid);
                 member.then(|| snapshot.short_command_of(pid))
@@ -131,7 +150,14 @@ pub fn activity(
             let facts = ActivityFacts::Measured(measured, window);
             let (evidence, _) = rules::activity_with_pollers(&facts, t, pollers);
             match evidence.level {
-                Level::Green => Ok(()),
+                Level::Green => Ok(((), Vec::new())),
+                _ if anyway::skips(skip, Reason::Busy) => Ok((
+                    (),
+                    vec![SetAside {
+                        reason: Reason::Busy,
+                        fact: evidence.message,
+                    }],
+                )),
                 Level::Yellow | Level::Red => Err(Why::Busy(evidence.message)),
             }
         })
@@ -179,22 +205,25 @@ pub fn tree(probe: &dyn Probe, snapshots: &[&Snapshot]) -> Vec<Result<TreeCheck,
 /// after that table is absent from it: a newcomer, never signalled (`newcomers.rs`).
 pub fn last_look(
     probe: &dyn Probe,
-    resources: &[(&HashSet<Pid>, &Snapshot)],
-) -> Vec<Result<TreeCheck, Why>> {
+    resources: &[(&HashSet<Pid>, &Snapshot, Skip)],
+) -> Vec<Passed<TreeCheck>> {
     // An engine client's argv is read (`containers::processes`): without it, it may stand for
     // a container, which refuses the stop (`judge::force_allowed`).
     let survey = match probe.survey(&crate::containers::processes::is_client_program) {
         Ok(survey) => survey,
         Err(e) => return vec![Err(Why::SurveyFailed(e.to_string())); resources.len()],
     };
-    let sets: Vec<&HashSet<Pid>> = resources.iter().map(|(m, _)| *m).collect();
+    let sets: Vec<(&HashSet<Pid>, Skip)> = resources.iter().map(|(m, _, k)| (*m, *k)).collect();
     let network = network_in(probe.current_uid(), &survey, &sets);
-    let snapshots: Vec<&Snapshot> = resources.iter().map(|(_, s)| *s).collect();
+    let snapshots: Vec<&Snapshot> = resources.iter().map(|(_, s, _)| *s).collect();
     let trees = tree_in(probe, survey.processes, &snapshots);
     network
         .into_iter()
         .zip(trees)
-        .map(|(net, tree)| net.and(tree))
+        .map(|(net, tree)| {
+            let aside = net?.1;
+            Ok((tree?, aside))
+        })
         .collect()
 }
 

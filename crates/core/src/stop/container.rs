@@ -246,10 +246,10 @@ impl Stopper<'_> {
     /// user was shown, if anything.
     fn container_run<'s>(&self, id: &'s str, shown: Option<&Shown>) -> Step<Run<'s>> {
         let no = |why: String| Box::new(StopReport::new(id, ResourceResult::Refused, why));
-        if self.opts.force {
+        if self.opts.anyway.confirmed(id).is_some() {
             return Err(no(
-                "Force is for processes: a container is stopped only through its engine, after \
-                 every check"
+                "a stop anyway is for process trees: a container is stopped only through its \
+                 engine, after every check"
                     .into(),
             ));
         }

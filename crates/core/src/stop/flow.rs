@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::anyway;
 use super::failure::{Changed, NotTaken, Unrecorded};
 use super::interrupt::Interrupt;
 use super::refusal::Refusal;
@@ -15,6 +16,7 @@ use crate::diagnose::{MarkerLookup, ScanError, ScanOptions};
 use crate::model::bytes::ByteString;
 use crate::model::card::{EvidenceKind, Level, Member, Project, Resource, Scan};
 use crate::model::outcome::{ResourceResult, StopReport};
+use crate::model::reason::SetAside;
 use crate::model::shown::Shown;
 use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
 use crate::model::target::TargetId;
@@ -22,7 +24,6 @@ use crate::probe::{Identity, Probe, ProbeError, ProcessList};
 use crate::signal::wait::ExitWaiter;
 use crate::signal::Signaller;
 use crate::store::{Lock, Store};
-use crate::words;
 
 /// Everything a stop needs, each behind its interface.
 pub struct Stopper<'a> {
@@ -56,11 +57,16 @@ pub(super) fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
     }
 }
 
-/// A stop a checkpoint refused: nothing was sent, and the report names the checkpoint.
+/// A stop a checkpoint refused: nothing was sent, and the report names the checkpoint and,
+/// where a person may set the reason aside, the stop anyway that would.
 pub(super) fn refused(id: &str, r: Refusal) -> StopReport {
+    let reason = match r.why.reason() {
+        Some(reason) => format!("{r}; {}", anyway::offer(id, &[reason])),
+        None => r.to_string(),
+    };
     StopReport {
         checkpoint: Some(r.checkpoint),
-        ..StopReport::new(id, ResourceResult::Refused, r.to_string())
+        ..StopReport::new(id, ResourceResult::Refused, reason)
     }
 }
 
@@ -115,13 +121,14 @@ impl Stopper<'_> {
     }
 
     /// Step 1: the fresh diagnosis (`scan`, of the whole machine with no sample, made after
-    /// the lock was taken) must still say what the user agreed to.
+    /// the lock was taken) must still say what the user agreed to. With it, what a stop anyway
+    /// sets aside of it (empty for any other stop).
     pub(super) fn rediagnose(
         &self,
         scan: &Result<Scan, ScanError>,
         id: &str,
         shown: Option<&Shown>,
-    ) -> Result<(Project, Resource), Box<StopReport>> {
+    ) -> Result<(Project, Resource, Vec<SetAside>), Box<StopReport>> {
         let refuse = |why: String| Box::new(StopReport::new(id, ResourceResult::Refused, why));
         let scan = scan
             .as_ref()
@@ -156,17 +163,15 @@ impl Stopper<'_> {
         }) {
             return Err(with_fresh(format!("never touched: {}", p.message)));
         }
-        if !self.opts.force && resource.level != Level::Green {
-            return Err(with_fresh(format!(
-                "it is {} now, not green: {}",
-                resource.level.as_str(),
-                words::level_reasons(&resource)
-            )));
-        }
+        let set_aside = match self.opts.anyway.confirmed(id) {
+            _ if resource.level == Level::Green => Vec::new(),
+            Some(confirmed) => anyway::set_aside(&resource, confirmed).map_err(&with_fresh)?,
+            None => return Err(with_fresh(anyway::not_green(&resource))),
+        };
         if let Some(why) = shown.and_then(|shown| unlike_shown(shown, &project, &resource)) {
             return Err(with_fresh(why));
         }
-        Ok((project, resource))
+        Ok((project, resource, set_aside))
     }
 
     /// Step 2: the snapshot, with exact bytes read afresh for every member, written before
@@ -177,6 +182,7 @@ impl Stopper<'_> {
         &self,
         project: &Project,
         r: &Resource,
+        set_aside: Vec<SetAside>,
         list: &Result<ProcessList, ProbeError>,
     ) -> Result<(String, Snapshot), NotTaken> {
         let list = list.as_ref().map_err(|e| Changed::TableUnread(e.clone()))?;
@@ -185,7 +191,7 @@ impl Stopper<'_> {
             .iter()
             .map(|m| self.snapshot_member(list, m))
             .collect::<Result<Vec<_>, _>>()?;
-        let snapshot = self.snapshot_of(project, r, members);
+        let snapshot = self.snapshot_of(project, r, members, set_aside);
         // A dry run keeps the snapshot in memory only: the checks judge it, nothing is written.
         if self.opts.dry_run {
             return Ok((String::new(), snapshot));
@@ -248,6 +254,7 @@ impl Stopper<'_> {
         project: &Project,
         r: &Resource,
         members: Vec<SnapshotMember>,
+        set_aside: Vec<SetAside>,
     ) -> Snapshot {
         Snapshot {
             schema: crate::model::SCHEMA_VERSION,
@@ -277,6 +284,7 @@ impl Stopper<'_> {
             restarts: Vec::new(),
             batch: self.opts.batch.clone(),
             requested_by: self.opts.requested_by.clone(),
+            set_aside,
         }
     }
 
@@ -329,6 +337,10 @@ impl Stopper<'_> {
             s.outcomes = outcomes;
             s.result = Some(out.result);
             s.reason = Some(out.reason.clone());
+            // What the checks set aside too, once signals went out.
+            if !out.set_aside.is_empty() {
+                s.set_aside = out.set_aside.clone();
+            }
         });
         updated.err().map(|e| {
             format!(

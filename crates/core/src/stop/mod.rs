@@ -19,19 +19,21 @@
 //! waiter — so nothing here reads `/proc` or holds a pidfd or a kqueue, and the whole chain
 //! runs against scripted fakes in the tests.
 //!
-//! There is no automatic SIGKILL. `force` sends SIGKILL instead of SIGTERM and skips only the
-//! level requirement and the network and activity checkpoints; what it may never touch is
-//! `diagnose::judge::force_allowed`'s to say, asked by the re-diagnosis and every tree check.
+//! There is no automatic SIGKILL. A stop anyway (`anyway.rs`) is this chain, sending SIGTERM,
+//! with the reasons a person confirmed set aside; Force (`force.rs`) is a later step, SIGKILL
+//! to what outlived a stop's SIGTERM, added to that stop's record.
 //!
 //! The checkpoints judge with the scan's own rules (`diagnose::judge`), so they refuse on
 //! anything the scan would not call green; a refusal is a typed [`Refusal`] (which checkpoint,
 //! and why), worded for the report's reason.
 
+pub mod anyway;
 mod batch;
 pub mod checks;
 pub mod container;
 mod deadline;
 pub mod failure;
+pub mod force;
 pub mod interrupt;
 pub mod reconcile;
 pub mod refusal;
@@ -63,8 +65,6 @@ pub struct StopOptions {
     pub sample: Duration,
     /// The activity above which the members count as busy at checkpoint (b).
     pub thresholds: Thresholds,
-    /// SIGKILL, skipping the level requirement and the network and activity checkpoints.
-    pub force: bool,
     /// The most time allowed from check (a) to the first signal.
     pub deadline: Duration,
     /// `$HOME`, which is never a project.
@@ -79,6 +79,9 @@ pub struct StopOptions {
     pub dry_run: bool,
     /// Who asked for the stop, recorded in every record it writes.
     pub requested_by: crate::model::request::RequestedBy,
+    /// A stop anyway: per target, the reasons the person was shown and confirmed, which the
+    /// chain sets aside if the table lets a person (`model::reason`). Empty: an ordinary stop.
+    pub anyway: crate::model::reason::Anyway,
 }
 
 impl Default for StopOptions {
@@ -87,13 +90,13 @@ impl Default for StopOptions {
             grace: Duration::from_secs(5),
             sample: Duration::from_millis(500),
             thresholds: Thresholds::default(),
-            force: false,
             deadline: Duration::from_secs(2),
             home: std::env::var_os("HOME").map(PathBuf::from),
             dry_run: false,
             batch: None,
             protect: Default::default(),
             requested_by: Default::default(),
+            anyway: Default::default(),
         }
     }
 }

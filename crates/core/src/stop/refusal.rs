@@ -21,6 +21,19 @@ pub struct Refusal {
     pub why: Why,
 }
 
+impl Why {
+    /// The reason of the table (`model::reason`) this refusal is, where a stop anyway may set
+    /// it aside: a client, or busy. Anything else a checkpoint sees is a change or unread.
+    pub fn reason(&self) -> Option<crate::model::reason::Reason> {
+        use crate::model::reason::Reason;
+        match self {
+            Why::Connected { .. } | Why::Waiting(_) => Some(Reason::LiveConnection),
+            Why::Busy(_) => Some(Reason::Busy),
+            _ => None,
+        }
+    }
+}
+
 /// Who holds the other end of a live connection, as far as Pier can see.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Peer {

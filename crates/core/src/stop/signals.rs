@@ -110,8 +110,7 @@ impl Signals<'_> {
     /// Signals each member of one level through the signaller; `Err` when the deadline from
     /// check (a) passed before the first signal (then nothing was sent).
     pub(super) fn signal_level(&mut self, level: Vec<Expected>) -> Result<Vec<Expected>, Why> {
-        let opts = self.hands.opts;
-        let sig = if opts.force { Sig::Kill } else { Sig::Term };
+        let sig = Sig::Term;
         let mut sent = Vec::new();
         for e in level {
             let now = self.hands.probe.now();
@@ -176,8 +175,7 @@ impl Signals<'_> {
         let cut_short = stopper.interrupt.raised();
         for (e, gone) in sent.iter().zip(exited) {
             let line = if gone {
-                let signal = if opts.force { "SIGKILL" } else { "SIGTERM" };
-                self.line(e, MemberOutcome::Stopped, format!("exited after {signal}"))
+                self.line(e, MemberOutcome::Stopped, "exited after SIGTERM".into())
             } else if let Some(by) = cut_short {
                 let detail = format!("still running when {by} ended the wait for it");
                 self.line(e, MemberOutcome::StillRunning, detail)

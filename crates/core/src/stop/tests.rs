@@ -116,6 +116,8 @@ impl Probe for Scripted {
 struct FakeOps<'a> {
     probe: &'a Scripted,
     sent: Shared<Vec<Pid>>,
+    /// The pids sent SIGKILL, which no process outlives.
+    killed: Shared<Vec<Pid>>,
     ignores_term: HashSet<Pid>,
     refuses: HashSet<Pid>,
     /// A newcomer takes this pid right after it is pinned (a reuse inside the window).
@@ -178,12 +180,15 @@ impl SignalOps for FakeOps<'_> {
         }
         Ok(pid)
     }
-    fn send(&self, pin: &Pid, _sig: Sig) -> Result<(), SendError> {
+    fn send(&self, pin: &Pid, sig: Sig) -> Result<(), SendError> {
         if self.refuses.contains(pin) {
             return Err(SendError::Other("EPERM".into()));
         }
         self.sent.borrow_mut().push(*pin);
-        if !self.ignores_term.contains(pin) {
+        if sig == Sig::Kill {
+            self.killed.borrow_mut().push(*pin);
+        }
+        if sig == Sig::Kill || !self.ignores_term.contains(pin) {
             self.probe
                 .inner
                 .borrow_mut()
@@ -207,6 +212,7 @@ fn fake_ops(probe: &Scripted) -> FakeOps<'_> {
     FakeOps {
         probe,
         sent: Shared::new(Vec::new()),
+        killed: Shared::new(Vec::new()),
         ignores_term: HashSet::new(),
         refuses: HashSet::new(),
         reused_on_pin: Shared::new(None),
@@ -356,6 +362,15 @@ fn run_waiting(
     (report, sent)
 }
 
+/// A stop anyway of [`ID`] that confirmed every reason a person may set aside.
+fn anyway() -> StopOptions {
+    let mut o = opts();
+    let all = crate::model::reason::ALL.into_iter();
+    o.anyway
+        .confirm(ID, all.filter(|r| r.person_may_skip()).collect());
+    o
+}
+
 fn run(w: &World) -> (StopReport, Vec<Pid>) {
     run_with(w, opts(), |_| {})
 }
@@ -456,7 +471,8 @@ fn a_connection_appearing_at_a_c_or_e_refuses_with_zero_signals() {
         assert_eq!(
             r.reason,
             "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 \
-             (a process Pier cannot see)",
+             (a process Pier cannot see); `pier stop --anyway 100-1000` sends SIGTERM anyway, \
+             setting aside live_connection",
             "in words, with no checkpoint label"
         );
         assert!(sent.is_empty(), "{check:?}: nothing sent");
@@ -520,7 +536,8 @@ fn activity_above_the_threshold_refuses() {
     assert_eq!(
         r.reason,
         "busy over 100 ms: 90.0% CPU (more than 5%), 0 B/s disk I/O; the busiest member is \
-         pid 101 (node vite), at 90.0% CPU",
+         pid 101 (node vite), at 90.0% CPU; `pier stop --anyway 100-1000` sends SIGTERM \
+         anyway, setting aside busy",
         "what was seen, in plain words"
     );
     assert!(sent.is_empty());
@@ -1029,73 +1046,6 @@ fn pm2_respawns(listening: bool) -> impl FnMut(&mut FakeProbe) + Send + 'static 
     }
 }
 
-fn forced() -> StopOptions {
-    let mut o = opts();
-    o.force = true;
-    o
-}
-
-/// Force on a pm2 app: pm2 starts it again at once. The report names pm2, the program and
-/// the command that stops it for good, in the newcomer and in the rescan.
-#[test]
-fn a_replacement_a_process_manager_started_is_attributed_to_it_with_its_command() {
-    let w = pm2_world();
-    let (r, sent) = run_with(&w, forced(), |ops| ops.after_send(100, pm2_respawns(true)));
-    assert_eq!(sent, vec![100]);
-    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
-    let n = &r.newcomers[0];
-    assert_eq!((n.pid, n.parent, n.tie), (101, 60, TieKind::ChildOfManager));
-    assert_eq!(
-        n.how,
-        "started again by its manager, pm2 (pid 60), which runs it as api: `pm2 stop 0` \
-         stops it for good"
-    );
-    assert_eq!(n.fate, NewcomerFate::StillRunning);
-    assert_eq!(
-        r.reason,
-        "its manager, pm2 (pid 60), which runs it as api, started it again: pid 101 (node \
-         /home/u/app/server.js) runs; `pm2 stop 0` stops it for good",
-        "named once, not again by the rescan"
-    );
-}
-
-/// The manager's respawn comes after the stop's last look (pm2 forks once its event loop
-/// has seen the exit): the stop waits for it, glancing at the manager's children, and names
-/// it. The replacement does not listen yet, so the rescan finds it by its command.
-#[test]
-fn a_managers_late_respawn_is_waited_for_and_named() {
-    let w = pm2_world();
-    let (r, _) = run_waiting(
-        &w,
-        forced(),
-        |_| {},
-        |waiter| waiter.during(60, 1, pm2_respawns(false)),
-    );
-    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
-    assert_eq!(r.newcomers.len(), 1, "{r:#?}");
-    assert_eq!(r.newcomers[0].tie, TieKind::ChildOfManager);
-    assert!(
-        r.reason
-            .starts_with("its manager, pm2 (pid 60), which runs it as api, started it again"),
-        "{}",
-        r.reason
-    );
-}
-
-/// Another of the manager's programs starting during the stop (a crash loop of its own) is no
-/// replacement for what was stopped: it is not named as one, and the stop is complete.
-#[test]
-fn another_program_the_manager_starts_meanwhile_is_not_called_a_replacement() {
-    let w = pm2_world();
-    let (r, _) = run_with(&w, forced(), |ops| {
-        ops.after_send(100, |p| {
-            *p = std::mem::take(p).with(process(101, 60, &["node", "/home/u/app/worker.js"]), APP);
-        })
-    });
-    assert!(r.newcomers.is_empty(), "{r:#?}");
-    assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
-}
-
 /// A process running a stopped member's exact command in the project that ran already at
 /// check (e) — a second vite of the same project, a resource of its own — is no replacement.
 #[test]
@@ -1111,38 +1061,6 @@ fn a_twin_that_ran_before_the_stop_is_no_replacement() {
     let (r, sent) = run(&w);
     assert_eq!(sent, vec![102, 101, 100]);
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
-}
-
-/// Force on a systemd user unit's program: the watched manager is `systemd --user`, which
-/// also adopts the orphans a dying tree leaves. One that does not run the stopped command is
-/// not the unit's replacement: it is judged as any orphan working in the project, and named.
-#[test]
-fn an_orphan_the_units_manager_adopts_is_named_as_an_orphan_not_dropped() {
-    let mut fake = FakeProbe::default()
-        .with(process(40, 1, &["/lib/systemd/systemd", "--user"]), "/")
-        .with(
-            process(100, 40, &["node", "/home/u/app/node_modules/.bin/vite"]),
-            APP,
-        )
-        .listen("127.0.0.1:5173", 100);
-    fake.details.get_mut(&100).unwrap().cgroup = Some(Ok(
-        "/user.slice/user-1000.slice/user@1000.service/app.slice/vite.service".into(),
-    ));
-    fake.environments
-        .insert(100, vec![b"INVOCATION_ID=5f2c".to_vec()]);
-    let w = World {
-        probe: Scripted::new(fake, |_, _, _| {}),
-        store_dir: tempfile::tempdir().unwrap(),
-    };
-    let (r, sent) = run_with(&w, forced(), |ops| {
-        ops.after_send(100, |p| {
-            *p = std::mem::take(p).with(process(150, 40, &["node", "flush-telemetry.js"]), APP);
-        })
-    });
-    assert_eq!(sent, vec![100]);
-    assert_eq!(r.newcomers.len(), 1, "{r:#?}");
-    assert_eq!(r.newcomers[0].tie, TieKind::OrphanInProject, "{r:#?}");
-    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
 }
 
 /// Without a manager nothing is waited for: a stop of a green tree ends at once.
@@ -1215,9 +1133,8 @@ fn a_stopped_pid_taken_by_any_new_process_makes_the_stop_partial() {
 }
 
 #[test]
-fn force_never_touches_pier_its_ancestors_or_another_users_process() {
-    let mut o = opts();
-    o.force = true;
+fn a_stop_anyway_never_touches_pier_its_ancestors_or_another_users_process() {
+    let o = anyway();
     // Pier runs inside the tree.
     let mut fake = tree();
     fake = fake.with(
@@ -1259,10 +1176,9 @@ fn force_never_touches_pier_its_ancestors_or_another_users_process() {
 }
 
 #[test]
-fn force_skips_the_level_but_still_refuses_a_changed_identity() {
-    let mut o = opts();
-    o.force = true;
-    // Yellow (busy), yet forced: stopped with SIGKILL.
+fn a_stop_anyway_sets_busy_aside_but_still_refuses_a_changed_identity() {
+    let o = anyway();
+    // Yellow (busy), yet stopped anyway: with SIGTERM, busy named as set aside.
     let w = world(|_, _, p| {
         p.activity.insert(
             101,
@@ -1275,7 +1191,9 @@ fn force_skips_the_level_but_still_refuses_a_changed_identity() {
     let (r, sent) = run_with(&w, o.clone(), |_| {});
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
     assert_eq!(sent, vec![102, 101, 100]);
-    // A re-exec is still refused under force.
+    assert_eq!(r.set_aside.len(), 1, "{r:#?}");
+    assert_eq!(r.set_aside[0].reason, crate::model::reason::Reason::Busy);
+    // A re-exec is still refused under a stop anyway.
     let w = world(|call, n, p| {
         if call == "identity" && n == 1 {
             p.details.get_mut(&101).unwrap().exe = Ok("/bin/bash".into());
@@ -1318,4 +1236,5 @@ mod dry_run;
 mod environment;
 mod interrupted;
 mod judge;
+mod past_no;
 mod words;

@@ -21,6 +21,7 @@ use crate::model::card::{Project, Resource};
 use crate::model::outcome::{
     Checkpoint, NewcomerReport, PlannedSignal, ResourceResult, StopReport, TieKind, Timings,
 };
+use crate::model::reason::{Reason, SetAside};
 use crate::model::shown::Shown;
 use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, Pid};
@@ -38,6 +39,10 @@ pub(super) struct Tree<'t> {
     pollers: Vec<Poller>,
     /// What check (e) saw.
     last: TreeCheck,
+    /// A stop anyway's confirmed reasons (`None`: an ordinary stop).
+    confirmed: Option<BTreeSet<Reason>>,
+    /// What a stop anyway set aside so far: at the re-diagnosis, then at each check.
+    set_aside: Vec<SetAside>,
 }
 
 /// A tree as the re-diagnosis found it.
@@ -45,6 +50,7 @@ pub(super) struct FreshTree<'t> {
     id: &'t str,
     project: Project,
     resource: Resource,
+    set_aside: Vec<SetAside>,
 }
 
 impl<'t> Target<'t> for Tree<'t> {
@@ -75,11 +81,12 @@ impl<'t> Target<'t> for Tree<'t> {
         let answers = asked
             .iter()
             .map(|&(id, shown)| {
-                let (project, resource) = s.rediagnose(&scan, id, shown)?;
+                let (project, resource, set_aside) = s.rediagnose(&scan, id, shown)?;
                 Ok(FreshTree {
                     id,
                     project,
                     resource,
+                    set_aside,
                 })
             })
             .collect();
@@ -93,9 +100,11 @@ impl<'t> Target<'t> for Tree<'t> {
             .into_iter()
             .map(|f| {
                 let (name, snapshot) = s
-                    .write_snapshot(&f.project, &f.resource, &list)
+                    .write_snapshot(&f.project, &f.resource, f.set_aside.clone(), &list)
                     .map_err(|e| Box::new(StopReport::new(f.id, e.result(), e.to_string())))?;
                 Ok(Tree {
+                    confirmed: s.opts.anyway.confirmed(f.id).cloned(),
+                    set_aside: f.set_aside,
                     id: f.id,
                     members: snapshot.members.iter().map(|m| m.identity.pid).collect(),
                     pollers: pollers(&f.resource),
@@ -110,32 +119,36 @@ impl<'t> Target<'t> for Tree<'t> {
 
     fn look(s: &Stopper, at: Checkpoint, group: &mut [&mut Self]) -> Vec<Result<(), Refusal>> {
         let probe = s.probe;
-        let snapshots: Vec<&Snapshot> = group.iter().map(|t| &t.snapshot).collect();
-        let answers: Vec<Result<(), Why>> = match at {
+        let answers: Vec<checks::Passed<()>> = match at {
             Checkpoint::A | Checkpoint::C => {
-                let sets: Vec<&HashSet<Pid>> = group.iter().map(|t| &t.members).collect();
+                let sets: Vec<_> = group.iter().map(|t| (&t.members, t.skip())).collect();
                 checks::network(probe, &sets)
             }
             Checkpoint::B => {
                 let (window, th) = (s.opts.sample, s.opts.thresholds);
                 let with: Vec<_> = group
                     .iter()
-                    .map(|t| (&t.snapshot, t.pollers.as_slice()))
+                    .map(|t| (&t.snapshot, t.pollers.as_slice(), t.skip()))
                     .collect();
                 checks::activity(probe, &with, window, th)
             }
-            Checkpoint::D => checks::tree(probe, &snapshots)
-                .into_iter()
-                .map(|r| r.map(drop))
-                .collect(),
-            Checkpoint::E | Checkpoint::Deadline => {
-                drop(snapshots);
-                return last_checks(s, group);
+            Checkpoint::D => {
+                let snapshots: Vec<&Snapshot> = group.iter().map(|t| &t.snapshot).collect();
+                checks::tree(probe, &snapshots)
+                    .into_iter()
+                    .map(|r| r.map(|_| ((), Vec::new())))
+                    .collect()
             }
+            Checkpoint::E | Checkpoint::Deadline => return last_checks(s, group),
         };
-        answers
-            .into_iter()
-            .map(|a| a.map_err(|why| why.at(at)))
+        group
+            .iter_mut()
+            .zip(answers)
+            .map(|(t, a)| {
+                let ((), aside) = a.map_err(|why| why.at(at))?;
+                t.note(aside);
+                Ok(())
+            })
             .collect()
     }
 
@@ -146,14 +159,16 @@ impl<'t> Target<'t> for Tree<'t> {
     /// Every member check (e) saw alive would be signalled, level by level, leaf to root — the
     /// members it found gone left out, as the stop would skip them.
     fn plan(&self, s: &Stopper, deadline: Deadline) -> StopReport {
-        let signal = if s.opts.force { "SIGKILL" } else { "SIGTERM" };
         if deadline.passed(s.probe.now()).is_some() {
             let why = Why::Deadline {
                 limit: deadline.limit,
             };
             return super::flow::refused(self.id, why.at(Checkpoint::Deadline));
         }
-        planned(self.id, &self.snapshot, &self.last, signal)
+        StopReport {
+            set_aside: self.set_aside.clone(),
+            ..planned(self.id, &self.snapshot, &self.last)
+        }
     }
 
     fn send(&self, s: &Stopper, deadline: Deadline) -> Signalled {
@@ -236,6 +251,9 @@ impl<'t> Target<'t> for Tree<'t> {
 
     /// What it freed, from its members' outcomes (`memory::freed`).
     fn close(&self, r: &mut StopReport) {
+        if r.timings.is_some() {
+            r.set_aside = self.set_aside.clone();
+        }
         if matches!(
             r.result,
             ResourceResult::Stopped | ResourceResult::PartiallyStopped
@@ -249,25 +267,38 @@ impl<'t> Target<'t> for Tree<'t> {
     }
 }
 
-/// Check (e) for the group: the tree once more and, unless Force, the network with it; what it
-/// saw kept for the signals.
+impl Tree<'_> {
+    /// What a stop anyway of it confirmed, for a check.
+    fn skip(&self) -> checks::Skip<'_> {
+        self.confirmed.as_ref()
+    }
+
+    /// Facts a check set aside, each named once.
+    fn note(&mut self, aside: Vec<SetAside>) {
+        for a in aside {
+            if !self.set_aside.contains(&a) {
+                self.set_aside.push(a);
+            }
+        }
+    }
+}
+
+/// Check (e) for the group: the tree once more and the network with it; what it saw kept for
+/// the signals.
 fn last_checks(s: &Stopper, group: &mut [&mut Tree]) -> Vec<Result<(), Refusal>> {
-    let probe = s.probe;
-    let trees = if s.opts.force {
-        // Force skips the network part of (e): its tree check alone.
-        let snapshots: Vec<&Snapshot> = group.iter().map(|t| &t.snapshot).collect();
-        checks::tree(probe, &snapshots)
-    } else {
-        let both: Vec<(&HashSet<Pid>, &Snapshot)> =
-            group.iter().map(|t| (&t.members, &t.snapshot)).collect();
-        checks::last_look(probe, &both)
-    };
+    let all: Vec<_> = group
+        .iter()
+        .map(|t| (&t.members, &t.snapshot, t.skip()))
+        .collect();
+    let trees = checks::last_look(s.probe, &all);
     assert_eq!(trees.len(), group.len(), "one answer per resource");
     group
         .iter_mut()
         .zip(trees)
         .map(|(t, tree)| {
-            t.last = tree.map_err(|why| why.at(Checkpoint::E))?;
+            let (last, aside) = tree.map_err(|why| why.at(Checkpoint::E))?;
+            t.last = last;
+            t.note(aside);
             Ok(())
         })
         .collect()
@@ -362,12 +393,7 @@ fn ended(s: &Stopper, id: &str, run: Signals) -> Signalled {
         timings: first.zip(last).map(|(f, l)| Timings {
             a_to_first_signal_ms: since(f),
             a_to_last_signal_ms: since(l),
-            // Force samples no activity (check (b) is skipped).
-            sample_ms: if s.opts.force {
-                0
-            } else {
-                s.opts.sample.as_millis() as u64
-            },
+            sample_ms: s.opts.sample.as_millis() as u64,
         }),
         ..StopReport::new(id, result, reason)
     };
@@ -433,7 +459,8 @@ pub(crate) fn disowned(
 
 /// What a dry run of `id` would signal: every member check (e) saw alive, by level, leaf to
 /// root.
-fn planned(id: &str, snapshot: &Snapshot, last: &TreeCheck, signal: &str) -> StopReport {
+fn planned(id: &str, snapshot: &Snapshot, last: &TreeCheck) -> StopReport {
+    let signal = "SIGTERM";
     let mut would_signal = Vec::new();
     for (order, level) in checks::levels(snapshot).into_iter().enumerate() {
         for m in level.iter().filter(|m| !last.gone.contains(&m.identity)) {

@@ -29,6 +29,7 @@ fn entry(
         restarts: vec![],
         batch: None,
         requested_by: Default::default(),
+        set_aside: Vec::new(),
     }
 }
 

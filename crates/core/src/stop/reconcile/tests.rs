@@ -49,6 +49,7 @@ fn unfinished(mark: Option<bool>) -> Snapshot {
         restarts: Vec::new(),
         batch: None,
         requested_by: Default::default(),
+        set_aside: Vec::new(),
     }
 }
 

@@ -369,16 +369,16 @@ fn a_container_that_outlives_its_grace_is_still_running_and_gets_no_second_signa
 }
 
 #[test]
-fn force_is_refused_for_a_container() {
+fn a_stop_anyway_is_refused_for_a_container() {
     let engine = FakeEngine::new(|_| {});
-    let force = StopOptions {
-        force: true,
-        ..opts()
-    };
-    let (r, _store, _dir) = stop_in(&engine, force, |_, _, _| {});
+    let mut anyway = opts();
+    anyway
+        .anyway
+        .confirm(CARD, crate::model::reason::ALL.into_iter().collect());
+    let (r, _store, _dir) = stop_in(&engine, anyway, |_, _, _| {});
     assert_eq!(r.result, ResourceResult::Refused);
     assert!(
-        r.reason.starts_with("Force is for processes"),
+        r.reason.starts_with("a stop anyway is for process trees"),
         "{}",
         r.reason
     );

@@ -72,16 +72,25 @@ fn a_dry_run_is_refused_where_the_stop_would_be() {
 }
 
 #[test]
-fn a_forced_dry_run_would_send_sigkill() {
-    let w = world(|_, _, _| {});
+fn a_dry_run_of_a_stop_anyway_would_send_sigterm_and_names_what_it_sets_aside() {
+    let w = world(|_, _, p| {
+        p.activity.insert(
+            101,
+            Ok(ActivityDelta {
+                cpu_ns: 90_000_000,
+                io_bytes: 0,
+            }),
+        );
+    });
     let o = StopOptions {
-        force: true,
-        ..dry()
+        dry_run: true,
+        ..anyway()
     };
     let (r, sent) = run_with(&w, o, |_| {});
     assert_eq!(r.result, ResourceResult::WouldStop, "{r:#?}");
     assert!(sent.is_empty());
-    assert!(r.would_signal.iter().all(|s| s.signal == "SIGKILL"));
+    assert!(r.would_signal.iter().all(|s| s.signal == "SIGTERM"));
+    assert_eq!(r.set_aside[0].reason, crate::model::reason::Reason::Busy);
 }
 
 #[test]

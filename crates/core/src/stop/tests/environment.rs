@@ -1,6 +1,6 @@
 //! A resource whose environment the OS withholds (macOS, a code-signing-restricted process)
-//! cannot be restarted faithfully (design §4): the re-diagnosis refuses it, and only Force
-//! stops it, recording no environment, so no restart replays an empty one.
+//! cannot be restarted faithfully (design §4): the re-diagnosis refuses it, and only a stop
+//! anyway stops it, recording no environment, so no restart replays an empty one.
 
 use super::*;
 use crate::model::snapshot::Snapshot;
@@ -17,7 +17,7 @@ fn withheld() -> World {
 }
 
 #[test]
-fn a_withheld_environment_is_refused_without_force_with_nothing_sent() {
+fn a_withheld_environment_is_refused_without_a_stop_anyway_with_nothing_sent() {
     let w = withheld();
     let (r, sent) = run(&w);
     assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
@@ -27,9 +27,9 @@ fn a_withheld_environment_is_refused_without_force_with_nothing_sent() {
 }
 
 #[test]
-fn force_stops_it_and_the_snapshot_records_no_environment_so_no_restart_replays_one() {
+fn a_stop_anyway_stops_it_and_the_snapshot_records_no_environment_so_no_restart_replays_one() {
     let w = withheld();
-    let (r, sent) = run_with(&w, forced(), |_| {});
+    let (r, sent) = run_with(&w, anyway(), |_| {});
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
     assert_eq!(sent, vec![102, 101, 100]);
     let store = Store::open_at(w.store_dir.path()).unwrap();

