@@ -263,12 +263,14 @@ fn a_published_port_is_its_container_s_card_and_docker_proxy_no_resource_of_its_
     assert_eq!(scan["engines"][0]["host"], host);
     assert!(scan["engines"][0]["error"].is_null(), "{scan:#}");
 
-    // docker-proxy, asked for by its identity and forced: it is no resource, so the stop is
-    // refused before anything is judged (that Force never touches an engine's process inside
-    // a resource is `force_allowed`'s, pinned by the unit tests), and it still serves.
+    // docker-proxy, asked for by its identity in a stop anyway: it is no resource, so the stop
+    // is refused before anything is judged (that no signal ever touches an engine's process
+    // inside a resource is `force_allowed`'s, pinned by the unit tests), and it still serves.
     let proxy = docker_proxy(port).expect("docker-proxy holds the published port");
     let id = format!("{proxy}-{}", start_time_of(proxy).unwrap());
-    let out = sb.pier_exact(&["stop", "--json", "--force", &id]);
+    let mut args = vec!["stop", "--json", &id];
+    args.extend(common::ANYWAY_ALL);
+    let out = sb.pier_exact(&args);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
     let reason = doc["results"][0]["reason"].as_str().unwrap();

@@ -24,7 +24,7 @@ fn stop(sb: &Sandbox, id: &str, extra: &[&str]) -> (i32, Value) {
 /// Stops and forced stops of `id` are refused as a data service's, and `p` still runs as
 /// itself: nothing was sent, and no snapshot was written.
 fn refused_twice(sb: &Sandbox, id: &str, p: Started) {
-    for extra in [&[][..], &["--force"]] {
+    for extra in [&[][..], &common::ANYWAY_ALL[..]] {
         let (code, r) = stop(sb, id, extra);
         assert_eq!(r["result"], "refused", "{extra:?}: {r:#}");
         assert_eq!(code, 3, "{extra:?}");

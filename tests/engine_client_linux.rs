@@ -131,7 +131,7 @@ fn check_never_signalled(
         .collect();
     let id = r["id"].as_str().unwrap();
 
-    for extra in [&[][..], &["--force"]] {
+    for extra in [&[][..], &common::ANYWAY_ALL[..]] {
         let result = stop(sb, id, extra);
         assert_eq!(result["result"], "refused", "{extra:?}: {result:#}");
         let reason = result["reason"].as_str().unwrap();
@@ -192,7 +192,7 @@ fn a_docker_compose_up_in_a_dev_tree_is_never_signalled() {
         "{message}"
     );
     let id = r["id"].as_str().unwrap();
-    let result = stop(&sb, id, &["--force"]);
+    let result = stop(&sb, id, &common::ANYWAY_ALL);
     assert_eq!(result["result"], "refused", "{result:#}");
     assert!(still_runs(client), "the client was signalled");
 }

@@ -58,8 +58,10 @@ fn a_protected_port_is_never_offered_nor_stopped_until_taken_off_the_list() {
         reason.contains(&format!("on your protect list (port {port})")),
         "{reason}"
     );
-    // Not even Force, and not by its port.
-    let out = sb.pier_exact(&["stop", "--force", &id, "--json"]);
+    // Not even a stop anyway, and not by its port.
+    let mut args = vec!["stop", &id, "--json"];
+    args.extend(common::ANYWAY_ALL);
+    let out = sb.pier_exact(&args);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
     assert!(doc["results"][0]["reason"]
@@ -72,7 +74,7 @@ fn a_protected_port_is_never_offered_nor_stopped_until_taken_off_the_list() {
     assert!(!doc["ports"][0]["hint"]
         .as_str()
         .unwrap()
-        .contains("pier stop --force"));
+        .contains("--anyway"));
     assert!(alive(pid(&server)));
 
     ok(sb.pier_exact(&["protect", "remove", "--port", &port]));

@@ -2,8 +2,8 @@
 //! npm, `PM2_HOME` in the test's folder) and real supervisord (from PyPI, its config and socket
 //! in the test's folder) each run a known dev server (`python3 -m http.server`) in a project; the card names the manager, the
 //! program and the command that stops it there, and stays yellow; `pier stop` refuses it and
-//! sends nothing; `--force` stops it, the manager starts it again, and the report names the
-//! manager and its command; that command, run as the card wrote it, then stops it for good.
+//! sends nothing, nor does a stop anyway, which names the manager's command; that command, run
+//! as the card wrote it, then stops it for good.
 //! And a `while true` wrapper: the card names it as the resource's respawner, green; what it
 //! restarts during the stop is attributed to it, and `pier stop` of the new id ends it.
 //!
@@ -174,35 +174,23 @@ impl Managed<'_> {
         );
         assert!(truth::runs(app), "{name}: the refused stop touched the app");
 
-        // Force stops it; the manager starts it again; the report says who and how to stop it
-        // for good.
-        let (_, res) = stop_json(sb, &[&id, "--force"]);
-        assert_eq!(res["result"], "partially_stopped", "{name}: {res:#}");
-        assert!(!truth::runs(app), "{name}: the app runs on after Force");
-        let respawned: Vec<&Value> = res["newcomers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|n| n["tie"] == "child_of_manager")
-            .collect();
-        assert!(!respawned.is_empty(), "{name}: no respawn named: {res:#}");
-        for n in &respawned {
-            assert_eq!(n["parent"], manager.pid, "{name}: {n:#}");
-            let how = n["how"].as_str().unwrap();
-            assert!(
-                how.contains(&format!("`{command}` stops it for good")),
-                "{name}: {how}"
-            );
-        }
-        let replacement = poll(10, || {
-            child_listening(manager.pid, port)
-                .ok_or_else(|| "the manager has not started it again".to_owned())
-        })
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-        eprintln!(
-            "{name}: Force stopped pid {}, {manager_name} started pid {}; the report said: {}",
-            app.pid, replacement.pid, res["reason"]
+        // Nor does a stop anyway, whatever is accepted: the manager's program is the manager's
+        // to stop, and the refusal names its command.
+        let mut anyway = vec![id.as_str()];
+        anyway.extend(common::ANYWAY_ALL);
+        let (code, res) = stop_json(sb, &anyway);
+        assert_eq!(
+            (code, res["result"].as_str()),
+            (3, Some("refused")),
+            "{name}: {res:#}"
         );
+        let reason = res["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("never sets aside managed"),
+            "{name}: {reason}"
+        );
+        assert!(reason.contains(command), "{name}: {reason}");
+        assert!(truth::runs(app), "{name}: the stop anyway touched the app");
 
         // The card's command, run as written, stops it there for good.
         let ran = Command::new("sh")
@@ -232,7 +220,7 @@ impl Managed<'_> {
 }
 
 #[test]
-fn pm2_runs_it_the_card_names_pm2_and_force_names_pm2_as_who_brought_it_back() {
+fn pm2_runs_it_the_card_names_pm2_and_only_its_command_stops_it() {
     let name = "pm2";
     let Some((bin, _lock, sb, mut cleanup)) = setup(name, "npm/pm2/node_modules/.bin", "pm2")
     else {

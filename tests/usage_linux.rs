@@ -72,9 +72,8 @@ fn under_and_force_where_they_would_be_ignored_or_mean_too_much_are_usage_errors
         &sb.pier_exact(&["stop", "--project", dir, "--under", dir]),
         under,
     );
-    let force = "--force stops only resources named by id (as `pier scan` shows them), never a \
-                 whole project or every green resource, because it skips the level, connection \
-                 and activity checks";
+    let force = "--force follows one stop of a resource named by id (as `pier stop` reported \
+                 it), never a whole project or every green resource";
     refused_with(
         &sb.pier_exact(&["stop", "--force", "--all-green", "--under", dir]),
         force,

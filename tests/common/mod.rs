@@ -15,6 +15,15 @@ pub mod users;
 /// Where a test project holds the fixture dev server: Pier knows it as vite.
 pub const VITE: &str = "node_modules/.bin/vite";
 
+/// `pier stop` flags for a stop anyway that accepts every reason, those no stop anyway sets
+/// aside included: what is never stopped must refuse whatever a person accepts.
+#[allow(dead_code)]
+pub const ANYWAY_ALL: [&str; 3] = [
+    "--anyway",
+    "--accept",
+    "live_connection,busy,not_orphaned,unknown_kind,not_restartable,data_service,managed,protected,unreadable",
+];
+
 /// A fixture's pid, from its report.
 pub fn pid(report: &Value) -> u32 {
     report["pid"].as_u64().unwrap() as u32

@@ -93,9 +93,9 @@ pub fn stop(c: &mut Ctx) -> Result<String, String> {
     stop_with(c, &[])
 }
 
-/// A yellow case's stop: only Force stops it.
+/// A yellow case's stop: only a stop anyway stops it.
 pub fn force_stop(c: &mut Ctx) -> Result<String, String> {
-    stop_with(c, &["--force"])
+    stop_with(c, &crate::common::ANYWAY_ALL)
 }
 
 fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
@@ -337,9 +337,9 @@ pub fn stop_refused(c: &mut Ctx) -> Result<String, String> {
     stop_refused_with(c, &[])
 }
 
-/// A case that is never stopped (a data service): Force is refused as well.
+/// A case that is never stopped (a data service): a stop anyway is refused as well.
 pub fn force_refused(c: &mut Ctx) -> Result<String, String> {
-    stop_refused_with(c, &["--force"])
+    stop_refused_with(c, &crate::common::ANYWAY_ALL)
 }
 
 /// `pier stop ID --json EXTRA` refuses (exit 3), and the tree runs on, same identities.

@@ -1035,15 +1035,26 @@ fn pm2_env(p: &mut FakeProbe, pid: Pid) {
         .insert(pid, vars.iter().map(|v| v.as_bytes().to_vec()).collect());
 }
 
-/// pm2's replacement (101) for the app, listening again or not yet.
-fn pm2_respawns(listening: bool) -> impl FnMut(&mut FakeProbe) + Send + 'static {
-    move |p: &mut FakeProbe| {
-        *p = std::mem::take(p).with(pm2_app(101), APP);
-        if listening {
-            *p = std::mem::take(p).listen("127.0.0.1:3000", 101);
-        }
-        pm2_env(p, 101);
-    }
+/// A manager's program is never stopped anyway, whatever is confirmed: the manager would
+/// start it again, and the refusal names the command that stops it there.
+#[test]
+fn a_stop_anyway_of_a_managers_program_is_refused_naming_its_command() {
+    let w = pm2_world();
+    let mut o = opts();
+    o.anyway
+        .confirm(ID, crate::model::reason::ALL.into_iter().collect());
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let ops = fake_ops(&w.probe);
+    let waiter = FakeWaiter::new(&w.probe);
+    let r = stopper(&w.probe, &ops, &waiter, &store, o).stop(ID, None);
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(
+        r.reason.contains("never sets aside managed"),
+        "{}",
+        r.reason
+    );
+    assert!(r.reason.contains("`pm2 stop 0`"), "{}", r.reason);
+    assert!(ops.sent.borrow().is_empty());
 }
 
 /// A process running a stopped member's exact command in the project that ran already at
