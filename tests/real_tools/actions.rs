@@ -98,7 +98,33 @@ pub fn force_stop(c: &mut Ctx) -> Result<String, String> {
     stop_with(c, &crate::common::ANYWAY_ALL)
 }
 
+/// tmux: the server typed into a live shell is stopped anyway, its live parent set aside and
+/// named; the shell it was typed into, the person's, runs on.
+pub fn stop_anyway_in_tmux(c: &mut Ctx) -> Result<String, String> {
+    let shell = truth::table()
+        .into_iter()
+        .find(|(p, _)| *p == c.root)
+        .and_then(|(_, ppid)| truth::identity(ppid))
+        .ok_or("the root's shell is not found")?;
+    let stopped = stop_keeping(c, &["--anyway", "--accept", "not_orphaned"], &[shell])?;
+    if !truth::runs(shell) {
+        return Err(format!("the pane's shell (pid {}) was ended", shell.pid));
+    }
+    let (_, history) = pier_json(c, &["history", "--json"])?;
+    let aside = &history["snapshots"][0]["set_aside"][0]["reason"];
+    if aside != "not_orphaned" {
+        return Err(format!("the record names no live parent set aside: {history}"));
+    }
+    Ok(format!("{stopped}; the pane's shell (pid {}) runs on", shell.pid))
+}
+
 fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
+    stop_keeping(c, extra, &[])
+}
+
+/// [`stop_with`], where `keep` (the shell a server was typed into) works in the project and
+/// must run on: no member, no stray.
+fn stop_keeping(c: &mut Ctx, extra: &[&str], keep: &[Started]) -> Result<String, String> {
     let tree = truth::tree(c.root);
     let mut args = vec!["stop".to_owned(), c.id.clone(), "--json".to_owned()];
     args.extend(
@@ -113,7 +139,7 @@ fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
     let runs_now: Vec<(Started, bool)> = tree.iter().map(|p| (*p, truth::runs(*p))).collect();
     let strays: Vec<Started> = truth::working_in(&c.project)
         .into_iter()
-        .filter(|p| !tree.contains(p))
+        .filter(|p| !tree.contains(p) && !keep.contains(p))
         .collect();
     let res = &doc["results"][0];
     let result = res["result"].as_str().unwrap_or_default();

@@ -71,10 +71,13 @@ pub enum Step {
     Stop,
     /// tmux, or [`Case::yellow`]: `pier stop ID` refuses and the tree runs on, same identities.
     StopRefused,
-    /// [`Case::yellow`]: `pier stop ID --force` stops it, every reported outcome true.
+    /// [`Case::yellow`]: `pier stop ID --anyway` stops it, every reported outcome true.
     ForceStop,
-    /// [`Case::never_stopped`]: `pier stop ID --force` refuses too, and the tree runs on.
+    /// [`Case::never_stopped`]: `pier stop ID --anyway` refuses too, and the tree runs on.
     ForceRefused,
+    /// tmux: `pier stop ID --anyway --accept not_orphaned` stops it, every reported outcome
+    /// true, the reason named as set aside; the pane's shell runs on.
+    StopAnyway,
     /// [`Case::yellow`]: `pier restart ID` is refused with its reason.
     RestartRefused,
     /// `pier restart ID` is ready and the server answers HTTP.
@@ -358,7 +361,11 @@ pub fn run(case: Case) {
         plan.push((Step::ClientGone, steps::client_gone));
     }
     if case.launch == Launch::Tmux {
-        plan.push((Step::StopRefused, actions::stop_refused));
+        plan.extend([
+            (Step::StopRefused, actions::stop_refused as StepFn),
+            (Step::StopAnyway, actions::stop_anyway_in_tmux),
+            (Step::Restart, actions::restart),
+        ]);
     } else if case.yellow.is_some() && case.never_stopped {
         plan.extend([
             (Step::StopRefused, actions::stop_refused as StepFn),
