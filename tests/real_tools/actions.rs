@@ -279,6 +279,10 @@ pub fn restart(c: &mut Ctx) -> Result<String, String> {
             doc["result"], doc["reason"], doc["log_tail"]
         ));
     }
+    let reason = doc["reason"].as_str().unwrap_or_default();
+    if c.case.launch == super::Launch::Tmux && !reason.contains("it runs on its own now") {
+        return Err(format!("a restart of what was stopped anyway in tmux says {reason:?}"));
+    }
     let new = ident(&doc).ok_or("ready without a pid")?;
     if c.listeners.is_empty() {
         // A watcher with no port: ready means started; the tree runs.

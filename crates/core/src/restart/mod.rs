@@ -328,6 +328,9 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
     (report.pid, report.start_time) = (Some(pid), launched.start_time);
     let (end, unrecorded) = await_ports(probe, store, name, &snapshot, launched, wait);
     (report.result, report.reason) = outcome(&end, pid, &snapshot, wait);
+    if let Some(parent) = parent_left_behind(&snapshot) {
+        report.reason = format!("{}; {parent}", report.reason);
+    }
     if end != spawn::WaitEnd::Ready {
         report.log_tail = spawn::tail(&store.log_tail(&log_name, log_start), 10);
     }
@@ -335,6 +338,20 @@ pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> 
         report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
     }
     report
+}
+
+/// A stop anyway that set aside a live parent: the restart runs the server on its own, in a
+/// session of its own, and the old parent (a shell, an editor) is not brought back — said so.
+fn parent_left_behind(s: &Snapshot) -> Option<String> {
+    let aside = s
+        .set_aside
+        .iter()
+        .find(|a| a.reason == crate::model::reason::Reason::NotOrphaned)?;
+    Some(format!(
+        "it runs on its own now: it was stopped anyway under a live parent ({}), which a \
+         restart does not bring back",
+        aside.fact
+    ))
 }
 
 /// One lock per project, held for the whole restart: two snapshots of one command must not

@@ -11,6 +11,7 @@ use crate::front::System;
 use crate::model::card::Scan;
 use crate::model::history::{History, RestartReport, RestartResult};
 use crate::model::outcome::StopReport;
+use crate::model::reason::Anyway;
 use crate::model::shown::Shown;
 use crate::model::target::RecordName;
 use crate::probe::reuse::OnceTable;
@@ -27,7 +28,17 @@ pub trait Engine: Send + Sync + 'static {
     /// Stops `targets` as one batch (`stop/batch.rs`): each is refused if it is no longer
     /// what its card showed. `done` hears of each report as soon as it is final; the reports
     /// come back in the order of `targets`.
-    fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport>;
+    fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport> {
+        self.stop_with(targets, &Anyway::default(), done)
+    }
+    /// As [`Engine::stop`], and a stop anyway of each target `anyway` names: it sets aside only
+    /// the reasons confirmed for it, where the table lets a person (`stop::anyway`).
+    fn stop_with(
+        &self,
+        targets: &[StopTarget],
+        anyway: &Anyway,
+        done: &mut dyn FnMut(&StopReport),
+    ) -> Vec<StopReport>;
     /// Restarts the snapshot with record name `snapshot`.
     fn restart(&self, snapshot: &RecordName) -> RestartReport;
     /// `pier doctor`'s checks on this machine, run once as the worker starts; `None`: this
@@ -65,6 +76,17 @@ impl SystemEngine {
             exe,
         }
     }
+
+    /// How the app's stops run: judged by the scan's thresholds, asked for by the app (a
+    /// click), and a stop anyway of what `anyway` names.
+    fn stop_options(&self, anyway: &Anyway) -> StopOptions {
+        StopOptions {
+            thresholds: self.scan.thresholds,
+            requested_by: crate::model::RequestedBy::App,
+            anyway: anyway.clone(),
+            ..self.stop.clone()
+        }
+    }
 }
 
 impl Engine for SystemEngine {
@@ -91,13 +113,13 @@ impl Engine for SystemEngine {
         (scan, history)
     }
 
-    fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport> {
-        let stopper = self.system.stopper(StopOptions {
-            thresholds: self.scan.thresholds,
-            // The worker is the app's: a click.
-            requested_by: crate::model::RequestedBy::App,
-            ..self.stop.clone()
-        });
+    fn stop_with(
+        &self,
+        targets: &[StopTarget],
+        anyway: &Anyway,
+        done: &mut dyn FnMut(&StopReport),
+    ) -> Vec<StopReport> {
+        let stopper = self.system.stopper(self.stop_options(anyway));
         let ids: Vec<String> = targets.iter().map(|t| t.id.to_string()).collect();
         let targets: Vec<(&str, Option<&Shown>)> = ids
             .iter()
@@ -156,4 +178,33 @@ impl Engine for SystemEngine {
 
 fn failed(snapshot: &str, reason: String) -> RestartReport {
     RestartReport::not_started(snapshot, RestartResult::Failed, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::model::reason::Reason;
+    use crate::model::RequestedBy;
+
+    /// The app's stop anyway reaches the stopper: the options every app stop runs with carry
+    /// the person's confirmation, and say the app asked.
+    #[test]
+    fn the_app_s_stops_carry_its_stop_anyway_to_the_stopper() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = SystemEngine::new(
+            Store::open_at(dir.path().join("state")).unwrap(),
+            vec![dir.path().to_path_buf()],
+            Duration::from_millis(100),
+            PathBuf::from("/nonexistent/pier"),
+        );
+        let mut anyway = Anyway::default();
+        anyway.confirm("10-100", BTreeSet::from([Reason::NotOrphaned]));
+        let opts = engine.stop_options(&anyway);
+        assert_eq!(opts.anyway, anyway);
+        assert_eq!(opts.requested_by, RequestedBy::App);
+        let ordinary = engine.stop_options(&Anyway::default());
+        assert!(ordinary.anyway.is_empty(), "an ordinary stop sets nothing aside");
+    }
 }

@@ -18,7 +18,7 @@ mod engine;
 mod error;
 mod summary;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 use crate::model::card::Scan;
 use crate::model::history::History;
 use crate::model::outcome::StopReport;
+use crate::model::reason::{Anyway, Reason};
 use crate::model::shown::Shown;
 use crate::model::target::{RecordName, TargetId};
 
@@ -49,6 +50,17 @@ pub enum Command {
         key: ActionKey,
         /// The resources to stop, as one batch.
         targets: Vec<StopTarget>,
+    },
+    /// Stop one resource anyway (docs/design.md §3): SIGTERM through the whole chain, setting
+    /// aside only `reasons`, the ones its card showed and the person confirmed, where the table
+    /// lets a person (`model::reason`); a new reason, or one never set aside, refuses.
+    StopAnyway {
+        /// The action the result belongs to: the resource's project.
+        key: ActionKey,
+        /// The resource, with what its card showed.
+        target: StopTarget,
+        /// The reasons the card showed against it, confirmed.
+        reasons: BTreeSet<Reason>,
     },
     /// Restart one snapshot; `label` names it in the result line.
     Restart {
@@ -255,7 +267,12 @@ async fn run(
                 None | Some(Command::Quit) => break,
                 Some(Command::Scan) => spawn_scan(&shared, false),
                 Some(Command::Stop { key, targets }) => {
-                    spawn_stop(&shared, &mut actions, key, targets);
+                    spawn_stop(&shared, &mut actions, key, targets, Anyway::default());
+                }
+                Some(Command::StopAnyway { key, target, reasons }) => {
+                    let mut anyway = Anyway::default();
+                    anyway.confirm(&target.id.to_string(), reasons);
+                    spawn_stop(&shared, &mut actions, key, vec![target], anyway);
                 }
                 Some(Command::Restart { snapshot, label }) => {
                     spawn_restart(&shared, &mut actions, snapshot, label);
@@ -347,11 +364,13 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, Panicked> {
 
 type Actions = tokio::task::JoinSet<()>;
 
+/// Stops `targets` as one batch, a stop anyway of those `anyway` names.
 fn spawn_stop(
     shared: &Arc<Shared>,
     actions: &mut Actions,
     key: ActionKey,
     targets: Vec<StopTarget>,
+    anyway: Anyway,
 ) {
     let task = Arc::clone(shared);
     let done_key = key.clone();
@@ -364,7 +383,7 @@ fn spawn_stop(
         }
         let mut ended: HashMap<String, Vec<StopReport>> = HashMap::new();
         let batch = guarded("stopping a batch", || {
-            task.engine.stop(&targets, &mut |r| {
+            task.engine.stop_with(&targets, &anyway, &mut |r| {
                 let Some(t) = targets.iter().find(|t| t.reported_in(r)) else {
                     return;
                 };

@@ -2,12 +2,14 @@
 //! engine's reports: the words follow the result types, so "stopped" is only ever said of a
 //! resource whose result is `stopped`.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use super::{ActionKey, ActionReport, NoReport};
 use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::outcome::{MemberOutcome, ResourceResult, StopReport};
+use crate::model::reason::Reason;
 
 /// How an action went, worst last: the menu and the notification take their tone from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -56,9 +58,15 @@ fn tone_of(result: ResourceResult) -> Tone {
     }
 }
 
-/// "stopped (3 processes)", "refused — a client is connected", …: one resource, in words.
+/// "stopped (3 processes)", "refused — a client is connected", "stopped anyway (1 process),
+/// set aside: not_orphaned", …: one resource, in words.
 fn stop_words(r: &StopReport) -> String {
-    match r.result {
+    // A stop anyway that sent its signals says so, and names what it set aside.
+    let (anyway, aside) = match aside_words(r) {
+        Some(aside) if signalled(r.result) => (" anyway", format!(", {aside}")),
+        _ => ("", String::new()),
+    };
+    let words = match r.result {
         ResourceResult::Stopped if r.container.is_some() => {
             let name = r.container.as_ref().map_or("", |c| c.name.as_str());
             format!("stopped (container {name})")
@@ -71,18 +79,35 @@ fn stop_words(r: &StopReport) -> String {
                 .count();
             let noun = if ended == 1 { "process" } else { "processes" };
             match freed_words(r) {
-                Some(freed) => format!("stopped ({ended} {noun}, {freed})"),
-                None => format!("stopped ({ended} {noun})"),
+                Some(freed) => format!("stopped{anyway} ({ended} {noun}, {freed})"),
+                None => format!("stopped{anyway} ({ended} {noun})"),
             }
         }
         ResourceResult::PartiallyStopped => match freed_words(r) {
-            Some(freed) => format!("partially stopped ({freed}) — {}", r.reason),
-            None => format!("partially stopped — {}", r.reason),
+            Some(freed) => format!("partially stopped{anyway} ({freed}) — {}", r.reason),
+            None => format!("partially stopped{anyway} — {}", r.reason),
         },
         ResourceResult::Refused => format!("refused — {}", r.reason),
         ResourceResult::Failed => format!("failed — {}", r.reason),
         ResourceResult::WouldStop => format!("would be stopped — {}", r.reason),
-    }
+    };
+    words + &aside
+}
+
+/// Whether a stop with this result sent signals: only then was anything set aside.
+fn signalled(result: ResourceResult) -> bool {
+    matches!(
+        result,
+        ResourceResult::Stopped | ResourceResult::PartiallyStopped
+    )
+}
+
+/// "set aside: not_orphaned, busy": the reasons a stop anyway set aside, each once, in the
+/// table's order; `None` for any other stop.
+fn aside_words(r: &StopReport) -> Option<String> {
+    let reasons: BTreeSet<Reason> = r.set_aside.iter().map(|s| s.reason).collect();
+    let names: Vec<&str> = reasons.into_iter().map(Reason::as_str).collect();
+    (!names.is_empty()).then(|| format!("set aside: {}", names.join(", ")))
 }
 
 /// "about 48.2 MB freed" when the report says what the stop freed: "about", since the figure
@@ -264,6 +289,42 @@ mod tests {
         );
         assert_eq!(a.summary, "shop: stopped (container web)");
         assert_eq!(a.tone, Tone::Done);
+    }
+
+    /// A stop anyway says "anyway" and names each reason it set aside once; a refused one set
+    /// nothing aside, whatever its record holds.
+    #[test]
+    fn a_stop_anyway_names_what_it_set_aside() {
+        use crate::model::reason::SetAside;
+        let aside = |reason, fact: &str| SetAside {
+            reason,
+            fact: fact.into(),
+        };
+        let mut r = report(ResourceResult::Stopped, "", &[MemberOutcome::Stopped]);
+        r.set_aside = vec![
+            aside(Reason::NotOrphaned, "its parent bash still runs"),
+            aside(Reason::Busy, "12 % CPU"),
+            aside(Reason::NotOrphaned, "its parent bash still runs"),
+        ];
+        let a = stop_summary(
+            ActionKey::Project("/w/api".into()),
+            &[("/w/api".into(), Ok(r.clone()))],
+        );
+        assert_eq!(
+            a.summary,
+            "api: stopped anyway (1 process), set aside: busy, not_orphaned"
+        );
+        assert_eq!(a.tone, Tone::Done);
+        r.result = ResourceResult::Refused;
+        r.reason = "busy was not among the reasons confirmed".into();
+        let a = stop_summary(
+            ActionKey::Project("/w/api".into()),
+            &[("/w/api".into(), Ok(r))],
+        );
+        assert_eq!(
+            a.summary,
+            "api: refused — busy was not among the reasons confirmed"
+        );
     }
 
     #[test]

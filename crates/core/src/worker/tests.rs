@@ -1,6 +1,7 @@
 //! The worker against a scripted engine: the generation rule, results before their follow-up
 //! scans, and a clean end.
 
+use std::collections::BTreeSet;
 use std::sync::mpsc;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
@@ -9,6 +10,7 @@ use super::*;
 use crate::model::card::Scan;
 use crate::model::history::{RestartReport, RestartResult};
 use crate::model::outcome::{ResourceResult, StopReport};
+use crate::model::reason::{Anyway, Reason, SetAside};
 use crate::model::shown::Shown;
 
 /// A target the scripted engine panics on.
@@ -37,10 +39,11 @@ impl Gate {
 }
 
 /// Scans return an empty scan stamped with their generation; `slow` generations wait at the
-/// gate. Stops and restarts answer at once.
+/// gate. Stops and restarts answer at once; each stop's confirmations are kept in `anyway`.
 struct Scripted {
     slow: u64,
     gate: Gate,
+    anyway: Mutex<Vec<Anyway>>,
 }
 
 impl Engine for Scripted {
@@ -59,11 +62,17 @@ impl Engine for Scripted {
         };
         (Ok(scan), Ok(History::default()))
     }
-    fn stop(&self, targets: &[StopTarget], done: &mut dyn FnMut(&StopReport)) -> Vec<StopReport> {
+    fn stop_with(
+        &self,
+        targets: &[StopTarget],
+        anyway: &Anyway,
+        done: &mut dyn FnMut(&StopReport),
+    ) -> Vec<StopReport> {
+        self.anyway.lock().unwrap().push(anyway.clone());
         targets
             .iter()
             .map(|t| {
-                let r = self.stop_one(&t.id.to_string());
+                let r = self.stop_one(&t.id.to_string(), anyway);
                 done(&r);
                 r
             })
@@ -87,12 +96,25 @@ impl Engine for Scripted {
 }
 
 impl Scripted {
-    fn stop_one(&self, id: &str) -> StopReport {
+    /// Refused, but for a stop anyway of `id`: stopped, setting aside what was confirmed.
+    fn stop_one(&self, id: &str, anyway: &Anyway) -> StopReport {
         assert_ne!(id, PANICS, "a scripted bug in the engine");
         if id == SLOW {
             self.gate.wait();
         }
-        StopReport::new(id, ResourceResult::Refused, "a client is connected")
+        let Some(confirmed) = anyway.confirmed(id) else {
+            return StopReport::new(id, ResourceResult::Refused, "a client is connected");
+        };
+        StopReport {
+            set_aside: confirmed
+                .iter()
+                .map(|&reason| SetAside {
+                    reason,
+                    fact: "its parent bash still runs".into(),
+                })
+                .collect(),
+            ..StopReport::new(id, ResourceResult::Stopped, "every member is gone")
+        }
     }
 }
 
@@ -101,6 +123,7 @@ fn start_opts(slow: u64, opts: WorkerOptions) -> (Arc<Scripted>, Worker, mpsc::R
     let engine = Arc::new(Scripted {
         slow,
         gate: Gate::default(),
+        anyway: Mutex::default(),
     });
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
@@ -317,4 +340,53 @@ fn quit_waits_for_an_action_in_flight_and_delivers_its_result() {
             .any(|u| matches!(u, Update::ActionDone { report, .. } if report.key == ActionKey::Project("/w/slow".into()))),
         "the stop's result was delivered before the worker ended"
     );
+}
+
+/// "Send SIGTERM anyway" in the app: the command reaches the engine's stop as a stop anyway of
+/// that one resource, confirming exactly the reasons it carries; an ordinary stop confirms
+/// nothing. The result names what was set aside.
+#[test]
+fn a_stop_anyway_reaches_the_engine_with_its_confirmed_reasons() {
+    let (engine, worker, rx) = start(0);
+    assert_eq!(generation_of(&next(&rx)), Some(1));
+    let key = ActionKey::Project("/w/api".into());
+    let target = StopTarget {
+        project: "/w/api".into(),
+        id: "20-100".parse().unwrap(),
+        shown: Shown {
+            project_level: crate::model::card::Level::Yellow,
+            members: vec![],
+            container_run: None,
+        },
+    };
+    let reasons = BTreeSet::from([Reason::NotOrphaned]);
+    worker.send(Command::StopAnyway {
+        key: key.clone(),
+        target: target.clone(),
+        reasons: reasons.clone(),
+    });
+    assert!(matches!(next(&rx), Update::CardDone { .. }));
+    let Update::ActionDone { report, .. } = next(&rx) else {
+        panic!("the result");
+    };
+    assert_eq!(report.key, key);
+    assert_eq!(report.tone, Tone::Done);
+    assert_eq!(
+        report.summary,
+        "api: stopped anyway (0 processes), set aside: not_orphaned"
+    );
+    assert_eq!(generation_of(&next(&rx)), Some(2), "then a fresh scan");
+    worker.send(Command::Stop {
+        key,
+        targets: vec![target],
+    });
+    let Update::ActionDone { report, .. } = (0..2).map(|_| next(&rx)).last().unwrap() else {
+        panic!("the ordinary stop's result");
+    };
+    assert_eq!(report.summary, "api: refused — a client is connected");
+    worker.shutdown();
+    let heard = engine.anyway.lock().unwrap().clone();
+    let mut confirmed = Anyway::default();
+    confirmed.confirm("20-100", reasons);
+    assert_eq!(heard, [confirmed, Anyway::default()]);
 }
