@@ -32,7 +32,8 @@ Examples:
   pier stop --dry-run :3000          every check, then what would be signalled: nothing sent
   pier stop --project ~/code/shop    every green resource of one project
   pier stop --all-green --under ~/code
-  pier stop --force 17824-71008      SIGKILL, without the level, connection and activity checks
+  pier stop --anyway 17824-71008     SIGTERM through every check, setting aside the reasons you confirm
+  pier stop --force 17824-71008      SIGKILL, later, to what outlived that stop's SIGTERM
   pier stop --json 17824-71008       one JSON document (docs/stop-json.md)";
 
 /// `pier history --help`.

@@ -7,7 +7,7 @@
 //! 1 Pier could not work at all (the process table or the state folder was unreadable);
 //! 2 the command line was wrong (an unknown flag; a number outside its range, see
 //! `pier_core::front::numbers`; a `--under` folder that does not exist; `--under` without
-//! `--all-green` or `--force` without ids; a `--project` folder that is no project's; a
+//! `--all-green`, `--anyway` or `--force` without ids; a `--project` folder that is no project's; a
 //! malformed resource id or snapshot name; an empty or relative `PIER_STATE_DIR`);
 //! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed),
 //! or a restart was refused or did not get ready in time;
@@ -345,6 +345,7 @@ mod tests {
                     prop::sample::select(vec![
                         "scan", "stop", "history", "restart", "app", "--json", "--grace",
                         "--sample-ms", "--under", "--all-green", "--project", "--force",
+                        "--anyway", "--accept", "busy,not_orphaned", "managed",
                         "--cpu-threshold", "--io-threshold", "--wait", "--all", "--", "1-1",
                         "snap-1-1-1", "/tmp", "-1", "1e300", "NaN", "0", "2500",
                     ]).prop_map(str::to_owned),
