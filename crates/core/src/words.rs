@@ -14,6 +14,7 @@ pub mod terminal;
 pub use terminal::{bytes_for_terminal, for_terminal, path_for_terminal};
 
 use crate::model::card::Resource;
+use crate::model::client::Client;
 use crate::model::memory::Memory;
 use argv::{is_interpreter, is_title};
 
@@ -86,6 +87,33 @@ pub fn short_command<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
 /// full paths would otherwise fill the line before the program's name.
 pub fn command_of_strings(argv: &[String]) -> String {
     short_command(argv.iter().map(|a| a.as_bytes()))
+}
+
+/// Who holds a live connection's client end, and what ends the connection: "from curl (an HTTP
+/// client, pid 28081: `curl -s http://127.0.0.1:8000/slow`) — it ends when that client
+/// disconnects". Another user's process is named by its program only; a pid whose row was
+/// not read, or no pid at all, says so.
+pub fn client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> String {
+    let who = match (client, peer_pid) {
+        (Some(c), _) if c.other_user => format!(
+            "{} (another user's process, uid {}, pid {})",
+            c.program, c.uid, c.pid
+        ),
+        (Some(c), _) => match &c.command {
+            Some(command) => format!(
+                "{} ({}, pid {}: `{command}`)",
+                c.program,
+                c.likely.describe(),
+                c.pid
+            ),
+            None => format!("{} ({}, pid {})", c.program, c.likely.describe(), c.pid),
+        },
+        (None, Some(pid)) => format!("pid {pid}, whose program could not be read"),
+        (None, None) => "a process Pier cannot see (another user's, another machine's, or one \
+                         not yet accepted)"
+            .to_owned(),
+    };
+    format!("from {who} — it ends when that client disconnects")
 }
 
 /// A rate of disk I/O for a person: "0 B/s", "512 B/s", "41.0 kB/s", "2.3 MB/s".

@@ -56,7 +56,7 @@ pub(crate) fn resource(
             .map(|r| rules::respawner_evidence(r.pid, &r.command, &r.how)),
     );
     let (activity_evidence, activity) =
-        rules::activity_with_pollers(&activity_facts(sample, &members), thresholds, &pollers);
+        rules::activity_with_pollers(&activity_facts(sample, &members, &tree), thresholds, &pollers);
     evidence.push(activity_evidence);
     let root = &lineage.root;
     Resource {
@@ -426,7 +426,9 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
 /// Ports (each the server's or a helper's), connections and their evidence, from the scan's
 /// socket table. Every listener counts for the connections, a helper's too.
 fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'static str>) -> Net {
-    let judged = judge::network(facts.sockets.as_ref(), &facts.index, members);
+    let judged = judge::network(facts.sockets.as_ref(), &facts.index, members, |conns| {
+        super::connections::name_clients(conns, |pid| facts.table.get(pid), facts.uid)
+    });
     let mut ports: Vec<Port> = Vec::new();
     let mut holders = Vec::new();
     for s in &judged.listeners {
@@ -485,14 +487,25 @@ struct Net {
     evidence: Vec<Evidence>,
 }
 
-/// The members' share of the scan's sample, each named by its command line.
-fn activity_facts(sample: Option<&ActivitySample>, members: &[Member]) -> ActivityFacts {
+/// The members' share of the scan's sample, each named by its command line, with its life as
+/// the table read it (`tree`).
+fn activity_facts(
+    sample: Option<&ActivitySample>,
+    members: &[Member],
+    tree: &[&ProcessInfo],
+) -> ActivityFacts {
     let Some(sample) = sample else {
         return ActivityFacts::NotSampled;
     };
     let name = |pid| members.iter().find(|m| m.pid == pid).map(member_command);
     match judge::measured(sample, name) {
-        Ok(measured) => ActivityFacts::Measured(measured, sample.window),
+        Ok(mut measured) => {
+            judge::with_lives(&mut measured, |pid| {
+                let p = tree.iter().find(|p| p.identity.pid == pid)?;
+                judge::LifeSpent::of(p)
+            });
+            ActivityFacts::Measured(measured, sample.window)
+        }
         Err((pid, e)) => ActivityFacts::Unreadable(format!("pid {pid}: {e}")),
     }
 }

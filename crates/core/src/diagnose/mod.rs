@@ -9,6 +9,7 @@
 //! resource, never the scan — only an unreadable process table fails the scan as a whole.
 
 mod complete;
+pub mod clients;
 pub mod connections;
 mod containers;
 pub mod data;

@@ -53,7 +53,8 @@ fn a_client_at_a_checkpoint_is_named_by_its_pid_and_command() {
     assert_eq!(r.checkpoint, Some(Checkpoint::A), "{r:#?}");
     assert_eq!(
         r.reason,
-        "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 (pid 300, curl)"
+        "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 from curl (an \
+         HTTP client, pid 300: `curl 127.0.0.1:5173`) — it ends when that client disconnects"
     );
 }
 
