@@ -14,7 +14,7 @@ pub mod terminal;
 pub use terminal::{bytes_for_terminal, for_terminal, path_for_terminal};
 
 use crate::model::card::Resource;
-use crate::model::client::Client;
+use crate::model::client::{Client, Parent};
 use crate::model::memory::Memory;
 use argv::{is_interpreter, is_title};
 
@@ -114,6 +114,66 @@ pub fn client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> S
             .to_owned(),
     };
     format!("from {who} — it ends when that client disconnects")
+}
+
+/// Where a live parent is, for a sentence: "in tmux pane dev:2.1 (%7)", "in tmux pane %7",
+/// "in screen session 4242.dev, window 2", "on /dev/pts/3 in gnome-terminal-server"; empty
+/// when nothing says where.
+pub fn parent_place(p: &Parent) -> String {
+    if let Some(t) = &p.tmux {
+        return match (&t.session, t.window, t.pane) {
+            (Some(s), Some(w), Some(n)) => format!("in tmux pane {s}:{w}.{n} ({})", t.pane_id),
+            _ => format!("in tmux pane {}", t.pane_id),
+        };
+    }
+    if let Some(s) = &p.screen {
+        return match &s.window {
+            Some(w) => format!("in screen session {}, window {w}", s.session),
+            None => format!("in screen session {}", s.session),
+        };
+    }
+    match (&p.tty, &p.terminal) {
+        (Some(tty), Some(term)) => format!("on {tty} in {term}"),
+        (Some(tty), None) => format!("on {tty}"),
+        _ => String::new(),
+    }
+}
+
+/// The next step for a resource a live parent holds: where to press Ctrl-C, or what ends it
+/// there. The one place this sentence is made.
+// LEAD: extend here with ", or `pier stop --anyway ID`" once --anyway exists (issue 40 §1);
+// every caller (the not-orphaned evidence) takes its words from this function.
+pub fn next_step_for_parent(p: &Parent) -> String {
+    let there = "to stop it there";
+    if let Some(t) = &p.tmux {
+        let name = match (&t.session, t.window, t.pane) {
+            (Some(s), Some(w), Some(n)) => format!("{s}:{w}.{n}"),
+            _ => t.pane_id.clone(),
+        };
+        return format!("press Ctrl-C in tmux pane {name} {there}");
+    }
+    if let Some(s) = &p.screen {
+        let window = s
+            .window
+            .as_ref()
+            .map_or(String::new(), |w| format!(", window {w}"));
+        return format!("press Ctrl-C in screen session {}{window} {there}", s.session);
+    }
+    match p.role.as_str() {
+        "interactive shell" | "terminal" => match &p.tty {
+            Some(tty) => format!("press Ctrl-C in that terminal ({tty}) {there}"),
+            None => format!("press Ctrl-C in that terminal {there}"),
+        },
+        "editor" => format!(
+            "stop it from {} (its terminal or task), or close that editor",
+            p.program
+        ),
+        "terminal multiplexer" => format!("press Ctrl-C in its {} pane {there}", p.program),
+        _ => format!(
+            "it runs for {} (pid {}): it ends when that process ends it",
+            p.program, p.pid
+        ),
+    }
 }
 
 /// A rate of disk I/O for a person: "0 B/s", "512 B/s", "41.0 kB/s", "2.3 MB/s".

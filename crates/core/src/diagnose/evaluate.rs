@@ -48,7 +48,11 @@ pub(crate) fn resource(
     ));
     evidence.extend(protected(facts, &draft.members));
     evidence.extend(net.evidence);
-    evidence.push(rules::orphan_evidence(&lineage.parentage(facts)));
+    let place = lineage.place(facts);
+    let parentage = rules::orphan_evidence(&lineage.parentage(facts, place.as_ref()));
+    // The place is the card's only while a live parent is its reason.
+    let parent = place.filter(|_| parentage.kind == EvidenceKind::NotOrphaned);
+    evidence.push(parentage);
     let respawners = respawners(&tree, &members, &pollers);
     evidence.extend(
         respawners
@@ -77,6 +81,7 @@ pub(crate) fn resource(
         evidence,
         managed_by: lineage.managed,
         respawners,
+        parent,
     }
 }
 
@@ -113,14 +118,30 @@ impl Lineage {
     }
 
     /// What `rules::orphan_evidence` judges.
-    fn parentage<'a>(&'a self, facts: &Facts) -> Parentage<'a> {
+    fn parentage<'a>(
+        &'a self,
+        facts: &Facts,
+        place: Option<&'a crate::model::client::Parent>,
+    ) -> Parentage<'a> {
         Parentage {
             root: &self.root,
             parent: self.parent.as_ref().map(|(p, role)| (p, role.clone())),
             session_leader_alive: facts.table.is_alive(self.root.session),
             cgroup: self.cgroup.as_ref(),
             managed: self.managed.as_ref(),
+            place,
         }
+    }
+
+    /// Where a live parent is (`place::read`): read only for a parent that holds the root —
+    /// not init or a subreaper, not a manager's program (its manager's command is its step).
+    fn place(&self, facts: &Facts) -> Option<crate::model::client::Parent> {
+        let (parent, role) = self.parent.as_ref()?;
+        if self.managed.is_some() || matches!(role, Role::Init | Role::Subreaper) {
+            return None;
+        }
+        let who = (&self.root, parent, role);
+        Some(super::place::read(facts.probe, &facts.table, who, facts.uid))
     }
 }
 

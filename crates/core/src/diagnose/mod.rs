@@ -20,6 +20,7 @@ pub mod kinds;
 pub mod managers;
 mod memory;
 mod others;
+pub mod place;
 pub mod port;
 
 pub mod project;

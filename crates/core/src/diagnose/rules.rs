@@ -159,6 +159,9 @@ pub struct Parentage<'a> {
     /// Who runs the root on purpose (`managers.rs`): its process manager, its systemd unit or
     /// its launchd agent; `None` when no one does.
     pub managed: Option<&'a ManagedBy>,
+    /// Where a live parent is (`place::read`): its tmux pane, screen window or terminal;
+    /// `None` when not read (no live parent, or a manager's).
+    pub place: Option<&'a crate::model::client::Parent>,
 }
 
 /// Orphaned: adopted by init or a session subreaper (and not a service run on purpose), or its
@@ -203,14 +206,25 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
             "process table",
         );
     }
-    let message = match &p.parent {
-        Some((parent, role)) => format!(
-            "parent {} (pid {}) is a live {}",
-            parent.comm,
-            parent.identity.pid,
-            role.describe()
-        ),
-        None => format!("parent pid {} could not be read", root.ppid),
+    let message = match (&p.parent, p.place) {
+        (Some((parent, role)), place) => {
+            let mut m = format!(
+                "parent {} (pid {}) is a live {}",
+                parent.comm,
+                parent.identity.pid,
+                role.describe()
+            );
+            // Which one, and where to press Ctrl-C (issue 40: a reason names the next step).
+            if let Some(place) = place {
+                let at = words::parent_place(place);
+                if !at.is_empty() {
+                    let _ = write!(m, " {at}");
+                }
+                let _ = write!(m, ": {}", words::next_step_for_parent(place));
+            }
+            m
+        }
+        (None, _) => format!("parent pid {} could not be read", root.ppid),
     };
     evidence(
         EvidenceKind::NotOrphaned,

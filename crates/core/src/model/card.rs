@@ -291,6 +291,9 @@ pub struct Resource {
     /// The members that start their child again when it exits (nodemon, a reloader, a shell
     /// loop): part of the resource, stopped with it.
     pub respawners: Vec<super::managed::Respawner>,
+    /// Where the live parent that keeps it from being orphaned is — its program, terminal,
+    /// tmux pane or screen window — while that is a reason (`not_orphaned`); else `null`.
+    pub parent: Option<super::client::Parent>,
 }
 
 impl Resource {

@@ -56,3 +56,47 @@ pub struct Client {
     /// What it likely is.
     pub likely: ClientKind,
 }
+
+/// Where a resource's live parent is (the reason it is not orphaned), so a person can go
+/// there and end it: the parent's program, its terminal, and its tmux pane or screen window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parent {
+    /// The parent's program (its kernel name: `bash`, `code`).
+    pub program: String,
+    /// The parent's pid.
+    pub pid: u32,
+    /// What it is to Pier: `"interactive shell"`, `"terminal"`, `"editor"`, `"terminal
+    /// multiplexer"`, `"process"`.
+    pub role: String,
+    /// Its controlling terminal (`/dev/pts/3`); `null` when it has none or it is not known.
+    pub tty: Option<String>,
+    /// The program that owns that terminal: the shell's own parent (`gnome-terminal-server`,
+    /// `sshd`, `tmux: server`); `null` when not read.
+    pub terminal: Option<String>,
+    /// The tmux pane it runs in, from its environment; `null` outside tmux.
+    pub tmux: Option<TmuxPane>,
+    /// The GNU screen window it runs in, from its environment; `null` outside screen.
+    pub screen: Option<ScreenWindow>,
+}
+
+/// A tmux pane: its id from the environment, and its place as its server names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TmuxPane {
+    /// The session's name; `null` when the server was not asked or did not answer.
+    pub session: Option<String>,
+    /// The window's index; `null` as `session`.
+    pub window: Option<u32>,
+    /// The pane's index in its window; `null` as `session`.
+    pub pane: Option<u32>,
+    /// The pane's id (`TMUX_PANE`: `"%7"`).
+    pub pane_id: String,
+}
+
+/// A GNU screen window, from the environment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenWindow {
+    /// The session (`STY`: `"4242.dev"`).
+    pub session: String,
+    /// The window's number (`WINDOW`); `null` when unset.
+    pub window: Option<String>,
+}

@@ -52,6 +52,7 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
         }],
         managed_by: None,
         respawners: Vec::new(),
+        parent: None,
     }
 }
 

@@ -28,7 +28,40 @@ fn parentage<'a>(
         session_leader_alive: true,
         cgroup,
         managed: None,
+        place: None,
     }
+}
+
+/// Issue 40: "parent bash is a live interactive shell" said neither which shell nor what to
+/// do; with its place read, the evidence names the pane and where to press Ctrl-C.
+#[test]
+fn a_live_shell_in_a_tmux_pane_is_named_with_where_to_press_ctrl_c() {
+    let mut shell = process(20, 10, &["-bash"]);
+    shell.comm = "bash".into();
+    let root = process(30, 20, &["vite"]);
+    let place = crate::model::client::Parent {
+        program: "bash".into(),
+        pid: 20,
+        role: "interactive shell".into(),
+        tty: Some("/dev/pts/3".into()),
+        terminal: Some("tmux: server".into()),
+        tmux: Some(crate::model::client::TmuxPane {
+            session: Some("dev".into()),
+            window: Some(2),
+            pane: Some(1),
+            pane_id: "%7".into(),
+        }),
+        screen: None,
+    };
+    let mut p = parentage(&root, Some((&shell, Role::InteractiveShell)), None);
+    p.place = Some(&place);
+    let e = orphan_evidence(&p);
+    assert_eq!((e.kind, e.level), (EvidenceKind::NotOrphaned, Level::Yellow));
+    assert_eq!(
+        e.message,
+        "parent bash (pid 20) is a live interactive shell in tmux pane dev:2.1 (%7): press \
+         Ctrl-C in tmux pane dev:2.1 to stop it there"
+    );
 }
 
 #[test]

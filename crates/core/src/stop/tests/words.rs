@@ -19,7 +19,8 @@ fn a_resource_that_is_not_green_now_is_refused_with_its_evidence_in_words() {
     assert_eq!(r.checkpoint, None, "refused before the checkpoints");
     assert_eq!(
         r.reason,
-        "it is yellow now, not green: parent tmux (pid 50) is a live terminal multiplexer"
+        "it is yellow now, not green: parent tmux (pid 50) is a live terminal multiplexer: press \
+         Ctrl-C in its tmux pane to stop it there"
     );
 }
 
