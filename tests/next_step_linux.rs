@@ -43,7 +43,10 @@ fn a_server_in_a_tmux_pane_names_the_session_window_and_pane_and_ctrl_c() {
     let project = sb.project("app", VITE);
     let socket = sb.path().join("tmux.sock");
     // A private server: its own socket in the test's folder, session "dev", a second pane.
-    tmux(&socket, &["new-session", "-d", "-s", "dev", "-x", "120", "-y", "30"]);
+    tmux(
+        &socket,
+        &["new-session", "-d", "-s", "dev", "-x", "120", "-y", "30"],
+    );
     let server: u32 = tmux(&socket, &["display-message", "-p", "#{pid}"])
         .trim()
         .parse()
@@ -53,7 +56,10 @@ fn a_server_in_a_tmux_pane_names_the_session_window_and_pane_and_ctrl_c() {
         start_time: start_time_of(server).unwrap(),
     });
     tmux(&socket, &["split-window", "-t", "dev:0"]);
-    let pane_id = tmux(&socket, &["display-message", "-p", "-t", "dev:0.1", "#{pane_id}"]);
+    let pane_id = tmux(
+        &socket,
+        &["display-message", "-p", "-t", "dev:0.1", "#{pane_id}"],
+    );
     let pane_id = pane_id.trim();
     let report = sb.report_path("app");
     let cmd = format!(
@@ -72,7 +78,10 @@ fn a_server_in_a_tmux_pane_names_the_session_window_and_pane_and_ctrl_c() {
     assert_eq!(parent["tmux"]["pane"], 1, "{parent:#}");
     assert_eq!(parent["tmux"]["pane_id"], pane_id, "{parent:#}");
     assert_eq!(parent["role"], "interactive shell", "{parent:#}");
-    assert!(parent["tty"].as_str().unwrap().starts_with("/dev/pts/"), "{parent:#}");
+    assert!(
+        parent["tty"].as_str().unwrap().starts_with("/dev/pts/"),
+        "{parent:#}"
+    );
     let words = not_orphaned(&r);
     assert!(
         words.ends_with(&format!(
@@ -118,13 +127,19 @@ fn a_live_client_is_named_by_its_program_and_command_on_the_card_and_at_the_stop
     assert_eq!(client["likely"], "http_client", "{conn:#}");
     assert_eq!(client["pid"], curl.id(), "{conn:#}");
     assert!(
-        client["command"].as_str().unwrap().starts_with("curl -s --max-time 60 http"),
+        client["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("curl -s --max-time 60 http"),
         "{conn:#}"
     );
     let (_, words) = evidence_of(&r, "live_connection").unwrap();
     let named = format!("from curl (an HTTP client, pid {}: `curl -s", curl.id());
     assert!(words.contains(&named), "{words}");
-    assert!(words.ends_with("— it ends when that client disconnects"), "{words}");
+    assert!(
+        words.ends_with("— it ends when that client disconnects"),
+        "{words}"
+    );
     let text = sb.pier(&["scan", "--sample-ms", "100"]);
     assert!(String::from_utf8_lossy(&text.stdout).contains(&named));
 

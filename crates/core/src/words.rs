@@ -157,7 +157,10 @@ pub fn next_step_for_parent(p: &Parent) -> String {
             .window
             .as_ref()
             .map_or(String::new(), |w| format!(", window {w}"));
-        return format!("press Ctrl-C in screen session {}{window} {there}", s.session);
+        return format!(
+            "press Ctrl-C in screen session {}{window} {there}",
+            s.session
+        );
     }
     match p.role.as_str() {
         "interactive shell" | "terminal" => match &p.tty {

@@ -128,7 +128,10 @@ pub fn program_of(p: &ProcessInfo) -> (String, ClientKind) {
 pub fn client_of(p: &ProcessInfo, uid: u32) -> Client {
     let other_user = p.uid != uid;
     let (program, likely) = if other_user {
-        (p.comm.clone(), kind_of(&p.comm).unwrap_or(ClientKind::Unknown))
+        (
+            p.comm.clone(),
+            kind_of(&p.comm).unwrap_or(ClientKind::Unknown),
+        )
     } else {
         program_of(p)
     };

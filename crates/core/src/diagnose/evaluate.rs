@@ -59,8 +59,11 @@ pub(crate) fn resource(
             .iter()
             .map(|r| rules::respawner_evidence(r.pid, &r.command, &r.how)),
     );
-    let (activity_evidence, activity) =
-        rules::activity_with_pollers(&activity_facts(sample, &members, &tree), thresholds, &pollers);
+    let (activity_evidence, activity) = rules::activity_with_pollers(
+        &activity_facts(sample, &members, &tree),
+        thresholds,
+        &pollers,
+    );
     evidence.push(activity_evidence);
     let root = &lineage.root;
     Resource {
@@ -141,7 +144,12 @@ impl Lineage {
             return None;
         }
         let who = (&self.root, parent, role);
-        Some(super::place::read(facts.probe, &facts.table, who, facts.uid))
+        Some(super::place::read(
+            facts.probe,
+            &facts.table,
+            who,
+            facts.uid,
+        ))
     }
 }
 

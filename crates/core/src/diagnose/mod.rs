@@ -8,8 +8,8 @@
 //! read becomes evidence against stopping (never "nothing there"); a failure spoils one
 //! resource, never the scan — only an unreadable process table fails the scan as a whole.
 
-mod complete;
 pub mod clients;
+mod complete;
 pub mod connections;
 mod containers;
 pub mod data;

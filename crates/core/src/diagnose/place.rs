@@ -104,7 +104,11 @@ pub(crate) fn read(
     (root, parent, role): (&ProcessInfo, &ProcessInfo, &Role),
     uid: u32,
 ) -> Parent {
-    let said_by = if *role == Role::Multiplexer { root } else { parent };
+    let said_by = if *role == Role::Multiplexer {
+        root
+    } else {
+        parent
+    };
     let env = (said_by.uid == uid)
         .then(|| probe.environment(said_by.identity.pid).ok())
         .flatten()

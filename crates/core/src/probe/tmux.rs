@@ -100,7 +100,12 @@ pub fn ask(q: &TmuxQuery) -> Option<PaneName> {
         return None;
     };
     let mut out = String::new();
-    child.stdout.take()?.take(4096).read_to_string(&mut out).ok()?;
+    child
+        .stdout
+        .take()?
+        .take(4096)
+        .read_to_string(&mut out)
+        .ok()?;
     let _ = status;
     parse_answer(&out)
 }
@@ -143,8 +148,14 @@ mod tests {
         let plain = dir.path().join("plain");
         std::fs::write(&plain, "").unwrap();
         assert!(!may_ask(&q("/bin/sh", &plain), &me), "not a socket");
-        let other = crate::trust::Me { uid: me.uid + 1, ..me };
-        assert!(!may_ask(&q("/bin/sh", &socket), &other), "another user's socket");
+        let other = crate::trust::Me {
+            uid: me.uid + 1,
+            ..me
+        };
+        assert!(
+            !may_ask(&q("/bin/sh", &socket), &other),
+            "another user's socket"
+        );
         // A binary in a folder others can write.
         let open = dir.path().join("open");
         std::fs::create_dir(&open).unwrap();
@@ -152,6 +163,9 @@ mod tests {
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
         std::fs::copy("/bin/sh", open.join("tmux")).unwrap();
         let exe = open.join("tmux");
-        assert!(!may_ask(&q(exe.to_str().unwrap(), &socket), &me), "others can write");
+        assert!(
+            !may_ask(&q(exe.to_str().unwrap(), &socket), &me),
+            "others can write"
+        );
     }
 }

@@ -325,5 +325,8 @@ fn a_taken_port_whose_holder_cannot_be_seen_says_how_to_find_it() {
             holder: Some(PortHolder::Unseen)
         }
     );
-    assert!(why.to_string().ends_with("`sudo lsof -i :8888` names it"), "{why}");
+    assert!(
+        why.to_string().ends_with("`sudo lsof -i :8888` names it"),
+        "{why}"
+    );
 }

@@ -81,7 +81,7 @@ fn against(f: &Finding, members: &HashSet<Pid>) -> Why {
         Finding::SharedListener { local, outside } => Why::SharedListener { local, outside },
         Finding::Connection(c) => {
             let who = match (c.client, c.peer_pid) {
-                (Some(client), _) => Peer::Client(client),
+                (Some(client), _) => Peer::Client(Box::new(client)),
                 (None, Some(pid)) => Peer::Pid(pid),
                 (None, None) => Peer::Unseen,
             };

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::diagnose::judge::Protection;
-use crate::model::outcome::Checkpoint;
 use crate::model::client::Client;
+use crate::model::outcome::Checkpoint;
 use crate::probe::Pid;
 use crate::words;
 
@@ -27,7 +27,7 @@ pub struct Refusal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Peer {
     /// A process Pier read: its program, command and what it likely is.
-    Client(Client),
+    Client(Box<Client>),
     /// A pid the tables name whose row was not read.
     Pid(Pid),
     /// Nobody Pier can see: another user, another machine, or not accepted yet.

@@ -26,7 +26,10 @@ fn an_interpreters_script_names_the_client() {
         ("pytest".into(), ClientKind::TestRunner)
     );
     assert_eq!(
-        named(&["node", "/p/node_modules/vitest/vitest.mjs", "run"], "node"),
+        named(
+            &["node", "/p/node_modules/vitest/vitest.mjs", "run"],
+            "node"
+        ),
         ("vitest".into(), ClientKind::TestRunner)
     );
 }
@@ -65,5 +68,8 @@ fn another_users_client_is_named_by_its_kernel_name_only() {
     assert_eq!(c.program, "curl");
     assert_eq!(c.command, None);
     let own = client_of(&p, 1001);
-    assert_eq!(own.command.as_deref(), Some("curl -H Authorization: secret"));
+    assert_eq!(
+        own.command.as_deref(),
+        Some("curl -H Authorization: secret")
+    );
 }

@@ -31,9 +31,15 @@ fn tmux_and_screen_are_read_from_the_environment_and_a_malformed_value_is_none()
         })
     );
     assert_eq!(from_env(&env(&["TMUX=/s,x,0", "TMUX_PANE=%7"])).tmux, None);
-    assert_eq!(from_env(&env(&["TMUX=/s,1,0", "TMUX_PANE=7; rm"])).tmux, None);
+    assert_eq!(
+        from_env(&env(&["TMUX=/s,1,0", "TMUX_PANE=7; rm"])).tmux,
+        None
+    );
     assert_eq!(from_env(&env(&["TMUX=/s,1,0"])).tmux, None, "no pane");
-    assert_eq!(from_env(&env(&["MY_TMUX=/s,1,0", "TMUX_PANE=%1"])).tmux, None);
+    assert_eq!(
+        from_env(&env(&["MY_TMUX=/s,1,0", "TMUX_PANE=%1"])).tmux,
+        None
+    );
 }
 
 #[cfg(target_os = "linux")]
@@ -78,7 +84,12 @@ fn in_tmux(server_uid: u32) -> (FakeProbe, ProcessTable) {
 
 fn place_of(probe: &FakeProbe, table: &ProcessTable) -> Parent {
     let (root, shell) = (table.get(30).unwrap(), table.get(20).unwrap());
-    read(probe, table, (root, shell, &Role::InteractiveShell), probe.uid)
+    read(
+        probe,
+        table,
+        (root, shell, &Role::InteractiveShell),
+        probe.uid,
+    )
 }
 
 #[test]

@@ -56,7 +56,10 @@ fn a_live_shell_in_a_tmux_pane_is_named_with_where_to_press_ctrl_c() {
     let mut p = parentage(&root, Some((&shell, Role::InteractiveShell)), None);
     p.place = Some(&place);
     let e = orphan_evidence(&p);
-    assert_eq!((e.kind, e.level), (EvidenceKind::NotOrphaned, Level::Yellow));
+    assert_eq!(
+        (e.kind, e.level),
+        (EvidenceKind::NotOrphaned, Level::Yellow)
+    );
     assert_eq!(
         e.message,
         "parent bash (pid 20) is a live interactive shell in tmux pane dev:2.1 (%7): press \
@@ -320,7 +323,10 @@ fn waiting_helps_a_quiet_life_not_a_working_one_and_a_young_one_may_be_starting(
     assert_eq!(waiting_helps(Some((10.0, two_hours))), Waiting::WillNotHelp);
     assert_eq!(waiting_helps(Some((35.0, two_hours))), Waiting::WillNotHelp);
     assert_eq!(waiting_helps(Some((80.0, 5))), Waiting::Young);
-    assert_eq!(waiting_helps(Some((80.0, YOUNG_SECONDS))), Waiting::WillNotHelp);
+    assert_eq!(
+        waiting_helps(Some((80.0, YOUNG_SECONDS))),
+        Waiting::WillNotHelp
+    );
     assert_eq!(waiting_helps(None), Waiting::Unknown);
 }
 
