@@ -302,7 +302,9 @@ fn a_client_of_the_published_port_makes_it_red_until_it_goes() {
         "the client's connection",
         |c| c["level"] == "red",
     );
-    let expected = format!("live connection 127.0.0.1:{port} ← {from} (pid {me})");
+    // The client is this test's own process, named by its program and pid.
+    let expected = format!("live connection 127.0.0.1:{port} ← {from} from ");
+    assert!(live(&c).contains(&format!("pid {me}: `")), "{c:#}");
     assert!(live(&c).contains(&expected), "{c:#}");
     drop(client);
     card_when(&sb, &host, "pier-t-client", "the connection's end", |c| {

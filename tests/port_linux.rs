@@ -117,7 +117,7 @@ fn a_port_with_a_live_client_names_it_and_offers_force_by_id() {
     assert!(answer["stops"].is_null(), "{answer:#}");
     let reason = answer["reason"].as_str().unwrap();
     assert!(
-        reason.contains(&format!("(pid {})", std::process::id())),
+        reason.contains(&format!("pid {}: `", std::process::id())),
         "the client, this test, by its pid: {reason}"
     );
     let hint = answer["hint"].as_str().unwrap();

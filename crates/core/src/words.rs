@@ -14,6 +14,7 @@ pub mod terminal;
 pub use terminal::{bytes_for_terminal, for_terminal, path_for_terminal};
 
 use crate::model::card::Resource;
+use crate::model::client::{Client, Parent};
 use crate::model::memory::Memory;
 use argv::{is_interpreter, is_title};
 
@@ -86,6 +87,96 @@ pub fn short_command<'a>(argv: impl IntoIterator<Item = &'a [u8]>) -> String {
 /// full paths would otherwise fill the line before the program's name.
 pub fn command_of_strings(argv: &[String]) -> String {
     short_command(argv.iter().map(|a| a.as_bytes()))
+}
+
+/// Who holds a live connection's client end, and what ends the connection: "from curl (an HTTP
+/// client, pid 28081: `curl -s http://127.0.0.1:8000/slow`) — it ends when that client
+/// disconnects". Another user's process is named by its program only; a pid whose row was
+/// not read, or no pid at all, says so.
+pub fn client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> String {
+    let who = match (client, peer_pid) {
+        (Some(c), _) if c.other_user => format!(
+            "{} (another user's process, uid {}, pid {})",
+            c.program, c.uid, c.pid
+        ),
+        (Some(c), _) => match &c.command {
+            Some(command) => format!(
+                "{} ({}, pid {}: `{command}`)",
+                c.program,
+                c.likely.describe(),
+                c.pid
+            ),
+            None => format!("{} ({}, pid {})", c.program, c.likely.describe(), c.pid),
+        },
+        (None, Some(pid)) => format!("pid {pid}, whose program could not be read"),
+        (None, None) => "a process Pier cannot see (another user's, another machine's, or one \
+                         not yet accepted)"
+            .to_owned(),
+    };
+    format!("from {who} — it ends when that client disconnects")
+}
+
+/// Where a live parent is, for a sentence: "in tmux pane dev:2.1 (%7)", "in tmux pane %7",
+/// "in screen session 4242.dev, window 2", "on /dev/pts/3 in gnome-terminal-server"; empty
+/// when nothing says where.
+pub fn parent_place(p: &Parent) -> String {
+    if let Some(t) = &p.tmux {
+        return match (&t.session, t.window, t.pane) {
+            (Some(s), Some(w), Some(n)) => format!("in tmux pane {s}:{w}.{n} ({})", t.pane_id),
+            _ => format!("in tmux pane {}", t.pane_id),
+        };
+    }
+    if let Some(s) = &p.screen {
+        return match &s.window {
+            Some(w) => format!("in screen session {}, window {w}", s.session),
+            None => format!("in screen session {}", s.session),
+        };
+    }
+    match (&p.tty, &p.terminal) {
+        (Some(tty), Some(term)) => format!("on {tty} in {term}"),
+        (Some(tty), None) => format!("on {tty}"),
+        _ => String::new(),
+    }
+}
+
+/// The next step for a resource a live parent holds: where to press Ctrl-C, or what ends it
+/// there. The one place this sentence is made.
+// LEAD: extend here with ", or `pier stop --anyway ID`" once --anyway exists (issue 40 §1);
+// every caller (the not-orphaned evidence) takes its words from this function.
+pub fn next_step_for_parent(p: &Parent) -> String {
+    let there = "to stop it there";
+    if let Some(t) = &p.tmux {
+        let name = match (&t.session, t.window, t.pane) {
+            (Some(s), Some(w), Some(n)) => format!("{s}:{w}.{n}"),
+            _ => t.pane_id.clone(),
+        };
+        return format!("press Ctrl-C in tmux pane {name} {there}");
+    }
+    if let Some(s) = &p.screen {
+        let window = s
+            .window
+            .as_ref()
+            .map_or(String::new(), |w| format!(", window {w}"));
+        return format!(
+            "press Ctrl-C in screen session {}{window} {there}",
+            s.session
+        );
+    }
+    match p.role.as_str() {
+        "interactive shell" | "terminal" => match &p.tty {
+            Some(tty) => format!("press Ctrl-C in that terminal ({tty}) {there}"),
+            None => format!("press Ctrl-C in that terminal {there}"),
+        },
+        "editor" => format!(
+            "stop it from {} (its terminal or task), or close that editor",
+            p.program
+        ),
+        "terminal multiplexer" => format!("press Ctrl-C in its {} pane {there}", p.program),
+        _ => format!(
+            "it runs for {} (pid {}): it ends when that process ends it",
+            p.program, p.pid
+        ),
+    }
 }
 
 /// A rate of disk I/O for a person: "0 B/s", "512 B/s", "41.0 kB/s", "2.3 MB/s".

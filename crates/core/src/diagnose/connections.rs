@@ -25,6 +25,24 @@ pub struct Conn {
     pub peer_pid: Option<Pid>,
     /// Every holder of the other end is a member: it does not count as live.
     pub internal: bool,
+    /// The program holding the other end (`clients::client_of`), filled in by whoever holds
+    /// the process table ([`name_clients`]); `None`: not attributed, or its row not read.
+    pub client: Option<crate::model::client::Client>,
+}
+
+/// Names the client of each connection in `conns` from the process table (`row`: a pid's row,
+/// `None` when it was not read), as user `uid` sees it.
+pub fn name_clients<'t>(
+    conns: &mut [Conn],
+    row: impl Fn(Pid) -> Option<&'t crate::probe::ProcessInfo>,
+    uid: u32,
+) {
+    for c in conns {
+        c.client = c
+            .peer_pid
+            .and_then(&row)
+            .map(|p| super::clients::client_of(p, uid));
+    }
 }
 
 impl Conn {
@@ -35,6 +53,7 @@ impl Conn {
             peer: self.peer.to_string(),
             peer_pid: self.peer_pid,
             internal: self.internal,
+            client: self.client.clone(),
         }
     }
 }
@@ -105,6 +124,7 @@ fn conn(local: SocketAddr, peer: SocketAddr, peer_owners: &[Pid], members: &Hash
         peer_pid: peer_owners.first().copied(),
         // Internal only when every holder of the other end is a member.
         internal: !peer_owners.is_empty() && peer_owners.iter().all(|p| members.contains(p)),
+        client: None,
     }
 }
 

@@ -355,6 +355,7 @@ fn connections(
             ))),
         }
     }
+    connections::name_clients(&mut conns, |pid| facts.table.get(pid), facts.uid);
     evidence.extend(rules::connection_evidence(&conns, 0));
     conns
 }
@@ -423,6 +424,7 @@ fn to_addresses(c: &ContainerFacts, host: &[Socket], engine_pids: &HashSet<Pid>)
             peer: canonical(s.local),
             peer_pid: s.owners.first().copied(),
             internal: false,
+            client: None,
         })
         .collect()
 }
@@ -453,6 +455,7 @@ fn inside_namespace(inside: &[Socket], host: &[Socket]) -> Vec<Conn> {
             peer,
             peer_pid: None,
             internal: false,
+            client: None,
         })
         .collect()
 }

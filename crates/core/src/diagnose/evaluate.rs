@@ -48,15 +48,22 @@ pub(crate) fn resource(
     ));
     evidence.extend(protected(facts, &draft.members));
     evidence.extend(net.evidence);
-    evidence.push(rules::orphan_evidence(&lineage.parentage(facts)));
+    let place = lineage.place(facts);
+    let parentage = rules::orphan_evidence(&lineage.parentage(facts, place.as_ref()));
+    // The place is the card's only while a live parent is its reason.
+    let parent = place.filter(|_| parentage.kind == EvidenceKind::NotOrphaned);
+    evidence.push(parentage);
     let respawners = respawners(&tree, &members, &pollers);
     evidence.extend(
         respawners
             .iter()
             .map(|r| rules::respawner_evidence(r.pid, &r.command, &r.how)),
     );
-    let (activity_evidence, activity) =
-        rules::activity_with_pollers(&activity_facts(sample, &members), thresholds, &pollers);
+    let (activity_evidence, activity) = rules::activity_with_pollers(
+        &activity_facts(sample, &members, &tree),
+        thresholds,
+        &pollers,
+    );
     evidence.push(activity_evidence);
     let root = &lineage.root;
     Resource {
@@ -81,6 +88,7 @@ pub(crate) fn resource(
         evidence,
         managed_by: lineage.managed,
         respawners,
+        parent,
     }
 }
 
@@ -117,14 +125,35 @@ impl Lineage {
     }
 
     /// What `rules::orphan_evidence` judges.
-    fn parentage<'a>(&'a self, facts: &Facts) -> Parentage<'a> {
+    fn parentage<'a>(
+        &'a self,
+        facts: &Facts,
+        place: Option<&'a crate::model::client::Parent>,
+    ) -> Parentage<'a> {
         Parentage {
             root: &self.root,
             parent: self.parent.as_ref().map(|(p, role)| (p, role.clone())),
             session_leader_alive: facts.table.is_alive(self.root.session),
             cgroup: self.cgroup.as_ref(),
             managed: self.managed.as_ref(),
+            place,
         }
+    }
+
+    /// Where a live parent is (`place::read`): read only for a parent that holds the root —
+    /// not init or a subreaper, not a manager's program (its manager's command is its step).
+    fn place(&self, facts: &Facts) -> Option<crate::model::client::Parent> {
+        let (parent, role) = self.parent.as_ref()?;
+        if self.managed.is_some() || matches!(role, Role::Init | Role::Subreaper) {
+            return None;
+        }
+        let who = (&self.root, parent, role);
+        Some(super::place::read(
+            facts.probe,
+            &facts.table,
+            who,
+            facts.uid,
+        ))
     }
 }
 
@@ -430,7 +459,9 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
 /// Ports (each the server's or a helper's), connections and their evidence, from the scan's
 /// socket table. Every listener counts for the connections, a helper's too.
 fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'static str>) -> Net {
-    let judged = judge::network(facts.sockets.as_ref(), &facts.index, members);
+    let judged = judge::network(facts.sockets.as_ref(), &facts.index, members, |conns| {
+        super::connections::name_clients(conns, |pid| facts.table.get(pid), facts.uid)
+    });
     let mut ports: Vec<Port> = Vec::new();
     let mut holders = Vec::new();
     for s in &judged.listeners {
@@ -489,14 +520,25 @@ struct Net {
     evidence: Vec<Evidence>,
 }
 
-/// The members' share of the scan's sample, each named by its command line.
-fn activity_facts(sample: Option<&ActivitySample>, members: &[Member]) -> ActivityFacts {
+/// The members' share of the scan's sample, each named by its command line, with its life as
+/// the table read it (`tree`).
+fn activity_facts(
+    sample: Option<&ActivitySample>,
+    members: &[Member],
+    tree: &[&ProcessInfo],
+) -> ActivityFacts {
     let Some(sample) = sample else {
         return ActivityFacts::NotSampled;
     };
     let name = |pid| members.iter().find(|m| m.pid == pid).map(member_command);
     match judge::measured(sample, name) {
-        Ok(measured) => ActivityFacts::Measured(measured, sample.window),
+        Ok(mut measured) => {
+            judge::with_lives(&mut measured, |pid| {
+                let p = tree.iter().find(|p| p.identity.pid == pid)?;
+                judge::LifeSpent::of(p)
+            });
+            ActivityFacts::Measured(measured, sample.window)
+        }
         Err((pid, e)) => ActivityFacts::Unreadable(format!("pid {pid}: {e}")),
     }
 }

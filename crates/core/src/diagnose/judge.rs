@@ -148,12 +148,13 @@ fn shared_words(local: &SocketAddr, outside: &[Pid]) -> String {
     )
 }
 
-/// A connection on a listener, in words: between members, or live.
+/// A connection on a listener, in words: between members, or live — named by its client's
+/// program and what it likely is, and when it ends (`words::client_of_connection`).
 fn connection_words(c: &Conn) -> (EvidenceKind, String, &'static str) {
-    let who = c
-        .peer_pid
-        .map_or("an unattributed peer".to_owned(), |p| format!("pid {p}"));
     if c.internal {
+        let who = c
+            .peer_pid
+            .map_or("an unattributed peer".to_owned(), |p| format!("pid {p}"));
         (
             EvidenceKind::InternalConnection,
             format!("{} ↔ {} is between members ({who})", c.local, c.peer),
@@ -162,7 +163,12 @@ fn connection_words(c: &Conn) -> (EvidenceKind, String, &'static str) {
     } else {
         (
             EvidenceKind::LiveConnection,
-            format!("live connection {} ← {} ({who})", c.local, c.peer),
+            format!(
+                "live connection {} ← {} {}",
+                c.local,
+                c.peer,
+                crate::words::client_of_connection(c.client.as_ref(), c.peer_pid)
+            ),
             "socket table",
         )
     }
@@ -207,12 +213,14 @@ pub struct Network<'t> {
 /// A live connection is one on a member's listener seen at either end — the server's
 /// (ESTABLISHED or half-open SYN-RECV) at the listener's address and port, or the client's
 /// established to it — and listed once (`connections::connections_indexed`), internal only
-/// when every holder of its other end is a member. A failed table says nothing about
+/// when every holder of its other end is a member; `name` names each client from the caller's
+/// process table (`connections::name_clients`). A failed table says nothing about
 /// connections, so it is the one finding.
 pub fn network<'t>(
     table: Result<&'t SocketTable, impl std::fmt::Display>,
     index: &SocketIndex,
     members: &HashSet<Pid>,
+    name: impl Fn(&mut [Conn]),
 ) -> Network<'t> {
     let table = match table {
         Ok(table) => table,
@@ -232,7 +240,8 @@ pub fn network<'t>(
         .collect();
     findings.extend(listeners.iter().filter_map(|s| shared(s, members)));
     let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
-    let conns = connections::connections_indexed(&addrs, &table.sockets, index, members);
+    let mut conns = connections::connections_indexed(&addrs, &table.sockets, index, members);
+    name(&mut conns);
     findings.extend(conns.iter().cloned().map(Finding::Connection));
     let queued = connections::queued_on(&listeners);
     if queued > 0 {
@@ -254,6 +263,35 @@ pub struct MemberActivity {
     pub command: String,
     /// The CPU time and disk I/O it used over the window.
     pub delta: ActivityDelta,
+    /// The CPU time it used over its whole life, and its age, when read
+    /// ([`with_lives`]): whether waiting for it helps (`rules::waiting_helps`).
+    pub life: Option<LifeSpent>,
+}
+
+/// A member's CPU time over its life, and its age.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LifeSpent {
+    /// CPU time since it started (user + system, every thread's), in nanoseconds.
+    pub cpu_ns: u64,
+    /// Seconds since it started.
+    pub age_seconds: u64,
+}
+
+impl LifeSpent {
+    /// What a process-table row says of its life; `None` when either figure was not read.
+    pub fn of(p: &ProcessInfo) -> Option<Self> {
+        Some(Self {
+            cpu_ns: p.cpu_ns?,
+            age_seconds: p.age_seconds?,
+        })
+    }
+}
+
+/// Fills each member's life from `life` (a pid's, `None`: not read).
+pub fn with_lives(measured: &mut [MemberActivity], life: impl Fn(Pid) -> Option<LifeSpent>) {
+    for m in measured {
+        m.life = life(m.pid);
+    }
 }
 
 /// What the tables cannot show of the members: the connections of a member in another
@@ -309,6 +347,7 @@ pub fn measured(
                 pid: *pid,
                 command,
                 delta: *d,
+                life: None,
             }),
             Err(e) => return Err((*pid, e.to_string())),
         }

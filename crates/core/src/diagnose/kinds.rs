@@ -411,7 +411,7 @@ pub(crate) fn basename(arg: &[u8]) -> String {
 
 /// The program a process runs and the arguments after it, looking through interpreters.
 /// `None` for inline code (`python -c`, `node -e`): no script names it.
-fn program_and_args(argv: &[Vec<u8>]) -> Option<(String, Vec<String>)> {
+pub(crate) fn program_and_args(argv: &[Vec<u8>]) -> Option<(String, Vec<String>)> {
     let first = basename(argv.first()?);
     let rest: Vec<String> = argv[1..]
         .iter()

@@ -8,6 +8,7 @@
 //! read becomes evidence against stopping (never "nothing there"); a failure spoils one
 //! resource, never the scan — only an unreadable process table fails the scan as a whole.
 
+pub mod clients;
 mod complete;
 pub mod connections;
 mod containers;
@@ -19,6 +20,7 @@ pub mod kinds;
 pub mod managers;
 mod memory;
 mod others;
+pub mod place;
 pub mod port;
 
 pub mod project;

@@ -159,6 +159,9 @@ pub struct Parentage<'a> {
     /// Who runs the root on purpose (`managers.rs`): its process manager, its systemd unit or
     /// its launchd agent; `None` when no one does.
     pub managed: Option<&'a ManagedBy>,
+    /// Where a live parent is (`place::read`): its tmux pane, screen window or terminal;
+    /// `None` when not read (no live parent, or a manager's).
+    pub place: Option<&'a crate::model::client::Parent>,
 }
 
 /// Orphaned: adopted by init or a session subreaper (and not a service run on purpose), or its
@@ -203,14 +206,25 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
             "process table",
         );
     }
-    let message = match &p.parent {
-        Some((parent, role)) => format!(
-            "parent {} (pid {}) is a live {}",
-            parent.comm,
-            parent.identity.pid,
-            role.describe()
-        ),
-        None => format!("parent pid {} could not be read", root.ppid),
+    let message = match (&p.parent, p.place) {
+        (Some((parent, role)), place) => {
+            let mut m = format!(
+                "parent {} (pid {}) is a live {}",
+                parent.comm,
+                parent.identity.pid,
+                role.describe()
+            );
+            // Which one, and where to press Ctrl-C (issue 40: a reason names the next step).
+            if let Some(place) = place {
+                let at = words::parent_place(place);
+                if !at.is_empty() {
+                    let _ = write!(m, " {at}");
+                }
+                let _ = write!(m, ": {}", words::next_step_for_parent(place));
+            }
+            m
+        }
+        (None, _) => format!("parent pid {} could not be read", root.ppid),
     };
     evidence(
         EvidenceKind::NotOrphaned,
@@ -422,6 +436,8 @@ fn measure(members: &[MemberActivity], window: Duration, t: Thresholds) -> (Acti
             command: m.command.clone(),
             cpu_percent: cpu(m.delta.cpu_ns),
             io_bytes_per_second: io(m.delta.io_bytes),
+            life_cpu_percent: m.life.map(|l| life_percent(l.cpu_ns, l.age_seconds)),
+            age_seconds: m.life.map(|l| l.age_seconds),
         }),
     };
     (activity, cpu_busy, io_busy)
@@ -633,13 +649,78 @@ fn busy_words(a: &Activity, t: Thresholds, cpu_busy: bool, io_busy: bool) -> Str
         }
         let _ = write!(
             out,
-            "; the busiest member is pid {} ({}), at {}",
+            "; the busiest member is pid {} ({}), at {}: {}",
             b.pid,
             b.command,
-            figures.join(" and ")
+            figures.join(" and "),
+            waiting_words(b)
         );
     }
     out
+}
+
+/// Percent of one core used on average over a life of `age_seconds` (at least one second).
+fn life_percent(cpu_ns: u64, age_seconds: u64) -> f64 {
+    cpu_ns as f64 / 1e9 / age_seconds.max(1) as f64 * 100.0
+}
+
+/// A life shorter than this says too little to tell a burst from steady work: its start-up
+/// weighs on it more than anything since.
+pub const YOUNG_SECONDS: u64 = 60;
+
+/// Whether waiting may help a member busy in the sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiting {
+    /// A quiet life: the activity is a burst (a request, a rebuild after a save), and bursts
+    /// end.
+    MayHelp,
+    /// It has worked for most of its life: it is working (a build, a poller, a job), and
+    /// waiting will likely not end it.
+    WillNotHelp,
+    /// It started less than [`YOUNG_SECONDS`] ago: it may still be starting up.
+    Young,
+    /// Its life's CPU time or age could not be read.
+    Unknown,
+}
+
+/// Whether waiting helps a busy member, from its CPU time over its life. Why the life and not
+/// the window: a sample of half a second cannot tell a burst from steady work, but a process
+/// that averaged little over hours has spent most of them idle, so what it does now is likely
+/// to end; one that averaged [`QUIET_LIFE_PERCENT`] of a core or more (the bound a tree known
+/// only by how it was launched must stay under) has worked most of its life and will likely go
+/// on. A young process's average is mostly its start-up: it says nothing yet.
+pub fn waiting_helps(life: Option<(f64, u64)>) -> Waiting {
+    match life {
+        None => Waiting::Unknown,
+        Some((_, age)) if age < YOUNG_SECONDS => Waiting::Young,
+        Some((pct, _)) if pct >= QUIET_LIFE_PERCENT => Waiting::WillNotHelp,
+        Some(_) => Waiting::MayHelp,
+    }
+}
+
+/// [`waiting_helps`] in words, with the life's figures: the next step for a busy card.
+fn waiting_words(b: &BusiestMember) -> String {
+    let life = b.life_cpu_percent.zip(b.age_seconds);
+    let age = |a: u64| words::duration_seconds(a);
+    match (waiting_helps(life), life) {
+        (Waiting::MayHelp, Some((pct, a))) => format!(
+            "it has used {pct:.1}% of a core over its {} life: this looks like a burst, \
+             waiting may help",
+            age(a)
+        ),
+        (Waiting::WillNotHelp, Some((pct, a))) => format!(
+            "it has worked for most of its {} life ({pct:.0}% of a core): waiting will likely \
+             not help — it is working (a build, a poller)",
+            age(a)
+        ),
+        (Waiting::Young, Some((_, a))) => format!(
+            "it started {} ago and may still be starting up: waiting may help",
+            age(a)
+        ),
+        _ => "its CPU time over its life could not be read, so whether waiting helps is \
+              unknown"
+            .to_owned(),
+    }
 }
 
 /// The user's protect list (docs/design.md §2.10) names a card in `places` listening on `ports`

@@ -219,6 +219,9 @@ pub struct Connection {
     pub peer_pid: Option<u32>,
     /// Both ends belong to this resource: it does not count as a live connection.
     pub internal: bool,
+    /// The program holding the other end and what it likely is; `null` when Pier could not
+    /// see it (another user's socket, another machine, not yet accepted).
+    pub client: Option<super::client::Client>,
 }
 
 /// CPU and disk I/O of all members over the sample window.
@@ -247,6 +250,11 @@ pub struct BusiestMember {
     pub cpu_percent: f64,
     /// Its bytes of disk I/O (read and written) per second.
     pub io_bytes_per_second: f64,
+    /// Percent of one core it used on average over its whole life: far below its share in
+    /// the window means a burst that waiting may outlast; `null` when not read.
+    pub life_cpu_percent: Option<f64>,
+    /// Seconds since it started; `null` when not read.
+    pub age_seconds: Option<u64>,
 }
 
 /// One resource: a root process and its live descendants, with what the scan saw of them and
@@ -286,6 +294,9 @@ pub struct Resource {
     /// The members that start their child again when it exits (nodemon, a reloader, a shell
     /// loop): part of the resource, stopped with it.
     pub respawners: Vec<super::managed::Respawner>,
+    /// Where the live parent that keeps it from being orphaned is — its program, terminal,
+    /// tmux pane or screen window — while that is a reason (`not_orphaned`); else `null`.
+    pub parent: Option<super::client::Parent>,
 }
 
 impl Resource {

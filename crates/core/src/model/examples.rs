@@ -53,6 +53,7 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
         reasons: Vec::new(),
         managed_by: None,
         respawners: Vec::new(),
+        parent: None,
     }
 }
 

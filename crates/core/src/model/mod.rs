@@ -5,6 +5,7 @@
 //!
 //! - [`identity`]: [`Identity`] (pid and start time) and [`Pid`];
 //! - [`card`]: the `pier scan --json` document: projects, resources, members, ports, evidence;
+//! - [`client`]: who holds a connection's other end, and what program it likely is;
 //! - [`container`]: a container card and the engines a scan asked;
 //! - [`managed`]: who brings a resource back: its process manager, its respawners;
 //! - [`memory`]: a process's memory, a tree's, and what a cleanup frees;
@@ -21,6 +22,7 @@
 
 pub mod bytes;
 pub mod card;
+pub mod client;
 pub mod container;
 pub mod doctor;
 #[cfg(any(test, feature = "test-support"))]

@@ -88,6 +88,9 @@ pub struct FakeProbe {
     /// Pids whose environment the OS withholds (macOS, a code-signing-restricted process):
     /// the read fails.
     pub environment_withheld: std::collections::HashSet<Pid>,
+    /// What each tmux pane id answers ([`Probe::tmux_pane`]), with the question it was asked;
+    /// a pane without an entry gives no answer. Nothing is run.
+    pub tmux_panes: HashMap<String, (super::tmux::TmuxQuery, super::tmux::PaneName)>,
     /// Monotonic time, advanced by each `activity` call by its window.
     pub clock: Shared<Duration>,
     /// [`Probe::survey_own`] reads everything, as the default survey does (`false`: only the
@@ -117,6 +120,7 @@ impl Default for FakeProbe {
             writes: HashMap::new(),
             environments: HashMap::new(),
             environment_withheld: Default::default(),
+            tmux_panes: HashMap::new(),
             clock: Shared::new(Duration::ZERO),
             survey_everyone: Shared::new(false),
             no_children_lists: Shared::new(false),
@@ -272,6 +276,11 @@ impl Probe for FakeProbe {
 
     fn details(&self, pid: Pid) -> Option<ProcessDetails> {
         self.details.get(&pid).cloned()
+    }
+
+    fn tmux_pane(&self, q: &super::tmux::TmuxQuery) -> Option<super::tmux::PaneName> {
+        let (asked, name) = self.tmux_panes.get(&q.pane_id)?;
+        (asked == q).then(|| name.clone())
     }
 
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {

@@ -33,6 +33,7 @@ pub mod netlink;
 pub mod procfs;
 pub mod raw;
 pub mod reuse;
+pub mod tmux;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;
 
@@ -273,6 +274,12 @@ pub trait Probe {
     /// The environment a process started with, as `KEY=value` byte strings (a process of ours
     /// only; what a restart replays).
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError>;
+    /// Which session, window and pane a tmux pane id is, asked of its own server
+    /// ([`tmux::ask`]: only a binary the user controls, only the user's socket, bounded);
+    /// `None` when it was not asked or gave no answer.
+    fn tmux_pane(&self, q: &tmux::TmuxQuery) -> Option<tmux::PaneName> {
+        tmux::ask(q)
+    }
     /// LISTEN, ESTABLISHED and SYN-RECV TCP sockets over IPv4 and IPv6, with owners attributed
     /// among `owners_among` (reading every process's open files is what the scan spends most
     /// on).

@@ -46,6 +46,12 @@ macro_rules! forward_the_rest {
         fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
             self.$to.environment(pid)
         }
+        fn tmux_pane(
+            &self,
+            q: &$crate::probe::tmux::TmuxQuery,
+        ) -> Option<$crate::probe::tmux::PaneName> {
+            self.$to.tmux_pane(q)
+        }
         fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
             self.$to.sockets(owners_among)
         }

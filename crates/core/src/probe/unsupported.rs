@@ -41,6 +41,10 @@ impl Probe for UnsupportedProbe {
         Err(ProbeError::Unsupported)
     }
 
+    fn tmux_pane(&self, _q: &super::tmux::TmuxQuery) -> Option<super::tmux::PaneName> {
+        None
+    }
+
     fn sockets(&self, _owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         Err(ProbeError::Unsupported)
     }

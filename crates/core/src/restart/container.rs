@@ -93,7 +93,10 @@ pub(super) fn refusal(
         .map_err(|e| NotRestartable::PortsUnread(e.clone()))?;
     for p in &s.ports {
         if let Some(taken) = listener_on(table, p.host_addr()) {
-            return Err(NotRestartable::PortTaken(taken.to_string()));
+            return Err(NotRestartable::PortTaken {
+                endpoint: taken.to_string(),
+                holder: None,
+            });
         }
     }
     Ok(())

@@ -26,6 +26,56 @@ pub enum NotFound {
     Store(String),
 }
 
+/// Who holds a port a restart needs, from the socket and process tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PortHolder {
+    /// A process of the user's: its pid, program and short command.
+    Own {
+        /// Its pid.
+        pid: Pid,
+        /// Its program (`clients::program_of`).
+        program: String,
+        /// Its command line, short.
+        command: String,
+    },
+    /// Another user's process: its pid, uid and kernel name.
+    OtherUser {
+        /// Its pid.
+        pid: Pid,
+        /// Its owner.
+        uid: u32,
+        /// Its kernel name.
+        program: String,
+    },
+    /// No process Pier can read holds it (another user's, unreadable, or gone since).
+    Unseen,
+}
+
+/// " by python3 (pid 4242: `python3 -m http.server 8000`): `pier stop :8000` stops it if it is
+/// a card Pier may stop, …": who holds the port, and the next step for each kind of holder.
+fn holder_words(endpoint: &str, holder: Option<&PortHolder>) -> String {
+    let port = endpoint.rsplit(':').next().unwrap_or(endpoint);
+    match holder {
+        None => String::new(),
+        Some(PortHolder::Own {
+            pid,
+            program,
+            command,
+        }) => format!(
+            " by {program} (pid {pid}: `{command}`): `pier stop :{port}` stops it if Pier \
+             finds it safe, or says whose command does"
+        ),
+        Some(PortHolder::OtherUser { pid, uid, program }) => format!(
+            " by another user's process (uid {uid}, {program}, pid {pid}): only that user can \
+             free it"
+        ),
+        Some(PortHolder::Unseen) => format!(
+            " by a process Pier cannot see (another user's, or one it cannot read): `sudo lsof \
+             -i :{port}` names it"
+        ),
+    }
+}
+
 /// Why a stopped target cannot be started again now.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotRestartable {
@@ -126,9 +176,14 @@ pub enum NotRestartable {
     /// A recorded address is not an address.
     #[error("the recorded address {0} could not be read")]
     BadAddress(String),
-    /// A recorded server port is held.
-    #[error("port {0} is taken")]
-    PortTaken(String),
+    /// A recorded server port is held, and by whom when that was looked for.
+    #[error("port {endpoint} is taken{}", holder_words(endpoint, holder.as_ref()))]
+    PortTaken {
+        /// The recorded address and port (`127.0.0.1:5173`).
+        endpoint: String,
+        /// Who holds it; `None` when it was not looked for (a container's ports).
+        holder: Option<PortHolder>,
+    },
     /// A container's stop has not finished.
     #[error("the stop has not finished (Pier ended during it)")]
     ContainerUnfinished,
@@ -212,8 +267,41 @@ mod tests {
             "supervisord ran it: start it again with supervisord, not outside its manager"
         );
         assert_eq!(
-            NotRestartable::PortTaken("127.0.0.1:5173".into()).to_string(),
+            NotRestartable::PortTaken {
+                endpoint: "127.0.0.1:5173".into(),
+                holder: None
+            }
+            .to_string(),
             "port 127.0.0.1:5173 is taken"
+        );
+        let taken = |holder| NotRestartable::PortTaken {
+            endpoint: "[::1]:5173".into(),
+            holder: Some(holder),
+        };
+        assert_eq!(
+            taken(PortHolder::Own {
+                pid: 42,
+                program: "python3".into(),
+                command: "python3 -m http.server 5173".into()
+            })
+            .to_string(),
+            "port [::1]:5173 is taken by python3 (pid 42: `python3 -m http.server 5173`): `pier \
+             stop :5173` stops it if Pier finds it safe, or says whose command does"
+        );
+        assert_eq!(
+            taken(PortHolder::OtherUser {
+                pid: 42,
+                uid: 0,
+                program: "nginx".into()
+            })
+            .to_string(),
+            "port [::1]:5173 is taken by another user's process (uid 0, nginx, pid 42): only that \
+             user can free it"
+        );
+        assert_eq!(
+            taken(PortHolder::Unseen).to_string(),
+            "port [::1]:5173 is taken by a process Pier cannot see (another user's, or one it \
+             cannot read): `sudo lsof -i :5173` names it"
         );
         assert_eq!(
             NotFound::SnapshotFor("1-2".into()).to_string(),

@@ -25,7 +25,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use self::error::{NotFound, NotLaunched, NotRecorded, NotRestartable};
+use self::error::{NotFound, NotLaunched, NotRecorded, NotRestartable, PortHolder};
 use crate::diagnose::connections;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::card::Port;
@@ -155,11 +155,46 @@ fn ports_free(now: &Now, s: &Snapshot) -> Result<(), NotRestartable> {
             .address
             .parse()
             .map_err(|_| NotRestartable::BadAddress(port.address.clone()))?;
-        if listener_on(table, SocketAddr::new(ip, port.port)).is_some() {
-            return Err(NotRestartable::PortTaken(port.endpoint()));
+        if let Some(taken) = listener_on(table, SocketAddr::new(ip, port.port)) {
+            return Err(NotRestartable::PortTaken {
+                endpoint: port.endpoint(),
+                holder: Some(holder_of(now, taken)),
+            });
         }
     }
     Ok(())
+}
+
+/// Who holds the listener at `taken`: the restart's tables were read without owners (a
+/// restart that goes ahead needs none), so the sockets are read again with every process's as
+/// candidates — only on this refusal. A holder whose row or files cannot be read is unseen.
+fn holder_of(now: &Now, taken: SocketAddr) -> PortHolder {
+    let Ok(list) = now.processes.as_ref() else {
+        return PortHolder::Unseen;
+    };
+    let everyone: Vec<Pid> = list.processes.iter().map(|p| p.identity.pid).collect();
+    let owner = now.probe.sockets(&everyone).ok().and_then(|t| {
+        t.sockets
+            .iter()
+            .find(|s| s.state == TcpState::Listen && s.local == taken)
+            .and_then(|s| s.owners.first().copied())
+    });
+    let row = owner.and_then(|pid| list.processes.iter().find(|p| p.identity.pid == pid));
+    let Some(p) = row else {
+        return PortHolder::Unseen;
+    };
+    if p.uid != now.probe.current_uid() {
+        return PortHolder::OtherUser {
+            pid: p.identity.pid,
+            uid: p.uid,
+            program: p.comm.clone(),
+        };
+    }
+    PortHolder::Own {
+        pid: p.identity.pid,
+        program: crate::diagnose::clients::program_of(p).0,
+        command: crate::words::short_command(p.argv.iter().map(Vec::as_slice)),
+    }
 }
 
 /// A listener that serves `want` or that `want` would serve (an overlapping address on the

@@ -1,6 +1,6 @@
 //! The restart rules over recorded snapshots.
 
-use super::error::NotRestartable;
+use super::error::{NotRestartable, PortHolder};
 use super::rules::stop_was_complete;
 use std::time::Duration;
 
@@ -143,7 +143,14 @@ fn the_servers_port_taken_refuses_a_restart() {
         .listen("0.0.0.0:8888", 300);
     assert_eq!(
         ports_free(&Now::read(&probe), &notebook()),
-        Err(NotRestartable::PortTaken("127.0.0.1:8888".into()))
+        Err(NotRestartable::PortTaken {
+            endpoint: "127.0.0.1:8888".into(),
+            holder: Some(PortHolder::Own {
+                pid: 300,
+                program: "other".into(),
+                command: "other".into()
+            })
+        })
     );
 }
 
@@ -303,5 +310,24 @@ fn a_record_written_before_requested_by_reads_as_a_persons_stop() {
     assert_eq!(
         serde_json::to_value(&entry).unwrap()["requested_by"],
         serde_json::json!({"kind": "person"})
+    );
+}
+
+/// Issue 40: "port … is taken" said not by whom. A holder no process Pier reads owns is
+/// unseen, with the command that names it.
+#[test]
+fn a_taken_port_whose_holder_cannot_be_seen_says_how_to_find_it() {
+    let probe = FakeProbe::default().listen("0.0.0.0:8888", 999);
+    let why = ports_free(&Now::read(&probe), &notebook()).unwrap_err();
+    assert_eq!(
+        why,
+        NotRestartable::PortTaken {
+            endpoint: "127.0.0.1:8888".into(),
+            holder: Some(PortHolder::Unseen)
+        }
+    );
+    assert!(
+        why.to_string().ends_with("`sudo lsof -i :8888` names it"),
+        "{why}"
     );
 }

@@ -19,7 +19,7 @@ use crate::diagnose::tree::ProcessTable;
 use crate::model::card::Level;
 use crate::model::reason::{Reason, SetAside};
 use crate::model::snapshot::Snapshot;
-use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessInfo, ProcessList, Survey};
+use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList, Survey};
 use crate::signal::Expected;
 
 /// (a), (c), (e) for every resource still in the chain (`docs/design.md` §3.3, ARCHITECTURE.md
@@ -64,9 +64,13 @@ fn network_in(uid: u32, survey: &Survey, resources: &[(&HashSet<Pid>, Skip)]) ->
                 })
                 .or(unreadable.first());
             if let Some(f) = first {
-                return Err(against(f, members, &survey.processes.processes));
+                return Err(against(f, members));
             }
-            let judged = judge::network(tables.clone(), &index, members);
+            let judged = judge::network(tables.clone(), &index, members, |conns| {
+                let processes = &survey.processes.processes;
+                let row = |pid| processes.iter().find(|p| p.identity.pid == pid);
+                crate::diagnose::connections::name_clients(conns, row, uid)
+            });
             let mut aside = Vec::new();
             for f in judged.findings.iter().filter(|f| f.level() != Level::Green) {
                 let evidence = f.evidence();
@@ -75,7 +79,7 @@ fn network_in(uid: u32, survey: &Survey, resources: &[(&HashSet<Pid>, Skip)]) ->
                         reason: r,
                         fact: evidence.message,
                     }),
-                    _ => return Err(against(f, members, &survey.processes.processes)),
+                    _ => return Err(against(f, members)),
                 }
             }
             Ok(((), aside))
@@ -84,7 +88,7 @@ fn network_in(uid: u32, survey: &Survey, resources: &[(&HashSet<Pid>, Skip)]) ->
 }
 
 /// A finding that is not green, as a network checkpoint words it.
-fn against(f: &Finding, members: &HashSet<Pid>, processes: &[ProcessInfo]) -> Why {
+fn against(f: &Finding, members: &HashSet<Pid>) -> Why {
     match f.clone() {
         Finding::ProcessUnreadable { pid, error } if members.contains(&pid) => {
             Why::MemberUnreadable { pid, error }
@@ -95,15 +99,10 @@ fn against(f: &Finding, members: &HashSet<Pid>, processes: &[ProcessInfo]) -> Wh
         Finding::FdsUnreadable { pid, why } => Why::FdsUnreadable { pid, why },
         Finding::SharedListener { local, outside } => Why::SharedListener { local, outside },
         Finding::Connection(c) => {
-            let who = match c.peer_pid {
-                Some(pid) => match processes.iter().find(|p| p.identity.pid == pid) {
-                    Some(p) => Peer::Process {
-                        pid,
-                        comm: p.comm.clone(),
-                    },
-                    None => Peer::Pid(pid),
-                },
-                None => Peer::Unseen,
+            let who = match (c.client, c.peer_pid) {
+                (Some(client), _) => Peer::Client(Box::new(client)),
+                (None, Some(pid)) => Peer::Pid(pid),
+                (None, None) => Peer::Unseen,
             };
             Why::Connected {
                 local: c.local,
@@ -135,6 +134,14 @@ pub fn activity(
         .flat_map(|(s, _, _)| s.members.iter().map(|m| m.identity.pid))
         .collect();
     let sample = probe.activity(&pids, window);
+    // Read only when one is busy: a refusal names whether waiting helps, from the busiest
+    // member's life (`rules::waiting_helps`); a green resource needs no more reads.
+    let rows = std::cell::OnceCell::new();
+    let life = |pid: Pid| {
+        let rows = rows.get_or_init(|| probe.rows(&pids));
+        let p = rows.processes.iter().find(|p| p.identity.pid == pid)?;
+        judge::LifeSpent::of(p)
+    };
     snapshots
         .iter()
         .map(|&(snapshot, pollers, skip)| {
@@ -142,23 +149,29 @@ pub fn activity(
                 let member = snapshot.members.iter().any(|m| m.identity.pid == pid);
                 member.then(|| snapshot.short_command_of(pid))
             };
-            let measured =
+            let mut measured =
                 judge::measured(&sample, ours).map_err(|(pid, e)| Why::ActivityUnreadable {
                     pid,
                     error: e.to_owned(),
                 })?;
-            let facts = ActivityFacts::Measured(measured, window);
-            let (evidence, _) = rules::activity_with_pollers(&facts, t, pollers);
-            match evidence.level {
-                Level::Green => Ok(((), Vec::new())),
-                _ if anyway::skips(skip, Reason::Busy) => Ok((
+            let judge = |measured: Vec<judge::MemberActivity>| {
+                let facts = ActivityFacts::Measured(measured, window);
+                rules::activity_with_pollers(&facts, t, pollers).0
+            };
+            if judge(measured.clone()).level == Level::Green {
+                return Ok(((), Vec::new()));
+            }
+            judge::with_lives(&mut measured, life);
+            let busy = judge(measured).message;
+            match anyway::skips(skip, Reason::Busy) {
+                true => Ok((
                     (),
                     vec![SetAside {
                         reason: Reason::Busy,
-                        fact: evidence.message,
+                        fact: busy,
                     }],
                 )),
-                Level::Yellow | Level::Red => Err(Why::Busy(evidence.message)),
+                false => Err(Why::Busy(busy)),
             }
         })
         .collect()

@@ -8,8 +8,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::diagnose::judge::Protection;
+use crate::model::client::Client;
 use crate::model::outcome::Checkpoint;
 use crate::probe::Pid;
+use crate::words;
 
 /// A stop refused by its checkpoint chain: nothing was sent.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -37,13 +39,8 @@ impl Why {
 /// Who holds the other end of a live connection, as far as Pier can see.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Peer {
-    /// A process of the user's, with its kernel name.
-    Process {
-        /// The peer's pid.
-        pid: Pid,
-        /// Its kernel name (`comm`).
-        comm: String,
-    },
+    /// A process Pier read: its program, command and what it likely is.
+    Client(Box<Client>),
     /// A pid the tables name whose row was not read.
     Pid(Pid),
     /// Nobody Pier can see: another user, another machine, or not accepted yet.
@@ -52,11 +49,12 @@ pub enum Peer {
 
 impl fmt::Display for Peer {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            Peer::Process { pid, comm } => write!(f, "pid {pid}, {comm}"),
-            Peer::Pid(pid) => write!(f, "pid {pid}"),
-            Peer::Unseen => f.write_str("a process Pier cannot see"),
-        }
+        let words = match self {
+            Peer::Client(c) => words::client_of_connection(Some(c), Some(c.pid)),
+            Peer::Pid(pid) => words::client_of_connection(None, Some(*pid)),
+            Peer::Unseen => words::client_of_connection(None, None),
+        };
+        f.write_str(&words)
     }
 }
 
@@ -124,7 +122,7 @@ pub enum Why {
         outside: Vec<Pid>,
     },
     /// A live connection on one of the resource's listeners: a client the stop would cut off.
-    #[error("a client is connected: live connection {local} ← {peer} ({who})")]
+    #[error("a client is connected: live connection {local} ← {peer} {who}")]
     Connected {
         /// The listener's end: the address and port the client connected to.
         local: SocketAddr,
@@ -301,8 +299,9 @@ mod tests {
                     peer,
                     who: Peer::Pid(300),
                 },
-                "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 \
-                 (pid 300)",
+                "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 from \
+                 pid 300, whose program could not be read — it ends when that client \
+                 disconnects",
             ),
             (
                 Why::Waiting(2),

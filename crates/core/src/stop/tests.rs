@@ -470,9 +470,10 @@ fn a_connection_appearing_at_a_c_or_e_refuses_with_zero_signals() {
         assert_eq!(r.checkpoint, Some(check), "{r:#?}");
         assert_eq!(
             r.reason,
-            "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 \
-             (a process Pier cannot see); `pier stop --anyway 100-1000` sends SIGTERM anyway, \
-             setting aside live_connection",
+            "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 from a \
+             process Pier cannot see (another user's, another machine's, or one not yet \
+             accepted) — it ends when that client disconnects; `pier stop --anyway 100-1000` \
+             sends SIGTERM anyway, setting aside live_connection",
             "in words, with no checkpoint label"
         );
         assert!(sent.is_empty(), "{check:?}: nothing sent");
@@ -536,9 +537,10 @@ fn activity_above_the_threshold_refuses() {
     assert_eq!(
         r.reason,
         "busy over 100 ms: 90.0% CPU (more than 5%), 0 B/s disk I/O; the busiest member is \
-         pid 101 (node vite), at 90.0% CPU; `pier stop --anyway 100-1000` sends SIGTERM \
-         anyway, setting aside busy",
-        "what was seen, in plain words"
+         pid 101 (node vite), at 90.0% CPU: it has used 0.0% of a core over its 60 s life: \
+         this looks like a burst, waiting may help; `pier stop --anyway 100-1000` sends \
+         SIGTERM anyway, setting aside busy",
+        "what was seen, in plain words, and whether waiting helps"
     );
     assert!(sent.is_empty());
 }

@@ -234,7 +234,7 @@ fn a_client_of_the_published_port_makes_it_red() {
     assert_eq!(c.level, Level::Red);
     assert_eq!(
         live(c),
-        vec!["live connection 127.0.0.1:18080 ← 127.0.0.1:40000 (pid 200)"]
+        vec!["live connection 127.0.0.1:18080 ← 127.0.0.1:40000 from curl (an HTTP client, pid 200: `curl`) — it ends when that client disconnects"]
     );
 }
 
@@ -275,8 +275,8 @@ fn a_client_inside_the_engine_s_network_makes_it_red_and_the_proxy_s_leg_counts_
     assert_eq!(
         live(c),
         vec![
-            "live connection 127.0.0.1:18080 ← 127.0.0.1:40000 (pid 200)",
-            "live connection 172.30.249.2:8080 ← 172.30.249.3:39800 (an unattributed peer)",
+            "live connection 127.0.0.1:18080 ← 127.0.0.1:40000 from curl (an HTTP client, pid 200: `curl`) — it ends when that client disconnects",
+            "live connection 172.30.249.2:8080 ← 172.30.249.3:39800 from a process Pier cannot see (another user's, another machine's, or one not yet accepted) — it ends when that client disconnects",
         ]
     );
 }
@@ -289,7 +289,7 @@ fn a_host_process_talking_to_the_container_s_address_counts() {
     let c = scan_with(&probe, vec![web()], opts());
     assert_eq!(
         live(the_card(&c)),
-        vec!["live connection 172.30.249.2:8080 ← 172.30.249.1:41000 (pid 200)"]
+        vec!["live connection 172.30.249.2:8080 ← 172.30.249.1:41000 from psql (a database client, pid 200: `psql`) — it ends when that client disconnects"]
     );
 }
 
@@ -499,7 +499,7 @@ fn a_dual_stack_host_client_of_the_container_s_address_counts_once() {
     let scan = scan_with(&probe, vec![served], opts());
     assert_eq!(
         live(the_card(&scan)),
-        vec!["live connection 172.30.249.2:8080 ← 172.30.249.1:41000 (pid 200)"]
+        vec!["live connection 172.30.249.2:8080 ← 172.30.249.1:41000 from java (unknown program, pid 200: `java -jar client.jar`) — it ends when that client disconnects"]
     );
 }
 

@@ -26,7 +26,7 @@ fn listen(local: &str, owners: &[Pid]) -> Socket {
 fn judged(table: &SocketTable, members: &[Pid]) -> Vec<Finding> {
     let members: HashSet<Pid> = members.iter().copied().collect();
     let index = SocketIndex::new(&table.sockets);
-    network(Ok::<_, ProbeError>(table), &index, &members).findings
+    network(Ok::<_, ProbeError>(table), &index, &members, |_| ()).findings
 }
 
 fn levels(findings: &[Finding]) -> Vec<Level> {
@@ -69,6 +69,7 @@ fn unreadable_tables_are_the_one_red_finding() {
         Err::<&SocketTable, _>(ProbeError::from("EPERM")),
         &SocketIndex::default(),
         &HashSet::from([1]),
+        |_| (),
     );
     assert_eq!(n.findings, vec![Finding::TablesUnreadable("EPERM".into())]);
     assert_eq!(levels(&n.findings), vec![Level::Red]);

@@ -28,7 +28,43 @@ fn parentage<'a>(
         session_leader_alive: true,
         cgroup,
         managed: None,
+        place: None,
     }
+}
+
+/// Issue 40: "parent bash is a live interactive shell" said neither which shell nor what to
+/// do; with its place read, the evidence names the pane and where to press Ctrl-C.
+#[test]
+fn a_live_shell_in_a_tmux_pane_is_named_with_where_to_press_ctrl_c() {
+    let mut shell = process(20, 10, &["-bash"]);
+    shell.comm = "bash".into();
+    let root = process(30, 20, &["vite"]);
+    let place = crate::model::client::Parent {
+        program: "bash".into(),
+        pid: 20,
+        role: "interactive shell".into(),
+        tty: Some("/dev/pts/3".into()),
+        terminal: Some("tmux: server".into()),
+        tmux: Some(crate::model::client::TmuxPane {
+            session: Some("dev".into()),
+            window: Some(2),
+            pane: Some(1),
+            pane_id: "%7".into(),
+        }),
+        screen: None,
+    };
+    let mut p = parentage(&root, Some((&shell, Role::InteractiveShell)), None);
+    p.place = Some(&place);
+    let e = orphan_evidence(&p);
+    assert_eq!(
+        (e.kind, e.level),
+        (EvidenceKind::NotOrphaned, Level::Yellow)
+    );
+    assert_eq!(
+        e.message,
+        "parent bash (pid 20) is a live interactive shell in tmux pane dev:2.1 (%7): press \
+         Ctrl-C in tmux pane dev:2.1 to stop it there"
+    );
 }
 
 #[test]
@@ -211,6 +247,7 @@ fn named(deltas: Vec<ActivityDelta>) -> Vec<MemberActivity> {
             pid,
             command: format!("cmd {pid}"),
             delta,
+            life: None,
         })
         .collect()
 }
@@ -234,7 +271,8 @@ fn busy_activity_names_the_busiest_member_its_figure_and_the_window() {
     assert_eq!(
         e.message,
         "busy over 500 ms: 15.8% CPU (more than 5%), 0 B/s disk I/O; the busiest member is \
-         pid 101 (cmd 101), at 15.4% CPU"
+         pid 101 (cmd 101), at 15.4% CPU: its CPU time over its life could not be read, so \
+         whether waiting helps is unknown"
     );
     let busiest = a.unwrap().busiest.unwrap();
     assert_eq!((busiest.pid, busiest.command.as_str()), (101, "cmd 101"));
@@ -254,7 +292,8 @@ fn busy_disk_io_alone_names_the_member_doing_the_io() {
     assert_eq!(
         e.message,
         "busy over 1000 ms: 3.1% CPU, 2.3 MB/s disk I/O (more than 1.0 MB/s); the busiest \
-         member is pid 101 (cmd 101), at 2.3 MB/s disk I/O",
+         member is pid 101 (cmd 101), at 2.3 MB/s disk I/O: its CPU time over its life could \
+         not be read, so whether waiting helps is unknown",
         "by disk I/O, not by CPU, when only disk I/O is over"
     );
 }
@@ -271,7 +310,61 @@ fn busy_on_both_counts_names_both_figures_of_the_busiest_by_cpu() {
     assert_eq!(
         e.message,
         "busy over 1000 ms: 20.0% CPU (more than 5%), 5.0 MB/s disk I/O (more than 1.0 MB/s); \
-         the busiest member is pid 100 (cmd 100), at 20.0% CPU and 5.0 MB/s disk I/O"
+         the busiest member is pid 100 (cmd 100), at 20.0% CPU and 5.0 MB/s disk I/O: its CPU \
+         time over its life could not be read, so whether waiting helps is unknown"
+    );
+}
+
+#[test]
+fn waiting_helps_a_quiet_life_not_a_working_one_and_a_young_one_may_be_starting() {
+    let two_hours = 7_200;
+    assert_eq!(waiting_helps(Some((0.4, two_hours))), Waiting::MayHelp);
+    assert_eq!(waiting_helps(Some((9.9, two_hours))), Waiting::MayHelp);
+    assert_eq!(waiting_helps(Some((10.0, two_hours))), Waiting::WillNotHelp);
+    assert_eq!(waiting_helps(Some((35.0, two_hours))), Waiting::WillNotHelp);
+    assert_eq!(waiting_helps(Some((80.0, 5))), Waiting::Young);
+    assert_eq!(
+        waiting_helps(Some((80.0, YOUNG_SECONDS))),
+        Waiting::WillNotHelp
+    );
+    assert_eq!(waiting_helps(None), Waiting::Unknown);
+}
+
+/// Issue 40: "busy" said which member and how much, but not whether waiting would help.
+#[test]
+fn busy_words_say_whether_waiting_helps_from_the_busiest_members_life() {
+    let t = Thresholds::default();
+    let w = Duration::from_secs(1);
+    let with_life = |cpu_s: u64, age_seconds: u64| {
+        let mut m = named(vec![cpu_ms(200)]);
+        m[0].life = Some(crate::diagnose::judge::LifeSpent {
+            cpu_ns: cpu_s * 1_000_000_000,
+            age_seconds,
+        });
+        ActivityFacts::Measured(m, w)
+    };
+    // 29 s of CPU over 2 h: 0.4 % of a core.
+    let (e, a) = activity_evidence(&with_life(29, 7_200), t);
+    assert!(
+        e.message.ends_with(
+            "at 20.0% CPU: it has used 0.4% of a core over its 2 h life: this looks like a \
+             burst, waiting may help"
+        ),
+        "{}",
+        e.message
+    );
+    let b = a.unwrap().busiest.unwrap();
+    assert!((b.life_cpu_percent.unwrap() - 0.4027).abs() < 1e-3);
+    assert_eq!(b.age_seconds, Some(7_200));
+    // 2,520 s of CPU over 2 h: 35 % of a core.
+    let (e, _) = activity_evidence(&with_life(2_520, 7_200), t);
+    assert!(
+        e.message.ends_with(
+            "it has worked for most of its 2 h life (35% of a core): waiting will likely not \
+             help — it is working (a build, a poller)"
+        ),
+        "{}",
+        e.message
     );
 }
 
@@ -307,12 +400,13 @@ fn live_and_internal_connections_are_told_apart() {
         peer: "127.0.0.1:2".parse().unwrap(),
         peer_pid,
         internal,
+        client: None,
     };
     let e = connection_evidence(&[c(true, Some(5)), c(false, None)], 0);
     assert_eq!(e[0].kind, EvidenceKind::InternalConnection);
     assert_eq!(e[0].level, Level::Green);
     assert_eq!(e[1].level, Level::Red);
-    assert!(e[1].message.contains("unattributed"));
+    assert!(e[1].message.contains("a process Pier cannot see"));
     let queued = connection_evidence(&[], 3);
     assert_eq!(
         queued[0].level,

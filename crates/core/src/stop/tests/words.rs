@@ -19,8 +19,9 @@ fn a_resource_that_is_not_green_now_is_refused_with_its_evidence_in_words() {
     assert_eq!(r.checkpoint, None, "refused before the checkpoints");
     assert_eq!(
         r.reason,
-        "it is yellow now, not green: parent tmux (pid 50) is a live terminal multiplexer; \
-         `pier stop --anyway 100-1000` sends SIGTERM anyway, setting aside not_orphaned"
+        "it is yellow now, not green: parent tmux (pid 50) is a live terminal multiplexer: press \
+         Ctrl-C in its tmux pane to stop it there; `pier stop --anyway 100-1000` sends SIGTERM \
+         anyway, setting aside not_orphaned"
     );
 }
 
@@ -54,8 +55,9 @@ fn a_client_at_a_checkpoint_is_named_by_its_pid_and_command() {
     assert_eq!(r.checkpoint, Some(Checkpoint::A), "{r:#?}");
     assert_eq!(
         r.reason,
-        "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 (pid 300, \
-         curl); `pier stop --anyway 100-1000` sends SIGTERM anyway, setting aside live_connection"
+        "a client is connected: live connection 127.0.0.1:5173 ← 127.0.0.1:40000 from curl (an \
+         HTTP client, pid 300: `curl 127.0.0.1:5173`) — it ends when that client disconnects; \
+         `pier stop --anyway 100-1000` sends SIGTERM anyway, setting aside live_connection"
     );
 }
 
