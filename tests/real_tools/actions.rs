@@ -113,9 +113,14 @@ pub fn stop_anyway_in_tmux(c: &mut Ctx) -> Result<String, String> {
     let (_, history) = pier_json(c, &["history", "--json"])?;
     let aside = &history["snapshots"][0]["set_aside"][0]["reason"];
     if aside != "not_orphaned" {
-        return Err(format!("the record names no live parent set aside: {history}"));
+        return Err(format!(
+            "the record names no live parent set aside: {history}"
+        ));
     }
-    Ok(format!("{stopped}; the pane's shell (pid {}) runs on", shell.pid))
+    Ok(format!(
+        "{stopped}; the pane's shell (pid {}) runs on",
+        shell.pid
+    ))
 }
 
 fn stop_with(c: &mut Ctx, extra: &[&str]) -> Result<String, String> {
@@ -281,7 +286,9 @@ pub fn restart(c: &mut Ctx) -> Result<String, String> {
     }
     let reason = doc["reason"].as_str().unwrap_or_default();
     if c.case.launch == super::Launch::Tmux && !reason.contains("it runs on its own now") {
-        return Err(format!("a restart of what was stopped anyway in tmux says {reason:?}"));
+        return Err(format!(
+            "a restart of what was stopped anyway in tmux says {reason:?}"
+        ));
     }
     let new = ident(&doc).ok_or("ready without a pid")?;
     if c.listeners.is_empty() {
