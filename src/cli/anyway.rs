@@ -100,11 +100,8 @@ fn question(p: &Project, r: &Resource) -> String {
         "A stop anyway sends SIGTERM leaf to root through every check, setting these aside; \
          a new reason refuses it.\n",
     );
-    if r.reasons.contains(&Reason::NotOrphaned) {
-        q.push_str("A restart would run it on its own: its parent is not brought back.\n");
-    }
-    if r.reasons.contains(&Reason::NotRestartable) {
-        q.push_str("It cannot be restarted afterwards.\n");
+    for after in r.reasons.iter().filter_map(|x| x.after_restart()) {
+        let _ = writeln!(q, "{after}");
     }
     q.push_str("Send SIGTERM anyway? [y/N] ");
     q

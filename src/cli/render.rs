@@ -262,6 +262,14 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         let _ = writeln!(out, "    {}: {}", for_terminal(helper), ports.join(", "));
     }
     evidence_lines(out, &r.evidence, style);
+    // The way past its "no" when a person may set every reason aside.
+    if !r.reasons.is_empty() && r.reasons.iter().all(|x| x.person_may_skip()) {
+        let _ = writeln!(
+            out,
+            "    → {}",
+            pier_core::stop::anyway::offer(&r.id, &r.reasons)
+        );
+    }
 }
 
 /// A card's evidence, one fact a line under it.

@@ -6,10 +6,14 @@
 //! been applied between the user's look and the click. So the clean-up ids carry a fingerprint
 //! of what the card showed (level, resources, member identities): a click whose fingerprint no
 //! longer matches the state does nothing, and the stop is only ever handed what was shown.
+//! A stop anyway's id carries the reasons its card showed as well, and confirms exactly those:
+//! a click whose card shows other reasons now does nothing, and a reason that appears after the
+//! click refuses the stop (`pier_core::stop::anyway`).
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use pier_core::model::card::{Level, Project};
+use pier_core::model::card::{Level, Project, Resource};
+use pier_core::model::reason::Reason;
 use pier_core::model::shown::Shown;
 use pier_core::model::target::{RecordName, TargetId};
 use pier_core::worker::{snapshot_label, ActionKey, Command, StopTarget};
@@ -28,6 +32,14 @@ pub enum Click {
     StopAllSafe {
         seen: u64,
     },
+    /// "Send SIGTERM anyway" on the resource `id` of the project at `path`, confirming
+    /// `reasons`, the ones its card showed, as [`card_seen`] fingerprinted the card.
+    StopAnyway {
+        path: String,
+        id: TargetId,
+        seen: u64,
+        reasons: Vec<Reason>,
+    },
     /// Open a URL in the browser.
     Open(String),
     /// Show a folder in the file manager.
@@ -45,6 +57,15 @@ impl Click {
         match self {
             Click::StopProject { path, seen } => format!("stop:{seen:016x}:{path}"),
             Click::StopAllSafe { seen } => format!("stop-all:{seen:016x}"),
+            Click::StopAnyway {
+                path,
+                id,
+                seen,
+                reasons,
+            } => {
+                let reasons: Vec<&str> = reasons.iter().map(|r| r.as_str()).collect();
+                format!("anyway:{seen:016x}:{}:{id}:{path}", reasons.join(","))
+            }
             Click::Open(url) => format!("open:{url}"),
             Click::Reveal(path) => format!("reveal:{path}"),
             Click::Restart(name) => format!("restart:{name}"),
@@ -72,6 +93,20 @@ impl Click {
                 })
             }
             "stop-all" => Some(Click::StopAllSafe { seen: hex(rest)? }),
+            "anyway" => {
+                let (seen, rest) = rest.split_once(':')?;
+                let (reasons, rest) = rest.split_once(':')?;
+                let (id, path) = rest.split_once(':')?;
+                Some(Click::StopAnyway {
+                    seen: hex(seen)?,
+                    reasons: reasons
+                        .split(',')
+                        .map(|r| r.parse().ok())
+                        .collect::<Option<_>>()?,
+                    id: id.parse().ok()?,
+                    path: some(path)?,
+                })
+            }
             "open" => some(rest).map(Click::Open),
             "reveal" => some(rest).map(Click::Reveal),
             "restart" => rest.parse().ok().map(Click::Restart),
@@ -81,6 +116,18 @@ impl Click {
             _ => None,
         }
     }
+}
+
+/// Whether a card offers "Stop anyway…" for its resource `r`: the card is not green, and `r`
+/// has reasons against it, every one of which a person may set aside (the table in
+/// `model::reason`). Why: past a "no" a person may send SIGTERM anyway only where a restart or
+/// a second look can undo what they set aside; a data service, a manager's program, a protected
+/// or an unreadable process keep their "no" (docs/design.md §2). A container is never offered
+/// one: it is no `Resource`.
+pub fn offers_anyway(p: &Project, r: &Resource) -> bool {
+    p.level != Level::Green
+        && !r.reasons.is_empty()
+        && r.reasons.iter().all(|reason| reason.person_may_skip())
 }
 
 /// A fingerprint of what a card shows that a stop depends on: the project's level and, per
@@ -162,6 +209,9 @@ pub enum Ignored {
     /// No card is safe to stop.
     #[error("nothing is safe to stop")]
     NothingSafe,
+    /// The card of the project at this path offers no stop anyway of this resource.
+    #[error("{0} offers no stop anyway of {1}: a reason against it is never set aside")]
+    NoStopAnyway(String, String),
     /// This snapshot is restarting already.
     #[error("{0} is already restarting")]
     Restarting(RecordName),
@@ -211,6 +261,12 @@ pub fn intent(click: Click, state: &UiState) -> Intent {
     let judged = match click {
         Click::StopProject { path, seen } => stop_project(state, path, seen),
         Click::StopAllSafe { seen } => stop_all_safe(state, seen),
+        Click::StopAnyway {
+            path,
+            id,
+            seen,
+            reasons,
+        } => stop_anyway(state, path, id, seen, reasons),
         Click::Restart(snapshot) => restart(state, snapshot),
         Click::Open(url) => Ok(Intent::Open(url)),
         Click::Reveal(path) => Ok(Intent::Reveal(path)),
@@ -267,6 +323,50 @@ fn stop_all_safe(state: &UiState, seen: u64) -> Result<Intent, Ignored> {
         command: Command::Stop {
             key: ActionKey::AllSafe,
             targets,
+        },
+    })
+}
+
+/// "Send SIGTERM anyway" on resource `id` of the project at `path`, if its card is still what
+/// was shown (`seen`) with the same reasons against it (`reasons`): a stop anyway of that one
+/// resource, with what its card showed, confirming exactly those reasons.
+fn stop_anyway(
+    state: &UiState,
+    path: String,
+    id: TargetId,
+    seen: u64,
+    reasons: Vec<Reason>,
+) -> Result<Intent, Ignored> {
+    state.may_stop()?;
+    let key = ActionKey::Project(path.clone());
+    if state.is_running(&key) {
+        return Err(Ignored::Cleaning(path));
+    }
+    let project = state
+        .projects()
+        .iter()
+        .find(|p| p.path == path)
+        .ok_or_else(|| Ignored::NotShown(path.clone()))?;
+    let name = id.to_string();
+    let resource = project.resources.iter().find(|r| r.id == name);
+    let Some(r) = resource.filter(|r| card_seen(project) == seen && r.reasons == reasons) else {
+        return Err(Ignored::CardChanged(path));
+    };
+    if !offers_anyway(project, r) {
+        return Err(Ignored::NoStopAnyway(path, name));
+    }
+    let target = StopTarget {
+        shown: Shown::of(project.level, r),
+        project: path,
+        id,
+    };
+    Ok(Intent::Act {
+        key: key.clone(),
+        doing: "stopping anyway…",
+        command: Command::StopAnyway {
+            key,
+            target,
+            reasons: reasons.into_iter().collect(),
         },
     })
 }

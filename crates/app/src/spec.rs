@@ -20,6 +20,12 @@ use super::state::UiState;
 /// How many snapshots "Recently stopped" lists, newest first.
 const SNAPSHOTS_SHOWN: usize = 8;
 
+/// The most characters a line shows of a message (a failed check's detail, a fact against a
+/// stop anyway), its last one "…" when it was longer.
+const LINE_CHARS: usize = 90;
+
+mod anyway;
+
 /// One line of the menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
@@ -108,12 +114,7 @@ fn self_test_failures(report: &pier_core::model::doctor::DoctorReport) -> Vec<En
     let mut out: Vec<Entry> = report
         .failures()
         .map(|c| {
-            let detail = words::for_terminal(&c.detail);
-            let detail: String = if detail.chars().count() > 90 {
-                detail.chars().take(89).chain(['…']).collect()
-            } else {
-                detail.into_owned()
-            };
+            let detail = shortened(&words::for_terminal(&c.detail));
             Entry::info(
                 format!("doctor:{}", c.name),
                 format!("✗ {}: {detail}", c.what),
@@ -265,13 +266,17 @@ fn age_line(p: &Project) -> String {
     line
 }
 
-fn evidence_line(e: &Evidence) -> String {
-    let mark = match e.level {
+/// How a fact of `level` is marked: "✓" for it, "!" and "✗" against.
+fn evidence_mark(level: Level) -> &'static str {
+    match level {
         Level::Green => "✓",
         Level::Yellow => "!",
         Level::Red => "✗",
-    };
-    format!("{mark} {} ({})", e.message, e.source)
+    }
+}
+
+fn evidence_line(e: &Evidence) -> String {
+    format!("{} {} ({})", evidence_mark(e.level), e.message, e.source)
 }
 
 /// "jupyter · pid 10 · 2 processes · 48.2 MB (proportional) · 127.0.0.1:8888 · notebook kernel:
@@ -339,7 +344,7 @@ fn card(state: &UiState, p: &Project) -> Entry {
         ));
     }
     children.push(Entry::Separator);
-    children.extend(card_contents(p, &at));
+    children.extend(card_contents(state, p, &at));
     children.push(Entry::Separator);
     children.push(Entry::action(
         &Click::StopProject {
@@ -359,8 +364,9 @@ fn card(state: &UiState, p: &Project) -> Entry {
     }
 }
 
-/// A card's resources and containers, each followed by its evidence; `at` names each line.
-fn card_contents(p: &Project, at: &dyn Fn(&str) -> String) -> Vec<Entry> {
+/// A card's resources and containers, each followed by its evidence (and a resource by its
+/// "Stop anyway…" where the card offers one); `at` names each line.
+fn card_contents(state: &UiState, p: &Project, at: &dyn Fn(&str) -> String) -> Vec<Entry> {
     let mut lines = Vec::new();
     let evidence = |lines: &mut Vec<Entry>, of: &str, evidence: &[Evidence]| {
         for (j, e) in evidence.iter().enumerate() {
@@ -373,6 +379,7 @@ fn card_contents(p: &Project, at: &dyn Fn(&str) -> String) -> Vec<Entry> {
     for (i, r) in p.resources.iter().enumerate() {
         lines.push(Entry::info(at(&format!("res:{i}")), resource_line(r)));
         evidence(&mut lines, &format!("res:{i}"), &r.evidence);
+        lines.extend(anyway::submenu(state, p, i, r, at));
     }
     for (i, c) in p.containers.iter().enumerate() {
         let of = format!("container:{i}");
@@ -409,6 +416,14 @@ fn clipped(text: &str, chars: usize) -> String {
     match text.char_indices().nth(chars) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
+    }
+}
+
+/// `text` as a line shows it: at most [`LINE_CHARS`] characters.
+fn shortened(text: &str) -> String {
+    match text.chars().count() > LINE_CHARS {
+        true => clipped(text, LINE_CHARS - 1),
+        false => text.to_owned(),
     }
 }
 

@@ -140,9 +140,8 @@ pub fn parent_place(p: &Parent) -> String {
 }
 
 /// The next step for a resource a live parent holds: where to press Ctrl-C, or what ends it
-/// there. The one place this sentence is made.
-// LEAD: extend here with ", or `pier stop --anyway ID`" once --anyway exists (issue 40 §1);
-// every caller (the not-orphaned evidence) takes its words from this function.
+/// there. The one place this sentence is made (the stop anyway beside it is
+/// `stop::anyway::offer`'s, which knows the id).
 pub fn next_step_for_parent(p: &Parent) -> String {
     let there = "to stop it there";
     if let Some(t) = &p.tmux {

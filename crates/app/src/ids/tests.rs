@@ -16,6 +16,7 @@ fn stop_click(s: &UiState, path: &str) -> Click {
     }
 }
 use pier_core::model::history::History;
+use pier_core::model::reason::Reason;
 use pier_core::worker::{RefreshError, Update};
 
 #[test]
@@ -26,6 +27,12 @@ fn every_click_round_trips_through_its_id() {
             seen: 0xfeed,
         },
         Click::StopAllSafe { seen: u64::MAX },
+        Click::StopAnyway {
+            path: "/w/a:b c".into(),
+            id: "20-100".parse().unwrap(),
+            seen: 7,
+            reasons: vec![Reason::Busy, Reason::NotOrphaned],
+        },
         Click::Open("http://localhost:5173".into()),
         Click::Reveal("/w/shop".into()),
         Click::Restart(record("snap-10-100-1700")),
@@ -46,6 +53,12 @@ fn informational_and_unknown_ids_are_not_clicks() {
         "quit:now",
         "",
         "snap:x",
+        "anyway:",
+        "anyway:0000000000000007::20-100:/w/a",
+        "anyway:0000000000000007:busy,:20-100:/w/a",
+        "anyway:0000000000000007:bored:20-100:/w/a",
+        "anyway:0000000000000007:busy:020-100:/w/a",
+        "anyway:0000000000000007:busy:20-100:",
     ] {
         assert_eq!(Click::parse(id), None, "{id}");
     }
@@ -355,4 +368,122 @@ fn a_stop_click_acts_only_once_the_self_test_passed() {
     s.apply(self_test(true));
     assert!(matches!(intent(click, &s), Intent::Act { .. }));
     assert!(matches!(intent(all, &s), Intent::Act { .. }));
+}
+
+/// "Send SIGTERM anyway" on the api card, as the menu of `s` offers it.
+fn anyway_click(s: &UiState) -> Click {
+    let p = s.projects().iter().find(|p| p.path == "/w/api").unwrap();
+    Click::StopAnyway {
+        path: p.path.clone(),
+        id: p.resources[0].id.parse().unwrap(),
+        seen: card_seen(p),
+        reasons: p.resources[0].reasons.clone(),
+    }
+}
+
+/// The click stops that one resource anyway, with what its card showed, confirming exactly
+/// the reasons the card showed; its result belongs to the card.
+#[test]
+fn send_sigterm_anyway_stops_that_resource_confirming_the_reasons_shown() {
+    use crate::state::fixtures::shop_and_api_in_a_shell;
+    let s = shop_and_api_in_a_shell();
+    let click = anyway_click(&s);
+    assert_eq!(Click::parse(&click.id()), Some(click.clone()));
+    let Intent::Act {
+        key,
+        doing,
+        command,
+    } = intent(click, &s)
+    else {
+        panic!("a stop anyway");
+    };
+    let api = ActionKey::Project("/w/api".into());
+    assert_eq!((key, doing), (api.clone(), "stopping anyway…"));
+    let api_card = &s.projects()[1];
+    assert_eq!(
+        command,
+        Command::StopAnyway {
+            key: api,
+            target: StopTarget {
+                project: "/w/api".into(),
+                id: "20-100".parse().unwrap(),
+                shown: Shown::of(Level::Yellow, &api_card.resources[0]),
+            },
+            reasons: [Reason::NotOrphaned].into(),
+        }
+    );
+}
+
+/// A stop anyway confirms only what was shown: a card that shows another reason now, or
+/// other members, ignores the click; so does one whose reasons include one never set aside
+/// (the menu never offers it), one busy stopping, and one before the self-test.
+#[test]
+fn a_stop_anyway_click_on_a_card_that_changed_or_is_never_set_aside_does_nothing() {
+    use crate::state::fixtures::{against, self_test, shop_and, shop_and_api_in_a_shell};
+    use pier_core::model::card::EvidenceKind as K;
+    let mut s = shop_and_api_in_a_shell();
+    let shown = anyway_click(&s);
+    let busier = against(
+        "20-100",
+        Level::Yellow,
+        8000,
+        &[(K::NotOrphaned, "its parent bash"), (K::Activity, "busy")],
+    );
+    s.apply(scanned(
+        2,
+        vec![project("/w/api", Level::Yellow, vec![busier])],
+    ));
+    assert_eq!(
+        intent(shown.clone(), &s),
+        Intent::Ignore(Ignored::CardChanged("/w/api".into())),
+        "a new reason since the look"
+    );
+    let mut grown = against("20-100", Level::Yellow, 8000, &[(K::NotOrphaned, "bash")]);
+    let mut child = grown.members[0].clone();
+    child.pid = 21;
+    child.ppid = 20;
+    grown.members.push(child);
+    s.apply(scanned(
+        3,
+        vec![project("/w/api", Level::Yellow, vec![grown])],
+    ));
+    assert_eq!(
+        intent(shown, &s),
+        Intent::Ignore(Ignored::CardChanged("/w/api".into())),
+        "the same reasons, other members"
+    );
+
+    let managed = shop_and(project(
+        "/w/api",
+        Level::Yellow,
+        vec![against(
+            "20-100",
+            Level::Yellow,
+            8000,
+            &[(K::NotOrphaned, "bash"), (K::Managed, "pm2")],
+        )],
+    ));
+    assert_eq!(
+        intent(anyway_click(&managed), &managed),
+        Intent::Ignore(Ignored::NoStopAnyway("/w/api".into(), "20-100".into()))
+    );
+
+    let mut s = shop_and_api_in_a_shell();
+    s.begin(ActionKey::Project("/w/api".into()), "stopping…");
+    assert_eq!(
+        intent(anyway_click(&s), &s),
+        Intent::Ignore(Ignored::Cleaning("/w/api".into()))
+    );
+    let mut unchecked = UiState::new(Ok(false));
+    let Some(Ok(scan)) = shop_and_api_in_a_shell().scan else {
+        panic!("a scan")
+    };
+    unchecked.apply(scanned(1, scan.projects));
+    let click = anyway_click(&unchecked);
+    assert_eq!(
+        intent(click.clone(), &unchecked),
+        Intent::Ignore(Ignored::NoStop(NoStop::Checking))
+    );
+    unchecked.apply(self_test(true));
+    assert!(matches!(intent(click, &unchecked), Intent::Act { .. }));
 }

@@ -182,3 +182,25 @@ fn a_folder_holding_escape_sequences_is_shown_escaped_in_every_label() {
         format!("    ✓ parent {shown} (pid 1) is init (/proc/1/stat)")
     );
 }
+
+/// "Stop anyway…" is a submenu inside its card's, and its confirming item is clickable there.
+#[test]
+fn stop_anyway_is_built_as_a_submenu_of_its_card() {
+    let s = crate::state::fixtures::shop_and_api_in_a_shell();
+    let live = LiveMenu::build(&menu(&s, now()), Dots::default()).unwrap();
+    assert_eq!(
+        live.read("card:/w/api:res:0:anyway"),
+        Some(("Stop anyway…".into(), true))
+    );
+    let p = &s.projects()[1];
+    let confirm = crate::ids::Click::StopAnyway {
+        path: p.path.clone(),
+        id: p.resources[0].id.parse().unwrap(),
+        seen: crate::ids::card_seen(p),
+        reasons: p.resources[0].reasons.clone(),
+    };
+    assert_eq!(
+        live.read(&confirm.id()),
+        Some(("Send SIGTERM anyway".into(), true))
+    );
+}

@@ -1,7 +1,7 @@
 //! The states the app's tests start from: scans, histories and self-tests as the worker
 //! sends them, applied to a [`UiState`].
 
-use pier_core::model::card::{Level, Project, Scan};
+use pier_core::model::card::{Evidence, EvidenceKind, Level, Project, Resource, Scan};
 use pier_core::model::examples::{project, resource};
 use pier_core::model::history::{History, HistoryEntry};
 use pier_core::model::target::RecordName;
@@ -43,6 +43,42 @@ pub fn shop_and(other: Project) -> UiState {
     );
     s.apply(scanned(1, vec![shop, other]));
     s
+}
+
+/// The vite server `id` on `port`, at `level` for the facts `against` (kind, message), which
+/// its card names as reasons as the scan does (`reason::reasons_of`).
+pub fn against(id: &str, level: Level, port: u16, against: &[(EvidenceKind, &str)]) -> Resource {
+    let mut r = resource(id, level, port);
+    r.evidence = against
+        .iter()
+        .map(|(kind, message)| Evidence {
+            kind: *kind,
+            level,
+            message: (*message).into(),
+            source: "process table".into(),
+        })
+        .collect();
+    r.reasons = pier_core::model::reason::reasons_of(&r.evidence)
+        .into_iter()
+        .collect();
+    r
+}
+
+/// The api server's parent, a live shell: its one fact against a stop.
+pub const LIVE_PARENT: &str = "its parent bash (pid 7) still runs, in tmux session work, pane 1";
+
+/// A green shop, and a yellow api whose server's one fact against a stop is its live parent.
+pub fn shop_and_api_in_a_shell() -> UiState {
+    shop_and(project(
+        "/w/api",
+        Level::Yellow,
+        vec![against(
+            "20-100",
+            Level::Yellow,
+            8000,
+            &[(EvidenceKind::NotOrphaned, LIVE_PARENT)],
+        )],
+    ))
 }
 
 pub fn history_entry(name: &str, restartable: bool, why_not: Option<&str>) -> HistoryEntry {

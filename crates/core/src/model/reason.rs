@@ -112,6 +112,18 @@ impl Reason {
         self == Reason::NotOrphaned
     }
 
+    /// What setting it aside means for a restart, when it changes anything: the words a stop
+    /// anyway's confirmation repeats (the CLI's question, the app's submenu).
+    pub fn after_restart(self) -> Option<&'static str> {
+        match self {
+            Reason::NotOrphaned => {
+                Some("A restart would run it on its own: its parent is not brought back.")
+            }
+            Reason::NotRestartable => Some("It cannot be restarted afterwards."),
+            _ => None,
+        }
+    }
+
     /// The reason as the JSON and `--accept` spell it (`"live_connection"`).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -205,6 +205,9 @@ mod tests {
         assert_eq!(opts.anyway, anyway);
         assert_eq!(opts.requested_by, RequestedBy::App);
         let ordinary = engine.stop_options(&Anyway::default());
-        assert!(ordinary.anyway.is_empty(), "an ordinary stop sets nothing aside");
+        assert!(
+            ordinary.anyway.is_empty(),
+            "an ordinary stop sets nothing aside"
+        );
     }
 }
