@@ -726,7 +726,11 @@ fn force_hint(r: &StopReport) -> Option<String> {
         .members
         .iter()
         .any(|m| m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning);
-    if forced || !stubborn || r.result != ResourceResult::PartiallyStopped {
+    let outlived = matches!(
+        r.result,
+        ResourceResult::PartiallyStopped | ResourceResult::NotStopped
+    );
+    if forced || !stubborn || !outlived {
         return None;
     }
     let root_runs = r.members.iter().any(|m| {

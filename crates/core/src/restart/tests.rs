@@ -37,6 +37,8 @@ pub(super) fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> S
         signals_may_follow: Some(true),
         reconciled_at: None,
         outcomes: Vec::new(),
+        newcomers: None,
+        neighbours: None,
         result,
         reason: None,
         restarts: Vec::new(),

@@ -18,6 +18,8 @@ pub enum Tone {
     Refused,
     /// Some of it was done.
     Partial,
+    /// Signals went out, and nothing ended.
+    NotStopped,
     /// Pier itself could not do it.
     Failed,
 }
@@ -52,6 +54,7 @@ fn tone_of(result: ResourceResult) -> Tone {
         // The app makes no dry run; were one shown, it is one more thing not stopped.
         ResourceResult::Refused | ResourceResult::WouldStop => Tone::Refused,
         ResourceResult::PartiallyStopped => Tone::Partial,
+        ResourceResult::NotStopped => Tone::NotStopped,
         ResourceResult::Failed => Tone::Failed,
     }
 }
@@ -79,6 +82,7 @@ fn stop_words(r: &StopReport) -> String {
             Some(freed) => format!("partially stopped ({freed}) — {}", r.reason),
             None => format!("partially stopped — {}", r.reason),
         },
+        ResourceResult::NotStopped => format!("not stopped — {}", r.reason),
         ResourceResult::Refused => format!("refused — {}", r.reason),
         ResourceResult::Failed => format!("failed — {}", r.reason),
         ResourceResult::WouldStop => format!("would be stopped — {}", r.reason),

@@ -44,6 +44,8 @@ fn unfinished(mark: Option<bool>) -> Snapshot {
         signals_may_follow: mark,
         reconciled_at: None,
         outcomes: Vec::new(),
+        newcomers: None,
+        neighbours: None,
         result: None,
         reason: None,
         restarts: Vec::new(),

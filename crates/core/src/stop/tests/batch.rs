@@ -297,6 +297,7 @@ fn a_newcomer_claimed_by_descent_is_taken_back_from_a_resource_that_saw_it_only_
             pid: 150,
             start_time: 1500,
         }),
+        outlived: false,
     };
     let signalled = |id: &str, tie, text: &str| {
         let verdict = Verdict {
@@ -304,6 +305,8 @@ fn a_newcomer_claimed_by_descent_is_taken_back_from_a_resource_that_saw_it_only_
             unreached: false,
             interrupted: None,
             problems: vec![problem(text)],
+            ended_any: true,
+            outlived: (Vec::new(), "SIGTERM"),
             present: Default::default(),
         };
         let (result, reason) = verdict.result();
@@ -481,6 +484,7 @@ fn with_newcomers(
                 pid,
                 start_time: u64::from(pid) * 10,
             }),
+            outlived: false,
         })
         .collect();
     let verdict = crate::stop::ending::Verdict {
@@ -488,6 +492,8 @@ fn with_newcomers(
         unreached: false,
         interrupted: None,
         problems,
+        ended_any: true,
+        outlived: (Vec::new(), "SIGTERM"),
         present: Default::default(),
     };
     let (result, reason) = verdict.result();
