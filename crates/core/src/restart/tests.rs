@@ -52,6 +52,8 @@ fn only_a_complete_recorded_stop_can_be_restarted() {
     assert!(stop_was_complete(&snap(Some(true), Some(ResourceResult::Stopped))).is_ok());
     let partial = stop_was_complete(&snap(Some(true), Some(ResourceResult::PartiallyStopped)));
     assert_eq!(partial, Err(NotRestartable::Partial));
+    let none = stop_was_complete(&snap(Some(true), Some(ResourceResult::NotStopped)));
+    assert_eq!(none, Err(NotRestartable::NotStopped), "its signals ended nothing");
     assert!(stop_was_complete(&snap(Some(false), Some(ResourceResult::Refused))).is_err());
     assert_eq!(
         stop_was_complete(&snap(None, None)),

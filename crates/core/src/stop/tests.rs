@@ -1316,6 +1316,7 @@ mod batch;
 mod container;
 mod dry_run;
 mod environment;
+mod honest;
 mod interrupted;
 mod judge;
 mod words;

@@ -165,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn with_the_mark_a_run_that_ended_is_a_stop_and_one_that_runs_is_partial() {
+    fn with_the_mark_a_run_that_ended_is_a_stop_and_one_that_runs_is_not_stopped() {
         let gone = settle(&unfinished(true), Fate::Gone, "2026-12-03T08:00:00Z");
         assert_eq!(gone.result, Some(ResourceResult::Stopped));
         assert_eq!(gone.signalled, None, "whether it was sent is not known");

@@ -251,9 +251,10 @@ fn another_resource_of_the_batch_is_never_taken_for_a_twin() {
             p.details.get_mut(&300).unwrap().cwd = Err("scripted: exiting".into());
         });
     });
+    // It outlived its SIGTERM and was its tree's only member: nothing of it ended.
     assert_eq!(
         reports[1].result,
-        ResourceResult::PartiallyStopped,
+        ResourceResult::NotStopped,
         "{:#?}",
         reports[1]
     );
