@@ -19,7 +19,8 @@ use crate::diagnose;
 use crate::diagnose::rules::Poller;
 use crate::model::card::{Project, Resource};
 use crate::model::outcome::{
-    Checkpoint, NewcomerReport, PlannedSignal, ResourceResult, StopReport, TieKind, Timings,
+    Checkpoint, MemberOutcome, NewcomerReport, PlannedSignal, ResourceResult, StopReport, TieKind,
+    Timings,
 };
 use crate::model::shown::Shown;
 use crate::model::snapshot::Snapshot;
@@ -184,6 +185,12 @@ impl<'t> Target<'t> for Tree<'t> {
                 snapshot: &trees[i].snapshot,
                 newcomers: &reports[i].newcomers,
                 present: present[i].as_ref(),
+                outlived: reports[i]
+                    .members
+                    .iter()
+                    .filter(|m| m.outcome == MemberOutcome::StillRunning)
+                    .map(|m| m.identity())
+                    .collect(),
             })
             .collect();
         let whys = if views.is_empty() {
