@@ -186,3 +186,41 @@ fn a_slow_server_not_stopped_in_its_grace_is_read_as_stopped_and_restarted_once_
     let again = sb.report("app", |r| r["pid"].as_u64() != Some(u64::from(pid(&server))));
     assert_eq!(again["argv"], server["argv"]);
 }
+
+/// The rescan that lets a stop read as stopped later must be clean: the same command running
+/// in the project again (started by anyone) keeps the record as it was.
+#[test]
+fn a_stop_whose_command_runs_again_in_the_project_is_not_read_as_stopped() {
+    if fixtures_cannot_be_orphans("reconciled twin") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let port = free_port().to_string();
+    let server = start_alone(&sb, "app", &["--port", &port, "--slow-term", "2"]);
+    let id = id_of(&sb, &server);
+    let args = ["stop", "--json", "--sample-ms", "100", "--grace", "0.5", &id];
+    let (_, doc) = exit_and_json(&sb.pier_exact(&args));
+    let result = doc["results"][0]["result"].clone();
+    assert_ne!(result, "stopped", "{doc:#}");
+    wait_for("the slow server to finish its shutdown", || {
+        (!alive(pid(&server))).then_some(())
+    });
+    // The same argv, in the project, started after the stop.
+    let project = sb.path().join("app");
+    let argv: Vec<String> = server["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    sb.spawn_orphan(&project, &argv);
+    let twin = sb.report("app", |r| r["pid"].as_u64() != Some(u64::from(pid(&server))));
+
+    let h = json(&sb.pier_exact(&["history", "--json"]));
+    let entry = &h["snapshots"][0];
+    assert_eq!(entry["result"], result, "{entry:#}");
+    assert!(entry["reconciled_at"].is_null(), "{entry:#}");
+    assert_eq!(entry["restartable"], false, "{entry:#}");
+    assert!(alive(pid(&twin)));
+}
