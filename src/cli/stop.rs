@@ -821,7 +821,10 @@ fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) 
 /// the summary says what the stop's own checks found, nothing else.
 fn not_stopped_counts(reports: &[StopReport]) -> String {
     let mut counts: Vec<(&str, usize)> = Vec::new();
-    for r in reports.iter().filter(|r| r.result != ResourceResult::Stopped) {
+    for r in reports
+        .iter()
+        .filter(|r| r.result != ResourceResult::Stopped)
+    {
         let word = r.result.as_str();
         match counts.iter_mut().find(|(w, _)| *w == word) {
             Some((_, n)) => *n += 1,

@@ -701,9 +701,10 @@ impl<'a> Record<'a> {
                 }
             }
             ResourceResult::NotStopped => {
-                let ended = report.members.iter().any(|m| {
-                    matches!(m.outcome, MemberOutcome::Stopped | MemberOutcome::Exited)
-                });
+                let ended = report
+                    .members
+                    .iter()
+                    .any(|m| matches!(m.outcome, MemberOutcome::Stopped | MemberOutcome::Exited));
                 let outlived = report
                     .members
                     .iter()

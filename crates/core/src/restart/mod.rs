@@ -296,7 +296,12 @@ where
 /// Restarts the snapshot `name`, waiting up to `wait` for its ports: under the project's
 /// restart lock, the record is read, every refusal asked, the root started and recorded at
 /// once, then the server's ports awaited and the restart marked ready when they listen.
-pub fn restart(probe: &(dyn Probe + Sync), store: &Store, name: &str, wait: Duration) -> RestartReport {
+pub fn restart(
+    probe: &(dyn Probe + Sync),
+    store: &Store,
+    name: &str,
+    wait: Duration,
+) -> RestartReport {
     let mut report = RestartReport::not_started(name, RestartResult::Refused, String::new());
     let _lock = match lock_project(store, name) {
         Ok(lock) => lock,

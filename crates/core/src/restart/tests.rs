@@ -53,7 +53,11 @@ fn only_a_complete_recorded_stop_can_be_restarted() {
     let partial = stop_was_complete(&snap(Some(true), Some(ResourceResult::PartiallyStopped)));
     assert_eq!(partial, Err(NotRestartable::Partial));
     let none = stop_was_complete(&snap(Some(true), Some(ResourceResult::NotStopped)));
-    assert_eq!(none, Err(NotRestartable::NotStopped), "its signals ended nothing");
+    assert_eq!(
+        none,
+        Err(NotRestartable::NotStopped),
+        "its signals ended nothing"
+    );
     assert!(stop_was_complete(&snap(Some(false), Some(ResourceResult::Refused))).is_err());
     assert_eq!(
         stop_was_complete(&snap(None, None)),

@@ -256,7 +256,11 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
 #[test]
 fn an_unsampled_answer_claims_no_verdict_the_stop_has_not_reached() {
     let unsampled = scan(
-        vec![project("/h/u/shop", Level::Green, vec![resource("10-100", Level::Green, 3000)])],
+        vec![project(
+            "/h/u/shop",
+            Level::Green,
+            vec![resource("10-100", Level::Green, 3000)],
+        )],
         Vec::new(),
     );
     let a = answer(&unsampled, 3000);

@@ -41,7 +41,12 @@ fn still_running(probe: &dyn Probe, s: &Snapshot) -> Option<String> {
     match fates(probe, s) {
         Err(why) => return Some(why.to_string()),
         Ok(fates) => {
-            if let Some((m, _)) = s.members.iter().zip(&fates).find(|(_, f)| **f == Fate::Running) {
+            if let Some((m, _)) = s
+                .members
+                .iter()
+                .zip(&fates)
+                .find(|(_, f)| **f == Fate::Running)
+            {
                 return Some(format!("pid {} still runs", m.identity.pid));
             }
         }
@@ -156,9 +161,10 @@ fn why_not_yet(probe: &(dyn Probe + Sync), s: &Snapshot) -> Option<String> {
 pub fn settle_ended(s: &Snapshot, at: &str) -> Snapshot {
     let mut r = s.clone();
     r.result = Some(ResourceResult::Stopped);
+    // `reconciled_at` says when; history prints it before the reason.
     r.reason = Some(format!(
-        "reconciled at {at}: every member and newcomer is gone and the project's rescan is \
-         clean (the stop had said: {})",
+        "read again, every member and newcomer is gone and the project's rescan is clean \
+         (the stop had said: {})",
         s.reason.as_deref().unwrap_or("nothing")
     ));
     r.reconciled_at = Some(at.to_owned());

@@ -197,7 +197,11 @@ fn a_stop_that_finished_meanwhile_is_read_as_it_is() {
 
 #[test]
 fn with_the_mark_every_member_running_is_not_stopped_never_partial() {
-    let r = settle(&unfinished(Some(true)), &[Fate::Running, Fate::Running], "now");
+    let r = settle(
+        &unfinished(Some(true)),
+        &[Fate::Running, Fate::Running],
+        "now",
+    );
     assert_eq!(r.result, Some(ResourceResult::NotStopped), "{r:#?}");
     assert!(stop_was_complete(&r).is_err());
 }
@@ -346,7 +350,10 @@ fn a_rescan_is_dirty_with_a_new_candidate_a_reused_pid_or_a_twin() {
     new.root.start_time = 4000;
     let projects = vec![project("/home/u/app/web", Level::Green, vec![new])];
     let why = dirt(projects, Vec::new(), Ok("/home/u/app")).unwrap();
-    assert!(why.starts_with("a new vite runs in the project (id 400-4000)"), "{why}");
+    assert!(
+        why.starts_with("a new vite runs in the project (id 400-4000)"),
+        "{why}"
+    );
     // Pid 101 holds another of the user's processes now.
     let why = dirt(Vec::new(), vec![process(101, 1, &["bash"])], Ok("/")).unwrap();
     assert_eq!(why, "pid 101 now belongs to a new process (bash)");
@@ -367,13 +374,15 @@ fn a_partial_stop_read_as_stopped_says_it_was_reconciled_and_may_be_restarted() 
     let reason = r.reason.as_deref().unwrap();
     assert!(
         reason.starts_with(
-            "reconciled at 2026-12-05T08:00:00Z: every member and newcomer is gone and the \
-             project's rescan is clean (the stop had said: pid 100 (vite) still runs"
+            "read again, every member and newcomer is gone and the project's rescan is clean \
+             (the stop had said: pid 100 (vite) still runs"
         ),
         "{reason}"
     );
     assert_eq!(r.outcomes[0].outcome, MemberOutcome::Stopped);
-    assert!(r.outcomes[0].detail.ends_with("gone when the stop was reconciled"));
+    assert!(r.outcomes[0]
+        .detail
+        .ends_with("gone when the stop was reconciled"));
     assert!(stop_was_complete(&r).is_ok(), "{r:#?}");
 }
 
@@ -405,8 +414,7 @@ fn a_partial_stop_is_read_as_stopped_only_once_what_it_names_is_gone() {
         assert!(matches!(&r, Settled::Left(Unsettled::Locked)), "{r:?}");
     }
     // All gone, the rescan clean: written as stopped.
-    let Settled::Written(r) = partial::reconcile_ended(&gone, &store, "snap-100-1000-1", &s)
-    else {
+    let Settled::Written(r) = partial::reconcile_ended(&gone, &store, "snap-100-1000-1", &s) else {
         panic!("written");
     };
     assert_eq!(r.result, Some(ResourceResult::Stopped));

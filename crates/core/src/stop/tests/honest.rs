@@ -32,11 +32,17 @@ fn every_member_outliving_its_sigterm_is_not_stopped_never_partially() {
     assert_eq!(sent, vec![102, 101, 100]);
     assert_eq!(r.result, ResourceResult::NotStopped, "{r:#?}");
     assert!(
-        r.reason.starts_with("pid 102 (") && r.reason.contains("still run after SIGTERM; wait and look again, or stop it where it runs"),
+        r.reason.starts_with("pid 102 (")
+            && r.reason
+                .contains("still run after SIGTERM; wait and look again, or stop it where it runs"),
         "{}",
         r.reason
     );
-    assert!(!r.reason.contains("after its signal"), "the survivors are named once: {}", r.reason);
+    assert!(
+        !r.reason.contains("after its signal"),
+        "the survivors are named once: {}",
+        r.reason
+    );
     assert_eq!(record(&w, &r).result, Some(ResourceResult::NotStopped));
 }
 
@@ -73,10 +79,15 @@ fn a_stop_that_signalled_keeps_the_environment_its_restart_needs() {
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
     let snap = record(&w, &r);
     assert!(
-        snap.members
-            .iter()
-            .all(|m| m.env == Some(vec![crate::model::bytes::ByteString(b"API_TOKEN=hunter2".to_vec())])),
+        snap.members.iter().all(|m| m.env
+            == Some(vec![crate::model::bytes::ByteString(
+                b"API_TOKEN=hunter2".to_vec()
+            )])),
         "{snap:#?}"
     );
-    assert_eq!(snap.newcomers, Some(Vec::new()), "the newcomers it named: none");
+    assert_eq!(
+        snap.newcomers,
+        Some(Vec::new()),
+        "the newcomers it named: none"
+    );
 }
