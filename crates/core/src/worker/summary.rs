@@ -250,6 +250,24 @@ mod tests {
         );
     }
 
+    /// A stop whose signals ended nothing is never called partial, in words or in tone.
+    #[test]
+    fn a_stop_that_ended_nothing_says_not_stopped() {
+        let why =
+            "pid 11 (vite) still runs after SIGTERM; wait and look again, or stop it where it runs";
+        let r = report(
+            ResourceResult::NotStopped,
+            why,
+            &[MemberOutcome::StillRunning],
+        );
+        let a = stop_summary(ActionKey::AllSafe, &[("/w/shop".into(), Ok(r))]);
+        assert_eq!(
+            a.summary,
+            format!("Cleaned up 0 of 1: shop: not stopped — {why}")
+        );
+        assert_eq!(a.tone, Tone::NotStopped);
+    }
+
     /// A container's stop has no members: it is named, never "0 processes".
     #[test]
     fn a_stopped_container_is_named_not_counted_as_processes() {
