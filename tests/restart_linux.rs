@@ -305,7 +305,10 @@ fn a_stop_that_ended_nothing_is_refused() {
     let (_, r, _sb) = refused_after(|_, _, _| {}, &["--ignore-term"], false);
     assert_eq!(r["result"], "refused", "{r:#}");
     assert!(
-        r["reason"].as_str().unwrap().contains("the stop ended nothing"),
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the stop ended nothing"),
         "{r:#}"
     );
 }
