@@ -19,7 +19,8 @@ Exit codes:
   0    every requested resource was stopped (--dry-run: would be), or a port asked for is free
   1    Pier could not work at all (the process table or the state folder could not be read)
   2    the command line was wrong (one sentence says what)
-  3    a requested resource was not stopped: refused, partially stopped or failed; or
+  3    a requested resource was not stopped: refused, partially stopped, not stopped or
+       failed; or
        a port asked for is held by something Pier did not stop
   4    everything was stopped, but an outcome could not be written to its snapshot
   128+N  interrupted by signal N (130 for Ctrl-C): no further level was signalled

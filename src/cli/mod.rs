@@ -9,8 +9,8 @@
 //! `pier_core::front::numbers`; a `--under` folder that does not exist; `--under` without
 //! `--all-green`, `--anyway` or `--force` without ids; a `--project` folder that is no project's; a
 //! malformed resource id or snapshot name; an empty or relative `PIER_STATE_DIR`);
-//! 3 a stop left some requested resource not `stopped` (refused, partially stopped, failed),
-//! or a restart was refused or did not get ready in time;
+//! 3 a stop left some requested resource not `stopped` (refused, partially stopped, not
+//! stopped, failed), or a restart was refused or did not get ready in time;
 //! 4 every requested resource was stopped, but some outcome could not be recorded;
 //! 128 + N a stop interrupted by signal N (docs/design.md §3.10).
 

@@ -117,12 +117,14 @@ mod tests {
             port: 3000,
             holders: vec![holder(Some("10-100"), "vite", Some(10))],
             stops: Some("10-100".into()),
-            reason: "vite (pid 10, id 10-100) holds it and is green: stopping it safely".into(),
+            reason: "vite (pid 10, id 10-100) holds it: stopping it, if the stop's own checks pass"
+                .into(),
             hint: None,
         };
         assert_eq!(
             answer_text(&a, &Style { colour: false }, false),
-            ":3000  vite (pid 10, id 10-100) holds it and is green: stopping it safely\n"
+            ":3000  vite (pid 10, id 10-100) holds it: stopping it, if the stop's own checks \
+             pass\n"
         );
     }
 }

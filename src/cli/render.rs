@@ -39,7 +39,8 @@ impl Style {
     }
 
     /// A result as the JSON spells it (`"partially_stopped"`), in capitals and in its colour:
-    /// done green, half done yellow, not done red, a dry run's answer cyan.
+    /// done green, half done yellow, not done red (`not_stopped`: "NOT STOPPED"), a dry run's
+    /// answer cyan.
     pub(super) fn result_word(&self, result: &str) -> String {
         let code = match result {
             "stopped" | "ready" => "1;32",

@@ -842,6 +842,7 @@ fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) 
             .filter(|r| r.result == ResourceResult::Stopped)
             .count();
         let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
+        out.push_str(&not_stopped_counts(reports));
     }
     if !left_alone.is_empty() {
         let _ = write!(out, ", {} left alone", left_alone.len());
@@ -862,6 +863,32 @@ fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) 
     }
     out.push('\n');
     out
+}
+
+/// What became of the resources a batch did not stop, counted by result after "N of M
+/// stopped" (" (1 refused, 1 not stopped)"); each one's reason is on its own line above. Why:
+/// the selection's scan has no activity sample, so what it chose is not what the stop found;
+/// the summary says what the stop's own checks found, nothing else.
+fn not_stopped_counts(reports: &[StopReport]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for r in reports
+        .iter()
+        .filter(|r| r.result != ResourceResult::Stopped)
+    {
+        let word = r.result.as_str();
+        match counts.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((word, 1)),
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(w, n)| format!("{n} {}", w.replace('_', " ")))
+        .collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    }
 }
 
 /// The status line on stderr while a batch runs on a terminal: the step, rewritten in place,
@@ -977,10 +1004,24 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.ends_with("\n1 of 3 stopped; about 50.0 MB freed\n"),
+            text.ends_with(
+                "\n1 of 3 stopped (1 partially stopped, 1 refused); about 50.0 MB freed\n"
+            ),
             "{text}"
         );
         assert_eq!(text.matches("freed about").count(), 2, "{text}");
+    }
+
+    #[test]
+    fn a_summary_counts_what_the_stops_own_checks_found() {
+        let mut refused = blank("1-1");
+        refused.result = ResourceResult::Refused;
+        let mut stopped = blank("2-1");
+        stopped.result = ResourceResult::Stopped;
+        let mut none = blank("3-1");
+        none.result = ResourceResult::NotStopped;
+        let shown = ending_text(&[refused.clone(), stopped, none, refused], &[], false);
+        assert_eq!(shown, "\n1 of 4 stopped (2 refused, 1 not stopped)\n");
     }
 
     #[test]

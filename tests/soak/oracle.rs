@@ -663,7 +663,8 @@ impl<'a> Record<'a> {
 
     /// The resource's result: `stopped` only with no member still running or failed and
     /// nothing an event made running throughout the rescan; `partially_stopped` only with
-    /// something to show for it ([`Record::partial_is_shown`]); `refused` or `failed` only
+    /// something to show for it ([`Record::partial_is_shown`]); `not_stopped` only when signals
+    /// went out, no member ended and one outlived its signal; `refused` or `failed` only
     /// with no signal timings.
     fn resource_result(&self, v: &mut Verdict, rescan: Option<usize>) {
         let report = self.report();
@@ -695,6 +696,23 @@ impl<'a> Record<'a> {
                     v.disagreements.push(format!(
                         "result partially_stopped ({}), but every member is gone, no newcomer \
                          ran after the last wait and nothing an event made ran at the rescan",
+                        report.reason
+                    ));
+                }
+            }
+            ResourceResult::NotStopped => {
+                let ended = report
+                    .members
+                    .iter()
+                    .any(|m| matches!(m.outcome, MemberOutcome::Stopped | MemberOutcome::Exited));
+                let outlived = report
+                    .members
+                    .iter()
+                    .any(|m| m.outcome == MemberOutcome::StillRunning);
+                if report.timings.is_none() || ended || !outlived {
+                    v.disagreements.push(format!(
+                        "result not_stopped ({}), but no signal went out, a member ended, or \
+                         none outlived its signal",
                         report.reason
                     ));
                 }

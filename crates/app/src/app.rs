@@ -181,6 +181,7 @@ impl App {
                     Tone::Done => "Pier: done",
                     Tone::Refused => "Pier: refused",
                     Tone::Partial => "Pier: partly done",
+                    Tone::NotStopped => "Pier: not stopped",
                     Tone::Failed => "Pier: failed",
                 };
                 desktop::notify(title, &report.summary);

@@ -180,6 +180,7 @@ fn tone_mark(tone: Tone) -> &'static str {
         Tone::Done => "✓",
         Tone::Refused => "✗",
         Tone::Partial => "◐",
+        Tone::NotStopped => "○",
         Tone::Failed => "✗",
     }
 }
@@ -233,6 +234,7 @@ fn ended_words(tone: Tone) -> String {
     let words = match tone {
         Tone::Done => "stopped",
         Tone::Partial => "partly stopped",
+        Tone::NotStopped => "not stopped",
         Tone::Refused => "refused",
         Tone::Failed => "failed",
     };

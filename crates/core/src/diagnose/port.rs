@@ -57,7 +57,9 @@ pub struct PortAnswer {
     pub port: u16,
     /// Every holder, one per card or per visible process.
     pub holders: Vec<Holder>,
-    /// The id `pier stop :PORT` stops: the only holder, green. `null` when it stops nothing.
+    /// The id `pier stop :PORT` hands to its stop: the only holder, green in the scan (which
+    /// `pier stop` makes without the activity sample: whether it was stopped is the stop's
+    /// result). `null` when it stops nothing.
     pub stops: Option<String>,
     /// Why it stops it, or why not, in words.
     pub reason: String,
@@ -77,10 +79,11 @@ impl PortAnswer {
 pub fn answer(scan: &Scan, port: u16) -> PortAnswer {
     let mut holders = Vec::new();
     let mut single: Option<Verdict> = None;
+    let sampled = scan.sample_ms > 0;
     for p in &scan.projects {
         for r in p.resources.iter().filter(|r| holds(r, port)) {
             holders.push(resource_holder(&p.path, r, port));
-            single = Some(of_resource(r, port));
+            single = Some(of_resource(r, port, sampled));
         }
         for c in p
             .containers
@@ -88,7 +91,7 @@ pub fn answer(scan: &Scan, port: u16) -> PortAnswer {
             .filter(|c| c.ports.iter().any(|x| x.port == port))
         {
             holders.push(container_holder(&p.path, c, port));
-            single = Some(of_container(c, port));
+            single = Some(of_container(c, port, sampled));
         }
     }
     for (owner, listeners) in others(scan, port) {
@@ -215,14 +218,15 @@ struct Verdict {
     hint: Option<String>,
 }
 
-/// A resource, the only holder: green is stopped; otherwise its level's evidence says why
-/// not, and the hint what the user can do ([`hint`]).
-fn of_resource(r: &Resource, port: u16) -> Verdict {
+/// A resource, the only holder: green is handed to the stop; otherwise its level's evidence
+/// says why not, and the hint what the user can do ([`hint`]). `sampled`: whether the scan
+/// sampled activity.
+fn of_resource(r: &Resource, port: u16, sampled: bool) -> Verdict {
     let name = format!("{} (pid {}, id {})", r.kind, r.root.pid, r.id);
     if r.level == Level::Green {
         return Verdict {
             stops: Some(r.id.clone()),
-            reason: format!("{name} holds it and is green: `pier stop :{port}` stops it safely"),
+            reason: handed_to_the_stop(&name, port, sampled),
             hint: None,
         };
     }
@@ -235,6 +239,20 @@ fn of_resource(r: &Resource, port: u16) -> Verdict {
         stops: None,
         reason,
         hint: Some(hint(r, port)),
+    }
+}
+
+/// The words for the only holder, green in `scan`, that `pier stop :PORT` hands to its stop.
+/// Why not "green" without a sample: `pier stop :PORT` chooses from a scan with no activity
+/// sample, and the stop's own check (b) may find it busy; a verdict the stop has not reached
+/// would then contradict its result. `pier scan :PORT` samples, and says what it saw.
+fn handed_to_the_stop(name: &str, port: u16, sampled: bool) -> String {
+    match sampled {
+        true => format!(
+            "{name} holds it and is green: `pier stop :{port}` stops it if the stop's own \
+             checks still pass"
+        ),
+        false => format!("{name} holds it: stopping it, if the stop's own checks pass"),
     }
 }
 
@@ -335,15 +353,23 @@ fn force_skips(kind: EvidenceKind) -> bool {
 }
 
 /// A container, the only holder: stopped through its engine when green; never with Force.
-fn of_container(c: &Container, port: u16) -> Verdict {
+fn of_container(c: &Container, port: u16, sampled: bool) -> Verdict {
     let name = format!("container {} ({}, id {})", c.name, c.engine, c.id);
     if c.level == Level::Green {
+        // As for a resource ([`handed_to_the_stop`]): no verdict the stop has not reached.
+        let reason = match sampled {
+            true => format!(
+                "{name} publishes it and is green: `pier stop :{port}` stops it through its \
+                 engine if the stop's own checks still pass"
+            ),
+            false => format!(
+                "{name} publishes it: stopping it through its engine, if the stop's own checks \
+                 pass"
+            ),
+        };
         return Verdict {
             stops: Some(c.id.clone()),
-            reason: format!(
-                "{name} publishes it and is green: `pier stop :{port}` stops it through its \
-                 engine"
-            ),
+            reason,
             hint: None,
         };
     }

@@ -1,4 +1,4 @@
-//! Honest results as types: the five member outcomes and the four resource results of
+//! Honest results as types: the five member outcomes and the five resource results of
 //! docs/design.md §3.5 and §3.7. A caller matching on them cannot forget one.
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,9 @@ pub enum ResourceResult {
     Stopped,
     /// Some member still runs or failed, or the rescan found a replacement.
     PartiallyStopped,
+    /// Signals were sent and no member ended: every member that was signalled still runs
+    /// (one already gone before its turn does not count as ended). Never "partially".
+    NotStopped,
     /// No signal: a check said no.
     Refused,
     /// No signal: Pier itself could not proceed (snapshot, state folder, lock).
@@ -46,6 +49,7 @@ impl ResourceResult {
         match self {
             ResourceResult::Stopped => "stopped",
             ResourceResult::PartiallyStopped => "partially_stopped",
+            ResourceResult::NotStopped => "not_stopped",
             ResourceResult::Refused => "refused",
             ResourceResult::Failed => "failed",
             ResourceResult::WouldStop => "would_stop",

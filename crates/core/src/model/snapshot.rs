@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::bytes::ByteString;
 use super::card::{Evidence, Port};
 use super::container::PublishedPort;
-use super::outcome::{ContainerOutcome, MemberOutcome, ResourceResult};
+use super::outcome::{ContainerOutcome, MemberOutcome, NewcomerFate, ResourceResult};
 use super::request::RequestedBy;
 use super::Identity;
 
@@ -62,6 +62,18 @@ pub struct RecordedOutcome {
     pub detail: String,
 }
 
+/// A process born during the stop that the stop named (a newcomer), as it was when the stop
+/// ended: a later read that reconciles a partial stop asks whether it is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedNewcomer {
+    /// Who it is: its pid and start time.
+    pub identity: Identity,
+    /// Its command line for a person, as the report gave it.
+    pub command: String,
+    /// Whether it was gone or still running when the stop ended.
+    pub fate: NewcomerFate,
+}
+
 /// The snapshot record (`snap-<id>-<ms>` in the state folder).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
@@ -109,6 +121,16 @@ pub struct Snapshot {
     pub reconciled_at: Option<String>,
     /// Each member's outcome, added when the stop has finished; empty until then.
     pub outcomes: Vec<RecordedOutcome>,
+    /// The newcomers the stop named, added with the outcomes: a partial stop is read as
+    /// stopped later only once each of them is gone too (`stop/reconcile.rs`). `None` until
+    /// the stop has finished, and in records written before they were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub newcomers: Option<Vec<RecordedNewcomer>>,
+    /// The ids of the other resources of its project when the stop began: none of them is a
+    /// replacement a later reconciliation of a partial stop may find. `None` in records
+    /// written before they were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbours: Option<Vec<String>>,
     /// `None` until the stop has finished.
     pub result: Option<ResourceResult>,
     /// The stop's reason in words, as its report gave it; `None` until the stop has finished.
@@ -128,6 +150,17 @@ pub struct Snapshot {
     /// Absent for any other stop.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set_aside: Vec<super::reason::SetAside>,
+}
+
+impl Snapshot {
+    /// Drops every member's environment once the record says no signal was sent (docs/design.md
+    /// §5): an environment carries secrets, and it is kept only to restart what a stop ended.
+    /// A stop that sent nothing ended nothing, so nothing of it is ever restarted.
+    pub fn forget_environments(&mut self) {
+        for m in &mut self.members {
+            m.env = None;
+        }
+    }
 }
 
 /// One restart: the new root's identity and how it went.

@@ -94,6 +94,9 @@ pub enum NotRestartable {
     /// The stop left part of it running.
     #[error("the stop was partial: part of it may still run")]
     Partial,
+    /// The stop's signals ended nothing: it still runs.
+    #[error("the stop ended nothing: it still ran when the stop ended")]
+    NotStopped,
     /// The stop sent nothing.
     #[error("nothing was stopped, so there is nothing to restart")]
     NothingStopped,

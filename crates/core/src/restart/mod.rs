@@ -33,7 +33,7 @@ use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
 use crate::model::snapshot::{ContainerSnapshot, RecordedRestart, Snapshot};
 use crate::model::target::{record_prefix_of, RecordName, TargetId, TargetKind};
 use crate::probe::{Pid, Probe, ProbeError, ProcessList, SocketTable, TcpState};
-use crate::stop::reconcile::{reconcile, Reconciled};
+use crate::stop::reconcile::{partial, reconcile, Reconciled};
 use crate::store::{Lock, Store, StoreError};
 
 fn lossy(b: &[u8]) -> String {
@@ -56,7 +56,7 @@ fn helper_endpoints(s: &Snapshot) -> Vec<String> {
 
 /// What is running and listening now, read once and judged against any number of snapshots.
 pub struct Now<'p> {
-    probe: &'p dyn Probe,
+    probe: &'p (dyn Probe + Sync),
     /// Whom the restart runs as: what it runs must be theirs (or root's) alone.
     me: &'p crate::trust::Me,
     processes: Result<ProcessList, ProbeError>,
@@ -66,7 +66,7 @@ pub struct Now<'p> {
 impl<'p> Now<'p> {
     /// Reads the process table and the socket tables once; a failed read is kept as its
     /// error, which then argues against every restart.
-    pub fn read(probe: &'p dyn Probe) -> Self {
+    pub fn read(probe: &'p (dyn Probe + Sync)) -> Self {
         Self {
             probe,
             me: crate::trust::Me::current(),
@@ -244,7 +244,7 @@ fn already_running(now: &Now, s: &Snapshot) -> Result<Option<Pid>, NotRestartabl
 /// Every snapshot, newest first, with whether it can be restarted now; and the unreadable ones.
 /// Containers' stop records among them, their engines found on this machine.
 pub fn history(
-    probe: &dyn Probe,
+    probe: &(dyn Probe + Sync),
     store: &Store,
 ) -> Result<(Vec<HistoryEntry>, Vec<String>), StoreError> {
     history_with(probe, store, &crate::containers::LiveEngines)
@@ -252,7 +252,7 @@ pub fn history(
 
 /// [`history`], asking `engines` about the containers' records.
 pub fn history_with(
-    probe: &dyn Probe,
+    probe: &(dyn Probe + Sync),
     store: &Store,
     engines: &dyn crate::containers::control::EngineAccess,
 ) -> Result<(Vec<HistoryEntry>, Vec<String>), StoreError> {
@@ -271,13 +271,22 @@ pub fn history_with(
 }
 
 fn settled(
-    probe: &dyn Probe,
+    probe: &(dyn Probe + Sync),
     store: &Store,
     name: &str,
     s: Snapshot,
 ) -> (Snapshot, Option<String>, Option<String>) {
     if s.result.is_some() {
-        return (s, None, None);
+        // A stop that left something running may have ended since (§3.10); while it has not,
+        // it is shown as it was recorded.
+        if !partial::may_end_later(&s) {
+            return (s, None, None);
+        }
+        return match partial::reconcile_ended(probe, store, name, &s) {
+            Reconciled::Written(on_disk) => (on_disk, None, None),
+            Reconciled::Shown(view, why) => (view, Some(why), None),
+            Reconciled::Left(_) => (s, None, None),
+        };
     }
     match reconcile(probe, store, name, &s) {
         Reconciled::Written(on_disk) => (on_disk, None, None),
@@ -322,7 +331,12 @@ where
 /// Restarts the snapshot `name`, waiting up to `wait` for its ports: under the project's
 /// restart lock, the record is read, every refusal asked, the root started and recorded at
 /// once, then the server's ports awaited and the restart marked ready when they listen.
-pub fn restart(probe: &dyn Probe, store: &Store, name: &str, wait: Duration) -> RestartReport {
+pub fn restart(
+    probe: &(dyn Probe + Sync),
+    store: &Store,
+    name: &str,
+    wait: Duration,
+) -> RestartReport {
     let mut report = RestartReport::not_started(name, RestartResult::Refused, String::new());
     let _lock = match lock_project(store, name) {
         Ok(lock) => lock,
@@ -404,7 +418,7 @@ pub(crate) fn restart_lock(path: &str) -> String {
 /// The snapshot `name`, read under the lock. Missing, the restart failed; damaged, it is
 /// refused, and the record is kept as it is: nothing is started from it.
 fn read_record(
-    probe: &dyn Probe,
+    probe: &(dyn Probe + Sync),
     store: &Store,
     name: &str,
 ) -> Result<Snapshot, (RestartResult, String)> {

@@ -53,7 +53,7 @@ pub fn decide(e: &HistoryEntry, what: Prune) -> Option<Result<(), Kept>> {
             let never = e.sent_nothing()
                 || matches!(
                     e.result.as_deref(),
-                    Some("refused" | "failed" | "partially_stopped")
+                    Some("refused" | "failed" | "partially_stopped" | "not_stopped")
                 );
             // Counted from the last word on it: a stop a read settled only now is shown for a
             // week from then, not removed in the read that settled it.

@@ -32,7 +32,7 @@ pub trait Record: Sized + Serialize + DeserializeOwned + Versioned + Owned {
     type Now<'a>;
 
     /// That read.
-    fn now<'a>(probe: &'a dyn Probe, engines: &'a dyn EngineAccess) -> Self::Now<'a>;
+    fn now<'a>(probe: &'a (dyn Probe + Sync), engines: &'a dyn EngineAccess) -> Self::Now<'a>;
 
     /// The record as it is settled: finished already, or an unfinished stop reconciled now;
     /// with why the reconciled record could not be written, and why it was left unfinished.
@@ -48,7 +48,7 @@ pub trait Record: Sized + Serialize + DeserializeOwned + Versioned + Owned {
 /// The history of one kind of record: each settled and judged, with the names of those that
 /// could not be read.
 pub fn history_of<R: Record>(
-    probe: &dyn Probe,
+    probe: &(dyn Probe + Sync),
     store: &Store,
     engines: &dyn EngineAccess,
 ) -> Result<(Vec<HistoryEntry>, Vec<String>), StoreError> {
@@ -82,7 +82,7 @@ impl Record for Snapshot {
     const KIND: TargetKind = TargetKind::Tree;
     type Now<'a> = Now<'a>;
 
-    fn now<'a>(probe: &'a dyn Probe, _: &'a dyn EngineAccess) -> Now<'a> {
+    fn now<'a>(probe: &'a (dyn Probe + Sync), _: &'a dyn EngineAccess) -> Now<'a> {
         Now::read(probe)
     }
 
@@ -167,7 +167,7 @@ impl Record for ContainerSnapshot {
     const KIND: TargetKind = TargetKind::Container;
     type Now<'a> = Engines<'a>;
 
-    fn now<'a>(probe: &'a dyn Probe, engines: &'a dyn EngineAccess) -> Engines<'a> {
+    fn now<'a>(probe: &'a (dyn Probe + Sync), engines: &'a dyn EngineAccess) -> Engines<'a> {
         Engines {
             engines,
             sockets: probe.sockets(&[]),

@@ -71,6 +71,7 @@ pub fn stop_was_complete(s: &Snapshot) -> Result<(), NotRestartable> {
         // is unknown, but every member is gone, which is what a restart needs.
         (None, Some(ResourceResult::Stopped)) if s.reconciled_at.is_some() => Ok(()),
         (_, Some(ResourceResult::PartiallyStopped)) => Err(NotRestartable::Partial),
+        (_, Some(ResourceResult::NotStopped)) => Err(NotRestartable::NotStopped),
         // A dry run writes no record; a record that says so stopped nothing either.
         (_, Some(ResourceResult::Refused | ResourceResult::Failed | ResourceResult::WouldStop))
         | (Some(false), _) => Err(NotRestartable::NothingStopped),

@@ -37,6 +37,8 @@ pub(super) fn snap(signalled: Option<bool>, result: Option<ResourceResult>) -> S
         signals_may_follow: Some(true),
         reconciled_at: None,
         outcomes: Vec::new(),
+        newcomers: None,
+        neighbours: None,
         result,
         reason: None,
         restarts: Vec::new(),
@@ -51,6 +53,12 @@ fn only_a_complete_recorded_stop_can_be_restarted() {
     assert!(stop_was_complete(&snap(Some(true), Some(ResourceResult::Stopped))).is_ok());
     let partial = stop_was_complete(&snap(Some(true), Some(ResourceResult::PartiallyStopped)));
     assert_eq!(partial, Err(NotRestartable::Partial));
+    let none = stop_was_complete(&snap(Some(true), Some(ResourceResult::NotStopped)));
+    assert_eq!(
+        none,
+        Err(NotRestartable::NotStopped),
+        "its signals ended nothing"
+    );
     assert!(stop_was_complete(&snap(Some(false), Some(ResourceResult::Refused))).is_err());
     assert_eq!(
         stop_was_complete(&snap(None, None)),

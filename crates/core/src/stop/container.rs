@@ -649,12 +649,14 @@ fn ending(
             ResourceResult::Stopped,
             format!("container {name} stopped after {signal}"),
         ),
+        // Its one run, signalled, did not end: nothing stopped (docs/design.md §3.7).
         Ok(Some(now)) if now.started_at == run.started_at => (
             MemberOutcome::StillRunning,
-            ResourceResult::PartiallyStopped,
+            ResourceResult::NotStopped,
             format!(
-                "container {name} still runs {} s after {signal} (Pier never sends the engine's \
-                 SIGKILL; `docker kill {name}` would)",
+                "{} (waited {} s; Pier never sends the engine's SIGKILL, `docker kill {name}` \
+                 would)",
+                super::ending::still_runs_after(&[format!("container {name}")], signal),
                 grace.as_secs_f64()
             ),
         ),

@@ -48,6 +48,8 @@ pub(super) struct Ending {
 pub(super) struct Problem {
     pub(super) text: String,
     pub(super) newcomer: Option<Identity>,
+    /// A signalled member that outlived its signal: a `not_stopped` reason names it its own way.
+    pub(super) outlived: bool,
 }
 
 impl From<String> for Problem {
@@ -55,6 +57,7 @@ impl From<String> for Problem {
         Problem {
             text,
             newcomer: None,
+            outlived: false,
         }
     }
 }
@@ -436,12 +439,13 @@ impl Signals<'_> {
                     m.outcome = MemberOutcome::Stopped;
                     m.detail = detail;
                 }
-                (MemberOutcome::StillRunning, false) => {
-                    problems.push(Problem::from(format!(
+                (MemberOutcome::StillRunning, false) => problems.push(Problem {
+                    outlived: true,
+                    ..Problem::from(format!(
                         "pid {} ({}) still runs after its signal",
                         m.pid, m.command
-                    )));
-                }
+                    ))
+                }),
                 (_, false) => problems.push(Problem::from(format!(
                     "pid {} ({}) was not signalled ({}) and still runs",
                     m.pid, m.command, m.detail
@@ -500,8 +504,8 @@ fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<Problem>) ->
             ),
         };
         problems.push(Problem {
-            text,
             newcomer: Some(n.identity),
+            ..Problem::from(text)
         });
     }
     let manager = matches!(n.tie, Tie::ChildOfManager { .. });
@@ -562,22 +566,49 @@ pub(super) struct Verdict {
     pub(super) interrupted: Option<&'static str>,
     /// The members still running or failed, and the newcomers still running.
     pub(super) problems: Vec<Problem>,
+    /// Whether any member ended after the first signal (`stopped` or `exited`): without one,
+    /// the stop ended nothing.
+    pub(super) ended_any: bool,
+    /// The signalled members still running, as "pid N (command)", and the signal they outlived.
+    pub(super) outlived: (Vec<String>, &'static str),
     /// Every identity the process table held at check (e): none of them is a replacement
     /// the rescan may find (`rescan.rs`).
     pub(super) present: HashSet<Identity>,
 }
 
+/// What a verdict needs of the members as they ended: whether any ended, and who outlived
+/// `signal` (as "pid N (command)").
+pub(super) fn ended_and_outlived(
+    members: &[MemberReport],
+    signal: &'static str,
+) -> (bool, (Vec<String>, &'static str)) {
+    let ended = members
+        .iter()
+        .any(|m| matches!(m.outcome, MemberOutcome::Stopped | MemberOutcome::Exited));
+    let outlived = members
+        .iter()
+        .filter(|m| m.outcome == MemberOutcome::StillRunning)
+        .map(|m| format!("pid {} ({})", m.pid, m.command))
+        .collect();
+    (ended, (outlived, signal))
+}
+
 impl Verdict {
     /// Step 7 from what is true when the stop ends (the rescan may still lower it).
     pub(super) fn result(&self) -> (ResourceResult, String) {
-        let problems: Vec<String> = self.problems.iter().map(|p| p.text.clone()).collect();
+        let problems = &self.problems;
+        let ended = Ended {
+            any: self.ended_any,
+            outlived: &self.outlived.0,
+            signal: self.outlived.1,
+        };
         match self.interrupted {
             Some(signal) if !self.signalled => (
                 ResourceResult::Refused,
                 format!("interrupted by {signal} before the first signal: nothing was sent"),
             ),
             Some(signal) => {
-                let (result, reason) = result_of(true, &problems);
+                let (result, reason) = result_of(true, problems, &ended);
                 let reason = match (result, self.unreached) {
                     (ResourceResult::Stopped, _) => reason,
                     (_, true) => format!(
@@ -587,21 +618,40 @@ impl Verdict {
                 };
                 (result, reason)
             }
-            None => result_of(self.signalled, &problems),
+            None => result_of(self.signalled, problems, &ended),
         }
     }
 }
 
+/// How the members ended, as [`result_of`] asks it.
+struct Ended<'a> {
+    /// Whether any member ended after the first signal.
+    any: bool,
+    /// The signalled members still running ("pid N (command)").
+    outlived: &'a [String],
+    /// The signal they outlived.
+    signal: &'a str,
+}
+
 /// Step 7 from what is true when the stop ends (the rescan may still lower it): `problems`
-/// are the members still running or failed and the newcomers still running.
-fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
+/// are the members still running or failed and the newcomers still running. Why `not_stopped`
+/// apart from `partially_stopped`: when signals went out and not one member ended, "partially"
+/// would claim a part of the tree stopped, and it did not.
+fn result_of(signalled: bool, problems: &[Problem], ended: &Ended) -> (ResourceResult, String) {
+    let texts = |outlived: bool| -> Vec<String> {
+        problems
+            .iter()
+            .filter(|p| outlived || !p.outlived)
+            .map(|p| p.text.clone())
+            .collect()
+    };
     if !signalled {
         // Nothing was sent: say why in the members' words (a signal the kernel refused), or
         // that there was no one left to send it to.
         let why = if problems.is_empty() {
             "every member was gone or had changed".to_owned()
         } else {
-            problems.join("; ")
+            texts(true).join("; ")
         };
         return (
             ResourceResult::Refused,
@@ -610,7 +660,22 @@ fn result_of(signalled: bool, problems: &[String]) -> (ResourceResult, String) {
     }
     if problems.is_empty() {
         (ResourceResult::Stopped, "every member is gone".into())
+    } else if !ended.any && !ended.outlived.is_empty() {
+        let mut why = vec![still_runs_after(ended.outlived, ended.signal)];
+        // What else is true (a failed signal, a newcomer), but not the survivors twice.
+        why.extend(texts(false));
+        (ResourceResult::NotStopped, why.join("; "))
     } else {
-        (ResourceResult::PartiallyStopped, problems.join("; "))
+        (ResourceResult::PartiallyStopped, texts(true).join("; "))
     }
+}
+
+/// The sentence of a `not_stopped` stop: who still runs after which signal, and the next step.
+/// The one place it is made.
+pub(crate) fn still_runs_after(who: &[String], signal: &str) -> String {
+    format!(
+        "{} still {} after {signal}; wait and look again, or stop it where it runs",
+        who.join(", "),
+        if who.len() == 1 { "runs" } else { "run" }
+    )
 }

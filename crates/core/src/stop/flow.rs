@@ -18,7 +18,9 @@ use crate::model::card::{EvidenceKind, Level, Member, Project, Resource, Scan};
 use crate::model::outcome::{ResourceResult, StopReport};
 use crate::model::reason::SetAside;
 use crate::model::shown::Shown;
-use crate::model::snapshot::{RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject};
+use crate::model::snapshot::{
+    RecordedNewcomer, RecordedOutcome, Snapshot, SnapshotMember, SnapshotProject,
+};
 use crate::model::target::TargetId;
 use crate::probe::{Identity, Probe, ProbeError, ProcessList};
 use crate::signal::wait::ExitWaiter;
@@ -279,6 +281,15 @@ impl Stopper<'_> {
             signals_may_follow: Some(false),
             reconciled_at: None,
             outcomes: Vec::new(),
+            newcomers: None,
+            neighbours: Some(
+                project
+                    .resources
+                    .iter()
+                    .filter(|o| o.id != r.id)
+                    .map(|o| o.id.clone())
+                    .collect(),
+            ),
             result: None,
             reason: None,
             restarts: Vec::new(),
@@ -331,12 +342,25 @@ impl Stopper<'_> {
                 detail: m.detail.clone(),
             })
             .collect();
+        let newcomers = out
+            .newcomers
+            .iter()
+            .map(|n| RecordedNewcomer {
+                identity: n.identity(),
+                command: n.command.clone(),
+                fate: n.fate,
+            })
+            .collect();
         let signalled = out.timings.is_some();
         let updated = self.store.update::<Snapshot, _>(name, snapshot.root, |s| {
             s.signalled = Some(signalled);
             s.outcomes = outcomes;
             s.result = Some(out.result);
             s.reason = Some(out.reason.clone());
+            s.newcomers = Some(newcomers);
+            if !signalled {
+                s.forget_environments();
+            }
             // What the checks set aside too, once signals went out.
             if !out.set_aside.is_empty() {
                 s.set_aside = out.set_aside.clone();

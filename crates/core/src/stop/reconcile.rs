@@ -16,6 +16,7 @@
 //! [`settle`] is the rule, pure; [`reconcile`] takes the lock, reads the fates, and writes.
 
 pub mod container;
+pub mod partial;
 
 use std::time::SystemTime;
 
@@ -95,6 +96,7 @@ fn unmarked(mut r: Snapshot) -> Snapshot {
     // Why "no stop": the mark is written before the first signal, so without it no
     // signal can have gone out.
     r.signalled = Some(false);
+    r.forget_environments();
     r.result = Some(ResourceResult::Refused);
     r.reason = Some(
         "Pier ended before this stop's first signal (its \"signals may follow\" mark was \
@@ -151,13 +153,19 @@ fn settle_marked(s: &Snapshot, mut r: Snapshot, fates: &[Fate]) -> Snapshot {
     };
     // Whether a signal went out is not known; only the fates are.
     r.signalled = None;
+    // Every member still running: nothing ended, so nothing was partly stopped.
+    let result = match (running.is_empty(), running.len() == s.members.len()) {
+        (true, _) => ResourceResult::Stopped,
+        (false, true) => ResourceResult::NotStopped,
+        (false, false) => ResourceResult::PartiallyStopped,
+    };
     let (result, reason) = match running.is_empty() {
         true => (
-            ResourceResult::Stopped,
+            result,
             format!("{how}; when it was reconciled, every member was gone"),
         ),
         false => (
-            ResourceResult::PartiallyStopped,
+            result,
             format!(
                 "{how}; when it was reconciled, {} still ran",
                 running.join(", ")
@@ -219,6 +227,10 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
     let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
     let settled = settle(&s, &fates, &at);
     let written = store.update::<Snapshot, _>(name, s.root, |r| {
+        if settled.signalled == Some(false) {
+            // Not a stop: nothing of it is restarted, so nothing of its environment is kept.
+            r.forget_environments();
+        }
         r.signalled = settled.signalled;
         r.outcomes = settled.outcomes.clone();
         r.result = settled.result;

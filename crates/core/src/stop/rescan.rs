@@ -35,6 +35,9 @@ pub(super) struct Ended<'e> {
     /// Every identity its check (e) saw (`None` when it has none to give): what ran then is no
     /// replacement.
     pub(super) present: Option<&'e HashSet<Identity>>,
+    /// Its members its report names `still_running` already: the rescan does not name them
+    /// again.
+    pub(super) outlived: HashSet<Identity>,
 }
 
 /// The newcomers a resource's looks saw born to it — a child of its member, or a child of such
@@ -159,7 +162,10 @@ fn in_project(
             ));
         }
         if r.id == e.snapshot.id {
-            if let Some(m) = r.members.iter().find(|m| stopped.contains(&m.identity())) {
+            let running = |m: &&crate::model::card::Member| {
+                stopped.contains(&m.identity()) && !e.outlived.contains(&m.identity())
+            };
+            if let Some(m) = r.members.iter().find(running) {
                 return Some(format!("pid {} still runs", m.pid));
             }
         }

@@ -1247,6 +1247,7 @@ mod batch;
 mod container;
 mod dry_run;
 mod environment;
+mod honest;
 mod interrupted;
 mod judge;
 mod past_no;

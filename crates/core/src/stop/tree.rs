@@ -19,7 +19,8 @@ use crate::diagnose;
 use crate::diagnose::rules::Poller;
 use crate::model::card::{Project, Resource};
 use crate::model::outcome::{
-    Checkpoint, NewcomerReport, PlannedSignal, ResourceResult, StopReport, TieKind, Timings,
+    Checkpoint, MemberOutcome, NewcomerReport, PlannedSignal, ResourceResult, StopReport, TieKind,
+    Timings,
 };
 use crate::model::reason::{Reason, SetAside};
 use crate::model::shown::Shown;
@@ -199,6 +200,12 @@ impl<'t> Target<'t> for Tree<'t> {
                 snapshot: &trees[i].snapshot,
                 newcomers: &reports[i].newcomers,
                 present: present[i].as_ref(),
+                outlived: reports[i]
+                    .members
+                    .iter()
+                    .filter(|m| m.outcome == MemberOutcome::StillRunning)
+                    .map(|m| m.identity())
+                    .collect(),
             })
             .collect();
         let whys = if views.is_empty() {
@@ -215,12 +222,7 @@ impl<'t> Target<'t> for Tree<'t> {
         let mut whys: HashMap<usize, Option<String>> = sent.into_iter().zip(whys).collect();
         for (i, r) in reports.iter_mut().enumerate() {
             if let Some(why) = whys.remove(&i).flatten() {
-                r.reason = if r.result == ResourceResult::PartiallyStopped {
-                    format!("{}; {why}", r.reason)
-                } else {
-                    why
-                };
-                r.result = ResourceResult::PartiallyStopped;
+                (r.result, r.reason) = lowered(r.result, &r.reason, why);
             }
         }
         reports
@@ -372,16 +374,31 @@ pub(super) fn signal_tree(
     ended(s, id, run)
 }
 
+/// A result the rescan found a replacement for (`why`): a stop that ended nothing stays
+/// `not_stopped` (a replacement does not make a part of it stopped), any other becomes
+/// `partially_stopped`; the reason says both.
+fn lowered(result: ResourceResult, reason: &str, why: String) -> (ResourceResult, String) {
+    match result {
+        ResourceResult::PartiallyStopped | ResourceResult::NotStopped => {
+            (result, format!("{reason}; {why}"))
+        }
+        _ => (ResourceResult::PartiallyStopped, why),
+    }
+}
+
 /// The report of a tree whose signals ended, from what is true then.
 fn ended(s: &Stopper, id: &str, run: Signals) -> Signalled {
     let (first, last, unreached) = (run.first, run.last, run.unreached);
     let ending = run.finish();
     let interrupted = s.interrupt.raised();
+    let (ended_any, outlived) = super::ending::ended_and_outlived(&ending.members, "SIGTERM");
     let verdict = Verdict {
         signalled: first.is_some(),
         unreached,
         interrupted,
         problems: ending.problems,
+        ended_any,
+        outlived,
         present: ending.present,
     };
     let (result, reason) = verdict.result();

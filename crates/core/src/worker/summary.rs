@@ -20,6 +20,8 @@ pub enum Tone {
     Refused,
     /// Some of it was done.
     Partial,
+    /// Signals went out, and nothing ended.
+    NotStopped,
     /// Pier itself could not do it.
     Failed,
 }
@@ -54,6 +56,7 @@ fn tone_of(result: ResourceResult) -> Tone {
         // The app makes no dry run; were one shown, it is one more thing not stopped.
         ResourceResult::Refused | ResourceResult::WouldStop => Tone::Refused,
         ResourceResult::PartiallyStopped => Tone::Partial,
+        ResourceResult::NotStopped => Tone::NotStopped,
         ResourceResult::Failed => Tone::Failed,
     }
 }
@@ -87,6 +90,7 @@ fn stop_words(r: &StopReport) -> String {
             Some(freed) => format!("partially stopped{anyway} ({freed}) — {}", r.reason),
             None => format!("partially stopped{anyway} — {}", r.reason),
         },
+        ResourceResult::NotStopped => format!("not stopped — {}", r.reason),
         ResourceResult::Refused => format!("refused — {}", r.reason),
         ResourceResult::Failed => format!("failed — {}", r.reason),
         ResourceResult::WouldStop => format!("would be stopped — {}", r.reason),
@@ -269,6 +273,24 @@ mod tests {
             a.summary,
             "Cleaned up 0 of 1: shop: partially stopped (about 48.2 MB freed) — pid 11 runs"
         );
+    }
+
+    /// A stop whose signals ended nothing is never called partial, in words or in tone.
+    #[test]
+    fn a_stop_that_ended_nothing_says_not_stopped() {
+        let why =
+            "pid 11 (vite) still runs after SIGTERM; wait and look again, or stop it where it runs";
+        let r = report(
+            ResourceResult::NotStopped,
+            why,
+            &[MemberOutcome::StillRunning],
+        );
+        let a = stop_summary(ActionKey::AllSafe, &[("/w/shop".into(), Ok(r))]);
+        assert_eq!(
+            a.summary,
+            format!("Cleaned up 0 of 1: shop: not stopped — {why}")
+        );
+        assert_eq!(a.tone, Tone::NotStopped);
     }
 
     /// A container's stop has no members: it is named, never "0 processes".

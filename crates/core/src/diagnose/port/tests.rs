@@ -249,3 +249,31 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
         );
     }
 }
+
+/// `pier stop :PORT` chooses from a scan without the activity sample: the answer hands the
+/// holder to the stop without calling it green or safe, which the stop's own check (b) may
+/// contradict. `pier scan :PORT` samples, and says what it saw.
+#[test]
+fn an_unsampled_answer_claims_no_verdict_the_stop_has_not_reached() {
+    let unsampled = scan(
+        vec![project(
+            "/h/u/shop",
+            Level::Green,
+            vec![resource("10-100", Level::Green, 3000)],
+        )],
+        Vec::new(),
+    );
+    let a = answer(&unsampled, 3000);
+    assert_eq!(a.stops.as_deref(), Some("10-100"));
+    assert_eq!(
+        a.reason,
+        "vite (pid 10, id 10-100) holds it: stopping it, if the stop's own checks pass"
+    );
+    let sampled = Scan {
+        sample_ms: 500,
+        ..unsampled
+    };
+    let a = answer(&sampled, 3000);
+    assert!(a.reason.contains("is green"), "{}", a.reason);
+    assert!(!a.reason.contains("safely"), "{}", a.reason);
+}

@@ -54,9 +54,10 @@ pub fn settle(s: &ContainerSnapshot, fate: Fate, at: &str) -> ContainerSnapshot 
             ResourceResult::Stopped,
             format!("{how}; when it was reconciled, its run had ended"),
         ),
+        // Its one run still runs: nothing ended.
         Fate::Running => (
             MemberOutcome::StillRunning,
-            ResourceResult::PartiallyStopped,
+            ResourceResult::NotStopped,
             format!(
                 "{how}; when it was reconciled, container {} still ran",
                 s.name
@@ -164,13 +165,13 @@ mod tests {
     }
 
     #[test]
-    fn with_the_mark_a_run_that_ended_is_a_stop_and_one_that_runs_is_partial() {
+    fn with_the_mark_a_run_that_ended_is_a_stop_and_one_that_runs_is_not_stopped() {
         let gone = settle(&unfinished(true), Fate::Gone, "2026-12-03T08:00:00Z");
         assert_eq!(gone.result, Some(ResourceResult::Stopped));
         assert_eq!(gone.signalled, None, "whether it was sent is not known");
         assert_eq!(gone.reconciled_at.as_deref(), Some("2026-12-03T08:00:00Z"));
         let runs = settle(&unfinished(true), Fate::Running, "2026-12-03T08:00:00Z");
-        assert_eq!(runs.result, Some(ResourceResult::PartiallyStopped));
+        assert_eq!(runs.result, Some(ResourceResult::NotStopped));
         assert_eq!(runs.outcome.unwrap().outcome, MemberOutcome::StillRunning);
     }
 

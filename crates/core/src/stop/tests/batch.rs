@@ -251,9 +251,10 @@ fn another_resource_of_the_batch_is_never_taken_for_a_twin() {
             p.details.get_mut(&300).unwrap().cwd = Err("scripted: exiting".into());
         });
     });
+    // It outlived its SIGTERM and was its tree's only member: nothing of it ended.
     assert_eq!(
         reports[1].result,
-        ResourceResult::PartiallyStopped,
+        ResourceResult::NotStopped,
         "{:#?}",
         reports[1]
     );
@@ -297,6 +298,7 @@ fn a_newcomer_claimed_by_descent_is_taken_back_from_a_resource_that_saw_it_only_
             pid: 150,
             start_time: 1500,
         }),
+        outlived: false,
     };
     let signalled = |id: &str, tie, text: &str| {
         let verdict = Verdict {
@@ -304,6 +306,8 @@ fn a_newcomer_claimed_by_descent_is_taken_back_from_a_resource_that_saw_it_only_
             unreached: false,
             interrupted: None,
             problems: vec![problem(text)],
+            ended_any: true,
+            outlived: (Vec::new(), "SIGTERM"),
             present: Default::default(),
         };
         let (result, reason) = verdict.result();
@@ -481,6 +485,7 @@ fn with_newcomers(
                 pid,
                 start_time: u64::from(pid) * 10,
             }),
+            outlived: false,
         })
         .collect();
     let verdict = crate::stop::ending::Verdict {
@@ -488,6 +493,8 @@ fn with_newcomers(
         unreached: false,
         interrupted: None,
         problems,
+        ended_any: true,
+        outlived: (Vec::new(), "SIGTERM"),
         present: Default::default(),
     };
     let (result, reason) = verdict.result();

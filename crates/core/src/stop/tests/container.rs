@@ -356,16 +356,14 @@ fn a_busy_container_is_refused_at_check_b() {
 fn a_container_that_outlives_its_grace_is_still_running_and_gets_no_second_signal() {
     let engine = FakeEngine::new(|s| s.obeys = false);
     let (r, store, _dir) = stop_with(&engine);
-    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert_eq!(r.result, ResourceResult::NotStopped, "{r:#?}");
+    assert!(r.reason.contains("still runs after SIGINT"), "{}", r.reason);
     assert_eq!(
         r.container.as_ref().unwrap().outcome,
         MemberOutcome::StillRunning
     );
     assert_eq!(engine.sent(), ["SIGINT"], "no SIGKILL, no second signal");
-    assert_eq!(
-        record(&store).result,
-        Some(ResourceResult::PartiallyStopped)
-    );
+    assert_eq!(record(&store).result, Some(ResourceResult::NotStopped));
 }
 
 #[test]
