@@ -43,6 +43,9 @@ fn force_sends_sigkill_to_what_outlived_sigterm_and_writes_into_that_stops_recor
     let out = sb.pier_exact(&["stop", &id, "--grace", "1"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{text}");
+    // sh ended on its SIGTERM; the server it ran did not, and is named as still running.
+    assert!(text.contains("PARTIALLY STOPPED"), "{text}");
+    assert!(!text.contains("appeared"), "{text}");
     assert!(
         text.contains(&format!(
             "`pier stop --force {id}` sends SIGKILL to the 1 process(es)"
@@ -61,12 +64,15 @@ fn force_sends_sigkill_to_what_outlived_sigterm_and_writes_into_that_stops_recor
     );
     assert!(!alive(server.pid) || start_time_of(server.pid) != Some(server.start_time));
     assert_eq!(records(&sb), 1, "Force writes no snapshot of its own");
+    // Read again, with every member gone and the project's rescan clean: stopped, restartable.
     let (_, history) = exit_and_json(&sb.pier_exact(&["history", "--json"]));
     let entry = &history["snapshots"][0];
     assert!(
         entry["reason"].as_str().unwrap().contains("Force"),
         "{entry:#}"
     );
+    assert_eq!(entry["result"], "stopped", "{entry:#}");
+    assert_eq!(entry["restartable"], true, "{entry:#}");
     // Nothing is left for a second Force.
     let (code2, doc) = exit_and_json(&sb.pier_exact(&["stop", "--force", &id, "--json"]));
     assert_eq!(code2, 3);

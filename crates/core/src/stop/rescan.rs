@@ -138,6 +138,11 @@ fn in_project(
             // The manager's replacement, which the stop named already with its command.
             continue;
         }
+        if e.outlived.contains(&r.root) {
+            // A member that outlived its signal, adopted when its parent ended: the root of a
+            // tree of its own now, which the report names as still running, not as new.
+            continue;
+        }
         if !batch.known.contains(r.id.as_str()) {
             let claims = |mine: bool| {
                 batch

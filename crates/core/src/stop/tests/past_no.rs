@@ -136,6 +136,20 @@ fn force_kills_only_what_outlived_its_sigterm_and_adds_to_that_stops_record() {
     assert_eq!(line.detail, "exited after SIGKILL (Force)");
 }
 
+/// `sh -c vite` where vite ignores SIGTERM: sh ends, vite is adopted and roots a tree of its
+/// own. The report names it still running, never "a new vite appeared".
+#[test]
+fn a_member_that_outlived_its_signal_and_was_adopted_is_not_called_new() {
+    let w = world(|_, _, _| {});
+    let (r, _) = run_with(&w, opts(), |ops| {
+        ops.ignores_term.insert(101);
+        ops.after_send(100, |p| p.process_mut(101).ppid = 1);
+    });
+    assert_eq!(r.result, ResourceResult::PartiallyStopped, "{r:#?}");
+    assert_eq!(outcome(&r, 101), MemberOutcome::StillRunning);
+    assert!(!r.reason.contains("appeared"), "{}", r.reason);
+}
+
 #[test]
 fn force_refuses_with_no_stop_before_it_or_nothing_left_sending_nothing() {
     let w = world(|_, _, _| {});
