@@ -1,6 +1,6 @@
 //! Data services against real processes on Linux (docs/design.md §2, "Data services"): a server
 //! that keeps a database open in its project, and a real `redis-server` when one is installed,
-//! are yellow with `data_service` evidence, and neither `pier stop` nor `pier stop --force`
+//! are yellow with `data_service` evidence, and neither `pier stop` nor `pier stop --anyway`
 //! sends them anything. Fixtures are the test's own orphans in its own temp folder; clean-up
 //! signals only the test's processes, by identity.
 #![cfg(target_os = "linux")]

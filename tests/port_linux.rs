@@ -99,10 +99,10 @@ fn a_green_server_is_stopped_by_its_port_after_a_dry_run_that_sent_nothing() {
     assert!(free["results"].as_array().unwrap().is_empty());
 }
 
-/// A client on the port: nothing is stopped, the client is named by its pid, and Force is
-/// offered by the holder's id, never by port.
+/// A client on the port: nothing is stopped, the client is named by its pid, and a stop
+/// anyway is offered by the holder's id, never by port.
 #[test]
-fn a_port_with_a_live_client_names_it_and_offers_force_by_id() {
+fn a_port_with_a_live_client_names_it_and_offers_a_stop_anyway_by_id() {
     if fixtures_cannot_be_orphans("stop by port, client") {
         return;
     }
@@ -123,7 +123,7 @@ fn a_port_with_a_live_client_names_it_and_offers_force_by_id() {
     let hint = answer["hint"].as_str().unwrap();
     let id = answer["holders"][0]["id"].as_str().unwrap();
     assert!(
-        hint.contains(&format!("`pier stop --force {id}`")),
+        hint.contains(&format!("`pier stop --anyway {id}`")),
         "{hint}"
     );
     assert!(doc["results"].as_array().unwrap().is_empty());
@@ -138,7 +138,7 @@ fn a_port_with_a_live_client_names_it_and_offers_force_by_id() {
 }
 
 /// A listener that is no dev tool (python's own socket, in a folder that is no project) is
-/// never Pier's: named with its pid, never stopped, no Force offered.
+/// never Pier's: named with its pid, never stopped, no stop anyway offered.
 #[test]
 fn a_listener_that_is_no_dev_tool_is_named_and_left_alone() {
     let sb = Sandbox::new();
@@ -166,7 +166,7 @@ fn a_listener_that_is_no_dev_tool_is_named_and_left_alone() {
     assert!(answer["stops"].is_null());
     assert_eq!(answer["holders"][0]["pid"], child.id(), "{answer:#}");
     assert!(answer["holders"][0]["id"].is_null(), "no card");
-    assert!(!answer["hint"].as_str().unwrap().contains("--force"));
+    assert!(!answer["hint"].as_str().unwrap().contains("--anyway"));
     assert!(alive(child.id()));
     let (code, scan) = json(&sb, &["scan", &format!(":{port}"), "--sample-ms", "0"]);
     assert_eq!(code, 0);
@@ -185,9 +185,9 @@ fn a_listener_that_is_no_dev_tool_is_named_and_left_alone() {
 }
 
 /// This test's own socket, in the repository (a project): a candidate, but an ancestor of
-/// Pier, so protected — and Force is not offered.
+/// Pier, so protected — and no stop anyway is offered.
 #[test]
-fn a_port_held_by_an_ancestor_of_pier_is_never_offered_even_to_force() {
+fn a_port_held_by_an_ancestor_of_pier_is_never_offered_even_to_a_stop_anyway() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let sb = Sandbox::new();
@@ -196,7 +196,7 @@ fn a_port_held_by_an_ancestor_of_pier_is_never_offered_even_to_force() {
     let answer = &doc["ports"][0];
     assert!(answer["stops"].is_null());
     assert_eq!(
-        answer["hint"], "Pier never stops it, not even with --force",
+        answer["hint"], "Pier never stops it, not even with --anyway",
         "{answer:#}"
     );
 }

@@ -217,7 +217,7 @@ fn list_text(list: &ProtectList, path: &Path) -> String {
     }
     let _ = writeln!(
         out,
-        "Never offered, never stopped (not even with --force): {}",
+        "Never offered, never stopped (not even with --anyway): {}",
         for_terminal(&path.display().to_string())
     );
     for p in &list.projects {

@@ -268,7 +268,7 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         let _ = writeln!(
             out,
             "    → {}",
-            pier_core::stop::anyway::offer(&r.id, &r.reasons)
+            pier_core::words::stop_anyway(&r.id, &r.reasons)
         );
     }
 }

@@ -1033,8 +1033,8 @@ mod tests {
     }
 
     /// Found by trying: a server that outlived its SIGTERM ended `partially_stopped` with no
-    /// word of `--force`. The hint names the id when the root still runs, and is never given
-    /// after Force.
+    /// word of `--force`. The hint names the id and how many outlived it, and is never given
+    /// after Force (whose report has no timings).
     #[test]
     fn a_member_that_outlived_its_sigterm_gets_a_force_hint_and_force_does_not() {
         use pier_core::model::outcome::{MemberOutcome, MemberReport, Timings};
@@ -1046,7 +1046,7 @@ mod tests {
             detail: String::new(),
         };
         let mut r = blank("100-1000");
-        r.result = ResourceResult::PartiallyStopped;
+        r.result = ResourceResult::NotStopped;
         r.members = vec![member(100, MemberOutcome::StillRunning)];
         r.timings = Some(Timings {
             a_to_first_signal_ms: 1.0,
@@ -1055,19 +1055,21 @@ mod tests {
         });
         let hint = force_hint(&r).unwrap();
         assert!(
-            hint.starts_with("`pier stop --force 100-1000` SIGKILLs"),
+            hint.starts_with("`pier stop --force 100-1000` sends SIGKILL to the 1 process(es)"),
             "{hint}"
         );
         r.members = vec![
             member(101, MemberOutcome::StillRunning),
             member(100, MemberOutcome::Stopped),
         ];
-        assert!(force_hint(&r)
-            .unwrap()
-            .starts_with("`pier scan` shows what still runs"));
-        r.timings.as_mut().unwrap().sample_ms = 0;
+        assert!(force_hint(&r).is_some(), "a child outlived it");
+        r.timings = None;
         assert_eq!(force_hint(&r), None, "after Force");
-        r.timings.as_mut().unwrap().sample_ms = 500;
+        r.timings = Some(Timings {
+            a_to_first_signal_ms: 1.0,
+            a_to_last_signal_ms: 1.0,
+            sample_ms: 500,
+        });
         r.members = vec![member(100, MemberOutcome::Stopped)];
         assert_eq!(force_hint(&r), None, "nothing outlived its signal");
     }
@@ -1109,21 +1111,27 @@ mod tests {
     }
 
     /// Found by trying: `pier stop --force --all-green` and `--force --project DIR` passed
-    /// clap's `requires = "ids"` the same way, and would have SIGKILLed whatever they selected
-    /// past the level and activity checks.
+    /// clap's `requires = "ids"` the same way. Force and a stop anyway take ids only.
     #[test]
-    fn force_is_only_for_resources_named_by_id() {
-        for args in [
-            &["--force", "--all-green"][..],
-            &["--force", "--project", "/tmp"],
+    fn force_and_a_stop_anyway_are_only_for_resources_named_by_id() {
+        for (args, said) in [
+            (&["--force", "--all-green"][..], "--force follows one stop"),
+            (
+                &["--force", "--project", "/tmp"],
+                "--force follows one stop",
+            ),
+            (
+                &["--anyway", "--all-green"],
+                "--anyway stops only resources named by id",
+            ),
+            (&["--anyway", "--accept", "busy", ":3000"], "never by port"),
+            (&["--accept", "busy", "1-1"], "give it with --anyway"),
         ] {
             let why = misplaced_flag(&parse(args).unwrap()).expect("refused");
-            assert!(
-                why.starts_with("--force stops only resources named by id"),
-                "{why}"
-            );
+            assert!(why.contains(said), "{args:?}: {why}");
         }
         assert_eq!(misplaced_flag(&parse(&["--force", "1-1"]).unwrap()), None);
+        assert_eq!(misplaced_flag(&parse(&["--anyway", "1-1"]).unwrap()), None);
     }
 
     /// A stop's sample over a second is refused by clap, with the parser's sentence, before

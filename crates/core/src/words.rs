@@ -178,6 +178,16 @@ pub fn next_step_for_parent(p: &Parent) -> String {
     }
 }
 
+/// The way past a "no" that a person may set aside: the stop anyway of `id`, naming what it
+/// would set aside. The one place this sentence is made.
+pub fn stop_anyway(id: &str, reasons: &[crate::model::reason::Reason]) -> String {
+    let names: Vec<&str> = reasons.iter().map(|r| r.as_str()).collect();
+    format!(
+        "`pier stop --anyway {id}` sends SIGTERM anyway, setting aside {}",
+        names.join(", ")
+    )
+}
+
 /// A rate of disk I/O for a person: "0 B/s", "512 B/s", "41.0 kB/s", "2.3 MB/s".
 pub fn byte_rate(bytes_per_second: f64) -> String {
     let b = bytes_per_second.max(0.0);

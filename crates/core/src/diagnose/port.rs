@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::model::card::{endpoint, EvidenceKind, Level, OtherListener, Resource, Scan};
 use crate::model::container::Container;
+use crate::model::reason::{self, Reason};
 use crate::words;
 
 /// `:3000` as a port, `None` when `arg` does not start with a colon (it is an id). A port is
@@ -203,7 +204,7 @@ fn others(scan: &Scan, port: u16) -> BTreeMap<Option<u32>, Vec<&OtherListener>> 
 /// that could not be read, which protects everything until it is fixed.
 fn on_your_list(message: &str) -> String {
     if message.starts_with("on your protect list") {
-        "Pier never stops what your protect list names, not even with --force (`pier protect` \
+        "Pier never stops what your protect list names, not even with --anyway (`pier protect` \
          shows the list)"
             .to_owned()
     } else {
@@ -256,40 +257,33 @@ fn handed_to_the_stop(name: &str, port: u16, sampled: bool) -> String {
     }
 }
 
-/// What the user can do about a resource that is not green. Force is offered only where it
-/// can act and would free the port: never for a protected process (another user's, Pier,
-/// PID 1, an engine's), a managed program (its manager would start it again) or a listener
-/// shared with a process outside the resource (the port would stay held).
+/// What the user can do about a resource that is not green. A stop anyway is offered only where
+/// it can act and would free the port: every reason one a person may set aside (never a
+/// protected process, a managed program, a data service, something unread or a listener shared
+/// with a process outside the resource, where the port would stay held).
 fn hint(r: &Resource, port: u16) -> String {
     if let Some(hint) = not_for_pier(r, port) {
         return hint;
     }
-    let force = format!(
-        "`pier stop --force {}` SIGKILLs it without the connection and activity checks",
-        r.id
-    );
+    let found: Vec<Reason> = reason::reasons_of(&r.evidence).into_iter().collect();
     if let Some(e) = r
         .evidence
         .iter()
-        .find(|e| e.level != Level::Green && !force_skips(e.kind))
+        .find(|e| Reason::of(e).is_some_and(|x| !x.person_may_skip()))
     {
-        // Force would be refused too, or would not end it for good: say so, offer nothing.
+        // A stop anyway would be refused too: say so, offer nothing.
+        format!("not even `pier stop --anyway` would stop it: {}", e.message)
+    } else if found.contains(&Reason::LiveConnection) {
         format!(
-            "not even `pier stop --force` would stop it for good: {}",
-            e.message
+            "close that client and run `pier stop :{port}` again, or {}",
+            words::stop_anyway(&r.id, &found)
         )
-    } else if r
-        .evidence
-        .iter()
-        .any(|e| e.kind == EvidenceKind::LiveConnection)
-    {
-        format!("close that client and run `pier stop :{port}` again, or {force}")
     } else {
-        format!("if you are sure, {force}")
+        format!("if you are sure, {}", words::stop_anyway(&r.id, &found))
     }
 }
 
-/// Why the resource is not Pier's to stop, Force included, and who stops it instead: the
+/// Why the resource is not Pier's to stop, a stop anyway included, and who stops it instead: the
 /// user's protect list, a protected process, a data service or an engine's client (their own
 /// command), its manager, or a process outside it sharing the listener.
 fn not_for_pier(r: &Resource, port: u16) -> Option<String> {
@@ -301,7 +295,7 @@ fn not_for_pier(r: &Resource, port: u16) -> Option<String> {
     if let Some(e) = listed {
         Some(on_your_list(&e.message))
     } else if has(EvidenceKind::Protected) {
-        Some("Pier never stops it, not even with --force".to_owned())
+        Some("Pier never stops it, not even with --anyway".to_owned())
     } else if let Some(e) = r.evidence.iter().find(|e| {
         matches!(
             e.kind,
@@ -310,7 +304,7 @@ fn not_for_pier(r: &Resource, port: u16) -> Option<String> {
     }) {
         // Its own words name the command that stops it (the tool's shutdown, the engine's).
         Some(format!(
-            "Pier never stops it, not even with --force: {}",
+            "Pier never stops it, not even with --anyway: {}",
             e.message
         ))
     } else if let Some(m) = &r.managed_by {
@@ -333,26 +327,7 @@ fn not_for_pier(r: &Resource, port: u16) -> Option<String> {
     }
 }
 
-/// Whether Force acts past a fact of this kind (docs/design.md §3.8): it skips the level, the
-/// connection and the activity checks, and nothing else. Every other fact against a stop (an
-/// unreadable identity or executable, a service unit that restarts it, a protected process)
-/// refuses Force as well, or is answered by a restart.
-fn force_skips(kind: EvidenceKind) -> bool {
-    matches!(
-        kind,
-        EvidenceKind::LiveConnection
-            | EvidenceKind::ConnectionsUnreadable
-            | EvidenceKind::FdTableUnreadable
-            | EvidenceKind::NotOrphaned
-            | EvidenceKind::Activity
-            | EvidenceKind::ActivityUnreadable
-            | EvidenceKind::UnknownKind
-            | EvidenceKind::LifeActivity
-            | EvidenceKind::NotRestartable
-    )
-}
-
-/// A container, the only holder: stopped through its engine when green; never with Force.
+/// A container, the only holder: stopped through its engine when green; never a stop anyway.
 fn of_container(c: &Container, port: u16, sampled: bool) -> Verdict {
     let name = format!("container {} ({}, id {})", c.name, c.engine, c.id);
     if c.level == Level::Green {

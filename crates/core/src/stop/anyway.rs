@@ -73,15 +73,7 @@ pub fn not_green(r: &Resource) -> String {
     }
 }
 
-/// The way past a "no" that a person may set aside: the stop anyway of `id`, naming what it
-/// would set aside.
-pub fn offer(id: &str, reasons: &[Reason]) -> String {
-    let names: Vec<&str> = reasons.iter().map(|r| r.as_str()).collect();
-    format!(
-        "`pier stop --anyway {id}` sends SIGTERM anyway, setting aside {}",
-        names.join(", ")
-    )
-}
+pub use crate::words::stop_anyway as offer;
 
 /// Whether a checkpoint sets aside a fact that is `reason`, in a stop anyway that confirmed
 /// `confirmed` (`None`: no stop anyway).

@@ -112,9 +112,9 @@ fn several_holders_are_listed_and_none_is_stopped() {
     assert_eq!((a.holders.len(), a.stops.as_deref()), (2, None));
 }
 
-/// A live client: named, with the advice to close it, and Force offered by id.
+/// A live client: named, with the advice to close it, and a stop anyway offered by id.
 #[test]
-fn a_client_is_named_and_force_is_offered_by_id() {
+fn a_client_is_named_and_a_stop_anyway_is_offered_by_id() {
     let mut r = resource("10-100", Level::Red, 3000);
     r.evidence.push(evidence(
         EvidenceKind::LiveConnection,
@@ -132,12 +132,12 @@ fn a_client_is_named_and_force_is_offered_by_id() {
         hint.starts_with("close that client and run `pier stop :3000` again"),
         "{hint}"
     );
-    assert!(hint.contains("`pier stop --force 10-100`"), "{hint}");
+    assert!(hint.contains("`pier stop --anyway 10-100`"), "{hint}");
 }
 
-/// Force is never offered where it cannot act or would not free the port.
+/// A stop anyway is never offered where it cannot act or would not free the port.
 #[test]
-fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
+fn a_stop_anyway_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
     let with = |kind: EvidenceKind, level: Level| {
         let mut r = resource("10-100", level, 3000);
         r.evidence.push(evidence(kind, level, "a fact"));
@@ -149,7 +149,7 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
     let protected = with(EvidenceKind::Protected, Level::Red);
     assert_eq!(
         protected.hint.as_deref(),
-        Some("Pier never stops it, not even with --force")
+        Some("Pier never stops it, not even with --anyway")
     );
     for kind in [
         EvidenceKind::IdentityUnreadable,
@@ -159,7 +159,7 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
         let a = with(kind, Level::Yellow);
         let hint = a.hint.unwrap();
         assert!(
-            hint.starts_with("not even `pier stop --force` would stop it"),
+            hint.starts_with("not even `pier stop --anyway` would stop it"),
             "{kind:?}: {hint}"
         );
     }
@@ -243,7 +243,7 @@ fn force_is_never_offered_for_a_protected_managed_shared_or_foreign_holder() {
     );
     for a in [protected, listed, foreign, not_dev, a] {
         assert!(
-            !a.hint.unwrap_or_default().contains("pier stop --force"),
+            !a.hint.unwrap_or_default().contains("pier stop --anyway"),
             "{}",
             a.reason
         );
