@@ -708,9 +708,7 @@ fn newcomer_lines(out: &mut String, r: &StopReport) {
     for n in &r.newcomers {
         // A child's tie already names its parent.
         let parent = match n.tie {
-            TieKind::ChildOfMember | TieKind::ChildOfNewcomer | TieKind::ChildOfManager => {
-                String::new()
-            }
+            TieKind::ChildOfMember | TieKind::ChildOfNewcomer => String::new(),
             TieKind::Listens | TieKind::OrphanInProject => format!(", parent pid {}", n.parent),
         };
         let _ = writeln!(

@@ -573,8 +573,6 @@ impl<'a> Record<'a> {
             // Only the root listens, and only on the recorded port; the projects' folders
             // hold only the round's processes.
             TieKind::Listens | TieKind::OrphanInProject => true,
-            // The soak's trees are orphans: no manager runs them, so none is watched.
-            TieKind::ChildOfManager => false,
         };
         if !tie_ok {
             out.push(format!(

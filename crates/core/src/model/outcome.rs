@@ -128,10 +128,6 @@ pub enum TieKind {
     Listens,
     /// Init or a subreaper adopted it, and it works inside the project's folder.
     OrphanInProject,
-    /// Its parent, when first seen, was the manager that ran the stopped root (a process
-    /// manager, or `systemd --user` / init / launchd for a unit or job), and it runs the
-    /// stopped command: the manager started it again.
-    ChildOfManager,
 }
 
 /// A process born during the stop that belongs to it (`newcomers.rs`). Never signalled:

@@ -15,16 +15,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::newcomers::{Seen, Tie, GLANCE};
+use super::newcomers::{Seen, GLANCE};
 use super::signals::Signals;
-use crate::diagnose::judge;
 use crate::model::outcome::{
     MemberOutcome, MemberReport, NewcomerFate, NewcomerReport, ResourceResult,
 };
-use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, IdentityRead, Pid, Probe, ProcessList};
 use crate::signal::Expected;
-use crate::words::whole_command;
 
 /// How long, at the end, a member that outlived its own grace gets to show it exited after a
 /// later signal (a `multiprocessing.resource_tracker` ends when its parent does): it has had
@@ -74,17 +71,6 @@ fn watched(identity: Identity) -> Expected {
 /// sockets) must not lend another process's answer to it.
 fn still_is(probe: &dyn Probe, id: Identity) -> bool {
     matches!(probe.identity(id.pid), IdentityRead::Alive { identity, .. } if identity == id)
-}
-
-/// Whether `argv` is one of the snapshot's members' (`judge::runs_recorded_argv`): the same
-/// program back.
-fn runs_a_members_argv(snapshot: &Snapshot, argv: &[Vec<u8>]) -> bool {
-    let recorded: Vec<Vec<&[u8]>> = snapshot
-        .members
-        .iter()
-        .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
-        .collect();
-    judge::runs_recorded_argv(argv, &recorded)
 }
 
 /// Whether the process `id` is known to have ended: its pid is free or holds another process.
@@ -150,18 +136,11 @@ impl Signals<'_> {
     /// to follow. A failed read decides nothing: whether newcomers could be looked for is the
     /// looks' to say.
     pub(super) fn glance(&mut self) {
-        self.glance_with(None);
-    }
-
-    /// A glance that reads `extra`'s children too (the manager, while its replacement is
-    /// awaited).
-    fn glance_with(&mut self, extra: Option<Identity>) {
         if self.first.is_none() {
             return;
         }
         let probe = self.hands.probe;
         let mut parents = self.watch.lineage();
-        parents.extend(extra);
         while !parents.is_empty() {
             let Ok(pairs) = probe.children(&parents) else {
                 return;
@@ -221,38 +200,18 @@ impl Signals<'_> {
             return self.nothing_sent();
         }
         self.last_look();
-        self.await_respawn();
         let mut problems = Vec::new();
         let pending = self.pending(&mut problems);
-        // A manager's replacement (and what it started) is its to run: named, never waited for.
-        let managers = self.watch.managers();
-        let (respawned, seen): (Vec<Seen>, Vec<Seen>) = self
-            .watch
-            .seen()
-            .iter()
-            .cloned()
-            .partition(|n| managers.contains(&n.identity));
-        let reported: HashSet<Identity> = self.watch.seen().iter().map(|n| n.identity).collect();
+        let seen: Vec<Seen> = self.watch.seen().to_vec();
+        let reported: HashSet<Identity> = seen.iter().map(|n| n.identity).collect();
         let (bound, exited) = self.last_wait(&pending, &seen);
         let (members_gone, newcomers_gone) = exited.split_at(pending.len());
         self.settle_members(&pending, members_gone, &mut problems);
-        let probe = self.hands.probe;
-        // What the replacement started and is gone already (pyenv's shims on their way to the
-        // program) is the manager's business: only the replacement, and what of it still
-        // runs, is named.
-        let mut newcomers: Vec<NewcomerReport> = respawned
+        let mut newcomers: Vec<NewcomerReport> = seen
             .into_iter()
-            .filter_map(|n| {
-                let gone = has_ended(probe, n.identity);
-                let own = matches!(n.tie, Tie::ChildOfManager { .. });
-                (own || !gone).then(|| report(n, gone, Duration::ZERO, &mut problems))
-            })
+            .zip(newcomers_gone)
+            .map(|(n, &gone)| report(n, gone, bound, &mut problems))
             .collect();
-        newcomers.extend(
-            seen.into_iter()
-                .zip(newcomers_gone)
-                .map(|(n, &gone)| report(n, gone, bound, &mut problems)),
-        );
         let born = self.born_since(&reported, &mut problems);
         newcomers.extend(born);
         if let Some(why) = self.blind.take() {
@@ -318,10 +277,6 @@ impl Signals<'_> {
         problems: &mut Vec<Problem>,
     ) -> Vec<NewcomerReport> {
         self.look();
-        if self.keep_replacements(reported) {
-            // What was taken for the manager's is judged by the other ties.
-            self.look();
-        }
         let probe = self.hands.probe;
         let born: Vec<Seen> = self
             .watch
@@ -336,70 +291,6 @@ impl Signals<'_> {
                 report(n, gone, Duration::ZERO, problems)
             })
             .collect()
-    }
-
-    /// A Force stop of a process manager's program (docs/design.md §3.5): the manager starts
-    /// it again at once (pm2 and supervisord within milliseconds; a systemd unit after its
-    /// `RestartSec`, 100 ms unless set). Its replacement — a child of the manager that runs a
-    /// stopped member's exact argv — is looked for, glancing at the manager's children, for up
-    /// to [`LAST_LOOK`] (at most the grace), and the wait ends as soon as it is seen. Other
-    /// children the manager started meanwhile (another of its programs) are forgotten. A
-    /// respawn later than that (launchd's 10 s throttle) is not seen by the stop; the card
-    /// named the manager all along.
-    fn await_respawn(&mut self) {
-        let Some(manager) = self.watch.manager() else {
-            return;
-        };
-        if !self.replaced() && self.hands.interrupt.raised().is_none() {
-            let stopper = self.hands;
-            let bound = LAST_LOOK.min(stopper.opts.grace);
-            stopper
-                .waiter
-                .wait_glancing(&[watched(manager)], bound, GLANCE, &mut || {
-                    self.glance_with(Some(manager));
-                    !self.replaced()
-                });
-            // What the glances cannot see (a read that failed): one look at the whole table.
-            self.look();
-        }
-        if self.keep_replacements(&HashSet::new()) {
-            self.look();
-        }
-    }
-
-    /// Forgets the manager's children that do not run a stopped member's argv (another of its
-    /// programs), other than those `kept` (already in the report).
-    fn keep_replacements(&mut self, kept: &HashSet<Identity>) -> bool {
-        if self.watch.manager().is_none() {
-            return false;
-        }
-        let probe = self.hands.probe;
-        let snapshot = self.snapshot;
-        let reported: Vec<(Identity, String)> = self
-            .watch
-            .seen()
-            .iter()
-            .filter(|s| kept.contains(&s.identity))
-            .map(|s| (s.identity, s.command.clone()))
-            .collect();
-        self.watch.keep_replacements(|id| {
-            if let Some((_, command)) = reported.iter().find(|(k, _)| *k == id) {
-                return Some(command.clone());
-            }
-            let argv = probe.argv(id)?;
-            runs_a_members_argv(snapshot, &argv)
-                .then(|| whole_command(argv.iter().map(Vec::as_slice)))
-        })
-    }
-
-    /// Whether a child of the manager runs a stopped member's argv by now.
-    fn replaced(&self) -> bool {
-        let probe = self.hands.probe;
-        self.watch.manager_children().into_iter().any(|id| {
-            probe
-                .argv(id)
-                .is_some_and(|argv| runs_a_members_argv(self.snapshot, &argv))
-        })
     }
 
     /// The members whose end is still open: outlived their grace, or skipped while alive. A
@@ -485,39 +376,18 @@ impl Signals<'_> {
 /// One newcomer's line; one still running is a problem.
 fn report(n: Seen, gone: bool, waited: Duration, problems: &mut Vec<Problem>) -> NewcomerReport {
     if !gone {
-        let text = match &n.tie {
-            Tie::ChildOfManager { who, stop } => {
-                let stop = stop
-                    .as_ref()
-                    .map(|c| format!("; `{c}` stops it for good"))
-                    .unwrap_or_default();
-                format!(
-                    "its manager, {who}, started it again: pid {} ({}) runs{stop}",
-                    n.identity.pid, n.command
-                )
-            }
-            _ => format!(
-                "pid {} ({}, {}) was born during the stop and still runs",
-                n.identity.pid,
-                n.how(),
-                n.command
-            ),
-        };
+        let text = format!(
+            "pid {} ({}, {}) was born during the stop and still runs",
+            n.identity.pid,
+            n.how(),
+            n.command
+        );
         problems.push(Problem {
             newcomer: Some(n.identity),
             ..Problem::from(text)
         });
     }
-    let manager = matches!(n.tie, Tie::ChildOfManager { .. });
     let detail = match (gone, waited.is_zero()) {
-        (true, _) if manager => {
-            "started by its manager during the stop, never signalled; gone when the stop ended"
-                .into()
-        }
-        (false, _) if manager => {
-            "started by its manager during the stop, never signalled; running (its manager's)"
-                .into()
-        }
         (true, _) => "born during the stop, never signalled; gone when the stop ended".into(),
         (false, true) => "born during the stop's last wait, never signalled; running".into(),
         (false, false) => format!(

@@ -48,14 +48,6 @@ pub enum Tie {
     /// tree left behind that no look saw under its parent (Next's telemetry flush, spawned
     /// detached by `next dev` as it exits).
     OrphanInProject,
-    /// Its parent, when first seen, was the process manager that ran the root (a Force stop
-    /// of pm2's or supervisord's program): the manager started it again.
-    ChildOfManager {
-        /// The manager and the program: `pm2 (pid 60), which runs it as api`.
-        who: String,
-        /// The command that stops it for good, when the manager has one.
-        stop: Option<String>,
-    },
 }
 
 impl Tie {
@@ -66,7 +58,6 @@ impl Tie {
             Tie::ChildOfNewcomer => TieKind::ChildOfNewcomer,
             Tie::Listens(_) => TieKind::Listens,
             Tie::OrphanInProject => TieKind::OrphanInProject,
-            Tie::ChildOfManager { .. } => TieKind::ChildOfManager,
         }
     }
 }
@@ -92,12 +83,6 @@ impl Seen {
             Tie::ChildOfNewcomer => format!("child of newcomer pid {}", self.parent),
             Tie::Listens(addr) => format!("listens on {addr}, a port of the resource"),
             Tie::OrphanInProject => "orphaned, working in the project".into(),
-            Tie::ChildOfManager { who, stop } => match stop {
-                Some(command) => {
-                    format!("started again by its manager, {who}: `{command}` stops it for good")
-                }
-                None => format!("started again by its manager, {who}"),
-            },
         }
     }
 }
@@ -109,12 +94,6 @@ pub struct Watch {
     baseline: HashSet<Identity>,
     /// The members, then every newcomer found by descent: a child of one of these is ours.
     lineage: HashSet<Identity>,
-    /// The process manager that ran the root, and how its replacement is named: a child of
-    /// it born during the stop is the manager's respawn ([`Watch::with_manager`]).
-    manager: Option<(Identity, Tie)>,
-    /// The manager's children found not to be its replacement (another of its programs, or —
-    /// when the manager is init or a subreaper — an orphan): judged by the other ties.
-    rejected: HashSet<Identity>,
     seen: Vec<Seen>,
 }
 
@@ -128,93 +107,12 @@ impl Watch {
         Self {
             baseline: baseline.into_iter().collect(),
             lineage: members,
-            manager: None,
-            rejected: HashSet::new(),
             seen: Vec::new(),
         }
     }
 
-    /// Watches the process manager that ran the root (the root's parent, present at check (e))
-    /// as well: what it starts during the stop may be its replacement for what Pier stopped,
-    /// tied as `tie` (a [`Tie::ChildOfManager`]; [`Watch::keep_replacements`] keeps only
-    /// those).
-    pub fn with_manager(mut self, manager: Option<(Identity, Tie)>) -> Self {
-        self.manager = manager;
-        self
-    }
-
-    /// The manager watched, if any.
-    pub fn manager(&self) -> Option<Identity> {
-        self.manager.as_ref().map(|(id, _)| *id)
-    }
-
-    /// The manager's children seen so far (`ChildOfManager`), and every newcomer seen born to
-    /// one of them: the manager's to run.
-    pub fn managers(&self) -> HashSet<Identity> {
-        self.with_descendants(self.manager_children().into_iter().collect())
-    }
-
-    /// `ids` and every newcomer seen born to one of them (`ChildOfNewcomer`), to a fixed point.
-    fn with_descendants(&self, mut ids: HashSet<Identity>) -> HashSet<Identity> {
-        loop {
-            let parents: HashSet<Pid> = ids.iter().map(|i| i.pid).collect();
-            let more: Vec<Identity> = self
-                .seen
-                .iter()
-                .filter(|s| s.tie == Tie::ChildOfNewcomer && parents.contains(&s.parent))
-                .map(|s| s.identity)
-                .filter(|i| !ids.contains(i))
-                .collect();
-            if more.is_empty() {
-                return ids;
-            }
-            ids.extend(more);
-        }
-    }
-
-    /// The manager's children seen so far (`ChildOfManager`).
-    pub fn manager_children(&self) -> Vec<Identity> {
-        self.seen
-            .iter()
-            .filter(|s| matches!(s.tie, Tie::ChildOfManager { .. }))
-            .map(|s| s.identity)
-            .collect()
-    }
-
-    /// Forgets the manager's children that are not its replacement for what was stopped
-    /// (`replacement` gives no command: another of its programs, or an orphan init adopted),
-    /// and everything seen born to them; the next look judges them by the other ties. A
-    /// replacement is named by the command it runs now (it was first seen as the manager's
-    /// fork, before its exec). Whether any was forgotten.
-    pub fn keep_replacements(&mut self, replacement: impl Fn(Identity) -> Option<String>) -> bool {
-        let before: HashSet<Identity> = self.managers();
-        let mut kept = Vec::new();
-        for id in self.manager_children() {
-            if let Some(command) = replacement(id) {
-                if let Some(s) = self.seen.iter_mut().find(|s| s.identity == id) {
-                    s.command = command;
-                }
-                kept.push(id);
-            }
-        }
-        let keep = self.with_descendants(kept.into_iter().collect());
-        let dropped: HashSet<Identity> = before.difference(&keep).copied().collect();
-        self.seen.retain(|s| !dropped.contains(&s.identity));
-        for id in &dropped {
-            self.lineage.remove(id);
-            self.rejected.insert(*id);
-        }
-        !dropped.is_empty()
-    }
-
-    /// The tie of `child` of `parent` (absent at check (e)), if `parent` is the lineage's or
-    /// the manager's (unless `child` was rejected as its replacement).
-    fn tie_under(&self, parent: &Identity, child: &Identity) -> Option<Tie> {
-        if let Some((manager, tie)) = &self.manager {
-            if manager == parent && !self.rejected.contains(child) {
-                return Some(tie.clone());
-            }
-        }
+    /// The tie of a child of `parent` (absent at check (e)), if `parent` is the lineage's.
+    fn tie_under(&self, parent: &Identity) -> Option<Tie> {
         if !self.lineage.contains(parent) {
             return None;
         }
@@ -258,7 +156,7 @@ impl Watch {
                 let Some(parent) = by_pid.get(&p.ppid) else {
                     continue;
                 };
-                let Some(tie) = self.tie_under(&parent.identity, &p.identity) else {
+                let Some(tie) = self.tie_under(&parent.identity) else {
                     continue;
                 };
                 found.push(Seen {
@@ -278,8 +176,7 @@ impl Watch {
         }
     }
 
-    /// The members and the newcomers found by descent: whose children a glance reads. (The
-    /// manager's are read only while its replacement is awaited: it may be init.)
+    /// The members and the newcomers found by descent: whose children a glance reads.
     pub fn lineage(&self) -> Vec<Identity> {
         self.lineage.iter().copied().collect()
     }
@@ -294,7 +191,7 @@ impl Watch {
             if p.zombie || self.known(&p.identity) {
                 continue;
             }
-            let Some(tie) = self.tie_under(parent, &p.identity) else {
+            let Some(tie) = self.tie_under(parent) else {
                 continue;
             };
             self.lineage.insert(p.identity);

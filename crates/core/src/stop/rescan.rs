@@ -126,7 +126,6 @@ fn in_project(
     // of a new tree, and that resource's, not `e`'s.
     let others: HashSet<Identity> = batch.members.difference(&stopped).copied().collect();
     let inside = |p: &&Project| Path::new(&p.path).starts_with(&e.project.path);
-    let replaced = managers_replacements(e);
     for r in scan
         .projects
         .iter()
@@ -134,10 +133,6 @@ fn in_project(
         .flat_map(|p| &p.resources)
     {
         let holds = |ids: &HashSet<Identity>| r.identities().iter().any(|i| ids.contains(i));
-        if holds(&replaced) {
-            // The manager's replacement, which the stop named already with its command.
-            continue;
-        }
         if e.outlived.contains(&r.root) {
             // A member that outlived its signal, adopted when its parent ended: the root of a
             // tree of its own now, which the report names as still running, not as new.
@@ -221,14 +216,10 @@ fn argv_twin(
         .map(|m| m.argv.iter().map(|a| a.0.as_slice()).collect())
         .collect();
     let project = Path::new(&snapshot.project.path);
-    let replaced = managers_replacements(e);
     let probe = stopper.probe;
     let uid = probe.current_uid();
     for p in list.processes.iter().filter(|p| p.uid == uid && !p.zombie) {
-        if stopped.contains(&p.identity)
-            || members.contains(&p.identity)
-            || replaced.contains(&p.identity)
-        {
+        if stopped.contains(&p.identity) || members.contains(&p.identity) {
             continue;
         }
         if snapshot
@@ -279,16 +270,6 @@ fn again(stopper: &Stopper, p: &ProcessInfo, table: Option<&ProcessTable>, e: &E
         words::short_command(p.argv.iter().map(Vec::as_slice)),
         who.words(table, e)
     )
-}
-
-/// The replacements the stop saw the root's manager start (`child_of_manager`): named in the
-/// report already, with the command that stops them for good.
-fn managers_replacements(e: &Ended) -> HashSet<Identity> {
-    e.newcomers
-        .iter()
-        .filter(|n| n.tie == TieKind::ChildOfManager)
-        .map(NewcomerReport::identity)
-        .collect()
 }
 
 /// A replacement, as the rescan found it: its (root) pid, the identities of its tree, the

@@ -10,7 +10,7 @@ use super::checks::{self, TreeCheck};
 use super::ending::Verdict;
 use super::failure::Unrecorded;
 use super::flow::Stopper;
-use super::newcomers::{Tie, Watch};
+use super::newcomers::Watch;
 use super::refusal::{Refusal, Why};
 use super::rescan;
 use super::signals::{Hands, Signals};
@@ -331,7 +331,6 @@ pub(super) fn signal_tree(
     last_check: TreeCheck,
 ) -> Signalled {
     let members = snapshot.members.iter().map(|m| m.identity);
-    let manager = watched_manager(snapshot, &last_check.present);
     let mut run = Signals {
         hands: Hands {
             probe: s.probe,
@@ -346,7 +345,7 @@ pub(super) fn signal_tree(
         members: Vec::new(),
         first: None,
         last: None,
-        watch: Watch::new(last_check.present, members).with_manager(manager),
+        watch: Watch::new(last_check.present, members),
         signalled: HashSet::new(),
         blind: None,
         unreached: false,
@@ -509,28 +508,4 @@ fn planned(id: &str, snapshot: &Snapshot, last: &TreeCheck) -> StopReport {
             ),
         )
     }
-}
-
-/// The process manager that ran the root (a Force stop of its program): the root's parent, as
-/// present at check (e) — pm2's daemon, supervisord, overmind's tmux server, `systemd --user`
-/// or init for a systemd unit, launchd — with the words that name its replacement: who started
-/// it, and the command that stops it for good.
-fn watched_manager(snapshot: &Snapshot, present: &[Identity]) -> Option<(Identity, Tie)> {
-    let m = snapshot.managed_by.as_ref().filter(|m| m.started_it())?;
-    let root = snapshot.members.first()?;
-    let parent = *present.iter().find(|i| i.pid == root.ppid)?;
-    let who = match &m.program {
-        Some(program) => format!(
-            "{} (pid {}), which runs it as {program}",
-            m.manager, parent.pid
-        ),
-        None => format!("{} (pid {})", m.manager, parent.pid),
-    };
-    Some((
-        parent,
-        Tie::ChildOfManager {
-            who,
-            stop: m.stop_command.clone(),
-        },
-    ))
 }
