@@ -57,6 +57,11 @@ fn force_sends_sigkill_to_what_outlived_sigterm_and_writes_into_that_stops_recor
     // Force: SIGKILL to that process, its line in the same record rewritten, no new record.
     let (code, doc) = exit_and_json(&sb.pier_exact(&["stop", "--force", &id, "--json"]));
     let r = &doc["results"][0];
+    assert_eq!(
+        (code, r["result"].as_str()),
+        (0, Some("stopped")),
+        "{doc:#}"
+    );
     assert_eq!(r["members"][0]["outcome"], "stopped", "{doc:#}");
     assert_eq!(
         r["members"][0]["detail"], "exited after SIGKILL (Force)",
@@ -77,7 +82,6 @@ fn force_sends_sigkill_to_what_outlived_sigterm_and_writes_into_that_stops_recor
     let (code2, doc) = exit_and_json(&sb.pier_exact(&["stop", "--force", &id, "--json"]));
     assert_eq!(code2, 3);
     assert_eq!(doc["results"][0]["result"], "refused", "{doc:#}");
-    let _ = code;
 }
 
 #[test]

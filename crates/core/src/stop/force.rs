@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use super::checks;
 use super::flow::Stopper;
+use super::reconcile::Settled;
 use crate::diagnose::judge::{self, Guard};
 use crate::diagnose::tree::ProcessTable;
 use crate::model::card::EvidenceKind;
@@ -81,7 +82,7 @@ impl Stopper<'_> {
         let Ok(target @ TargetId::Tree(_)) = id.parse::<TargetId>() else {
             return refuse(NoForce::NotATree);
         };
-        let _lock = match self.lock(id) {
+        let lock = match self.lock(id) {
             Ok(lock) => lock,
             Err(report) => return *report,
         };
@@ -98,8 +99,31 @@ impl Stopper<'_> {
         if !self.opts.dry_run {
             report.snapshot = Some(name.clone());
             report.record_error = self.add_to_record(&name, &snapshot, &report);
+            drop(lock);
+            self.complete(&name, &snapshot, &mut report);
         }
         report
+    }
+
+    /// Once Force ended every member it was asked for, the stop may be complete: read again as
+    /// any partial record is (`reconcile::partial`: every member and newcomer gone, the
+    /// project's rescan clean), under the stop lock it takes again.
+    fn complete(&self, name: &str, s: &Snapshot, report: &mut StopReport) {
+        let ended = |m: &MemberReport| m.outcome == MemberOutcome::Stopped;
+        if report.record_error.is_some() || !report.members.iter().all(ended) {
+            return;
+        }
+        let settled = super::reconcile::partial::reconcile_ended(self.probe, self.store, name, s);
+        if let Settled::Written(r) = settled {
+            if r.result == Some(ResourceResult::Stopped) {
+                report.result = ResourceResult::Stopped;
+                report.reason = format!(
+                    "{}; every member and newcomer of the stop is gone and its project's \
+                     rescan is clean: the stop is complete",
+                    report.reason
+                );
+            }
+        }
     }
 
     /// The checks and signals of Force over the members `s` left running: its report.
