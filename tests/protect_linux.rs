@@ -74,7 +74,7 @@ fn a_protected_port_is_never_offered_nor_stopped_until_taken_off_the_list() {
     assert!(!doc["ports"][0]["hint"]
         .as_str()
         .unwrap()
-        .contains("--anyway"));
+        .contains("pier stop --anyway"));
     assert!(alive(pid(&server)));
 
     ok(sb.pier_exact(&["protect", "remove", "--port", &port]));

@@ -112,6 +112,15 @@ impl Reason {
         self == Reason::NotOrphaned
     }
 
+    /// What no stop ever signals, a stop anyway and Force included: what Pier must never touch,
+    /// a data service's data, and a manager's program, which its manager would start again.
+    pub fn never_signalled(self) -> bool {
+        matches!(
+            self,
+            Reason::Protected | Reason::DataService | Reason::Managed
+        )
+    }
+
     /// What setting it aside means for a restart, when it changes anything: the words a stop
     /// anyway's confirmation repeats (the CLI's question, the app's submenu).
     pub fn after_restart(self) -> Option<&'static str> {

@@ -14,8 +14,9 @@ use super::StopOptions;
 use crate::containers::control::EngineAccess;
 use crate::diagnose::{MarkerLookup, ScanError, ScanOptions};
 use crate::model::bytes::ByteString;
-use crate::model::card::{EvidenceKind, Level, Member, Project, Resource, Scan};
+use crate::model::card::{Evidence, Level, Member, Project, Resource, Scan};
 use crate::model::outcome::{ResourceResult, StopReport};
+use crate::model::reason::Reason;
 use crate::model::reason::SetAside;
 use crate::model::shown::Shown;
 use crate::model::snapshot::{
@@ -151,18 +152,11 @@ impl Stopper<'_> {
             r.project = Some(project.path.clone());
             r
         };
-        // Protected, by Pier's rules or the user's list, or a data service (its data lives
-        // there; its own shutdown command is named), or an engine's client that stands for
-        // containers (the engine stops them): not even Force may touch it.
-        if let Some(p) = resource.evidence.iter().find(|e| {
-            matches!(
-                e.kind,
-                EvidenceKind::Protected
-                    | EvidenceKind::UserProtected
-                    | EvidenceKind::DataService
-                    | EvidenceKind::EngineClient
-            )
-        }) {
+        // What no stop ever signals (`Reason::never_signalled`): protected, by Pier's rules or
+        // the user's list, an engine's client, a data service, a manager's program — each
+        // fact's own words name who stops it instead.
+        let never = |e: &&Evidence| Reason::of(e).is_some_and(Reason::never_signalled);
+        if let Some(p) = resource.evidence.iter().find(never) {
             return Err(with_fresh(format!("never touched: {}", p.message)));
         }
         let set_aside = match self.opts.anyway.confirmed(id) {

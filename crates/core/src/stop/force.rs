@@ -6,15 +6,17 @@
 //! right before its signal, and waits a bounded time for each level.
 
 use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt;
 
 use super::checks;
 use super::flow::Stopper;
 use super::reconcile::Settled;
 use crate::diagnose::judge::{self, Guard};
 use crate::diagnose::tree::ProcessTable;
-use crate::model::card::EvidenceKind;
+use crate::model::card::Evidence;
 use crate::model::outcome::StopReport;
 use crate::model::outcome::{MemberOutcome, MemberReport, PlannedSignal, ResourceResult};
+use crate::model::reason::Reason;
 use crate::model::snapshot::Snapshot;
 use crate::model::target::TargetId;
 use crate::probe::Identity;
@@ -32,6 +34,9 @@ pub enum NoForce {
          SIGTERM (`pier stop {0}`, or `pier stop --anyway {0}`, first)"
     )]
     NoStop(String),
+    /// The machine restarted since that stop: every process it names is gone.
+    #[error("the machine restarted since its last stop ({0}): nothing of it runs")]
+    Rebooted(String),
     /// Its last stop has no outcome yet.
     #[error("its last stop ({0}) is unfinished: `pier history` settles it first")]
     Unfinished(String),
@@ -58,20 +63,6 @@ pub enum NoForce {
     /// The fresh diagnosis failed or names a reason nothing sets aside.
     #[error("never touched, Force included: {0}")]
     Never(String),
-}
-
-/// The evidence no step ever sets aside: protected, on the protect list, a data service, an
-/// engine's client, a manager's or a service unit's program.
-fn never(kind: EvidenceKind) -> bool {
-    matches!(
-        kind,
-        EvidenceKind::Protected
-            | EvidenceKind::UserProtected
-            | EvidenceKind::DataService
-            | EvidenceKind::EngineClient
-            | EvidenceKind::Managed
-            | EvidenceKind::ServiceUnit
-    )
 }
 
 impl Stopper<'_> {
@@ -144,6 +135,7 @@ impl Stopper<'_> {
             })
             .collect();
         self.allowed(&table, &present)?;
+        self.not_on_the_list(s)?;
         self.never_touched(&present)?;
         let levels: Vec<Vec<Expected>> = checks::levels(s)
             .into_iter()
@@ -178,6 +170,25 @@ impl Stopper<'_> {
         Ok(())
     }
 
+    /// The user's protect list, asked of the stop's record itself (its project, its members'
+    /// folders, its ports): a member left running may be on no card any more, and an
+    /// unreadable list protects everything.
+    fn not_on_the_list(&self, s: &Snapshot) -> Result<(), NoForce> {
+        let cwds: Vec<std::path::PathBuf> = s
+            .members
+            .iter()
+            .filter_map(|m| m.cwd.as_ref())
+            .map(|c| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(&c.0)))
+            .collect();
+        let mut places = vec![std::path::Path::new(&s.project.path)];
+        places.extend(cwds.iter().map(|c| c.as_path()));
+        let ports: Vec<u16> = s.ports.iter().map(|p| p.port).collect();
+        match crate::diagnose::rules::user_protected(&self.opts.protect, &places, &ports, None) {
+            Some(e) => Err(NoForce::Never(e.message)),
+            None => Ok(()),
+        }
+    }
+
     /// A fresh diagnosis of the machine: no card holding a member still present may be one
     /// nothing sets aside. A diagnosis that fails says nothing, so Force does not act.
     fn never_touched(&self, present: &HashSet<Identity>) -> Result<(), NoForce> {
@@ -190,7 +201,8 @@ impl Stopper<'_> {
             .flat_map(|p| &p.resources)
             .filter(|r| r.identities().iter().any(|i| present.contains(i)));
         for r in holding {
-            if let Some(e) = r.evidence.iter().find(|e| never(e.kind)) {
+            let never = |e: &&Evidence| Reason::of(e).is_some_and(Reason::never_signalled);
+            if let Some(e) = r.evidence.iter().find(never) {
                 return Err(NoForce::Never(e.message.clone()));
             }
         }
@@ -227,7 +239,13 @@ impl Stopper<'_> {
                         let gone = "gone before its SIGKILL: it exited after the stop".into();
                         out.push(line(&e, MemberOutcome::Stopped, gone));
                     }
-                    SignalOutcome::Mismatch(why) => out.push(line(&e, MemberOutcome::Skipped, why)),
+                    // Present by pid and start time, so the same process, running another
+                    // program now: it outlived its SIGTERM, and Force sends it nothing.
+                    SignalOutcome::Mismatch(why) => out.push(line(
+                        &e,
+                        MemberOutcome::StillRunning,
+                        format!("{why}; Force sent it nothing"),
+                    )),
                     SignalOutcome::Failed(why) => out.push(line(&e, MemberOutcome::Failed, why)),
                 }
             }
@@ -286,6 +304,10 @@ fn last_stop(s: &Stopper, target: &TargetId, id: &str) -> Result<(String, Snapsh
         .max_by(|a, b| a.0.cmp(&b.0))
         .ok_or_else(|| NoForce::NoStop(id.to_owned()))?;
     match snapshot.result {
+        // Another boot: a pid and start time name other processes now.
+        _ if snapshot.boot_id.is_some() && snapshot.boot_id != s.probe.boot_id() => {
+            Err(NoForce::Rebooted(name))
+        }
         None => Err(NoForce::Unfinished(name)),
         Some(_) if outlived(&snapshot).is_empty() => Err(NoForce::NothingLeft(name)),
         Some(_) => Ok((name, snapshot)),

@@ -188,3 +188,108 @@ fn force_never_touches_a_member_that_became_protected() {
     );
     assert!(killed.is_empty());
 }
+
+/// A stop that left vite (101) running; then the world is changed by `between` and the
+/// signaller by `tune`, and Force runs with `o`. Force's report, the pids sent SIGKILL, and the
+/// record.
+fn force_after(
+    o: StopOptions,
+    between: impl FnOnce(&World, &Store),
+    tune: impl FnOnce(&mut FakeOps),
+) -> (StopReport, Vec<Pid>, Snapshot) {
+    force_after_of(101, o, between, tune)
+}
+
+/// [`force_after`], with `stubborn` the member that outlives its SIGTERM.
+fn force_after_of(
+    stubborn: Pid,
+    o: StopOptions,
+    between: impl FnOnce(&World, &Store),
+    tune: impl FnOnce(&mut FakeOps),
+) -> (StopReport, Vec<Pid>, Snapshot) {
+    let w = world(|_, _, _| {});
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    let mut ops = fake_ops(&w.probe);
+    ops.ignores_term.insert(stubborn);
+    let waiter = FakeWaiter::new(&w.probe);
+    let stop = stopper(&w.probe, &ops, &waiter, &store, opts()).stop(ID, None);
+    assert_eq!(
+        outcome(&stop, stubborn),
+        MemberOutcome::StillRunning,
+        "{stop:#?}"
+    );
+    between(&w, &store);
+    tune(&mut ops);
+    let force = stopper(&w.probe, &ops, &waiter, &store, o).force(ID);
+    let killed = ops.killed.borrow().clone();
+    (force, killed, the_record(&w))
+}
+
+/// esbuild (102), portless, outlives its SIGTERM while vite and sh end: it is on no card, so
+/// only the stop's record can tell the protect list names it.
+#[test]
+fn force_asks_the_protect_list_of_the_stops_record_itself() {
+    use crate::model::protect::{Protect, ProtectList};
+    let listed = StopOptions {
+        protect: Protect::List(ProtectList {
+            projects: vec![APP.into()],
+            ..Default::default()
+        }),
+        ..opts()
+    };
+    let (r, killed, _) = force_after_of(102, listed, |_, _| {}, |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(r.reason.contains("on your protect list"), "{}", r.reason);
+    assert!(killed.is_empty());
+    let unreadable = StopOptions {
+        protect: Protect::Unreadable("protect.toml could not be parsed".into()),
+        ..opts()
+    };
+    let (r, killed, _) = force_after_of(102, unreadable, |_, _| {}, |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(killed.is_empty());
+}
+
+#[test]
+fn force_refuses_a_stop_made_before_the_machine_restarted() {
+    let earlier = |w: &World, store: &Store| {
+        let name = the_record_name(w);
+        store
+            .update::<Snapshot, _>(
+                &name,
+                crate::probe::Identity {
+                    pid: 100,
+                    start_time: 1000,
+                },
+                |s| s.boot_id = Some("an-earlier-boot".into()),
+            )
+            .unwrap();
+    };
+    let (r, killed, _) = force_after(opts(), earlier, |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(r.reason.contains("restarted"), "{}", r.reason);
+    assert!(killed.is_empty());
+}
+
+/// A member that exec'd since its SIGTERM is the same process running another program: Force
+/// sends it nothing, and neither its report nor the record says it is gone.
+#[test]
+fn force_sends_nothing_to_a_member_that_execd_and_says_it_still_runs() {
+    let (r, killed, record) = force_after(
+        opts(),
+        |_, _| {},
+        |ops| {
+            ops.exec_on_pin.set(Some(101));
+        },
+    );
+    assert!(killed.is_empty(), "{r:#?}");
+    assert_eq!(outcome(&r, 101), MemberOutcome::StillRunning, "{r:#?}");
+    assert!(!r.reason.contains("is gone"), "{}", r.reason);
+    let line = record.outcomes.iter().find(|o| o.pid == 101).unwrap();
+    assert_eq!(line.outcome, MemberOutcome::StillRunning);
+}
+
+fn the_record_name(w: &World) -> String {
+    let store = Store::open_at(w.store_dir.path()).unwrap();
+    store.list::<Snapshot>("snap-").unwrap().records.remove(0).0
+}
