@@ -1,7 +1,8 @@
 //! `pier stop ID...`, `pier stop --project PATH`, `pier stop --all-green [--under DIR]`.
 //! A batch goes on past a resource that is refused or fails, and reports each.
 
-use std::fmt::Write as _;
+mod text;
+
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,8 +19,7 @@ use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::{numbers, System};
 use pier_core::model::card::{Evidence, Level, Project, Resource, Scan};
 use pier_core::model::container::Container;
-use pier_core::model::memory::Memory;
-use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
+use pier_core::model::outcome::{ResourceResult, StopReport};
 use pier_core::model::reason::Reason;
 use pier_core::model::shown::Shown;
 use pier_core::model::snapshot::Snapshot;
@@ -27,9 +27,11 @@ use pier_core::model::target::{record_prefix_of, TargetKind};
 use pier_core::model::SCHEMA_VERSION;
 use pier_core::probe;
 use pier_core::stop::interrupt;
-use pier_core::stop::{Progress, Step, StopOptions};
+use pier_core::stop::{Progress, StopOptions};
 use pier_core::store::Store;
-use pier_core::words::{self, byte_size, for_terminal};
+use pier_core::words::{self, for_terminal};
+
+use text::{ending_text, ports_text, report_text, text, Status};
 
 #[derive(Debug, Args)]
 pub struct StopArgs {
@@ -292,18 +294,6 @@ fn not_freed(a: &PortAnswer) -> bool {
     !a.is_free() && a.stops.is_none()
 }
 
-/// Each port's answer, and a blank line before the reports, if any follow.
-fn ports_text(ports: &[PortAnswer], style: &Style, reports_follow: bool) -> String {
-    let mut out: String = ports
-        .iter()
-        .map(|a| ports::answer_text(a, style, false))
-        .collect();
-    if !out.is_empty() && reports_follow {
-        out.push('\n');
-    }
-    out
-}
-
 /// The flags, checked, as the stop's options: something to stop, well-formed ids, `--under`
 /// only with `--all-green`, `--force` only with ids. A wrong one is a usage error, before
 /// anything is read, locked or written. (The numbers were bounded by their parsers,
@@ -516,8 +506,9 @@ fn check_project(scan: &Scan, folder: &Path, home: Option<&Path>) -> Result<(), 
 }
 
 /// The ids a batch stops, and what it leaves alone: every green resource and container; with
-/// `whole_project` (`--project`), every one that is not protected (the stop refuses what is not
-/// green — but never what is protected: that is left alone, never in a batch).
+/// `whole_project` (`--project`), every one but what no stop ever signals ([`never_offered`]:
+/// the stop refuses what is not green — but a protected resource, a data service or a manager's
+/// program is left alone, never in a batch).
 fn split_by_level<'a>(
     projects: impl Iterator<Item = &'a Project>,
     whole_project: bool,
@@ -544,19 +535,14 @@ fn split_by_level<'a>(
     (ids, left_alone)
 }
 
-/// Protected, by Pier's rules or the user's list, or standing for a container (an engine's
-/// client): never in a batch, Force included.
+/// What no stop ever signals, by the reason table ([`Reason::never_signalled`]): protected (by
+/// Pier's rules or the user's list, or standing for a container: an engine's client), a data
+/// service, or a manager's program, which its manager would start again. Never in a batch,
+/// Force included.
 fn never_offered(evidence: &[Evidence]) -> bool {
-    use pier_core::model::card::EvidenceKind;
-    evidence.iter().any(|e| {
-        matches!(
-            e.kind,
-            EvidenceKind::Protected
-                | EvidenceKind::UserProtected
-                | EvidenceKind::EngineClient
-                | EvidenceKind::DataService
-        )
-    })
+    evidence
+        .iter()
+        .any(|e| Reason::of(e).is_some_and(Reason::never_signalled))
 }
 
 /// Who holds each port: one scan of the whole machine — every card, the engines asked, and
@@ -627,557 +613,5 @@ fn project_refusal(
     }
 }
 
-/// The reports for a person, then what a batch left alone and why. Every command, reason and
-/// folder is shown through [`for_terminal`].
-fn text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> String {
-    let plain = Style { colour: false };
-    let mut out: String = reports.iter().map(|r| report_text(r, &plain)).collect();
-    out.push_str(&ending_text(reports, left_alone, dry_run));
-    out
-}
-
-/// One resource's lines: its id, result, what it is and where, and the reason; each member
-/// and newcomer with its command; its timings, its snapshot; and, when a member outlived its
-/// signal, how Force would end it.
-fn report_text(r: &StopReport, style: &Style) -> String {
-    let mut out = String::new();
-    headline(&mut out, r, style);
-    for a in &r.set_aside {
-        let _ = writeln!(
-            out,
-            "    set aside: {}: {}",
-            a.reason,
-            for_terminal(&a.fact)
-        );
-    }
-    member_lines(&mut out, r);
-    newcomer_lines(&mut out, r);
-    would_signal_lines(&mut out, r);
-    ending_lines(&mut out, r);
-    out
-}
-
-/// "ID  RESULT  kind in folder: reason".
-fn headline(out: &mut String, r: &StopReport, style: &Style) {
-    let what = match (&r.kind, &r.project) {
-        (Some(kind), Some(project)) => {
-            format!("{} in {}: ", for_terminal(kind), for_terminal(project))
-        }
-        _ => String::new(),
-    };
-    let _ = writeln!(
-        out,
-        "{}  {}  {what}{}",
-        style.bold(&r.id),
-        style.result_word(r.result.as_str()),
-        for_terminal(&r.reason)
-    );
-}
-
-/// Each member with its outcome and command; a container with what its engine was asked.
-fn member_lines(out: &mut String, r: &StopReport) {
-    for m in &r.members {
-        let _ = writeln!(
-            out,
-            "    pid {:<7} {:<14} {}  {}",
-            m.pid,
-            m.outcome.as_str(),
-            for_terminal(&shown_command(&m.command)),
-            for_terminal(&m.detail)
-        );
-    }
-    if let Some(c) = &r.container {
-        let signal = for_terminal(&c.signal);
-        let how = match c.sent {
-            Some(true) => format!("{signal} sent through its engine"),
-            Some(false) => format!("{signal} not sent"),
-            None => format!("{signal} asked of its engine, unconfirmed"),
-        };
-        let _ = writeln!(
-            out,
-            "    container {:<14} {}  {how}: {}",
-            c.outcome.as_str(),
-            for_terminal(&c.name),
-            for_terminal(&c.detail)
-        );
-    }
-}
-
-/// Each process born during the stop, with how it is tied to the tree and its fate.
-fn newcomer_lines(out: &mut String, r: &StopReport) {
-    for n in &r.newcomers {
-        // A child's tie already names its parent.
-        let parent = match n.tie {
-            TieKind::ChildOfMember | TieKind::ChildOfNewcomer => String::new(),
-            TieKind::Listens | TieKind::OrphanInProject => format!(", parent pid {}", n.parent),
-        };
-        let _ = writeln!(
-            out,
-            "    pid {:<7} {:<14} {}  newcomer ({}{parent}): {}",
-            n.pid,
-            n.fate.as_str(),
-            for_terminal(&shown_command(&n.command)),
-            for_terminal(&n.how),
-            for_terminal(&n.detail)
-        );
-    }
-}
-
-/// A dry run's signals, in their order.
-fn would_signal_lines(out: &mut String, r: &StopReport) {
-    for s in &r.would_signal {
-        let who = match s.pid {
-            Some(pid) => format!("pid {pid:<7}"),
-            None => "    ".to_owned() + &" ".repeat(7),
-        };
-        let _ = writeln!(
-            out,
-            "    {}. would send {} to {who} {}",
-            s.order,
-            s.signal,
-            for_terminal(&s.command)
-        );
-    }
-}
-
-/// What it freed, its timings, an outcome not recorded, its snapshot, and Force's hint.
-fn ending_lines(out: &mut String, r: &StopReport) {
-    if let Some(m) = r.freed {
-        let _ = writeln!(
-            out,
-            "    freed about {} ({}, as read before the stop)",
-            byte_size(m.bytes),
-            m.kind.as_str()
-        );
-    }
-    if let Some(t) = &r.timings {
-        let sample = format!("activity sampled over {} ms", t.sample_ms);
-        let _ = writeln!(
-            out,
-            "    first check to first signal {:.0} ms, to last signal {:.0} ms ({sample})",
-            t.a_to_first_signal_ms, t.a_to_last_signal_ms
-        );
-    }
-    if let Some(e) = &r.record_error {
-        let _ = writeln!(out, "    not recorded: {}", for_terminal(e));
-    }
-    if let Some(s) = &r.snapshot {
-        let s = for_terminal(s);
-        let _ = match r.result {
-            ResourceResult::Refused | ResourceResult::Failed => writeln!(
-                out,
-                "    snapshot {s} kept: nothing was signalled, so it is not offered for restart"
-            ),
-            _ => writeln!(out, "    snapshot {s}"),
-        };
-    }
-    if let Some(hint) = force_hint(r) {
-        let _ = writeln!(out, "    → {hint}");
-    }
-}
-
-/// A command as a report line shows it: the program and a script by file name, cut at 60
-/// characters (`words::short_command`); the JSON keeps it whole.
-fn shown_command(command: &str) -> String {
-    words::short_command(command.split(' ').map(str::as_bytes))
-}
-
-/// What Force can do about members that outlived their SIGTERM: offered only after a stop that
-/// sent signals (Force's own report has no timings: its SIGKILL is the last step).
-fn force_hint(r: &StopReport) -> Option<String> {
-    let outlived = r
-        .members
-        .iter()
-        .filter(|m| m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning)
-        .count();
-    if r.timings.is_none() || outlived == 0 {
-        return None;
-    }
-    Some(format!(
-        "`pier stop --force {}` sends SIGKILL to the {outlived} process(es) that outlived \
-         SIGTERM (added to this stop's record)",
-        r.id
-    ))
-}
-
-/// What follows the reports: "Nothing to stop." when there are none, what a batch left alone
-/// and why, and the summary line.
-fn ending_text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> String {
-    let mut out = String::new();
-    match (reports.is_empty(), left_alone.is_empty()) {
-        (true, true) => out.push_str("Nothing to stop.\n"),
-        (true, false) => out.push_str("Nothing to stop: nothing here is green.\n"),
-        _ => {}
-    }
-    if !left_alone.is_empty() {
-        out.push_str("\nLeft alone (not green):\n");
-    }
-    for l in left_alone {
-        let pid = l.pid.map_or(String::new(), |pid| format!("pid {pid}, "));
-        let _ = writeln!(
-            out,
-            "    {} ({pid}id {}) in {} — {}: {}",
-            for_terminal(&l.kind),
-            l.id,
-            for_terminal(&l.project),
-            l.level.as_str(),
-            for_terminal(&l.reason)
-        );
-    }
-    if dry_run {
-        let would = reports
-            .iter()
-            .filter(|r| r.result == ResourceResult::WouldStop)
-            .count();
-        let _ = write!(
-            out,
-            "\n{would} of {} would be stopped (--dry-run: nothing was sent or written)",
-            reports.len()
-        );
-    } else {
-        let stopped = reports
-            .iter()
-            .filter(|r| r.result == ResourceResult::Stopped)
-            .count();
-        let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
-        out.push_str(&not_stopped_counts(reports));
-    }
-    if !left_alone.is_empty() {
-        let _ = write!(out, ", {} left alone", left_alone.len());
-    }
-    let freed = reports.iter().filter_map(|r| r.freed);
-    if let Some(m) = Memory::total(freed.map(Some)) {
-        let _ = write!(out, "; about {} freed", byte_size(m.bytes));
-    }
-    let unrecorded = reports.iter().filter(|r| r.record_error.is_some()).count();
-    if unrecorded > 0 {
-        let _ = write!(out, "; {unrecorded} outcome(s) not recorded yet");
-    }
-    if let Some(signal) = reports.iter().find_map(|r| r.interrupted.as_deref()) {
-        let _ = write!(
-            out,
-            "; interrupted by {signal}: no further level or resource was signalled"
-        );
-    }
-    out.push('\n');
-    out
-}
-
-/// What became of the resources a batch did not stop, counted by result after "N of M
-/// stopped" (" (1 refused, 1 not stopped)"); each one's reason is on its own line above. Why:
-/// the selection's scan has no activity sample, so what it chose is not what the stop found;
-/// the summary says what the stop's own checks found, nothing else.
-fn not_stopped_counts(reports: &[StopReport]) -> String {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    for r in reports
-        .iter()
-        .filter(|r| r.result != ResourceResult::Stopped)
-    {
-        let word = r.result.as_str();
-        match counts.iter_mut().find(|(w, _)| *w == word) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((word, 1)),
-        }
-    }
-    let parts: Vec<String> = counts
-        .iter()
-        .map(|(w, n)| format!("{n} {}", w.replace('_', " ")))
-        .collect();
-    match parts.is_empty() {
-        true => String::new(),
-        false => format!(" ({})", parts.join(", ")),
-    }
-}
-
-/// The status line on stderr while a batch runs on a terminal: the step, rewritten in place,
-/// cleared before any other output.
-struct Status {
-    on: bool,
-    shown: bool,
-}
-
-impl Status {
-    fn new(on: bool) -> Self {
-        Self { on, shown: false }
-    }
-
-    fn show(&mut self, step: Step, resources: usize) {
-        if !self.on {
-            return;
-        }
-        let of = if resources == 1 {
-            "1 resource".to_owned()
-        } else {
-            format!("{resources} resources")
-        };
-        eprint!("\r\x1b[Kpier: {} ({of})…", step.words());
-        self.shown = true;
-    }
-
-    fn clear(&mut self) {
-        if self.shown {
-            eprint!("\r\x1b[K");
-            self.shown = false;
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn left(kind: &str, pid: u32, reason: &str) -> LeftAlone {
-        LeftAlone {
-            id: format!("{pid}-1000"),
-            kind: kind.into(),
-            level: Level::Yellow,
-            project: "/home/u/docs".into(),
-            pid: Some(pid),
-            reason: reason.into(),
-        }
-    }
-
-    /// Found by trying real tools: `pier stop --all-green --under DIR` said "Nothing to stop"
-    /// and named none of the yellow and red resources it had left alone.
-    #[test]
-    fn a_batch_names_each_resource_it_left_alone_and_why() {
-        let shell = "parent sh (pid 99) is a live interactive shell";
-        let text = text(&[], &[left("vite", 100, shell)], false);
-        assert_eq!(
-            text,
-            format!(
-                "Nothing to stop: nothing here is green.\n\nLeft alone (not green):\n    vite \
-                 (pid 100, id 100-1000) in /home/u/docs — yellow: {shell}\n\n0 of 0 stopped, 1 \
-                 left alone\n"
-            )
-        );
-    }
-
-    #[test]
-    fn a_left_alone_folder_and_reason_are_shown_escaped() {
-        let mut l = left(
-            "vite",
-            100,
-            "parent \u{1b}]0;x\u{7} (pid 99) is a live shell",
-        );
-        l.project = "/home/u/a\nb\u{202e}".into();
-        let text = text(&[], &[l], false);
-        assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text:?}");
-        assert!(
-            text.contains(
-                "\n    vite (pid 100, id 100-1000) in /home/u/a\\nb\\u{202e} — yellow: parent \
-                 \\e]0;x\\x07 (pid 99) is a live shell\n"
-            ),
-            "{text}"
-        );
-    }
-
-    /// A stopped resource says about how much it freed, as read before the stop; a refused
-    /// one says nothing of it, and the summary adds up the rest.
-    #[test]
-    fn a_stop_says_about_what_it_freed() {
-        use pier_core::model::memory::MemoryKind;
-        let report = |id: &str, result, bytes: Option<u64>| StopReport {
-            kind: None,
-            project: None,
-            result,
-            reason: "why".into(),
-            freed: bytes.map(|bytes| Memory {
-                bytes,
-                kind: MemoryKind::Proportional,
-            }),
-            ..blank(id)
-        };
-        let reports = [
-            report("1-1", ResourceResult::Stopped, Some(48_200_000)),
-            report("2-1", ResourceResult::PartiallyStopped, Some(1_800_000)),
-            report("3-1", ResourceResult::Refused, None),
-        ];
-        let text = text(&reports, &[], false);
-        assert!(
-            text.starts_with(
-                "1-1  STOPPED  why\n    freed about 48.2 MB (proportional, as read before the \
-                 stop)\n"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.ends_with(
-                "\n1 of 3 stopped (1 partially stopped, 1 refused); about 50.0 MB freed\n"
-            ),
-            "{text}"
-        );
-        assert_eq!(text.matches("freed about").count(), 2, "{text}");
-    }
-
-    #[test]
-    fn a_summary_counts_what_the_stops_own_checks_found() {
-        let mut refused = blank("1-1");
-        refused.result = ResourceResult::Refused;
-        let mut stopped = blank("2-1");
-        stopped.result = ResourceResult::Stopped;
-        let mut none = blank("3-1");
-        none.result = ResourceResult::NotStopped;
-        let shown = ending_text(&[refused.clone(), stopped, none, refused], &[], false);
-        assert_eq!(shown, "\n1 of 4 stopped (2 refused, 1 not stopped)\n");
-    }
-
-    #[test]
-    fn nothing_in_scope_says_nothing_to_stop() {
-        assert_eq!(
-            text(&[], &[], false),
-            "Nothing to stop.\n\n0 of 0 stopped\n"
-        );
-    }
-
-    /// Found by trying: a server that outlived its SIGTERM ended `partially_stopped` with no
-    /// word of `--force`. The hint names the id and how many outlived it, and is never given
-    /// after Force (whose report has no timings).
-    #[test]
-    fn a_member_that_outlived_its_sigterm_gets_a_force_hint_and_force_does_not() {
-        use pier_core::model::outcome::{MemberOutcome, MemberReport, Timings};
-        let member = |pid: u32, outcome| MemberReport {
-            pid,
-            start_time: 1000,
-            command: "python3 server.py".into(),
-            outcome,
-            detail: String::new(),
-        };
-        let mut r = blank("100-1000");
-        r.result = ResourceResult::NotStopped;
-        r.members = vec![member(100, MemberOutcome::StillRunning)];
-        r.timings = Some(Timings {
-            a_to_first_signal_ms: 1.0,
-            a_to_last_signal_ms: 1.0,
-            sample_ms: 500,
-        });
-        let hint = force_hint(&r).unwrap();
-        assert!(
-            hint.starts_with("`pier stop --force 100-1000` sends SIGKILL to the 1 process(es)"),
-            "{hint}"
-        );
-        r.members = vec![
-            member(101, MemberOutcome::StillRunning),
-            member(100, MemberOutcome::Stopped),
-        ];
-        assert!(force_hint(&r).is_some(), "a child outlived it");
-        r.timings = None;
-        assert_eq!(force_hint(&r), None, "after Force");
-        r.timings = Some(Timings {
-            a_to_first_signal_ms: 1.0,
-            a_to_last_signal_ms: 1.0,
-            sample_ms: 500,
-        });
-        r.members = vec![member(100, MemberOutcome::Stopped)];
-        assert_eq!(force_hint(&r), None, "nothing outlived its signal");
-    }
-
-    fn blank(id: &str) -> StopReport {
-        StopReport {
-            kind: Some("python-http-server".into()),
-            project: Some("/h/u/app".into()),
-            ..StopReport::new(id, ResourceResult::Stopped, "")
-        }
-    }
-
-    /// `pier stop ARGS`, as clap parses it.
-    fn parse(args: &[&str]) -> Result<StopArgs, clap::Error> {
-        #[derive(clap::Parser)]
-        struct Line {
-            #[command(flatten)]
-            stop: StopArgs,
-        }
-        <Line as clap::Parser>::try_parse_from(std::iter::once("stop").chain(args.iter().copied()))
-            .map(|l| l.stop)
-    }
-
-    /// Found by trying: clap drops `requires = "all_green"` when ids are given, so
-    /// `pier stop ID --under DIR` stopped ID and ignored `--under` in silence.
-    #[test]
-    fn under_without_all_green_is_a_usage_error_not_ignored() {
-        for args in [
-            &["1-1", "--under", "/tmp"][..],
-            &["--project", "/tmp", "--under", "/tmp"],
-        ] {
-            let why = misplaced_flag(&parse(args).unwrap()).expect("refused");
-            assert!(why.starts_with("--under limits --all-green only"), "{why}");
-        }
-        assert_eq!(
-            misplaced_flag(&parse(&["--all-green", "--under", "/tmp"]).unwrap()),
-            None
-        );
-    }
-
-    /// Found by trying: `pier stop --force --all-green` and `--force --project DIR` passed
-    /// clap's `requires = "ids"` the same way. Force and a stop anyway take ids only.
-    #[test]
-    fn force_and_a_stop_anyway_are_only_for_resources_named_by_id() {
-        for (args, said) in [
-            (&["--force", "--all-green"][..], "--force follows one stop"),
-            (
-                &["--force", "--project", "/tmp"],
-                "--force follows one stop",
-            ),
-            (
-                &["--anyway", "--all-green"],
-                "--anyway stops only resources named by id",
-            ),
-            (&["--anyway", "--accept", "busy", ":3000"], "never by port"),
-            (&["--accept", "busy", "1-1"], "give it with --anyway"),
-        ] {
-            let why = misplaced_flag(&parse(args).unwrap()).expect("refused");
-            assert!(why.contains(said), "{args:?}: {why}");
-        }
-        assert_eq!(misplaced_flag(&parse(&["--force", "1-1"]).unwrap()), None);
-        assert_eq!(misplaced_flag(&parse(&["--anyway", "1-1"]).unwrap()), None);
-    }
-
-    /// A stop's sample over a second is refused by clap, with the parser's sentence, before
-    /// `run` could open the state folder.
-    #[test]
-    fn a_stop_sample_that_cannot_fit_its_deadline_is_refused_at_parse() {
-        use std::error::Error as _;
-        let e = parse(&["--sample-ms", "2500", "1-1"]).unwrap_err();
-        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
-        assert_eq!(
-            e.source().map(ToString::to_string),
-            numbers::stop_sample("2500").err().map(|e| e.to_string())
-        );
-        let args = parse(&["--sample-ms", "1000", "--grace", "0.25", "1-1"]).unwrap();
-        let opts = stop_options(&args).unwrap();
-        assert_eq!(opts.sample, Duration::from_secs(1));
-        assert_eq!(opts.grace, Duration::from_millis(250));
-        let defaults = stop_options(&parse(&["1-1"]).unwrap()).unwrap();
-        assert_eq!(defaults.sample, Duration::from_millis(500));
-        assert_eq!(defaults.grace, Duration::from_secs(5));
-        assert_eq!(defaults.thresholds, Thresholds::default());
-    }
-
-    /// Found by trying: `pier stop --project <a folder that is no project>` said "Nothing to
-    /// stop." and exited 0.
-    #[test]
-    fn a_project_flag_names_a_projects_own_folder() {
-        let markers = |d: &Path| (d == Path::new("/h/u/app")).then_some("package.json");
-        let home = Some(Path::new("/h/u"));
-        assert_eq!(
-            project_refusal(Path::new("/h/u/app"), home, &markers),
-            None,
-            "a project with nothing running: nothing to stop"
-        );
-        assert_eq!(
-            project_refusal(Path::new("/h/u/app/src"), home, &markers).unwrap(),
-            "--project /h/u/app/src: not a project's own folder but a folder inside the \
-             project /h/u/app (give --project /h/u/app)"
-        );
-        let none = project_refusal(Path::new("/h/u/notes"), home, &markers).unwrap();
-        assert!(
-            none.starts_with("--project /h/u/notes: not a project folder (neither it nor"),
-            "{none}"
-        );
-        assert!(none.contains(".git, package.json, Cargo.toml"), "{none}");
-        for never in ["/h/u", "/"] {
-            let why = project_refusal(Path::new(never), home, &|_| Some(".git")).unwrap();
-            assert!(why.contains("never projects"), "{why}");
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,485 @@
+//! What `pier stop` says to a person: each resource's lines, what a batch left alone and why,
+//! the summary, each port's answer, and the status line while a batch runs on a terminal.
+
+use std::fmt::Write as _;
+
+use pier_core::diagnose::port::PortAnswer;
+use pier_core::model::memory::Memory;
+use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
+use pier_core::stop::Step;
+use pier_core::words::{self, byte_size, for_terminal};
+
+use super::LeftAlone;
+use crate::cli::ports;
+use crate::cli::render::Style;
+
+/// Each port's answer, and a blank line before the reports, if any follow.
+pub(super) fn ports_text(ports: &[PortAnswer], style: &Style, reports_follow: bool) -> String {
+    let mut out: String = ports
+        .iter()
+        .map(|a| ports::answer_text(a, style, false))
+        .collect();
+    if !out.is_empty() && reports_follow {
+        out.push('\n');
+    }
+    out
+}
+
+/// The reports for a person, then what a batch left alone and why. Every command, reason and
+/// folder is shown through [`for_terminal`].
+pub(super) fn text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> String {
+    let plain = Style { colour: false };
+    let mut out: String = reports.iter().map(|r| report_text(r, &plain)).collect();
+    out.push_str(&ending_text(reports, left_alone, dry_run));
+    out
+}
+
+/// One resource's lines: its id, result, what it is and where, and the reason; each member
+/// and newcomer with its command; its timings, its snapshot; and, when a member outlived its
+/// signal, how Force would end it.
+pub(super) fn report_text(r: &StopReport, style: &Style) -> String {
+    let mut out = String::new();
+    headline(&mut out, r, style);
+    for a in &r.set_aside {
+        let _ = writeln!(
+            out,
+            "    set aside: {}: {}",
+            a.reason,
+            for_terminal(&a.fact)
+        );
+    }
+    member_lines(&mut out, r);
+    newcomer_lines(&mut out, r);
+    would_signal_lines(&mut out, r);
+    ending_lines(&mut out, r);
+    out
+}
+
+/// "ID  RESULT  kind in folder: reason".
+fn headline(out: &mut String, r: &StopReport, style: &Style) {
+    let what = match (&r.kind, &r.project) {
+        (Some(kind), Some(project)) => {
+            format!("{} in {}: ", for_terminal(kind), for_terminal(project))
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "{}  {}  {what}{}",
+        style.bold(&r.id),
+        style.result_word(r.result.as_str()),
+        for_terminal(&r.reason)
+    );
+}
+
+/// Each member with its outcome and command; a container with what its engine was asked.
+fn member_lines(out: &mut String, r: &StopReport) {
+    for m in &r.members {
+        let _ = writeln!(
+            out,
+            "    pid {:<7} {:<14} {}  {}",
+            m.pid,
+            m.outcome.as_str(),
+            for_terminal(&shown_command(&m.command)),
+            for_terminal(&m.detail)
+        );
+    }
+    if let Some(c) = &r.container {
+        let signal = for_terminal(&c.signal);
+        let how = match c.sent {
+            Some(true) => format!("{signal} sent through its engine"),
+            Some(false) => format!("{signal} not sent"),
+            None => format!("{signal} asked of its engine, unconfirmed"),
+        };
+        let _ = writeln!(
+            out,
+            "    container {:<14} {}  {how}: {}",
+            c.outcome.as_str(),
+            for_terminal(&c.name),
+            for_terminal(&c.detail)
+        );
+    }
+}
+
+/// Each process born during the stop, with how it is tied to the tree and its fate.
+fn newcomer_lines(out: &mut String, r: &StopReport) {
+    for n in &r.newcomers {
+        // A child's tie already names its parent.
+        let parent = match n.tie {
+            TieKind::ChildOfMember | TieKind::ChildOfNewcomer => String::new(),
+            TieKind::Listens | TieKind::OrphanInProject => format!(", parent pid {}", n.parent),
+        };
+        let _ = writeln!(
+            out,
+            "    pid {:<7} {:<14} {}  newcomer ({}{parent}): {}",
+            n.pid,
+            n.fate.as_str(),
+            for_terminal(&shown_command(&n.command)),
+            for_terminal(&n.how),
+            for_terminal(&n.detail)
+        );
+    }
+}
+
+/// A dry run's signals, in their order.
+fn would_signal_lines(out: &mut String, r: &StopReport) {
+    for s in &r.would_signal {
+        let who = match s.pid {
+            Some(pid) => format!("pid {pid:<7}"),
+            None => "    ".to_owned() + &" ".repeat(7),
+        };
+        let _ = writeln!(
+            out,
+            "    {}. would send {} to {who} {}",
+            s.order,
+            s.signal,
+            for_terminal(&s.command)
+        );
+    }
+}
+
+/// What it freed, its timings, an outcome not recorded, its snapshot, and Force's hint.
+fn ending_lines(out: &mut String, r: &StopReport) {
+    if let Some(m) = r.freed {
+        let _ = writeln!(
+            out,
+            "    freed about {} ({}, as read before the stop)",
+            byte_size(m.bytes),
+            m.kind.as_str()
+        );
+    }
+    if let Some(t) = &r.timings {
+        let sample = format!("activity sampled over {} ms", t.sample_ms);
+        let _ = writeln!(
+            out,
+            "    first check to first signal {:.0} ms, to last signal {:.0} ms ({sample})",
+            t.a_to_first_signal_ms, t.a_to_last_signal_ms
+        );
+    }
+    if let Some(e) = &r.record_error {
+        let _ = writeln!(out, "    not recorded: {}", for_terminal(e));
+    }
+    if let Some(s) = &r.snapshot {
+        let s = for_terminal(s);
+        let _ = match r.result {
+            ResourceResult::Refused | ResourceResult::Failed => writeln!(
+                out,
+                "    snapshot {s} kept: nothing was signalled, so it is not offered for restart"
+            ),
+            _ => writeln!(out, "    snapshot {s}"),
+        };
+    }
+    if let Some(hint) = force_hint(r) {
+        let _ = writeln!(out, "    → {hint}");
+    }
+}
+
+/// A command as a report line shows it: the program and a script by file name, cut at 60
+/// characters (`words::short_command`); the JSON keeps it whole.
+fn shown_command(command: &str) -> String {
+    words::short_command(command.split(' ').map(str::as_bytes))
+}
+
+/// What Force can do about members that outlived their SIGTERM: offered only after a stop that
+/// sent signals (Force's own report has no timings: its SIGKILL is the last step).
+fn force_hint(r: &StopReport) -> Option<String> {
+    let outlived = r
+        .members
+        .iter()
+        .filter(|m| m.outcome == pier_core::model::outcome::MemberOutcome::StillRunning)
+        .count();
+    if r.timings.is_none() || outlived == 0 {
+        return None;
+    }
+    Some(format!(
+        "`pier stop --force {}` sends SIGKILL to the {outlived} process(es) that outlived \
+         SIGTERM (added to this stop's record)",
+        r.id
+    ))
+}
+
+/// What follows the reports: "Nothing to stop." when there are none, what a batch left alone
+/// and why, and the summary line.
+pub(super) fn ending_text(
+    reports: &[StopReport],
+    left_alone: &[LeftAlone],
+    dry_run: bool,
+) -> String {
+    let mut out = String::new();
+    match (reports.is_empty(), left_alone.is_empty()) {
+        (true, true) => out.push_str("Nothing to stop.\n"),
+        (true, false) => out.push_str("Nothing to stop: nothing here is green.\n"),
+        _ => {}
+    }
+    if !left_alone.is_empty() {
+        out.push_str("\nLeft alone (not green):\n");
+    }
+    for l in left_alone {
+        let pid = l.pid.map_or(String::new(), |pid| format!("pid {pid}, "));
+        let _ = writeln!(
+            out,
+            "    {} ({pid}id {}) in {} — {}: {}",
+            for_terminal(&l.kind),
+            l.id,
+            for_terminal(&l.project),
+            l.level.as_str(),
+            for_terminal(&l.reason)
+        );
+    }
+    if dry_run {
+        let would = reports
+            .iter()
+            .filter(|r| r.result == ResourceResult::WouldStop)
+            .count();
+        let _ = write!(
+            out,
+            "\n{would} of {} would be stopped (--dry-run: nothing was sent or written)",
+            reports.len()
+        );
+    } else {
+        let stopped = reports
+            .iter()
+            .filter(|r| r.result == ResourceResult::Stopped)
+            .count();
+        let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
+        out.push_str(&not_stopped_counts(reports));
+    }
+    if !left_alone.is_empty() {
+        let _ = write!(out, ", {} left alone", left_alone.len());
+    }
+    let freed = reports.iter().filter_map(|r| r.freed);
+    if let Some(m) = Memory::total(freed.map(Some)) {
+        let _ = write!(out, "; about {} freed", byte_size(m.bytes));
+    }
+    let unrecorded = reports.iter().filter(|r| r.record_error.is_some()).count();
+    if unrecorded > 0 {
+        let _ = write!(out, "; {unrecorded} outcome(s) not recorded yet");
+    }
+    if let Some(signal) = reports.iter().find_map(|r| r.interrupted.as_deref()) {
+        let _ = write!(
+            out,
+            "; interrupted by {signal}: no further level or resource was signalled"
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// What became of the resources a batch did not stop, counted by result after "N of M
+/// stopped" (" (1 refused, 1 not stopped)"); each one's reason is on its own line above. Why:
+/// the selection's scan has no activity sample, so what it chose is not what the stop found;
+/// the summary says what the stop's own checks found, nothing else.
+fn not_stopped_counts(reports: &[StopReport]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for r in reports
+        .iter()
+        .filter(|r| r.result != ResourceResult::Stopped)
+    {
+        let word = r.result.as_str();
+        match counts.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((word, 1)),
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(w, n)| format!("{n} {}", w.replace('_', " ")))
+        .collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    }
+}
+
+/// The status line on stderr while a batch runs on a terminal: the step, rewritten in place,
+/// cleared before any other output.
+pub(super) struct Status {
+    on: bool,
+    shown: bool,
+}
+
+impl Status {
+    pub(super) fn new(on: bool) -> Self {
+        Self { on, shown: false }
+    }
+
+    pub(super) fn show(&mut self, step: Step, resources: usize) {
+        if !self.on {
+            return;
+        }
+        let of = if resources == 1 {
+            "1 resource".to_owned()
+        } else {
+            format!("{resources} resources")
+        };
+        eprint!("\r\x1b[Kpier: {} ({of})…", step.words());
+        self.shown = true;
+    }
+
+    pub(super) fn clear(&mut self) {
+        if self.shown {
+            eprint!("\r\x1b[K");
+            self.shown = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pier_core::model::card::Level;
+
+    fn left(kind: &str, pid: u32, reason: &str) -> LeftAlone {
+        LeftAlone {
+            id: format!("{pid}-1000"),
+            kind: kind.into(),
+            level: Level::Yellow,
+            project: "/home/u/docs".into(),
+            pid: Some(pid),
+            reason: reason.into(),
+        }
+    }
+
+    /// Found by trying real tools: `pier stop --all-green --under DIR` said "Nothing to stop"
+    /// and named none of the yellow and red resources it had left alone.
+    #[test]
+    fn a_batch_names_each_resource_it_left_alone_and_why() {
+        let shell = "parent sh (pid 99) is a live interactive shell";
+        let text = text(&[], &[left("vite", 100, shell)], false);
+        assert_eq!(
+            text,
+            format!(
+                "Nothing to stop: nothing here is green.\n\nLeft alone (not green):\n    vite \
+                 (pid 100, id 100-1000) in /home/u/docs — yellow: {shell}\n\n0 of 0 stopped, 1 \
+                 left alone\n"
+            )
+        );
+    }
+
+    #[test]
+    fn a_left_alone_folder_and_reason_are_shown_escaped() {
+        let mut l = left(
+            "vite",
+            100,
+            "parent \u{1b}]0;x\u{7} (pid 99) is a live shell",
+        );
+        l.project = "/home/u/a\nb\u{202e}".into();
+        let text = text(&[], &[l], false);
+        assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text:?}");
+        assert!(
+            text.contains(
+                "\n    vite (pid 100, id 100-1000) in /home/u/a\\nb\\u{202e} — yellow: parent \
+                 \\e]0;x\\x07 (pid 99) is a live shell\n"
+            ),
+            "{text}"
+        );
+    }
+
+    /// A stopped resource says about how much it freed, as read before the stop; a refused
+    /// one says nothing of it, and the summary adds up the rest.
+    #[test]
+    fn a_stop_says_about_what_it_freed() {
+        use pier_core::model::memory::MemoryKind;
+        let report = |id: &str, result, bytes: Option<u64>| StopReport {
+            kind: None,
+            project: None,
+            result,
+            reason: "why".into(),
+            freed: bytes.map(|bytes| Memory {
+                bytes,
+                kind: MemoryKind::Proportional,
+            }),
+            ..blank(id)
+        };
+        let reports = [
+            report("1-1", ResourceResult::Stopped, Some(48_200_000)),
+            report("2-1", ResourceResult::PartiallyStopped, Some(1_800_000)),
+            report("3-1", ResourceResult::Refused, None),
+        ];
+        let text = text(&reports, &[], false);
+        assert!(
+            text.starts_with(
+                "1-1  STOPPED  why\n    freed about 48.2 MB (proportional, as read before the \
+                 stop)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "\n1 of 3 stopped (1 partially stopped, 1 refused); about 50.0 MB freed\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(text.matches("freed about").count(), 2, "{text}");
+    }
+
+    #[test]
+    fn a_summary_counts_what_the_stops_own_checks_found() {
+        let mut refused = blank("1-1");
+        refused.result = ResourceResult::Refused;
+        let mut stopped = blank("2-1");
+        stopped.result = ResourceResult::Stopped;
+        let mut none = blank("3-1");
+        none.result = ResourceResult::NotStopped;
+        let shown = ending_text(&[refused.clone(), stopped, none, refused], &[], false);
+        assert_eq!(shown, "\n1 of 4 stopped (2 refused, 1 not stopped)\n");
+    }
+
+    #[test]
+    fn nothing_in_scope_says_nothing_to_stop() {
+        assert_eq!(
+            text(&[], &[], false),
+            "Nothing to stop.\n\n0 of 0 stopped\n"
+        );
+    }
+
+    /// Found by trying: a server that outlived its SIGTERM ended `partially_stopped` with no
+    /// word of `--force`. The hint names the id and how many outlived it, and is never given
+    /// after Force (whose report has no timings).
+    #[test]
+    fn a_member_that_outlived_its_sigterm_gets_a_force_hint_and_force_does_not() {
+        use pier_core::model::outcome::{MemberOutcome, MemberReport, Timings};
+        let member = |pid: u32, outcome| MemberReport {
+            pid,
+            start_time: 1000,
+            command: "python3 server.py".into(),
+            outcome,
+            detail: String::new(),
+        };
+        let mut r = blank("100-1000");
+        r.result = ResourceResult::NotStopped;
+        r.members = vec![member(100, MemberOutcome::StillRunning)];
+        r.timings = Some(Timings {
+            a_to_first_signal_ms: 1.0,
+            a_to_last_signal_ms: 1.0,
+            sample_ms: 500,
+        });
+        let hint = force_hint(&r).unwrap();
+        assert!(
+            hint.starts_with("`pier stop --force 100-1000` sends SIGKILL to the 1 process(es)"),
+            "{hint}"
+        );
+        r.members = vec![
+            member(101, MemberOutcome::StillRunning),
+            member(100, MemberOutcome::Stopped),
+        ];
+        assert!(force_hint(&r).is_some(), "a child outlived it");
+        r.timings = None;
+        assert_eq!(force_hint(&r), None, "after Force");
+        r.timings = Some(Timings {
+            a_to_first_signal_ms: 1.0,
+            a_to_last_signal_ms: 1.0,
+            sample_ms: 500,
+        });
+        r.members = vec![member(100, MemberOutcome::Stopped)];
+        assert_eq!(force_hint(&r), None, "nothing outlived its signal");
+    }
+
+    fn blank(id: &str) -> StopReport {
+        StopReport {
+            kind: Some("python-http-server".into()),
+            project: Some("/h/u/app".into()),
+            ..StopReport::new(id, ResourceResult::Stopped, "")
+        }
+    }
+}
