@@ -139,7 +139,7 @@ struct StopDocument<'a> {
     /// Each `:PORT` asked for: who holds it, and what Pier stops of it.
     ports: &'a [PortAnswer],
     results: &'a [StopReport],
-    /// With `--all-green`: the resources in scope that were not green, so not stopped.
+    /// What a batch did not ask to stop (`split_by_level`), with why.
     left_alone: &'a [LeftAlone],
     /// Records in the state folder that could not be read; they were kept as they are.
     damaged_records: Vec<String>,
@@ -422,7 +422,7 @@ fn exit_code(reports: &[StopReport], dry_run: bool) -> ExitCode {
 struct Selected {
     /// The ids to stop, in the order given.
     ids: Vec<String>,
-    /// With `--all-green`: the resources in scope that are not green.
+    /// What a batch did not ask to stop (`split_by_level`), with why.
     left_alone: Vec<LeftAlone>,
     /// Each `:PORT` given, answered.
     ports: Vec<PortAnswer>,
