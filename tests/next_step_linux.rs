@@ -233,3 +233,285 @@ fn a_restart_refused_for_a_taken_port_names_the_process_holding_it() {
     );
     assert!(reason.contains(&format!("`pier stop :{port}`")), "{reason}");
 }
+
+/// A planted "tmux", compiled (what Pier runs is the server's own executable, and a script's
+/// is its interpreter): `tmux serve NAME` is a process the kernel names NAME (tmux names its
+/// server `tmux: server`) until killed; any other call is a client Pier asked, which records
+/// that it ran (the pid of the child it leaves) in `asked.log` beside itself, leaves that
+/// child holding its stdout for 30 s, answers `dev:0.0` and exits 0.
+const FAKE_TMUX: &str = r#"
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "serve") == 0) {
+        alarm(600);
+        prctl(PR_SET_NAME, argv[2]);
+        for (;;) pause();
+    }
+    char log[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", log, sizeof log - 16);
+    if (n <= 0) return 2;
+    log[n] = 0;
+    strcpy(strrchr(log, '/') + 1, "asked.log");
+    pid_t held = fork();
+    if (held == 0) { sleep(30); _exit(0); }
+    FILE *f = fopen(log, "a");
+    if (f) { fprintf(f, "%d\n", held); fclose(f); }
+    printf("dev:0.0\n");
+    return 0;
+}
+"#;
+
+/// [`FAKE_TMUX`] built as `<sandbox>/bin/tmux` (a folder of the user's that others cannot
+/// write); `None` without a C compiler or tmux.
+fn plant_tmux(sb: &Sandbox) -> Option<std::path::PathBuf> {
+    if !Path::new("/usr/bin/tmux").exists() || Command::new("cc").arg("--version").output().is_err()
+    {
+        eprintln!("skipped: no /usr/bin/tmux or cc");
+        return None;
+    }
+    let bin = sb.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let src = sb.path().join("tmux.c");
+    std::fs::write(&src, FAKE_TMUX).unwrap();
+    let exe = bin.join("tmux");
+    let out = Command::new("cc")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cc: {out:?}");
+    Some(exe)
+}
+
+/// The planted tmux as a server, ended (by its handle) and reaped when dropped.
+struct FakeServer(Child);
+
+impl FakeServer {
+    /// Starts the planted tmux as a process the kernel names `name`.
+    fn start(exe: &Path, name: &str) -> Self {
+        let child = Command::new(exe)
+            .args(["serve", name])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = Self(child);
+        let pid = server.pid();
+        wait_for("the fake server's name", || {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            (comm.trim_end() == name).then_some(())
+        });
+        server
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A private real tmux server with session "dev", owned by the sandbox; its socket.
+fn real_tmux(sb: &Sandbox) -> std::path::PathBuf {
+    let socket = sb.path().join("tmux.sock");
+    tmux(
+        &socket,
+        &["new-session", "-d", "-s", "dev", "-x", "120", "-y", "30"],
+    );
+    let server: u32 = tmux(&socket, &["display-message", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    sb.own(Started {
+        pid: server,
+        start_time: start_time_of(server).unwrap(),
+    });
+    socket
+}
+
+/// Makes the shell of real pane `target` one whose environment names `fake` (server pid)
+/// at `fake_socket` and pane `pane_id`, then runs the dev-server fixture of project `name` in
+/// it; the fixture's report.
+fn run_in_pane(
+    sb: &Sandbox,
+    (socket, target): (&Path, &str),
+    (fake_socket, fake, pane_id): (&Path, u32, &str),
+    name: &str,
+) -> Value {
+    let env = format!(
+        "exec env TMUX='{},{fake},0' TMUX_PANE={pane_id} bash --norc --noprofile",
+        fake_socket.display()
+    );
+    tmux(socket, &["send-keys", "-t", target, &env, "Enter"]);
+    let project = sb.project(name, VITE);
+    let cmd = format!(
+        "cd '{}' && ./{VITE} --report '{}'",
+        project.display(),
+        sb.report_path(name).display()
+    );
+    tmux(socket, &["send-keys", "-t", target, &cmd, "Enter"]);
+    sb.report(name, |_| true)
+}
+
+/// The card's tmux pane, and its not-orphaned words.
+fn pane_of(scan: &Value, fixture: &Value) -> (Value, String) {
+    let (_, r) = resource_with(scan, pid(fixture)).expect("the card");
+    (r["parent"]["tmux"].clone(), not_orphaned(&r))
+}
+
+#[test]
+fn a_tmux_that_holds_its_stdout_open_costs_the_scan_one_deadline_and_the_pane_is_named_by_id() {
+    let sb = Sandbox::new();
+    let Some(exe) = plant_tmux(&sb) else {
+        return;
+    };
+    let fake_socket = sb.path().join("fake.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&fake_socket).unwrap();
+    let fake = FakeServer::start(&exe, "tmux: server");
+    let socket = real_tmux(&sb);
+    tmux(&socket, &["split-window", "-t", "dev:0"]);
+    let first = run_in_pane(
+        &sb,
+        (&socket, "dev:0.0"),
+        (&fake_socket, fake.pid(), "%5"),
+        "app",
+    );
+    let second = run_in_pane(
+        &sb,
+        (&socket, "dev:0.1"),
+        (&fake_socket, fake.pid(), "%6"),
+        "app2",
+    );
+
+    let started = std::time::Instant::now();
+    let scan = sb.scan(&[]);
+    let took = started.elapsed();
+    // A safety bound, not a benchmark: a scan that waited on the held pipe takes 30 s.
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "the scan took {took:?}"
+    );
+    for (fixture, pane_id) in [(&first, "%5"), (&second, "%6")] {
+        let (tmux, words) = pane_of(&scan, fixture);
+        assert_eq!(tmux["pane_id"], pane_id, "{tmux:#}");
+        assert!(tmux["session"].is_null(), "{tmux:#}");
+        assert!(
+            words.ends_with(&format!(
+                "in tmux pane {pane_id}: press Ctrl-C in tmux pane {pane_id} to stop it there"
+            )),
+            "{words}"
+        );
+    }
+    // Asked once: one server, and it gave no answer; the child it left was killed with it.
+    let log = std::fs::read_to_string(exe.with_file_name("asked.log")).unwrap();
+    let held: Vec<u32> = log.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(held.len(), 1, "{log}");
+    wait_for("the held child's end", || (!alive(held[0])).then_some(()));
+}
+
+/// Clock ticks since boot, as `/proc/<pid>/stat` counts a start time.
+fn ticks_now() -> u64 {
+    let uptime = std::fs::read_to_string("/proc/uptime").unwrap();
+    let secs: f64 = uptime.split_whitespace().next().unwrap().parse().unwrap();
+    (secs * rustix::param::clock_ticks_per_second() as f64) as u64
+}
+
+#[test]
+fn a_pid_in_tmux_that_is_not_a_tmux_server_or_is_younger_than_the_shell_is_never_run() {
+    let sb = Sandbox::new();
+    let Some(exe) = plant_tmux(&sb) else {
+        return;
+    };
+    let fake_socket = sb.path().join("fake.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&fake_socket).unwrap();
+    // Any program of the user's a stale TMUX may name: the kernel does not call it tmux's.
+    let editor = FakeServer::start(&exe, "vim");
+    let socket = real_tmux(&sb);
+    let shell: u32 = tmux(
+        &socket,
+        &["display-message", "-p", "-t", "dev:0.0", "#{pane_pid}"],
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    let shell_started = start_time_of(shell).unwrap();
+    wait_for("a clock tick", || {
+        (ticks_now() > shell_started + 1).then_some(())
+    });
+    // Named as tmux's server, but started after the shell whose TMUX names it: a reused pid.
+    let younger = FakeServer::start(&exe, "tmux: server");
+    assert!(start_time_of(younger.pid()).unwrap() > shell_started);
+    tmux(&socket, &["split-window", "-t", "dev:0"]);
+    let first = run_in_pane(
+        &sb,
+        (&socket, "dev:0.0"),
+        (&fake_socket, younger.pid(), "%5"),
+        "app",
+    );
+    let second = run_in_pane(
+        &sb,
+        (&socket, "dev:0.1"),
+        (&fake_socket, editor.pid(), "%6"),
+        "app2",
+    );
+
+    let scan = sb.scan(&[]);
+    for (fixture, pane_id) in [(&first, "%5"), (&second, "%6")] {
+        let (tmux, _) = pane_of(&scan, fixture);
+        assert_eq!(tmux["pane_id"], pane_id, "{tmux:#}");
+        assert!(tmux["session"].is_null(), "{tmux:#}");
+    }
+    assert!(
+        !exe.with_file_name("asked.log").exists(),
+        "the planted program was run"
+    );
+}
+
+#[test]
+fn a_shells_environment_is_read_only_as_far_as_the_bound_and_only_whole_entries() {
+    use pier_core::diagnose::place::ENV_READ_MAX;
+    use pier_core::probe::{LinuxProbe, Probe as _};
+    // Ten 30 KiB entries (300 KiB), then TMUX: past the bound.
+    let pads: Vec<String> = (0..10)
+        .map(|i| format!("A_PAD{i}={}", "x".repeat(30 * 1024)))
+        .collect();
+    let mut cmd = Command::new("sleep");
+    cmd.arg("60").env_clear().stdin(Stdio::null());
+    for p in &pads {
+        let (k, v) = p.split_once('=').unwrap();
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .env("TMUX", "/s,1,0")
+        .env("TMUX_PANE", "%1")
+        .spawn()
+        .unwrap();
+    let probe = LinuxProbe::new();
+    let whole = probe.environment(child.id()).unwrap();
+    let head = probe.environment_head(child.id(), ENV_READ_MAX).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let as_text = |e: Vec<Vec<u8>>| -> Vec<String> {
+        e.into_iter()
+            .map(|e| String::from_utf8(e).unwrap())
+            .collect()
+    };
+    let (whole, head) = (as_text(whole), as_text(head));
+    assert_eq!(whole.len(), 12, "the whole environment, TMUX last");
+    assert!(whole[10].starts_with("TMUX="));
+    let keys: Vec<&str> = head.iter().map(|e| e.split('=').next().unwrap()).collect();
+    assert!(
+        head == pads[..8],
+        "not the 8 whole entries within 256 KiB: {keys:?}"
+    );
+    assert!(head.iter().map(|e| e.len() + 1).sum::<usize>() <= ENV_READ_MAX);
+}

@@ -9,6 +9,7 @@ use super::kinds::chain::{How, Recognised};
 use super::kinds::launch::Seen;
 use super::kinds::Role;
 use super::rules::{self, ActivityFacts, Parentage, Thresholds};
+use super::tree::ProcessTable;
 use super::{helpers, kinds, managers, respawners, Draft, Facts};
 use crate::model::card::{Connection, Evidence, EvidenceKind, Member, Port, Resource};
 use crate::model::managed::{ManagedBy, Respawner};
@@ -30,13 +31,10 @@ pub(crate) fn resource(
     evidence.extend(facts.unreadable.iter().map(Finding::evidence));
     let member_pids: HashSet<Pid> = members.iter().map(|m| m.pid).collect();
     let lineage = Lineage::of(facts, draft.root);
+    let (parentage, parent) = lineage.parentage_and_place(facts);
     let helpers = helpers::helpers_among(&facts.table, &draft.members);
     let net = network(facts, &member_pids, &helpers);
-    let tree: Vec<&ProcessInfo> = draft
-        .members
-        .iter()
-        .filter_map(|&m| facts.table.get(m))
-        .collect();
+    let tree = tree_of(&facts.table, &draft.members);
     let mut known = what_it_is(facts, draft, (&tree, &members), &net.ports, &lineage.root);
     evidence.append(&mut known.evidence);
     let pollers = respawners::pollers(&tree, &net.holders);
@@ -48,17 +46,9 @@ pub(crate) fn resource(
     ));
     evidence.extend(protected(facts, &draft.members));
     evidence.extend(net.evidence);
-    let place = lineage.place(facts);
-    let parentage = rules::orphan_evidence(&lineage.parentage(facts, place.as_ref()));
-    // The place is the card's only while a live parent is its reason.
-    let parent = place.filter(|_| parentage.kind == EvidenceKind::NotOrphaned);
     evidence.push(parentage);
     let respawners = respawners(&tree, &members, &pollers);
-    evidence.extend(
-        respawners
-            .iter()
-            .map(|r| rules::respawner_evidence(r.pid, &r.command, &r.how)),
-    );
+    evidence.extend(respawners.iter().map(respawner_evidence));
     let (activity_evidence, activity) = rules::activity_with_pollers(
         &activity_facts(sample, &members, &tree),
         thresholds,
@@ -70,10 +60,7 @@ pub(crate) fn resource(
         id: format!("{}-{}", root.identity.pid, root.identity.start_time),
         level: rules::level_of(&evidence),
         kind: known.kind.unwrap_or_else(|| "unknown".to_owned()),
-        root: Identity {
-            pid: root.identity.pid,
-            start_time: root.identity.start_time,
-        },
+        root: lineage.identity(),
         ports: net.ports,
         members,
         connections: net.connections,
@@ -90,6 +77,16 @@ pub(crate) fn resource(
         respawners,
         parent,
     }
+}
+
+/// The processes of `members` still in the table.
+fn tree_of<'t>(table: &'t ProcessTable, members: &[Pid]) -> Vec<&'t ProcessInfo> {
+    members.iter().filter_map(|&m| table.get(m)).collect()
+}
+
+/// A respawner's evidence (`rules::respawner_evidence`).
+fn respawner_evidence(r: &Respawner) -> Evidence {
+    rules::respawner_evidence(r.pid, &r.command, &r.how)
 }
 
 /// The root of a resource, what it hangs from, and who runs it on purpose.
@@ -124,6 +121,14 @@ impl Lineage {
         }
     }
 
+    /// The root's identity, as a card names it.
+    fn identity(&self) -> Identity {
+        Identity {
+            pid: self.root.identity.pid,
+            start_time: self.root.identity.start_time,
+        }
+    }
+
     /// What `rules::orphan_evidence` judges.
     fn parentage<'a>(
         &'a self,
@@ -140,20 +145,28 @@ impl Lineage {
         }
     }
 
+    /// Its parentage's evidence (`rules::orphan_evidence`), and where its live parent is: the
+    /// card's only while a live parent is its reason.
+    fn parentage_and_place(
+        &self,
+        facts: &mut Facts,
+    ) -> (Evidence, Option<crate::model::client::Parent>) {
+        let place = self.place(facts);
+        let parentage = rules::orphan_evidence(&self.parentage(facts, place.as_ref()));
+        let parent = place.filter(|_| parentage.kind == EvidenceKind::NotOrphaned);
+        (parentage, parent)
+    }
+
     /// Where a live parent is (`place::read`): read only for a parent that holds the root —
     /// not init or a subreaper, not a manager's program (its manager's command is its step).
-    fn place(&self, facts: &Facts) -> Option<crate::model::client::Parent> {
+    fn place(&self, facts: &mut Facts) -> Option<crate::model::client::Parent> {
         let (parent, role) = self.parent.as_ref()?;
         if self.managed.is_some() || matches!(role, Role::Init | Role::Subreaper) {
             return None;
         }
         let who = (&self.root, parent, role);
-        Some(super::place::read(
-            facts.probe,
-            &facts.table,
-            who,
-            facts.uid,
-        ))
+        let tables = (&facts.table, &mut facts.tmux);
+        Some(super::place::read(facts.probe, tables, who, facts.uid))
     }
 }
 

@@ -124,6 +124,8 @@ pub(crate) struct Facts<'a> {
     /// (`complete.rs`).
     sighted: HashSet<Pid>,
     details: HashMap<Pid, Option<ProcessDetails>>,
+    /// What the scan's tmux servers answered (`place::Asked`): each pane asked once.
+    tmux: place::Asked,
 }
 
 impl<'a> Facts<'a> {
@@ -150,6 +152,7 @@ impl<'a> Facts<'a> {
             unreadable,
             sighted: list.sighted.into_iter().collect(),
             details: HashMap::new(),
+            tmux: place::Asked::default(),
         };
         facts.complete_lineage(probe.own_pid());
         facts.pier_ancestors = facts.table.ancestors(probe.own_pid()).into_iter().collect();

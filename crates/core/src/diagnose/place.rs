@@ -2,17 +2,18 @@
 //! its tty — so that "not orphaned" names the place to press Ctrl-C (docs/design.md §2: every
 //! reason names the next step). Read from the environment of the user's own processes
 //! (`TMUX`, `TMUX_PANE`, `STY`, `WINDOW`), the process table, and, for a tmux pane's session
-//! and window, the tmux server itself (`Probe::tmux_pane`, which runs only a binary the user
-//! controls against the user's own socket). What cannot be read is left out; the words then
-//! say what the environment alone says.
+//! and window, the tmux server itself (`Probe::tmux_pane`; which server may be asked is
+//! [`may_ask_server`], what may run `probe/tmux.rs`). What cannot be read is left out; the
+//! words then say what the environment alone says.
 
+use std::collections::{HashMap, HashSet};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::PathBuf;
 
 use super::kinds::Role;
 use super::tree::ProcessTable;
 use crate::model::client::{Parent, ScreenWindow, TmuxPane};
-use crate::probe::tmux::TmuxQuery;
+use crate::probe::tmux::{PaneName, TmuxQuery};
 use crate::probe::{Pid, Probe, ProcessInfo};
 
 /// What an environment says of where a process runs.
@@ -94,13 +95,49 @@ pub fn tty_name(tty_nr: u32) -> Option<String> {
     }
 }
 
+/// The most of a shell's environment read for `TMUX`, `TMUX_PANE`, `STY` and `WINDOW`: a
+/// scan reads it for every live parent, and an environment can be megabytes.
+pub const ENV_READ_MAX: usize = 256 * 1024;
+
+/// What a scan's tmux servers answered: each (server, pane) asked once, and a server that
+/// gave no answer once is not asked again in that scan, so a scan waits at most one
+/// [`ASK_TIMEOUT`](crate::probe::tmux::ASK_TIMEOUT) per server.
+#[derive(Debug, Default)]
+pub struct Asked {
+    panes: HashMap<(PathBuf, Pid, String), Option<PaneName>>,
+    silent: HashSet<(PathBuf, Pid)>,
+}
+
+impl Asked {
+    /// The pane's name as `q`'s server (pid `server`) answers it through `ask`, asked at most
+    /// once per scan.
+    pub fn ask(
+        &mut self,
+        server: Pid,
+        q: TmuxQuery,
+        ask: impl FnOnce(&TmuxQuery) -> Option<PaneName>,
+    ) -> Option<PaneName> {
+        let at = (q.socket.clone(), server);
+        if self.silent.contains(&at) {
+            return None;
+        }
+        let key = (q.socket.clone(), server, q.pane_id.clone());
+        let answer = self.panes.entry(key).or_insert_with(|| ask(&q)).clone();
+        if answer.is_none() {
+            self.silent.insert(at);
+        }
+        answer
+    }
+}
+
 /// Where `parent` (the root's live parent, of role `role`) is. Whose environment says it: the
 /// parent's, or the root's when the parent is the multiplexer itself (a pane's command). Only
-/// the user's own processes' environments are read (`uid`), and only the user's own tmux
-/// server is asked.
+/// the user's own processes' environments are read (`uid`), at most [`ENV_READ_MAX`] of each,
+/// and only the user's own tmux server is asked ([`may_ask_server`]), once per pane
+/// (`asked`).
 pub(crate) fn read(
     probe: &dyn Probe,
-    table: &ProcessTable,
+    (table, asked): (&ProcessTable, &mut Asked),
     (root, parent, role): (&ProcessInfo, &ProcessInfo, &Role),
     uid: u32,
 ) -> Parent {
@@ -110,11 +147,17 @@ pub(crate) fn read(
         parent
     };
     let env = (said_by.uid == uid)
-        .then(|| probe.environment(said_by.identity.pid).ok())
+        .then(|| {
+            probe
+                .environment_head(said_by.identity.pid, ENV_READ_MAX)
+                .ok()
+        })
         .flatten()
         .unwrap_or_default();
     let found = from_env(&env);
-    let tmux = found.tmux.map(|t| pane(probe, table, &t, uid));
+    let tmux = found
+        .tmux
+        .map(|t| pane(probe, (table, asked), (&t, said_by), uid));
     // The terminal's owner: the shell's own parent, when the shell has a terminal.
     let tty = tty_name(parent.tty_nr);
     let terminal = tty
@@ -132,24 +175,50 @@ pub(crate) fn read(
     }
 }
 
-/// The pane's id, with its session, window and pane as its server names them when the
-/// server is the user's own live process and answers (`Probe::tmux_pane`).
-fn pane(probe: &dyn Probe, table: &ProcessTable, t: &TmuxEnv, uid: u32) -> TmuxPane {
-    let asked = table
+/// What the kernel names a tmux server: tmux sets its own name to `tmux: server` on Linux;
+/// on macOS the name is the executable's, `tmux`.
+const SERVER_COMM: &str = if cfg!(target_os = "macos") {
+    "tmux"
+} else {
+    "tmux: server"
+};
+
+/// Whether `server`, the process `shell`'s `TMUX` names, may be asked about `shell`'s pane:
+/// the user's own live process, named by the kernel as tmux's server, started no later than
+/// `shell`. Why each: another user's server answers as it likes; a `TMUX` left stale names a
+/// pid that may now be any program of the user's, which must never be run by a scan; and a
+/// server started after the shell cannot have made its pane — its pid is a reused one.
+pub fn may_ask_server(server: &ProcessInfo, shell: &ProcessInfo, uid: u32) -> bool {
+    server.uid == uid
+        && !server.zombie
+        && server.comm == SERVER_COMM
+        && server.identity.start_time <= shell.identity.start_time
+}
+
+/// The pane's id, with its session, window and pane as its server names them when that
+/// server may be asked ([`may_ask_server`]) and answers.
+fn pane(
+    probe: &dyn Probe,
+    (table, asked): (&ProcessTable, &mut Asked),
+    (t, shell): (&TmuxEnv, &ProcessInfo),
+    uid: u32,
+) -> TmuxPane {
+    let answer = table
         .get(t.server)
-        .filter(|s| s.uid == uid && !s.zombie)
+        .filter(|s| may_ask_server(s, shell, uid))
         .and_then(|s| probe.details(s.identity.pid)?.exe.ok())
         .and_then(|exe| {
-            probe.tmux_pane(&TmuxQuery {
+            let q = TmuxQuery {
                 exe,
                 socket: t.socket.clone(),
                 pane_id: t.pane_id.clone(),
-            })
+            };
+            asked.ask(t.server, q, |q| probe.tmux_pane(q))
         });
     TmuxPane {
-        session: asked.as_ref().map(|a| a.session.clone()),
-        window: asked.as_ref().map(|a| a.window),
-        pane: asked.as_ref().map(|a| a.pane),
+        session: answer.as_ref().map(|a| a.session.clone()),
+        window: answer.as_ref().map(|a| a.window),
+        pane: answer.as_ref().map(|a| a.pane),
         pane_id: t.pane_id.clone(),
     }
 }

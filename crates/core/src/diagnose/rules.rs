@@ -173,26 +173,7 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
         return managed_evidence(m, p.parent.as_ref().map(|(parent, _)| *parent));
     }
     if let Some((parent, role @ (Role::Init | Role::Subreaper))) = &p.parent {
-        let adopted = format!(
-            "parent is {} ({}, pid {})",
-            role.describe(),
-            parent.comm,
-            parent.identity.pid
-        );
-        return match p.cgroup {
-            Some(Err(e)) => evidence(
-                EvidenceKind::ServiceUnit,
-                Level::Yellow,
-                format!("{adopted}, but its cgroup could not be read to rule out a service: {e}"),
-                "cgroup",
-            ),
-            _ => evidence(
-                EvidenceKind::Orphaned,
-                Level::Green,
-                format!("orphaned: {adopted}"),
-                "process table",
-            ),
-        };
+        return adopted_evidence(parent, role, p.cgroup);
     }
     if terminal_hung_up(p) {
         return evidence(
@@ -206,25 +187,9 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
             "process table",
         );
     }
-    let message = match (&p.parent, p.place) {
-        (Some((parent, role)), place) => {
-            let mut m = format!(
-                "parent {} (pid {}) is a live {}",
-                parent.comm,
-                parent.identity.pid,
-                role.describe()
-            );
-            // Which one, and where to press Ctrl-C (issue 40: a reason names the next step).
-            if let Some(place) = place {
-                let at = words::parent_place(place);
-                if !at.is_empty() {
-                    let _ = write!(m, " {at}");
-                }
-                let _ = write!(m, ": {}", words::next_step_for_parent(place));
-            }
-            m
-        }
-        (None, _) => format!("parent pid {} could not be read", root.ppid),
+    let message = match &p.parent {
+        Some((parent, role)) => live_parent(parent, role, p.place),
+        None => format!("parent pid {} could not be read", root.ppid),
     };
     evidence(
         EvidenceKind::NotOrphaned,
@@ -232,6 +197,58 @@ pub fn orphan_evidence(p: &Parentage) -> Evidence {
         message,
         "process table",
     )
+}
+
+/// Adopted by init or a session subreaper: orphaned (green), unless its cgroup could not be
+/// read to rule out a service run on purpose (yellow).
+fn adopted_evidence(
+    parent: &ProcessInfo,
+    role: &Role,
+    cgroup: Option<&Result<String, ProbeError>>,
+) -> Evidence {
+    let adopted = format!(
+        "parent is {} ({}, pid {})",
+        role.describe(),
+        parent.comm,
+        parent.identity.pid
+    );
+    match cgroup {
+        Some(Err(e)) => evidence(
+            EvidenceKind::ServiceUnit,
+            Level::Yellow,
+            format!("{adopted}, but its cgroup could not be read to rule out a service: {e}"),
+            "cgroup",
+        ),
+        _ => evidence(
+            EvidenceKind::Orphaned,
+            Level::Green,
+            format!("orphaned: {adopted}"),
+            "process table",
+        ),
+    }
+}
+
+/// A live parent that holds the root, and — when its place was read — which one it is and
+/// where to press Ctrl-C (issue 40: a reason names the next step).
+fn live_parent(
+    parent: &ProcessInfo,
+    role: &Role,
+    place: Option<&crate::model::client::Parent>,
+) -> String {
+    let mut m = format!(
+        "parent {} (pid {}) is a live {}",
+        parent.comm,
+        parent.identity.pid,
+        role.describe()
+    );
+    if let Some(place) = place {
+        let at = words::parent_place(place);
+        if !at.is_empty() {
+            let _ = write!(m, " {at}");
+        }
+        let _ = write!(m, ": {}", words::next_step_for_parent(place));
+    }
+    m
 }
 
 /// A hung-up session (docs/design.md §2.5): the root's controlling terminal is gone (no tty,

@@ -274,6 +274,13 @@ pub trait Probe {
     /// The environment a process started with, as `KEY=value` byte strings (a process of ours
     /// only; what a restart replays).
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError>;
+    /// The entries of [`environment`](Probe::environment) that lie whole within its first
+    /// `max` bytes: a scan's bounded read of a shell's environment (Linux; elsewhere the
+    /// whole environment, already bounded by the OS's argument limit).
+    fn environment_head(&self, pid: Pid, max: usize) -> Result<Vec<Vec<u8>>, ProbeError> {
+        let _ = max;
+        self.environment(pid)
+    }
     /// Which session, window and pane a tmux pane id is, asked of its own server
     /// ([`tmux::ask`]: only a binary the user controls, only the user's socket, bounded);
     /// `None` when it was not asked or gave no answer.

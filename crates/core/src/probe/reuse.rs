@@ -46,6 +46,9 @@ macro_rules! forward_the_rest {
         fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
             self.$to.environment(pid)
         }
+        fn environment_head(&self, pid: Pid, max: usize) -> Result<Vec<Vec<u8>>, ProbeError> {
+            self.$to.environment_head(pid, max)
+        }
         fn tmux_pane(
             &self,
             q: &$crate::probe::tmux::TmuxQuery,

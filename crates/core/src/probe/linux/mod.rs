@@ -569,6 +569,24 @@ fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// At most the first `max` bytes of a NUL-separated `/proc` file (`environ`), cut after its
+/// last whole entry when there is more: an entry cut short is no entry.
+fn read_head(path: &Path, max: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::with_capacity(max.min(16 * 1024));
+    fs::File::open(path)?
+        .take(max as u64 + 1)
+        .read_to_end(&mut out)?;
+    if out.len() > max {
+        let whole = out[..max]
+            .iter()
+            .rposition(|&b| b == 0)
+            .map_or(0, |i| i + 1);
+        out.truncate(whole);
+    }
+    Ok(out)
+}
+
 /// [`read_small`] into `out` (cleared first), so a caller reading many files reuses one buffer.
 fn read_into(path: &Path, out: &mut Vec<u8>) -> std::io::Result<()> {
     use std::io::Read;
@@ -809,6 +827,13 @@ impl Probe for LinuxProbe {
     fn environment(&self, pid: Pid) -> Result<Vec<Vec<u8>>, ProbeError> {
         let path = format!("/proc/{pid}/environ");
         read_small(Path::new(&path))
+            .map(|bytes| parse::parse_cmdline(&bytes))
+            .map_err(|e| ProbeError::read(path, e))
+    }
+
+    fn environment_head(&self, pid: Pid, max: usize) -> Result<Vec<Vec<u8>>, ProbeError> {
+        let path = format!("/proc/{pid}/environ");
+        read_head(Path::new(&path), max)
             .map(|bytes| parse::parse_cmdline(&bytes))
             .map_err(|e| ProbeError::read(path, e))
     }
