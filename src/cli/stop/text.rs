@@ -211,6 +211,13 @@ pub(super) fn ending_text(
         (true, false) => out.push_str("Nothing to stop: nothing here is green.\n"),
         _ => {}
     }
+    left_alone_lines(&mut out, left_alone);
+    summary_line(&mut out, reports, left_alone.len(), dry_run);
+    out
+}
+
+/// Each resource a batch left alone, with why.
+fn left_alone_lines(out: &mut String, left_alone: &[LeftAlone]) {
     if !left_alone.is_empty() {
         out.push_str("\nLeft alone (not green):\n");
     }
@@ -226,6 +233,11 @@ pub(super) fn ending_text(
             for_terminal(&l.reason)
         );
     }
+}
+
+/// "N of M stopped", what became of the rest, what was left alone and freed, and what was
+/// not recorded or interrupted.
+fn summary_line(out: &mut String, reports: &[StopReport], left_alone: usize, dry_run: bool) {
     if dry_run {
         let would = reports
             .iter()
@@ -244,8 +256,8 @@ pub(super) fn ending_text(
         let _ = write!(out, "\n{stopped} of {} stopped", reports.len());
         out.push_str(&not_stopped_counts(reports));
     }
-    if !left_alone.is_empty() {
-        let _ = write!(out, ", {} left alone", left_alone.len());
+    if left_alone > 0 {
+        let _ = write!(out, ", {left_alone} left alone");
     }
     let freed = reports.iter().filter_map(|r| r.freed);
     if let Some(m) = Memory::total(freed.map(Some)) {
@@ -262,7 +274,6 @@ pub(super) fn ending_text(
         );
     }
     out.push('\n');
-    out
 }
 
 /// What became of the resources a batch did not stop, counted by result after "N of M

@@ -23,14 +23,14 @@ pub enum NotAside {
 
 /// What a stop anyway of `r` sets aside, given the reasons the person `confirmed`: every fact
 /// against it, when each may be set aside and was confirmed; else why not.
-pub fn set_aside(r: &Resource, confirmed: &BTreeSet<Reason>) -> Result<Vec<SetAside>, String> {
+pub fn set_aside(r: &Resource, confirmed: &BTreeSet<Reason>) -> Result<Vec<SetAside>, NotAside> {
     let found = reason::reasons_of(&r.evidence);
     if let Some(refused) = reason::not_set_aside(&found, confirmed) {
         let why = match refused {
             Refused::Never(x) => NotAside::Never(x, fact_of(&r.evidence, x)),
             Refused::NotConfirmed(x) => NotAside::New(x, fact_of(&r.evidence, x)),
         };
-        return Err(why.to_string());
+        return Err(why);
     }
     Ok(aside(&r.evidence))
 }
@@ -114,11 +114,13 @@ mod tests {
     #[test]
     fn a_reason_not_confirmed_or_never_skippable_refuses() {
         let r = with(EvidenceKind::LiveConnection, Level::Red, "curl holds it");
-        let why = set_aside(&r, &BTreeSet::from([Reason::NotOrphaned])).unwrap_err();
+        let why = set_aside(&r, &BTreeSet::from([Reason::NotOrphaned]))
+            .unwrap_err()
+            .to_string();
         assert!(why.contains("not among the reasons confirmed"), "{why}");
         let r = with(EvidenceKind::DataService, Level::Yellow, "postgres");
         let all = reason::ALL.into_iter().collect();
-        let why = set_aside(&r, &all).unwrap_err();
+        let why = set_aside(&r, &all).unwrap_err().to_string();
         assert!(why.contains("never sets aside data_service"), "{why}");
     }
 

@@ -161,7 +161,8 @@ impl Stopper<'_> {
         }
         let set_aside = match self.opts.anyway.confirmed(id) {
             _ if resource.level == Level::Green => Vec::new(),
-            Some(confirmed) => anyway::set_aside(&resource, confirmed).map_err(&with_fresh)?,
+            Some(confirmed) => anyway::set_aside(&resource, confirmed)
+                .map_err(|why| with_fresh(why.to_string()))?,
             None => return Err(with_fresh(anyway::not_green(&resource))),
         };
         if let Some(why) = shown.and_then(|shown| unlike_shown(shown, &project, &resource)) {

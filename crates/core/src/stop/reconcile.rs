@@ -202,15 +202,10 @@ fn fates(probe: &dyn Probe, s: &Snapshot) -> Result<Vec<Fate>, Unsettled> {
 /// Reconciles the unfinished record `name` (as read: `s`) against the live system, under the
 /// resource's stop lock, writing it when the folder allows.
 pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> Reconciled {
-    let _lock = match stop_lock(store, &s.id) {
-        Ok(lock) => lock,
-        Err(why) => return Settled::Left(why),
-    };
     // Read again under the lock: a stop that just ended has written its own result.
-    let s = match store.get::<Snapshot>(name) {
-        Ok(Some(fresh)) => fresh,
-        Ok(None) => return Settled::Left(Unsettled::Gone),
-        Err(e) => return Settled::Left(Unsettled::Store(e.to_string())),
+    let (_lock, s) = match locked_fresh::<Snapshot>(store, &s.id, name) {
+        Ok(found) => found,
+        Err(why) => return Settled::Left(why),
     };
     if s.result.is_some() {
         return Settled::Written(s); // finished meanwhile
@@ -237,7 +232,32 @@ pub fn reconcile(probe: &dyn Probe, store: &Store, name: &str, s: &Snapshot) -> 
         r.reason = settled.reason.clone();
         r.reconciled_at = settled.reconciled_at.clone();
     });
-    match written {
+    self::written(written, settled)
+}
+
+/// The record `name` of target `id` read again under its stop lock (taken without waiting,
+/// [`stop_lock`]): what a reader settles, never while a stop of it runs. The lock is held until
+/// the returned guard drops.
+pub(crate) fn locked_fresh<R>(
+    store: &Store,
+    id: &str,
+    name: &str,
+) -> Result<(crate::store::Lock, R), Unsettled>
+where
+    R: serde::de::DeserializeOwned + crate::store::Versioned,
+{
+    let lock = stop_lock(store, id)?;
+    match store.get::<R>(name) {
+        Ok(Some(fresh)) => Ok((lock, fresh)),
+        Ok(None) => Err(Unsettled::Gone),
+        Err(e) => Err(Unsettled::Store(e.to_string())),
+    }
+}
+
+/// A settled record's write: the record as written, or the settled view and why it could not
+/// be written (a read-only or full folder).
+pub(crate) fn written<R>(update: Result<R, crate::store::StoreError>, settled: R) -> Settled<R> {
+    match update {
         Ok(on_disk) => Settled::Written(on_disk),
         Err(e) => Settled::Shown(settled, e.to_string()),
     }

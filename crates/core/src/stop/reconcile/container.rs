@@ -85,14 +85,9 @@ pub fn reconcile(
     name: &str,
     s: &ContainerSnapshot,
 ) -> Settled<ContainerSnapshot> {
-    let _lock = match super::stop_lock(store, &s.id) {
-        Ok(lock) => lock,
+    let (_lock, s) = match super::locked_fresh::<ContainerSnapshot>(store, &s.id, name) {
+        Ok(found) => found,
         Err(why) => return Settled::Left(why),
-    };
-    let s = match store.get::<ContainerSnapshot>(name) {
-        Ok(Some(fresh)) => fresh,
-        Ok(None) => return Settled::Left(Unsettled::Gone),
-        Err(e) => return Settled::Left(Unsettled::Store(e.to_string())),
     };
     if s.result.is_some() {
         return Settled::Written(s);
@@ -114,10 +109,7 @@ pub fn reconcile(
         r.reason = settled.reason.clone();
         r.reconciled_at = settled.reconciled_at.clone();
     });
-    match written {
-        Ok(on_disk) => Settled::Written(on_disk),
-        Err(e) => Settled::Shown(settled, e.to_string()),
-    }
+    super::written(written, settled)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::{fates, stop_lock, Fate, Settled, Unsettled};
+use super::{fates, Fate, Settled, Unsettled};
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::diagnose::{self, project, ScanOptions};
 use crate::model::card::Scan;
@@ -198,14 +198,9 @@ pub fn reconcile_ended(
     if let Some(why) = still_running(probe, s) {
         return Settled::Left(Unsettled::NotYet(why));
     }
-    let _lock = match stop_lock(store, &s.id) {
-        Ok(lock) => lock,
+    let (_lock, s) = match super::locked_fresh::<Snapshot>(store, &s.id, name) {
+        Ok(found) => found,
         Err(why) => return Settled::Left(why),
-    };
-    let s = match store.get::<Snapshot>(name) {
-        Ok(Some(fresh)) => fresh,
-        Ok(None) => return Settled::Left(Unsettled::Gone),
-        Err(e) => return Settled::Left(Unsettled::Store(e.to_string())),
     };
     if !may_end_later(&s) {
         return Settled::Written(s);
@@ -221,8 +216,5 @@ pub fn reconcile_ended(
         r.reason = settled.reason.clone();
         r.reconciled_at = settled.reconciled_at.clone();
     });
-    match written {
-        Ok(on_disk) => Settled::Written(on_disk),
-        Err(e) => Settled::Shown(settled, e.to_string()),
-    }
+    super::written(written, settled)
 }
