@@ -215,6 +215,54 @@ fn a_slow_server_not_stopped_in_its_grace_is_read_as_stopped_and_restarted_once_
     assert_eq!(again["argv"], server["argv"]);
 }
 
+/// The case: Ctrl-C reaches `pier stop` while it waits out the grace of a server that
+/// takes 4 s to shut down. The stop says it was interrupted and is not `stopped`; once the
+/// server has finished, the record reads as stopped, reconciled, and can be restarted.
+#[test]
+fn a_stop_interrupted_in_its_grace_wait_reads_as_stopped_once_the_server_has_finished() {
+    use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
+    if fixtures_cannot_be_orphans("interrupted in its grace") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let log = sb.path().join("term.log");
+    let server = start_alone(
+        &sb,
+        "app",
+        &["--slow-term", "4", "--term-log", log.to_str().unwrap()],
+    );
+    let id = id_of(&sb, &server);
+    let mut stop = std::process::Command::new(pier_bin())
+        .args(["stop", "--json", "--grace", "20", &id])
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the server's SIGTERM", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|l| l.contains("TERM"))
+    });
+    // Ctrl-C to our own child, unreaped, through a pidfd: it can be no other process.
+    let child = Pid::from_raw(stop.id() as i32).unwrap();
+    let fd = pidfd_open(child, PidfdFlags::empty()).unwrap();
+    pidfd_send_signal(&fd, Signal::INT).unwrap();
+    let out = stop.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let r = &json(&out)["results"][0];
+    assert_eq!(r["interrupted"], "SIGINT", "{r:#}");
+    assert_ne!(r["result"], "stopped", "{r:#}");
+    wait_for("the slow server to finish its shutdown", || {
+        (!alive(pid(&server))).then_some(())
+    });
+    let h = json(&sb.pier_exact(&["history", "--json"]));
+    let entry = &h["snapshots"][0];
+    assert_eq!(entry["result"], "stopped", "{entry:#}");
+    assert!(entry["reconciled_at"].is_string(), "{entry:#}");
+    assert_eq!(entry["restartable"], true, "{entry:#}");
+}
+
 /// The rescan that lets a stop read as stopped later must be clean: the same command running
 /// in the project again (started by anyone) keeps the record as it was.
 #[test]
