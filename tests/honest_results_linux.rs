@@ -232,7 +232,7 @@ fn a_stop_interrupted_in_its_grace_wait_reads_as_stopped_once_the_server_has_fin
         &["--slow-term", "4", "--term-log", log.to_str().unwrap()],
     );
     let id = id_of(&sb, &server);
-    let mut stop = std::process::Command::new(pier_bin())
+    let stop = std::process::Command::new(pier_bin())
         .args(["stop", "--json", "--grace", "20", &id])
         .env("PIER_STATE_DIR", sb.path().join("state"))
         .env("PIER_CONFIG_DIR", sb.path().join("config"))
