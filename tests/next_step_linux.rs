@@ -41,20 +41,8 @@ fn a_server_in_a_tmux_pane_names_the_session_window_and_pane_and_ctrl_c() {
     }
     let sb = Sandbox::new();
     let project = sb.project("app", VITE);
-    let socket = sb.path().join("tmux.sock");
     // A private server: its own socket in the test's folder, session "dev", a second pane.
-    tmux(
-        &socket,
-        &["new-session", "-d", "-s", "dev", "-x", "120", "-y", "30"],
-    );
-    let server: u32 = tmux(&socket, &["display-message", "-p", "#{pid}"])
-        .trim()
-        .parse()
-        .unwrap();
-    sb.own(Started {
-        pid: server,
-        start_time: start_time_of(server).unwrap(),
-    });
+    let socket = real_tmux(&sb);
     tmux(&socket, &["split-window", "-t", "dev:0"]);
     let pane_id = tmux(
         &socket,

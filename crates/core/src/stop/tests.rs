@@ -362,6 +362,17 @@ fn run_waiting(
     (report, sent)
 }
 
+/// vite (101) used 90 ms of CPU over the 100 ms sample: busy.
+fn vite_busy(p: &mut FakeProbe) {
+    p.activity.insert(
+        101,
+        Ok(ActivityDelta {
+            cpu_ns: 90_000_000,
+            io_bytes: 0,
+        }),
+    );
+}
+
 /// A stop anyway of [`ID`] that confirmed every reason a person may set aside.
 fn anyway() -> StopOptions {
     let mut o = opts();
@@ -1188,15 +1199,7 @@ fn a_stop_anyway_never_touches_pier_its_ancestors_or_another_users_process() {
 fn a_stop_anyway_sets_busy_aside_but_still_refuses_a_changed_identity() {
     let o = anyway();
     // Yellow (busy), yet stopped anyway: with SIGTERM, busy named as set aside.
-    let w = world(|_, _, p| {
-        p.activity.insert(
-            101,
-            Ok(ActivityDelta {
-                cpu_ns: 90_000_000,
-                io_bytes: 0,
-            }),
-        );
-    });
+    let w = world(|_, _, p| vite_busy(p));
     let (r, sent) = run_with(&w, o.clone(), |_| {});
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
     assert_eq!(sent, vec![102, 101, 100]);

@@ -22,7 +22,7 @@ use crate::model::outcome::{
     Checkpoint, MemberOutcome, NewcomerReport, PlannedSignal, ResourceResult, StopReport, TieKind,
     Timings,
 };
-use crate::model::reason::{Reason, SetAside};
+use crate::model::reason::SetAside;
 use crate::model::shown::Shown;
 use crate::model::snapshot::Snapshot;
 use crate::probe::{Identity, Pid};
@@ -40,8 +40,6 @@ pub(super) struct Tree<'t> {
     pollers: Vec<Poller>,
     /// What check (e) saw.
     last: TreeCheck,
-    /// A stop anyway's confirmed reasons (`None`: an ordinary stop).
-    confirmed: Option<BTreeSet<Reason>>,
     /// What a stop anyway set aside so far: at the re-diagnosis, then at each check.
     set_aside: Vec<SetAside>,
 }
@@ -104,7 +102,6 @@ impl<'t> Target<'t> for Tree<'t> {
                     .write_snapshot(&f.project, &f.resource, f.set_aside.clone(), &list)
                     .map_err(|e| Box::new(StopReport::new(f.id, e.result(), e.to_string())))?;
                 Ok(Tree {
-                    confirmed: s.opts.anyway.confirmed(f.id).cloned(),
                     set_aside: f.set_aside,
                     id: f.id,
                     members: snapshot.members.iter().map(|m| m.identity.pid).collect(),
@@ -122,14 +119,14 @@ impl<'t> Target<'t> for Tree<'t> {
         let probe = s.probe;
         let answers: Vec<checks::Passed<()>> = match at {
             Checkpoint::A | Checkpoint::C => {
-                let sets: Vec<_> = group.iter().map(|t| (&t.members, t.skip())).collect();
+                let sets: Vec<_> = group.iter().map(|t| (&t.members, t.skip(s))).collect();
                 checks::network(probe, &sets)
             }
             Checkpoint::B => {
                 let (window, th) = (s.opts.sample, s.opts.thresholds);
                 let with: Vec<_> = group
                     .iter()
-                    .map(|t| (&t.snapshot, t.pollers.as_slice(), t.skip()))
+                    .map(|t| (&t.snapshot, t.pollers.as_slice(), t.skip(s)))
                     .collect();
                 checks::activity(probe, &with, window, th)
             }
@@ -270,9 +267,9 @@ impl<'t> Target<'t> for Tree<'t> {
 }
 
 impl Tree<'_> {
-    /// What a stop anyway of it confirmed, for a check.
-    fn skip(&self) -> checks::Skip<'_> {
-        self.confirmed.as_ref()
+    /// What a stop anyway of it confirmed, for a check (`None`: an ordinary stop).
+    fn skip<'s>(&self, s: &'s Stopper) -> checks::Skip<'s> {
+        s.opts.anyway.confirmed(self.id)
     }
 
     /// Facts a check set aside, each named once.
@@ -290,7 +287,7 @@ impl Tree<'_> {
 fn last_checks(s: &Stopper, group: &mut [&mut Tree]) -> Vec<Result<(), Refusal>> {
     let all: Vec<_> = group
         .iter()
-        .map(|t| (&t.members, &t.snapshot, t.skip()))
+        .map(|t| (&t.members, &t.snapshot, t.skip(s)))
         .collect();
     let trees = checks::last_look(s.probe, &all);
     assert_eq!(trees.len(), group.len(), "one answer per resource");

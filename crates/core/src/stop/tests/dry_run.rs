@@ -73,15 +73,7 @@ fn a_dry_run_is_refused_where_the_stop_would_be() {
 
 #[test]
 fn a_dry_run_of_a_stop_anyway_would_send_sigterm_and_names_what_it_sets_aside() {
-    let w = world(|_, _, p| {
-        p.activity.insert(
-            101,
-            Ok(ActivityDelta {
-                cpu_ns: 90_000_000,
-                io_bytes: 0,
-            }),
-        );
-    });
+    let w = world(|_, _, p| vite_busy(p));
     let o = StopOptions {
         dry_run: true,
         ..anyway()

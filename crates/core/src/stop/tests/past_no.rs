@@ -6,16 +6,6 @@ use super::*;
 use crate::model::reason::Reason;
 use crate::model::snapshot::Snapshot;
 
-fn busy(p: &mut FakeProbe) {
-    p.activity.insert(
-        101,
-        Ok(ActivityDelta {
-            cpu_ns: 90_000_000,
-            io_bytes: 0,
-        }),
-    );
-}
-
 /// A stop anyway of [`ID`] that confirmed `reasons`.
 fn confirming(reasons: &[Reason]) -> StopOptions {
     let mut o = opts();
@@ -32,7 +22,7 @@ fn the_record(w: &World) -> Snapshot {
 
 #[test]
 fn a_busy_tree_is_refused_with_the_stop_anyway_that_would_set_it_aside() {
-    let (r, sent) = run_with(&world(|_, _, p| busy(p)), opts(), |_| {});
+    let (r, sent) = run_with(&world(|_, _, p| vite_busy(p)), opts(), |_| {});
     assert_eq!(r.checkpoint, Some(Checkpoint::B), "{r:#?}");
     assert!(
         r.reason
@@ -46,13 +36,13 @@ fn a_busy_tree_is_refused_with_the_stop_anyway_that_would_set_it_aside() {
 #[test]
 fn a_stop_anyway_sets_aside_only_what_was_confirmed() {
     // Busy, but only a live parent was confirmed: refused at the sample, nothing sent.
-    let w = world(|_, _, p| busy(p));
+    let w = world(|_, _, p| vite_busy(p));
     let (r, sent) = run_with(&w, confirming(&[Reason::NotOrphaned]), |_| {});
     assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
     assert_eq!(r.checkpoint, Some(Checkpoint::B));
     assert!(sent.is_empty());
     // Busy confirmed: SIGTERM leaf to root, and busy named in the report and the record.
-    let w = world(|_, _, p| busy(p));
+    let w = world(|_, _, p| vite_busy(p));
     let (r, sent) = run_with(&w, confirming(&[Reason::Busy]), |_| {});
     assert_eq!(r.result, ResourceResult::Stopped, "{r:#?}");
     assert_eq!(sent, vec![102, 101, 100]);
