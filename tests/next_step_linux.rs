@@ -282,11 +282,18 @@ struct FakeServer(Child);
 impl FakeServer {
     /// Starts the planted tmux as a process the kernel names `name`.
     fn start(exe: &Path, name: &str) -> Self {
-        let child = Command::new(exe)
-            .args(["serve", name])
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
+        Self::start_as(exe, name, None)
+    }
+
+    /// [`FakeServer::start`], run as user `uid` when given (the tests run as root).
+    fn start_as(exe: &Path, name: &str, uid: Option<u32>) -> Self {
+        use std::os::unix::process::CommandExt as _;
+        let mut command = Command::new(exe);
+        command.args(["serve", name]).stdin(Stdio::null());
+        if let Some(uid) = uid {
+            command.uid(uid).gid(uid);
+        }
+        let child = command.spawn().unwrap();
         let server = Self(child);
         let pid = server.pid();
         wait_for("the fake server's name", || {
@@ -461,6 +468,43 @@ fn a_pid_in_tmux_that_is_not_a_tmux_server_or_is_younger_than_the_shell_is_never
     assert!(
         !exe.with_file_name("asked.log").exists(),
         "the planted program was run"
+    );
+}
+
+/// Another user's process named as tmux's server, older than the shell whose `TMUX` names it:
+/// its answers are that user's to make up, and its program is never run by the user's scan.
+#[test]
+fn another_users_tmux_server_is_never_asked() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if needs_root("another user's tmux server") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let Some(exe) = plant_tmux(&sb) else {
+        return;
+    };
+    // Where the other user can run it: root's, readable by all, writable by none but root.
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let theirs = shared.path().join("tmux");
+    std::fs::copy(&exe, &theirs).unwrap();
+    let fake_socket = sb.path().join("fake.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&fake_socket).unwrap();
+    let other = FakeServer::start_as(&theirs, "tmux: server", Some(65534));
+    let socket = real_tmux(&sb);
+    let app = run_in_pane(
+        &sb,
+        (&socket, "dev:0.0"),
+        (&fake_socket, other.pid(), "%5"),
+        "app",
+    );
+    let scan = sb.scan(&[]);
+    let (tmux, _) = pane_of(&scan, &app);
+    assert_eq!(tmux["pane_id"], "%5", "{tmux:#}");
+    assert!(tmux["session"].is_null(), "{tmux:#}");
+    assert!(
+        !theirs.with_file_name("asked.log").exists(),
+        "another user's server was asked"
     );
 }
 
