@@ -329,51 +329,52 @@ fn completions_for_an_unknown_shell_are_a_usage_error() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
-/// `pier app` is described by pier-app's own options: the completions and the man page name
-/// exactly the options `pier-app --help` lists, with its words. Needs pier-app built beside
-/// pier (`cargo test --workspace`, scripts/test.sh); skipped, saying so, otherwise.
+/// A CLI-only install (a `pier` with no `pier-app` beside it, as `cargo install --path .`
+/// leaves it): `pier` alone says in one short line how to get the app, and `pier app --help`
+/// and a wrong value of the app's options answer without it.
 #[test]
-fn pier_app_s_options_in_the_completions_are_pier_app_s_own() {
-    let app = pier_bin().with_file_name("pier-app");
-    if !app.exists() {
-        eprintln!(
-            "skipped: {} is not built (cargo build -p pier-app)",
-            app.display()
+fn a_cli_only_install_says_how_to_get_the_app_and_its_help_works() {
+    let sb = Sandbox::new();
+    let bin = sb.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy(pier_bin(), bin.join("pier")).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(bin.join("pier"))
+            .args(args)
+            .env("PIER_STATE_DIR", sb.path().join("state"))
+            .output()
+            .expect("pier runs")
+    };
+    for alone in [&[][..], &["app"], &["--under", "/"]] {
+        let out = run(alone);
+        assert_eq!(out.status.code(), Some(1), "{alone:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{alone:?}: {err}");
+        assert!(err.len() < 160, "one short line: {err}");
+        assert!(
+            err.contains("the tray app is not installed")
+                && err.contains("cargo install --locked --path crates/app"),
+            "{err}"
         );
-        return;
     }
-    let out = Command::new(&app)
-        .arg("--help")
-        .output()
-        .expect("pier-app runs");
-    assert_eq!(out.status.code(), Some(0));
-    // `      --under <DIR>     Only projects under DIR …`
-    let own: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("--"))
-        .filter_map(|l| {
-            let (flag, rest) = l.split_once(' ')?;
-            let help = rest.trim_start().split_once("  ")?.1.trim();
-            let help = help.split(" [default: ").next()?;
-            Some((flag.to_owned(), help.to_owned()))
-        })
-        .filter(|(flag, _)| flag != "help" && flag != "version")
-        .collect();
-    assert!(own.len() >= 3, "{own:?}");
-    let fish = Sandbox::new().pier_exact(&["completions", "fish"]);
-    let fish = String::from_utf8_lossy(&fish.stdout).into_owned();
-    let offered: Vec<(String, String)> = fish
-        .lines()
-        .filter(|l| l.contains("__fish_pier_using_subcommand app\""))
-        .filter_map(|l| {
-            let (_, rest) = l.split_once(" -l ")?;
-            let (flag, rest) = rest.split_once(" -d '")?;
-            let help = rest.rsplit_once('\'')?.0.replace("\\'", "'");
-            Some((flag.to_owned(), help))
-        })
-        .filter(|(flag, _)| flag != "help")
-        .collect();
-    assert_eq!(offered, own, "fish's completions of `pier app`");
+    let help = run(&["app", "--help"]);
+    assert_eq!(help.status.code(), Some(0), "{}", stderr(&help));
+    let help = String::from_utf8_lossy(&help.stdout);
+    for option in [
+        "--under <DIR>",
+        "--refresh <SECS>",
+        "--sample-ms <N>",
+        "Examples:",
+    ] {
+        assert!(help.contains(option), "{help}");
+    }
+    let wrong = run(&["app", "--refresh", "1e20"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        stderr(&wrong).contains("--refresh 1e20: must be"),
+        "{}",
+        stderr(&wrong)
+    );
 }
 
 /// `pier man` prints pier.1: a roff page that opens with its `.TH` header and names every

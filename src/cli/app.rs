@@ -1,7 +1,8 @@
 //! `pier` with no arguments, or `pier app ARGS`, execs the `pier-app` binary beside it with the
 //! same arguments: the app links GTK (on Linux), the CLI does not, so `pier scan` starts in a
-//! few milliseconds with a few MB and builds on a machine without GTK. `pier-app` parses its
-//! arguments itself (`crates/app/src/start.rs`).
+//! few milliseconds with a few MB and builds on a machine without GTK. Both parse the app's
+//! options from one definition (`pier_core::front::app_args`), so `pier app --help` answers on
+//! a CLI-only install.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -13,7 +14,7 @@ use super::EXIT_FAILED;
 /// The name of the app's binary, beside `pier`.
 pub const APP_BINARY: &str = "pier-app";
 
-/// The app's own options (`AppArgs` in crates/app/src/start.rs), which `pier` alone takes too:
+/// The app's own options (`pier_core::front::app_args`), which `pier` alone takes too:
 /// `pier --under ~/code` is `pier app --under ~/code`, as the README shows them.
 const APP_OPTIONS: [&str; 3] = ["--under", "--refresh", "--sample-ms"];
 
@@ -34,31 +35,49 @@ fn app_beside(exe: PathBuf) -> PathBuf {
     exe.canonicalize().unwrap_or(exe).with_file_name(APP_BINARY)
 }
 
+/// What follows `app` in `pier app ARGS` (clap has checked it; the app parses it again).
+pub fn after_app(raw: Vec<OsString>) -> Vec<OsString> {
+    let at = raw.iter().position(|a| a == "app").map_or(0, |i| i + 1);
+    raw.into_iter().skip(at).collect()
+}
+
 /// `pier` / `pier app ARGS`: becomes `pier-app ARGS` (same pid); returns only when it cannot.
 pub fn exec_app(args: Vec<OsString>) -> ExitCode {
-    let app = match std::env::current_exe() {
-        Ok(exe) => app_beside(exe),
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
         Err(e) => {
             eprintln!("pier: Pier cannot find its own program, so not the app beside it: {e}");
             return ExitCode::from(EXIT_FAILED);
         }
     };
+    let app = app_beside(exe.clone());
     let error = std::process::Command::new(&app).args(args).exec();
-    let how = if error.kind() == std::io::ErrorKind::NotFound {
-        "it is not built: `cargo build -p pier-app` builds it beside a `pier` built in the \
-         repository, `cargo install --locked --path crates/app` (with the same --root) beside an \
-         installed one; on Linux that needs GTK 3, libgtk-3-dev, and \
-         libayatana-appindicator3-1 to run, which scripts/setup-linux.sh installs"
-            .to_owned()
+    if error.kind() == std::io::ErrorKind::NotFound {
+        eprintln!("pier: {}", not_installed(&exe));
     } else {
-        error.to_string()
-    };
-    eprintln!(
-        "pier: the tray app {} could not be started ({how}); `pier scan` and `pier stop` work \
-         without it",
-        pier_core::words::path_for_terminal(&app)
-    );
+        eprintln!(
+            "pier: the tray app {} could not be started: {error}",
+            pier_core::words::path_for_terminal(&app)
+        );
+    }
     ExitCode::from(EXIT_FAILED)
+}
+
+/// The one line a CLI-only install gets for `pier` alone: how to get the app, for a `pier`
+/// built in a checkout (`target/<profile>/`) or installed.
+fn not_installed(exe: &std::path::Path) -> String {
+    let built_here = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .is_some_and(|p| p.file_name().is_some_and(|n| n == "target"));
+    let how = if built_here {
+        "`cargo build -p pier-app` builds it"
+    } else {
+        "`cargo install --locked --path crates/app` adds it"
+    };
+    format!(
+        "the tray app is not installed; {how} (README: Install). `pier --help` lists the commands."
+    )
 }
 
 #[cfg(test)]

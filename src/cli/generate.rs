@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Arg, ArgAction, Args, Command, ValueHint};
+use clap::{Args, Command, ValueHint};
 use clap_complete::Shell;
 use clap_mangen::roff::{roman, Roff};
 use clap_mangen::Man;
@@ -48,15 +48,15 @@ pub struct ManArgs {
 }
 
 /// Runs `pier completions SHELL`: the script on stdout.
-pub fn completions(args: &CompletionsArgs, cli: Command) -> ExitCode {
+pub fn completions(args: &CompletionsArgs, mut cli: Command) -> ExitCode {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut with_app_options(cli), "pier", &mut script);
+    clap_complete::generate(args.shell, &mut cli, "pier", &mut script);
     print(&script)
 }
 
 /// Runs `pier man`: pier.1 (or one command's page) on stdout, or every page into `--dir`.
 pub fn man(args: &ManArgs, cli: Command) -> ExitCode {
-    let pages = pages(with_app_options(cli));
+    let pages = pages(cli);
     if let Some(dir) = &args.dir {
         return write_pages(&pages, dir);
     }
@@ -69,51 +69,6 @@ pub fn man(args: &ManArgs, cli: Command) -> ExitCode {
         .find(|(name, _)| *name == wanted)
         .expect("COMMANDS names the commands of Cli");
     print(page)
-}
-
-/// `pier app` passes its arguments to `pier-app` unread, so clap knows them only as "ARGS";
-/// for the completions and the man page it is described with `pier-app`'s own options
-/// (`AppArgs` in crates/app/src/start.rs, which `pier` cannot link: it holds GTK).
-/// tests/usage_linux.rs checks them against `pier-app --help`.
-fn with_app_options(cli: Command) -> Command {
-    let value = |name: &'static str, value_name: &'static str, help: &'static str| {
-        Arg::new(name)
-            .long(name)
-            .value_name(value_name)
-            .help(help)
-            .action(ArgAction::Set)
-    };
-    cli.mut_subcommand("app", |app| {
-        app.mut_arg("args", |a| a.hide(true))
-            .disable_help_flag(false)
-            .arg(
-                value(
-                    "under",
-                    "DIR",
-                    "Only projects under DIR (repeatable); also limits \"Clean up all safe\"",
-                )
-                .action(ArgAction::Append)
-                .value_hint(ValueHint::DirPath),
-            )
-            .arg(
-                value(
-                    "refresh",
-                    "SECS",
-                    "Seconds between periodic refreshes (1 to 86400); 0 = only on Refresh and \
-                     after actions",
-                )
-                .default_value("30"),
-            )
-            .arg(
-                value(
-                    "sample-ms",
-                    "N",
-                    "The activity window of each scan, in milliseconds (0 to 10000; 0 = not \
-                     sampled)",
-                )
-                .default_value("500"),
-            )
-    })
 }
 
 /// Every page, by name without its section: `pier` first, then `pier-<command>` in the order
@@ -258,11 +213,11 @@ mod tests {
         assert_eq!(names, COMMANDS);
     }
 
-    /// Every option and argument of every command says what it is for, and every command but
-    /// `app` (whose options are `pier-app`'s) ends its help with examples.
+    /// Every option and argument of every command says what it is for, and every command ends
+    /// its help with examples.
     #[test]
     fn every_option_is_described_and_every_command_has_examples() {
-        let cli = with_app_options(super::super::Cli::command());
+        let cli = super::super::Cli::command();
         for command in cli.get_subcommands().filter(|c| !c.is_hide_set()) {
             let name = command.get_name();
             for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
@@ -272,13 +227,11 @@ mod tests {
                     arg.get_id()
                 );
             }
-            if name != "app" {
-                let after = command.get_after_help().map(|s| s.to_string());
-                assert!(
-                    after.is_some_and(|a| a.contains("Examples:\n  pier ")),
-                    "pier {name} has no examples"
-                );
-            }
+            let after = command.get_after_help().map(|s| s.to_string());
+            assert!(
+                after.is_some_and(|a| a.contains("Examples:\n  pier ")),
+                "pier {name} has no examples"
+            );
         }
     }
 
@@ -296,14 +249,14 @@ mod tests {
     #[test]
     fn a_page_is_ascii_with_roff_escapes_for_the_rest() {
         assert_eq!(ascii("pier-scan.1, …"), "pier-scan.1, \\[u2026]");
-        for (name, page) in pages(with_app_options(super::super::Cli::command())) {
+        for (name, page) in pages(super::super::Cli::command()) {
             assert!(page.is_ascii(), "{name}");
         }
     }
 
     #[test]
     fn a_page_opens_with_its_title_and_defines_the_apostrophe_once() {
-        let pages = pages(with_app_options(super::super::Cli::command()));
+        let pages = pages(super::super::Cli::command());
         for (name, page) in &pages {
             let page = String::from_utf8_lossy(page);
             let title = format!(".TH {} 1 ", name.to_uppercase());

@@ -105,3 +105,13 @@ Examples:
   pier doctor                        what works and what does not, one line per check
   pier doctor --json                 one JSON document (docs/doctor-json.md)
   pier doctor --dump ~/pier-dump     also the raw OS buffers of the test process, as fixtures";
+
+/// `pier app --help`.
+pub const APP: &str = "\
+Examples:
+  pier                               the tray app: one card per project, Clean up safely
+  pier --under ~/code                only projects under ~/code (also `pier app --under ~/code`)
+  pier app --refresh 0               refresh only when asked and after actions
+
+The app is its own program, pier-app, beside pier; a CLI-only install has none, and says how to
+add it.";

@@ -71,14 +71,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Start the menu-bar / tray app (what `pier` alone does); `pier app --help` lists its
-    /// options.
-    #[command(disable_help_flag = true)]
-    App {
-        /// Passed to `pier-app` as given.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<std::ffi::OsString>,
-    },
+    /// Start the menu-bar / tray app (what `pier` alone does).
+    #[command(after_help = help::APP)]
+    App(pier_core::front::app_args::AppArgs),
     /// Show dev residue, one card per project, green / yellow / red with the evidence.
     #[command(after_help = help::SCAN)]
     Scan(scan::ScanArgs),
@@ -240,8 +235,8 @@ pub fn main() -> ExitCode {
     };
     pier_core::front::init_logging(None, "warn");
     match command {
-        // The same arguments, as given: `pier-app` parses them itself.
-        Command::App { args } => app::exec_app(args),
+        // Checked here (so `--help` and a wrong value need no app), then passed on as given.
+        Command::App(_) => app::exec_app(app::after_app(raw)),
         Command::Scan(args) => scan::run(args),
         Command::Stop(args) => stop::run(args),
         Command::History(args) => history::history(args),

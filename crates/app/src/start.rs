@@ -3,31 +3,15 @@
 //! may not have), then the event loop. What it says on stderr when it cannot start, and its
 //! exit codes (those of `pier`, `src/cli/exit.rs`), are here.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use clap::{Args, Parser};
-use pier_core::front::{init_logging, numbers, resolve_dirs};
+use clap::Parser;
+use pier_core::front::app_args::AppArgs;
+use pier_core::front::{init_logging, resolve_dirs};
 use pier_core::store::{Store, StoreError};
 use pier_core::words::for_terminal;
 
 use crate::{AppOptions, NotStarted};
-
-/// The options of `pier app`.
-#[derive(Debug, Args)]
-pub struct AppArgs {
-    /// Only projects under DIR (repeatable); also limits "Clean up all safe".
-    #[arg(long, value_name = "DIR")]
-    under: Vec<PathBuf>,
-    /// Seconds between periodic refreshes (1 to 86400); 0 = only on Refresh and after actions.
-    #[arg(long, value_name = "SECS", default_value = "30", value_parser = numbers::refresh)]
-    refresh: Duration,
-    /// The activity window of each scan, in milliseconds (0 to 10000; 0 = not sampled).
-    #[arg(long = "sample-ms", value_name = "N", default_value = "500",
-          value_parser = numbers::scan_sample)]
-    sample: Duration,
-}
 
 /// `pier-app`'s own command line: the options of `pier app`.
 #[derive(Debug, Parser)]
@@ -128,6 +112,8 @@ fn log_to_file(store: &Store) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pier_core::front::numbers;
+    use std::time::Duration;
 
     /// Found by trying: `pier-app --refresh 1e20` said the value must be "zero or more".
     #[test]

@@ -2,9 +2,12 @@
 //! the engine is built for this machine (the probe, the signaller, the exit waiter, the state
 //! folder), which the CLI's commands and the worker's [`crate::worker::SystemEngine`] both
 //! use; the `--under` folders, resolved or refused as a [`DirError`]; logging; and
-//! [`numbers`]: every number the command lines take, parsed into its range. What is printed
+//! [`numbers`]: every number the command lines take, parsed into its range; with the `cli`
+//! feature, `app_args`: the tray app's options. What is printed
 //! and the exit codes are the binaries' own (`src/cli/exit.rs`, `crates/app/src/start.rs`).
 
+#[cfg(feature = "cli")]
+pub mod app_args;
 pub mod numbers;
 
 use std::path::PathBuf;
