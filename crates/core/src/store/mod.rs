@@ -24,7 +24,6 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::OFlags;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -33,8 +32,12 @@ use crate::trust::folder::{Folder, FolderError};
 use crate::trust::read::{self, FileError};
 use crate::trust::{Me, Untrusted};
 
+mod lock;
 #[cfg(test)]
 mod tests;
+
+pub use lock::Lock;
+use lock::Wait;
 
 /// Why the store could not do what was asked. Each says what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -215,14 +218,6 @@ pub struct Listing<T> {
     pub damaged: Vec<StoreError>,
 }
 
-/// An exclusive lock on one name, held until dropped (across processes: `flock`).
-#[derive(Debug)]
-pub struct Lock {
-    /// `None` for a lock of a folder that cannot be written, whose lock file does not exist:
-    /// nobody can hold it, since holding it needs the file.
-    _file: Option<File>,
-}
-
 /// Whether an error says the folder cannot be written (read-only, or not ours to write).
 fn cannot_write(e: &std::io::Error) -> bool {
     matches!(
@@ -241,6 +236,9 @@ pub struct Store {
     records: Option<Folder>,
     /// `None` only in a folder opened for reading that has none yet: every lock is free.
     locks: Option<Folder>,
+    /// False for a folder opened for reading that cannot be written: nothing is created or
+    /// removed in it, lock files included.
+    writes: bool,
 }
 
 /// The folder this platform keeps state in, `PIER_STATE_DIR` first.
@@ -312,6 +310,7 @@ impl Store {
             root,
             records: Some(records),
             locks: Some(locks),
+            writes: true,
         })
     }
 
@@ -335,6 +334,7 @@ impl Store {
                     root,
                     records,
                     locks,
+                    writes: false,
                 })
             }
             opened => opened,
@@ -363,42 +363,13 @@ impl Store {
         Ok((file, path))
     }
 
-    /// The lock file called `name`, opened (created 0600 if new), and its path. In a folder
-    /// that cannot be written it is opened read-only (`flock` needs no write access); `None`
-    /// when it does not exist there.
-    fn lock_file(&self, name: &str) -> Result<Option<(File, PathBuf)>, StoreError> {
-        check_name(name)?;
-        let file = format!("{name}.lock");
-        let path = self.dir.join("locks").join(&file);
-        let Some(locks) = &self.locks else {
-            return Ok(None);
-        };
-        let failed = |e: FileError, path: PathBuf| StoreError::Lock {
-            path,
-            source: file_io(e),
-        };
-        match locks.open_file(&file, OFlags::RDWR | OFlags::CREATE) {
-            Ok(f) => Ok(Some((f, path))),
-            Err(FileError::Io(e)) if cannot_write(&e) => {
-                match locks.open_file(&file, OFlags::RDONLY) {
-                    Ok(f) => Ok(Some((f, path))),
-                    Err(e) if e.is_not_found() => Ok(None),
-                    Err(e) => Err(failed(e, path)),
-                }
-            }
-            Err(e) => Err(failed(e, path)),
-        }
-    }
-
     /// Takes the exclusive lock called `name`, waiting for another holder to let go.
     pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
-        let Some((file, path)) = self.lock_file(name)? else {
-            return Ok(Lock { _file: None });
-        };
-        match file.lock() {
-            Ok(()) => Ok(Lock { _file: Some(file) }),
-            Err(source) => Err(StoreError::Lock { path, source }),
-        }
+        // A blocking take only ends holding the lock, or with an error.
+        self.take(name, Wait::Block)?.ok_or_else(|| StoreError::Lock {
+            path: self.dir.join("locks").join(format!("{name}.lock")),
+            source: std::io::ErrorKind::WouldBlock.into(),
+        })
     }
 
     /// Like [`Store::lock`], but polling every `every` rather than blocking in `flock` (which
@@ -410,35 +381,13 @@ impl Store {
         every: std::time::Duration,
         give_up: &dyn Fn() -> bool,
     ) -> Result<Option<Lock>, StoreError> {
-        let Some((file, path)) = self.lock_file(name)? else {
-            return Ok(Some(Lock { _file: None }));
-        };
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Some(Lock { _file: Some(file) })),
-                Err(std::fs::TryLockError::WouldBlock) => {}
-                Err(std::fs::TryLockError::Error(source)) => {
-                    return Err(StoreError::Lock { path, source })
-                }
-            }
-            if give_up() {
-                return Ok(None);
-            }
-            std::thread::sleep(every);
-        }
+        self.take(name, Wait::Poll(every, give_up))
     }
 
     /// Like [`Store::lock`], but without waiting: `None` when another process holds it. In a
     /// folder that cannot be written, a lock whose file does not exist is free.
     pub fn try_lock(&self, name: &str) -> Result<Option<Lock>, StoreError> {
-        let Some((file, path)) = self.lock_file(name)? else {
-            return Ok(Some(Lock { _file: None }));
-        };
-        match file.try_lock() {
-            Ok(()) => Ok(Some(Lock { _file: Some(file) })),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
-        }
+        self.take(name, Wait::Try)
     }
 
     /// Writes a new record. An existing record — damaged or not — is never replaced: the
