@@ -89,7 +89,10 @@ impl Store {
             let Some(locks) = &self.locks else {
                 return Ok(Some(Lock { held: None }));
             };
-            if !locks.still_names(&opened.name, &opened.file).map_err(failed)? {
+            if !locks
+                .still_names(&opened.name, &opened.file)
+                .map_err(failed)?
+            {
                 continue;
             }
             let remove = (opened.writable && self.writes).then(|| (locks.clone(), opened.name));

@@ -75,7 +75,10 @@ fn a_lock_file_is_removed_when_its_holder_lets_go() {
     let (_d, store) = store();
     let stop = store.lock("stop-7-7").unwrap();
     let record = store.try_lock("record-snap-7-7-1").unwrap().unwrap();
-    assert_eq!(lock_files(&store), ["record-snap-7-7-1.lock", "stop-7-7.lock"]);
+    assert_eq!(
+        lock_files(&store),
+        ["record-snap-7-7-1.lock", "stop-7-7.lock"]
+    );
     drop(record);
     assert_eq!(lock_files(&store), ["stop-7-7.lock"]);
     drop(stop);
