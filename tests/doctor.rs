@@ -432,3 +432,36 @@ mod lies {
         assert_eq!(failed(&r), ["stale_identity", "exit_wait"], "{r:#?}");
     }
 }
+
+/// A state folder that is a file, one under a file, or one whose `records` is a file is the
+/// setup's mistake: one sentence saying what the path is and what to do, never the OS's words,
+/// and the verdict says it is the setup — never "Please report this".
+#[test]
+fn a_state_folder_that_is_a_file_or_under_one_is_the_setups_fault_not_a_bug() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, b"").unwrap();
+    let records_file = dir.path().join("state");
+    std::fs::create_dir(&records_file).unwrap();
+    std::fs::write(records_file.join("records"), b"").unwrap();
+    for state in [file.clone(), file.join("sub"), records_file] {
+        let report = json(&doctor(&state, &["--json"]));
+        let c = check(&report, "state_folder");
+        let detail = c["detail"].as_str().unwrap();
+        assert_eq!(c["setup"], true, "{report:#}");
+        assert!(detail.contains("is a file, not a folder"), "{detail}");
+        assert!(
+            detail.contains("PIER_STATE_DIR"),
+            "says what to do: {detail}"
+        );
+        assert!(!detail.contains("os error"), "{detail}");
+        let out = doctor(&state, &[]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(
+            text.contains("the machine's setup, not a fault in Pier"),
+            "{text}"
+        );
+        assert!(!text.contains("Please report"), "{text}");
+    }
+}

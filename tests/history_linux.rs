@@ -114,7 +114,8 @@ fn the_last_cleanup_restarts_together_shows_its_restarts_and_is_pruned_once_it_r
     assert!(text.contains("  STOPPED  vite in "), "{text}");
 }
 
-/// A record whose stop lock is held is never pruned, even with --all.
+/// A record whose stop lock is held is never pruned, even with --all; a stop leaves no lock
+/// file, and a prune removes one nobody holds.
 #[test]
 fn a_locked_record_is_kept_by_a_prune() {
     if fixtures_cannot_be_orphans("history lock") {
@@ -129,7 +130,14 @@ fn a_locked_record_is_kept_by_a_prune() {
         .to_owned();
     let (code, _) = json(&sb, &["stop", "--json", "--sample-ms", "50", &id]);
     assert_eq!(code, 0);
-    let lock = std::fs::File::open(sb.path().join(format!("state/locks/stop-{id}.lock"))).unwrap();
+    let locks = sb.path().join("state/locks");
+    assert_eq!(
+        std::fs::read_dir(&locks).unwrap().count(),
+        0,
+        "the stop and its record updates left no lock file"
+    );
+    // Another stop of it, as one from before lock files were removed would leave its file.
+    let lock = std::fs::File::create(locks.join(format!("stop-{id}.lock"))).unwrap();
     lock.lock().unwrap();
     let (_, pruned) = json(&sb, &["history", "--prune", "--all", "--json"]);
     assert!(
@@ -140,7 +148,12 @@ fn a_locked_record_is_kept_by_a_prune() {
         .as_str()
         .unwrap()
         .contains("stop lock is held"));
+    assert_eq!(pruned["locks_removed"], 0, "a held lock stays: {pruned:#}");
     drop(lock);
+    // And one left by a stop of an id that named nothing, by a Pier from before.
+    std::fs::File::create(locks.join("stop-1-2.lock")).unwrap();
     let (_, pruned) = json(&sb, &["history", "--prune", "--all", "--json"]);
     assert_eq!(pruned["removed"].as_array().unwrap().len(), 1, "{pruned:#}");
+    assert_eq!(pruned["locks_removed"], 1, "the mistyped id's: {pruned:#}");
+    assert_eq!(std::fs::read_dir(&locks).unwrap().count(), 0);
 }

@@ -112,7 +112,7 @@ fn a_read_only_state_folder_is_a_sentence_and_no_signal() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("state folder") && err.contains("Read-only file system"),
+        err.contains("state folder") && err.to_lowercase().contains("read-only file system"),
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");

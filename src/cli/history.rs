@@ -50,6 +50,8 @@ struct PruneDocument<'a> {
     /// Removed by expiry in the same read, before the prune.
     expired: &'a [String],
     kept: Vec<Kept<'a>>,
+    /// Lock files nobody held, removed.
+    locks_removed: usize,
 }
 
 #[derive(Serialize)]
@@ -129,6 +131,7 @@ fn print_pruned(
                 .iter()
                 .map(|(snapshot, why)| Kept { snapshot, why })
                 .collect(),
+            locks_removed: p.locks,
         };
         return super::print_json(&doc);
     }
@@ -164,6 +167,9 @@ fn print_pruned(
             out,
             "; {stay} can still be restarted and stay (--all removes them too)"
         );
+    }
+    if p.locks > 0 {
+        let _ = write!(out, "; {} unused lock file(s) removed", p.locks);
     }
     out.push('\n');
     print(out.as_bytes())

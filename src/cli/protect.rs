@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{print, usage, EXIT_FAILED};
 use pier_core::config;
 use pier_core::front::{resolve_dir, DirError};
-use pier_core::model::protect::{Protect, ProtectList};
+use pier_core::model::protect::ProtectList;
 use pier_core::model::SCHEMA_VERSION;
 use pier_core::words::for_terminal;
 
@@ -70,15 +70,18 @@ pub fn run(args: ProtectArgs) -> ExitCode {
         Err(why) => return usage(&why.to_string()),
     };
     // A list that cannot be read is never written over: it is the user's.
-    let list = match config::read_protect(&path) {
-        Protect::List(list) => list,
-        Protect::Unreadable(why) => {
+    let list = match config::read_list(&path) {
+        Ok(list) => list,
+        Err(why) => {
             let changing = matches!(args.action, Some(Action::Add(_) | Action::Remove(_)));
-            let tail = match changing {
-                true => "; nothing was changed",
-                false => "; fix it or remove it (until then Pier offers nothing)",
+            // A folder the setup keeps Pier from using says itself what to do.
+            let setup = matches!(why, config::ProtectError::Setup(_));
+            let tail = match (changing, setup) {
+                (true, _) => "; nothing was changed",
+                (false, true) => "; until then Pier offers nothing",
+                (false, false) => "; fix it or remove it (until then Pier offers nothing)",
             };
-            eprintln!("pier: {}{tail}", for_terminal(&why));
+            eprintln!("pier: {}{tail}", for_terminal(&why.to_string()));
             return ExitCode::from(EXIT_FAILED);
         }
     };

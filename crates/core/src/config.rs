@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::protect::{Protect, ProtectList};
 use crate::trust::folder::Folder;
+use crate::trust::setup::{Problem, SetupError, Which};
 use crate::trust::{check_path, read, Me, Untrusted};
 
 /// The protect list's file name in the configuration folder.
@@ -69,6 +70,11 @@ pub enum ProtectError {
         /// Why.
         why: Unwritable,
     },
+    /// The configuration folder is not one Pier can use as the machine is set up (a file in
+    /// its place or on its path, a folder the user may not make or open): what it is and what
+    /// to do.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
     /// The list could not be put in TOML.
     #[error("{0}")]
     Toml(#[from] toml::ser::Error),
@@ -199,8 +205,36 @@ fn resolve(path: &Path) -> Result<Option<PathBuf>, Unresolved> {
         }),
         Ok(checked) => Ok(Some(checked.resolved)),
         Err(Untrusted::Missing { .. }) if path.symlink_metadata().is_err() => Ok(None),
-        Err(e @ Untrusted::Unreadable { .. }) => Err(Unresolved::Unchecked(e)),
+        Err(
+            e @ (Untrusted::Unreadable { .. }
+            | Untrusted::NotFolder { .. }
+            | Untrusted::Closed { .. }),
+        ) => Err(Unresolved::Unchecked(e)),
         Err(e) => Err(Unresolved::Unsafe(e)),
+    }
+}
+
+/// The configuration folder's setup, when that is why the list at `list` could not be reached:
+/// a file on its path, a folder the user may not look into. Anything else is the list's own.
+fn setup(list: &Path, why: Unresolved) -> Result<ProtectError, Unresolved> {
+    let problem = match why {
+        Unresolved::Unchecked(Untrusted::NotFolder { path }) => Problem::not_folder(path),
+        Unresolved::Unchecked(Untrusted::Closed { path }) => Problem::CannotOpen { at: path },
+        why => return Err(why),
+    };
+    Ok(ProtectError::Setup(config_setup(
+        list.parent().unwrap_or(list),
+        problem,
+    )))
+}
+
+/// The configuration folder `folder`'s `problem`, named as the user named the folder.
+fn config_setup(folder: &Path, problem: Problem) -> SetupError {
+    SetupError {
+        which: Which::Config,
+        named: Which::Config.named(),
+        folder: folder.to_path_buf(),
+        problem,
     }
 }
 
@@ -225,7 +259,7 @@ pub fn read_list(path: &Path) -> Result<ProtectList, ProtectError> {
     let real = match resolve(path) {
         Ok(Some(real)) => real,
         Ok(None) => return Ok(ProtectList::default()),
-        Err(why) => return Err(unreadable(why.into())),
+        Err(why) => return Err(setup(path, why).unwrap_or_else(|why| unreadable(why.into()))),
     };
     let text = match read::regular(&real, read::CONFIG) {
         Ok(bytes) => String::from_utf8(bytes).map_err(|_| unreadable(Unreadable::NotUtf8))?,
@@ -275,17 +309,22 @@ pub fn write_protect(path: &Path, list: &ProtectList) -> Result<(), ProtectError
         path: path.to_path_buf(),
         why,
     };
+    let unresolved = |e| setup(path, e).unwrap_or_else(|e| fail(e.into()));
     // A list kept as a link is written where the link leads, so the link stays.
-    let real = resolve(path).map_err(|e| fail(e.into()))?;
+    let real = resolve(path).map_err(unresolved)?;
     let path = real.as_deref().unwrap_or(path);
     let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
         return Err(fail(Unwritable::NoFile));
     };
-    let dir = match resolve(dir).map_err(|e| fail(e.into()))? {
+    let dir = match resolve(dir).map_err(unresolved)? {
         Some(real) => real,
         None => dir.to_path_buf(),
     };
-    let folder = Folder::open(&dir, Me::current(), true).map_err(|e| fail(e.into()))?;
+    let folder =
+        Folder::open(&dir, Me::current(), true).map_err(|e| match Problem::of(&dir, e) {
+            Ok(problem) => ProtectError::Setup(config_setup(&dir, problem)),
+            Err(e) => fail(e.into()),
+        })?;
     let body = toml::to_string(list)?;
     let (mut f, tmp) = folder.create_temp(name).map_err(|e| fail(e.into()))?;
     let written = f

@@ -139,6 +139,10 @@ fn state_folder(t: &mut Tally, dir: Option<&std::path::Path>) {
     };
     use std::os::unix::fs::PermissionsExt as _;
     let dir = store.folder().to_path_buf();
+    match store.try_write() {
+        Err(e) if e.is_setup() => return t.setup_fault("state_folder", e),
+        _ => {}
+    }
     let checked = std::fs::metadata(&dir)
         .map_err(|source| Fault::Io {
             path: dir.clone(),

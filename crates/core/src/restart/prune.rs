@@ -7,6 +7,8 @@
 //!   restarted — it sent nothing, or was partial, refused or failed — goes once it is older
 //!   than [`EXPIRY`].
 //!
+//! `--prune` also removes every lock file nobody holds (`Store::remove_free_locks`).
+//!
 //! Never removed, whatever was asked: a damaged record (it is not even listed), an unfinished
 //! one (Pier ended mid-stop and no read could settle it yet), one whose stop lock is held (a
 //! stop or a read of it is under way), another user's. Each kept one says why.
@@ -40,6 +42,8 @@ pub struct Pruned {
     pub removed: Vec<String>,
     /// The records it would have removed but kept, each with why.
     pub kept: Vec<(String, String)>,
+    /// How many lock files nobody held it removed (`--prune` only, not expiry).
+    pub locks: usize,
 }
 
 /// Whether `e` goes under `what`: `Ok` to remove, `Err(why)` to keep it, `None` when it is
@@ -105,6 +109,14 @@ pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
                 Ok(()) => out.removed.push(e.snapshot.clone()),
                 Err(why) => out.kept.push((e.snapshot.clone(), why.to_string())),
             },
+        }
+    }
+    // Asked for, not at expiry: lock files left by a Pier that was killed, or by one from
+    // before locks were removed by their holders. A held one is never removed.
+    if !matches!(what, Prune::Expired(_)) {
+        match store.remove_free_locks() {
+            Ok(n) => out.locks = n,
+            Err(e) => tracing::warn!("lock files not pruned: {e}"),
         }
     }
     out

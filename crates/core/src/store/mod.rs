@@ -24,17 +24,21 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::OFlags;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::probe::Identity;
 use crate::trust::folder::{Folder, FolderError};
 use crate::trust::read::{self, FileError};
-use crate::trust::{Me, Untrusted};
+use crate::trust::setup::{Named, Problem, SetupError, Which};
+use crate::trust::Me;
 
+mod lock;
 #[cfg(test)]
 mod tests;
+
+pub use lock::Lock;
+use lock::Wait;
 
 /// Why the store could not do what was asked. Each says what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -130,29 +134,11 @@ pub enum StoreError {
     /// letters, digits, `-`, `_` and `.`: names become file names.
     #[error("{0:?} is not a valid record name (letters, digits, '-', '_' and '.' only)")]
     BadName(String),
-    /// The state folder, or one of its subfolders, is a symbolic link.
-    #[error("Pier's state folder {path} is a symbolic link; snapshots hold secrets, so Pier keeps them only in a real folder: point PIER_STATE_DIR at the folder itself")]
-    SymlinkFolder {
-        /// The link.
-        path: PathBuf,
-    },
-    /// The state folder, or one of its subfolders, belongs to another user.
-    #[error("Pier's state folder {path} belongs to uid {uid}, not to you; Pier keeps your snapshots only in a folder of yours")]
-    ForeignFolder {
-        /// The folder.
-        path: PathBuf,
-        /// Its owner's uid.
-        uid: u32,
-    },
-    /// The state folder, or a folder on its path, is one another user could change: it is
-    /// refused, and left as it is.
-    #[error("Pier's state folder {path} is not safe: {why}. It holds secrets and the commands a restart runs, so Pier uses it only where no other user can change it, and changed nothing: point PIER_STATE_DIR at a folder only you can write (or unset it for the default)")]
-    UnsafeFolder {
-        /// The folder.
-        path: PathBuf,
-        /// Why: which folder on the way, and who could change it.
-        why: Untrusted,
-    },
+    /// The state folder, one of its subfolders or a folder on its path is not one Pier can
+    /// use as the machine is set up (a file in its place, a link, another user's, one others
+    /// can write, one the user may not make): its sentence says what it is and what to do.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
     /// A record, lock or log that is not a regular file (a link, a FIFO, a device): never
     /// opened for reading or writing, and left as it is.
     #[error("{} is {what}, not a file Pier wrote; it was left as it is", .path.display())]
@@ -177,15 +163,17 @@ impl StoreError {
     /// else may write it — rather than a record or a fault of Pier's: its sentence says what
     /// to do (`pier doctor` says so).
     pub fn is_setup(&self) -> bool {
+        if let StoreError::Write { source, .. } = self {
+            // A folder the user may not write, or a read-only disk.
+            return cannot_write(source);
+        }
         matches!(
             self,
             StoreError::NoFolder
                 | StoreError::EmptyStateDir
                 | StoreError::RelativeStateDir(_)
                 | StoreError::Folder { .. }
-                | StoreError::SymlinkFolder { .. }
-                | StoreError::ForeignFolder { .. }
-                | StoreError::UnsafeFolder { .. }
+                | StoreError::Setup(_)
         )
     }
 }
@@ -215,14 +203,6 @@ pub struct Listing<T> {
     pub damaged: Vec<StoreError>,
 }
 
-/// An exclusive lock on one name, held until dropped (across processes: `flock`).
-#[derive(Debug)]
-pub struct Lock {
-    /// `None` for a lock of a folder that cannot be written, whose lock file does not exist:
-    /// nobody can hold it, since holding it needs the file.
-    _file: Option<File>,
-}
-
 /// Whether an error says the folder cannot be written (read-only, or not ours to write).
 fn cannot_write(e: &std::io::Error) -> bool {
     matches!(
@@ -236,11 +216,16 @@ fn cannot_write(e: &std::io::Error) -> bool {
 pub struct Store {
     /// Its path, for sentences.
     dir: PathBuf,
+    /// Where its path came from, for what a sentence says to do.
+    named: Named,
     root: Folder,
     /// `None` only in a folder opened for reading that has none yet.
     records: Option<Folder>,
     /// `None` only in a folder opened for reading that has none yet: every lock is free.
     locks: Option<Folder>,
+    /// False for a folder opened for reading that cannot be written: nothing is created or
+    /// removed in it, lock files included.
+    writes: bool,
 }
 
 /// The folder this platform keeps state in, `PIER_STATE_DIR` first.
@@ -288,7 +273,7 @@ fn check_name(name: &str) -> Result<(), StoreError> {
 impl Store {
     /// Opens the platform's state folder (creating it, mode 0700).
     pub fn open() -> Result<Self, StoreError> {
-        Self::open_at(default_folder()?)
+        Self::open_named(default_folder()?, Which::State.named())
     }
 
     /// Opens `dir` as the state folder, with its `records` and `locks` subfolders (each
@@ -299,19 +284,24 @@ impl Store {
     /// could hand the snapshots' secrets, and the argv a restart runs, to someone else. A
     /// folder Pier did not create is never changed: a refused one is named, with what to do.
     pub fn open_at(dir: impl Into<PathBuf>) -> Result<Self, StoreError> {
+        Self::open_named(dir, Named::Variable)
+    }
+
+    /// [`Store::open_at`], its path named as `named` says (for what a sentence says to do).
+    fn open_named(dir: impl Into<PathBuf>, named: Named) -> Result<Self, StoreError> {
         let dir = absolute(dir.into())?;
         let me = Me::current();
-        let root = Folder::open(&dir, me, true).map_err(|e| folder_error(&dir, e))?;
-        let sub = |name| {
-            root.sub(name, me, true)
-                .map_err(|e| folder_error(&dir.join(name), e))
-        };
+        let failed = |e| folder_error(&dir, named, e);
+        let root = Folder::open(&dir, me, true).map_err(failed)?;
+        let sub = |name| root.sub(name, me, true).map_err(failed);
         let (records, locks) = (sub("records")?, sub("locks")?);
         Ok(Self {
+            named,
             dir,
             root,
             records: Some(records),
             locks: Some(locks),
+            writes: true,
         })
     }
 
@@ -320,21 +310,25 @@ impl Store {
     /// created or changed in it. Writes to it then fail, each with its own sentence.
     pub fn open_for_reading() -> Result<Self, StoreError> {
         let dir = absolute(default_folder()?)?;
-        match Self::open_at(&dir) {
-            Err(StoreError::Folder { source, .. }) if cannot_write(&source) && dir.is_dir() => {
+        let named = Which::State.named();
+        match Self::open_named(&dir, named) {
+            Err(StoreError::Setup(e)) if e.cannot_write() && dir.is_dir() => {
                 let me = Me::current();
-                let root = Folder::open(&dir, me, false).map_err(|e| folder_error(&dir, e))?;
+                let failed = |e| folder_error(&dir, named, e);
+                let root = Folder::open(&dir, me, false).map_err(failed)?;
                 let sub = |name| match root.sub(name, me, false) {
                     Ok(f) => Ok(Some(f)),
                     Err(e) if e.is_not_found() => Ok(None),
-                    Err(e) => Err(folder_error(&dir.join(name), e)),
+                    Err(e) => Err(failed(e)),
                 };
                 let (records, locks) = (sub("records")?, sub("locks")?);
                 Ok(Self {
+                    named,
                     dir,
                     root,
                     records,
                     locks,
+                    writes: false,
                 })
             }
             opened => opened,
@@ -363,42 +357,14 @@ impl Store {
         Ok((file, path))
     }
 
-    /// The lock file called `name`, opened (created 0600 if new), and its path. In a folder
-    /// that cannot be written it is opened read-only (`flock` needs no write access); `None`
-    /// when it does not exist there.
-    fn lock_file(&self, name: &str) -> Result<Option<(File, PathBuf)>, StoreError> {
-        check_name(name)?;
-        let file = format!("{name}.lock");
-        let path = self.dir.join("locks").join(&file);
-        let Some(locks) = &self.locks else {
-            return Ok(None);
-        };
-        let failed = |e: FileError, path: PathBuf| StoreError::Lock {
-            path,
-            source: file_io(e),
-        };
-        match locks.open_file(&file, OFlags::RDWR | OFlags::CREATE) {
-            Ok(f) => Ok(Some((f, path))),
-            Err(FileError::Io(e)) if cannot_write(&e) => {
-                match locks.open_file(&file, OFlags::RDONLY) {
-                    Ok(f) => Ok(Some((f, path))),
-                    Err(e) if e.is_not_found() => Ok(None),
-                    Err(e) => Err(failed(e, path)),
-                }
-            }
-            Err(e) => Err(failed(e, path)),
-        }
-    }
-
     /// Takes the exclusive lock called `name`, waiting for another holder to let go.
     pub fn lock(&self, name: &str) -> Result<Lock, StoreError> {
-        let Some((file, path)) = self.lock_file(name)? else {
-            return Ok(Lock { _file: None });
-        };
-        match file.lock() {
-            Ok(()) => Ok(Lock { _file: Some(file) }),
-            Err(source) => Err(StoreError::Lock { path, source }),
-        }
+        // A blocking take only ends holding the lock, or with an error.
+        self.take(name, Wait::Block)?
+            .ok_or_else(|| StoreError::Lock {
+                path: self.dir.join("locks").join(format!("{name}.lock")),
+                source: std::io::ErrorKind::WouldBlock.into(),
+            })
     }
 
     /// Like [`Store::lock`], but polling every `every` rather than blocking in `flock` (which
@@ -410,35 +376,13 @@ impl Store {
         every: std::time::Duration,
         give_up: &dyn Fn() -> bool,
     ) -> Result<Option<Lock>, StoreError> {
-        let Some((file, path)) = self.lock_file(name)? else {
-            return Ok(Some(Lock { _file: None }));
-        };
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Some(Lock { _file: Some(file) })),
-                Err(std::fs::TryLockError::WouldBlock) => {}
-                Err(std::fs::TryLockError::Error(source)) => {
-                    return Err(StoreError::Lock { path, source })
-                }
-            }
-            if give_up() {
-                return Ok(None);
-            }
-            std::thread::sleep(every);
-        }
+        self.take(name, Wait::Poll(every, give_up))
     }
 
     /// Like [`Store::lock`], but without waiting: `None` when another process holds it. In a
     /// folder that cannot be written, a lock whose file does not exist is free.
     pub fn try_lock(&self, name: &str) -> Result<Option<Lock>, StoreError> {
-        let Some((file, path)) = self.lock_file(name)? else {
-            return Ok(Some(Lock { _file: None }));
-        };
-        match file.try_lock() {
-            Ok(()) => Ok(Some(Lock { _file: Some(file) })),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
-        }
+        self.take(name, Wait::Try)
     }
 
     /// Writes a new record. An existing record — damaged or not — is never replaced: the
@@ -672,7 +616,7 @@ impl Store {
         let logs = self
             .root
             .sub("logs", Me::current(), true)
-            .map_err(|e| folder_error(&self.dir.join("logs"), e))?;
+            .map_err(|e| folder_error(&self.dir, self.named, e))?;
         let log = logs.append(file).map_err(|e| match e {
             FileError::NotRegular(what) => StoreError::NotAFile {
                 path: path.clone(),
@@ -705,7 +649,7 @@ impl Store {
         let logs = match self.root.sub("logs", Me::current(), false) {
             Ok(logs) => logs,
             Err(e) if e.is_not_found() => return Ok(()),
-            Err(e) => return Err(folder_error(&self.dir.join("logs"), e)),
+            Err(e) => return Err(folder_error(&self.dir, self.named, e)),
         };
         match logs.unlink(file.as_ref()) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -739,33 +683,25 @@ fn absolute(dir: PathBuf) -> Result<PathBuf, StoreError> {
     std::path::absolute(&dir).map_err(|source| StoreError::Folder { path: dir, source })
 }
 
-/// A folder of the state folder's that could not be held, as the store says it.
-fn folder_error(path: &Path, e: FolderError) -> StoreError {
-    let path = path.to_path_buf();
-    match e {
-        FolderError::Link(path) => StoreError::SymlinkFolder { path },
-        FolderError::Untrusted(Untrusted::Owner { path: at, uid }) if at == path => {
-            StoreError::ForeignFolder { path, uid }
-        }
-        // Not a judgement on the folder: something on its path could not be looked at.
-        FolderError::Untrusted(why @ Untrusted::Unreadable { .. }) => StoreError::Folder {
-            path,
-            source: std::io::Error::other(why.to_string()),
+/// A folder of the state folder `root`'s (it, a subfolder, a folder on its path) that could
+/// not be held, as the store says it: the setup's, with what to do, or the OS's error.
+fn folder_error(root: &Path, named: Named, e: FolderError) -> StoreError {
+    let os = |at: PathBuf, source: std::io::Error| StoreError::Folder {
+        path: root.to_path_buf(),
+        source: match at == root {
+            true => source,
+            false => std::io::Error::new(source.kind(), format!("{}: {source}", at.display())),
         },
-        FolderError::Untrusted(why) => StoreError::UnsafeFolder { path, why },
-        FolderError::NotFolder(at) => StoreError::Folder {
-            path,
-            source: std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                format!("{} is not a folder", at.display()),
-            ),
-        },
-        // The OS's error, with the folder it was about when that is not the state folder.
-        FolderError::Io { path: at, source } if at != path => StoreError::Folder {
-            path,
-            source: std::io::Error::new(source.kind(), format!("{}: {source}", at.display())),
-        },
-        FolderError::Io { source, .. } => StoreError::Folder { path, source },
+    };
+    match Problem::of(root, e) {
+        Ok(problem) => StoreError::Setup(SetupError {
+            which: Which::State,
+            named,
+            folder: root.to_path_buf(),
+            problem,
+        }),
+        Err(FolderError::Io { path, source }) => os(path, source),
+        Err(other) => os(root.to_path_buf(), std::io::Error::other(other.to_string())),
     }
 }
 

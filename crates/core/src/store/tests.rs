@@ -7,6 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use serde::{Deserialize, Serialize};
 
 use super::*;
+use crate::trust::Untrusted;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Rec {
@@ -370,7 +371,10 @@ fn a_state_folder_that_is_a_link_or_another_users_is_refused() {
     std::os::unix::fs::symlink(&real, &link).unwrap();
     assert!(matches!(
         Store::open_at(&link),
-        Err(StoreError::SymlinkFolder { .. })
+        Err(StoreError::Setup(SetupError {
+            problem: Problem::Link { .. },
+            ..
+        }))
     ));
     // A records folder that is a link is refused too.
     let outer = dir.path().join("outer");
@@ -378,14 +382,20 @@ fn a_state_folder_that_is_a_link_or_another_users_is_refused() {
     std::os::unix::fs::symlink(&real, outer.join("records")).unwrap();
     assert!(matches!(
         Store::open_at(&outer),
-        Err(StoreError::SymlinkFolder { .. })
+        Err(StoreError::Setup(SetupError {
+            problem: Problem::Link { .. },
+            ..
+        }))
     ));
     let theirs = dir.path().join("theirs");
     fs::create_dir(&theirs).unwrap();
     if std::os::unix::fs::chown(&theirs, Some(65534), None).is_ok() {
         assert!(matches!(
             Store::open_at(&theirs),
-            Err(StoreError::ForeignFolder { uid: 65534, .. })
+            Err(StoreError::Setup(SetupError {
+                problem: Problem::Foreign { uid: 65534, .. },
+                ..
+            }))
         ));
     }
 }
@@ -441,10 +451,10 @@ fn a_state_folder_others_can_write_is_refused_and_never_changed() {
     fs::create_dir(&state).unwrap();
     fs::set_permissions(&state, fs::Permissions::from_mode(0o1777)).unwrap();
     match Store::open_at(&state) {
-        Err(StoreError::UnsafeFolder {
-            why: Untrusted::Others { .. },
+        Err(StoreError::Setup(SetupError {
+            problem: Problem::Unsafe(Untrusted::Others { .. }),
             ..
-        }) => {}
+        })) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(mode(&state), 0o777);
@@ -462,7 +472,10 @@ fn a_state_folder_others_can_write_is_refused_and_never_changed() {
     std::os::unix::fs::symlink(&elsewhere, state.join("logs")).unwrap();
     assert!(matches!(
         s.open_log("snap-x.log"),
-        Err(StoreError::SymlinkFolder { .. })
+        Err(StoreError::Setup(SetupError {
+            problem: Problem::Link { .. },
+            ..
+        }))
     ));
     assert_eq!(
         mode(&elsewhere),
@@ -509,17 +522,63 @@ fn each_store_error_reads_as_a_sentence() {
         "the record /s/records/snap-1.json belongs to uid 65534, not to you; Pier neither \
          trusts nor changes it, and left it as it is"
     );
-    let open = StoreError::UnsafeFolder {
-        path: "/tmp/s".into(),
-        why: Untrusted::Others {
+    let open = StoreError::Setup(SetupError {
+        which: Which::State,
+        named: Named::Variable,
+        folder: "/tmp/s".into(),
+        problem: Problem::Unsafe(Untrusted::Others {
             path: "/tmp/s".into(),
-        },
-    };
+        }),
+    });
     assert_eq!(
         open.to_string(),
-        "Pier's state folder /tmp/s is not safe: /tmp/s can be written by other users. It \
-         holds secrets and the commands a restart runs, so Pier uses it only where no other \
-         user can change it, and changed nothing: point PIER_STATE_DIR at a folder only you \
-         can write (or unset it for the default)"
+        "Pier's state folder /tmp/s (PIER_STATE_DIR) is not safe: /tmp/s can be written by \
+         other users; Pier uses its folders only where no other user can change them, and \
+         changed nothing: remove the others' write access, or point PIER_STATE_DIR at a \
+         folder of your own"
     );
+}
+
+/// What the setup gets wrong is the user's to fix: one sentence that says what the path is —
+/// a file where a folder goes, or a file on its path — and what to do, never the OS's "Not a
+/// directory (os error 20)" or "File exists (os error 17)"; and `pier doctor` calls it the
+/// setup's.
+#[test]
+fn a_file_where_a_state_folder_goes_or_on_its_path_is_one_sentence_of_the_setups() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    fs::write(&file, b"").unwrap();
+    let said = |e: StoreError| {
+        let text = e.to_string();
+        assert!(e.is_setup(), "{text}");
+        assert!(!text.contains("os error"), "{text}");
+        assert!(text.contains("PIER_STATE_DIR"), "{text}");
+        text
+    };
+    let text = said(Store::open_at(&file).unwrap_err());
+    assert!(
+        text.contains(") is a file, not a folder; move it away"),
+        "{text}"
+    );
+    let text = said(Store::open_at(file.join("sub")).unwrap_err());
+    assert!(
+        text.contains(&format!("cannot be used: {} is a file", file.display())),
+        "{text}"
+    );
+    // A subfolder that is a file: `records`, `locks` when opening, `logs` at a restart.
+    for sub in ["records", "locks"] {
+        let state = dir.path().join(format!("with-{sub}"));
+        fs::create_dir(&state).unwrap();
+        fs::write(state.join(sub), b"").unwrap();
+        let text = said(Store::open_at(&state).unwrap_err());
+        assert!(
+            text.contains(&format!("{sub} is a file, not a folder")),
+            "{text}"
+        );
+    }
+    let state = dir.path().join("with-logs");
+    let s = Store::open_at(&state).unwrap();
+    fs::write(state.join("logs"), b"").unwrap();
+    let text = said(s.open_log("snap-1.log").unwrap_err());
+    assert!(text.contains("logs is a file, not a folder"), "{text}");
 }

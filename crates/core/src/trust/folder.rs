@@ -225,6 +225,17 @@ impl Folder {
         )?)
     }
 
+    /// Whether `name` in it is still `file` (the same inode on the same device), looked at
+    /// without following a link: `false` when it is gone or is another file now.
+    pub fn still_names(&self, name: &str, file: &File) -> std::io::Result<bool> {
+        let held = rustix::fs::fstat(file)?;
+        match rustix::fs::statat(&*self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(now) => Ok(now.st_dev == held.st_dev && now.st_ino == held.st_ino),
+            Err(Errno::NOENT) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Removes the file `name`.
     pub fn unlink(&self, name: &OsStr) -> std::io::Result<()> {
         Ok(rustix::fs::unlinkat(&*self.fd, name, AtFlags::empty())?)

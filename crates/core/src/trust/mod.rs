@@ -15,6 +15,7 @@
 
 pub mod folder;
 pub mod read;
+pub mod setup;
 
 use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
@@ -216,7 +217,19 @@ pub enum Untrusted {
         /// The path.
         path: PathBuf,
     },
-    /// Could not be read (a folder without search permission, an I/O error).
+    /// A part of the path that is not a folder (a file, a FIFO) with more of the path below it.
+    #[error("{} is not a folder", .path.display())]
+    NotFolder {
+        /// The part that is not a folder.
+        path: PathBuf,
+    },
+    /// A folder on the path the user may not look into (no search permission).
+    #[error("you may not look into {}", .path.display())]
+    Closed {
+        /// The folder.
+        path: PathBuf,
+    },
+    /// Could not be read (an I/O error).
     #[error("{} could not be checked: {why}", .path.display())]
     Unreadable {
         /// The entry.
@@ -236,6 +249,8 @@ impl Untrusted {
             | Untrusted::Acl { path }
             | Untrusted::Missing { path }
             | Untrusted::Links { path }
+            | Untrusted::NotFolder { path }
+            | Untrusted::Closed { path }
             | Untrusted::Unreadable { path, .. } => path,
         }
     }
@@ -342,6 +357,10 @@ pub fn walk(path: &Path, me: &Me, follow_last: bool, missing_ok: bool) -> Result
             cur_e = present(&cur)?;
             continue;
         }
+        // Nothing is below a file: say what it is, not the OS's "not a directory".
+        if matches!(cur_e.kind, Kind::File | Kind::Other) {
+            return Err(Untrusted::NotFolder { path: cur });
+        }
         let next = cur.join(&part);
         let Some(next_e) = lstat(&next)? else {
             if !missing_ok {
@@ -388,6 +407,9 @@ fn lstat(p: &Path) -> Result<Option<Entry>, Untrusted> {
     match Entry::at(p) {
         Ok(e) => Ok(Some(e)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(Untrusted::Closed {
+            path: p.parent().unwrap_or(p).to_path_buf(),
+        }),
         Err(e) => Err(Untrusted::Unreadable {
             path: p.to_path_buf(),
             why: e.to_string(),
