@@ -1,6 +1,8 @@
 //! `pier stop ID...`, `pier stop --project PATH`, `pier stop --all-green [--under DIR]`.
 //! A batch goes on past a resource that is refused or fails, and reports each.
 
+mod ask;
+mod meant;
 mod text;
 
 use std::io::IsTerminal as _;
@@ -147,11 +149,24 @@ struct StopDocument<'a> {
 
 /// Runs `pier stop`: the flags checked, the engine opened, the resources chosen, each stopped
 /// in turn (a refusal never stops the batch), the reports printed, the exit code.
-pub fn run(args: StopArgs) -> ExitCode {
+pub fn run(mut args: StopArgs) -> ExitCode {
+    let t = Thresholds {
+        cpu_percent: args.cpu_threshold,
+        io_bytes_per_second: args.io_threshold,
+    };
+    if let Some(code) = meant::refuse_malformed(&args.ids, probe::system_probe().as_ref(), t) {
+        return code;
+    }
     let mut opts = match stop_options(&args) {
         Ok(opts) => opts,
         Err(code) => return code,
     };
+    // Asked before Ctrl-C is caught: at the question, Ctrl-C ends Pier, which has done nothing.
+    match ask::bare_number(&args, probe::system_probe().as_ref(), t) {
+        Ok(Some(id)) => args.ids = vec![id],
+        Ok(None) => {}
+        Err(code) => return code,
+    }
     // From here on, Ctrl-C, a kill or a closed terminal interrupt the stop at its seams
     // rather than kill Pier mid-stop (docs/design.md §3.10).
     if let Err(e) = interrupt::catch() {
@@ -304,7 +319,14 @@ pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
             "say what to stop: resource ids, :PORT, --project PATH, or --all-green",
         ));
     }
-    super::check_resource_ids(&args.ids)?;
+    // A bare number is asked about (`ask.rs`), never taken as an id.
+    let named: Vec<String> = args
+        .ids
+        .iter()
+        .filter(|a| !ask::is_bare_number(a))
+        .cloned()
+        .collect();
+    super::check_resource_ids(&named)?;
     if let Some(why) = misplaced_flag(args) {
         return Err(usage(why));
     }
