@@ -113,7 +113,10 @@ mod tests {
     use crate::model::examples::{project, resource};
 
     fn scan_of(ids: &[&str]) -> Scan {
-        let resources = ids.iter().map(|id| resource(id, Level::Green, 3000)).collect();
+        let resources = ids
+            .iter()
+            .map(|id| resource(id, Level::Green, 3000))
+            .collect();
         Scan {
             schema: 1,
             generation: 1,
