@@ -223,7 +223,7 @@ fn a_mistyped_id_names_the_one_it_may_have_meant() {
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        said.contains("is not a resource id") && said.contains(&format!("did you mean {id}?")),
+        said.contains("is not a resource id") && said.contains(&format!("Did you mean {id}?")),
         "{said}"
     );
     // Words only: nothing was stopped.

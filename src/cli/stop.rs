@@ -39,6 +39,7 @@ use text::{ending_text, ports_text, report_text, text, Status};
 pub struct StopArgs {
     /// Resource ids (`<root pid>-<root start time>`) or container card ids (`container-<12 hex
     /// digits>`), as `pier scan` shows them; or `:PORT`, the one resource that listens on it.
+    /// Each is done once. A bare number (a pid or a port) is asked about on a terminal, alone.
     #[arg(value_name = "ID|:PORT")]
     ids: Vec<String>,
     /// Stop every resource of the project at PATH (only green ones are stopped).

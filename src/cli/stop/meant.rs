@@ -35,7 +35,9 @@ pub(super) fn refuse_malformed(
         &pier_core::diagnose::project::marker_on_disk,
     );
     if let Some(s) = scan.ok().and_then(|scan| suggest::did_you_mean(&scan, bad)) {
-        why = format!("{why} {}", pier_core::words::did_you_mean(&s));
+        let mut meant = pier_core::words::did_you_mean(&s);
+        meant[..1].make_ascii_uppercase();
+        why = format!("{why} {meant}");
     }
     Some(usage(&why))
 }

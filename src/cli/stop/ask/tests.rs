@@ -130,7 +130,7 @@ fn the_refusal_names_the_commands_to_type() {
         "{text}"
     );
     assert!(text.contains("pid 6989 is `sleep 100`, not part of anything Pier would stop"));
-    assert!(text.ends_with("— `pier stop :6989`"), "{text}");
+    assert!(text.ends_with("— green: `pier stop :6989`"), "{text}");
     let none = Meaning {
         number: "99999".into(),
         pid: PidMeaning::Nobody,

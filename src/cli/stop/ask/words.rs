@@ -45,13 +45,12 @@ pub(super) fn not_asked(why: NotAsked, meanings: &[Meaning]) -> String {
     };
     let mut out = format!("{head}. Give the id you mean:");
     for m in meanings {
-        let commands: Vec<String> = choices(m)
-            .iter()
-            .map(|c| format!("`{}`", c.command))
-            .collect();
-        let _ = write!(out, "\n  {}", lines(m, None).join("; "));
-        if !commands.is_empty() {
-            let _ = write!(out, " — {}", commands.join(" or "));
+        let choices = choices(m);
+        for (id, line) in lines(m) {
+            let _ = write!(out, "\n  {line}");
+            if let Some(c) = choices.iter().find(|c| Some(&c.id) == id.as_ref()) {
+                let _ = write!(out, ": `{}`", c.command);
+            }
         }
     }
     out
@@ -62,9 +61,16 @@ pub(super) fn not_asked(why: NotAsked, meanings: &[Meaning]) -> String {
 /// nothing Pier could stop, it says so instead of asking.
 pub(super) fn asked(m: &Meaning, choices: &[Choice], dry_run: bool) -> String {
     let mut out = format!("{} could mean:\n", m.number);
-    let numbered = (choices.len() > 1).then_some(choices);
-    for line in lines(m, numbered) {
-        let _ = writeln!(out, "  {line}");
+    for (id, line) in lines(m) {
+        let number = choices.iter().position(|c| Some(&c.id) == id.as_ref());
+        match number {
+            Some(i) if choices.len() > 1 => {
+                let _ = writeln!(out, "  {}. {line}", i + 1);
+            }
+            _ => {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
     }
     let verb = match dry_run {
         true => "Check, without stopping,",
@@ -106,22 +112,18 @@ pub(super) fn what(kind: &str, project: &str, level: Level, id: &str) -> String 
     )
 }
 
-/// One line per meaning, the pid's then the port's; with `numbered`, each line that is one of
-/// the choices starts with its number.
-fn lines(m: &Meaning, numbered: Option<&[Choice]>) -> Vec<String> {
-    let number_of = |id: Option<&str>| {
-        let i = numbered?.iter().position(|c| Some(c.id.as_str()) == id)?;
-        Some(format!("{}. ", i + 1))
-    };
+/// One line per meaning, the pid's then the port's, each with the id of the resource a stop
+/// of it would act on (`None`: nothing to stop there).
+fn lines(m: &Meaning) -> Vec<(Option<String>, String)> {
     let n = &m.number;
-    let (pid_id, pid_line) = match &m.pid {
+    let pid_line = match &m.pid {
         PidMeaning::Part {
             id,
             kind,
             level,
             project,
         } => (
-            Some(id.as_str()),
+            Some(id.clone()),
             format!("pid {n} is part of {}", what(kind, project, *level, id)),
         ),
         PidMeaning::Process(command) => (
@@ -133,9 +135,9 @@ fn lines(m: &Meaning, numbered: Option<&[Choice]>) -> Vec<String> {
         ),
         PidMeaning::Nobody => (None, format!("no process has pid {n}")),
     };
-    let mut out = vec![number_of(pid_id).unwrap_or_default() + &pid_line];
+    let mut out = vec![pid_line];
     if let Some(a) = &m.port {
-        out.push(number_of(a.stops.as_deref()).unwrap_or_default() + &port_line(a));
+        out.push((a.stops.clone(), port_line(a)));
     }
     out
 }
