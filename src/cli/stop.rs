@@ -151,23 +151,10 @@ struct StopDocument<'a> {
 /// Runs `pier stop`: the flags checked, the engine opened, the resources chosen, each stopped
 /// in turn (a refusal never stops the batch), the reports printed, the exit code.
 pub fn run(mut args: StopArgs) -> ExitCode {
-    let t = Thresholds {
-        cpu_percent: args.cpu_threshold,
-        io_bytes_per_second: args.io_threshold,
-    };
-    if let Some(code) = meant::refuse_malformed(&args.ids, probe::system_probe().as_ref(), t) {
-        return code;
-    }
-    let mut opts = match stop_options(&args) {
+    let mut opts = match checked(&mut args) {
         Ok(opts) => opts,
         Err(code) => return code,
     };
-    // Asked before Ctrl-C is caught: at the question, Ctrl-C ends Pier, which has done nothing.
-    match ask::bare_number(&args, probe::system_probe().as_ref(), t) {
-        Ok(Some(id)) => args.ids = vec![id],
-        Ok(None) => {}
-        Err(code) => return code,
-    }
     // From here on, Ctrl-C, a kill or a closed terminal interrupt the stop at its seams
     // rather than kill Pier mid-stop (docs/design.md §3.10).
     if let Err(e) = interrupt::catch() {
@@ -207,6 +194,27 @@ pub fn run(mut args: StopArgs) -> ExitCode {
         }
         code => code,
     }
+}
+
+/// The command line, checked ([`stop_options`]), and what the user typed that is no id settled
+/// before the state folder is opened: a malformed id is refused naming the card it may have
+/// meant (`meant.rs`); a bare number is asked about (`ask.rs`), and the id a person picked
+/// takes its place.
+fn checked(args: &mut StopArgs) -> Result<StopOptions, ExitCode> {
+    let t = Thresholds {
+        cpu_percent: args.cpu_threshold,
+        io_bytes_per_second: args.io_threshold,
+    };
+    let probe = probe::system_probe();
+    if let Some(code) = meant::refuse_malformed(&args.ids, probe.as_ref(), t) {
+        return Err(code);
+    }
+    let opts = stop_options(args)?;
+    // Asked before Ctrl-C is caught: at the question, Ctrl-C ends Pier, which has done nothing.
+    if let Some(id) = ask::bare_number(args, probe.as_ref(), t)? {
+        args.ids = vec![id];
+    }
+    Ok(opts)
 }
 
 /// Stops what was selected, as one batch, and shows it: on a terminal, each resource's lines

@@ -194,9 +194,7 @@ pub fn stop_anyway(id: &str, reasons: &[crate::model::reason::Reason]) -> String
 pub fn did_you_mean(s: &crate::diagnose::suggest::Suggestion) -> String {
     use crate::diagnose::suggest::Suggestion;
     match s {
-        Suggestion::SamePid { pid, now } => {
-            format!("pid {pid} is now {now} (`pier stop {now}` stops that one)")
-        }
+        Suggestion::SamePid { pid, now } => format!("pid {pid} is now {now}"),
         Suggestion::Close { id } => format!("did you mean {id}?"),
     }
 }
