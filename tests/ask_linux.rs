@@ -6,6 +6,7 @@
 mod common;
 
 use std::io::Write as _;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::*;
@@ -44,8 +45,6 @@ fn on_a_terminal(sb: &Sandbox, answer: &str, id: &str, args: &[&str]) -> (i32, S
     let seen = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
     (out.status.code().unwrap_or(-1), seen)
 }
-
-use std::path::Path;
 
 /// `pier stop ARGS` from a pipe that holds `stdin` (a script answering for a person).
 fn piped(sb: &Sandbox, stdin: &str, args: &[&str]) -> std::process::Output {
