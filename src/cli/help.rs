@@ -18,10 +18,12 @@ pub const STOP: &str = "\
 Exit codes:
   0    every requested resource was stopped (--dry-run: would be), or a port asked for is free
   1    Pier could not work at all (the process table or the state folder could not be read)
-  2    the command line was wrong (one sentence says what)
+  2    the command line was wrong (one sentence says what), or a bare number was given where
+       no person can be asked (a pipe, --json, beside other targets, --anyway, --force)
   3    a requested resource was not stopped: refused, partially stopped, not stopped or
        failed; or
-       a port asked for is held by something Pier did not stop
+       a port asked for is held by something Pier did not stop; or
+       a bare number's question was declined, or it names nothing Pier could stop
   4    everything was stopped, but an outcome could not be written to its snapshot
   128+N  interrupted by signal N (130 for Ctrl-C): no further level was signalled
 
@@ -30,6 +32,9 @@ Examples:
   pier stop 17824-71008 17870-71020  a batch: checked together, each judged on its own
   pier stop container-fe7ae5f85c8a   a green container, through its engine
   pier stop :3000                    the one green resource that listens on port 3000
+  pier stop 6989                     on a terminal, alone: asks whether pid 6989's resource (or
+                                     :6989's holder) is meant, then stops it by its id; from a
+                                     pipe it names the id to use and stops nothing
   pier stop --dry-run :3000          every check, then what would be signalled: nothing sent
   pier stop --project ~/code/shop    every green resource of one project
   pier stop --all-green --under ~/code

@@ -8,7 +8,8 @@
 //! 2 the command line was wrong (an unknown flag; a number outside its range, see
 //! `pier_core::front::numbers`; a `--under` folder that does not exist; `--under` without
 //! `--all-green`, `--anyway` or `--force` without ids; a `--project` folder that is no project's; a
-//! malformed resource id or snapshot name; an empty or relative `PIER_STATE_DIR`);
+//! malformed resource id or snapshot name; a bare number where no person can be asked; an
+//! empty or relative `PIER_STATE_DIR`);
 //! 3 a stop left some requested resource not `stopped` (refused, partially stopped, not
 //! stopped, failed), or a restart was refused or did not get ready in time;
 //! 4 every requested resource was stopped, but some outcome could not be recorded;

@@ -10,9 +10,12 @@ use pier_core::words::for_terminal;
 use super::render::Style;
 
 /// The ports among a command line's ids (`:3000`), already checked by `check_resource_ids`.
+/// Each port once, in the order first given: `pier stop :7071 :7071` asks about one port.
 pub(super) fn asked(ids: &[String]) -> Vec<u16> {
+    let mut seen = std::collections::HashSet::new();
     ids.iter()
         .filter_map(|id| pier_core::diagnose::port::parse(id)?.ok())
+        .filter(|p| seen.insert(*p))
         .collect()
 }
 
@@ -48,7 +51,7 @@ pub(super) fn answer_text(a: &PortAnswer, style: &Style, scan: bool) -> String {
 }
 
 /// One holder on its line: `vite (pid 10, id 10-100) in /h/u/shop on 127.0.0.1:3000 — green`.
-fn holder_text(h: &Holder, style: &Style) -> String {
+pub(super) fn holder_text(h: &Holder, style: &Style) -> String {
     let mut who = vec![];
     if let Some(pid) = h.pid {
         who.push(format!("pid {pid}"));

@@ -1,6 +1,8 @@
 //! `pier stop ID...`, `pier stop --project PATH`, `pier stop --all-green [--under DIR]`.
 //! A batch goes on past a resource that is refused or fails, and reports each.
 
+mod ask;
+mod meant;
 mod text;
 
 use std::io::IsTerminal as _;
@@ -37,6 +39,7 @@ use text::{ending_text, ports_text, report_text, text, Status};
 pub struct StopArgs {
     /// Resource ids (`<root pid>-<root start time>`) or container card ids (`container-<12 hex
     /// digits>`), as `pier scan` shows them; or `:PORT`, the one resource that listens on it.
+    /// Each is done once. A bare number (a pid or a port) is asked about on a terminal, alone.
     #[arg(value_name = "ID|:PORT")]
     ids: Vec<String>,
     /// Stop every resource of the project at PATH (only green ones are stopped).
@@ -147,8 +150,8 @@ struct StopDocument<'a> {
 
 /// Runs `pier stop`: the flags checked, the engine opened, the resources chosen, each stopped
 /// in turn (a refusal never stops the batch), the reports printed, the exit code.
-pub fn run(args: StopArgs) -> ExitCode {
-    let mut opts = match stop_options(&args) {
+pub fn run(mut args: StopArgs) -> ExitCode {
+    let mut opts = match checked(&mut args) {
         Ok(opts) => opts,
         Err(code) => return code,
     };
@@ -191,6 +194,27 @@ pub fn run(args: StopArgs) -> ExitCode {
         }
         code => code,
     }
+}
+
+/// The command line, checked ([`stop_options`]), and what the user typed that is no id settled
+/// before the state folder is opened: a malformed id is refused naming the card it may have
+/// meant (`meant.rs`); a bare number is asked about (`ask.rs`), and the id a person picked
+/// takes its place.
+fn checked(args: &mut StopArgs) -> Result<StopOptions, ExitCode> {
+    let t = Thresholds {
+        cpu_percent: args.cpu_threshold,
+        io_bytes_per_second: args.io_threshold,
+    };
+    let probe = probe::system_probe();
+    if let Some(code) = meant::refuse_malformed(&args.ids, probe.as_ref(), t) {
+        return Err(code);
+    }
+    let opts = stop_options(args)?;
+    // Asked before Ctrl-C is caught: at the question, Ctrl-C ends Pier, which has done nothing.
+    if let Some(id) = ask::bare_number(args, probe.as_ref(), t)? {
+        args.ids = vec![id];
+    }
+    Ok(opts)
 }
 
 /// Stops what was selected, as one batch, and shows it: on a terminal, each resource's lines
@@ -304,7 +328,14 @@ pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
             "say what to stop: resource ids, :PORT, --project PATH, or --all-green",
         ));
     }
-    super::check_resource_ids(&args.ids)?;
+    // A bare number is asked about (`ask.rs`), never taken as an id.
+    let named: Vec<String> = args
+        .ids
+        .iter()
+        .filter(|a| !ask::is_bare_number(a))
+        .cloned()
+        .collect();
+    super::check_resource_ids(&named)?;
     if let Some(why) = misplaced_flag(args) {
         return Err(usage(why));
     }

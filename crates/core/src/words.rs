@@ -188,6 +188,17 @@ pub fn stop_anyway(id: &str, reasons: &[crate::model::reason::Reason]) -> String
     )
 }
 
+/// What an id that names no card may have meant ([`crate::diagnose::suggest`]), as the end of
+/// the sentence that refuses it: "pid 6989 is now 6989-3721068", "did you mean 6989-3721068?".
+/// Words only: nothing acts on it.
+pub fn did_you_mean(s: &crate::diagnose::suggest::Suggestion) -> String {
+    use crate::diagnose::suggest::Suggestion;
+    match s {
+        Suggestion::SamePid { pid, now } => format!("pid {pid} is now {now}"),
+        Suggestion::Close { id } => format!("did you mean {id}?"),
+    }
+}
+
 /// A rate of disk I/O for a person: "0 B/s", "512 B/s", "41.0 kB/s", "2.3 MB/s".
 pub fn byte_rate(bytes_per_second: f64) -> String {
     let b = bytes_per_second.max(0.0);

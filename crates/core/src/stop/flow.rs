@@ -141,9 +141,12 @@ impl Stopper<'_> {
             Some((p.clone(), r))
         });
         let Some((project, resource)) = found else {
-            return Err(refuse(format!(
-                "no resource {id} now: its root process is gone or no longer a candidate"
-            )));
+            let mut why =
+                format!("no resource {id} now: its root process is gone or no longer a candidate");
+            if let Some(s) = crate::diagnose::suggest::did_you_mean(scan, id) {
+                why = format!("{why}; {}", crate::words::did_you_mean(&s));
+            }
+            return Err(refuse(why));
         };
         let with_fresh = |why: String| {
             let mut r = refuse(why);
