@@ -29,7 +29,7 @@ use self::error::{NotFound, NotLaunched, NotRecorded, NotRestartable, PortHolder
 use crate::diagnose::connections;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::card::Port;
-use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
+use crate::model::history::{Exited, HistoryEntry, RestartReport, RestartResult};
 use crate::model::snapshot::{ContainerSnapshot, RecordedRestart, Snapshot};
 use crate::model::target::{record_prefix_of, RecordName, TargetId, TargetKind};
 use crate::probe::{Pid, Probe, ProbeError, ProcessList, SocketTable, TcpState};
@@ -375,18 +375,42 @@ pub fn restart(
     };
     let pid = launched.pid;
     (report.pid, report.start_time) = (Some(pid), launched.start_time);
-    let (end, unrecorded) = await_ports(probe, store, name, &snapshot, launched, wait);
+    let start_time = launched.start_time;
+    let (end, mut unrecorded) = await_ports(probe, store, name, &snapshot, launched, wait);
     (report.result, report.reason) = outcome(&end, pid, &snapshot, wait);
+    if end != spawn::WaitEnd::Ready {
+        let output = store.log_tail(&log_name, log_start);
+        report.log_tail = spawn::tail(&output, 10);
+        report.exited = crashed(&end, &output);
+    }
+    if let Some(exited) = &report.exited {
+        if exited.log_tail.is_empty() {
+            report.reason = format!("{}; {}", report.reason, crate::words::EMPTY_LOG);
+        }
+        let restart = (pid, start_time, false);
+        let recorded = record(store, name, &snapshot, restart, Some(exited.clone()));
+        unrecorded = unrecorded.or(recorded.err());
+    }
     if let Some(parent) = parent_left_behind(&snapshot) {
         report.reason = format!("{}; {parent}", report.reason);
-    }
-    if end != spawn::WaitEnd::Ready {
-        report.log_tail = spawn::tail(&store.log_tail(&log_name, log_start), 10);
     }
     if let Some(e) = unrecorded {
         report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
     }
     report
+}
+
+/// How the started root ended, when it exited before listening, with the bounded tail of
+/// what this run wrote to its log (`output`).
+fn crashed(end: &spawn::WaitEnd, output: &[u8]) -> Option<Exited> {
+    match end {
+        spawn::WaitEnd::Exited(status, signal) => Some(Exited {
+            status: *status,
+            signal: *signal,
+            log_tail: spawn::crash_tail(output),
+        }),
+        _ => None,
+    }
 }
 
 /// A stop anyway that set aside a live parent: the restart runs the server on its own, in a
@@ -470,7 +494,7 @@ fn launch(
         crate::probe::IdentityRead::Alive { identity, .. } => Some(identity.start_time),
         _ => None,
     };
-    let unrecorded = record(store, name, snapshot, pid, start_time, false).err();
+    let unrecorded = record(store, name, snapshot, (pid, start_time, false), None).err();
     Ok(Launched {
         child,
         pid,
@@ -501,7 +525,8 @@ fn await_ports(
     let end = spawn::wait_for_ports(probe, &mut child, &awaited, wait);
     std::thread::spawn(move || child.wait());
     if end == spawn::WaitEnd::Ready {
-        unrecorded = unrecorded.or(record(store, name, snapshot, pid, start_time, true).err());
+        let ready = record(store, name, snapshot, (pid, start_time, true), None);
+        unrecorded = unrecorded.or(ready.err());
     }
     (end, unrecorded)
 }
@@ -539,22 +564,31 @@ fn outcome(
                 wait.as_secs_f64()
             ),
         ),
-        spawn::WaitEnd::Exited(status) => (
-            RestartResult::NotReady,
-            format!("started as pid {pid}, which exited ({status}) before listening"),
-        ),
+        spawn::WaitEnd::Exited(status, signal) => {
+            let exited = Exited {
+                status: *status,
+                signal: *signal,
+                log_tail: String::new(),
+            };
+            (
+                RestartResult::NotReady,
+                format!(
+                    "started as pid {pid}, which {}",
+                    crate::words::exited_before_listening(&exited)
+                ),
+            )
+        }
     }
 }
 
-/// Adds (or completes) this restart in the snapshot. The update is on behalf of the identity
+/// Adds (or completes: ready, or how it exited) this restart in the snapshot. The update is on behalf of the identity
 /// the record names — the stopped root — which is what the snapshot speaks for.
 fn record(
     store: &Store,
     name: &str,
     snapshot: &Snapshot,
-    pid: Pid,
-    start_time: Option<u64>,
-    ready: bool,
+    (pid, start_time, ready): (Pid, Option<u64>, bool),
+    exited: Option<Exited>,
 ) -> Result<(), NotRecorded> {
     let start_time = start_time.ok_or(NotRecorded::NoStartTime)?;
     let identity = crate::probe::Identity { pid, start_time };
@@ -562,11 +596,15 @@ fn record(
     store
         .update::<Snapshot, _>(name, snapshot.root, |s| {
             match s.restarts.iter_mut().find(|r| r.identity == identity) {
-                Some(r) => r.ready = ready,
+                Some(r) => {
+                    r.ready = ready;
+                    r.exited = exited;
+                }
                 None => s.restarts.push(RecordedRestart {
                     identity,
                     at,
                     ready,
+                    exited,
                 }),
             }
         })
