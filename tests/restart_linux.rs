@@ -433,6 +433,7 @@ fn a_crashed_restart_whose_command_sends_its_output_elsewhere_says_its_log_is_em
     sb.own_parent(&before);
     let (name, stopped) = stop(&sb, &before, &[]);
     assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+    assert_eq!(stopped["freed_ports"], serde_json::json!([port]), "{stopped:#}");
     std::fs::write(project.join(".pier-test-exit"), "Error: boom\n").unwrap();
     let (code, r) = restart(&sb, &name);
     assert_eq!((code, &r["result"]), (3, &Value::from("not_ready")), "{r:#}");
