@@ -187,8 +187,14 @@ fn on_a_terminal_each_resource_is_printed_as_it_ends_and_a_pipe_sees_no_status()
         .output()
         .unwrap();
     let seen = String::from_utf8_lossy(&tty.stdout);
-    assert!(seen.contains("pier: reading each process as its recovery snapshot would"), "{seen:?}");
+    assert!(
+        seen.contains("pier: reading each process as its recovery snapshot would"),
+        "{seen:?}"
+    );
     assert!(seen.contains("would stop vite in "), "{seen:?}");
-    assert!(!seen.contains("writing") && !seen.contains("(a)") && !seen.contains("(e)"), "{seen:?}");
+    assert!(
+        !seen.contains("writing") && !seen.contains("(a)") && !seen.contains("(e)"),
+        "{seen:?}"
+    );
     assert!(runs(&third), "a dry run sends nothing");
 }

@@ -115,7 +115,10 @@ fn a_busy_server_asked_by_its_port_is_refused_on_every_line_and_its_record_keeps
         shown.contains("  REFUSED  vite in ") && shown.contains("`pier stop --anyway "),
         "{shown}"
     );
-    assert!(!shown.contains("green") && !shown.contains("safely"), "{shown}");
+    assert!(
+        !shown.contains("green") && !shown.contains("safely"),
+        "{shown}"
+    );
 
     let out = sb.pier_exact(&["stop", "-v", "--sample-ms", "100", &at]);
     let shown = text(&out);

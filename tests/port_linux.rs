@@ -94,7 +94,10 @@ fn a_green_server_is_stopped_by_its_port_after_a_dry_run_that_sent_nothing() {
     let project = scan["projects"][0]["path"].as_str().unwrap();
     let line = format!("stopped vite in {project} (2 processes): {at} free, about ");
     assert!(text.starts_with(&line), "{text}");
-    assert!(text.ends_with(&format!(" MB · pier restart {id}\n")), "{text}");
+    assert!(
+        text.ends_with(&format!(" MB · pier restart {id}\n")),
+        "{text}"
+    );
     let history = sb.pier_exact(&["history", "--json"]);
     let history: Value = serde_json::from_slice(&history.stdout).unwrap();
     assert_eq!(history["snapshots"][0]["result"], "stopped", "{history:#}");

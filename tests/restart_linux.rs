@@ -393,18 +393,34 @@ fn a_server_that_exits_before_listening_says_it_exited_with_its_status_and_outpu
     let crash = format!("{lines}Error: boom, the config is broken\n");
     std::fs::write(project.join(".pier-test-exit"), crash).unwrap();
     let (code, r) = restart(&sb, &name);
-    assert_eq!((code, &r["result"]), (3, &Value::from("not_ready")), "{r:#}");
+    assert_eq!(
+        (code, &r["result"]),
+        (3, &Value::from("not_ready")),
+        "{r:#}"
+    );
     let reason = r["reason"].as_str().unwrap();
-    assert!(reason.contains("which exited with status 3 before listening"), "{r:#}");
+    assert!(
+        reason.contains("which exited with status 3 before listening"),
+        "{r:#}"
+    );
     assert!(!reason.contains("the log is empty"), "{r:#}");
     assert_eq!(r["exited"]["status"], 3, "{r:#}");
     let tail = r["exited"]["log_tail"].as_str().unwrap();
-    assert!(tail.ends_with("line 8\nError: boom, the config is broken"), "{r:#}");
+    assert!(
+        tail.ends_with("line 8\nError: boom, the config is broken"),
+        "{r:#}"
+    );
     assert!(!tail.contains("line 4"), "a few last lines: {tail}");
     let text = sb.pier_exact(&["history"]);
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("exited with status 3 before listening"), "{text}");
-    assert!(text.contains("| Error: boom, the config is broken"), "{text}");
+    assert!(
+        text.contains("exited with status 3 before listening"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| Error: boom, the config is broken"),
+        "{text}"
+    );
     assert!(!text.contains("not ready in time"), "{text}");
     let h = sb.pier_exact(&["history", "--json"]);
     let h: Value = serde_json::from_slice(&h.stdout).unwrap();
@@ -433,23 +449,42 @@ fn a_crashed_restart_whose_command_sends_its_output_elsewhere_says_its_log_is_em
     sb.own_parent(&before);
     let (name, stopped) = stop(&sb, &before, &[]);
     assert_eq!(stopped["result"], "stopped", "{stopped:#}");
-    assert_eq!(stopped["freed_ports"], serde_json::json!([port]), "{stopped:#}");
+    assert_eq!(
+        stopped["freed_ports"],
+        serde_json::json!([port]),
+        "{stopped:#}"
+    );
     std::fs::write(project.join(".pier-test-exit"), "Error: boom\n").unwrap();
     let (code, r) = restart(&sb, &name);
-    assert_eq!((code, &r["result"]), (3, &Value::from("not_ready")), "{r:#}");
+    assert_eq!(
+        (code, &r["result"]),
+        (3, &Value::from("not_ready")),
+        "{r:#}"
+    );
     let reason = r["reason"].as_str().unwrap();
     assert!(
-        reason.contains("exited with status 3 before listening; the log is empty: the command \
-             sends its output elsewhere"),
+        reason.contains(
+            "exited with status 3 before listening; the log is empty: the command \
+             sends its output elsewhere"
+        ),
         "{r:#}"
     );
     assert_eq!(r["exited"]["log_tail"], "", "{r:#}");
     let own = std::fs::read_to_string(project.join("own.log")).unwrap();
-    assert!(own.contains("Error: boom"), "the output went to the project's file: {own}");
+    assert!(
+        own.contains("Error: boom"),
+        "the output went to the project's file: {own}"
+    );
     let text = sb.pier_exact(&["history"]);
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("exited with status 3 before listening"), "{text}");
-    assert!(text.contains("the log is empty: the command sends its output"), "{text}");
+    assert!(
+        text.contains("exited with status 3 before listening"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the log is empty: the command sends its output"),
+        "{text}"
+    );
 }
 
 #[test]

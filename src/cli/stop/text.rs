@@ -5,9 +5,7 @@ use std::fmt::Write as _;
 
 use pier_core::diagnose::port::PortAnswer;
 use pier_core::model::memory::Memory;
-use pier_core::model::outcome::{
-    MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind,
-};
+use pier_core::model::outcome::{MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind};
 use pier_core::stop::Step;
 use pier_core::words::{self, byte_size, for_terminal};
 
@@ -585,7 +583,12 @@ mod tests {
         stopped.result = ResourceResult::Stopped;
         let mut none = blank("3-1");
         none.result = ResourceResult::NotStopped;
-        let shown = ending_text(&[refused.clone(), stopped, none, refused], &[], false, false);
+        let shown = ending_text(
+            &[refused.clone(), stopped, none, refused],
+            &[],
+            false,
+            false,
+        );
         assert_eq!(shown, "\n1 of 4 stopped (2 refused, 1 not stopped)\n");
     }
 
@@ -689,13 +692,24 @@ mod tests {
         );
         let detail = text(std::slice::from_ref(&r), &[], false, true);
         assert!(detail.starts_with("6989-3721068  STOPPED  vite in /tmp/demo/web: every"));
-        for said in ["pid 7005", "first check to first signal", "snapshot snap-", "1 of 1"] {
+        for said in [
+            "pid 7005",
+            "first check to first signal",
+            "snapshot snap-",
+            "1 of 1",
+        ] {
             assert!(detail.contains(said), "{said}: {detail}");
         }
         // A batch: one line each, and one summary.
         let batch = text(&[r.clone(), r], &[], false, false);
-        assert_eq!(batch.lines().filter(|l| l.starts_with("stopped ")).count(), 2);
-        assert!(batch.ends_with("\n\n2 of 2 stopped; about 239.2 MB freed\n"), "{batch}");
+        assert_eq!(
+            batch.lines().filter(|l| l.starts_with("stopped ")).count(),
+            2
+        );
+        assert!(
+            batch.ends_with("\n\n2 of 2 stopped; about 239.2 MB freed\n"),
+            "{batch}"
+        );
     }
 
     /// A dry run: one line saying what would get SIGTERM; `-v` lists each pid.
@@ -719,7 +733,10 @@ mod tests {
              children first; nothing was sent or written\n"
         );
         let detail = text(&[r], &[], true, true);
-        assert!(detail.contains("4. would send SIGTERM to pid 7424"), "{detail}");
+        assert!(
+            detail.contains("4. would send SIGTERM to pid 7424"),
+            "{detail}"
+        );
     }
 
     /// A "no" is its one line with its reason and next step; a stop that left something
@@ -746,8 +763,14 @@ mod tests {
         let shown = text(&[partial], &[], false, false);
         let lines: Vec<&str> = shown.lines().collect();
         assert_eq!(lines.len(), 3, "{shown}");
-        assert!(lines[1].starts_with("    still running: pid 101 node"), "{shown}");
-        assert!(lines[2].starts_with("    → `pier stop --force 100-1000`"), "{shown}");
+        assert!(
+            lines[1].starts_with("    still running: pid 101 node"),
+            "{shown}"
+        );
+        assert!(
+            lines[2].starts_with("    → `pier stop --force 100-1000`"),
+            "{shown}"
+        );
     }
 
     /// A port whose holder the stop goes on to stop is not echoed back (its report says what
@@ -767,7 +790,10 @@ mod tests {
             ports_text(&[port(Some("1-1"))], &style, true, true),
             ":5199  why\n\n"
         );
-        assert_eq!(ports_text(&[port(None)], &style, false, false), ":5199  why\n");
+        assert_eq!(
+            ports_text(&[port(None)], &style, false, false),
+            ":5199  why\n"
+        );
     }
 
     fn blank(id: &str) -> StopReport {

@@ -373,24 +373,19 @@ pub fn restart(
         Ok(launched) => launched,
         Err(e) => return failed(report, e.to_string()),
     };
-    let pid = launched.pid;
-    (report.pid, report.start_time) = (Some(pid), launched.start_time);
-    let start_time = launched.start_time;
-    let (end, mut unrecorded) = await_ports(probe, store, name, &snapshot, launched, wait);
+    let (pid, start_time) = (launched.pid, launched.start_time);
+    (report.pid, report.start_time) = (Some(pid), start_time);
+    let (end, unrecorded) = await_ports(probe, store, name, &snapshot, launched, wait);
     (report.result, report.reason) = outcome(&end, pid, &snapshot, wait);
-    if end != spawn::WaitEnd::Ready {
-        let output = store.log_tail(&log_name, log_start);
-        report.log_tail = spawn::tail(&output, 10);
-        report.exited = crashed(&end, &output);
-    }
-    if let Some(exited) = &report.exited {
-        if exited.log_tail.is_empty() {
-            report.reason = format!("{}; {}", report.reason, crate::words::EMPTY_LOG);
-        }
-        let restart = (pid, start_time, false);
-        let recorded = record(store, name, &snapshot, restart, Some(exited.clone()));
-        unrecorded = unrecorded.or(recorded.err());
-    }
+    let log = (log_name.as_str(), log_start);
+    let crash = not_ready(
+        store,
+        (name, &snapshot),
+        &mut report,
+        (&end, log),
+        (pid, start_time),
+    );
+    let unrecorded = unrecorded.or(crash.err());
     if let Some(parent) = parent_left_behind(&snapshot) {
         report.reason = format!("{}; {parent}", report.reason);
     }
@@ -398,6 +393,32 @@ pub fn restart(
         report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
     }
     report
+}
+
+/// A restart that did not get ready: the last lines of its log; and when it exited, how (in
+/// the report, and in the snapshot's restart record, so `pier history` says it too), or that
+/// its log is empty.
+fn not_ready(
+    store: &Store,
+    (name, snapshot): (&str, &Snapshot),
+    report: &mut RestartReport,
+    (end, (log_name, log_start)): (&spawn::WaitEnd, (&str, u64)),
+    (pid, start_time): (Pid, Option<u64>),
+) -> Result<(), NotRecorded> {
+    if *end == spawn::WaitEnd::Ready {
+        return Ok(());
+    }
+    let output = store.log_tail(log_name, log_start);
+    report.log_tail = spawn::tail(&output, 10);
+    report.exited = crashed(end, &output);
+    let Some(exited) = &report.exited else {
+        return Ok(());
+    };
+    if exited.log_tail.is_empty() {
+        report.reason = format!("{}; {}", report.reason, crate::words::EMPTY_LOG);
+    }
+    let restart = (pid, start_time, false);
+    record(store, name, snapshot, restart, Some(exited.clone()))
 }
 
 /// How the started root ended, when it exited before listening, with the bounded tail of

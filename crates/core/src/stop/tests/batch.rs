@@ -594,7 +594,10 @@ fn a_dry_runs_steps_never_say_they_write_and_no_step_names_a_checkpoint_letter()
     let words = |o: StopOptions| -> Vec<String> {
         let w = two_projects(|_, _, _| {});
         let (reports, _, heard) = run_batch_as(&w, &[ID, API_ID], o, |_| {});
-        assert!(reports.iter().all(|r| r.checkpoint.is_none()), "{reports:#?}");
+        assert!(
+            reports.iter().all(|r| r.checkpoint.is_none()),
+            "{reports:#?}"
+        );
         heard
             .iter()
             .filter_map(|h| match h {
@@ -613,7 +616,10 @@ fn a_dry_runs_steps_never_say_they_write_and_no_step_names_a_checkpoint_letter()
         assert!(!said.contains("SIGTERM"), "nothing is sent: {said}");
     }
     let stop = words(opts());
-    assert!(stop.iter().any(|s| s == "writing recovery snapshots"), "{stop:?}");
+    assert!(
+        stop.iter().any(|s| s == "writing recovery snapshots"),
+        "{stop:?}"
+    );
     for said in dry.iter().chain(&stop) {
         for letter in ['a', 'b', 'c', 'd', 'e'] {
             assert!(!said.contains(&format!("({letter})")), "{said}");
