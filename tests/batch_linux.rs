@@ -136,7 +136,7 @@ fn on_a_terminal_each_resource_is_printed_as_it_ends_and_a_pipe_sees_no_status()
     );
     let (refused, stopped) = (
         text.find(&format!("{stale}  REFUSED")),
-        text.find(&format!("{id}  STOPPED")),
+        text.find(&format!("pier restart {id}\n")),
     );
     assert!(refused.is_some() && refused < stopped, "{text}");
 
@@ -158,11 +158,11 @@ fn on_a_terminal_each_resource_is_printed_as_it_ends_and_a_pipe_sees_no_status()
         .unwrap();
     let seen = String::from_utf8_lossy(&tty.stdout);
     let at = |s: &str| seen.find(s).unwrap_or_else(|| panic!("{s:?} in {seen:?}"));
-    let status = at("\r\x1b[Kpier: re-diagnosing (2 resources)…");
+    let status = at("\r\x1b[Kpier: looking at each resource again (2 resources)…");
     let refusal = at(&format!("{stale}  REFUSED"));
     let snapshots = at("\r\x1b[Kpier: writing recovery snapshots (1 resource)…");
     let sampling = at("pier: sampling activity for 50 ms (1 resource)…");
-    let stop = at(&format!("{id}  STOPPED"));
+    let stop = at(&format!("pier restart {id}"));
     let summary = at("1 of 2 stopped");
     assert!(
         status < refusal && refusal < snapshots && snapshots < sampling && sampling < stop,
@@ -170,4 +170,31 @@ fn on_a_terminal_each_resource_is_printed_as_it_ends_and_a_pipe_sees_no_status()
     );
     assert!(stop < summary, "{seen:?}");
     assert!(!runs(&again));
+
+    // Issue 41: a dry run's status line said "writing recovery snapshots…" and named the
+    // checkpoints by letter. It writes nothing, and says so in plain words.
+    let third = sb.start_vite("app3", &[], |_| true);
+    let line = format!(
+        "PIER_STATE_DIR='{}' PIER_CONFIG_DIR=/nonexistent/pier-test-config NO_COLOR=1 '{}' stop \
+         --dry-run --sample-ms 50 {}",
+        state.display(),
+        pier.display(),
+        id_of(&third)
+    );
+    let tty = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let seen = String::from_utf8_lossy(&tty.stdout);
+    assert!(
+        seen.contains("pier: reading each process as its recovery snapshot would"),
+        "{seen:?}"
+    );
+    assert!(seen.contains("would stop vite in "), "{seen:?}");
+    assert!(
+        !seen.contains("writing") && !seen.contains("(a)") && !seen.contains("(e)"),
+        "{seen:?}"
+    );
+    assert!(runs(&third), "a dry run sends nothing");
 }

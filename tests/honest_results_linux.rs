@@ -106,7 +106,21 @@ fn a_busy_server_asked_by_its_port_is_refused_on_every_line_and_its_record_keeps
     let server = sb.start_vite("app", &["--busy"], |_| true);
     let at = format!(":{}", server["port"]);
 
+    // By default one line: the refusal, its reason and its next step (issue 41).
     let out = sb.pier_exact(&["stop", "--sample-ms", "100", &at]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{shown}");
+    assert_eq!(shown.lines().count(), 1, "{shown}");
+    assert!(
+        shown.contains("  REFUSED  vite in ") && shown.contains("`pier stop --anyway "),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("green") && !shown.contains("safely"),
+        "{shown}"
+    );
+
+    let out = sb.pier_exact(&["stop", "-v", "--sample-ms", "100", &at]);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(3), "{shown}");
     assert!(!shown.contains("green"), "{shown}");
@@ -145,7 +159,7 @@ fn a_busy_server_asked_by_its_port_is_refused_on_every_line_and_its_record_keeps
     assert!(members.iter().all(|m| m["env"].is_null()), "{snap:#}");
 
     // `--all-green` says what the stop's checks found, not what its selection's scan did.
-    let out = sb.pier(&["stop", "--all-green", "--sample-ms", "100"]);
+    let out = sb.pier(&["stop", "-v", "--all-green", "--sample-ms", "100"]);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(3), "{shown}");
     assert!(shown.ends_with("\n0 of 1 stopped (1 refused)\n"), "{shown}");

@@ -336,7 +336,7 @@ fn ctrl_c_during_the_grace_wait_ends_it_at_once() {
         server["ppid_start_time"].as_u64().unwrap()
     );
     // A grace far past the kit's deadline: only a wait cut short ends in time.
-    let child = spawn_stop(&sb, &[&id, "--sample-ms", "50", "--grace", "120"]);
+    let child = spawn_stop(&sb, &[&id, "-v", "--sample-ms", "50", "--grace", "120"]);
     wait_for("the server's SIGTERM", || {
         std::fs::read_to_string(&log)
             .ok()

@@ -85,9 +85,22 @@ fn a_green_server_is_stopped_by_its_port_after_a_dry_run_that_sent_nothing() {
     assert_eq!(snapshots(&sb), 0, "a dry run writes no snapshot");
     assert!(alive(pid(&server)), "a dry run sends nothing");
 
-    let (code, done) = json(&sb, &["stop", &at, "--sample-ms", "100"]);
-    assert_eq!(done["results"][0]["result"], "stopped", "{done:#}");
-    assert_eq!(code, 0);
+    // Issue 41: a successful stop printed twelve lines, starting with an echo of the command
+    // just typed; `npx kill-port` prints one. One resource stopped is exactly one line.
+    let done = sb.pier_exact(&["stop", &at, "--sample-ms", "100"]);
+    let text = String::from_utf8_lossy(&done.stdout);
+    assert_eq!(done.status.code(), Some(0), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let project = scan["projects"][0]["path"].as_str().unwrap();
+    let line = format!("stopped vite in {project} (2 processes): {at} free, about ");
+    assert!(text.starts_with(&line), "{text}");
+    assert!(
+        text.ends_with(&format!(" MB · pier restart {id}\n")),
+        "{text}"
+    );
+    let history = sb.pier_exact(&["history", "--json"]);
+    let history: Value = serde_json::from_slice(&history.stdout).unwrap();
+    assert_eq!(history["snapshots"][0]["result"], "stopped", "{history:#}");
     wait_for("the port to be free", || {
         TcpStream::connect(("127.0.0.1", port as u16))
             .is_err()

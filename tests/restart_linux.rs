@@ -379,21 +379,111 @@ fn a_program_the_kernel_would_not_run_itself_is_refused_and_no_shell_runs_it() {
     assert!(!sb.path().join("app/pwned").exists());
 }
 
+/// Issue 41: a restart whose command exited read as "not ready in time" in history. The
+/// restart and its record say it exited, with its status and the last lines of its output.
 #[test]
-fn a_server_that_exits_before_listening_is_not_ready_with_its_exit_status_and_log() {
+fn a_server_that_exits_before_listening_says_it_exited_with_its_status_and_output() {
     if fixtures_cannot_be_orphans("restart exit") {
         return;
     }
     let sb = Sandbox::new();
     let (project, before) = started(&sb, &[]);
     let (name, _) = stop(&sb, &before, &[]);
-    std::fs::write(project.join(".pier-test-exit"), b"").unwrap();
+    let lines: String = (1..=8).map(|n| format!("line {n}\n")).collect();
+    let crash = format!("{lines}Error: boom, the config is broken\n");
+    std::fs::write(project.join(".pier-test-exit"), crash).unwrap();
     let (code, r) = restart(&sb, &name);
-    assert_eq!(r["result"], "not_ready", "{r:#}");
-    assert_eq!(code, 3);
-    assert!(
-        r["reason"].as_str().unwrap().contains("exit status: 3"),
+    assert_eq!(
+        (code, &r["result"]),
+        (3, &Value::from("not_ready")),
         "{r:#}"
+    );
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("which exited with status 3 before listening"),
+        "{r:#}"
+    );
+    assert!(!reason.contains("the log is empty"), "{r:#}");
+    assert_eq!(r["exited"]["status"], 3, "{r:#}");
+    let tail = r["exited"]["log_tail"].as_str().unwrap();
+    assert!(
+        tail.ends_with("line 8\nError: boom, the config is broken"),
+        "{r:#}"
+    );
+    assert!(!tail.contains("line 4"), "a few last lines: {tail}");
+    let text = sb.pier_exact(&["history"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("exited with status 3 before listening"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| Error: boom, the config is broken"),
+        "{text}"
+    );
+    assert!(!text.contains("not ready in time"), "{text}");
+    let h = sb.pier_exact(&["history", "--json"]);
+    let h: Value = serde_json::from_slice(&h.stdout).unwrap();
+    let recorded = &h["snapshots"][0]["restarts"][0];
+    assert_eq!(recorded["exited"]["status"], 3, "{recorded:#}");
+    assert_eq!(recorded["exited"]["log_tail"], tail, "{recorded:#}");
+}
+
+/// Issue 41: the command of a real project redirected its own output, so the log Pier named
+/// was empty with nothing saying so. The restart and history say where the output is not.
+#[test]
+fn a_crashed_restart_whose_command_sends_its_output_elsewhere_says_its_log_is_empty() {
+    if fixtures_cannot_be_orphans("restart exit elsewhere") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let project = sb.project("app", VITE);
+    let report = sb.report_path("app");
+    let port = free_port();
+    let cmd = format!(
+        "./{VITE} --report '{}' --port {port} >own.log 2>&1",
+        report.display()
+    );
+    spawn_with_var(&project, &["sh", "-c", &cmd]);
+    let before = sb.report("app", |_| true);
+    sb.own_parent(&before);
+    let (name, stopped) = stop(&sb, &before, &[]);
+    assert_eq!(stopped["result"], "stopped", "{stopped:#}");
+    assert_eq!(
+        stopped["freed_ports"],
+        serde_json::json!([port]),
+        "{stopped:#}"
+    );
+    std::fs::write(project.join(".pier-test-exit"), "Error: boom\n").unwrap();
+    let (code, r) = restart(&sb, &name);
+    assert_eq!(
+        (code, &r["result"]),
+        (3, &Value::from("not_ready")),
+        "{r:#}"
+    );
+    let reason = r["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(
+            "exited with status 3 before listening; the log is empty: the command \
+             sends its output elsewhere"
+        ),
+        "{r:#}"
+    );
+    assert_eq!(r["exited"]["log_tail"], "", "{r:#}");
+    let own = std::fs::read_to_string(project.join("own.log")).unwrap();
+    assert!(
+        own.contains("Error: boom"),
+        "the output went to the project's file: {own}"
+    );
+    let text = sb.pier_exact(&["history"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("exited with status 3 before listening"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the log is empty: the command sends its output"),
+        "{text}"
     );
 }
 

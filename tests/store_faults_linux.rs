@@ -185,7 +185,7 @@ fn a_disk_that_fills_mid_stop_is_reconciled_once_space_comes_back() {
     let server = sb.start_vite("app", &["--on-term-fill", fill.to_str().unwrap()], |_| true);
     let id = id_of(&sb, &server);
 
-    let out = sb.pier_exact(&["stop", "--sample-ms", "100", &id]);
+    let out = sb.pier_exact(&["stop", "-v", "--sample-ms", "100", &id]);
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!untouched(&server), "it was stopped: {text}{err}");

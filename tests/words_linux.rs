@@ -258,7 +258,7 @@ fn a_padded_title_is_trimmed_in_text_and_kept_exactly_in_json_and_the_snapshot()
     assert_eq!(r["members"][0]["argv"], Value::from(exact.clone()));
     let id = r["id"].as_str().unwrap().to_owned();
 
-    let out = sb.pier_exact(&["stop", "--sample-ms", "100", &id]);
+    let out = sb.pier_exact(&["stop", "-v", "--sample-ms", "100", &id]);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(0), "{shown}");
     // On screen the program and the script go by their file names (the JSON keeps them).

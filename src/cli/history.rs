@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::render::Style;
 use super::{colour_wanted, print, EXIT_FAILED};
-use pier_core::model::history::HistoryEntry;
+use pier_core::model::history::{HistoryEntry, HistoryRestart};
 use pier_core::model::SCHEMA_VERSION;
 use pier_core::restart::{self, prune};
 use pier_core::words::{self, for_terminal};
@@ -183,6 +183,28 @@ fn what_where(e: &HistoryEntry) -> String {
 
 /// `pier history` for a person, newest first: when, what became of it, what and where, its
 /// command, its restarts, and whether it can be restarted. A stop that sent no signal reads
+/// One restart made from a snapshot: ready, not ready in time, or how it exited before
+/// listening — with the last lines of its output, or that its log is empty. Why: a crash read
+/// as "not ready in time", and the log it named was empty (issue 41).
+fn restart_lines(out: &mut String, r: &HistoryRestart) {
+    let who = r.pid.map_or(String::new(), |pid| format!(" as pid {pid}"));
+    let how = match (&r.exited, r.ready) {
+        (_, true) => "ready".to_owned(),
+        (Some(exited), false) => words::exited_before_listening(exited),
+        (None, false) => "not ready in time".to_owned(),
+    };
+    let _ = writeln!(out, "    restarted {}{who}: {how}", for_terminal(&r.at));
+    let Some(exited) = r.exited.as_ref().filter(|_| !r.ready) else {
+        return;
+    };
+    if exited.log_tail.is_empty() {
+        let _ = writeln!(out, "      {}", words::EMPTY_LOG);
+    }
+    for line in exited.log_tail.lines() {
+        let _ = writeln!(out, "      | {}", for_terminal(line));
+    }
+}
+
 /// "NOT STOPPED … because …": it stopped nothing, so it is never worded as a stop, nor offered
 /// for restart. Folders, commands and reasons are shown through [`for_terminal`].
 pub(super) fn history_text(
@@ -233,12 +255,7 @@ fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
     replay_lines(out, e.program.as_deref(), e.folder.as_deref(), &e.code_env);
     reconciled_lines(out, e);
     for r in &e.restarts {
-        let who = r.pid.map_or(String::new(), |pid| format!(" as pid {pid}"));
-        let ready = match r.ready {
-            true => "ready",
-            false => "not ready in time",
-        };
-        let _ = writeln!(out, "    restarted {}{who}: {ready}", for_terminal(&r.at));
+        restart_lines(out, r);
     }
     let _ = match &e.why_not {
         None => writeln!(
@@ -393,6 +410,7 @@ mod tests {
             at: "2026-12-01T13:00:00Z".into(),
             pid: Some(4242),
             ready: true,
+            exited: None,
         }];
         let text = history_text(&[e], &[], &PLAIN);
         assert_eq!(
@@ -472,5 +490,42 @@ mod tests {
             text.contains("\u{1b}[1;33mPARTIALLY STOPPED\u{1b}[0m"),
             "{text:?}"
         );
+    }
+
+    /// Issue 41: a restart whose command exited with status 1 read as "not ready in time",
+    /// and the log it named was empty with nothing saying so.
+    #[test]
+    fn a_crashed_restart_says_it_exited_with_its_output_or_that_the_log_is_empty() {
+        use pier_core::model::history::Exited;
+        let crashed = |log_tail: &str, signal: Option<i32>| HistoryRestart {
+            at: "2026-12-01T13:00:00Z".into(),
+            pid: Some(4242),
+            ready: false,
+            exited: Some(Exited {
+                status: signal.is_none().then_some(1),
+                signal,
+                log_tail: log_tail.into(),
+            }),
+        };
+        let mut out = String::new();
+        restart_lines(&mut out, &crashed("Error: boom\n\u{1b}[2Jat x.js:1", None));
+        assert_eq!(
+            out,
+            "    restarted 2026-12-01T13:00:00Z as pid 4242: exited with status 1 before \
+             listening\n      | Error: boom\n      | \\e[2Jat x.js:1\n"
+        );
+        let mut out = String::new();
+        restart_lines(&mut out, &crashed("", Some(9)));
+        assert_eq!(
+            out,
+            "    restarted 2026-12-01T13:00:00Z as pid 4242: was ended by signal 9 (SIGKILL) \
+             before listening\n      the log is empty: the command sends its output \
+             elsewhere, or wrote none\n"
+        );
+        let mut slow = crashed("", None);
+        slow.exited = None;
+        let mut out = String::new();
+        restart_lines(&mut out, &slow);
+        assert!(out.ends_with(": not ready in time\n"), "{out}");
     }
 }

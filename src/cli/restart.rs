@@ -33,6 +33,10 @@ pub struct RestartArgs {
     /// are not waited for).
     #[arg(long, value_name = "SECS", default_value = "15", value_parser = numbers::restart_wait)]
     wait: Duration,
+    /// Say every detail: a helper's ports not waited for, and the log of a restart that got
+    /// ready.
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 /// `pier restart --json`: the report, with the document's schema version beside its fields.
@@ -77,7 +81,7 @@ pub fn restart(args: RestartArgs) -> ExitCode {
         let style = Style {
             colour: colour_wanted(),
         };
-        print(restart_text(&report, &style).as_bytes())
+        print(restart_text(&report, &style, args.verbose).as_bytes())
     };
     if written != ExitCode::SUCCESS {
         return written;
@@ -138,7 +142,10 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
         let style = Style {
             colour: colour_wanted(),
         };
-        let text: String = reports.iter().map(|r| restart_text(r, &style)).collect();
+        let text: String = reports
+            .iter()
+            .map(|r| restart_text(r, &style, args.verbose))
+            .collect();
         print(text.as_bytes())
     };
     if written != ExitCode::SUCCESS {
@@ -177,10 +184,11 @@ fn exit_code(reports: &[RestartReport]) -> ExitCode {
 }
 
 /// `pier restart` for a person: the result and its reason, what it runs (the program, the
-/// folder, the environment entries that change what code runs), the helper ports not waited for,
-/// the log, and its last lines when the server did not get ready. The reason, the log's path
-/// and every line of the server's own output are shown through [`for_terminal`].
-fn restart_text(report: &RestartReport, style: &Style) -> String {
+/// folder, the environment entries that change what code runs: always, §4), and, when the
+/// server did not get ready, the log and its last lines. With `verbose`, the helper ports not
+/// waited for and the log of a ready one too. The reason, the log's path and every line of the
+/// server's own output are shown through [`for_terminal`].
+fn restart_text(report: &RestartReport, style: &Style, verbose: bool) -> String {
     let result = serde_json::to_value(report.result).expect("a result serialises");
     let result = style.result_word(result.as_str().unwrap_or_default());
     let mut out = format!(
@@ -194,14 +202,15 @@ fn restart_text(report: &RestartReport, style: &Style) -> String {
         report.folder.as_deref(),
         &report.code_env,
     );
-    if !report.helper_ports.is_empty() {
+    if verbose && !report.helper_ports.is_empty() {
         let _ = writeln!(
             out,
             "    not waited for (a helper's ports): {}",
             report.helper_ports.join(", ")
         );
     }
-    if let Some(log) = &report.log {
+    let ready = report.result == RestartResult::Ready;
+    if let Some(log) = report.log.as_ref().filter(|_| verbose || !ready) {
         let _ = writeln!(out, "    log {}", for_terminal(log));
     }
     for line in &report.log_tail {
@@ -278,7 +287,7 @@ mod tests {
         report.folder = Some("/tmp/app\u{7}".into());
         report.code_env = vec!["LD_PRELOAD=/tmp/x.so".into()];
         assert_eq!(
-            restart_text(&report, &Style { colour: false }),
+            restart_text(&report, &Style { colour: false }, false),
             "snap-1-1-1  REFUSED  the folder /tmp/app belongs to uid 1001, not to you: a restart \
              runs only what you control\n    runs /usr/bin/node in /tmp/app\\x07\n    with \
              LD_PRELOAD=/tmp/x.so (changes what code runs)\n"
@@ -292,7 +301,7 @@ mod tests {
             RestartReport::not_started("snap-1-1-1", RestartResult::NotReady, "x".into());
         report.log_tail = vec!["\u{1b}[31merror\u{1b}[0m\r".into()];
         assert_eq!(
-            restart_text(&report, &Style { colour: false }),
+            restart_text(&report, &Style { colour: false }, false),
             "snap-1-1-1  NOT READY  x\n    | \\e[31merror\\e[0m\\r\n"
         );
     }

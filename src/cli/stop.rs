@@ -56,6 +56,10 @@ pub struct StopArgs {
     /// Print one JSON document (schema 1, see docs/stop-json.md) instead of text.
     #[arg(long)]
     json: bool,
+    /// Say every detail: who holds each port asked, each process and its outcome, the
+    /// timings, the snapshot (by default one line per resource).
+    #[arg(short, long)]
+    verbose: bool,
     /// Run every check up to the first signal, then say what would be signalled: nothing is
     /// sent and no snapshot is written.
     #[arg(long)]
@@ -166,7 +170,11 @@ pub fn run(mut args: StopArgs) -> ExitCode {
     };
     let damaged = damaged_records(&system.store);
     if args.force {
-        return force(&system, opts, &args.ids, args.json, damaged);
+        let show = Show {
+            json: args.json,
+            verbose: args.verbose,
+        };
+        return force(&system, opts, &args.ids, show, damaged);
     }
     if args.anyway {
         let shown = ScanOptions {
@@ -183,7 +191,11 @@ pub fn run(mut args: StopArgs) -> ExitCode {
         Err(code) => return code,
     };
     let dry_run = opts.dry_run;
-    let (reports, written) = stop_and_show(&system, opts, &selected, args.json, damaged);
+    let show = Show {
+        json: args.json,
+        verbose: args.verbose,
+    };
+    let (reports, written) = stop_and_show(&system, opts, &selected, show, damaged);
     if written != ExitCode::SUCCESS {
         return written;
     }
@@ -224,7 +236,7 @@ fn stop_and_show(
     system: &System,
     opts: StopOptions,
     selected: &Selected,
-    json: bool,
+    Show { json, verbose }: Show,
     damaged: Vec<String>,
 ) -> (Vec<StopReport>, ExitCode) {
     let dry_run = opts.dry_run;
@@ -243,13 +255,13 @@ fn stop_and_show(
     let mut shown = ExitCode::SUCCESS;
     if live {
         let follow = !ids.is_empty() || ports.is_empty();
-        shown = print(ports_text(ports, &style, follow).as_bytes());
+        shown = print(ports_text(ports, &style, follow, verbose).as_bytes());
     }
     let reports = stopper.stop_all(&targets, &mut |p| match p {
         Progress::Step(step, n) => status.show(step, n),
         Progress::Done(r) if live => {
             status.clear();
-            let written = print(report_text(r, &style).as_bytes());
+            let written = print(report_text(r, &style, verbose).as_bytes());
             if written != ExitCode::SUCCESS {
                 shown = written;
             }
@@ -259,7 +271,9 @@ fn stop_and_show(
     status.clear();
     let written = match (live, shown) {
         (true, ExitCode::SUCCESS) if only_ports(&reports, ports) => ExitCode::SUCCESS,
-        (true, ExitCode::SUCCESS) => print(ending_text(&reports, left_alone, dry_run).as_bytes()),
+        (true, ExitCode::SUCCESS) => {
+            print(ending_text(&reports, left_alone, dry_run, verbose).as_bytes())
+        }
         (true, failed) => failed,
         (false, _) => {
             let doc = StopDocument {
@@ -270,10 +284,18 @@ fn stop_and_show(
                 left_alone,
                 damaged_records: damaged,
             };
-            print_reports(json, &doc)
+            print_reports(Show { json, verbose }, &doc)
         }
     };
     (reports, written)
+}
+
+/// How `pier stop` shows its answer: one JSON document, or text for a person — one line per
+/// resource, or every detail.
+#[derive(Clone, Copy)]
+struct Show {
+    json: bool,
+    verbose: bool,
 }
 
 /// `pier stop --force ID…`: Force for each id in turn (`Stopper::force`), shown as a stop's
@@ -282,7 +304,7 @@ fn force(
     system: &System,
     opts: StopOptions,
     ids: &[String],
-    json: bool,
+    show: Show,
     damaged: Vec<String>,
 ) -> ExitCode {
     let dry_run = opts.dry_run;
@@ -301,7 +323,7 @@ fn force(
         left_alone: &[],
         damaged_records: damaged,
     };
-    let written = print_reports(json, &doc);
+    let written = print_reports(show, &doc);
     if written != ExitCode::SUCCESS {
         return written;
     }
@@ -402,15 +424,15 @@ fn damaged_records(store: &Store) -> Vec<String> {
 }
 
 /// The reports on stdout: one `--json` document, or text for a person.
-fn print_reports(json: bool, doc: &StopDocument) -> ExitCode {
+fn print_reports(Show { json, verbose }: Show, doc: &StopDocument) -> ExitCode {
     if json {
         super::print_json(doc)
     } else {
         let style = Style { colour: false };
         let only = only_ports(doc.results, doc.ports);
-        let mut out = ports_text(doc.ports, &style, !only);
+        let mut out = ports_text(doc.ports, &style, !only, verbose);
         if !only {
-            out.push_str(&text(doc.results, doc.left_alone, doc.dry_run));
+            out.push_str(&text(doc.results, doc.left_alone, doc.dry_run, verbose));
         }
         print(out.as_bytes())
     }

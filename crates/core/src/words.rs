@@ -199,6 +199,45 @@ pub fn did_you_mean(s: &crate::diagnose::suggest::Suggestion) -> String {
     }
 }
 
+/// How a restarted root that exited before listening ended: "exited with status 1 before
+/// listening", "was ended by signal 9 (SIGKILL) before listening". The one place it is said.
+pub fn exited_before_listening(e: &crate::model::history::Exited) -> String {
+    match (e.status, e.signal) {
+        (_, Some(n)) => match signal_name(n) {
+            Some(name) => format!("was ended by signal {n} ({name}) before listening"),
+            None => format!("was ended by signal {n} before listening"),
+        },
+        (Some(code), None) => format!("exited with status {code} before listening"),
+        (None, None) => "exited before listening".to_owned(),
+    }
+}
+
+/// Said of a crashed restart whose run wrote nothing to its log: the reader would otherwise
+/// open an empty file and learn nothing (issue 41: a script that redirects its own output).
+pub const EMPTY_LOG: &str =
+    "the log is empty: the command sends its output elsewhere, or wrote none";
+
+/// The name of a signal a crash is often ended by, for a person (the numbers are the OS's).
+fn signal_name(n: i32) -> Option<&'static str> {
+    use rustix::process::Signal;
+    [
+        (Signal::HUP, "SIGHUP"),
+        (Signal::INT, "SIGINT"),
+        (Signal::QUIT, "SIGQUIT"),
+        (Signal::ILL, "SIGILL"),
+        (Signal::ABORT, "SIGABRT"),
+        (Signal::BUS, "SIGBUS"),
+        (Signal::FPE, "SIGFPE"),
+        (Signal::KILL, "SIGKILL"),
+        (Signal::SEGV, "SIGSEGV"),
+        (Signal::PIPE, "SIGPIPE"),
+        (Signal::TERM, "SIGTERM"),
+    ]
+    .iter()
+    .find(|(signal, _)| signal.as_raw() == n)
+    .map(|(_, name)| *name)
+}
+
 /// A rate of disk I/O for a person: "0 B/s", "512 B/s", "41.0 kB/s", "2.3 MB/s".
 pub fn byte_rate(bytes_per_second: f64) -> String {
     let b = bytes_per_second.max(0.0);

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use pier_core::diagnose::port::PortAnswer;
 use pier_core::model::memory::Memory;
-use pier_core::model::outcome::{ResourceResult, StopReport, TieKind};
+use pier_core::model::outcome::{MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind};
 use pier_core::stop::Step;
 use pier_core::words::{self, byte_size, for_terminal};
 
@@ -13,10 +13,19 @@ use super::LeftAlone;
 use crate::cli::ports;
 use crate::cli::render::Style;
 
-/// Each port's answer, and a blank line before the reports, if any follow.
-pub(super) fn ports_text(ports: &[PortAnswer], style: &Style, reports_follow: bool) -> String {
+/// Each port's answer, and a blank line before the reports, if any follow. A port whose holder
+/// Pier goes on to stop is said only with `verbose`: its report's line says what became of it,
+/// and echoing the command just typed is noise (issue 41). A port Pier stops nothing of says
+/// why, always.
+pub(super) fn ports_text(
+    ports: &[PortAnswer],
+    style: &Style,
+    reports_follow: bool,
+    verbose: bool,
+) -> String {
     let mut out: String = ports
         .iter()
+        .filter(|a| verbose || a.stops.is_none())
         .map(|a| ports::answer_text(a, style, false))
         .collect();
     if !out.is_empty() && reports_follow {
@@ -27,17 +36,150 @@ pub(super) fn ports_text(ports: &[PortAnswer], style: &Style, reports_follow: bo
 
 /// The reports for a person, then what a batch left alone and why. Every command, reason and
 /// folder is shown through [`for_terminal`].
-pub(super) fn text(reports: &[StopReport], left_alone: &[LeftAlone], dry_run: bool) -> String {
+pub(super) fn text(
+    reports: &[StopReport],
+    left_alone: &[LeftAlone],
+    dry_run: bool,
+    verbose: bool,
+) -> String {
     let plain = Style { colour: false };
-    let mut out: String = reports.iter().map(|r| report_text(r, &plain)).collect();
-    out.push_str(&ending_text(reports, left_alone, dry_run));
+    let mut out: String = reports
+        .iter()
+        .map(|r| report_text(r, &plain, verbose))
+        .collect();
+    out.push_str(&ending_text(reports, left_alone, dry_run, verbose));
     out
 }
 
-/// One resource's lines: its id, result, what it is and where, and the reason; each member
-/// and newcomer with its command; its timings, its snapshot; and, when a member outlived its
-/// signal, how Force would end it.
-pub(super) fn report_text(r: &StopReport, style: &Style) -> String {
+/// One resource: by default one line ([`short_text`]); with `verbose`, every detail.
+pub(super) fn report_text(r: &StopReport, style: &Style, verbose: bool) -> String {
+    match verbose {
+        true => detail_text(r, style),
+        false => short_text(r, style),
+    }
+}
+
+/// One resource in one line: what stopped, where, how many processes, what it freed and how
+/// to bring it back; what a dry run would signal; a "no" with its reason and next step. A
+/// stop that left something running adds each survivor and Force's hint. Why short: a
+/// successful stop is one fact, and twelve lines of timings hid it (issue 41).
+fn short_text(r: &StopReport, style: &Style) -> String {
+    let mut out = String::new();
+    match r.result {
+        ResourceResult::Stopped => {
+            let _ = writeln!(out, "{}", stopped_line(r, style));
+        }
+        ResourceResult::WouldStop => {
+            let _ = writeln!(out, "{}", would_stop_line(r, style));
+        }
+        ResourceResult::PartiallyStopped | ResourceResult::NotStopped => {
+            headline(&mut out, r, style);
+            still_running_lines(&mut out, r);
+            if let Some(hint) = force_hint(r) {
+                let _ = writeln!(out, "    → {hint}");
+            }
+        }
+        ResourceResult::Refused | ResourceResult::Failed => headline(&mut out, r, style),
+    }
+    out
+}
+
+/// "stopped vite in /h/u/web (4 processes): :5173 free, about 119.6 MB · pier restart ID".
+fn stopped_line(r: &StopReport, style: &Style) -> String {
+    let mut line = format!("{} {}", style.paint("stopped", "32"), what_where(r));
+    let ended = r
+        .members
+        .iter()
+        .filter(|m| matches!(m.outcome, MemberOutcome::Stopped | MemberOutcome::Exited))
+        .count();
+    let mut how = Vec::new();
+    match (&r.container, ended) {
+        (Some(_), _) => how.push("by its engine".to_owned()),
+        (None, 1) => how.push("1 process".to_owned()),
+        (None, n) => how.push(format!("{n} processes")),
+    }
+    if r.timings.is_none() && r.container.is_none() {
+        how.push("SIGKILL".to_owned());
+    }
+    if !r.set_aside.is_empty() {
+        let names: Vec<&str> = r.set_aside.iter().map(|a| a.reason.as_str()).collect();
+        how.push(format!("set aside: {}", names.join(", ")));
+    }
+    let _ = write!(line, " ({})", how.join(", "));
+    let mut freed: Vec<String> = Vec::new();
+    if !r.freed_ports.is_empty() {
+        let ports: Vec<String> = r.freed_ports.iter().map(|p| format!(":{p}")).collect();
+        freed.push(format!("{} free", ports.join(" ")));
+    }
+    if let Some(m) = r.freed {
+        freed.push(format!("about {}", byte_size(m.bytes)));
+    }
+    if !freed.is_empty() {
+        let _ = write!(line, ": {}", freed.join(", "));
+    }
+    if r.snapshot.is_some() {
+        let _ = write!(line, " · pier restart {}", r.id);
+    }
+    line
+}
+
+/// "would stop vite in /h/u/web: 4 processes would get SIGTERM, children first; nothing was
+/// sent or written".
+fn would_stop_line(r: &StopReport, style: &Style) -> String {
+    let signal = r
+        .would_signal
+        .first()
+        .map_or("SIGTERM", |s| s.signal.as_str());
+    let what = match r.would_signal.iter().filter(|s| s.pid.is_some()).count() {
+        0 => format!("its engine would be asked to send {signal}"),
+        1 => format!("1 process would get {signal}"),
+        n => format!("{n} processes would get {signal}, children first"),
+    };
+    format!(
+        "{} {}: {what}; nothing was sent or written",
+        style.paint("would stop", "32"),
+        what_where(r)
+    )
+}
+
+/// "vite in /h/u/web" (or the id, when the stop ended before it knew).
+fn what_where(r: &StopReport) -> String {
+    match (&r.kind, &r.project) {
+        (Some(kind), Some(project)) => {
+            format!("{} in {}", for_terminal(kind), for_terminal(project))
+        }
+        _ => r.id.clone(),
+    }
+}
+
+/// What a stop left running: each member and newcomer still alive, one line each.
+fn still_running_lines(out: &mut String, r: &StopReport) {
+    for m in r
+        .members
+        .iter()
+        .filter(|m| matches!(m.outcome, MemberOutcome::StillRunning))
+    {
+        let command = for_terminal(&shown_command(&m.command)).into_owned();
+        let _ = writeln!(out, "    still running: pid {} {command}", m.pid);
+    }
+    for n in r
+        .newcomers
+        .iter()
+        .filter(|n| n.fate == NewcomerFate::StillRunning)
+    {
+        let command = for_terminal(&shown_command(&n.command)).into_owned();
+        let _ = writeln!(
+            out,
+            "    still running: pid {} {command} (born during the stop)",
+            n.pid
+        );
+    }
+}
+
+/// Every detail of one resource (`-v`): its id, result, what it is and where, and the reason;
+/// each member and newcomer with its command; its timings, its snapshot; and, when a member
+/// outlived its signal, how Force would end it.
+fn detail_text(r: &StopReport, style: &Style) -> String {
     let mut out = String::new();
     headline(&mut out, r, style);
     for a in &r.set_aside {
@@ -204,6 +346,7 @@ pub(super) fn ending_text(
     reports: &[StopReport],
     left_alone: &[LeftAlone],
     dry_run: bool,
+    verbose: bool,
 ) -> String {
     let mut out = String::new();
     match (reports.is_empty(), left_alone.is_empty()) {
@@ -212,8 +355,16 @@ pub(super) fn ending_text(
         _ => {}
     }
     left_alone_lines(&mut out, left_alone);
-    summary_line(&mut out, reports, left_alone.len(), dry_run);
+    if verbose || !one_alone(reports, left_alone) {
+        summary_line(&mut out, reports, left_alone.len(), dry_run);
+    }
     out
+}
+
+/// One resource asked and nothing left alone: its own line says it all, and a summary of one
+/// would say it twice.
+fn one_alone(reports: &[StopReport], left_alone: &[LeftAlone]) -> bool {
+    reports.len() == 1 && left_alone.is_empty()
 }
 
 /// Each resource a batch left alone, with why.
@@ -356,7 +507,7 @@ mod tests {
     #[test]
     fn a_batch_names_each_resource_it_left_alone_and_why() {
         let shell = "parent sh (pid 99) is a live interactive shell";
-        let text = text(&[], &[left("vite", 100, shell)], false);
+        let text = text(&[], &[left("vite", 100, shell)], false, false);
         assert_eq!(
             text,
             format!(
@@ -375,7 +526,7 @@ mod tests {
             "parent \u{1b}]0;x\u{7} (pid 99) is a live shell",
         );
         l.project = "/home/u/a\nb\u{202e}".into();
-        let text = text(&[], &[l], false);
+        let text = text(&[], &[l], false, false);
         assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{text:?}");
         assert!(
             text.contains(
@@ -407,7 +558,7 @@ mod tests {
             report("2-1", ResourceResult::PartiallyStopped, Some(1_800_000)),
             report("3-1", ResourceResult::Refused, None),
         ];
-        let text = text(&reports, &[], false);
+        let text = text(&reports, &[], false, true);
         assert!(
             text.starts_with(
                 "1-1  STOPPED  why\n    freed about 48.2 MB (proportional, as read before the \
@@ -432,14 +583,19 @@ mod tests {
         stopped.result = ResourceResult::Stopped;
         let mut none = blank("3-1");
         none.result = ResourceResult::NotStopped;
-        let shown = ending_text(&[refused.clone(), stopped, none, refused], &[], false);
+        let shown = ending_text(
+            &[refused.clone(), stopped, none, refused],
+            &[],
+            false,
+            false,
+        );
         assert_eq!(shown, "\n1 of 4 stopped (2 refused, 1 not stopped)\n");
     }
 
     #[test]
     fn nothing_in_scope_says_nothing_to_stop() {
         assert_eq!(
-            text(&[], &[], false),
+            text(&[], &[], false, false),
             "Nothing to stop.\n\n0 of 0 stopped\n"
         );
     }
@@ -484,6 +640,160 @@ mod tests {
         });
         r.members = vec![member(100, MemberOutcome::Stopped)];
         assert_eq!(force_hint(&r), None, "nothing outlived its signal");
+    }
+
+    /// A member of a report, for the short forms.
+    fn member(pid: u32, outcome: MemberOutcome) -> pier_core::model::outcome::MemberReport {
+        pier_core::model::outcome::MemberReport {
+            pid,
+            start_time: 1000,
+            command: "node /h/u/app/node_modules/.bin/vite --port 5173".into(),
+            outcome,
+            detail: "exited after SIGTERM".into(),
+        }
+    }
+
+    fn timings() -> pier_core::model::outcome::Timings {
+        pier_core::model::outcome::Timings {
+            a_to_first_signal_ms: 522.0,
+            a_to_last_signal_ms: 522.0,
+            sample_ms: 500,
+        }
+    }
+
+    /// Issue 41: a successful stop printed twelve lines (members, timings, the snapshot, a
+    /// summary of one). By default it is one line: what, where, how many processes, what it
+    /// freed, how to bring it back; `-v` keeps every detail.
+    #[test]
+    fn a_stopped_resource_is_one_line_and_verbose_keeps_the_detail() {
+        use pier_core::model::memory::MemoryKind;
+        let mut r = blank("6989-3721068");
+        r.kind = Some("vite".into());
+        r.project = Some("/tmp/demo/web".into());
+        r.reason = "every member is gone".into();
+        r.members = vec![
+            member(7005, MemberOutcome::Stopped),
+            member(7004, MemberOutcome::Exited),
+            member(6992, MemberOutcome::Exited),
+            member(6989, MemberOutcome::Exited),
+        ];
+        r.timings = Some(timings());
+        r.snapshot = Some("snap-6989-3721068-1796464804138".into());
+        r.freed_ports = vec![5199];
+        r.freed = Some(Memory {
+            bytes: 119_600_000,
+            kind: MemoryKind::Proportional,
+        });
+        let short = text(std::slice::from_ref(&r), &[], false, false);
+        assert_eq!(
+            short,
+            "stopped vite in /tmp/demo/web (4 processes): :5199 free, about 119.6 MB · pier \
+             restart 6989-3721068\n"
+        );
+        let detail = text(std::slice::from_ref(&r), &[], false, true);
+        assert!(detail.starts_with("6989-3721068  STOPPED  vite in /tmp/demo/web: every"));
+        for said in [
+            "pid 7005",
+            "first check to first signal",
+            "snapshot snap-",
+            "1 of 1",
+        ] {
+            assert!(detail.contains(said), "{said}: {detail}");
+        }
+        // A batch: one line each, and one summary.
+        let batch = text(&[r.clone(), r], &[], false, false);
+        assert_eq!(
+            batch.lines().filter(|l| l.starts_with("stopped ")).count(),
+            2
+        );
+        assert!(
+            batch.ends_with("\n\n2 of 2 stopped; about 239.2 MB freed\n"),
+            "{batch}"
+        );
+    }
+
+    /// A dry run: one line saying what would get SIGTERM; `-v` lists each pid.
+    #[test]
+    fn a_dry_run_is_one_line_saying_what_would_get_sigterm() {
+        use pier_core::model::outcome::PlannedSignal;
+        let mut r = blank("7412-3727581");
+        r.result = ResourceResult::WouldStop;
+        r.would_signal = (1..=4)
+            .map(|order| PlannedSignal {
+                pid: Some(7428 - order as u32),
+                start_time: Some(1),
+                command: "sh -c vite".into(),
+                signal: "SIGTERM".into(),
+                order,
+            })
+            .collect();
+        assert_eq!(
+            text(std::slice::from_ref(&r), &[], true, false),
+            "would stop python-http-server in /h/u/app: 4 processes would get SIGTERM, \
+             children first; nothing was sent or written\n"
+        );
+        let detail = text(&[r], &[], true, true);
+        assert!(
+            detail.contains("4. would send SIGTERM to pid 7424"),
+            "{detail}"
+        );
+    }
+
+    /// A "no" is its one line with its reason and next step; a stop that left something
+    /// running names what still runs and Force's hint.
+    #[test]
+    fn a_refusal_is_one_line_and_a_partial_stop_names_what_still_runs() {
+        let mut refused = blank("1-1");
+        refused.result = ResourceResult::Refused;
+        refused.reason = "a live connection: close the browser tab".into();
+        refused.snapshot = Some("snap-1-1-1".into());
+        assert_eq!(
+            text(&[refused], &[], false, false),
+            "1-1  REFUSED  python-http-server in /h/u/app: a live connection: close the \
+             browser tab\n"
+        );
+        let mut partial = blank("100-1000");
+        partial.result = ResourceResult::PartiallyStopped;
+        partial.reason = "pid 101 still runs".into();
+        partial.timings = Some(timings());
+        partial.members = vec![
+            member(101, MemberOutcome::StillRunning),
+            member(100, MemberOutcome::Stopped),
+        ];
+        let shown = text(&[partial], &[], false, false);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines.len(), 3, "{shown}");
+        assert!(
+            lines[1].starts_with("    still running: pid 101 node"),
+            "{shown}"
+        );
+        assert!(
+            lines[2].starts_with("    → `pier stop --force 100-1000`"),
+            "{shown}"
+        );
+    }
+
+    /// A port whose holder the stop goes on to stop is not echoed back (its report says what
+    /// became of it) but with `-v`; a port Pier stops nothing of always says why.
+    #[test]
+    fn a_port_is_echoed_only_when_pier_stops_nothing_of_it_or_with_verbose() {
+        let port = |stops: Option<&str>| PortAnswer {
+            port: 5199,
+            holders: Vec::new(),
+            stops: stops.map(Into::into),
+            reason: "why".into(),
+            hint: None,
+        };
+        let style = Style { colour: false };
+        assert_eq!(ports_text(&[port(Some("1-1"))], &style, true, false), "");
+        assert_eq!(
+            ports_text(&[port(Some("1-1"))], &style, true, true),
+            ":5199  why\n\n"
+        );
+        assert_eq!(
+            ports_text(&[port(None)], &style, false, false),
+            ":5199  why\n"
+        );
     }
 
     fn blank(id: &str) -> StopReport {

@@ -54,6 +54,23 @@ pub struct RestartReport {
     /// `PATH` led by a folder the user does not control), as `KEY=value`; no other entry.
     #[serde(default)]
     pub code_env: Vec<String>,
+    /// How the started root ended, when it exited before the server's ports listened (a
+    /// crash); `None` otherwise, and in reports of older `pier` binaries.
+    #[serde(default)]
+    pub exited: Option<Exited>,
+}
+
+/// How a restarted root ended before its server's ports listened: a crash, or a command that
+/// no longer serves. Kept in the snapshot's restart record, so `pier history` says it too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exited {
+    /// Its exit status, when it exited on its own (`1`).
+    pub status: Option<i32>,
+    /// The signal that ended it, when one did (`9`).
+    pub signal: Option<i32>,
+    /// The last lines this run wrote to its log, bounded (`restart::spawn::crash_tail`);
+    /// empty when it wrote nothing there (its output went elsewhere, or it wrote none).
+    pub log_tail: String,
 }
 
 impl RestartReport {
@@ -71,6 +88,7 @@ impl RestartReport {
             program: None,
             folder: None,
             code_env: Vec::new(),
+            exited: None,
         }
     }
 }
@@ -146,6 +164,9 @@ pub struct HistoryRestart {
     pub pid: Option<u32>,
     /// Whether every recorded server port listened again within the wait.
     pub ready: bool,
+    /// How it ended, when it exited before listening; `null` otherwise (and in records
+    /// written before it was kept).
+    pub exited: Option<Exited>,
 }
 
 impl HistoryEntry {

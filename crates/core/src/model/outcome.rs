@@ -243,6 +243,9 @@ pub struct StopReport {
     pub freed: Option<super::memory::Memory>,
     /// A stop anyway: the reasons it set aside, each with its fact. Empty for any other stop.
     pub set_aside: Vec<super::reason::SetAside>,
+    /// The port numbers a `stopped` result freed: the server's recorded ports (a container's
+    /// published ones), no longer held by anything it stopped. Empty for any other result.
+    pub freed_ports: Vec<u16>,
 }
 
 impl StopReport {
@@ -267,6 +270,7 @@ impl StopReport {
             would_signal: Vec::new(),
             freed: None,
             set_aside: Vec::new(),
+            freed_ports: Vec::new(),
         }
     }
 }

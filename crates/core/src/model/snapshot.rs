@@ -172,6 +172,10 @@ pub struct RecordedRestart {
     pub at: String,
     /// Whether every recorded port listened from the new tree within the wait.
     pub ready: bool,
+    /// How it ended, when it exited before listening. Absent in records written before it
+    /// was kept, and for a restart that did not exit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exited: Option<super::history::Exited>,
 }
 
 /// The recovery record of a container's stop (`ctr-<12 hex digits of its id>-<unix ms>`),

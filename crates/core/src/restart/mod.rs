@@ -29,7 +29,7 @@ use self::error::{NotFound, NotLaunched, NotRecorded, NotRestartable, PortHolder
 use crate::diagnose::connections;
 use crate::diagnose::judge::{self, TwinPlace};
 use crate::model::card::Port;
-use crate::model::history::{HistoryEntry, RestartReport, RestartResult};
+use crate::model::history::{Exited, HistoryEntry, RestartReport, RestartResult};
 use crate::model::snapshot::{ContainerSnapshot, RecordedRestart, Snapshot};
 use crate::model::target::{record_prefix_of, RecordName, TargetId, TargetKind};
 use crate::probe::{Pid, Probe, ProbeError, ProcessList, SocketTable, TcpState};
@@ -373,20 +373,65 @@ pub fn restart(
         Ok(launched) => launched,
         Err(e) => return failed(report, e.to_string()),
     };
-    let pid = launched.pid;
-    (report.pid, report.start_time) = (Some(pid), launched.start_time);
+    let (pid, start_time) = (launched.pid, launched.start_time);
+    (report.pid, report.start_time) = (Some(pid), start_time);
     let (end, unrecorded) = await_ports(probe, store, name, &snapshot, launched, wait);
     (report.result, report.reason) = outcome(&end, pid, &snapshot, wait);
+    let log = (log_name.as_str(), log_start);
+    let crash = not_ready(
+        store,
+        (name, &snapshot),
+        &mut report,
+        (&end, log),
+        (pid, start_time),
+    );
+    let unrecorded = unrecorded.or(crash.err());
     if let Some(parent) = parent_left_behind(&snapshot) {
         report.reason = format!("{}; {parent}", report.reason);
-    }
-    if end != spawn::WaitEnd::Ready {
-        report.log_tail = spawn::tail(&store.log_tail(&log_name, log_start), 10);
     }
     if let Some(e) = unrecorded {
         report.reason = format!("{}; the restart could not be recorded: {e}", report.reason);
     }
     report
+}
+
+/// A restart that did not get ready: the last lines of its log; and when it exited, how (in
+/// the report, and in the snapshot's restart record, so `pier history` says it too), or that
+/// its log is empty.
+fn not_ready(
+    store: &Store,
+    (name, snapshot): (&str, &Snapshot),
+    report: &mut RestartReport,
+    (end, (log_name, log_start)): (&spawn::WaitEnd, (&str, u64)),
+    (pid, start_time): (Pid, Option<u64>),
+) -> Result<(), NotRecorded> {
+    if *end == spawn::WaitEnd::Ready {
+        return Ok(());
+    }
+    let output = store.log_tail(log_name, log_start);
+    report.log_tail = spawn::tail(&output, 10);
+    report.exited = crashed(end, &output);
+    let Some(exited) = &report.exited else {
+        return Ok(());
+    };
+    if exited.log_tail.is_empty() {
+        report.reason = format!("{}; {}", report.reason, crate::words::EMPTY_LOG);
+    }
+    let restart = (pid, start_time, false);
+    record(store, name, snapshot, restart, Some(exited.clone()))
+}
+
+/// How the started root ended, when it exited before listening, with the bounded tail of
+/// what this run wrote to its log (`output`).
+fn crashed(end: &spawn::WaitEnd, output: &[u8]) -> Option<Exited> {
+    match end {
+        spawn::WaitEnd::Exited(status, signal) => Some(Exited {
+            status: *status,
+            signal: *signal,
+            log_tail: spawn::crash_tail(output),
+        }),
+        _ => None,
+    }
 }
 
 /// A stop anyway that set aside a live parent: the restart runs the server on its own, in a
@@ -470,7 +515,7 @@ fn launch(
         crate::probe::IdentityRead::Alive { identity, .. } => Some(identity.start_time),
         _ => None,
     };
-    let unrecorded = record(store, name, snapshot, pid, start_time, false).err();
+    let unrecorded = record(store, name, snapshot, (pid, start_time, false), None).err();
     Ok(Launched {
         child,
         pid,
@@ -501,7 +546,8 @@ fn await_ports(
     let end = spawn::wait_for_ports(probe, &mut child, &awaited, wait);
     std::thread::spawn(move || child.wait());
     if end == spawn::WaitEnd::Ready {
-        unrecorded = unrecorded.or(record(store, name, snapshot, pid, start_time, true).err());
+        let ready = record(store, name, snapshot, (pid, start_time, true), None);
+        unrecorded = unrecorded.or(ready.err());
     }
     (end, unrecorded)
 }
@@ -539,22 +585,31 @@ fn outcome(
                 wait.as_secs_f64()
             ),
         ),
-        spawn::WaitEnd::Exited(status) => (
-            RestartResult::NotReady,
-            format!("started as pid {pid}, which exited ({status}) before listening"),
-        ),
+        spawn::WaitEnd::Exited(status, signal) => {
+            let exited = Exited {
+                status: *status,
+                signal: *signal,
+                log_tail: String::new(),
+            };
+            (
+                RestartResult::NotReady,
+                format!(
+                    "started as pid {pid}, which {}",
+                    crate::words::exited_before_listening(&exited)
+                ),
+            )
+        }
     }
 }
 
-/// Adds (or completes) this restart in the snapshot. The update is on behalf of the identity
+/// Adds (or completes: ready, or how it exited) this restart in the snapshot. The update is on behalf of the identity
 /// the record names — the stopped root — which is what the snapshot speaks for.
 fn record(
     store: &Store,
     name: &str,
     snapshot: &Snapshot,
-    pid: Pid,
-    start_time: Option<u64>,
-    ready: bool,
+    (pid, start_time, ready): (Pid, Option<u64>, bool),
+    exited: Option<Exited>,
 ) -> Result<(), NotRecorded> {
     let start_time = start_time.ok_or(NotRecorded::NoStartTime)?;
     let identity = crate::probe::Identity { pid, start_time };
@@ -562,11 +617,15 @@ fn record(
     store
         .update::<Snapshot, _>(name, snapshot.root, |s| {
             match s.restarts.iter_mut().find(|r| r.identity == identity) {
-                Some(r) => r.ready = ready,
+                Some(r) => {
+                    r.ready = ready;
+                    r.exited = exited;
+                }
                 None => s.restarts.push(RecordedRestart {
                     identity,
                     at,
                     ready,
+                    exited,
                 }),
             }
         })

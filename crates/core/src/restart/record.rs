@@ -129,6 +129,7 @@ impl Record for Snapshot {
                     at: r.at.clone(),
                     pid: Some(r.identity.pid),
                     ready: r.ready,
+                    exited: r.exited.clone(),
                 })
                 .collect(),
             batch: self.batch.clone(),
@@ -222,6 +223,7 @@ impl Record for ContainerSnapshot {
                     at: r.at.clone(),
                     pid: None,
                     ready: r.ready,
+                    exited: None,
                 })
                 .collect(),
             batch: self.batch.clone(),

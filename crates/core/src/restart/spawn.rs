@@ -63,8 +63,9 @@ pub enum WaitEnd {
     Ready,
     /// The wait ended with these ports (`127.0.0.1:8888`) not listening from the new tree.
     TimedOut(Vec<String>),
-    /// The process exited (and was reaped) before its ports listened.
-    Exited(String),
+    /// The process exited (and was reaped) before its ports listened: its exit status, its
+    /// signal.
+    Exited(Option<i32>, Option<i32>),
 }
 
 /// Polls until every port of `ports` listens from the new tree, bounded by `wait`. The caller
@@ -79,7 +80,8 @@ pub fn wait_for_ports(
     let pid = child.id();
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            return WaitEnd::Exited(status.to_string());
+            use std::os::unix::process::ExitStatusExt as _;
+            return WaitEnd::Exited(status.code(), status.signal());
         }
         let missing = not_listening(probe, pid, ports);
         if missing.is_empty() {
@@ -130,4 +132,38 @@ pub fn tail(bytes: &[u8], n: usize) -> Vec<String> {
         .iter()
         .map(|l| (*l).to_owned())
         .collect()
+}
+
+/// What a crashed restart's record keeps of its output: the last [`CRASH_LINES`] lines of
+/// what this run wrote to its log, at most [`CRASH_BYTES`] bytes (cut at a character, from
+/// the front), decoded leniently. Why bounded: it is kept in the snapshot, which every
+/// history read loads, and shown on a terminal; the whole log stays in its file.
+pub fn crash_tail(bytes: &[u8]) -> String {
+    let lines = tail(bytes, CRASH_LINES).join("\n");
+    let mut cut = lines.len().saturating_sub(CRASH_BYTES);
+    while !lines.is_char_boundary(cut) {
+        cut += 1;
+    }
+    lines[cut..].to_owned()
+}
+
+/// How many of a crash's last lines its record keeps.
+pub const CRASH_LINES: usize = 5;
+/// How many bytes of them, at most.
+pub const CRASH_BYTES: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crash_keeps_its_last_lines_bounded_in_bytes() {
+        let log = b"one\ntwo\nthree\nfour\nfive\nsix\nseven\n";
+        assert_eq!(crash_tail(log), "three\nfour\nfive\nsix\nseven");
+        assert_eq!(crash_tail(b""), "");
+        let long = "\u{e9}".repeat(CRASH_BYTES);
+        let kept = crash_tail(long.as_bytes());
+        assert!(kept.len() <= CRASH_BYTES, "{}", kept.len());
+        assert!(kept.chars().all(|c| c == '\u{e9}'), "cut at a character");
+    }
 }

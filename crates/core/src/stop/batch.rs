@@ -34,8 +34,11 @@ pub(super) use super::tree::disowned;
 pub enum Step {
     /// One fresh diagnosis of the machine for the whole batch.
     Rediagnosing,
-    /// Each resource's recovery snapshot.
+    /// Each resource's recovery snapshot, written.
     Snapshots,
+    /// A dry run's stand-in for the snapshots: each member read as a snapshot would record
+    /// it, nothing written.
+    Reading,
     /// A network or tree checkpoint, one read for the whole batch.
     Check(Checkpoint),
     /// Checkpoint (b): one activity sample over this window.
@@ -45,19 +48,31 @@ pub enum Step {
 }
 
 impl Step {
-    /// The step in words, for a status line: "sampling activity for 500 ms".
+    /// The step that records each resource: its snapshot written, or in a dry run, which
+    /// writes nothing, only read. Why: a status line that said "writing" during a dry run
+    /// told the user something was written (issue 41).
+    pub fn recording(dry_run: bool) -> Self {
+        match dry_run {
+            true => Step::Reading,
+            false => Step::Snapshots,
+        }
+    }
+
+    /// The step in plain words, for a status line: "sampling activity for 500 ms". No
+    /// checkpoint's letter: a person has not read the design.
     pub fn words(self) -> String {
         match self {
-            Step::Rediagnosing => "re-diagnosing".into(),
+            Step::Rediagnosing => "looking at each resource again".into(),
             Step::Snapshots => "writing recovery snapshots".into(),
-            Step::Check(Checkpoint::A) => "checking ports and connections (a)".into(),
-            Step::Check(Checkpoint::B) => "checking activity (b)".into(),
-            Step::Check(Checkpoint::C) => "checking ports and connections again (c)".into(),
-            Step::Check(Checkpoint::D) => "checking the process trees and identities (d)".into(),
-            Step::Check(Checkpoint::E) => "checking everything one last time (e)".into(),
-            Step::Check(Checkpoint::Deadline) => "checking the time since (a)".into(),
+            Step::Reading => "reading each process as its recovery snapshot would".into(),
+            Step::Check(Checkpoint::A) => "checking ports and connections".into(),
+            Step::Check(Checkpoint::B) => "checking activity".into(),
+            Step::Check(Checkpoint::C) => "checking ports and connections again".into(),
+            Step::Check(Checkpoint::D) => "checking every process is still the same one".into(),
+            Step::Check(Checkpoint::E) => "checking everything one last time".into(),
+            Step::Check(Checkpoint::Deadline) => "checking the time since the first check".into(),
             Step::Sampling(w) => format!("sampling activity for {} ms", w.as_millis()),
-            Step::Signalling => "signalling leaf to root".into(),
+            Step::Signalling => "sending SIGTERM, children before parents".into(),
         }
     }
 }
@@ -262,7 +277,7 @@ impl Stopper<'_> {
         if fresh.is_empty() {
             return (seen, Vec::new());
         }
-        out.step_of::<K>(Step::Snapshots, fresh.len());
+        out.step_of::<K>(Step::recording(self.opts.dry_run), fresh.len());
         let (places, found): (Vec<Place>, Vec<K::Fresh>) = fresh
             .into_iter()
             .map(|(at, (lock, found))| ((at, lock), found))

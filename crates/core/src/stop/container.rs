@@ -218,6 +218,14 @@ impl<'s> Target<'s> for Run<'s> {
         &self.name_of_record
     }
 
+    /// The published ports a stopped container freed.
+    fn close(&self, r: &mut StopReport) {
+        if r.result == ResourceResult::Stopped {
+            let published = self.card.ports.iter().map(|p| p.port);
+            r.freed_ports = super::tree::port_numbers(published);
+        }
+    }
+
     /// Step 7: the outcome added to the record, on behalf of the run it names.
     fn record_outcome(&self, s: &Stopper, out: &StopReport) -> Option<String> {
         let record = self.record.as_ref()?;

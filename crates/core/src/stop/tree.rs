@@ -248,7 +248,7 @@ impl<'t> Target<'t> for Tree<'t> {
         &self.name
     }
 
-    /// What it freed, from its members' outcomes (`memory::freed`).
+    /// What it freed, from its members' outcomes (`memory::freed`), and its server's ports.
     fn close(&self, r: &mut StopReport) {
         if r.timings.is_some() {
             r.set_aside = self.set_aside.clone();
@@ -258,6 +258,10 @@ impl<'t> Target<'t> for Tree<'t> {
             ResourceResult::Stopped | ResourceResult::PartiallyStopped
         ) {
             r.freed = crate::model::memory::freed(&r.members, &self.snapshot.members);
+        }
+        if r.result == ResourceResult::Stopped {
+            let server = self.snapshot.ports.iter().filter(|p| p.is_server());
+            r.freed_ports = port_numbers(server.map(|p| p.port));
         }
     }
 
@@ -505,4 +509,13 @@ fn planned(id: &str, snapshot: &Snapshot, last: &TreeCheck) -> StopReport {
             ),
         )
     }
+}
+
+/// Port numbers, each once, in order: a server on `127.0.0.1:5173` and `[::1]:5173` frees one
+/// port for a person.
+pub(super) fn port_numbers(ports: impl Iterator<Item = u16>) -> Vec<u16> {
+    let mut numbers: Vec<u16> = ports.collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    numbers
 }

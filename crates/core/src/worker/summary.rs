@@ -446,6 +446,7 @@ mod tests {
             program: None,
             folder: None,
             code_env: Vec::new(),
+            exited: None,
         };
         let snapshot = "snap-1-1-1".parse().unwrap();
         let a = restart_summary(ActionKey::Snapshot(snapshot), "shop", &r);

@@ -91,6 +91,7 @@ impl Engine for Scripted {
             program: None,
             folder: None,
             code_env: vec![],
+            exited: None,
         }
     }
 }

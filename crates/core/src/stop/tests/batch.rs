@@ -44,11 +44,21 @@ fn run_batch(
     ids: &[&str],
     tune: impl FnOnce(&mut FakeOps),
 ) -> (Vec<StopReport>, Vec<Pid>, Vec<Heard>) {
+    run_batch_as(w, ids, opts(), tune)
+}
+
+/// [`run_batch`] with the stop's options `o`.
+fn run_batch_as(
+    w: &World,
+    ids: &[&str],
+    o: StopOptions,
+    tune: impl FnOnce(&mut FakeOps),
+) -> (Vec<StopReport>, Vec<Pid>, Vec<Heard>) {
     let store = Store::open_at(w.store_dir.path()).unwrap();
     let mut ops = fake_ops(&w.probe);
     tune(&mut ops);
     let waiter = FakeWaiter::new(&w.probe);
-    let stopper = stopper(&w.probe, &ops, &waiter, &store, opts());
+    let stopper = stopper(&w.probe, &ops, &waiter, &store, o);
     let targets: Vec<(&str, Option<&Shown>)> = ids.iter().map(|id| (*id, None)).collect();
     let mut heard = Vec::new();
     let reports = stopper.stop_all(&targets, &mut |p| match p {
@@ -574,4 +584,45 @@ fn an_interruption_during_the_re_diagnosis_writes_nothing() {
     let records = w.store_dir.path().join("records");
     let written = std::fs::read_dir(&records).map_or(0, |d| d.count());
     assert_eq!(written, 0);
+}
+
+/// Issue 41: a dry run's status line said "writing recovery snapshots" though it writes
+/// nothing, and every step named a checkpoint by its letter ("(a)", "(e)"). Each step a batch
+/// says is plain words; a dry run's never says it writes, a stop's does.
+#[test]
+fn a_dry_runs_steps_never_say_they_write_and_no_step_names_a_checkpoint_letter() {
+    let words = |o: StopOptions| -> Vec<String> {
+        let w = two_projects(|_, _, _| {});
+        let (reports, _, heard) = run_batch_as(&w, &[ID, API_ID], o, |_| {});
+        assert!(
+            reports.iter().all(|r| r.checkpoint.is_none()),
+            "{reports:#?}"
+        );
+        heard
+            .iter()
+            .filter_map(|h| match h {
+                Heard::Step(step) => Some(step.words()),
+                Heard::Done(_) => None,
+            })
+            .collect()
+    };
+    let dry = words(StopOptions {
+        dry_run: true,
+        ..opts()
+    });
+    assert!(dry.len() >= 5, "{dry:?}");
+    for said in &dry {
+        assert!(!said.contains("writ"), "nothing is written: {said}");
+        assert!(!said.contains("SIGTERM"), "nothing is sent: {said}");
+    }
+    let stop = words(opts());
+    assert!(
+        stop.iter().any(|s| s == "writing recovery snapshots"),
+        "{stop:?}"
+    );
+    for said in dry.iter().chain(&stop) {
+        for letter in ['a', 'b', 'c', 'd', 'e'] {
+            assert!(!said.contains(&format!("({letter})")), "{said}");
+        }
+    }
 }
