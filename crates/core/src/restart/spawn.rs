@@ -124,11 +124,19 @@ pub(super) fn not_listening<'a>(probe: &dyn Probe, root: Pid, ports: &[&'a Port]
         .collect()
 }
 
-/// The last `n` lines of what this run wrote to its log, decoded leniently.
+/// The last `n` lines of what this run wrote to its log, decoded leniently, leaving out the
+/// indented ones when any line is not: a stack's frames (node's `    at …`, Python's `  File …`)
+/// bury the one line that says what went wrong — node prints it above them, Python below —
+/// and the whole log stays in its file.
 pub fn tail(bytes: &[u8], n: usize) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..]
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let indented = |l: &&str| l.starts_with([' ', '\t']);
+    let kept: Vec<&str> = match lines.iter().all(indented) {
+        true => lines,
+        false => lines.into_iter().filter(|l| !indented(l)).collect(),
+    };
+    kept[kept.len().saturating_sub(n)..]
         .iter()
         .map(|l| (*l).to_owned())
         .collect()
@@ -165,5 +173,17 @@ mod tests {
         let kept = crash_tail(long.as_bytes());
         assert!(kept.len() <= CRASH_BYTES, "{}", kept.len());
         assert!(kept.chars().all(|c| c == '\u{e9}'), "cut at a character");
+    }
+
+    /// Found by trying a real Vite whose config throws: the tail was ten of node's stack
+    /// frames, and the line that said what went wrong was above them.
+    #[test]
+    fn a_crash_s_tail_leaves_out_the_stack_frames_that_bury_its_error() {
+        let node = b"failed to load config\nError: boom\n    at Object.<anonymous> (x.js:1:7)\n    at Module._compile (loader:1521:14)\n";
+        assert_eq!(tail(node, 5), ["failed to load config", "Error: boom"]);
+        let python = b"Traceback (most recent call last):\n  File \"x.py\", line 1\n    raise ValueError('boom')\nValueError: boom\n";
+        assert_eq!(tail(python, 5), ["Traceback (most recent call last):", "ValueError: boom"]);
+        let all_indented = b"  one\n  two\n\n";
+        assert_eq!(tail(all_indented, 5), ["  one", "  two"]);
     }
 }
