@@ -99,7 +99,10 @@ fn a_bare_number_on_a_terminal_is_asked_and_stopped_by_the_id_it_resolved_only_o
     }
 
     let (code, seen) = on_a_terminal(&sb, "y", &id, &[&n, "--sample-ms", "50"]);
-    assert!(seen.contains(&format!("{id}  STOPPED")), "{seen}");
+    assert!(
+        seen.contains(&format!("stopped vite in ")) && seen.contains(&format!("pier restart {id}")),
+        "{seen}"
+    );
     assert_eq!(code, 0, "{seen}");
     wait_for("the server to end", || (!runs(&server)).then_some(()));
 }
@@ -186,6 +189,20 @@ fn a_repeated_port_or_id_is_done_once() {
     }
     // As text: the port's line once, and one report.
     let out = sb.pier_exact(&["stop", "--sample-ms", "50", &port, &port]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 1, "one line: {text}");
+    assert_eq!(
+        text.matches(&format!("pier restart {id}")).count(),
+        1,
+        "{text}"
+    );
+    // With -v, the port's line once, and one report.
+    let server = sb.start_vite("again", &[], |_| true);
+    let (id, port) = (
+        id_of(&server),
+        format!(":{}", server["port"].as_u64().unwrap()),
+    );
+    let out = sb.pier_exact(&["stop", "-v", "--sample-ms", "50", &port, &id, &port]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.matches(&format!("{port}  ")).count(), 1, "{text}");
     assert_eq!(text.matches(&format!("{id}  STOPPED")).count(), 1, "{text}");

@@ -329,54 +329,6 @@ fn completions_for_an_unknown_shell_are_a_usage_error() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
-/// A CLI-only install (a `pier` with no `pier-app` beside it, as `cargo install --path .`
-/// leaves it): `pier` alone says in one short line how to get the app, and `pier app --help`
-/// and a wrong value of the app's options answer without it.
-#[test]
-fn a_cli_only_install_says_how_to_get_the_app_and_its_help_works() {
-    let sb = Sandbox::new();
-    let bin = sb.path().join("bin");
-    std::fs::create_dir(&bin).unwrap();
-    std::fs::copy(pier_bin(), bin.join("pier")).unwrap();
-    let run = |args: &[&str]| {
-        Command::new(bin.join("pier"))
-            .args(args)
-            .env("PIER_STATE_DIR", sb.path().join("state"))
-            .output()
-            .expect("pier runs")
-    };
-    for alone in [&[][..], &["app"], &["--under", "/"]] {
-        let out = run(alone);
-        assert_eq!(out.status.code(), Some(1), "{alone:?}");
-        let err = stderr(&out);
-        assert_eq!(err.lines().count(), 1, "{alone:?}: {err}");
-        assert!(err.len() < 160, "one short line: {err}");
-        assert!(
-            err.contains("the tray app is not installed")
-                && err.contains("cargo install --locked --path crates/app"),
-            "{err}"
-        );
-    }
-    let help = run(&["app", "--help"]);
-    assert_eq!(help.status.code(), Some(0), "{}", stderr(&help));
-    let help = String::from_utf8_lossy(&help.stdout);
-    for option in [
-        "--under <DIR>",
-        "--refresh <SECS>",
-        "--sample-ms <N>",
-        "Examples:",
-    ] {
-        assert!(help.contains(option), "{help}");
-    }
-    let wrong = run(&["app", "--refresh", "1e20"]);
-    assert_eq!(wrong.status.code(), Some(2));
-    assert!(
-        stderr(&wrong).contains("--refresh 1e20: must be"),
-        "{}",
-        stderr(&wrong)
-    );
-}
-
 /// `pier man` prints pier.1: a roff page that opens with its `.TH` header and names every
 /// command's page; `pier man COMMAND` prints that command's, and `--dir` writes them all.
 #[test]

@@ -294,9 +294,10 @@ fn a_padded_title_is_trimmed_in_text_and_kept_exactly_in_json_and_the_snapshot()
     );
 }
 
-/// The CLI builds without GTK, so `pier` may stand alone, without the app beside it: then
-/// `pier` (the app) says in one sentence how to build it and what it needs, and `pier scan`
-/// still works.
+/// The CLI builds without GTK, so `pier` may stand alone, without the app beside it (as `cargo
+/// install --path .` leaves it): then `pier` alone (and `pier app`, `pier --under DIR`) says in
+/// one short line how to get the app; `pier app --help` and a wrong value of the app's options
+/// answer without it; and `pier scan` still works.
 #[test]
 fn pier_without_the_app_beside_it_says_how_to_get_it_and_scans_on() {
     let sb = Sandbox::new();
@@ -304,30 +305,51 @@ fn pier_without_the_app_beside_it_says_how_to_get_it_and_scans_on() {
     std::fs::create_dir(&alone).unwrap();
     let pier = alone.join("pier");
     std::fs::copy(pier_bin(), &pier).unwrap();
-    let out = run_copied(
-        Command::new(&pier)
-            .env("PIER_STATE_DIR", sb.path().join("state"))
-            .env("PIER_CONFIG_DIR", sb.path().join("config")),
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "one sentence: {err}");
-    for needed in [
-        "pier-app",
-        "cargo build -p pier-app",
-        "libgtk-3-dev",
-        "scripts/setup-linux.sh",
-        "`pier scan`",
-    ] {
-        assert!(err.contains(needed), "{needed:?} in {err}");
+    let run = |args: &[&str]| {
+        run_copied(
+            Command::new(&pier)
+                .args(args)
+                .env("PIER_STATE_DIR", sb.path().join("state"))
+                .env("PIER_CONFIG_DIR", sb.path().join("config")),
+        )
+    };
+    for alone in [&[][..], &["app"], &["--under", "/"]] {
+        let out = run(alone);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{alone:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{alone:?}: one line: {err}");
+        assert!(err.len() < 160, "one short line: {err}");
+        for needed in [
+            "the tray app is not installed",
+            "cargo install --locked --path crates/app",
+            "`pier --help`",
+        ] {
+            assert!(err.contains(needed), "{needed:?} in {err}");
+        }
     }
-    let scan = run_copied(
-        Command::new(&pier)
-            .args(["scan", "--json", "--sample-ms", "0", "--under"])
-            .arg(sb.path())
-            .env("PIER_STATE_DIR", sb.path().join("state"))
-            .env("PIER_CONFIG_DIR", sb.path().join("config")),
-    );
+    let help = run(&["app", "--help"]);
+    assert_eq!(help.status.code(), Some(0), "{:?}", help);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for option in [
+        "--under <DIR>",
+        "--refresh <SECS>",
+        "--sample-ms <N>",
+        "Examples:",
+    ] {
+        assert!(help.contains(option), "{help}");
+    }
+    let wrong = run(&["app", "--refresh", "1e20"]);
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "{err}");
+    assert!(err.contains("--refresh 1e20: must be"), "{err}");
+    let scan = run(&[
+        "scan",
+        "--json",
+        "--sample-ms",
+        "0",
+        "--under",
+        &sb.path().to_string_lossy(),
+    ]);
     assert!(
         scan.status.success(),
         "{}",
