@@ -12,15 +12,6 @@ use std::process::{Command, Stdio};
 use common::*;
 use serde_json::Value;
 
-/// The id of the resource a `start_vite` fixture is the server of: its `sh` is the root.
-fn id_of(server: &Value) -> String {
-    format!(
-        "{}-{}",
-        server["ppid"].as_u64().unwrap(),
-        server["ppid_start_time"].as_u64().unwrap()
-    )
-}
-
 fn runs(server: &Value) -> bool {
     start_time_of(pid(server)) == server["start_time"].as_u64() && alive(pid(server))
 }

@@ -112,6 +112,46 @@ fn a_green_server_is_stopped_by_its_port_after_a_dry_run_that_sent_nothing() {
     assert!(free["results"].as_array().unwrap().is_empty());
 }
 
+/// Found by an independent review: the stop's line said ":PORT free" while another process of
+/// the user's still listened on `[::1]:PORT`. Free is what nothing listens on once the stop ended.
+#[test]
+fn a_port_another_process_still_listens_on_is_not_called_free() {
+    if fixtures_cannot_be_orphans("a port still held") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("app", &[], |_| true);
+    let port = server["port"].as_u64().unwrap() as u16;
+    let Ok(other) = std::net::TcpListener::bind(("::1", port)) else {
+        eprintln!("skipped: no IPv6 loopback here");
+        return;
+    };
+    let id = id_of(&server);
+    let done = sb.pier_exact(&["stop", &id, "--sample-ms", "100"]);
+    let text = String::from_utf8_lossy(&done.stdout);
+    assert_eq!(done.status.code(), Some(0), "{text}");
+    assert!(!text.contains(&format!(":{port} free")), "{text}");
+    assert!(
+        text.contains(&format!(":{port} still in use by another process")),
+        "{text}"
+    );
+    drop(other);
+    let server = sb.start_vite("again", &[], |_| true);
+    let (code, doc) = json(&sb, &["stop", &id_of(&server), "--sample-ms", "100"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let port = server["port"].as_u64().unwrap();
+    assert_eq!(
+        doc["results"][0]["freed_ports"],
+        serde_json::json!([port]),
+        "{doc:#}"
+    );
+    assert_eq!(
+        doc["results"][0]["ports_still_held"],
+        serde_json::json!([]),
+        "{doc:#}"
+    );
+}
+
 /// A client on the port: nothing is stopped, the client is named by its pid, and a stop
 /// anyway is offered by the holder's id, never by port.
 #[test]

@@ -413,3 +413,12 @@ pub fn against(r: &Value) -> Vec<String> {
         .map(|e| e["kind"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// The id of the resource a `start_vite` fixture is the server of: its `sh` is the root.
+pub fn id_of(server: &Value) -> String {
+    format!(
+        "{}-{}",
+        server["ppid"].as_u64().unwrap(),
+        server["ppid_start_time"].as_u64().unwrap()
+    )
+}

@@ -106,14 +106,7 @@ fn stopped_line(r: &StopReport, style: &Style) -> String {
         how.push(format!("set aside: {}", names.join(", ")));
     }
     let _ = write!(line, " ({})", how.join(", "));
-    let mut freed: Vec<String> = Vec::new();
-    if !r.freed_ports.is_empty() {
-        let ports: Vec<String> = r.freed_ports.iter().map(|p| format!(":{p}")).collect();
-        freed.push(format!("{} free", ports.join(" ")));
-    }
-    if let Some(m) = r.freed {
-        freed.push(format!("about {}", byte_size(m.bytes)));
-    }
+    let freed = freed_words(r);
     if !freed.is_empty() {
         let _ = write!(line, ": {}", freed.join(", "));
     }
@@ -121,6 +114,37 @@ fn stopped_line(r: &StopReport, style: &Style) -> String {
         let _ = write!(line, " · pier restart {}", r.id);
     }
     line
+}
+
+/// What a stop freed, for a person: its ports ([`port_words`]) and "about 119.6 MB".
+fn freed_words(r: &StopReport) -> Vec<String> {
+    let mut freed = port_words(r);
+    if let Some(m) = r.freed {
+        freed.push(format!("about {}", byte_size(m.bytes)));
+    }
+    freed
+}
+
+/// ":5173 free", ":5173 still in use by another process": a port is free only when nothing
+/// listens on it once the stop ended.
+fn port_words(r: &StopReport) -> Vec<String> {
+    let ports = |ps: &[u16]| {
+        ps.iter()
+            .map(|p| format!(":{p}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut words = Vec::new();
+    if !r.freed_ports.is_empty() {
+        words.push(format!("{} free", ports(&r.freed_ports)));
+    }
+    if let Some(first) = r.ports_still_held.first() {
+        words.push(format!(
+            "{} still in use by another process (`pier scan :{first}`)",
+            ports(&r.ports_still_held)
+        ));
+    }
+    words
 }
 
 /// "would stop vite in /h/u/web: 4 processes would get SIGTERM, children first; nothing was
@@ -290,6 +314,10 @@ fn ending_lines(out: &mut String, r: &StopReport) {
             m.kind.as_str()
         );
     }
+    let ports = port_words(r);
+    if !ports.is_empty() {
+        let _ = writeln!(out, "    {}", ports.join(", "));
+    }
     if let Some(t) = &r.timings {
         let sample = format!("activity sampled over {} ms", t.sample_ms);
         let _ = writeln!(
@@ -308,6 +336,7 @@ fn ending_lines(out: &mut String, r: &StopReport) {
                 out,
                 "    snapshot {s} kept: nothing was signalled, so it is not offered for restart"
             ),
+            ResourceResult::Stopped => writeln!(out, "    snapshot {s}: `pier restart {}`", r.id),
             _ => writeln!(out, "    snapshot {s}"),
         };
     }

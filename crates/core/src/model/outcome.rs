@@ -244,8 +244,11 @@ pub struct StopReport {
     /// A stop anyway: the reasons it set aside, each with its fact. Empty for any other stop.
     pub set_aside: Vec<super::reason::SetAside>,
     /// The port numbers a `stopped` result freed: the server's recorded ports (a container's
-    /// published ones), no longer held by anything it stopped. Empty for any other result.
+    /// published ones) that nothing listens on once the stop ended. Empty for any other result.
     pub freed_ports: Vec<u16>,
+    /// The server's recorded ports that something else still listens on once it was stopped
+    /// (another process, another address): not free.
+    pub ports_still_held: Vec<u16>,
 }
 
 impl StopReport {
@@ -271,6 +274,7 @@ impl StopReport {
             freed: None,
             set_aside: Vec::new(),
             freed_ports: Vec::new(),
+            ports_still_held: Vec::new(),
         }
     }
 }

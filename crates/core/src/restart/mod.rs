@@ -409,8 +409,11 @@ fn not_ready(
         return Ok(());
     }
     let output = store.log_tail(log_name, log_start);
-    report.log_tail = spawn::tail(&output, 10);
     report.exited = crashed(end, &output);
+    report.log_tail = match report.exited {
+        Some(_) => spawn::error_lines(&output, 10),
+        None => spawn::tail(&output, 10),
+    };
     let Some(exited) = &report.exited else {
         return Ok(());
     };

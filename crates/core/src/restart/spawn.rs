@@ -124,18 +124,35 @@ pub(super) fn not_listening<'a>(probe: &dyn Probe, root: Pid, ports: &[&'a Port]
         .collect()
 }
 
-/// The last `n` lines of what this run wrote to its log, decoded leniently, leaving out the
-/// indented ones when any line is not: a stack's frames (node's `    at …`, Python's `  File …`)
-/// bury the one line that says what went wrong — node prints it above them, Python below —
-/// and the whole log stays in its file.
+/// The last `n` lines of what this run wrote to its log, decoded leniently.
 pub fn tail(bytes: &[u8], n: usize) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let indented = |l: &&str| l.starts_with([' ', '\t']);
-    let kept: Vec<&str> = match lines.iter().all(indented) {
-        true => lines,
-        false => lines.into_iter().filter(|l| !indented(l)).collect(),
-    };
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect()
+}
+
+/// The last `n` lines of a crash's output that say what went wrong: a stack's frames (node's
+/// `    at …`, Python's `  File …` and its source line) bury the error line — node prints it
+/// above them, Python below — so a line that starts with a stack frame's words, and the
+/// indented line after a `File "…"` frame, are left out (blank lines too). Only for a crash:
+/// a server that did not get ready may say where it listens in an indented line.
+pub fn error_lines(bytes: &[u8], n: usize) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut kept: Vec<&str> = Vec::new();
+    let mut after_file_frame = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        let indented = t.len() < line.len();
+        let frame = indented && (t.starts_with("at ") || t.starts_with("File \""));
+        let source = indented && after_file_frame;
+        after_file_frame = indented && t.starts_with("File \"");
+        if !frame && !source && !t.is_empty() {
+            kept.push(line);
+        }
+    }
     kept[kept.len().saturating_sub(n)..]
         .iter()
         .map(|l| (*l).to_owned())
@@ -147,7 +164,7 @@ pub fn tail(bytes: &[u8], n: usize) -> Vec<String> {
 /// the front), decoded leniently. Why bounded: it is kept in the snapshot, which every
 /// history read loads, and shown on a terminal; the whole log stays in its file.
 pub fn crash_tail(bytes: &[u8]) -> String {
-    let lines = tail(bytes, CRASH_LINES).join("\n");
+    let lines = error_lines(bytes, CRASH_LINES).join("\n");
     let mut cut = lines.len().saturating_sub(CRASH_BYTES);
     while !lines.is_char_boundary(cut) {
         cut += 1;
@@ -178,12 +195,30 @@ mod tests {
     /// Found by trying a real Vite whose config throws: the tail was ten of node's stack
     /// frames, and the line that said what went wrong was above them.
     #[test]
-    fn a_crash_s_tail_leaves_out_the_stack_frames_that_bury_its_error() {
+    fn a_crash_s_lines_leave_out_the_stack_frames_that_bury_its_error() {
         let node = b"failed to load config\nError: boom\n    at Object.<anonymous> (x.js:1:7)\n    at Module._compile (loader:1521:14)\n";
-        assert_eq!(tail(node, 5), ["failed to load config", "Error: boom"]);
-        let python = b"Traceback (most recent call last):\n  File \"x.py\", line 1\n    raise ValueError('boom')\nValueError: boom\n";
-        assert_eq!(tail(python, 5), ["Traceback (most recent call last):", "ValueError: boom"]);
-        let all_indented = b"  one\n  two\n\n";
-        assert_eq!(tail(all_indented, 5), ["  one", "  two"]);
+        assert_eq!(
+            error_lines(node, 5),
+            ["failed to load config", "Error: boom"]
+        );
+        let python = b"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    raise ValueError('boom')\nValueError: boom\n";
+        assert_eq!(
+            error_lines(python, 5),
+            ["Traceback (most recent call last):", "ValueError: boom"]
+        );
+        // What is not a frame stays, indented or not: Vite says where it listens indented.
+        let vite = b"Port 5173 is in use, trying another one...\n\n  VITE v5  ready\n  -> Local: http://localhost:5174/\n";
+        assert_eq!(
+            error_lines(vite, 5),
+            [
+                "Port 5173 is in use, trying another one...",
+                "  VITE v5  ready",
+                "  -> Local: http://localhost:5174/"
+            ]
+        );
+        assert_eq!(
+            tail(vite, 2),
+            ["  VITE v5  ready", "  -> Local: http://localhost:5174/"]
+        );
     }
 }

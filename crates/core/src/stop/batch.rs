@@ -23,7 +23,7 @@ use crate::model::outcome::{Checkpoint, ResourceResult, StopReport};
 use crate::model::shown::Shown;
 use crate::model::target::{TargetId, TargetKind};
 use crate::probe::reuse::Coalesced;
-use crate::probe::Identity;
+use crate::probe::{Identity, Probe, TcpState};
 use crate::store::Lock;
 
 #[cfg(test)]
@@ -497,6 +497,7 @@ impl Stopper<'_> {
         if !self.opts.dry_run {
             r.snapshot = Some(t.record_name().to_owned());
             t.close(&mut r);
+            still_held(self.probe, &mut r);
             if r.record_error.is_none() {
                 r.record_error = t.record_outcome(self, &r);
             }
@@ -504,6 +505,27 @@ impl Stopper<'_> {
         drop(lock);
         out.done(at, r);
     }
+}
+
+/// A port is called free only when nothing listens on it now, on any address: a stopped server's
+/// port may be held by another process (`[::1]:PORT` beside a stopped `127.0.0.1:PORT`), and
+/// "free" would send the person to start something that then fails. Those go to
+/// `ports_still_held`; an unreadable table frees nothing.
+fn still_held(probe: &(dyn Probe + Sync), r: &mut StopReport) {
+    if r.freed_ports.is_empty() {
+        return;
+    }
+    let listening: Vec<u16> = match probe.sockets(&[]) {
+        Ok(table) => table
+            .sockets
+            .iter()
+            .filter(|s| s.state == TcpState::Listen)
+            .map(|s| s.local.port())
+            .collect(),
+        Err(_) => r.freed_ports.clone(),
+    };
+    let (held, free) = r.freed_ports.iter().partition(|p| listening.contains(p));
+    (r.ports_still_held, r.freed_ports) = (held, free);
 }
 
 /// Each target's signals on its own thread (`send_guarded`), its index and report sent back as
