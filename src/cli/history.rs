@@ -181,8 +181,6 @@ fn what_where(e: &HistoryEntry) -> String {
     format!("{} in {}", for_terminal(kind), for_terminal(&e.project))
 }
 
-/// `pier history` for a person, newest first: when, what became of it, what and where, its
-/// command, its restarts, and whether it can be restarted. A stop that sent no signal reads
 /// One restart made from a snapshot: ready, not ready in time, or how it exited before
 /// listening — with the last lines of its output, or that its log is empty. Why: a crash read
 /// as "not ready in time", and the log it named was empty (issue 41).
@@ -205,6 +203,8 @@ fn restart_lines(out: &mut String, r: &HistoryRestart) {
     }
 }
 
+/// `pier history` for a person, newest first: when, what became of it, what and where, its
+/// command, its restarts, and whether it can be restarted. A stop that sent no signal reads
 /// "NOT STOPPED … because …": it stopped nothing, so it is never worded as a stop, nor offered
 /// for restart. Folders, commands and reasons are shown through [`for_terminal`].
 pub(super) fn history_text(
