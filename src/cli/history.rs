@@ -52,6 +52,8 @@ struct PruneDocument<'a> {
     kept: Vec<Kept<'a>>,
     /// Lock files nobody held, removed.
     locks_removed: usize,
+    /// Entries of `locks/` that are not lock files of the user's, left as they are.
+    locks_left: usize,
 }
 
 #[derive(Serialize)]
@@ -132,6 +134,7 @@ fn print_pruned(
                 .map(|(snapshot, why)| Kept { snapshot, why })
                 .collect(),
             locks_removed: p.locks,
+            locks_left: p.locks_left,
         };
         return super::print_json(&doc);
     }
@@ -168,11 +171,26 @@ fn print_pruned(
             "; {stay} can still be restarted and stay (--all removes them too)"
         );
     }
+    out.push_str(&locks_text(p));
+    out.push('\n');
+    print(out.as_bytes())
+}
+
+/// The prune's lock files, after its count of records: how many it removed, and how many
+/// entries of the `locks` folder it left because they are not lock files of the user's.
+fn locks_text(p: &prune::Pruned) -> String {
+    let mut out = String::new();
     if p.locks > 0 {
         let _ = write!(out, "; {} unused lock file(s) removed", p.locks);
     }
-    out.push('\n');
-    print(out.as_bytes())
+    if p.locks_left > 0 {
+        let _ = write!(
+            out,
+            "; {} entr(ies) in the locks folder left as they are (not lock files of yours)",
+            p.locks_left
+        );
+    }
+    out
 }
 
 /// "vite in /home/u/app", escaped.

@@ -37,7 +37,7 @@ mod lock;
 #[cfg(test)]
 mod tests;
 
-pub use lock::Lock;
+pub use lock::{FreeLocks, Lock};
 use lock::Wait;
 
 /// Why the store could not do what was asked. Each says what to do about it.

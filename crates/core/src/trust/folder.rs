@@ -236,6 +236,25 @@ impl Folder {
         }
     }
 
+    /// What `name` in it is, and whose, looked at without following a link: `None` when
+    /// nothing is there.
+    pub fn kind_of(&self, name: &str) -> std::io::Result<Option<(Kind, u32)>> {
+        use rustix::fs::FileType;
+        match rustix::fs::statat(&*self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => {
+                let kind = match FileType::from_raw_mode(st.st_mode) {
+                    FileType::Symlink => Kind::Link,
+                    FileType::Directory => Kind::Dir,
+                    FileType::RegularFile => Kind::File,
+                    _ => Kind::Other,
+                };
+                Ok(Some((kind, st.st_uid)))
+            }
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Removes the file `name`.
     pub fn unlink(&self, name: &OsStr) -> std::io::Result<()> {
         Ok(rustix::fs::unlinkat(&*self.fd, name, AtFlags::empty())?)
