@@ -188,7 +188,10 @@ fn a_prune_leaves_odd_entries_of_the_locks_folder_and_removes_the_stale_files() 
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stderr.is_empty(), "no warning: {stderr}");
     assert!(stdout.contains("2 unused lock file(s) removed"), "{stdout}");
-    assert!(stdout.contains("3 entr(ies) in the locks folder left"), "{stdout}");
+    assert!(
+        stdout.contains("3 entr(ies) in the locks folder left"),
+        "{stdout}"
+    );
     let mut left: Vec<String> = std::fs::read_dir(&locks)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -155,10 +155,20 @@ fn odd_entries_in_the_locks_folder_are_left_and_the_prune_goes_on() {
         std::fs::write(locks.join(format!("{stale}.lock")), b"").unwrap();
     }
     let pruned = store.remove_free_locks().unwrap();
-    assert_eq!(pruned, super::FreeLocks { removed: 3, left: 3 });
+    assert_eq!(
+        pruned,
+        super::FreeLocks {
+            removed: 3,
+            left: 3
+        }
+    );
     assert_eq!(lock_files(&store), ["a.lock", "b.lock", "c.lock"]);
     assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
-    assert!(locks.join("a.lock").symlink_metadata().unwrap().is_symlink());
+    assert!(locks
+        .join("a.lock")
+        .symlink_metadata()
+        .unwrap()
+        .is_symlink());
 }
 
 /// The rule: only a regular file of the user's is taken and removed by a prune.
