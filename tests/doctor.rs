@@ -14,11 +14,15 @@ use serde_json::Value;
 const SECRET: &str = "PIER_TEST_SECRET_TOKEN";
 
 fn doctor(state: &Path, args: &[&str]) -> Output {
+    doctor_with(state, Path::new("/nonexistent/pier-test-config"), args)
+}
+
+fn doctor_with(state: &Path, config: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pier"))
         .arg("doctor")
         .args(args)
         .env("PIER_STATE_DIR", state)
-        .env("PIER_CONFIG_DIR", "/nonexistent/pier-test-config")
+        .env("PIER_CONFIG_DIR", config)
         .env("NO_COLOR", "1")
         .env(SECRET, "hunter2-5f0c")
         .output()
@@ -69,6 +73,7 @@ fn every_check_passes_here_and_the_exit_code_says_ready() {
         .collect();
     for needed in [
         "state_folder",
+        "config_folder",
         "listener",
         "connection",
         "argv",
@@ -463,5 +468,93 @@ fn a_state_folder_that_is_a_file_or_under_one_is_the_setups_fault_not_a_bug() {
             "{text}"
         );
         assert!(!text.contains("Please report"), "{text}");
+    }
+}
+
+/// A configuration folder that is a file keeps the protect list from being read, so Pier offers
+/// nothing: `pier doctor` is not ready, names `config_folder`, and says it is the setup, with
+/// what to do — never "Ready", never "Please report this". Before, it did not look at it.
+#[test]
+fn a_config_folder_that_is_a_file_is_the_setups_and_not_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config");
+    std::fs::write(&config, b"").unwrap();
+    let state = dir.path().join("state");
+    let out = doctor_with(&state, &config, &["--json"]);
+    let report = json(&out);
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let c = check(&report, "config_folder");
+    assert_eq!(
+        (
+            c["status"].as_str(),
+            c["needed"].as_bool(),
+            c["setup"].as_bool()
+        ),
+        (Some("failed"), Some(true), Some(true)),
+        "{c:#}"
+    );
+    let detail = c["detail"].as_str().unwrap();
+    assert!(detail.contains("(PIER_CONFIG_DIR) is a file"), "{detail}");
+    assert_eq!(check(&report, "state_folder")["status"], "ok");
+    let out = doctor_with(&state, &config, &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Not ready: config_folder"), "{text}");
+    assert!(
+        text.contains("the machine's setup, not a fault in Pier"),
+        "{text}"
+    );
+    assert!(!text.contains("Please report"), "{text}");
+    // A good one passes.
+    let good = doctor_with(&state, &dir.path().join("fresh"), &["--json"]);
+    assert_eq!(check(&json(&good), "config_folder")["status"], "ok");
+}
+
+/// A link loop on the path, a device on it (`/dev/null/x`), a name too long and a system
+/// folder that takes no folders (`/proc/1/…`) are each one sentence of the setup's, naming the
+/// variable, for the state folder (`pier history`, `pier doctor`) and the configuration folder
+/// (`pier protect add`): never the OS's words, never "not safe", never "move /dev/null away".
+#[test]
+fn every_unusable_path_is_one_sentence_naming_the_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+    let mut cases = vec![
+        (root.join("loop/x"), "goes through a symbolic link loop"),
+        (
+            Path::new("/dev/null/x").to_path_buf(),
+            "/dev/null is not a folder",
+        ),
+        (root.join("a".repeat(300)), "is too long a path"),
+    ];
+    if cfg!(target_os = "linux") {
+        cases.push(("/proc/1/x".into(), "/proc/1 takes no new folders"));
+    }
+    let said = |var: &str, path: &Path, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+            .args(args)
+            .env("PIER_STATE_DIR", root.join("state"))
+            .env("PIER_CONFIG_DIR", root.join("config"))
+            .env(var, path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{path:?} {args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    for (path, what) in &cases {
+        for (var, args) in [
+            ("PIER_STATE_DIR", &["history"][..]),
+            ("PIER_CONFIG_DIR", &["protect", "add", "--port", "1"][..]),
+        ] {
+            let text = said(var, path, args);
+            assert!(text.contains(&format!("({var})")), "{text}");
+            assert!(text.contains(what), "{what}: {text}");
+            for never in ["os error", "not safe", "move /dev/null", "not a file"] {
+                assert!(!text.contains(never), "{never}: {text}");
+            }
+        }
+        let report = json(&doctor(path, &["--json"]));
+        let c = check(&report, "state_folder");
+        assert_eq!(c["setup"], true, "{c:#}");
+        assert!(c["detail"].as_str().unwrap().contains(what), "{c:#}");
     }
 }

@@ -157,3 +157,49 @@ fn a_locked_record_is_kept_by_a_prune() {
     assert_eq!(pruned["locks_removed"], 1, "the mistyped id's: {pruned:#}");
     assert_eq!(std::fs::read_dir(&locks).unwrap().count(), 0);
 }
+
+/// Odd entries planted in `locks/` — a folder, a FIFO, a link to a file outside — are left as
+/// they are (the link never followed: its file survives) and counted, and the stale lock files
+/// beside them are removed and counted, with no warning. Before, the folder stopped the prune
+/// with a raw `WARN`, the stale files stayed and no count was given (issue 41's review).
+#[test]
+fn a_prune_leaves_odd_entries_of_the_locks_folder_and_removes_the_stale_files() {
+    let sb = Sandbox::new();
+    let (code, _) = json(&sb, &["history", "--json"]);
+    assert_eq!(code, 0);
+    let locks = sb.path().join("state/locks");
+    let outside = sb.path().join("outside");
+    std::fs::write(&outside, b"keep").unwrap();
+    std::fs::create_dir(locks.join("c.lock")).unwrap();
+    std::os::unix::fs::symlink(&outside, locks.join("a.lock")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(locks.join("b.lock"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    for stale in ["e", "z"] {
+        std::fs::write(locks.join(format!("{stale}.lock")), b"").unwrap();
+    }
+    let out = sb.pier_exact(&["history", "--prune"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.is_empty(), "no warning: {stderr}");
+    assert!(stdout.contains("2 unused lock file(s) removed"), "{stdout}");
+    assert!(
+        stdout.contains("3 entr(ies) in the locks folder left"),
+        "{stdout}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&locks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["a.lock", "b.lock", "c.lock"]);
+    assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+    let (_, pruned) = json(&sb, &["history", "--prune", "--json"]);
+    assert_eq!(pruned["locks_removed"], 0, "{pruned:#}");
+    assert_eq!(pruned["locks_left"], 3, "{pruned:#}");
+}

@@ -52,6 +52,8 @@ struct PruneDocument<'a> {
     kept: Vec<Kept<'a>>,
     /// Lock files nobody held, removed.
     locks_removed: usize,
+    /// Entries of `locks/` that are not lock files of the user's, left as they are.
+    locks_left: usize,
 }
 
 #[derive(Serialize)]
@@ -132,6 +134,7 @@ fn print_pruned(
                 .map(|(snapshot, why)| Kept { snapshot, why })
                 .collect(),
             locks_removed: p.locks,
+            locks_left: p.locks_left,
         };
         return super::print_json(&doc);
     }
@@ -168,11 +171,26 @@ fn print_pruned(
             "; {stay} can still be restarted and stay (--all removes them too)"
         );
     }
+    out.push_str(&locks_text(p));
+    out.push('\n');
+    print(out.as_bytes())
+}
+
+/// The prune's lock files, after its count of records: how many it removed, and how many
+/// entries of the `locks` folder it left because they are not lock files of the user's.
+fn locks_text(p: &prune::Pruned) -> String {
+    let mut out = String::new();
     if p.locks > 0 {
         let _ = write!(out, "; {} unused lock file(s) removed", p.locks);
     }
-    out.push('\n');
-    print(out.as_bytes())
+    if p.locks_left > 0 {
+        let _ = write!(
+            out,
+            "; {} entr(ies) in the locks folder left as they are (not lock files of yours)",
+            p.locks_left
+        );
+    }
+    out
 }
 
 /// "vite in /home/u/app", escaped.
@@ -181,8 +199,6 @@ fn what_where(e: &HistoryEntry) -> String {
     format!("{} in {}", for_terminal(kind), for_terminal(&e.project))
 }
 
-/// `pier history` for a person, newest first: when, what became of it, what and where, its
-/// command, its restarts, and whether it can be restarted. A stop that sent no signal reads
 /// One restart made from a snapshot: ready, not ready in time, or how it exited before
 /// listening — with the last lines of its output, or that its log is empty. Why: a crash read
 /// as "not ready in time", and the log it named was empty (issue 41).
@@ -205,6 +221,8 @@ fn restart_lines(out: &mut String, r: &HistoryRestart) {
     }
 }
 
+/// `pier history` for a person, newest first: when, what became of it, what and where, its
+/// command, its restarts, and whether it can be restarted. A stop that sent no signal reads
 /// "NOT STOPPED … because …": it stopped nothing, so it is never worded as a stop, nor offered
 /// for restart. Folders, commands and reasons are shown through [`for_terminal`].
 pub(super) fn history_text(

@@ -208,6 +208,8 @@ fn resolve(path: &Path) -> Result<Option<PathBuf>, Unresolved> {
         Err(
             e @ (Untrusted::Unreadable { .. }
             | Untrusted::NotFolder { .. }
+            | Untrusted::Links { .. }
+            | Untrusted::TooLong { .. }
             | Untrusted::Closed { .. }),
         ) => Err(Unresolved::Unchecked(e)),
         Err(e) => Err(Unresolved::Unsafe(e)),
@@ -215,11 +217,14 @@ fn resolve(path: &Path) -> Result<Option<PathBuf>, Unresolved> {
 }
 
 /// The configuration folder's setup, when that is why the list at `list` could not be reached:
-/// a file on its path, a folder the user may not look into. Anything else is the list's own.
+/// a file on its path, a folder the user may not look into, a link loop, a path too long.
+/// Anything else is the list's own.
 fn setup(list: &Path, why: Unresolved) -> Result<ProtectError, Unresolved> {
     let problem = match why {
         Unresolved::Unchecked(Untrusted::NotFolder { path }) => Problem::not_folder(path),
         Unresolved::Unchecked(Untrusted::Closed { path }) => Problem::CannotOpen { at: path },
+        Unresolved::Unchecked(Untrusted::Links { path }) => Problem::Links { at: path },
+        Unresolved::Unchecked(Untrusted::TooLong { path }) => Problem::TooLong { at: path },
         why => return Err(why),
     };
     Ok(ProtectError::Setup(config_setup(

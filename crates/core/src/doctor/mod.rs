@@ -90,6 +90,7 @@ pub fn run(opts: &Options) -> DoctorReport {
 pub fn run_with(opts: &Options, m: &Machine) -> DoctorReport {
     let mut t = Tally::default();
     state_folder(&mut t, opts.state.as_deref());
+    config_folder(&mut t);
     let mut dumped = None;
     match process::TestFolder::new() {
         Err(e) => t.fail("child", e),
@@ -122,6 +123,35 @@ pub fn run_with(opts: &Options, m: &Machine) -> DoctorReport {
             Ok(p) => p.display().to_string(),
             Err(e) => format!("not written: {e}"),
         }),
+    }
+}
+
+/// The configuration folder and its protect list read as a scan reads them. A list that cannot
+/// be read protects everything, so Pier offers nothing: that is not "ready", and it is the
+/// setup's (a file in the folder's place, a list that is not valid), never a bug to report.
+fn config_folder(t: &mut Tally) {
+    use crate::config::{self, ProtectError, Unreadable};
+    let path = match config::protect_path() {
+        Ok(path) => path,
+        Err(e) => return t.setup_fault("config_folder", e),
+    };
+    match config::read_list(&path) {
+        Ok(list) => {
+            let n = list.projects.len() + list.ports.len() + list.containers.len();
+            t.pass(
+                "config_folder",
+                format!("{}: {n} protected", path.display()),
+            );
+        }
+        Err(
+            e @ (ProtectError::Setup(_)
+            | ProtectError::Invalid { .. }
+            | ProtectError::Unreadable {
+                why: Unreadable::Unresolved(_),
+                ..
+            }),
+        ) => t.setup_fault("config_folder", e),
+        Err(e) => t.fail("config_folder", e),
     }
 }
 

@@ -13,6 +13,12 @@ const ALL: &[(&str, &str, bool)] = &[
         "the state folder is private and writable",
         true,
     ),
+    (
+        "config_folder",
+        "the protect list reads (one that cannot be read protects everything: Pier offers \
+         nothing)",
+        true,
+    ),
     ("child", "a test process starts and listens", true),
     (
         "process_table",
@@ -169,8 +175,9 @@ mod tests {
         t.fail("child", "no");
         t.skip_rest();
         assert_eq!(t.checks.len(), ALL.len());
-        assert_eq!(t.checks[2].status, Status::Skipped);
-        assert_eq!(t.checks[2].detail, "not run: child failed");
+        assert_eq!(t.checks[3].name, "process_table");
+        assert_eq!(t.checks[3].status, Status::Skipped);
+        assert_eq!(t.checks[3].detail, "not run: child failed");
         assert!(!t.ready());
     }
 

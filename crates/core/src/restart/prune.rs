@@ -7,7 +7,8 @@
 //!   restarted — it sent nothing, or was partial, refused or failed — goes once it is older
 //!   than [`EXPIRY`].
 //!
-//! `--prune` also removes every lock file nobody holds (`Store::remove_free_locks`).
+//! `--prune` also removes every lock file nobody holds (`Store::remove_free_locks`); an entry
+//! there that is not a lock file of the user's is left as it is, and counted.
 //!
 //! Never removed, whatever was asked: a damaged record (it is not even listed), an unfinished
 //! one (Pier ended mid-stop and no read could settle it yet), one whose stop lock is held (a
@@ -44,6 +45,9 @@ pub struct Pruned {
     pub kept: Vec<(String, String)>,
     /// How many lock files nobody held it removed (`--prune` only, not expiry).
     pub locks: usize,
+    /// How many entries of the `locks` folder it left as they are: not lock files of the
+    /// user's (a folder, a link, a FIFO), or not to be taken.
+    pub locks_left: usize,
 }
 
 /// Whether `e` goes under `what`: `Ok` to remove, `Err(why)` to keep it, `None` when it is
@@ -115,7 +119,7 @@ pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
     // before locks were removed by their holders. A held one is never removed.
     if !matches!(what, Prune::Expired(_)) {
         match store.remove_free_locks() {
-            Ok(n) => out.locks = n,
+            Ok(n) => (out.locks, out.locks_left) = (n.removed, n.left),
             Err(e) => tracing::warn!("lock files not pruned: {e}"),
         }
     }

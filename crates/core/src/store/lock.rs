@@ -5,9 +5,11 @@
 //! the `flock`, and every taker, once its `flock` succeeds, checks that the name still names the
 //! file it locked (the same inode, looked at without following a link, relative to the held
 //! `locks` folder). If not — removed, or made again by someone else — it lets go and takes the
-//! name afresh. So two takers of one name never both hold it, and no file is left behind
-//! (docs/decisions.md, "Lock files are removed by their holder"). A folder opened for reading
-//! never removes anything.
+//! name afresh. So two takers of one name never both hold it, and a file goes with its holder
+//! (docs/decisions.md, "Lock files are removed by their holder") — except the app's `app.lock`,
+//! held for the app's life, and one whose holder was killed (`pier restart` on SIGTERM): both are
+//! reused, and a prune removes them once free. A folder opened for reading never removes
+//! anything.
 
 use std::fs::File;
 use std::path::PathBuf;
@@ -18,6 +20,7 @@ use rustix::fs::OFlags;
 use super::{cannot_write, check_name, file_io, Store, StoreError};
 use crate::trust::folder::Folder;
 use crate::trust::read::FileError;
+use crate::trust::Kind;
 
 /// An exclusive lock on one name, held until dropped (across processes: `flock`); its file is
 /// removed as it is let go, when the folder can be written.
@@ -147,26 +150,59 @@ impl Store {
 
     /// Removes every lock file nobody holds (`pier history --prune`), each taken without
     /// waiting and let go as any lock is, so a lock being taken is never removed from under its
-    /// taker: how many were removed. A folder opened for reading removes none.
-    pub fn remove_free_locks(&self) -> Result<usize, StoreError> {
+    /// taker. An entry that is not a lock file of the user's ([`prunable`]), or that cannot be
+    /// taken, is left as it is and the prune goes on. A folder opened for reading removes none.
+    pub fn remove_free_locks(&self) -> Result<FreeLocks, StoreError> {
+        let mut out = FreeLocks::default();
         let Some(locks) = self.locks.as_ref().filter(|_| self.writes) else {
-            return Ok(0);
+            return Ok(out);
         };
         let names = locks.names().map_err(|source| StoreError::Read {
             path: self.dir.join("locks"),
             source,
         })?;
-        let mut removed = 0;
+        let me = rustix::process::geteuid().as_raw();
         for name in names.iter().filter_map(|n| n.to_str()) {
             let Some(stem) = name.strip_suffix(".lock").filter(|s| check_name(s).is_ok()) else {
                 continue;
             };
-            if let Some(lock) = self.try_lock(stem)? {
-                removed += usize::from(lock.held.as_ref().is_some_and(|h| h.remove.is_some()));
+            match locks.kind_of(name) {
+                Ok(None) => continue,
+                Ok(Some((kind, uid))) if prunable(kind, uid, me) => {}
+                _ => {
+                    out.left += 1;
+                    continue;
+                }
+            }
+            match self.try_lock(stem) {
+                Ok(Some(lock)) => {
+                    out.removed +=
+                        usize::from(lock.held.as_ref().is_some_and(|h| h.remove.is_some()));
+                }
+                Ok(None) => {}
+                Err(_) => out.left += 1,
             }
         }
-        Ok(removed)
+        Ok(out)
     }
+}
+
+/// What [`Store::remove_free_locks`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FreeLocks {
+    /// Lock files nobody held, removed.
+    pub removed: usize,
+    /// Entries named as lock files that are not the user's regular files (a folder, a link, a
+    /// FIFO, another user's) or could not be taken: left as they are.
+    pub left: usize,
+}
+
+/// Whether an entry of the `locks` folder, of `kind` and owned by `uid`, is one a prune may
+/// take and remove, Pier running as `me`. Why only a regular file of the user's: a link is
+/// never followed (it may lead out of the folder), and a folder, FIFO or another user's file
+/// is not a lock Pier made — it is not Pier's to remove, nor to stop the prune of the rest.
+fn prunable(kind: Kind, uid: u32, me: u32) -> bool {
+    kind == Kind::File && uid == me
 }
 
 /// Takes `file`'s `flock` as `wait` says: `false` when it did not.

@@ -37,8 +37,8 @@ mod lock;
 #[cfg(test)]
 mod tests;
 
-pub use lock::Lock;
 use lock::Wait;
+pub use lock::{FreeLocks, Lock};
 
 /// Why the store could not do what was asked. Each says what to do about it.
 #[derive(Debug, thiserror::Error)]

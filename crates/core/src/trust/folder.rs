@@ -30,6 +30,9 @@ pub enum FolderError {
     /// It is not a folder.
     #[error("{} is not a folder", .0.display())]
     NotFolder(PathBuf),
+    /// The system made no folder there, though the folder above it is there (`/proc`).
+    #[error("{} could not be made: the folder above it takes no new folders", .0.display())]
+    NotMade(PathBuf),
     /// It could not be created or opened.
     #[error("{}: {source}", .path.display())]
     Io {
@@ -236,6 +239,25 @@ impl Folder {
         }
     }
 
+    /// What `name` in it is, and whose, looked at without following a link: `None` when
+    /// nothing is there.
+    pub fn kind_of(&self, name: &str) -> std::io::Result<Option<(Kind, u32)>> {
+        use rustix::fs::FileType;
+        match rustix::fs::statat(&*self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => {
+                let kind = match FileType::from_raw_mode(st.st_mode) {
+                    FileType::Symlink => Kind::Link,
+                    FileType::Directory => Kind::Dir,
+                    FileType::RegularFile => Kind::File,
+                    _ => Kind::Other,
+                };
+                Ok(Some((kind, st.st_uid)))
+            }
+            Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Removes the file `name`.
     pub fn unlink(&self, name: &OsStr) -> std::io::Result<()> {
         Ok(rustix::fs::unlinkat(&*self.fd, name, AtFlags::empty())?)
@@ -294,6 +316,8 @@ fn make_missing(path: &Path, me: &Me) -> Result<(), FolderError> {
         match rustix::fs::mkdirat(&dir, name.as_os_str(), Mode::from_raw_mode(mode)) {
             Ok(()) => rustix::fs::fsync(&dir).map_err(io(&at))?,
             Err(Errno::EXIST) => {}
+            // The folder above was just found: a system folder (`/proc`) that takes none.
+            Err(Errno::NOENT) => return Err(FolderError::NotMade(at.join(name))),
             Err(e) => return Err(io(&at.join(name))(e)),
         }
         at = at.join(name);

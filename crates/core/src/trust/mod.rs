@@ -217,6 +217,15 @@ pub enum Untrusted {
         /// The path.
         path: PathBuf,
     },
+    /// A name on the path, or the whole path, is longer than the system allows.
+    #[error(
+        "{} is too long a path: a name on it, or the whole, is longer than the system allows",
+        .path.display()
+    )]
+    TooLong {
+        /// The path.
+        path: PathBuf,
+    },
     /// A part of the path that is not a folder (a file, a FIFO) with more of the path below it.
     #[error("{} is not a folder", .path.display())]
     NotFolder {
@@ -249,6 +258,7 @@ impl Untrusted {
             | Untrusted::Acl { path }
             | Untrusted::Missing { path }
             | Untrusted::Links { path }
+            | Untrusted::TooLong { path }
             | Untrusted::NotFolder { path }
             | Untrusted::Closed { path }
             | Untrusted::Unreadable { path, .. } => path,
@@ -410,11 +420,20 @@ fn lstat(p: &Path) -> Result<Option<Entry>, Untrusted> {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(Untrusted::Closed {
             path: p.parent().unwrap_or(p).to_path_buf(),
         }),
+        Err(e) if is_too_long(&e) => Err(Untrusted::TooLong {
+            path: p.to_path_buf(),
+        }),
         Err(e) => Err(Untrusted::Unreadable {
             path: p.to_path_buf(),
             why: e.to_string(),
         }),
     }
+}
+
+/// Whether the OS refused a path as too long (`ENAMETOOLONG`): the user's to shorten, not an
+/// error to report.
+pub fn is_too_long(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(rustix::io::Errno::NAMETOOLONG.raw_os_error())
 }
 
 /// Where the link at `link` points.

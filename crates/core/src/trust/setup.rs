@@ -60,8 +60,26 @@ pub enum Problem {
     NotFolder {
         /// The entry.
         at: PathBuf,
-        /// A regular file, as opposed to something else.
+        /// A regular file, as opposed to something else (a device, a FIFO, a socket).
         file: bool,
+        /// The user's own.
+        yours: bool,
+    },
+    /// The path goes through a symbolic link loop, or more links than the system follows.
+    Links {
+        /// The path.
+        at: PathBuf,
+    },
+    /// The path, or a name on it, is longer than the system allows.
+    TooLong {
+        /// The path, as far as it was looked at.
+        at: PathBuf,
+    },
+    /// `at` is missing and the system makes no folder there, though its parent is there (a
+    /// system folder, as `/proc`).
+    NotMade {
+        /// The folder that could not be made.
+        at: PathBuf,
     },
     /// `at` is missing and the user may not make it (its parent is not the user's to write).
     CannotMake {
@@ -109,10 +127,13 @@ pub struct SetupError {
 }
 
 impl Problem {
-    /// `at` is not a folder: a file, or something else, as it is now.
+    /// `at` is not a folder: a file, or something else, as it is now, and whose.
     pub fn not_folder(at: PathBuf) -> Problem {
-        let file = at.symlink_metadata().is_ok_and(|m| m.is_file());
-        Problem::NotFolder { at, file }
+        use std::os::unix::fs::MetadataExt;
+        let m = at.symlink_metadata().ok();
+        let file = m.as_ref().is_some_and(|m| m.is_file());
+        let yours = m.is_some_and(|m| m.uid() == super::Me::current().uid);
+        Problem::NotFolder { at, file, yours }
     }
 
     /// What a folder error says about the setup; `Err` for what is not the setup's (an I/O
@@ -122,6 +143,9 @@ impl Problem {
         use std::io::ErrorKind;
         Ok(match e {
             FolderError::Link(at) => Problem::Link { at },
+            FolderError::NotMade(at) => Problem::NotMade { at },
+            FolderError::Untrusted(Untrusted::Links { path: at }) => Problem::Links { at },
+            FolderError::Untrusted(Untrusted::TooLong { path: at }) => Problem::TooLong { at },
             FolderError::NotFolder(at)
             | FolderError::Untrusted(Untrusted::NotFolder { path: at }) => Problem::not_folder(at),
             FolderError::Untrusted(Untrusted::Closed { path: at }) => Problem::CannotOpen { at },
@@ -140,6 +164,8 @@ impl Problem {
                 }
                 ErrorKind::PermissionDenied => Problem::CannotMake { at },
                 ErrorKind::ReadOnlyFilesystem => Problem::ReadOnly { at },
+                _ if source.raw_os_error() == Some(ELOOP) => Problem::Links { at },
+                _ if super::is_too_long(&source) => Problem::TooLong { at },
                 _ => return Err(FolderError::Io { path: at, source }),
             },
         })
@@ -165,31 +191,17 @@ impl SetupError {
 
     /// What the path is, and what to do, after the folder's name.
     fn fix(&self) -> String {
-        let var = self.which.variable();
-        let other = match self.named {
-            Named::Variable => format!("point {var} at a folder of your own"),
-            Named::Default => format!("set {var} to a folder of your own"),
-        };
-        let it = |at: &Path| match at == self.folder {
-            true => "it".to_owned(),
-            false => at.display().to_string(),
-        };
-        let is = |at: &Path| match at == self.folder {
-            true => String::new(),
-            false => format!("cannot be used: {} ", at.display()),
-        };
+        let other = self.other();
+        let is = |at: &Path| self.is(at);
         match &self.problem {
-            Problem::NotFolder { at, file } => {
-                let what = if *file { "a file" } else { "not a file" };
-                format!(
-                    "{}is {what}, not a folder; move {} away, or {other}",
-                    is(at),
-                    it(at)
-                )
-            }
+            Problem::NotFolder { at, file, yours } => self.not_folder(at, *file, *yours),
             Problem::CannotMake { at } => format!(
                 "{}is missing, and you may not make folders in {}; make it yourself, or {other}",
                 is(at),
+                at.parent().unwrap_or(at).display()
+            ),
+            Problem::NotMade { at } => format!(
+                "cannot be made: {} takes no new folders (a system folder); {other}",
                 at.parent().unwrap_or(at).display()
             ),
             Problem::CannotOpen { at } => {
@@ -204,10 +216,18 @@ impl SetupError {
                  secrets; {other} (the real folder itself)",
                 is(at)
             ),
+            Problem::Links { .. } => format!(
+                "goes through a symbolic link loop, or more links than the system follows; \
+                 {other}"
+            ),
+            Problem::TooLong { .. } => format!(
+                "is too long a path: a name on it, or the whole, is longer than the system \
+                 allows; {other}, with a shorter path"
+            ),
             Problem::Foreign { at, uid } => format!(
                 "{}belongs to uid {uid}, not to you; move {} away, or {other}",
                 is(at),
-                it(at)
+                self.it(at)
             ),
             Problem::Unsafe(why) => format!(
                 "is not safe: {why}; Pier uses its folders only where no other user can change \
@@ -215,6 +235,53 @@ impl SetupError {
             ),
         }
     }
+
+    /// "point PIER_STATE_DIR at a folder of your own", or "set …" for the default.
+    fn other(&self) -> String {
+        let var = self.which.variable();
+        match self.named {
+            Named::Variable => format!("point {var} at a folder of your own"),
+            Named::Default => format!("set {var} to a folder of your own"),
+        }
+    }
+
+    /// Nothing for the folder itself, else "cannot be used: <the entry> " before what it is.
+    fn is(&self, at: &Path) -> String {
+        match at == self.folder {
+            true => String::new(),
+            false => format!("cannot be used: {} ", at.display()),
+        }
+    }
+
+    /// "it" for the folder itself, else the entry's path.
+    fn it(&self, at: &Path) -> String {
+        match at == self.folder {
+            true => "it".to_owned(),
+            false => at.display().to_string(),
+        }
+    }
+
+    /// `at`, the folder or a part of its path, is not a folder: a file, or a device, a FIFO.
+    fn not_folder(&self, at: &Path, file: bool, yours: bool) -> String {
+        let (other, is) = (self.other(), self.is(at));
+        match (file, may_move(file, yours)) {
+            (_, true) => format!(
+                "{is}is a file, not a folder; move {} away, or {other}",
+                self.it(at)
+            ),
+            (true, false) => format!("{is}is a file, not a folder, and not yours; {other}"),
+            (false, _) => format!("{is}is not a folder; {other}"),
+        }
+    }
+}
+
+const ELOOP: i32 = rustix::io::Errno::LOOP.raw_os_error();
+
+/// Whether a sentence may tell the user to move `at`, which is in the way of a folder. Why:
+/// only a regular file of the user's is theirs to move; a device, a FIFO or another user's
+/// file is the system's or someone else's (moving `/dev/null` away breaks the machine).
+fn may_move(file: bool, yours: bool) -> bool {
+    file && yours
 }
 
 #[cfg(test)]

@@ -109,7 +109,7 @@ fn a_folder_opened_for_reading_removes_no_lock_file() {
     };
     drop(reading.lock("stop-5-5").unwrap());
     drop(reading.try_lock("stop-5-5").unwrap().unwrap());
-    assert_eq!(reading.remove_free_locks().unwrap(), 0);
+    assert_eq!(reading.remove_free_locks().unwrap(), Default::default());
     assert_eq!(lock_files(&store), ["stop-5-5.lock"]);
     // Nor does it make one.
     drop(reading.lock("stop-6-6").unwrap());
@@ -125,8 +125,56 @@ fn removing_free_locks_keeps_the_held_ones() {
         std::fs::write(store.folder().join(format!("locks/{stale}.lock")), b"").unwrap();
     }
     let app = store.lock("app").unwrap();
-    assert_eq!(store.remove_free_locks().unwrap(), 3);
+    assert_eq!(store.remove_free_locks().unwrap().removed, 3);
     assert_eq!(lock_files(&store), ["app.lock"]);
     assert!(store.try_lock("app").unwrap().is_none(), "still held");
     drop(app);
+}
+
+/// An entry named as a lock file that is not a regular file of the user's — a folder, a FIFO,
+/// a link to a file outside — is left as it is, never followed, and the prune of the others
+/// goes on: every stale file goes, and the count is of what went. Before, the folder stopped
+/// the prune with an error, leaving stale files and no count (issue 41's review).
+#[test]
+fn odd_entries_in_the_locks_folder_are_left_and_the_prune_goes_on() {
+    let (d, store) = store();
+    let locks = store.folder().join("locks");
+    let outside = d.path().join("outside");
+    std::fs::write(&outside, b"keep").unwrap();
+    std::fs::create_dir(locks.join("c.lock")).unwrap();
+    std::os::unix::fs::symlink(&outside, locks.join("a.lock")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(locks.join("b.lock"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    for stale in ["e", "z", "stop-1-1"] {
+        std::fs::write(locks.join(format!("{stale}.lock")), b"").unwrap();
+    }
+    let pruned = store.remove_free_locks().unwrap();
+    assert_eq!(
+        pruned,
+        super::FreeLocks {
+            removed: 3,
+            left: 3
+        }
+    );
+    assert_eq!(lock_files(&store), ["a.lock", "b.lock", "c.lock"]);
+    assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+    assert!(locks
+        .join("a.lock")
+        .symlink_metadata()
+        .unwrap()
+        .is_symlink());
+}
+
+/// The rule: only a regular file of the user's is taken and removed by a prune.
+#[test]
+fn only_a_regular_file_of_the_users_is_prunable() {
+    use crate::trust::Kind;
+    assert!(super::prunable(Kind::File, 501, 501));
+    for kind in [Kind::Dir, Kind::Link, Kind::Other] {
+        assert!(!super::prunable(kind, 501, 501), "{kind:?}");
+    }
+    assert!(!super::prunable(Kind::File, 0, 501), "another user's");
 }
