@@ -91,7 +91,7 @@ fn a_bare_number_on_a_terminal_is_asked_and_stopped_by_the_id_it_resolved_only_o
 
     let (code, seen) = on_a_terminal(&sb, "y", &id, &[&n, "--sample-ms", "50"]);
     assert!(
-        seen.contains(&format!("stopped vite in ")) && seen.contains(&format!("pier restart {id}")),
+        seen.contains("stopped vite in ") && seen.contains(&format!("pier restart {id}")),
         "{seen}"
     );
     assert_eq!(code, 0, "{seen}");

@@ -136,6 +136,20 @@ fn verdict(out: &mut String, r: &DoctorReport, style: &Style) {
             "\n{}: everything a stop needs works on this machine.",
             style.paint("Ready", "1;32")
         );
+        let setup: Vec<&str> = r
+            .checks
+            .iter()
+            .filter(|c| c.setup)
+            .map(|c| c.name.as_str())
+            .collect();
+        if !setup.is_empty() {
+            let _ = writeln!(
+                out,
+                "Fix {} (the machine's setup, not a fault in Pier): until then Pier offers nothing \
+                 to stop.",
+                setup.join(", ")
+            );
+        }
     } else {
         let _ = writeln!(
             out,
