@@ -54,17 +54,6 @@ fn piped(sb: &Sandbox, stdin: &str, args: &[&str]) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
-/// The recovery snapshots in the sandbox's state folder: one is written before any signal.
-fn snapshots(sb: &Sandbox) -> usize {
-    std::fs::read_dir(sb.path().join("state"))
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("snap-"))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_bare_number_on_a_terminal_is_asked_and_stopped_by_the_id_it_resolved_only_on_yes() {
     if fixtures_cannot_be_orphans("bare number on a pty") {
@@ -95,6 +84,7 @@ fn a_bare_number_on_a_terminal_is_asked_and_stopped_by_the_id_it_resolved_only_o
         "{seen}"
     );
     assert_eq!(code, 0, "{seen}");
+    assert_eq!(snapshots(&sb), 1, "the stop's own snapshot: {seen}");
     wait_for("the server to end", || (!runs(&server)).then_some(()));
 }
 

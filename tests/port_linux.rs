@@ -16,17 +16,6 @@ fn json(sb: &Sandbox, args: &[&str]) -> (i32, Value) {
     exit_and_json(&sb.pier_exact(&[args, &["--json"]].concat()))
 }
 
-/// The snapshots in the sandbox's state folder.
-fn snapshots(sb: &Sandbox) -> usize {
-    std::fs::read_dir(sb.path().join("state/records"))
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("snap-"))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 /// A server on 127.0.0.1 and ::1 at one port is one holder; a dry run by its port runs every
 /// check and sends nothing; the stop by its port stops it and frees the port.
 #[test]

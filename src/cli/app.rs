@@ -73,11 +73,9 @@ fn not_installed(exe: &std::path::Path) -> String {
     let how = if built_here {
         "`cargo build -p pier-app` builds it"
     } else {
-        "`cargo install --locked --path crates/app` adds it"
+        "`cargo install --locked --path crates/app` (the same --root as pier) adds it"
     };
-    format!(
-        "the tray app is not installed; {how} (README: Install). `pier --help` lists the commands."
-    )
+    format!("the tray app is not installed; {how}. `pier --help` lists the commands.")
 }
 
 #[cfg(test)]

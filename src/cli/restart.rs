@@ -125,7 +125,7 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
     };
     let last = last_cleanup(&entries);
     if last.is_empty() {
-        eprintln!("pier: nothing to restart: no stop has stopped anything yet (`pier history`)");
+        eprintln!("pier: nothing to restart: no stop on record stopped anything (`pier history`)");
         return ExitCode::from(EXIT_NOT_ALL_STOPPED);
     }
     let reports: Vec<RestartReport> = last

@@ -251,7 +251,7 @@ fn stop_and_show(
     let style = Style {
         colour: live && super::colour_wanted(),
     };
-    let mut status = Status::new(live && std::io::stderr().is_terminal());
+    let mut status = Status::new(live && std::io::stderr().is_terminal() && !dumb_terminal());
     let mut shown = ExitCode::SUCCESS;
     if live {
         let follow = !ids.is_empty() || ports.is_empty();
@@ -664,6 +664,12 @@ fn project_refusal(
             project::MARKERS.join(", ")
         )),
     }
+}
+
+/// A terminal that cannot move its cursor (`TERM=dumb`, as in Emacs' shell): the status line
+/// rewrites itself with `\r` and an erase sequence, so it would pile up there as noise.
+fn dumb_terminal() -> bool {
+    std::env::var_os("TERM").is_some_and(|t| t == "dumb")
 }
 
 #[cfg(test)]

@@ -422,3 +422,14 @@ pub fn id_of(server: &Value) -> String {
         server["ppid_start_time"].as_u64().unwrap()
     )
 }
+
+/// The recovery snapshots in the sandbox's state folder (a stop writes one before any signal).
+pub fn snapshots(sb: &Sandbox) -> usize {
+    std::fs::read_dir(sb.path().join("state/records"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("snap-"))
+                .count()
+        })
+        .unwrap_or(0)
+}

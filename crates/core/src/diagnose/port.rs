@@ -208,7 +208,7 @@ fn on_your_list(message: &str) -> String {
          shows the list)"
             .to_owned()
     } else {
-        "fix the protect list the reason names (or remove it): until then Pier offers nothing"
+        "fix what the reason names (`pier doctor` checks it): until then Pier offers nothing"
             .to_owned()
     }
 }

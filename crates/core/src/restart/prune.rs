@@ -14,10 +14,11 @@
 //! one (Pier ended mid-stop and no read could settle it yet), one whose stop lock is held (a
 //! stop or a read of it is under way), another user's. Each kept one says why.
 
+use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 use crate::model::history::HistoryEntry;
-use crate::model::snapshot::{ContainerSnapshot, Snapshot};
+use crate::model::snapshot::{ContainerSnapshot, RecordedRestart, Snapshot};
 use crate::model::target::{RecordName, TargetId, TargetKind};
 use crate::store::Store;
 
@@ -105,11 +106,16 @@ pub enum Kept {
 /// its resource's stop lock, taken without waiting; and its restart log with it.
 pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
     let mut out = Pruned::default();
+    let stopped: HashSet<&str> = entries
+        .iter()
+        .filter(|e| e.result.as_deref() == Some("stopped"))
+        .map(|e| e.id.as_str())
+        .collect();
     for e in entries {
         match decide(e, what) {
             None => {}
             Some(Err(why)) => out.kept.push((e.snapshot.clone(), why.to_string())),
-            Some(Ok(())) => match remove(store, e) {
+            Some(Ok(())) => match remove(store, e, &stopped) {
                 Ok(()) => out.removed.push(e.snapshot.clone()),
                 Err(why) => out.kept.push((e.snapshot.clone(), why.to_string())),
             },
@@ -127,8 +133,10 @@ pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
 }
 
 /// One record removed, under the stop lock of its resource and the restart lock its restart
-/// takes, after it is read again under them: still the record of `e.id`, still finished.
-fn remove(store: &Store, e: &HistoryEntry) -> Result<(), Kept> {
+/// takes, after it is read again under them: still the record of `e.id`, still finished. Its
+/// restart log goes with it unless a restart it records may still write there (`stopped`: the
+/// ids of the trees a later stop ended whole).
+fn remove(store: &Store, e: &HistoryEntry, stopped: &HashSet<&str>) -> Result<(), Kept> {
     let container = matches!(
         e.snapshot.parse::<RecordName>(),
         Ok(r) if r.target.kind() == TargetKind::Container
@@ -174,7 +182,7 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), Kept> {
         };
         (
             store.remove::<Snapshot>(&e.snapshot, owner),
-            !s.restarts.is_empty(),
+            s.restarts.iter().any(|r| may_still_write(r, stopped)),
         )
     };
     removed.map_err(|e| Kept::Store(e.to_string()))?;
@@ -186,6 +194,14 @@ fn remove(store: &Store, e: &HistoryEntry) -> Result<(), Kept> {
     store
         .remove_log(&format!("{}.log", e.snapshot))
         .map_err(|err| Kept::Log(err.to_string()))
+}
+
+/// Whether a restart may still write its log: not when it exited before listening (a crash), nor
+/// when a later stop of Pier's ended its tree whole (its root is that stop's id). Why only
+/// then: anything else may still run — the root, or children it left holding the log open.
+fn may_still_write(r: &RecordedRestart, stopped: &HashSet<&str>) -> bool {
+    let id = format!("{}-{}", r.identity.pid, r.identity.start_time);
+    r.exited.is_none() && !stopped.contains(id.as_str())
 }
 
 #[cfg(test)]

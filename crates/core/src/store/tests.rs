@@ -533,9 +533,9 @@ fn each_store_error_reads_as_a_sentence() {
     assert_eq!(
         open.to_string(),
         "Pier's state folder /tmp/s (PIER_STATE_DIR) is not safe: /tmp/s can be written by \
-         other users; Pier uses its folders only where no other user can change them, and \
-         changed nothing: remove the others' write access, or point PIER_STATE_DIR at a \
-         folder of your own"
+         other users; it would hold secrets and what a restart runs, so Pier changed nothing \
+         in it: remove the others' write access, or point PIER_STATE_DIR at a folder of your \
+         own"
     );
 }
 

@@ -230,8 +230,8 @@ impl SetupError {
                 self.it(at)
             ),
             Problem::Unsafe(why) => format!(
-                "is not safe: {why}; Pier uses its folders only where no other user can change \
-                 them, and changed nothing: remove the others' write access, or {other}"
+                "is not safe: {why}; it would hold secrets and what a restart runs, so Pier \
+                 changed nothing in it: remove the others' write access, or {other}"
             ),
         }
     }

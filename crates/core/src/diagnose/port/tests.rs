@@ -169,7 +169,7 @@ fn a_stop_anyway_is_never_offered_for_a_protected_managed_shared_or_foreign_hold
             .hint
             .as_deref()
             .unwrap()
-            .starts_with("fix the protect list"),
+            .starts_with("fix what the reason names (`pier doctor` checks it)"),
         "{broken:?}"
     );
     let mut r = resource("10-100", Level::Yellow, 3000);

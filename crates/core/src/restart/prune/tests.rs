@@ -138,3 +138,58 @@ fn expiry_removes_an_old_record_that_can_never_come_back_and_nothing_else() {
     assert!(pruned.removed.is_empty());
     assert!(pruned.kept[0].1.contains("stop lock is held"), "{pruned:?}");
 }
+
+/// Found by a new user: after `--prune --all` removed every record, every restart log stayed.
+/// A record's log goes with it unless a restart it records may still write there: one that
+/// crashed (exited before listening) cannot, nor one whose tree a later stop ended whole.
+#[test]
+fn a_restart_log_goes_with_its_record_unless_the_restart_may_still_write_it() {
+    use crate::model::history::Exited;
+    use crate::model::identity::Identity;
+    use crate::model::outcome::ResourceResult;
+    use crate::model::snapshot::RecordedRestart;
+    use crate::restart::tests::snap;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_at(dir.path()).unwrap();
+    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+    let restarted = |pid: u32, exited: Option<Exited>| RecordedRestart {
+        identity: Identity { pid, start_time: 7 },
+        at: "2026-12-05T00:00:00Z".into(),
+        ready: exited.is_none(),
+        exited,
+    };
+    let crash = Exited {
+        status: Some(1),
+        signal: None,
+        log_tail: String::new(),
+    };
+    // 1: crashed; 2: restarted as 20-7, which a later stop (record 4) ended; 3: still runs.
+    let cases = [
+        (1, restarted(10, Some(crash))),
+        (2, restarted(20, None)),
+        (3, restarted(30, None)),
+    ];
+    let mut entries = Vec::new();
+    for (n, r) in cases {
+        let mut s = snap(Some(true), Some(ResourceResult::Stopped));
+        (s.id, s.root.pid) = (format!("{n}-1"), n);
+        s.restarts.push(r);
+        let name = format!("snap-{n}-1-{n}");
+        store.put(&name, &s).unwrap();
+        std::fs::write(dir.path().join(format!("logs/{name}.log")), "output").unwrap();
+        let mut e = entry(Some("stopped"), Some(true), true, &s.created_at);
+        (e.snapshot, e.id) = (name, s.id.clone());
+        entries.push(e);
+    }
+    let mut later = entry(Some("stopped"), Some(true), true, "2026-12-05T01:00:00Z");
+    (later.snapshot, later.id) = ("snap-20-7-9".into(), "20-7".into());
+    // `prune` is handed all that `pier history` lists: the later stop is among them (its
+    // record is not in this folder, so it is kept, as changed).
+    entries.push(later);
+    let pruned = prune(&store, &entries, Prune::All);
+    assert_eq!(pruned.removed.len(), 3, "{pruned:?}");
+    let log = |n: u32| dir.path().join(format!("logs/snap-{n}-1-{n}.log")).exists();
+    assert!(!log(1), "a crashed restart writes no more");
+    assert!(!log(2), "a restart a later stop ended whole writes no more");
+    assert!(log(3), "a restart that may still run keeps its log");
+}
