@@ -4,7 +4,8 @@
 //! who holds `:N` — and acts only when a person picks one on a terminal; then by the id it
 //! resolved, through the normal chain, exactly as `pier stop ID` would (same checks, same
 //! refusals). From a pipe or a script, with --json, beside other targets, or with --anyway or
-//! --force, it acts on nothing and names the commands to type instead.
+//! --force, it acts on nothing and names the commands to type instead. Only a green card is
+//! offered: a yellow or red one is named with its level and `pier stop ID`, never asked about.
 //!
 //! Only [`resolve`] turns a bare number into an id to act on, and it takes a [`Terminal`],
 //! which only [`Terminal::here`] makes: nothing else (a pipe, a future `pier mcp`) can act on
