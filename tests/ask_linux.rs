@@ -227,3 +227,127 @@ fn a_mistyped_id_names_the_one_it_may_have_meant() {
     assert!(runs(&server));
     assert_eq!(snapshots(&sb), 0);
 }
+
+/// A card that is not green is never offered: a "y" would only be refused by the chain. Its
+/// line says its level and the command that says why; nothing is asked, nothing is stopped.
+#[test]
+fn a_bare_number_naming_a_yellow_card_is_not_offered_and_nothing_is_asked() {
+    if fixtures_cannot_be_orphans("yellow card by its pid") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("web", &[], |_| true);
+    let (id, n) = (id_of(&server), pid(&server).to_string());
+    let port = server["port"].as_u64().unwrap() as u16;
+    // A live client makes it yellow: a stop would refuse it.
+    let _client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // Its level, as the stop would say it: yellow or red, never offered.
+    let line = format!(": `pier stop {id}` says why and what you can do");
+    let level = |said: &str| {
+        said.contains(&format!("(id {id}), yellow{line}"))
+            || said.contains(&format!("(id {id}), red{line}"))
+    };
+
+    let (code, seen) = on_a_terminal(&sb, "y", &id, &[&n, "--sample-ms", "50"]);
+    assert_eq!(code, 3, "{seen}");
+    assert!(
+        seen.contains(&format!("pid {n} is part of vite in ")) && level(&seen),
+        "{seen}"
+    );
+    assert!(!seen.contains("? ["), "never asked: {seen}");
+    assert!(
+        !seen.contains("pier scan"),
+        "its line is the way forward: {seen}"
+    );
+    // From a pipe, the same line.
+    let out = piped(&sb, "y\n", &[&n]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(level(&said), "{said}");
+    assert!(runs(&server), "{seen}");
+    assert_eq!(snapshots(&sb), 0, "nothing written: {seen}");
+}
+
+/// A number no process has as its pid, and no listener as its port (one the kernel just gave
+/// and took back).
+fn a_number_naming_nothing() -> String {
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !Path::new(&format!("/proc/{port}")).exists() {
+            return port.to_string();
+        }
+    }
+}
+
+/// A number that names nothing of Pier's ends with the command that lists what there is.
+#[test]
+fn a_bare_number_that_names_nothing_ends_with_pier_scan() {
+    let sb = Sandbox::new();
+    let n = a_number_naming_nothing();
+    let scan = "`pier scan` lists what Pier can stop, with each id.\n";
+    let out = piped(&sb, "", &[&n]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains(&format!(
+            "no process has pid {n}\n  nothing listens on :{n}\n"
+        )),
+        "{said}"
+    );
+    assert!(said.ends_with(scan), "{said}");
+    let (code, seen) = on_a_terminal(&sb, "y", "", &[&n]);
+    assert_eq!(code, 3, "{seen}");
+    assert!(seen.ends_with(scan), "{seen}");
+    assert!(!seen.contains("? ["), "never asked: {seen}");
+}
+
+/// What a person answered is what the decline says; a dry run's port line checks, never says
+/// it stops; a port written as an address (`5173:`, `localhost:5173`) is named as `:5173`.
+#[test]
+fn a_decline_a_dry_runs_port_and_an_address_are_said_as_they_are() {
+    if fixtures_cannot_be_orphans("decline, dry run, address") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("web", &[], |_| true);
+    let (id, n) = (id_of(&server), pid(&server).to_string());
+    let port = server["port"].as_u64().unwrap();
+
+    let (code, seen) = on_a_terminal(&sb, "n", &id, &[&n, "--sample-ms", "50"]);
+    assert_eq!(code, 3, "{seen}");
+    assert!(
+        seen.contains(&format!("pier: {n}: nothing was stopped (you answered no)")),
+        "{seen}"
+    );
+
+    let at = format!(":{port}");
+    let root = id.split_once('-').unwrap().0;
+    let out = sb.pier_exact(&["stop", &at, "--dry-run", "-v", "--sample-ms", "50"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!(
+            "{at}  vite (pid {root}, id {id}) holds it: checking it"
+        )) && first.ends_with("stopping nothing"),
+        "{text}"
+    );
+    assert!(!text.contains("stopping it"), "{text}");
+    let (_, doc) = exit_and_json(&sb.pier_exact(&["stop", &at, "--dry-run", "--json"]));
+    let reason = doc["ports"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("checking it as a stop would"), "{reason}");
+
+    for typed in [format!("{port}:"), format!("localhost:{port}")] {
+        let out = sb.pier_exact(&["stop", &typed]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(said.contains(&format!("Did you mean :{port}?")), "{said}");
+        assert!(said.len() < 160, "one short sentence: {said}");
+    }
+    assert!(runs(&server));
+    assert_eq!(snapshots(&sb), 0);
+}

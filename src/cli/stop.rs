@@ -490,7 +490,7 @@ fn select(
     t: Thresholds,
 ) -> Result<Selected, ExitCode> {
     if !args.ids.is_empty() {
-        return select_named(&args.ids, probe, t);
+        return select_named(&args.ids, args.dry_run, probe, t);
     }
     let under = match &args.project {
         Some(p) => resolve_dirs("--project", std::slice::from_ref(p))?,
@@ -521,10 +521,11 @@ fn select(
 /// nothing Pier may stop holds it: its answer says so).
 fn select_named(
     given: &[String],
+    dry_run: bool,
     probe: &(dyn probe::Probe + Sync),
     t: Thresholds,
 ) -> Result<Selected, ExitCode> {
-    let ports = answer_ports(&ports::asked(given), probe, t)?;
+    let ports = answer_ports(&ports::asked(given), dry_run, probe, t)?;
     let ids = given
         .iter()
         .filter_map(|id| match port::parse(id) {
@@ -599,9 +600,11 @@ fn never_offered(evidence: &[Evidence]) -> bool {
 }
 
 /// Who holds each port: one scan of the whole machine — every card, the engines asked, and
-/// the listeners that are no candidate — at no sample (the stop's own check samples).
+/// the listeners that are no candidate — at no sample (the stop's own check samples). In a
+/// dry run, the answer says it checks, never that it stops.
 fn answer_ports(
     asked: &[u16],
+    dry_run: bool,
     probe: &(dyn probe::Probe + Sync),
     t: Thresholds,
 ) -> Result<Vec<PortAnswer>, ExitCode> {
@@ -613,7 +616,11 @@ fn answer_ports(
         ..selection_options(t)
     };
     let scan = selection_scan(probe, &opts)?;
-    Ok(asked.iter().map(|&p| port::answer(&scan, p)).collect())
+    let answer = match dry_run {
+        true => port::answer_in_a_dry_run,
+        false => port::answer,
+    };
+    Ok(asked.iter().map(|&p| answer(&scan, p)).collect())
 }
 
 /// A scan that chooses what to stop: at no sample (the stop's check (b) samples), every engine

@@ -4,7 +4,8 @@
 //! who holds `:N` — and acts only when a person picks one on a terminal; then by the id it
 //! resolved, through the normal chain, exactly as `pier stop ID` would (same checks, same
 //! refusals). From a pipe or a script, with --json, beside other targets, or with --anyway or
-//! --force, it acts on nothing and names the commands to type instead.
+//! --force, it acts on nothing and names the commands to type instead. Only a green card is
+//! offered: a yellow or red one is named with its level and `pier stop ID`, never asked about.
 //!
 //! Only [`resolve`] turns a bare number into an id to act on, and it takes a [`Terminal`],
 //! which only [`Terminal::here`] makes: nothing else (a pipe, a future `pier mcp`) can act on
@@ -153,20 +154,22 @@ fn meaning(scan: &Scan, probe: &(dyn Probe + Sync), number: &str) -> Meaning {
 }
 
 /// What the number may be stopped as, each resource once: the card with the pid, then the one
-/// `pier stop :N` would stop.
+/// `pier stop :N` would stop. Only a green card is offered: `pier stop :N` hands on only a
+/// green holder, and a yellow or red one would be refused by the chain after a "y" — its line
+/// says its level and the command that says why instead ([`words`]).
 fn choices(m: &Meaning) -> Vec<Choice> {
     let mut out: Vec<Choice> = Vec::new();
     if let PidMeaning::Part {
         id,
         kind,
-        level,
+        level: Level::Green,
         project,
     } = &m.pid
     {
         out.push(Choice {
             id: id.clone(),
             command: format!("pier stop {id}"),
-            what: words::what(kind, project, *level, id),
+            what: words::what(kind, project, id),
         });
     }
     if let Some((a, id)) = m.port.as_ref().and_then(|a| Some((a, a.stops.as_ref()?))) {
@@ -174,15 +177,21 @@ fn choices(m: &Meaning) -> Vec<Choice> {
             let holder = a.holders.first();
             let kind = holder.map_or("", |h| h.what.as_str());
             let project = holder.and_then(|h| h.project.as_deref()).unwrap_or("");
-            let level = holder.and_then(|h| h.level).unwrap_or(Level::Green);
             out.push(Choice {
                 id: id.clone(),
                 command: format!("pier stop :{}", a.port),
-                what: words::what(kind, project, level, id),
+                what: words::what(kind, project, id),
             });
         }
     }
     out
+}
+
+/// Whether nothing the number could mean names anything of Pier's: no card has the pid and
+/// nothing holds the port. Why: such an answer has no command in it, so it ends with the one
+/// that lists what there is (`pier scan`).
+fn dead_end(m: &Meaning) -> bool {
+    !matches!(m.pid, PidMeaning::Part { .. }) && m.port.as_ref().is_none_or(PortAnswer::is_free)
 }
 
 /// The one function that turns a bare number into an id to act on: it shows what `m` could
@@ -202,7 +211,7 @@ fn resolve(_on: &Terminal, m: &Meaning, dry_run: bool) -> Result<String, ExitCod
     match picked(answer.trim(), choices.len()) {
         Some(i) => Ok(choices[i].id.clone()),
         None => {
-            eprintln!("{}", words::declined(&m.number));
+            eprintln!("{}", words::declined(&m.number, choices.len()));
             Err(ExitCode::from(EXIT_NOT_ALL_STOPPED))
         }
     }

@@ -78,13 +78,38 @@ impl PortAnswer {
 /// Who holds `port` in `scan` (made with `include_others`, no `--under`), and what a stop of
 /// it would do.
 pub fn answer(scan: &Scan, port: u16) -> PortAnswer {
+    answer_as(scan, port, false)
+}
+
+/// [`answer`] for `pier stop --dry-run :PORT`: the same choice, and its reason says the holder
+/// is checked as a stop would check it, never that it is being stopped.
+pub fn answer_in_a_dry_run(scan: &Scan, port: u16) -> PortAnswer {
+    answer_as(scan, port, true)
+}
+
+/// Who says the answer, for its words on the holder it hands to the stop ([`handed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Said {
+    /// `pier scan :PORT`, from a sampled scan: it saw the level.
+    Sampled,
+    /// `pier stop :PORT`, from an unsampled scan.
+    Stop,
+    /// `pier stop --dry-run :PORT`: nothing is stopped.
+    DryRun,
+}
+
+fn answer_as(scan: &Scan, port: u16, dry_run: bool) -> PortAnswer {
     let mut holders = Vec::new();
     let mut single: Option<Verdict> = None;
-    let sampled = scan.sample_ms > 0;
+    let said = match (scan.sample_ms > 0, dry_run) {
+        (true, _) => Said::Sampled,
+        (false, false) => Said::Stop,
+        (false, true) => Said::DryRun,
+    };
     for p in &scan.projects {
         for r in p.resources.iter().filter(|r| holds(r, port)) {
             holders.push(resource_holder(&p.path, r, port));
-            single = Some(of_resource(r, port, sampled));
+            single = Some(of_resource(r, port, said));
         }
         for c in p
             .containers
@@ -92,7 +117,7 @@ pub fn answer(scan: &Scan, port: u16) -> PortAnswer {
             .filter(|c| c.ports.iter().any(|x| x.port == port))
         {
             holders.push(container_holder(&p.path, c, port));
-            single = Some(of_container(c, port, sampled));
+            single = Some(of_container(c, port, said));
         }
     }
     for (owner, listeners) in others(scan, port) {
@@ -220,14 +245,13 @@ struct Verdict {
 }
 
 /// A resource, the only holder: green is handed to the stop; otherwise its level's evidence
-/// says why not, and the hint what the user can do ([`hint`]). `sampled`: whether the scan
-/// sampled activity.
-fn of_resource(r: &Resource, port: u16, sampled: bool) -> Verdict {
+/// says why not, and the hint what the user can do ([`hint`]). `said`: who says it.
+fn of_resource(r: &Resource, port: u16, said: Said) -> Verdict {
     let name = format!("{} (pid {}, id {})", r.kind, r.root.pid, r.id);
     if r.level == Level::Green {
         return Verdict {
             stops: Some(r.id.clone()),
-            reason: handed_to_the_stop(&name, port, sampled),
+            reason: handed_to_the_stop(&name, port, said),
             hint: None,
         };
     }
@@ -246,14 +270,22 @@ fn of_resource(r: &Resource, port: u16, sampled: bool) -> Verdict {
 /// The words for the only holder, green in `scan`, that `pier stop :PORT` hands to its stop.
 /// Why not "green" without a sample: `pier stop :PORT` chooses from a scan with no activity
 /// sample, and the stop's own check (b) may find it busy; a verdict the stop has not reached
-/// would then contradict its result. `pier scan :PORT` samples, and says what it saw.
-fn handed_to_the_stop(name: &str, port: u16, sampled: bool) -> String {
-    match sampled {
-        true => format!(
-            "{name} holds it and is green: `pier stop :{port}` stops it if the stop's own \
+/// would then contradict its result. `pier scan :PORT` samples, and says what it saw. A dry
+/// run stops nothing, so it never says "stopping".
+fn handed_to_the_stop(name: &str, port: u16, said: Said) -> String {
+    handed(name, "holds it", "", port, said)
+}
+
+/// [`handed_to_the_stop`]'s words for any holder: `holds` (its relation to the port) and `how`
+/// (" through its engine", or nothing).
+fn handed(name: &str, holds: &str, how: &str, port: u16, said: Said) -> String {
+    match said {
+        Said::Sampled => format!(
+            "{name} {holds} and is green: `pier stop :{port}` stops it{how} if the stop's own \
              checks still pass"
         ),
-        false => format!("{name} holds it: stopping it, if the stop's own checks pass"),
+        Said::Stop => format!("{name} {holds}: stopping it{how}, if the stop's own checks pass"),
+        Said::DryRun => format!("{name} {holds}: checking it as a stop would, stopping nothing"),
     }
 }
 
@@ -328,20 +360,11 @@ fn not_for_pier(r: &Resource, port: u16) -> Option<String> {
 }
 
 /// A container, the only holder: stopped through its engine when green; never a stop anyway.
-fn of_container(c: &Container, port: u16, sampled: bool) -> Verdict {
+fn of_container(c: &Container, port: u16, said: Said) -> Verdict {
     let name = format!("container {} ({}, id {})", c.name, c.engine, c.id);
     if c.level == Level::Green {
         // As for a resource ([`handed_to_the_stop`]): no verdict the stop has not reached.
-        let reason = match sampled {
-            true => format!(
-                "{name} publishes it and is green: `pier stop :{port}` stops it through its \
-                 engine if the stop's own checks still pass"
-            ),
-            false => format!(
-                "{name} publishes it: stopping it through its engine, if the stop's own checks \
-                 pass"
-            ),
-        };
+        let reason = handed(&name, "publishes it", " through its engine", port, said);
         return Verdict {
             stops: Some(c.id.clone()),
             reason,

@@ -7,7 +7,7 @@ use pier_core::diagnose::port::PortAnswer;
 use pier_core::model::card::Level;
 use pier_core::words::for_terminal;
 
-use super::{choices, Choice, Meaning, PidMeaning};
+use super::{choices, dead_end, Choice, Meaning, PidMeaning};
 use crate::cli::render::Style;
 
 /// Why a bare number was not asked about: nothing was acted on.
@@ -53,8 +53,14 @@ pub(super) fn not_asked(why: NotAsked, meanings: &[Meaning]) -> String {
             }
         }
     }
+    if meanings.iter().any(dead_end) {
+        let _ = write!(out, "\n{LIST}");
+    }
     out
 }
+
+/// The way forward when what a number could mean names nothing of Pier's.
+const LIST: &str = "`pier scan` lists what Pier can stop, with each id.";
 
 /// What the number could mean, then the question: "Stop vite in /x (id 6989-3721068)? [y/N]",
 /// or a numbered choice when the pid and the port name different resources. When it names
@@ -77,7 +83,12 @@ pub(super) fn asked(m: &Meaning, choices: &[Choice], dry_run: bool) -> String {
         false => "Stop",
     };
     match choices {
-        [] => out.push_str("Nothing there for Pier to stop: nothing was stopped.\n"),
+        [] => {
+            out.push_str("Nothing there Pier would stop: nothing was stopped.\n");
+            if dead_end(m) {
+                let _ = writeln!(out, "{LIST}");
+            }
+        }
         [one] => {
             let _ = write!(out, "{verb} {}? [y/N] ", one.what);
         }
@@ -93,22 +104,33 @@ pub(super) fn asked(m: &Meaning, choices: &[Choice], dry_run: bool) -> String {
     out
 }
 
-/// The person said no.
-pub(super) fn declined(number: &str) -> String {
-    format!("pier: {number}: nothing was stopped (you did not pick one)")
+/// The person answered and picked none: "no" (or Enter) to one question, or no number among
+/// several (`choices`: how many were offered).
+pub(super) fn declined(number: &str, choices: usize) -> String {
+    let why = match choices {
+        1 => "you answered no",
+        _ => "you did not pick one",
+    };
+    format!("pier: {number}: nothing was stopped ({why})")
 }
 
-/// A resource as the question names it: "vite in /x (id 6989-3721068)"; its level too when it
-/// is not green (the stop will refuse it, as `pier stop ID` would).
-pub(super) fn what(kind: &str, project: &str, level: Level, id: &str) -> String {
-    let level = match level {
-        Level::Green => String::new(),
-        other => format!("{}, ", other.as_str()),
-    };
+/// A resource as the question names it: "vite in /x (id 6989-3721068)". Only a green one is
+/// offered (`choices`), so no level is said.
+pub(super) fn what(kind: &str, project: &str, id: &str) -> String {
     format!(
-        "{} in {} ({level}id {id})",
+        "{} in {} (id {id})",
         for_terminal(kind),
         for_terminal(project)
+    )
+}
+
+/// A card that is not green, on its line: its level, and the command that says why it is
+/// not stopped and what the user can do, since Pier offers no stop of it here.
+fn not_offered(kind: &str, project: &str, level: Level, id: &str) -> String {
+    format!(
+        "{}, {}: `pier stop {id}` says why and what you can do",
+        what(kind, project, id),
+        level.as_str()
     )
 }
 
@@ -120,11 +142,23 @@ fn lines(m: &Meaning) -> Vec<(Option<String>, String)> {
         PidMeaning::Part {
             id,
             kind,
-            level,
+            level: Level::Green,
             project,
         } => (
             Some(id.clone()),
-            format!("pid {n} is part of {}", what(kind, project, *level, id)),
+            format!("pid {n} is part of {}", what(kind, project, id)),
+        ),
+        PidMeaning::Part {
+            id,
+            kind,
+            level,
+            project,
+        } => (
+            None,
+            format!(
+                "pid {n} is part of {}",
+                not_offered(kind, project, *level, id)
+            ),
         ),
         PidMeaning::Process(command) => (
             None,
@@ -154,5 +188,13 @@ fn port_line(a: &PortAnswer) -> String {
         .iter()
         .map(|h| crate::cli::ports::holder_text(h, &plain))
         .collect();
-    format!(":{} is held by {}", a.port, holders.join(", and by "))
+    let held = format!(":{} is held by {}", a.port, holders.join(", and by "));
+    match a.stops {
+        Some(_) => held,
+        // `pier stop :N` would stop nothing: it says why, and what the user can do.
+        None => format!(
+            "{held}: `pier stop :{}` says why and what you can do",
+            a.port
+        ),
+    }
 }

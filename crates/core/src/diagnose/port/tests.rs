@@ -277,3 +277,23 @@ fn an_unsampled_answer_claims_no_verdict_the_stop_has_not_reached() {
     assert!(a.reason.contains("is green"), "{}", a.reason);
     assert!(!a.reason.contains("safely"), "{}", a.reason);
 }
+
+/// A dry run stops nothing: its answer makes the same choice and never says "stopping".
+#[test]
+fn a_dry_runs_answer_checks_and_never_says_stopping() {
+    let unsampled = scan(
+        vec![project(
+            "/h/u/shop",
+            Level::Green,
+            vec![resource("10-100", Level::Green, 3000)],
+        )],
+        Vec::new(),
+    );
+    let a = answer_in_a_dry_run(&unsampled, 3000);
+    assert_eq!(a.stops.as_deref(), Some("10-100"));
+    assert_eq!(
+        a.reason,
+        "vite (pid 10, id 10-100) holds it: checking it as a stop would, stopping nothing"
+    );
+    assert_eq!(answer(&unsampled, 3000).stops, a.stops);
+}
