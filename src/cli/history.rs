@@ -78,6 +78,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
     // Expiry first: a read-only folder keeps them, to expire at a later read.
     let expired = prune::prune(
         &system.store,
+        &*system.probe,
         &entries,
         prune::Prune::Expired(SystemTime::now()),
     )
@@ -88,7 +89,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
             true => prune::Prune::All,
             false => prune::Prune::Unrestartable,
         };
-        let pruned = prune::prune(&system.store, &entries, what);
+        let pruned = prune::prune(&system.store, &*system.probe, &entries, what);
         return print_pruned(&pruned, &expired, &entries, (args.json, args.all));
     }
     if args.json {

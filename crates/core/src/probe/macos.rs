@@ -800,6 +800,13 @@ impl Probe for MacProbe {
         Ok(procargs(pid)?.env?)
     }
 
+    /// Sockets are read per process here: those of the user's own live processes (another
+    /// user's listener is not seen; docs/macos.md). Type-checked only, never run.
+    fn listening_ports(&self) -> Result<Vec<u16>, ProbeError> {
+        let own = super::own_live(&self.processes()?, self.current_uid());
+        Ok(super::listening(&self.sockets(&own)?))
+    }
+
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let mut table = SocketTable::default();
         let mut seen = HashMap::new();

@@ -183,6 +183,19 @@ pub struct SocketTable {
     pub blind: Vec<(Pid, String)>,
 }
 
+/// The port numbers of the listening sockets in `table`.
+pub fn listening(table: &SocketTable) -> Vec<u16> {
+    let mut ports: Vec<u16> = table
+        .sockets
+        .iter()
+        .filter(|s| s.state == TcpState::Listen)
+        .map(|s| s.local.port())
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    ports
+}
+
 /// Whether a survey should read the argv of a process with this kernel name (`comm`).
 pub type WantsArgv<'a> = dyn Fn(&str) -> bool + Sync + 'a;
 
@@ -291,6 +304,13 @@ pub trait Probe {
     /// among `owners_among` (reading every process's open files is what the scan spends most
     /// on).
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError>;
+    /// The TCP ports something listens on now, on any address: whether a stopped server's port
+    /// is free. Linux's tables hold every user's sockets; a backend whose sockets are read per
+    /// process (macOS) reads those of the user's own processes.
+    fn listening_ports(&self) -> Result<Vec<u16>, ProbeError> {
+        let table = self.sockets(&[])?;
+        Ok(listening(&table))
+    }
     /// [`processes`](Probe::processes), then [`sockets`](Probe::sockets) over [`own_live`].
     /// A backend may do both in one pass (Linux does), but must keep the order: the tables are
     /// read before the owners are looked for, so every socket in them that one of those

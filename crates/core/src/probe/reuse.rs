@@ -49,6 +49,9 @@ macro_rules! forward_the_rest {
         fn environment_head(&self, pid: Pid, max: usize) -> Result<Vec<Vec<u8>>, ProbeError> {
             self.$to.environment_head(pid, max)
         }
+        fn listening_ports(&self) -> Result<Vec<u16>, ProbeError> {
+            self.$to.listening_ports()
+        }
         fn tmux_pane(
             &self,
             q: &$crate::probe::tmux::TmuxQuery,

@@ -411,9 +411,10 @@ fn not_ready(
     let output = store.log_tail(log_name, log_start);
     report.exited = crashed(end, &output);
     report.log_tail = match report.exited {
-        Some(_) => spawn::error_lines(&output, 10),
-        None => spawn::tail(&output, 10),
-    };
+        Some(_) => Some(spawn::error_lines(&output, 10)).filter(|l| !l.is_empty()),
+        None => None,
+    }
+    .unwrap_or_else(|| spawn::tail(&output, 10));
     let Some(exited) = &report.exited else {
         return Ok(());
     };

@@ -20,6 +20,7 @@ use std::time::{Duration, SystemTime};
 use crate::model::history::HistoryEntry;
 use crate::model::snapshot::{ContainerSnapshot, RecordedRestart, Snapshot};
 use crate::model::target::{RecordName, TargetId, TargetKind};
+use crate::probe::{Pid, Probe};
 use crate::store::Store;
 
 /// How long a record whose stop can never be restarted is kept: a week, long enough to read
@@ -104,18 +105,28 @@ pub enum Kept {
 
 /// Removes what `what` asks among `entries` (as `restart::history` read them), each under
 /// its resource's stop lock, taken without waiting; and its restart log with it.
-pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
+pub fn prune(store: &Store, probe: &dyn Probe, entries: &[HistoryEntry], what: Prune) -> Pruned {
     let mut out = Pruned::default();
-    let stopped: HashSet<&str> = entries
-        .iter()
-        .filter(|e| e.result.as_deref() == Some("stopped"))
-        .map(|e| e.id.as_str())
-        .collect();
+    let ended = Ended {
+        stopped: entries
+            .iter()
+            .filter(|e| e.result.as_deref() == Some("stopped"))
+            .map(|e| e.id.as_str())
+            .collect(),
+        // Expiry removes only records that were never restarted: no table read at every read.
+        sessions: match what {
+            Prune::Expired(_) => None,
+            _ => probe.processes().ok().map(|list| {
+                let live = list.processes.iter().filter(|p| !p.zombie);
+                live.map(|p| (p.session, p.identity.start_time)).collect()
+            }),
+        },
+    };
     for e in entries {
         match decide(e, what) {
             None => {}
             Some(Err(why)) => out.kept.push((e.snapshot.clone(), why.to_string())),
-            Some(Ok(())) => match remove(store, e, &stopped) {
+            Some(Ok(())) => match remove(store, e, &ended) {
                 Ok(()) => out.removed.push(e.snapshot.clone()),
                 Err(why) => out.kept.push((e.snapshot.clone(), why.to_string())),
             },
@@ -134,9 +145,8 @@ pub fn prune(store: &Store, entries: &[HistoryEntry], what: Prune) -> Pruned {
 
 /// One record removed, under the stop lock of its resource and the restart lock its restart
 /// takes, after it is read again under them: still the record of `e.id`, still finished. Its
-/// restart log goes with it unless a restart it records may still write there (`stopped`: the
-/// ids of the trees a later stop ended whole).
-fn remove(store: &Store, e: &HistoryEntry, stopped: &HashSet<&str>) -> Result<(), Kept> {
+/// restart log goes with it unless a restart it records may still write there.
+fn remove(store: &Store, e: &HistoryEntry, ended: &Ended) -> Result<(), Kept> {
     let container = matches!(
         e.snapshot.parse::<RecordName>(),
         Ok(r) if r.target.kind() == TargetKind::Container
@@ -182,7 +192,7 @@ fn remove(store: &Store, e: &HistoryEntry, stopped: &HashSet<&str>) -> Result<()
         };
         (
             store.remove::<Snapshot>(&e.snapshot, owner),
-            s.restarts.iter().any(|r| may_still_write(r, stopped)),
+            s.restarts.iter().any(|r| ended.may_still_write(r)),
         )
     };
     removed.map_err(|e| Kept::Store(e.to_string()))?;
@@ -196,12 +206,29 @@ fn remove(store: &Store, e: &HistoryEntry, stopped: &HashSet<&str>) -> Result<()
         .map_err(|err| Kept::Log(err.to_string()))
 }
 
-/// Whether a restart may still write its log: not when it exited before listening (a crash), nor
-/// when a later stop of Pier's ended its tree whole (its root is that stop's id). Why only
-/// then: anything else may still run — the root, or children it left holding the log open.
-fn may_still_write(r: &RecordedRestart, stopped: &HashSet<&str>) -> bool {
-    let id = format!("{}-{}", r.identity.pid, r.identity.start_time);
-    r.exited.is_none() && !stopped.contains(id.as_str())
+/// What tells a restart that can no longer write its log.
+struct Ended<'e> {
+    /// The ids of the trees a stop ended whole (`stopped`).
+    stopped: HashSet<&'e str>,
+    /// Each live process's session and start time; `None` when they could not be read.
+    sessions: Option<Vec<(Pid, u64)>>,
+}
+
+impl Ended<'_> {
+    /// Whether a restart may still write its log. A restart runs in a session of its own, led
+    /// by its root: while a process started since runs in that session, it may. Otherwise not
+    /// once it crashed (exited before listening) or a later stop ended its tree whole (its root
+    /// is that stop's id) — anything else, or a table that cannot be read, may still write
+    /// (a child that left the session).
+    fn may_still_write(&self, r: &RecordedRestart) -> bool {
+        let Some(sessions) = &self.sessions else {
+            return true;
+        };
+        let root = r.identity;
+        let in_session = |&(sid, start): &(Pid, u64)| sid == root.pid && start >= root.start_time;
+        let id = format!("{}-{}", root.pid, root.start_time);
+        sessions.iter().any(in_session) || r.exited.is_none() && !self.stopped.contains(id.as_str())
+    }
 }
 
 #[cfg(test)]

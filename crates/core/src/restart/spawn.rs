@@ -124,36 +124,70 @@ pub(super) fn not_listening<'a>(probe: &dyn Probe, root: Pid, ports: &[&'a Port]
         .collect()
 }
 
-/// The last `n` lines of what this run wrote to its log, decoded leniently.
+/// The last `n` lines of what this run wrote to its log, decoded leniently, blank ones left out.
 pub fn tail(bytes: &[u8], n: usize) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|l| (*l).to_owned())
-        .collect()
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    last(&lines, n)
 }
 
-/// The last `n` lines of a crash's output that say what went wrong: a stack's frames (node's
-/// `    at …`, Python's `  File …` and its source line) bury the error line — node prints it
-/// above them, Python below — so a line that starts with a stack frame's words, and the
-/// indented line after a `File "…"` frame, are left out (blank lines too). Only for a crash:
-/// a server that did not get ready may say where it listens in an indented line.
+/// At most `n` lines of a crash's output that say what went wrong: the first line that reads
+/// as an error, then the last ones, stack frames left out. Why: node, Go, Ruby and Rust print
+/// the error above their frames and notes, Python below them, so neither the head nor the tail
+/// alone holds it.
 pub fn error_lines(bytes: &[u8], n: usize) -> Vec<String> {
     let text = String::from_utf8_lossy(bytes);
-    let mut kept: Vec<&str> = Vec::new();
-    let mut after_file_frame = false;
+    let kept = without_frames(&text);
+    let tail = last(&kept, n);
+    let first = kept.iter().position(|l| reads_as_error(l));
+    match first {
+        Some(i) if n > 1 && i < kept.len().saturating_sub(n) => {
+            let mut out = vec![kept[i].to_owned()];
+            out.extend(last(&kept, n - 1));
+            out
+        }
+        _ => tail,
+    }
+}
+
+/// The lines that are not a stack's frames nor blank: node's and Java's `    at …`, Ruby's
+/// `\tfrom …`, Go's `\t/path/x.go:12 +0x1a5`, Rust's `   3: symbol`, Python's `  File "…"` and
+/// the source and caret lines under it.
+fn without_frames(text: &str) -> Vec<&str> {
+    let mut kept = Vec::new();
+    let mut under_file_frame = false;
     for line in text.lines() {
         let t = line.trim_start();
         let indented = t.len() < line.len();
-        let frame = indented && (t.starts_with("at ") || t.starts_with("File \""));
-        let source = indented && after_file_frame;
-        after_file_frame = indented && t.starts_with("File \"");
+        let numbered = t
+            .split_once(": ")
+            .is_some_and(|(n, _)| n.parse::<u32>().is_ok());
+        let frame = indented
+            && (t.starts_with("at ")
+                || t.starts_with("from ")
+                || t.starts_with("File \"")
+                || t.contains(" +0x")
+                || numbered);
+        let source = indented && under_file_frame;
+        under_file_frame = indented && (t.starts_with("File \"") || under_file_frame && !frame);
         if !frame && !source && !t.is_empty() {
             kept.push(line);
         }
     }
-    kept[kept.len().saturating_sub(n)..]
+    kept
+}
+
+/// A line that names the failure: `Error: …`, `ValueError: …`, `(LoadError)`, `panic: …`,
+/// `thread 'main' panicked`, `Traceback …`, `fatal: …`.
+fn reads_as_error(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    ["error", "panic", "exception", "traceback", "fatal"]
+        .iter()
+        .any(|w| l.contains(w))
+}
+
+fn last(lines: &[&str], n: usize) -> Vec<String> {
+    lines[lines.len().saturating_sub(n)..]
         .iter()
         .map(|l| (*l).to_owned())
         .collect()
@@ -164,7 +198,12 @@ pub fn error_lines(bytes: &[u8], n: usize) -> Vec<String> {
 /// the front), decoded leniently. Why bounded: it is kept in the snapshot, which every
 /// history read loads, and shown on a terminal; the whole log stays in its file.
 pub fn crash_tail(bytes: &[u8]) -> String {
-    let lines = error_lines(bytes, CRASH_LINES).join("\n");
+    // Output that is all frames is still output: "the log is empty" is said only of none.
+    let mut lines = error_lines(bytes, CRASH_LINES);
+    if lines.is_empty() {
+        lines = tail(bytes, CRASH_LINES);
+    }
+    let lines = lines.join("\n");
     let mut cut = lines.len().saturating_sub(CRASH_BYTES);
     while !lines.is_char_boundary(cut) {
         cut += 1;
@@ -193,19 +232,41 @@ mod tests {
     }
 
     /// Found by trying a real Vite whose config throws: the tail was ten of node's stack
-    /// frames, and the line that said what went wrong was above them.
+    /// frames, and the line that said what went wrong was above them. Then by a review: Go,
+    /// Ruby, Rust and node's coded errors print the error first and more than five lines after.
     #[test]
-    fn a_crash_s_lines_leave_out_the_stack_frames_that_bury_its_error() {
+    fn a_crash_s_lines_keep_its_error_and_leave_out_stack_frames() {
         let node = b"failed to load config\nError: boom\n    at Object.<anonymous> (x.js:1:7)\n    at Module._compile (loader:1521:14)\n";
         assert_eq!(
             error_lines(node, 5),
             ["failed to load config", "Error: boom"]
         );
-        let python = b"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    raise ValueError('boom')\nValueError: boom\n";
+        let python = b"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n    raise ValueError('boom')\n    ^^^^^^^^^^^^^^^^^^\nValueError: boom\n";
         assert_eq!(
             error_lines(python, 5),
             ["Traceback (most recent call last):", "ValueError: boom"]
         );
+        let module = b"node:internal/modules/cjs/loader:1080\n  throw err;\n  ^\n\nError: Cannot find module 'express'\nRequire stack:\n- /x/index.js\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1077:15)\n    at node:internal/main/run_main_module:23:47 {\n  code: 'MODULE_NOT_FOUND',\n  requireStack: [ '/x/index.js' ]\n}\n\nNode.js v20.11.0\n";
+        let kept = error_lines(module, 5);
+        assert_eq!(kept[0], "Error: Cannot find module 'express'", "{kept:?}");
+        assert_eq!(kept.len(), 5);
+        let go = b"panic: open config.yaml: no such file or directory\n\ngoroutine 1 [running]:\nmain.load(...)\n\t/src/app/main.go:12 +0x1a5\nmain.setup()\n\t/src/app/main.go:20 +0x25\nmain.main()\n\t/src/app/main.go:30 +0x1d\nexit status 2\n";
+        assert_eq!(
+            error_lines(go, 5)[0],
+            "panic: open config.yaml: no such file or directory"
+        );
+        let ruby = b"/app/config/boot.rb:4:in `require': cannot load such file -- bootsnap/setup (LoadError)\n\tfrom /app/config/boot.rb:4:in `<top (required)>'\n\tfrom bin/rails:3:in `require_relative'\n\tfrom bin/rails:3:in `<main>'\n";
+        assert_eq!(
+            error_lines(ruby, 5),
+            ["/app/config/boot.rb:4:in `require': cannot load such file -- bootsnap/setup (LoadError)"]
+        );
+        let rust = b"thread 'main' panicked at src/main.rs:2:5:\nboom\nstack backtrace:\n   0: rust_begin_unwind\n   1: core::panicking::panic_fmt\n   2: app::main\n   3: core::ops::function::FnOnce::call_once\nnote: Some details are omitted\n";
+        let kept = error_lines(rust, 5);
+        assert_eq!(
+            kept[0], "thread 'main' panicked at src/main.rs:2:5:",
+            "{kept:?}"
+        );
+        assert!(kept.iter().all(|l| !l.starts_with("   ")), "{kept:?}");
         // What is not a frame stays, indented or not: Vite says where it listens indented.
         let vite = b"Port 5173 is in use, trying another one...\n\n  VITE v5  ready\n  -> Local: http://localhost:5174/\n";
         assert_eq!(

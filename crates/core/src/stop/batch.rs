@@ -23,7 +23,7 @@ use crate::model::outcome::{Checkpoint, ResourceResult, StopReport};
 use crate::model::shown::Shown;
 use crate::model::target::{TargetId, TargetKind};
 use crate::probe::reuse::Coalesced;
-use crate::probe::{Identity, Probe, TcpState};
+use crate::probe::{Identity, Probe};
 use crate::store::Lock;
 
 #[cfg(test)]
@@ -510,19 +510,14 @@ impl Stopper<'_> {
 /// A port is called free only when nothing listens on it now, on any address: a stopped server's
 /// port may be held by another process (`[::1]:PORT` beside a stopped `127.0.0.1:PORT`), and
 /// "free" would send the person to start something that then fails. Those go to
-/// `ports_still_held`; an unreadable table frees nothing.
+/// `ports_still_held`; when the tables cannot be read, neither is claimed.
 fn still_held(probe: &(dyn Probe + Sync), r: &mut StopReport) {
     if r.freed_ports.is_empty() {
         return;
     }
-    let listening: Vec<u16> = match probe.sockets(&[]) {
-        Ok(table) => table
-            .sockets
-            .iter()
-            .filter(|s| s.state == TcpState::Listen)
-            .map(|s| s.local.port())
-            .collect(),
-        Err(_) => r.freed_ports.clone(),
+    let Ok(listening) = probe.listening_ports() else {
+        r.freed_ports.clear();
+        return;
     };
     let (held, free) = r.freed_ports.iter().partition(|p| listening.contains(p));
     (r.ports_still_held, r.freed_ports) = (held, free);

@@ -105,7 +105,13 @@ impl Engine for SystemEngine {
             .map(|(mut entries, damaged)| {
                 // Records whose stop can never be restarted expire here too (§5.5).
                 let expired = restart::prune::Prune::Expired(std::time::SystemTime::now());
-                let gone = restart::prune::prune(&self.system.store, &entries, expired).removed;
+                let gone = restart::prune::prune(
+                    &self.system.store,
+                    &*self.system.probe,
+                    &entries,
+                    expired,
+                )
+                .removed;
                 entries.retain(|e| !gone.contains(&e.snapshot));
                 History { entries, damaged }
             })

@@ -1,5 +1,6 @@
 use super::*;
 use crate::model::history::HistoryEntry;
+use crate::probe::fake::{self, FakeProbe};
 
 fn entry(
     result: Option<&str>,
@@ -116,7 +117,12 @@ fn expiry_removes_an_old_record_that_can_never_come_back_and_nothing_else() {
         e
     };
     let entries = [listed("snap-1-1-1", &refused), listed("snap-2-1-2", &done)];
-    let pruned = prune(&store, &entries, Prune::Expired(now()));
+    let pruned = prune(
+        &store,
+        &FakeProbe::default(),
+        &entries,
+        Prune::Expired(now()),
+    );
     assert_eq!(pruned.removed, ["snap-1-1-1"], "{pruned:?}");
     assert!(store.get::<Snapshot>("snap-1-1-1").unwrap().is_none());
     assert!(
@@ -134,7 +140,12 @@ fn expiry_removes_an_old_record_that_can_never_come_back_and_nothing_else() {
     // Held: kept, and says why.
     store.put("snap-1-1-1", &refused).unwrap();
     let _held = store.lock("stop-1-1").unwrap();
-    let pruned = prune(&store, &entries[..1], Prune::Expired(now()));
+    let pruned = prune(
+        &store,
+        &FakeProbe::default(),
+        &entries[..1],
+        Prune::Expired(now()),
+    );
     assert!(pruned.removed.is_empty());
     assert!(pruned.kept[0].1.contains("stop lock is held"), "{pruned:?}");
 }
@@ -165,7 +176,7 @@ fn a_restart_log_goes_with_its_record_unless_the_restart_may_still_write_it() {
     };
     // 1: crashed; 2: restarted as 20-7, which a later stop (record 4) ended; 3: still runs.
     let cases = [
-        (1, restarted(10, Some(crash))),
+        (1, restarted(10, Some(crash.clone()))),
         (2, restarted(20, None)),
         (3, restarted(30, None)),
     ];
@@ -186,10 +197,31 @@ fn a_restart_log_goes_with_its_record_unless_the_restart_may_still_write_it() {
     // `prune` is handed all that `pier history` lists: the later stop is among them (its
     // record is not in this folder, so it is kept, as changed).
     entries.push(later);
-    let pruned = prune(&store, &entries, Prune::All);
-    assert_eq!(pruned.removed.len(), 3, "{pruned:?}");
+    // A child the crashed restart 10-7 left runs on in its session: record 1 keeps its log
+    // while it runs.
+    let mut child = fake::process(11, 1, &["node", "server.js"]);
+    (child.session, child.identity.start_time) = (10, 8);
+    let running = FakeProbe::default().with(child, "/h/u/app");
     let log = |n: u32| dir.path().join(format!("logs/snap-{n}-1-{n}.log")).exists();
-    assert!(!log(1), "a crashed restart writes no more");
+    let pruned = prune(&store, &running, &entries[..1], Prune::All);
+    assert_eq!(pruned.removed.len(), 1, "{pruned:?}");
+    assert!(log(1), "a crash's child still writes");
+    let pruned = prune(&store, &FakeProbe::default(), &entries, Prune::All);
+    assert_eq!(pruned.removed.len(), 2, "{pruned:?}");
     assert!(!log(2), "a restart a later stop ended whole writes no more");
     assert!(log(3), "a restart that may still run keeps its log");
+    std::fs::write(dir.path().join("logs/snap-1-1-1.log"), "output").unwrap();
+    store
+        .put("snap-1-1-1", &{
+            let mut s = snap(Some(true), Some(ResourceResult::Stopped));
+            (s.id, s.root.pid) = ("1-1".into(), 1);
+            s.restarts.push(restarted(10, Some(crash.clone())));
+            s
+        })
+        .unwrap();
+    prune(&store, &FakeProbe::default(), &entries[..1], Prune::All);
+    assert!(
+        !log(1),
+        "a crashed restart with nothing left in its session writes no more"
+    );
 }
