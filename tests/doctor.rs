@@ -459,6 +459,8 @@ fn a_state_folder_that_is_a_file_or_under_one_is_the_setups_fault_not_a_bug() {
             detail.contains("PIER_STATE_DIR"),
             "says what to do: {detail}"
         );
+        // The variable named the path: the file is the user's to keep, never one to move.
+        assert!(!detail.contains("move"), "{detail}");
         assert!(!detail.contains("os error"), "{detail}");
         let out = doctor(&state, &[]);
         let text = String::from_utf8_lossy(&out.stdout);
@@ -510,6 +512,68 @@ fn a_config_folder_that_is_a_file_is_the_setups_and_said() {
     // A good one passes.
     let good = doctor_with(&state, &dir.path().join("fresh"), &["--json"]);
     assert_eq!(check(&json(&good), "config_folder")["status"], "ok");
+}
+
+/// A protect list that is a folder or a FIFO is the user's setup too: `config_folder` fails as
+/// the setup's (not needed: still Ready), and the text says Pier offers nothing until it is fixed.
+#[test]
+fn a_protect_list_that_is_a_folder_or_a_fifo_is_the_setups() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let (folder, fifo) = (dir.path().join("folder"), dir.path().join("fifo"));
+    std::fs::create_dir_all(folder.join("protect.toml")).unwrap();
+    std::fs::create_dir(&fifo).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(fifo.join("protect.toml"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (config, what) in [(&folder, "a folder"), (&fifo, "a FIFO")] {
+        let out = doctor_with(&state, config, &["--json"]);
+        let report = json(&out);
+        assert_eq!(out.status.code(), Some(0), "{report:#}");
+        let c = check(&report, "config_folder");
+        assert_eq!(
+            (c["status"].as_str(), c["setup"].as_bool()),
+            (Some("failed"), Some(true)),
+            "{c:#}"
+        );
+        assert!(c["detail"].as_str().unwrap().contains(what), "{c:#}");
+        let out = doctor_with(&state, config, &[]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(
+                "Fix config_folder (the machine's setup, not a fault in Pier): until then Pier \
+                 offers nothing to stop."
+            ),
+            "{text}"
+        );
+    }
+}
+
+/// A configuration folder others can write is refused with the configuration folder's reason
+/// (what Pier must never stop), not the state folder's (secrets, what a restart runs).
+#[test]
+fn an_unsafe_configuration_folder_says_what_others_could_change() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pier"))
+        .args(["protect", "add", "--port", "1"])
+        .env("PIER_STATE_DIR", dir.path().join("state"))
+        .env("PIER_CONFIG_DIR", open.join("config"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("(PIER_CONFIG_DIR) is not safe"), "{text}");
+    assert!(
+        text.contains("others could change what Pier must never stop"),
+        "{text}"
+    );
+    assert!(!text.contains("secrets"), "{text}");
 }
 
 /// A link loop on the path, a device on it (`/dev/null/x`), a name too long and a system

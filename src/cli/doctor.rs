@@ -136,20 +136,6 @@ fn verdict(out: &mut String, r: &DoctorReport, style: &Style) {
             "\n{}: everything a stop needs works on this machine.",
             style.paint("Ready", "1;32")
         );
-        let setup: Vec<&str> = r
-            .checks
-            .iter()
-            .filter(|c| c.setup)
-            .map(|c| c.name.as_str())
-            .collect();
-        if !setup.is_empty() {
-            let _ = writeln!(
-                out,
-                "Fix {} (the machine's setup, not a fault in Pier): until then Pier offers nothing \
-                 to stop.",
-                setup.join(", ")
-            );
-        }
     } else {
         let _ = writeln!(
             out,
@@ -159,6 +145,29 @@ fn verdict(out: &mut String, r: &DoctorReport, style: &Style) {
             failed.join(", ")
         );
     }
+    offers_nothing(out, r);
+}
+
+/// The line under the verdict when the protect list could not be read, for whatever reason:
+/// a stop does without it, but a list that cannot be read protects everything, so until it is
+/// fixed Pier offers nothing to stop. Whose fault is said only when it is the setup's.
+fn offers_nothing(out: &mut String, r: &DoctorReport) {
+    let Some(c) = r
+        .checks
+        .iter()
+        .find(|c| c.name == "config_folder" && c.status == Status::Failed)
+    else {
+        return;
+    };
+    let whose = match c.setup {
+        true => " (the machine's setup, not a fault in Pier)",
+        false => "",
+    };
+    let _ = writeln!(
+        out,
+        "Fix {}{whose}: until then Pier offers nothing to stop.",
+        c.name
+    );
 }
 
 #[cfg(test)]
@@ -196,6 +205,41 @@ mod tests {
         assert!(t.contains("FAILED   environment"), "{t}");
         assert!(t.contains("Not ready: environment"), "{t}");
         assert!(!t.contains('\x1b'), "escapes are shown, not sent: {t}");
+    }
+
+    /// A protect list that cannot be read, for any reason, gets the Fix line under the
+    /// verdict; only the setup's says so.
+    #[test]
+    fn a_failed_config_folder_always_says_pier_offers_nothing_until_fixed() {
+        let mut r = report(Status::Ok, true);
+        r.checks.push(Check {
+            name: "config_folder".into(),
+            what: "the protect list reads".into(),
+            needed: false,
+            status: Status::Failed,
+            detail: "the protect list /c/protect.toml could not be read: Input/output error".into(),
+            setup: false,
+        });
+        let t = text(&r, &Style { colour: false });
+        assert!(t.contains("Ready: everything a stop needs works"), "{t}");
+        assert!(
+            t.contains("\nFix config_folder: until then Pier offers nothing to stop.\n"),
+            "{t}"
+        );
+        r.checks[1].setup = true;
+        r.checks[0].status = Status::Failed;
+        let t = text(&r, &Style { colour: false });
+        assert!(t.contains("Not ready: environment"), "{t}");
+        assert!(
+            t.contains(
+                "\nFix config_folder (the machine's setup, not a fault in Pier): until then \
+                 Pier offers nothing to stop.\n"
+            ),
+            "{t}"
+        );
+        r.checks[1].status = Status::Ok;
+        let t = text(&r, &Style { colour: false });
+        assert!(!t.contains("Fix config_folder"), "{t}");
     }
 
     #[test]

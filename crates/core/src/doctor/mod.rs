@@ -127,10 +127,12 @@ pub fn run_with(opts: &Options, m: &Machine) -> DoctorReport {
 }
 
 /// The configuration folder and its protect list read as a scan reads them. A list that cannot
-/// be read protects everything, so Pier offers nothing: that is not "ready", and it is the
-/// setup's (a file in the folder's place, a list that is not valid), never a bug to report.
+/// be read protects everything, so Pier offers nothing; a stop does without it (not needed).
+/// What the user put there — a file in the folder's place, a list that is not valid, a folder
+/// or a FIFO where the list goes — is the setup's, never a bug to report.
 fn config_folder(t: &mut Tally) {
     use crate::config::{self, ProtectError, Unreadable};
+    use crate::trust::read::FileError;
     let path = match config::protect_path() {
         Ok(path) => path,
         Err(e) => return t.setup_fault("config_folder", e),
@@ -147,7 +149,7 @@ fn config_folder(t: &mut Tally) {
             e @ (ProtectError::Setup(_)
             | ProtectError::Invalid { .. }
             | ProtectError::Unreadable {
-                why: Unreadable::Unresolved(_),
+                why: Unreadable::Unresolved(_) | Unreadable::File(FileError::NotRegular(_)),
                 ..
             }),
         ) => t.setup_fault("config_folder", e),

@@ -555,16 +555,23 @@ fn a_file_where_a_state_folder_goes_or_on_its_path_is_one_sentence_of_the_setups
         assert!(text.contains("PIER_STATE_DIR"), "{text}");
         text
     };
+    // The path was named (as by PIER_STATE_DIR): the file on it is the user's to keep, so the
+    // sentence points the variable elsewhere and never says to move the file away.
     let text = said(Store::open_at(&file).unwrap_err());
     assert!(
-        text.contains(") is a file, not a folder; move it away"),
+        text.contains(") is a file, not a folder; point PIER_STATE_DIR at a folder"),
         "{text}"
     );
+    assert!(!text.contains("move"), "{text}");
     let text = said(Store::open_at(file.join("sub")).unwrap_err());
     assert!(
-        text.contains(&format!("cannot be used: {} is a file", file.display())),
+        text.contains(&format!(
+            "cannot be used: {} is a file, not a folder; point PIER_STATE_DIR at",
+            file.display()
+        )),
         "{text}"
     );
+    assert!(!text.contains("move"), "{text}");
     // A subfolder that is a file: `records`, `locks` when opening, `logs` at a restart.
     for sub in ["records", "locks"] {
         let state = dir.path().join(format!("with-{sub}"));

@@ -44,6 +44,14 @@ impl Which {
         }
     }
 
+    /// What others who could write the folder could do: why an unsafe one is not used.
+    fn at_stake(self) -> &'static str {
+        match self {
+            Which::State => "it would hold secrets and what a restart runs",
+            Which::Config => "others could change what Pier must never stop",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Which::State => "Pier's state folder",
@@ -230,8 +238,9 @@ impl SetupError {
                 self.it(at)
             ),
             Problem::Unsafe(why) => format!(
-                "is not safe: {why}; it would hold secrets and what a restart runs, so Pier \
-                 changed nothing in it: remove the others' write access, or {other}"
+                "is not safe: {why}; {}, so Pier changed nothing in it: remove the others' \
+                 write access, or {other}",
+                self.which.at_stake()
             ),
         }
     }
@@ -264,13 +273,14 @@ impl SetupError {
     /// `at`, the folder or a part of its path, is not a folder: a file, or a device, a FIFO.
     fn not_folder(&self, at: &Path, file: bool, yours: bool) -> String {
         let (other, is) = (self.other(), self.is(at));
-        match (file, may_move(file, yours)) {
-            (_, true) => format!(
+        match (file, yours, may_move(file, yours, self.named)) {
+            (_, _, true) => format!(
                 "{is}is a file, not a folder; move {} away, or {other}",
                 self.it(at)
             ),
-            (true, false) => format!("{is}is a file, not a folder, and not yours; {other}"),
-            (false, _) => format!("{is}is not a folder; {other}"),
+            (true, true, false) => format!("{is}is a file, not a folder; {other}"),
+            (true, false, _) => format!("{is}is a file, not a folder, and not yours; {other}"),
+            (false, _, _) => format!("{is}is not a folder; {other}"),
         }
     }
 }
@@ -279,9 +289,12 @@ const ELOOP: i32 = rustix::io::Errno::LOOP.raw_os_error();
 
 /// Whether a sentence may tell the user to move `at`, which is in the way of a folder. Why:
 /// only a regular file of the user's is theirs to move; a device, a FIFO or another user's
-/// file is the system's or someone else's (moving `/dev/null` away breaks the machine).
-fn may_move(file: bool, yours: bool) -> bool {
-    file && yours
+/// file is the system's or someone else's (moving `/dev/null` away breaks the machine). And
+/// only on the default path: a path the user's variable named is the variable's mistake, and
+/// the file on it is theirs to keep (`PIER_STATE_DIR=~/.bashrc/pier` must not say "move
+/// ~/.bashrc away").
+fn may_move(file: bool, yours: bool, named: Named) -> bool {
+    file && yours && named == Named::Default
 }
 
 #[cfg(test)]

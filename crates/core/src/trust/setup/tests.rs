@@ -37,7 +37,7 @@ fn the_users_variable_is_named_as_what_to_point_elsewhere_the_default_as_what_to
             file()
         ),
         "Pier's state folder /home/u/.local/state/pier (PIER_STATE_DIR) is a file, not a \
-         folder; move it away, or point PIER_STATE_DIR at a folder of your own"
+         folder; point PIER_STATE_DIR at a folder of your own"
     );
     let above = Problem::NotFolder {
         at: "/home/u/.config".into(),
@@ -90,9 +90,67 @@ fn only_a_file_of_the_users_is_one_to_move_away() {
         "Pier's configuration folder /dev/null/x cannot be used: /dev/null is a file, not a \
          folder, and not yours; set PIER_CONFIG_DIR to a folder of your own"
     );
-    assert!(super::may_move(true, true));
-    assert!(!super::may_move(true, false));
-    assert!(!super::may_move(false, true));
+    assert!(super::may_move(true, true, Named::Default));
+    assert!(!super::may_move(true, false, Named::Default));
+    assert!(!super::may_move(false, true, Named::Default));
+    assert!(!super::may_move(true, true, Named::Variable));
+}
+
+/// A path the user's variable named is the variable's mistake: a file of the user's on it
+/// (`PIER_STATE_DIR=~/notes.txt/pier`, or `~/.bashrc/pier`) is theirs to keep, never one to
+/// move away; only the default path's may be moved.
+#[test]
+fn a_file_on_a_path_the_variable_named_is_never_one_to_move() {
+    let notes = || Problem::NotFolder {
+        at: "/home/u/.bashrc".into(),
+        file: true,
+        yours: true,
+    };
+    assert_eq!(
+        said(
+            Which::State,
+            Named::Variable,
+            "/home/u/.bashrc/pier",
+            notes()
+        ),
+        "Pier's state folder /home/u/.bashrc/pier (PIER_STATE_DIR) cannot be used: \
+         /home/u/.bashrc is a file, not a folder; point PIER_STATE_DIR at a folder of your own"
+    );
+    assert_eq!(
+        said(
+            Which::Config,
+            Named::Variable,
+            "/home/u/.bashrc/pier",
+            notes()
+        ),
+        "Pier's configuration folder /home/u/.bashrc/pier (PIER_CONFIG_DIR) cannot be used: \
+         /home/u/.bashrc is a file, not a folder; point PIER_CONFIG_DIR at a folder of your own"
+    );
+}
+
+/// An unsafe folder's reason is the folder's: the state folder would hold secrets and what a
+/// restart runs; the configuration folder holds neither, but what Pier must never stop.
+#[test]
+fn an_unsafe_folder_says_what_others_could_do_with_that_folder() {
+    let others = || {
+        Problem::Unsafe(Untrusted::Others {
+            path: "/tmp/w".into(),
+        })
+    };
+    assert_eq!(
+        said(Which::Config, Named::Variable, "/tmp/w/cfg", others()),
+        "Pier's configuration folder /tmp/w/cfg (PIER_CONFIG_DIR) is not safe: /tmp/w can be \
+         written by other users; others could change what Pier must never stop, so Pier \
+         changed nothing in it: remove the others' write access, or point PIER_CONFIG_DIR at \
+         a folder of your own"
+    );
+    assert_eq!(
+        said(Which::State, Named::Variable, "/tmp/w/st", others()),
+        "Pier's state folder /tmp/w/st (PIER_STATE_DIR) is not safe: /tmp/w can be written by \
+         other users; it would hold secrets and what a restart runs, so Pier changed nothing \
+         in it: remove the others' write access, or point PIER_STATE_DIR at a folder of your \
+         own"
+    );
 }
 
 /// A link loop, a path too long and a folder the system will not make are each their own
