@@ -250,19 +250,25 @@ fn a_stop_anyway_is_never_offered_for_a_protected_managed_shared_or_foreign_hold
     }
 }
 
-/// `pier stop :PORT` chooses from a scan without the activity sample: the answer hands the
-/// holder to the stop without calling it green or safe, which the stop's own check (b) may
-/// contradict. `pier scan :PORT` samples, and says what it saw.
-#[test]
-fn an_unsampled_answer_claims_no_verdict_the_stop_has_not_reached() {
-    let unsampled = scan(
+/// One green vite on port 3000 in /h/u/shop, from a scan without the activity sample (as
+/// `pier stop :PORT` makes).
+fn unsampled_shop() -> Scan {
+    scan(
         vec![project(
             "/h/u/shop",
             Level::Green,
             vec![resource("10-100", Level::Green, 3000)],
         )],
         Vec::new(),
-    );
+    )
+}
+
+/// `pier stop :PORT` chooses from a scan without the activity sample: the answer hands the
+/// holder to the stop without calling it green or safe, which the stop's own check (b) may
+/// contradict. `pier scan :PORT` samples, and says what it saw.
+#[test]
+fn an_unsampled_answer_claims_no_verdict_the_stop_has_not_reached() {
+    let unsampled = unsampled_shop();
     let a = answer(&unsampled, 3000);
     assert_eq!(a.stops.as_deref(), Some("10-100"));
     assert_eq!(
@@ -281,14 +287,7 @@ fn an_unsampled_answer_claims_no_verdict_the_stop_has_not_reached() {
 /// A dry run stops nothing: its answer makes the same choice and never says "stopping".
 #[test]
 fn a_dry_runs_answer_checks_and_never_says_stopping() {
-    let unsampled = scan(
-        vec![project(
-            "/h/u/shop",
-            Level::Green,
-            vec![resource("10-100", Level::Green, 3000)],
-        )],
-        Vec::new(),
-    );
+    let unsampled = unsampled_shop();
     let a = answer_in_a_dry_run(&unsampled, 3000);
     assert_eq!(a.stops.as_deref(), Some("10-100"));
     assert_eq!(
