@@ -297,6 +297,13 @@ pub struct Resource {
     /// Where the live parent that keeps it from being orphaned is — its program, terminal,
     /// tmux pane or screen window — while that is a reason (`not_orphaned`); else `null`.
     pub parent: Option<super::client::Parent>,
+    /// Its idle clock (docs/design.md §5a), where a scheduler measured it (the app, `pier
+    /// watch`); `null` in a scan that has no clock (`pier scan`).
+    #[serde(default)]
+    pub idle: Option<super::idle::Idle>,
+    /// Its armed stop ("stop when safe"), when one waits on it; else `null`.
+    #[serde(default)]
+    pub armed: Option<super::arm::Armed>,
 }
 
 impl Resource {

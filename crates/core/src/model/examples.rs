@@ -54,6 +54,8 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
         managed_by: None,
         respawners: Vec::new(),
         parent: None,
+        idle: None,
+        armed: None,
     }
 }
 

@@ -18,8 +18,10 @@
 //! - [`request`]: who asked for a stop ([`RequestedBy`]);
 //! - [`reason`]: every fact against a stop as one typed [`reason::Reason`], and what may set each aside;
 //! - [`doctor`]: `pier doctor`'s report: the self-test's checks;
+//! - [`idle`]: what the idle clock says of a resource; [`arm`]: an armed stop ("stop when safe");
 //! - `examples`: cards built by hand, for tests (feature `test-support`).
 
+pub mod arm;
 pub mod bytes;
 pub mod card;
 pub mod client;
@@ -29,6 +31,7 @@ pub mod doctor;
 pub mod examples;
 pub mod history;
 pub mod identity;
+pub mod idle;
 pub mod managed;
 pub mod memory;
 pub mod outcome;

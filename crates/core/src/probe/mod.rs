@@ -254,6 +254,44 @@ pub struct ActivitySample {
     pub per_pid: Vec<(Pid, Result<ActivityDelta, ProbeError>)>,
 }
 
+/// One process's cumulative counters since it started, read once, without a sample window:
+/// what the idle clock takes the difference of between two rescans (docs/design.md §5a).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cumulative {
+    /// CPU time of all its threads, ended ones included, and of the children it has reaped,
+    /// in nanoseconds: a short-lived child that came and went between two rescans counts.
+    pub cpu_ns: u64,
+    /// Bytes moved by its read and write calls (Linux `rchar` + `wchar`: files, pipes,
+    /// terminals, and sockets read and written with read/write; macOS: disk bytes).
+    pub io_bytes: u64,
+    /// Its system calls that move data (Linux `syscr` + `syscw`; macOS every Unix and Mach
+    /// call, which is all the kernel counts).
+    pub syscalls: u64,
+}
+
+/// Two clocks read together: the idle clock counts awake time only, and tells a sleep by the
+/// gap between them (docs/design.md §5a).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    /// Time the machine has been awake (Linux `CLOCK_MONOTONIC`, macOS `CLOCK_UPTIME_RAW`):
+    /// it stands still in suspend.
+    pub awake: Duration,
+    /// Time since boot, suspend included (Linux `CLOCK_BOOTTIME`, macOS
+    /// `CLOCK_MONOTONIC_RAW`).
+    pub since_boot: Duration,
+}
+
+/// A TCP connection that has closed or is closing (FIN-WAIT, CLOSE-WAIT, LAST-ACK, CLOSING,
+/// TIME-WAIT): held by no process any more, it still names its two ends for a while (Linux
+/// keeps TIME-WAIT 60 s), so a rescan sees that a listener served since the last one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    /// This end's address and port.
+    pub local: SocketAddr,
+    /// The other end's address and port.
+    pub remote: SocketAddr,
+}
+
 /// A fresh read of one pid's identity: the three answers, never two.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdentityRead {
@@ -397,6 +435,32 @@ pub trait Probe {
     /// again only at those that named a path (Linux); the default reads them all.
     fn writes_of(&self, identity: Identity) -> Result<Vec<Written>, ProbeError> {
         self.writes(identity.pid)
+    }
+    /// The cumulative counters of each of `members`, read now, each checked to still be that
+    /// identity (a pid run by another process since is [`ProbeError::Gone`], as is one that
+    /// ended). No window: the idle clock takes the difference between two rescans. The
+    /// default, for a probe that cannot read them, answers `Unsupported` for each: an unread
+    /// counter is never idle.
+    fn counters(&self, members: &[Identity]) -> Vec<(Identity, Result<Cumulative, ProbeError>)> {
+        members
+            .iter()
+            .map(|&m| (m, Err(ProbeError::Unsupported)))
+            .collect()
+    }
+    /// The awake clock and the boot clock, read together. The default counts no sleep (both
+    /// are [`now`](Probe::now)).
+    fn times(&self) -> Times {
+        let now = self.now();
+        Times {
+            awake: now,
+            since_boot: now,
+        }
+    }
+    /// The TCP connections of this machine that have closed or are closing, IPv4 and IPv6
+    /// (Linux: the kernel's tables; `Unsupported` where they are read per process and a closed
+    /// connection has no process, macOS).
+    fn ended_connections(&self) -> Result<Vec<Ended>, ProbeError> {
+        Err(ProbeError::Unsupported)
     }
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;
