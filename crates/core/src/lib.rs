@@ -18,6 +18,7 @@
 //! - [`store`]: the state folder: atomic, private, lock-guarded, ownership-gated records;
 //! - [`trust`]: who else could change a file or folder: the rule for the state and config
 //!   folders, project markers and what a restart runs; folders held by descriptor;
+//! - [`idle`]: the idle clock: idleness measured over the awake time between rescans;
 //! - [`worker`]: the tokio thread that owns the engine; typed commands in, whole results out,
 //!   scans stamped with their generation;
 //! - [`doctor`]: `pier doctor`, a self-test of the probe, the signaller and the state folder
@@ -34,6 +35,7 @@ pub mod containers;
 pub mod diagnose;
 pub mod doctor;
 pub mod front;
+pub mod idle;
 pub mod model;
 pub mod probe;
 pub mod restart;
