@@ -106,31 +106,106 @@ pub struct Now<'a> {
     pub connections: &'a [String],
 }
 
+/// An interval's activity as rates, pollers aside: what a scheduler without a sample judges
+/// "busy" by (the scan's thresholds, `diagnose::rules::Thresholds`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    /// Percent of one core.
+    pub cpu_percent: f64,
+    /// Bytes through read and write calls per second.
+    pub io_bytes_per_second: f64,
+}
+
+/// What an interval came to: idle or why not, and its rates when every counter was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    /// Idle, or why not.
+    pub idle: Result<(), NotIdle>,
+    /// Its rates; `None` when a counter was not read.
+    pub rates: Option<Rates>,
+}
+
 /// Whether the interval of awake length `len` from `before` to `now` was idle: every member
 /// read at both ends, the same members, no connection, and the sums under `bounds`.
-pub fn judge(bounds: &Bounds, len: Duration, before: &Read, now: Now) -> Result<(), NotIdle> {
-    if len > bounds.longest {
-        return Err(NotIdle::TooLong(len, bounds.longest));
+pub fn judge(bounds: &Bounds, len: Duration, before: &Read, now: Now) -> Judged {
+    let sums = sums(before, now);
+    let rates = sums.as_ref().ok().map(|s| s.rates(len));
+    let idle = (|| {
+        if len > bounds.longest {
+            return Err(NotIdle::TooLong(len, bounds.longest));
+        }
+        let s = sums?;
+        if let Some(c) = now.connections.first() {
+            return Err(NotIdle::Connection(c.clone()));
+        }
+        if let Some(pid) = s.newcomer {
+            return Err(NotIdle::Newcomer(pid));
+        }
+        if let Some(gone) = before.keys().find(|k| !now.read.contains_key(k)) {
+            return Err(NotIdle::Left(gone.pid));
+        }
+        under_bounds(bounds, len, s.cpu_ns, s.io_bytes, s.syscalls)
+    })();
+    Judged { idle, rates }
+}
+
+/// The members' counters added up over an interval.
+struct Sums {
+    cpu_ns: u64,
+    io_bytes: u64,
+    syscalls: u64,
+    /// A member not read at the start: its whole count is taken.
+    newcomer: Option<u32>,
+}
+
+impl Sums {
+    fn rates(&self, len: Duration) -> Rates {
+        let secs = len.as_secs_f64().max(1e-9);
+        Rates {
+            cpu_percent: self.cpu_ns as f64 / 1e9 / secs * 100.0,
+            io_bytes_per_second: self.io_bytes as f64 / secs,
+        }
     }
-    if let Some(c) = now.connections.first() {
-        return Err(NotIdle::Connection(c.clone()));
-    }
-    let (mut cpu, mut io, mut calls) = (0u64, 0u64, 0u64);
+}
+
+/// What every member used from `before` to `now`, pollers' CPU aside; a counter unread at
+/// either end is an error.
+fn sums(before: &Read, now: Now) -> Result<Sums, NotIdle> {
+    let zero = Ok(Cumulative {
+        cpu_ns: 0,
+        io_bytes: 0,
+        syscalls: 0,
+    });
+    let mut s = Sums {
+        cpu_ns: 0,
+        io_bytes: 0,
+        syscalls: 0,
+        newcomer: None,
+    };
     for (who, after) in now.read {
-        let Some(was) = before.get(who) else {
-            return Err(NotIdle::Newcomer(who.pid));
+        let was = match before.get(who) {
+            Some(was) => was,
+            None => {
+                s.newcomer.get_or_insert(who.pid);
+                &zero
+            }
         };
         let (was, after) = both(who, was, after)?;
         if !now.pollers.contains(who) {
-            cpu = cpu.saturating_add(after.cpu_ns.saturating_sub(was.cpu_ns));
+            s.cpu_ns = s.cpu_ns.saturating_add(after.cpu_ns.saturating_sub(was.cpu_ns));
         }
-        io = io.saturating_add(after.io_bytes.saturating_sub(was.io_bytes));
-        calls = calls.saturating_add(after.syscalls.saturating_sub(was.syscalls));
+        s.io_bytes = s.io_bytes.saturating_add(after.io_bytes.saturating_sub(was.io_bytes));
+        s.syscalls = s.syscalls.saturating_add(after.syscalls.saturating_sub(was.syscalls));
     }
-    if let Some(gone) = before.keys().find(|k| !now.read.contains_key(k)) {
-        return Err(NotIdle::Left(gone.pid));
+    for (who, was) in before {
+        if let Err(why) = was {
+            return Err(NotIdle::Unread {
+                pid: who.pid,
+                why: why.clone(),
+            });
+        }
     }
-    under_bounds(bounds, len, cpu, io, calls)
+    Ok(s)
 }
 
 /// Both readings of one member, or why not.

@@ -14,7 +14,7 @@ mod seen;
 use std::collections::HashMap;
 use std::time::Duration;
 
-pub use interval::{judge, Bounds, NotIdle, Now, Read};
+pub use interval::{judge, Bounds, Judged, NotIdle, Now, Rates, Read};
 pub use seen::{observe_scan, Observation};
 
 use crate::model::idle::{Idle, IdleState};
@@ -52,6 +52,8 @@ struct Track {
     idle_since: Option<Duration>,
     /// What a card shows now.
     shown: Idle,
+    /// The last interval's rates; `None` before the first, or when a counter was not read.
+    rates: Option<Rates>,
 }
 
 /// The idle clocks of every resource a scheduler sees.
@@ -100,6 +102,7 @@ impl Clock {
                     read: o.read,
                     idle_since: None,
                     shown: measuring(),
+                    rates: None,
                 },
             };
             tracks.insert(o.id, track);
@@ -119,7 +122,7 @@ impl Clock {
                 connections: &o.connections,
             },
         );
-        let (idle_since, shown) = match judged {
+        let (idle_since, shown) = match judged.idle {
             Ok(()) => {
                 // The stretch began where its first idle interval did.
                 let since = before.idle_since.unwrap_or(now.saturating_sub(awake));
@@ -132,12 +135,19 @@ impl Clock {
             read: o.read.clone(),
             idle_since,
             shown,
+            rates: judged.rates,
         }
     }
 
     /// What the clock says of resource `id`; `None` when it was not seen at the last rescan.
     pub fn idle(&self, id: &str) -> Option<Idle> {
         self.tracks.get(id).map(|t| t.shown.clone())
+    }
+
+    /// The last interval's rates of resource `id`; `None` when it has none (seen once, gone,
+    /// or a counter was not read).
+    pub fn rates(&self, id: &str) -> Option<Rates> {
+        self.tracks.get(id)?.rates
     }
 
     /// How much of the settle after a wake is left at the last rescan; `None` when none is.

@@ -150,7 +150,7 @@ fn each_bound_holds_on_its_own() {
     let read = |x: Cumulative| -> Read { [(ROOT, Ok(x))].into_iter().collect() };
     let check = |later: Cumulative| {
         let now = read(later);
-        judge(
+        judge_idle(
             &b,
             s30,
             &read(c(0, 0, 0)),
@@ -169,7 +169,7 @@ fn each_bound_holds_on_its_own() {
         Err(NotIdle::Io { .. })
     ));
     assert!(matches!(check(c(0, 0, 301)), Err(NotIdle::Calls { .. })));
-    let long = judge(
+    let long = judge_idle(
         &b,
         Duration::from_secs(61),
         &read(c(0, 0, 0)),
@@ -193,7 +193,7 @@ fn a_respawners_polling_cpu_is_set_aside_but_not_its_io() {
         .into_iter()
         .collect();
     let with = |pollers: &[Identity]| {
-        judge(
+        judge_idle(
             &b,
             s30,
             &before,
@@ -209,7 +209,7 @@ fn a_respawners_polling_cpu_is_set_aside_but_not_its_io() {
     let loud: Read = [(ROOT, Ok(c(900, 1 << 20, 0))), (CHILD, Ok(c(10, 0, 0)))]
         .into_iter()
         .collect();
-    let io = judge(
+    let io = judge_idle(
         &b,
         s30,
         &before,
@@ -220,6 +220,20 @@ fn a_respawners_polling_cpu_is_set_aside_but_not_its_io() {
         },
     );
     assert!(matches!(io, Err(NotIdle::Io { .. })));
+}
+
+fn judge_idle(b: &Bounds, len: Duration, before: &Read, now: Now) -> Result<(), NotIdle> {
+    judge(b, len, before, now).idle
+}
+
+#[test]
+fn the_last_intervals_rates_are_kept_for_a_scheduler_without_a_sample() {
+    let mut clock = quiet_for(2);
+    let r = clock.rates("10-100").unwrap();
+    assert!((r.cpu_percent - 0.1).abs() < 1e-9, "{r:?}");
+    assert!((r.io_bytes_per_second - 8.0).abs() < 1e-9, "{r:?}");
+    clock.observe(at(1060, 5060), seen(&[(ROOT, Err("gone".into()))]));
+    assert_eq!(clock.rates("10-100"), None, "an unread counter has no rate");
 }
 
 #[test]
