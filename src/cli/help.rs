@@ -94,6 +94,17 @@ Examples:
                                      pier.1 and a page per command; then `man pier`, `man pier-stop`
   pier man stop > pier-stop.1        one command's page";
 
+/// `pier watch --help`.
+pub const WATCH: &str = "\
+Each rescan reads every resource's CPU time, reads and writes, and connections (no sample
+window): an interval is idle when every counter stayed under its bound and no connection was
+seen, live or closed in the last minute. Only awake time counts; after a wake nothing fires
+for 10 minutes. The app does the same at each refresh.
+
+Examples:
+  pier watch                         rescan every 30 s, fire armed stops, until Ctrl-C
+  pier watch --under ~/code --json   one JSON object per line (docs/watch-json.md)";
+
 /// `pier doctor --help`.
 pub const DOCTOR: &str = "\
 It starts a test process of its own (a fixed environment, a fresh folder, a loopback listener

@@ -28,6 +28,7 @@ mod render;
 mod restart;
 mod scan;
 mod stop;
+mod watch;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -90,6 +91,10 @@ enum Command {
     /// Show or change the list of projects, ports and containers Pier must never offer.
     #[command(after_help = help::PROTECT)]
     Protect(protect::ProtectArgs),
+    /// Measure how long each resource has been idle, and fire armed stops ("stop when safe"),
+    /// until Ctrl-C.
+    #[command(after_help = help::WATCH)]
+    Watch(watch::WatchArgs),
     /// Check that Pier works on this machine: a self-test against a test process of its own.
     #[command(after_help = help::DOCTOR)]
     Doctor(doctor::DoctorArgs),
@@ -243,6 +248,7 @@ pub fn main() -> ExitCode {
         Command::History(args) => history::history(args),
         Command::Restart(args) => restart::restart(args),
         Command::Protect(args) => protect::run(args),
+        Command::Watch(args) => watch::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::DoctorChild(args) => doctor::child(args),
         Command::Completions(args) => generate::completions(&args, Cli::command()),

@@ -260,6 +260,20 @@ pub fn duration_seconds(seconds: u64) -> String {
     }
 }
 
+/// A resource's idle clock for a person: "idle 40 min", "active: 2.0% CPU over 30 s (more
+/// than 1.0%)", "idle: measuring".
+pub fn idle(i: &crate::model::idle::Idle) -> String {
+    use crate::model::idle::IdleState;
+    match i.state {
+        IdleState::Measuring => "idle: measuring".to_owned(),
+        IdleState::Idle => format!("idle {}", duration_seconds(i.seconds)),
+        IdleState::Active => match &i.why {
+            Some(why) => format!("active: {why}"),
+            None => "active".to_owned(),
+        },
+    }
+}
+
 /// An amount of memory for a person: "512 B", "41.0 kB", "48.2 MB", "1.3 GB" (powers of
 /// 1000, as [`byte_rate`]).
 pub fn byte_size(bytes: u64) -> String {

@@ -18,6 +18,8 @@
 //! | `--io-threshold BYTES` | `pier scan`, `pier stop` | 0 to 10^12 B/s ([`io_bytes_per_second`]) |
 //! | `--refresh SECS` | `pier app` | 0 (off), or 1 to 86400 s ([`refresh`]) |
 //! | `--wait SECS` | `pier restart` | 0 to 3600 s ([`restart_wait`]) |
+//! | `--every SECS` | `pier watch` | 1 to 60 s ([`watch_every`]) |
+//! | `--settle SECS` | `pier watch` | 1 to 3600 s ([`settle`]) |
 
 use std::time::Duration;
 
@@ -52,6 +54,13 @@ pub const REFRESH_MAX_SECS: u64 = 86_400;
 /// The longest `pier restart --wait`, in seconds: an hour (docs/design.md §4.3).
 pub const RESTART_WAIT_MAX_SECS: u64 = 3_600;
 
+/// The longest time between two of `pier watch`'s rescans, in seconds: the idle clock counts
+/// no longer interval (`idle::Bounds::longest`).
+pub const WATCH_EVERY_MAX_SECS: u64 = 60;
+
+/// The longest settle an armed stop waits green, in seconds: an hour.
+pub const SETTLE_MAX_SECS: u64 = 3_600;
+
 /// Which number a command line refused: each names its flag and its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Number {
@@ -69,6 +78,10 @@ pub enum Number {
     Refresh,
     /// `pier restart --wait SECS` ([`restart_wait`]).
     RestartWait,
+    /// `pier watch --every SECS` ([`watch_every`]).
+    WatchEvery,
+    /// `pier watch --settle SECS` ([`settle`]).
+    Settle,
 }
 
 impl Number {
@@ -81,6 +94,8 @@ impl Number {
             Self::IoBytesPerSecond => "--io-threshold",
             Self::Refresh => "--refresh",
             Self::RestartWait => "--wait",
+            Self::WatchEvery => "--every",
+            Self::Settle => "--settle",
         }
     }
 
@@ -119,6 +134,13 @@ impl Number {
             ),
             Self::RestartWait => {
                 format!("must be a number of seconds from 0 to {RESTART_WAIT_MAX_SECS} (an hour)")
+            }
+            Self::WatchEvery => format!(
+                "must be a number of seconds from 1 to {WATCH_EVERY_MAX_SECS}: the idle clock \
+                 counts no longer interval between two rescans"
+            ),
+            Self::Settle => {
+                format!("must be a number of seconds from 1 to {SETTLE_MAX_SECS} (an hour)")
             }
         }
     }
@@ -184,6 +206,20 @@ pub fn restart_wait(text: &str) -> Result<Duration, BadNumber> {
     seconds(text, RESTART_WAIT_MAX_SECS).ok_or_else(|| Number::RestartWait.refused(text))
 }
 
+/// `pier watch --every SECS`: the time between two rescans ([`WATCH_EVERY_MAX_SECS`]).
+pub fn watch_every(text: &str) -> Result<Duration, BadNumber> {
+    seconds(text, WATCH_EVERY_MAX_SECS)
+        .filter(|d| *d >= Duration::from_secs(1))
+        .ok_or_else(|| Number::WatchEvery.refused(text))
+}
+
+/// `pier watch --settle SECS`: how long a card stays green before its armed stop fires.
+pub fn settle(text: &str) -> Result<Duration, BadNumber> {
+    seconds(text, SETTLE_MAX_SECS)
+        .filter(|d| *d >= Duration::from_secs(1))
+        .ok_or_else(|| Number::Settle.refused(text))
+}
+
 /// A decimal number from 0 to `max` (Rust's float syntax: `5`, `0.5`, `1e3`); never NaN or
 /// infinite, and never `-0` (read as 0).
 fn decimal(text: &str, max: f64) -> Option<f64> {
@@ -222,6 +258,22 @@ fn refuse(flag: &str, text: &str, wanted: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_watch_rescans_every_1_to_60_s_and_settles_1_s_to_an_hour() {
+        assert_eq!(watch_every("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(watch_every("1"), Ok(Duration::from_secs(1)));
+        for bad in ["0", "0.5", "61", "-1", "x", "1e300"] {
+            assert!(watch_every(bad).is_err(), "{bad}");
+        }
+        assert_eq!(settle("60"), Ok(Duration::from_secs(60)));
+        assert!(settle("0").is_err() && settle("3601").is_err());
+        assert_eq!(
+            watch_every("90").unwrap_err().to_string(),
+            "--every 90: must be a number of seconds from 1 to 60: the idle clock counts no \
+             longer interval between two rescans"
+        );
+    }
 
     /// Found by trying: `pier stop --grace 1e300 ID` panicked with a stack trace (exit 101).
     #[test]

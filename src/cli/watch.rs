@@ -1,0 +1,182 @@
+//! `pier watch`: the scheduler in the foreground (docs/design.md §5a). It rescans every few
+//! seconds without a sample window, measures each resource's idle clock, and fires the armed
+//! stops that are due, each through the whole chain. It ends on Ctrl-C.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde::Serialize;
+
+use super::{exit, resolve_dirs};
+use pier_core::auto::scheduler::{Scheduler, SchedulerOptions};
+use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::front::numbers;
+use pier_core::model::arm::Armed;
+use pier_core::model::card::{Level, Scan};
+use pier_core::model::idle::{Idle, IdleState};
+use pier_core::stop::interrupt;
+use pier_core::words::for_terminal;
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Seconds between two rescans (1 to 60).
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = numbers::watch_every)]
+    every: Duration,
+    /// Seconds a card must stay green before its armed stop fires (1 to 3600).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = numbers::settle)]
+    settle: Duration,
+    /// Only projects under DIR (repeatable).
+    #[arg(long, value_name = "DIR")]
+    under: Vec<PathBuf>,
+    /// One JSON object per line instead of text (docs/watch-json.md).
+    #[arg(long)]
+    json: bool,
+    /// End after N rescans (default: run until Ctrl-C).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    rescans: Option<u64>,
+}
+
+/// One line of `pier watch --json`: a rescan's resources.
+#[derive(Serialize)]
+struct Rescan<'a> {
+    event: &'static str,
+    scanned_at: &'a str,
+    /// Seconds left of the settle after a wake; `null` when none is left.
+    settling_seconds: Option<u64>,
+    resources: Vec<Seen<'a>>,
+}
+
+/// One resource of a rescan.
+#[derive(Serialize)]
+struct Seen<'a> {
+    id: &'a str,
+    project: &'a str,
+    kind: &'a str,
+    level: Level,
+    idle: Option<&'a Idle>,
+    armed: Option<&'a Armed>,
+}
+
+/// Runs `pier watch`.
+pub fn run(args: WatchArgs) -> ExitCode {
+    let under = match resolve_dirs("--under", &args.under) {
+        Ok(dirs) => dirs,
+        Err(code) => return code,
+    };
+    let system = match exit::open_system() {
+        Ok(system) => system,
+        Err(code) => return code,
+    };
+    if let Err(e) = interrupt::catch() {
+        eprintln!("pier: warning: {e}; Ctrl-C ends pier watch at once");
+    }
+    let mut scheduler = Scheduler::new(SchedulerOptions {
+        settle: args.settle,
+        ..SchedulerOptions::default()
+    });
+    if !args.json {
+        println!(
+            "Watching: a rescan every {} s; an armed stop fires here once its card has been \
+             green for {} s. Ctrl-C ends.",
+            args.every.as_secs_f64(),
+            args.settle.as_secs_f64()
+        );
+    }
+    let mut generation = 0;
+    let mut said = Said::new();
+    loop {
+        generation += 1;
+        let started = Instant::now();
+        let opts = ScanOptions {
+            generation,
+            // The clock needs no sample window, and nobody reads memory here.
+            sample: Duration::ZERO,
+            memory: false,
+            under: under.clone(),
+            protect: pier_core::config::protect(),
+            ..ScanOptions::default()
+        };
+        let mut scan = match diagnose::scan(system.probe.as_ref(), &opts, &project::marker_on_disk)
+        {
+            Ok(scan) => scan,
+            Err(e) => return exit::failed(&e),
+        };
+        scheduler.measure(system.probe.as_ref(), &mut scan);
+        report(&scan, &scheduler, args.json, &mut said);
+        if args.rescans.is_some_and(|n| generation >= n) || !wait(started + args.every) {
+            return ExitCode::SUCCESS;
+        }
+    }
+}
+
+/// Waits until `until`; false when Ctrl-C (or SIGTERM, SIGHUP) came first.
+fn wait(until: Instant) -> bool {
+    loop {
+        if interrupt::PROCESS.raised().is_some() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= until {
+            return true;
+        }
+        // The loop's own timer: it wakes to see Ctrl-C within a tenth of a second.
+        std::thread::sleep((until - now).min(Duration::from_millis(100)));
+    }
+}
+
+/// What text mode last said of each resource: it says a resource again only when that changes.
+type Said = std::collections::HashMap<String, String>;
+
+/// One rescan, as JSON or as text.
+fn report(scan: &Scan, scheduler: &Scheduler, json: bool, said: &mut Said) {
+    let resources: Vec<Seen> = scan
+        .projects
+        .iter()
+        .flat_map(|p| {
+            p.resources.iter().map(|r| Seen {
+                id: &r.id,
+                project: &p.path,
+                kind: &r.kind,
+                level: r.level,
+                idle: r.idle.as_ref(),
+                armed: r.armed.as_ref(),
+            })
+        })
+        .collect();
+    if json {
+        let line = Rescan {
+            event: "rescan",
+            scanned_at: &scan.scanned_at,
+            settling_seconds: scheduler.settling().map(|d| d.as_secs()),
+            resources,
+        };
+        println!(
+            "{}",
+            serde_json::to_string(&line).expect("a line serialises")
+        );
+        return;
+    }
+    let mut now = Said::new();
+    for r in resources {
+        let state = r.idle.map_or_else(String::new, |i| match i.state {
+            // A growing idle time is one state: the line says when it began, not each minute.
+            IdleState::Idle => "idle".to_owned(),
+            _ => pier_core::words::idle(i),
+        });
+        if said.get(r.id) != Some(&state) {
+            let idle = r.idle.map_or_else(String::new, pier_core::words::idle);
+            println!(
+                "{}  {} in {} ({})  {}",
+                humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
+                for_terminal(r.kind),
+                for_terminal(r.project),
+                r.id,
+                idle
+            );
+        }
+        now.insert(r.id.to_owned(), state);
+    }
+    *said = now;
+}
