@@ -85,6 +85,18 @@ macro_rules! forward_the_rest {
         fn boot_id(&self) -> Option<String> {
             self.$to.boot_id()
         }
+        fn counters(
+            &self,
+            members: &[crate::probe::Identity],
+        ) -> Vec<(crate::probe::Identity, Result<crate::probe::Cumulative, ProbeError>)> {
+            self.$to.counters(members)
+        }
+        fn times(&self) -> crate::probe::Times {
+            self.$to.times()
+        }
+        fn ended_connections(&self) -> Result<Vec<crate::probe::Ended>, ProbeError> {
+            self.$to.ended_connections()
+        }
     };
 }
 

@@ -58,6 +58,8 @@ pub struct SystemEngine {
     stop: StopOptions,
     /// The `pier` binary, which runs each restart (see [`Engine::restart`] below).
     exe: PathBuf,
+    /// The idle clock and the armed stops: every refresh is one of its rescans.
+    scheduler: std::sync::Mutex<crate::auto::scheduler::Scheduler>,
 }
 
 impl SystemEngine {
@@ -74,6 +76,7 @@ impl SystemEngine {
             },
             stop: StopOptions::default(),
             exe,
+            scheduler: Default::default(),
         }
     }
 
@@ -100,7 +103,16 @@ impl Engine for SystemEngine {
             protect: crate::config::protect(),
             ..self.scan.clone()
         };
-        let scan = diagnose::scan(&probe, &opts, &project::marker_on_disk).map_err(Into::into);
+        let mut scan = diagnose::scan(&probe, &opts, &project::marker_on_disk);
+        if let Ok(scan) = &mut scan {
+            // A panic in another refresh leaves the clock as it was: it is still whole.
+            let mut scheduler = self
+                .scheduler
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            scheduler.measure(&probe, scan);
+        }
+        let scan = scan.map_err(Into::into);
         let history = restart::history(&probe, &self.system.store)
             .map(|(mut entries, damaged)| {
                 // Records whose stop can never be restarted expire here too (§5.5).
