@@ -192,10 +192,16 @@ fn sums(before: &Read, now: Now) -> Result<Sums, NotIdle> {
         };
         let (was, after) = both(who, was, after)?;
         if !now.pollers.contains(who) {
-            s.cpu_ns = s.cpu_ns.saturating_add(after.cpu_ns.saturating_sub(was.cpu_ns));
+            s.cpu_ns = s
+                .cpu_ns
+                .saturating_add(after.cpu_ns.saturating_sub(was.cpu_ns));
         }
-        s.io_bytes = s.io_bytes.saturating_add(after.io_bytes.saturating_sub(was.io_bytes));
-        s.syscalls = s.syscalls.saturating_add(after.syscalls.saturating_sub(was.syscalls));
+        s.io_bytes = s
+            .io_bytes
+            .saturating_add(after.io_bytes.saturating_sub(was.io_bytes));
+        s.syscalls = s
+            .syscalls
+            .saturating_add(after.syscalls.saturating_sub(was.syscalls));
     }
     for (who, was) in before {
         if let Err(why) = was {
