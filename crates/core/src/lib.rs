@@ -22,6 +22,7 @@
 //!   scans stamped with their generation;
 //! - [`doctor`]: `pier doctor`, a self-test of the probe, the signaller and the state folder
 //!   against a test process of its own, on the user's machine;
+//! - [`auto`]: acting when it is safe: armed stops, their records and the rules that judge them;
 //! - [`config`]: the configuration folder and the user's protect list in it;
 //! - [`front`]: what both binaries come in by: the engine built for this machine
 //!   ([`front::System`]), `--under` folders, the command lines' numbers, logging;
@@ -29,6 +30,7 @@
 
 #![deny(missing_docs)]
 
+pub mod auto;
 pub mod config;
 pub mod containers;
 pub mod diagnose;
