@@ -12,8 +12,8 @@
 mod judge;
 mod refuse;
 
-pub use judge::{after_stop, armed_view, judge, AfterFire, Dropped, Seen, Verdict};
-pub use refuse::{may_arm, ArmRefusal, Armable};
+pub use judge::{after_stop, armed_view, judge, waiting_for, AfterFire, Dropped, Seen, Verdict};
+pub use refuse::{holds_kernel, may_arm, ArmRefusal, Armable};
 
 use crate::model::arm::{Arm, ARM_SCHEMA};
 use crate::model::target::TargetId;

@@ -18,6 +18,7 @@
 //! | `--io-threshold BYTES` | `pier scan`, `pier stop` | 0 to 10^12 B/s ([`io_bytes_per_second`]) |
 //! | `--refresh SECS` | `pier app` | 0 (off), or 1 to 86400 s ([`refresh`]) |
 //! | `--wait SECS` | `pier restart` | 0 to 3600 s ([`restart_wait`]) |
+//! | `--within DURATION` | `pier stop --when-safe` | 1 min to 7 days ([`within`]) |
 
 use std::time::Duration;
 
@@ -52,6 +53,15 @@ pub const REFRESH_MAX_SECS: u64 = 86_400;
 /// The longest `pier restart --wait`, in seconds: an hour (docs/design.md §4.3).
 pub const RESTART_WAIT_MAX_SECS: u64 = 3_600;
 
+/// The shortest `pier stop --when-safe --within`, in seconds: a minute. Why: an arm fires only
+/// after its card stayed green for a settle, at a rescan; a shorter expiry could lapse before
+/// any rescan saw it.
+pub const WITHIN_MIN_SECS: u64 = 60;
+
+/// The longest `--within`, in seconds: a week. Why: an arm is a person's request about one
+/// running process; a longer one outlives what they remember asking.
+pub const WITHIN_MAX_SECS: u64 = 7 * 86_400;
+
 /// Which number a command line refused: each names its flag and its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Number {
@@ -69,6 +79,8 @@ pub enum Number {
     Refresh,
     /// `pier restart --wait SECS` ([`restart_wait`]).
     RestartWait,
+    /// `pier stop --when-safe --within DURATION` ([`within`]).
+    Within,
 }
 
 impl Number {
@@ -81,6 +93,7 @@ impl Number {
             Self::IoBytesPerSecond => "--io-threshold",
             Self::Refresh => "--refresh",
             Self::RestartWait => "--wait",
+            Self::Within => "--within",
         }
     }
 
@@ -120,6 +133,10 @@ impl Number {
             Self::RestartWait => {
                 format!("must be a number of seconds from 0 to {RESTART_WAIT_MAX_SECS} (an hour)")
             }
+            Self::Within => "must be a duration from 1 min to 7 days, such as 30min, 8h or 2days \
+                             (a plain number is seconds), the time an armed stop waits to be \
+                             safe"
+                .to_owned(),
         }
     }
 }
@@ -184,6 +201,18 @@ pub fn restart_wait(text: &str) -> Result<Duration, BadNumber> {
     seconds(text, RESTART_WAIT_MAX_SECS).ok_or_else(|| Number::RestartWait.refused(text))
 }
 
+/// `pier stop --when-safe --within DURATION`: how long an armed stop waits to be safe before
+/// it lapses unfired ([`WITHIN_MIN_SECS`] to [`WITHIN_MAX_SECS`]).
+pub fn within(text: &str) -> Result<Duration, BadNumber> {
+    let d = match decimal(text, WITHIN_MAX_SECS as f64) {
+        Some(v) => Duration::try_from_secs_f64(v).ok(),
+        None => humantime::parse_duration(text.trim()).ok(),
+    };
+    d.filter(|d| (WITHIN_MIN_SECS..=WITHIN_MAX_SECS).contains(&d.as_secs()))
+        .filter(|d| d.as_secs() < WITHIN_MAX_SECS || d.subsec_nanos() == 0)
+        .ok_or_else(|| Number::Within.refused(text))
+}
+
 /// A decimal number from 0 to `max` (Rust's float syntax: `5`, `0.5`, `1e3`); never NaN or
 /// infinite, and never `-0` (read as 0).
 fn decimal(text: &str, max: f64) -> Option<f64> {
@@ -222,6 +251,19 @@ fn refuse(flag: &str, text: &str, wanted: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_arms_expiry_is_a_minute_to_a_week_with_units_or_plain_seconds() {
+        assert_eq!(within("8h"), Ok(Duration::from_secs(8 * 3600)));
+        assert_eq!(within("30min"), Ok(Duration::from_secs(1800)));
+        assert_eq!(within("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(within("7days"), Ok(Duration::from_secs(WITHIN_MAX_SECS)));
+        for bad in ["59s", "59", "8days", "1e300", "-1h", "soon", "NaN"] {
+            let e = within(bad).unwrap_err();
+            assert_eq!(e.number, Number::Within, "{bad}");
+            assert!(e.to_string().starts_with(&format!("--within {bad}")), "{e}");
+        }
+    }
 
     /// Found by trying: `pier stop --grace 1e300 ID` panicked with a stack trace (exit 101).
     #[test]

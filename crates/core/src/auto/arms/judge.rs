@@ -161,7 +161,7 @@ fn absent_wait(identity: Option<&IdentityRead>) -> String {
 /// What a present card still waits for: its reasons to clear, a quiet interval, the settle
 /// green, the settle after a wake.
 fn card_waits(r: &Resource, seen: &Seen) -> Vec<String> {
-    let mut waits: Vec<String> = r.reasons.iter().map(|&x| reason_wait(r, x)).collect();
+    let mut waits = waiting_for(r);
     let green = r.level == Level::Green && r.reasons.is_empty();
     if r.level != Level::Green && r.reasons.is_empty() {
         waits.push("its card to be green".to_owned());
@@ -184,6 +184,11 @@ fn card_waits(r: &Resource, seen: &Seen) -> Vec<String> {
 
 fn ceil_secs(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// What a card's reasons wait for, in words (what `pier stop --when-safe` says it waits for).
+pub fn waiting_for(r: &Resource) -> Vec<String> {
+    r.reasons.iter().map(|&x| reason_wait(r, x)).collect()
 }
 
 /// The idle clock's wait: none once its state is idle. No clock is no quiet interval seen.

@@ -42,6 +42,20 @@ pub enum ArmRefusal {
         /// The container card's id.
         id: String,
     },
+    /// No card of that id in a fresh scan.
+    #[error("no resource {id} now: its root process is gone or no longer a candidate (`pier scan` shows what runs)")]
+    NotFound {
+        /// The id asked.
+        id: String,
+    },
+    /// A `:PORT` that no card, or more than one, listens on.
+    #[error(":{port}: {held}; arm a resource by the id `pier scan :{port}` shows")]
+    Port {
+        /// The port asked.
+        port: u16,
+        /// What holds it, in words.
+        held: String,
+    },
     /// A live notebook kernel, not confirmed.
     #[error("{id} holds a live notebook kernel: stopping it loses the kernel's state (its variables, what it loaded), which a restart cannot bring back; to arm it anyway, confirm with --yes")]
     KernelState {
@@ -104,7 +118,7 @@ pub(super) fn facts(r: &Resource, reason: Reason) -> String {
 }
 
 /// A live notebook kernel among its listeners: its state dies with it.
-pub(super) fn holds_kernel(r: &Resource) -> bool {
+pub fn holds_kernel(r: &Resource) -> bool {
     r.ports
         .iter()
         .any(|p| p.helper.as_deref() == Some(NOTEBOOK_KERNEL))
