@@ -351,6 +351,7 @@ fn man_prints_the_pages_of_pier_and_of_each_command() {
         "app",
         "scan",
         "stop",
+        "armed",
         "history",
         "restart",
         "protect",
