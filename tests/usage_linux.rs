@@ -62,8 +62,9 @@ fn a_stop_sample_that_cannot_fit_the_deadline_is_refused_before_anything_is_writ
 fn under_and_force_where_they_would_be_ignored_or_mean_too_much_are_usage_errors() {
     let sb = Sandbox::new();
     let dir = sb.path().to_str().unwrap();
-    let under = "--under limits --all-green only; with resource ids or --project it would be \
-                 ignored (give --all-green --under DIR, or leave --under out)";
+    let under = "--under limits --all-green and --when-safe only; with resource ids or \
+                 --project it would be ignored (give --all-green --under DIR, or leave --under \
+                 out)";
     refused_with(
         &sb.pier_exact(&["stop", "17824-71008", "--under", dir]),
         under,
@@ -350,6 +351,7 @@ fn man_prints_the_pages_of_pier_and_of_each_command() {
         "app",
         "scan",
         "stop",
+        "armed",
         "history",
         "restart",
         "protect",

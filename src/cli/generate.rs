@@ -17,10 +17,11 @@ use pier_core::words::path_for_terminal;
 
 /// The commands with a page of their own, as `pier --help` lists them (a unit test keeps this
 /// list in step with `Cli`).
-const COMMANDS: [&str; 9] = [
+const COMMANDS: [&str; 10] = [
     "app",
     "scan",
     "stop",
+    "armed",
     "history",
     "restart",
     "protect",

@@ -23,7 +23,9 @@ Exit codes:
   3    a requested resource was not stopped: refused, partially stopped, not stopped or
        failed; or
        a port asked for is held by something Pier did not stop; or
-       a bare number's question was declined, or it names nothing Pier could stop
+       a bare number's question was declined, or it names nothing Pier could stop; or
+       --when-safe refused to arm one (green already: `pier stop ID`; a reason no arm waits
+       for; a container; a notebook kernel without --yes)
   4    everything was stopped, but an outcome could not be written to its snapshot
   128+N  interrupted by signal N (130 for Ctrl-C): no further level was signalled
 
@@ -40,7 +42,27 @@ Examples:
   pier stop --all-green --under ~/code
   pier stop --anyway 17824-71008     SIGTERM through every check, setting aside the reasons you confirm
   pier stop --force 17824-71008      SIGKILL, later, to what outlived that stop's SIGTERM
-  pier stop --json 17824-71008       one JSON document (docs/stop-json.md)";
+  pier stop --json 17824-71008       one JSON document (docs/stop-json.md)
+  pier stop --when-safe 17824-71008  arm it: stopped through every check once it is safe (its
+                                     client gone, its parent exited), within 8 h; fires while
+                                     the app or `pier watch` runs
+  pier stop --when-safe :5173 --within 2h
+  pier stop --when-safe 17824-71008 --json
+                                     the arm as one JSON document (docs/armed-json.md)";
+
+/// `pier armed --help`.
+pub const ARMED: &str = "\
+Exit codes:
+  0    listed, or every id asked was cancelled
+  1    Pier could not work (the state folder could not be read, or an arm not removed)
+  2    the command line was wrong (one sentence says what)
+  3    an id asked for had no armed stop
+
+Examples:
+  pier armed                         each armed stop: project, kind, id, when it lapses
+  pier armed --json                  one JSON document (docs/armed-json.md)
+  pier armed --cancel 17824-71008    call one off
+  pier armed --cancel-all            call every one off";
 
 /// `pier history --help`.
 pub const HISTORY: &str = "\

@@ -11,12 +11,15 @@
 //! malformed resource id or snapshot name; a bare number where no person can be asked; an
 //! empty or relative `PIER_STATE_DIR`);
 //! 3 a stop left some requested resource not `stopped` (refused, partially stopped, not
-//! stopped, failed), or a restart was refused or did not get ready in time;
+//! stopped, failed), or a restart was refused or did not get ready in time, or `pier stop
+//! --when-safe` refused to arm one (green already, a reason no arm waits for, a container), or
+//! `pier armed --cancel` named an id with no arm;
 //! 4 every requested resource was stopped, but some outcome could not be recorded;
 //! 128 + N a stop interrupted by signal N (docs/design.md §3.10).
 
 mod anyway;
 mod app;
+mod armed;
 mod doctor;
 mod exit;
 mod generate;
@@ -41,7 +44,8 @@ Exit codes:
   0    done: the scan ran, or every requested resource was stopped, or a restart is ready
   1    Pier could not work at all (the process table or the state folder could not be read)
   2    the command line was wrong (one sentence says what)
-  3    a stop left a requested resource not stopped, or a restart was refused or not ready
+  3    a stop left a requested resource not stopped, or a restart was refused or not ready,
+       or an arm was refused, or `pier armed --cancel` named an id with no arm
   4    everything was stopped, but an outcome could not be written to its snapshot
   128+N  a stop interrupted by signal N (130 for Ctrl-C, 143 for SIGTERM)
 
@@ -59,6 +63,7 @@ Examples:
   pier scan --under ~/code --json    only projects under ~/code, as JSON (docs/scan-json.md)
   pier stop 17824-71008              stop one resource safely, by the id the scan shows
   pier stop --all-green --under ~/code
+  pier stop --when-safe 17824-71008  stop it once it is safe (its client gone), within 8 h
   pier history                       what was stopped, and whether it can be restarted
   pier restart 17824-71008           start it again from its newest snapshot";
 
@@ -82,6 +87,9 @@ enum Command {
     /// Stop resources safely: re-check, snapshot, then SIGTERM leaf to root.
     #[command(after_help = help::STOP)]
     Stop(stop::StopArgs),
+    /// List the armed stops ("stop when safe"), or cancel them.
+    #[command(after_help = help::ARMED)]
+    Armed(armed::ArmedArgs),
     /// List the recovery snapshots, and whether each can be restarted.
     #[command(after_help = help::HISTORY)]
     History(history::HistoryArgs),
@@ -245,6 +253,7 @@ pub fn main() -> ExitCode {
         Command::App(_) => app::exec_app(app::after_app(raw)),
         Command::Scan(args) => scan::run(args),
         Command::Stop(args) => stop::run(args),
+        Command::Armed(args) => armed::run(args),
         Command::History(args) => history::history(args),
         Command::Restart(args) => restart::restart(args),
         Command::Protect(args) => protect::run(args),

@@ -1,6 +1,7 @@
 //! `pier stop ID...`, `pier stop --project PATH`, `pier stop --all-green [--under DIR]`.
 //! A batch goes on past a resource that is refused or fails, and reports each.
 
+mod arm;
 mod ask;
 mod meant;
 mod text;
@@ -97,6 +98,19 @@ pub struct StopArgs {
     #[arg(long, value_name = "BYTES", default_value_t = Thresholds::default().io_bytes_per_second,
           value_parser = numbers::io_bytes_per_second)]
     io_threshold: f64,
+    /// Arm a stop instead of stopping now: Pier stops each resource the moment it is safe
+    /// (green, and green for a settle), while the app or `pier watch` runs; `pier armed` lists
+    /// and cancels them.
+    #[arg(long, conflicts_with_all = ["anyway", "force", "dry_run", "all_green", "project"])]
+    when_safe: bool,
+    /// With --when-safe: how long the arm waits to be safe before it lapses (default 8h; 1 min
+    /// to 7 days: 30min, 8h, 2days).
+    #[arg(long, value_name = "DURATION", requires = "when_safe", value_parser = numbers::within)]
+    within: Option<Duration>,
+    /// With --when-safe: arm it although a live notebook kernel's state (its variables, what
+    /// it loaded) is lost when it stops.
+    #[arg(long, requires = "when_safe")]
+    yes: bool,
 }
 
 /// A resource a batch did not try to stop, and why: it was not green.
@@ -159,6 +173,9 @@ pub fn run(mut args: StopArgs) -> ExitCode {
         Ok(opts) => opts,
         Err(code) => return code,
     };
+    if args.when_safe {
+        return arm::run(&args, opts.thresholds);
+    }
     // From here on, Ctrl-C, a kill or a closed terminal interrupt the stop at its seams
     // rather than kill Pier mid-stop (docs/design.md §3.10).
     if let Err(e) = interrupt::catch() {
@@ -379,10 +396,10 @@ pub(super) fn stop_options(args: &StopArgs) -> Result<StopOptions, ExitCode> {
 /// skips the level and activity checks, so it stops only resources named one by one, never
 /// what `--project` or `--all-green` select.
 fn misplaced_flag(args: &StopArgs) -> Option<&'static str> {
-    if !args.under.is_empty() && !args.all_green {
+    if !args.under.is_empty() && !args.all_green && !args.when_safe {
         return Some(
-            "--under limits --all-green only; with resource ids or --project it would be \
-             ignored (give --all-green --under DIR, or leave --under out)",
+            "--under limits --all-green and --when-safe only; with resource ids or --project \
+             it would be ignored (give --all-green --under DIR, or leave --under out)",
         );
     }
     if !args.accept.is_empty() && !args.anyway {

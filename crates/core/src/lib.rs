@@ -23,7 +23,7 @@
 //!   scans stamped with their generation;
 //! - [`doctor`]: `pier doctor`, a self-test of the probe, the signaller and the state folder
 //!   against a test process of its own, on the user's machine;
-//! - [`auto`]: acting when it is safe: the scheduler (idle clock, armed stops);
+//! - [`auto`]: acting when it is safe: the scheduler (idle clock) and armed stops;
 //! - [`config`]: the configuration folder and the user's protect list in it;
 //! - [`front`]: what both binaries come in by: the engine built for this machine
 //!   ([`front::System`]), `--under` folders, the command lines' numbers, logging;

@@ -318,6 +318,17 @@ pub fn reasons(
     reasons.join("; ")
 }
 
+/// A time (seconds since the Unix epoch) to the minute, in UTC: "2026-12-05 20:10 UTC".
+pub fn utc_minute(secs: u64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    let text = humantime::format_rfc3339_seconds(t).to_string();
+    // "2026-12-05T20:10:33Z": the date, the hour and the minute.
+    match (text.get(..10), text.get(11..16)) {
+        (Some(day), Some(minute)) => format!("{day} {minute} UTC"),
+        _ => text,
+    }
+}
+
 /// What a caught panic said, for a sentence: its message, or "a panic" when it carried none.
 pub fn of_panic(panic: &(dyn std::any::Any + Send)) -> String {
     panic

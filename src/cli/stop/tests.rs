@@ -22,7 +22,10 @@ fn under_without_all_green_is_a_usage_error_not_ignored() {
         &["--project", "/tmp", "--under", "/tmp"],
     ] {
         let why = misplaced_flag(&parse(args).unwrap()).expect("refused");
-        assert!(why.starts_with("--under limits --all-green only"), "{why}");
+        assert!(
+            why.starts_with("--under limits --all-green and --when-safe only"),
+            "{why}"
+        );
     }
     assert_eq!(
         misplaced_flag(&parse(&["--all-green", "--under", "/tmp"]).unwrap()),

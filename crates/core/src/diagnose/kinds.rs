@@ -15,7 +15,7 @@ pub mod chain;
 mod helper;
 pub mod launch;
 
-pub use helper::helper_of;
+pub use helper::{helper_of, NOTEBOOK_KERNEL};
 
 /// How a tool's arguments must look for it to count as a dev server or watcher.
 #[derive(Debug, Clone, Copy)]

@@ -20,6 +20,7 @@
 //! | `--wait SECS` | `pier restart` | 0 to 3600 s ([`restart_wait`]) |
 //! | `--every SECS` | `pier watch` | 1 to 60 s ([`watch_every`]) |
 //! | `--settle SECS` | `pier watch` | 1 to 3600 s ([`settle`]) |
+//! | `--within DURATION` | `pier stop --when-safe` | 1 min to 7 days ([`within`]) |
 
 use std::time::Duration;
 
@@ -60,6 +61,14 @@ pub const WATCH_EVERY_MAX_SECS: u64 = 60;
 
 /// The longest settle an armed stop waits green, in seconds: an hour.
 pub const SETTLE_MAX_SECS: u64 = 3_600;
+/// The shortest `pier stop --when-safe --within`, in seconds: a minute. Why: an arm fires only
+/// after its card stayed green for a settle, at a rescan; a shorter expiry could lapse before
+/// any rescan saw it.
+pub const WITHIN_MIN_SECS: u64 = 60;
+
+/// The longest `--within`, in seconds: a week. Why: an arm is a person's request about one
+/// running process; a longer one outlives what they remember asking.
+pub const WITHIN_MAX_SECS: u64 = 7 * 86_400;
 
 /// Which number a command line refused: each names its flag and its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +91,8 @@ pub enum Number {
     WatchEvery,
     /// `pier watch --settle SECS` ([`settle`]).
     Settle,
+    /// `pier stop --when-safe --within DURATION` ([`within`]).
+    Within,
 }
 
 impl Number {
@@ -96,6 +107,7 @@ impl Number {
             Self::RestartWait => "--wait",
             Self::WatchEvery => "--every",
             Self::Settle => "--settle",
+            Self::Within => "--within",
         }
     }
 
@@ -142,6 +154,10 @@ impl Number {
             Self::Settle => {
                 format!("must be a number of seconds from 1 to {SETTLE_MAX_SECS} (an hour)")
             }
+            Self::Within => "must be a duration from 1 min to 7 days, such as 30min, 8h or 2days \
+                             (a plain number is seconds), the time an armed stop waits to be \
+                             safe"
+                .to_owned(),
         }
     }
 }
@@ -220,6 +236,18 @@ pub fn settle(text: &str) -> Result<Duration, BadNumber> {
         .ok_or_else(|| Number::Settle.refused(text))
 }
 
+/// `pier stop --when-safe --within DURATION`: how long an armed stop waits to be safe before
+/// it lapses unfired ([`WITHIN_MIN_SECS`] to [`WITHIN_MAX_SECS`]).
+pub fn within(text: &str) -> Result<Duration, BadNumber> {
+    let d = match decimal(text, WITHIN_MAX_SECS as f64) {
+        Some(v) => Duration::try_from_secs_f64(v).ok(),
+        None => humantime::parse_duration(text.trim()).ok(),
+    };
+    d.filter(|d| (WITHIN_MIN_SECS..=WITHIN_MAX_SECS).contains(&d.as_secs()))
+        .filter(|d| d.as_secs() < WITHIN_MAX_SECS || d.subsec_nanos() == 0)
+        .ok_or_else(|| Number::Within.refused(text))
+}
+
 /// A decimal number from 0 to `max` (Rust's float syntax: `5`, `0.5`, `1e3`); never NaN or
 /// infinite, and never `-0` (read as 0).
 fn decimal(text: &str, max: f64) -> Option<f64> {
@@ -273,6 +301,19 @@ mod tests {
             "--every 90: must be a number of seconds from 1 to 60: the idle clock counts no \
              longer interval between two rescans"
         );
+    }
+
+    #[test]
+    fn an_arms_expiry_is_a_minute_to_a_week_with_units_or_plain_seconds() {
+        assert_eq!(within("8h"), Ok(Duration::from_secs(8 * 3600)));
+        assert_eq!(within("30min"), Ok(Duration::from_secs(1800)));
+        assert_eq!(within("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(within("7days"), Ok(Duration::from_secs(WITHIN_MAX_SECS)));
+        for bad in ["59s", "59", "8days", "1e300", "-1h", "soon", "NaN"] {
+            let e = within(bad).unwrap_err();
+            assert_eq!(e.number, Number::Within, "{bad}");
+            assert!(e.to_string().starts_with(&format!("--within {bad}")), "{e}");
+        }
     }
 
     /// Found by trying: `pier stop --grace 1e300 ID` panicked with a stack trace (exit 101).

@@ -249,6 +249,11 @@ pub struct StopReport {
     /// The server's recorded ports that something else still listens on once it was stopped
     /// (another process, another address): not free.
     pub ports_still_held: Vec<u16>,
+    /// For a stop a checkpoint refused: the reason of the table (`model::reason`) what it saw
+    /// is, when it is one (`"live_connection"`, `"busy"`, `"unreadable"`); `null` otherwise (a
+    /// change in the tree, the deadline, any other result). An armed stop reads it to know
+    /// whether to keep waiting.
+    pub refused_for: Option<super::reason::Reason>,
 }
 
 impl StopReport {
@@ -275,6 +280,7 @@ impl StopReport {
             set_aside: Vec::new(),
             freed_ports: Vec::new(),
             ports_still_held: Vec::new(),
+            refused_for: None,
         }
     }
 }

@@ -69,6 +69,7 @@ pub(super) fn refused(id: &str, r: Refusal) -> StopReport {
     };
     StopReport {
         checkpoint: Some(r.checkpoint),
+        refused_for: r.why.table_reason(),
         ..StopReport::new(id, ResourceResult::Refused, reason)
     }
 }

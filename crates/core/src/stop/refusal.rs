@@ -34,6 +34,29 @@ impl Why {
             _ => None,
         }
     }
+
+    /// The reason of the table this refusal is, whatever may set it aside: a client, busy, or
+    /// what could not be read. A change in the tree (a root gone, a newcomer, an exec), a
+    /// protected member, a container's answer and the deadline are none.
+    pub fn table_reason(&self) -> Option<crate::model::reason::Reason> {
+        use crate::model::reason::Reason;
+        match self {
+            Why::SurveyFailed(_)
+            | Why::MemberUnreadable { .. }
+            | Why::ProcessUnreadable { .. }
+            | Why::TablesUnreadable(_)
+            | Why::Blind { .. }
+            | Why::FdsUnreadable { .. }
+            | Why::SharedListener { .. }
+            | Why::EmptyWindow
+            | Why::ActivityUnreadable { .. }
+            | Why::TreeUnreadable(_)
+            | Why::TreeProcessUnreadable { .. }
+            | Why::IdentityUnknown { .. }
+            | Why::ExeUnreadable { .. } => Some(Reason::Unreadable),
+            _ => self.reason(),
+        }
+    }
 }
 
 /// Who holds the other end of a live connection, as far as Pier can see.

@@ -11,18 +11,22 @@ struct HelperRule {
     module: &'static str,
 }
 
+/// What a notebook kernel's listener is called (`Port::helper`): state a restart cannot bring
+/// back lives in it (its variables, what it loaded).
+pub const NOTEBOOK_KERNEL: &str = "notebook kernel";
+
 /// The helpers Pier recognises. Their listeners are chosen afresh at every start (a notebook
 /// kernel binds random loopback ZMQ ports, and a restarted server has no kernel until a
 /// notebook opens), so they are no address to open and prove nothing about readiness.
 const HELPERS: &[HelperRule] = &[
     // Jupyter's kernelspec: `python -m ipykernel_launcher -f …/kernel-ID.json`.
     HelperRule {
-        helper: "notebook kernel",
+        helper: NOTEBOOK_KERNEL,
         module: "ipykernel_launcher",
     },
     // Older kernelspecs, and `python -m ipykernel install`-era ones, run the package itself.
     HelperRule {
-        helper: "notebook kernel",
+        helper: NOTEBOOK_KERNEL,
         module: "ipykernel",
     },
 ];

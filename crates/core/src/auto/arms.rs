@@ -1,0 +1,104 @@
+//! Armed stops ("stop when safe", docs/design.md §5a): a person arms a yellow or red card whose
+//! reasons can clear, and a scheduler's tick runs the whole chain once the card is green and has
+//! stayed green for a settle, within an expiry.
+//!
+//! - the records: `arm-<root pid>-<root start time>` in the state folder, through
+//!   [`Store`] (atomic private writes, ownership by the root's identity, damaged records kept);
+//! - [`may_arm`]: whether a fresh card may be armed at all, or the refusal naming the way
+//!   forward ([`ArmRefusal`]);
+//! - [`judge`]: at each rescan, fire, wait (what for, in words), or drop (why, typed);
+//!   [`after_stop`]: what a fired stop's report means for the arm.
+
+mod judge;
+mod refuse;
+
+pub use judge::{after_stop, armed_view, judge, waiting_for, AfterFire, Dropped, Seen, Verdict};
+pub use refuse::{holds_kernel, may_arm, ArmRefusal, Armable};
+
+use crate::model::arm::{Arm, ARM_SCHEMA};
+use crate::model::target::TargetId;
+use crate::model::Identity;
+use crate::store::{Listing, Owned, Store, StoreError, Versioned};
+
+/// What every arm record's name starts with: no other listing (`snap-`, `ctr-`) reads it.
+pub const ARM_PREFIX: &str = "arm-";
+
+impl Versioned for Arm {
+    const SCHEMA: u32 = ARM_SCHEMA;
+    fn schema(&self) -> u32 {
+        self.schema
+    }
+}
+
+impl Owned for Arm {
+    /// The resource's root: the arm speaks for that identity only.
+    fn owner(&self) -> Identity {
+        self.root
+    }
+}
+
+/// The record name of the arm on resource `id`; `None` for anything but a resource's id (a
+/// container is never armed, and a malformed id names no record).
+pub fn record_name(id: &str) -> Option<String> {
+    match id.parse::<TargetId>().ok()? {
+        TargetId::Tree(root) => Some(name_of(root)),
+        TargetId::Container(_) => None,
+    }
+}
+
+fn name_of(root: Identity) -> String {
+    format!("{ARM_PREFIX}{}-{}", root.pid, root.start_time)
+}
+
+/// Writes `arm`, or re-arms: an arm already on that resource gets the new expiry, reasons,
+/// boot and confirmation, and keeps when it was first armed. Returns the arm as written.
+pub fn arm_record(store: &Store, arm: &Arm) -> Result<Arm, StoreError> {
+    let name = name_of(arm.root);
+    let rearm = |store: &Store| {
+        store.update::<Arm, _>(&name, arm.root, |old| {
+            *old = Arm {
+                armed_at: old.armed_at,
+                ..arm.clone()
+            }
+        })
+    };
+    if store.get::<Arm>(&name)?.is_some() {
+        return rearm(store);
+    }
+    match store.put(&name, arm) {
+        Ok(()) => Ok(arm.clone()),
+        // Armed by another call since the look: re-arm that one.
+        Err(StoreError::Write { source, .. })
+            if source.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            rearm(store)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Cancels the arm on resource `id`: the arm removed, or `None` when none waits on it.
+pub fn cancel(store: &Store, id: &str) -> Result<Option<Arm>, StoreError> {
+    let Some(name) = record_name(id) else {
+        return Ok(None);
+    };
+    let Some(arm) = store.get::<Arm>(&name)? else {
+        return Ok(None);
+    };
+    store.remove::<Arm>(&name, arm.root)?;
+    Ok(Some(arm))
+}
+
+/// Every arm, by name; the records that could not be read are reported and kept.
+pub fn list(store: &Store) -> Result<Listing<Arm>, StoreError> {
+    store.list::<Arm>(ARM_PREFIX)
+}
+
+/// Removes `arm` (fired, dropped), only on behalf of its root: a record that now names another
+/// identity, or is damaged, is kept.
+pub fn remove(store: &Store, arm: &Arm) -> Result<(), StoreError> {
+    store.remove::<Arm>(&name_of(arm.root), arm.root)
+}
+
+#[cfg(test)]
+mod tests;
