@@ -698,3 +698,8 @@ fn dumb_terminal() -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// One stop's result for a person, as `pier stop` says it (`pier watch` says each armed stop's).
+pub(super) fn report_line(r: &StopReport, colour: bool) -> String {
+    text::report_text(r, &super::render::Style { colour }, false)
+}

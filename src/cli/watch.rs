@@ -10,13 +10,15 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{exit, resolve_dirs};
-use pier_core::auto::scheduler::{Scheduler, SchedulerOptions};
+use pier_core::auto::scheduler::{Event, Scheduler, SchedulerOptions};
 use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::numbers;
 use pier_core::model::arm::Armed;
 use pier_core::model::card::{Level, Scan};
 use pier_core::model::idle::{Idle, IdleState};
+use pier_core::model::outcome::StopReport;
 use pier_core::stop::interrupt;
+use pier_core::stop::StopOptions;
 use pier_core::words::for_terminal;
 
 #[derive(Debug, Args)]
@@ -104,9 +106,83 @@ pub fn run(args: WatchArgs) -> ExitCode {
             Err(e) => return exit::failed(&e),
         };
         scheduler.measure(system.probe.as_ref(), &mut scan);
+        let events = scheduler.fire_armed(&system, &mut scan, &stop_options());
         report(&scan, &scheduler, args.json, &mut said);
+        for e in &events {
+            event(e, args.json);
+        }
         if args.rescans.is_some_and(|n| generation >= n) || !wait(started + args.every) {
             return ExitCode::SUCCESS;
+        }
+    }
+}
+
+/// How the armed stops run: as `pier stop` runs, its defaults and the user's protect list.
+fn stop_options() -> StopOptions {
+    StopOptions::default()
+}
+
+/// One line of `pier watch --json` for an armed stop that fired or was dropped.
+#[derive(Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+enum EventLine<'a> {
+    /// It ran through the chain (docs/stop-json.md's report).
+    Fired {
+        id: &'a str,
+        project: &'a str,
+        report: &'a StopReport,
+        /// It waits on: refused for what it waits out.
+        kept: bool,
+    },
+    /// Dropped unfired, with why.
+    Dropped {
+        id: &'a str,
+        project: &'a str,
+        why: String,
+    },
+    /// The arms could not be read or removed.
+    Unreadable { why: String },
+}
+
+/// An armed stop's event, as JSON or text.
+fn event(e: &Event, json: bool) {
+    let line = match e {
+        Event::Fired { arm, report, kept } => EventLine::Fired {
+            id: &arm.id,
+            project: &arm.project,
+            report,
+            kept: *kept,
+        },
+        Event::Dropped { arm, why } => EventLine::Dropped {
+            id: &arm.id,
+            project: &arm.project,
+            why: why.to_string(),
+        },
+        Event::Unreadable(e) => EventLine::Unreadable { why: e.to_string() },
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(&line).expect("a line serialises")
+        );
+        return;
+    }
+    let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
+    match line {
+        EventLine::Fired { report, kept, .. } => {
+            let said = super::stop::report_line(report, super::colour_wanted());
+            let said = said.trim_end();
+            match kept {
+                false => println!("{stamp}  armed stop: {said}"),
+                true => println!("{stamp}  armed stop, still armed: {said}"),
+            }
+        }
+        EventLine::Dropped { id, project, why } => println!(
+            "{stamp}  armed stop of {id} in {} dropped: {why}",
+            for_terminal(project)
+        ),
+        EventLine::Unreadable { why } => {
+            eprintln!("pier: armed stops: {}", for_terminal(&why))
         }
     }
 }
@@ -160,20 +236,23 @@ fn report(scan: &Scan, scheduler: &Scheduler, json: bool, said: &mut Said) {
     }
     let mut now = Said::new();
     for r in resources {
+        let armed = r.armed.map_or_else(String::new, |a| {
+            format!(" · armed, waiting for {}", a.waiting_for.join("; "))
+        });
         let state = r.idle.map_or_else(String::new, |i| match i.state {
             // A growing idle time is one state: the line says when it began, not each minute.
             IdleState::Idle => "idle".to_owned(),
             _ => pier_core::words::idle(i),
-        });
+        }) + &armed;
         if said.get(r.id) != Some(&state) {
             let idle = r.idle.map_or_else(String::new, pier_core::words::idle);
             println!(
-                "{}  {} in {} ({})  {}",
+                "{}  {} in {} ({})  {idle}{}",
                 humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
                 for_terminal(r.kind),
                 for_terminal(r.project),
                 r.id,
-                idle
+                for_terminal(&armed)
             );
         }
         now.insert(r.id.to_owned(), state);

@@ -5,10 +5,20 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use std::time::SystemTime;
+
+use super::arms::{self, AfterFire, Dropped, Seen, Verdict};
 use crate::diagnose::rules::Thresholds;
+use crate::front::System;
 use crate::idle::{observe_scan, Clock, ClockOptions};
+use crate::model::arm::Arm;
 use crate::model::card::{Level, Resource, Scan};
+use crate::model::outcome::StopReport;
+use crate::model::shown::Shown;
+use crate::model::RequestedBy;
 use crate::probe::Probe;
+use crate::stop::StopOptions;
+use crate::store::StoreError;
 
 /// How a scheduler runs.
 #[derive(Debug, Clone, Copy)]
@@ -104,4 +114,142 @@ impl Scheduler {
     pub fn settling(&self) -> Option<Duration> {
         self.clock.settling()
     }
+}
+
+/// What the armed stops came to at one rescan.
+#[derive(Debug)]
+pub enum Event {
+    /// An armed stop ran through the chain; `kept` when it was refused for what the arm waits
+    /// out, and the arm waits on.
+    Fired {
+        /// The arm.
+        arm: Arm,
+        /// The stop's report, as `pier stop --json` gives it.
+        report: Box<StopReport>,
+        /// The arm waits on (refused for what it waits out).
+        kept: bool,
+    },
+    /// An arm was dropped unfired, or after a stop that ended it otherwise.
+    Dropped {
+        /// The arm.
+        arm: Arm,
+        /// Why, in one sentence.
+        why: Dropped,
+    },
+    /// The arm records could not be read, or one could not be removed.
+    Unreadable(StoreError),
+}
+
+impl Scheduler {
+    /// The armed stops at this rescan, `scan` (already [`measure`](Scheduler::measure)d): each
+    /// judged ([`arms::judge`]); a card that waits shows what for; the due ones are stopped as
+    /// one batch through the whole chain, asked for by [`RequestedBy::Armed`]; the dropped and
+    /// the finished are removed.
+    pub fn fire_armed(
+        &mut self,
+        system: &System,
+        scan: &mut Scan,
+        stop: &StopOptions,
+    ) -> Vec<Event> {
+        let listing = match arms::list(&system.store) {
+            Ok(listing) => listing,
+            Err(e) => return vec![Event::Unreadable(e)],
+        };
+        let mut events: Vec<Event> = listing.damaged.into_iter().map(Event::Unreadable).collect();
+        let boot = system.probe.boot_id();
+        let now = SystemTime::now();
+        let mut due: Vec<(Arm, Shown)> = Vec::new();
+        for (_, arm) in listing.records {
+            let found = find(scan, &arm.id);
+            let identity = found.is_none().then(|| system.probe.identity(arm.root.pid));
+            let verdict = {
+                let card = found.as_ref().map(|(r, _)| &**r);
+                arms::judge(
+                    &arm,
+                    &Seen {
+                        now,
+                        boot_id: boot.as_deref(),
+                        card,
+                        identity: identity.as_ref(),
+                        idle: card.and_then(|r| r.idle.as_ref()),
+                        green_for: self.green_for(&arm.id),
+                        settle: self.opts.settle,
+                        wake_left: self.settling(),
+                    },
+                )
+            };
+            match verdict {
+                Verdict::Fire => {
+                    let (r, level) = found.expect("a card fires only when it is there");
+                    due.push((arm, Shown::of(level, r)));
+                }
+                Verdict::Wait(_) => {
+                    if let Some((r, _)) = found {
+                        r.armed = Some(arms::armed_view(&arm, &verdict));
+                    }
+                }
+                Verdict::Drop(why) => events.push(drop_arm(system, arm, why)),
+            }
+        }
+        events.extend(self.fire(system, due, stop));
+        events
+    }
+
+    /// Stops every due arm's resource as one batch, and ends or keeps each arm by its report.
+    fn fire(&mut self, system: &System, due: Vec<(Arm, Shown)>, stop: &StopOptions) -> Vec<Event> {
+        if due.is_empty() {
+            return Vec::new();
+        }
+        let stopper = system.stopper(StopOptions {
+            requested_by: RequestedBy::Armed,
+            anyway: Default::default(),
+            dry_run: false,
+            ..stop.clone()
+        });
+        let targets: Vec<(&str, Option<&Shown>)> =
+            due.iter().map(|(a, s)| (a.id.as_str(), Some(s))).collect();
+        let reports = stopper.stop_all(&targets, &mut |_| {});
+        let mut events = Vec::new();
+        for (arm, _) in &due {
+            let Some(report) = reports.iter().find(|r| r.id == arm.id) else {
+                continue;
+            };
+            // Green again from scratch: the next firing waits a whole settle.
+            self.green_since.remove(&arm.id);
+            let kept = match arms::after_stop(report) {
+                AfterFire::KeepWaiting => true,
+                AfterFire::Fired | AfterFire::Drop(_) => {
+                    if let Err(e) = arms::remove(&system.store, arm) {
+                        events.push(Event::Unreadable(e));
+                    }
+                    false
+                }
+            };
+            events.push(Event::Fired {
+                arm: arm.clone(),
+                report: Box::new(report.clone()),
+                kept,
+            });
+        }
+        events
+    }
+}
+
+/// Removes a dropped arm; the event says why (or that it could not be removed).
+fn drop_arm(system: &System, arm: Arm, why: Dropped) -> Event {
+    match arms::remove(&system.store, &arm) {
+        Ok(()) => Event::Dropped { arm, why },
+        Err(e) => Event::Unreadable(e),
+    }
+}
+
+/// Resource `id`'s card in `scan`, with its project's level.
+fn find<'s>(scan: &'s mut Scan, id: &str) -> Option<(&'s mut Resource, Level)> {
+    scan.projects.iter_mut().find_map(|p| {
+        let level = p.level;
+        p.resources
+            .iter_mut()
+            .find(|r| r.id == id)
+            .map(|r| (r, level))
+    })
 }

@@ -166,8 +166,10 @@ fn card_waits(r: &Resource, seen: &Seen) -> Vec<String> {
     if r.level != Level::Green && r.reasons.is_empty() {
         waits.push("its card to be green".to_owned());
     }
-    if let Some(w) = idle_wait(seen.idle) {
-        waits.push(w);
+    // A green card the scheduler has not counted green: busy over its last interval, or not
+    // yet measured over one (a rescan without a sample has only its clock to tell).
+    if green && seen.green_for.is_none() {
+        waits.push(idle_wait(seen.idle));
     }
     let left = seen
         .settle
@@ -191,24 +193,20 @@ pub fn waiting_for(r: &Resource) -> Vec<String> {
     r.reasons.iter().map(|&x| reason_wait(r, x)).collect()
 }
 
-/// The idle clock's wait: none once its state is idle. No clock is no quiet interval seen.
-fn idle_wait(idle: Option<&Idle>) -> Option<String> {
+/// The quiet interval a green card waits for, with the clock's words on the last one.
+fn idle_wait(idle: Option<&Idle>) -> String {
     match idle {
-        Some(Idle {
-            state: IdleState::Idle,
-            ..
-        }) => None,
         Some(Idle {
             state: IdleState::Active,
             why: Some(why),
             ..
-        }) => Some(format!("a quiet interval ({why})")),
+        }) => format!("a quiet interval ({why})"),
         Some(Idle {
             state: IdleState::Active,
             ..
-        }) => Some("a quiet interval (the last was not quiet)".to_owned()),
-        Some(_) => Some("a quiet interval (the idle clock is measuring)".to_owned()),
-        None => Some("a quiet interval (the idle clock has not measured one)".to_owned()),
+        }) => "a quiet interval (the last was not quiet)".to_owned(),
+        Some(_) => "a quiet interval (the idle clock is measuring)".to_owned(),
+        None => "a quiet interval (the idle clock has not measured one)".to_owned(),
     }
 }
 

@@ -342,11 +342,19 @@ fn each_fire_condition_broken_alone_keeps_it_from_firing() {
                 ..base
             },
         ),
-        ("no clock", Seen { idle: None, ..base }),
+        (
+            "no clock",
+            Seen {
+                idle: None,
+                green_for: None,
+                ..base
+            },
+        ),
         (
             "measuring",
             Seen {
                 idle: Some(&measuring),
+                green_for: None,
                 ..base
             },
         ),
@@ -354,6 +362,7 @@ fn each_fire_condition_broken_alone_keeps_it_from_firing() {
             "active",
             Seen {
                 idle: Some(&active),
+                green_for: None,
                 ..base
             },
         ),
@@ -421,7 +430,7 @@ fn the_waiting_words_name_what_it_waits_for() {
         &arm(42),
         &Seen {
             idle: Some(&active),
-            green_for: Some(Duration::from_millis(15_200)),
+            green_for: None,
             wake_left: Some(Duration::from_secs(301)),
             ..base
         },
@@ -430,7 +439,7 @@ fn the_waiting_words_name_what_it_waits_for() {
         w,
         vec![
             "a quiet interval (1.8% CPU over 30 s (more than 1%))",
-            "green for 45 s more",
+            "green for 60 s more",
             "the settle after wake (6 min left)",
         ]
     );
@@ -644,4 +653,22 @@ fn after_a_stop_the_arm_goes_unless_refused_for_what_it_waits_out() {
     assert!(matches!(after_stop(&changed), AfterFire::Drop(_)));
     let failed = StopReport::new("42-100", ResourceResult::Failed, "disk full");
     assert!(matches!(after_stop(&failed), AfterFire::Drop(_)));
+}
+
+/// "Stop when safe" is green, not idle: once the scheduler counted the card green (no reason,
+/// not busy) for the settle, a clock that saw a connection close or a little CPU does not hold
+/// the stop back; the chain's own checks judge it again.
+#[test]
+fn an_armed_stop_waits_for_green_not_for_the_idle_clock() {
+    let card = green(42);
+    let active = Idle {
+        state: IdleState::Active,
+        seconds: 0,
+        why: Some("a connection on :5173 closed within the last minute".into()),
+    };
+    let seen = Seen {
+        idle: Some(&active),
+        ..ready(&card)
+    };
+    assert_eq!(judge(&arm(42), &seen), Verdict::Fire);
 }
