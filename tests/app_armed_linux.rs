@@ -71,7 +71,10 @@ fn the_app_arms_a_server_held_by_a_client_cancels_it_and_an_arm_fires_once_the_c
 
     let armed = engine.arm(&target, false).expect("armed");
     assert!(
-        armed.waiting_for.iter().any(|w| w.contains(&format!(":{port}"))),
+        armed
+            .waiting_for
+            .iter()
+            .any(|w| w.contains(&format!(":{port}"))),
         "{armed:?}"
     );
     let cancelled = engine.disarm(&target.id).expect("the state folder works");
@@ -93,10 +96,16 @@ fn the_app_arms_a_server_held_by_a_client_cancels_it_and_an_arm_fires_once_the_c
     });
     assert_eq!(fired.len(), 1, "{fired:?}");
     assert!(
-        fired[0].summary.starts_with("web: stopped by your armed stop ("),
+        fired[0]
+            .summary
+            .starts_with("web: stopped by your armed stop ("),
         "{}",
         fired[0].summary
     );
     wait_for("the server to end", || (!alive(pid(&server))).then_some(()));
-    assert_eq!(engine.disarm(&target.id).unwrap(), None, "a fired arm is gone");
+    assert_eq!(
+        engine.disarm(&target.id).unwrap(),
+        None,
+        "a fired arm is gone"
+    );
 }

@@ -88,7 +88,10 @@ macro_rules! forward_the_rest {
         fn counters(
             &self,
             members: &[crate::probe::Identity],
-        ) -> Vec<(crate::probe::Identity, Result<crate::probe::Cumulative, ProbeError>)> {
+        ) -> Vec<(
+            crate::probe::Identity,
+            Result<crate::probe::Cumulative, ProbeError>,
+        )> {
             self.$to.counters(members)
         }
         fn times(&self) -> crate::probe::Times {

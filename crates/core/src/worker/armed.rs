@@ -220,10 +220,14 @@ mod tests {
             "web: armed — stops when safe, waiting for the client on :5173 (curl) to leave"
         );
         assert_eq!(a.tone, Tone::Done);
-        let refused = Err(ArmError::Refused(ArmRefusal::NotFound { id: "10-100".into() }));
+        let refused = Err(ArmError::Refused(ArmRefusal::NotFound {
+            id: "10-100".into(),
+        }));
         let a = arm_summary(key.clone(), &refused);
         assert_eq!(a.tone, Tone::Refused);
-        assert!(a.summary.starts_with("web: not armed — no resource 10-100 now"));
+        assert!(a
+            .summary
+            .starts_with("web: not armed — no resource 10-100 now"));
         let a = disarm_summary(key, &Ok(Some(arm())));
         assert_eq!(
             (a.tone, a.summary.as_str()),

@@ -158,9 +158,13 @@ impl Engine for SystemEngine {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             scheduler.measure(&probe, scan);
-            events = scheduler.fire_armed(&self.system, scan, &self.stop_options(&Anyway::default()));
+            events =
+                scheduler.fire_armed(&self.system, scan, &self.stop_options(&Anyway::default()));
         }
-        let armed = events.iter().filter_map(armed::armed_event_summary).collect();
+        let armed = events
+            .iter()
+            .filter_map(armed::armed_event_summary)
+            .collect();
         let scan = scan.map_err(Into::into);
         let history = restart::history(&probe, &self.system.store)
             .map(|(mut entries, damaged)| {

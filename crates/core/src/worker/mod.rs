@@ -488,7 +488,9 @@ fn spawn_arm(
     let task = Arc::clone(shared);
     let done_key = key.clone();
     let done = tokio::task::spawn_blocking(move || {
-        match guarded("arming a stop", || task.engine.arm(&target, kernel_state_lost)) {
+        match guarded("arming a stop", || {
+            task.engine.arm(&target, kernel_state_lost)
+        }) {
             Ok(result) => arm_summary(key, &result),
             Err(why) => failed(key, &why),
         }

@@ -83,7 +83,10 @@ impl Engine for Scripted {
         kernel_state_lost: bool,
     ) -> Result<crate::model::arm::Armed, crate::auto::arms::ArmError> {
         let id = target.id.to_string();
-        self.arms.lock().unwrap().push((id.clone(), kernel_state_lost));
+        self.arms
+            .lock()
+            .unwrap()
+            .push((id.clone(), kernel_state_lost));
         if id != ARMED {
             return Err(crate::auto::arms::ArmRefusal::NotFound { id }.into());
         }
@@ -493,7 +496,11 @@ fn arming_delivers_its_result_then_a_fresh_scan() {
         report.summary,
         "web: armed — stops when safe, waiting for the client on :5173 (curl) to leave"
     );
-    assert_eq!(generation_of(&next(&rx)), Some(settled_by), "then a fresh scan");
+    assert_eq!(
+        generation_of(&next(&rx)),
+        Some(settled_by),
+        "then a fresh scan"
+    );
 
     worker.send(Command::Arm {
         key: ActionKey::Project("/w/api".into()),
@@ -504,7 +511,9 @@ fn arming_delivers_its_result_then_a_fresh_scan() {
         panic!("the refusal's result");
     };
     assert_eq!(report.tone, Tone::Refused);
-    assert!(report.summary.starts_with("api: not armed — no resource 20-100 now"));
+    assert!(report
+        .summary
+        .starts_with("api: not armed — no resource 20-100 now"));
     assert_eq!(generation_of(&next(&rx)), Some(3));
 
     worker.send(Command::Disarm {
@@ -545,7 +554,8 @@ fn an_armed_stop_fired_at_a_refresh_is_delivered_then_a_fresh_scan_follows() {
     assert_eq!(generation_of(&next(&rx)), Some(3), "then a fresh scan");
     worker.shutdown();
     assert!(
-        rx.try_iter().all(|u| generation_of(&u).is_some() || matches!(u, Update::Quit)),
+        rx.try_iter()
+            .all(|u| generation_of(&u).is_some() || matches!(u, Update::Quit)),
         "one result per fired stop, no more"
     );
 }

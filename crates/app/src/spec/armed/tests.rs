@@ -102,7 +102,9 @@ fn a_red_card_with_a_client_and_activity_offers_it_and_one_that_never_clears_doe
         let s = shop_and(api(Level::Red, &[(K::LiveConnection, CLIENT), never]));
         let m = menu(&s, now());
         assert!(
-            !items(&m, "/w/api").iter().any(|(_, t, _)| t.starts_with(ARM)),
+            !items(&m, "/w/api")
+                .iter()
+                .any(|(_, t, _)| t.starts_with(ARM)),
             "{never:?}: never waited for, never offered"
         );
         // A click built before the reason appeared arms nothing.
@@ -188,7 +190,9 @@ fn an_armed_resource_shows_what_it_waits_for_and_offers_cancel() {
     let m = menu(&s, now());
     let texts: Vec<String> = items(&m, "/w/api").into_iter().map(|(_, t, _)| t).collect();
     assert!(
-        texts.contains(&"Armed: stops when safe — waiting for the client on :8000 (curl) to leave".into()),
+        texts.contains(
+            &"Armed: stops when safe — waiting for the client on :8000 (curl) to leave".into()
+        ),
         "{texts:?}"
     );
     assert!(!texts.iter().any(|t| t.starts_with(ARM)), "{texts:?}");
