@@ -32,7 +32,7 @@ fn engine(sb: &Sandbox) -> SystemEngine {
 /// The card holding `pid` in the engine's scan, once `until` holds of its resource.
 fn card(engine: &SystemEngine, pid: u32, until: impl Fn(&Resource) -> bool) -> (Project, Resource) {
     wait_for("the server's card", || {
-        let scan = engine.refresh(1).0.ok()?;
+        let scan = engine.refresh(1).scan.ok()?;
         scan.projects.into_iter().find_map(|p| {
             let r = p.resources.iter().find(|r| r.root.pid == pid)?.clone();
             until(&r).then_some((p, r))

@@ -844,7 +844,7 @@ fn the_app_s_clean_up_stops_the_run_its_card_showed_and_no_other() {
     );
     let shown_card = || {
         wait_for("the card, green, in the app's scan", || {
-            let scan = engine.refresh(1).0.ok()?;
+            let scan = engine.refresh(1).scan.ok()?;
             scan.projects.iter().find_map(|p| {
                 let c = p.containers.iter().find(|c| c.name == "pier-t-app")?;
                 (c.level == pier_core::model::card::Level::Green).then(|| StopTarget {

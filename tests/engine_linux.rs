@@ -30,7 +30,7 @@ fn engine(sb: &Sandbox) -> SystemEngine {
 
 /// The resource holding `pid` in the engine's scan: (id, project level, member identities).
 fn shown(engine: &SystemEngine, pid: u32) -> (String, Level, Vec<ShownMember>) {
-    let scan = engine.refresh(1).0.expect("the scan runs");
+    let scan = engine.refresh(1).scan.expect("the scan runs");
     scan.projects
         .iter()
         .find_map(|p| {

@@ -40,6 +40,21 @@ pub enum Click {
         seen: u64,
         reasons: Vec<Reason>,
     },
+    /// "Stop when safe" on the resource `id` of the project at `path`, as [`card_seen`]
+    /// fingerprinted the card; `kernel`: the item said a live notebook kernel's state will be
+    /// lost, and the click confirms it.
+    StopWhenSafe {
+        path: String,
+        id: TargetId,
+        seen: u64,
+        kernel: bool,
+    },
+    /// "Cancel armed stop" on the resource `id` of the project at `path`: the id names the
+    /// arm exactly (its root's identity), so no fingerprint is needed to cancel it.
+    CancelArmed {
+        path: String,
+        id: TargetId,
+    },
     /// Open a URL in the browser.
     Open(String),
     /// Show a folder in the file manager.
@@ -66,6 +81,16 @@ impl Click {
                 let reasons: Vec<&str> = reasons.iter().map(|r| r.as_str()).collect();
                 format!("anyway:{seen:016x}:{}:{id}:{path}", reasons.join(","))
             }
+            Click::StopWhenSafe {
+                path,
+                id,
+                seen,
+                kernel,
+            } => {
+                let kernel = if *kernel { "kernel" } else { "-" };
+                format!("when-safe:{seen:016x}:{kernel}:{id}:{path}")
+            }
+            Click::CancelArmed { path, id } => format!("disarm:{id}:{path}"),
             Click::Open(url) => format!("open:{url}"),
             Click::Reveal(path) => format!("reveal:{path}"),
             Click::Restart(name) => format!("restart:{name}"),
@@ -107,6 +132,28 @@ impl Click {
                     path: some(path)?,
                 })
             }
+            "when-safe" => {
+                let (seen, rest) = rest.split_once(':')?;
+                let (kernel, rest) = rest.split_once(':')?;
+                let (id, path) = rest.split_once(':')?;
+                Some(Click::StopWhenSafe {
+                    seen: hex(seen)?,
+                    kernel: match kernel {
+                        "kernel" => true,
+                        "-" => false,
+                        _ => return None,
+                    },
+                    id: id.parse().ok()?,
+                    path: some(path)?,
+                })
+            }
+            "disarm" => {
+                let (id, path) = rest.split_once(':')?;
+                Some(Click::CancelArmed {
+                    id: id.parse().ok()?,
+                    path: some(path)?,
+                })
+            }
             "open" => some(rest).map(Click::Open),
             "reveal" => some(rest).map(Click::Reveal),
             "restart" => rest.parse().ok().map(Click::Restart),
@@ -128,6 +175,20 @@ pub fn offers_anyway(p: &Project, r: &Resource) -> bool {
     p.level != Level::Green
         && !r.reasons.is_empty()
         && r.reasons.iter().all(|reason| reason.person_may_skip())
+}
+
+/// Whether a card offers "Stop when safe" for its resource `r`: `r` is yellow or red, none
+/// waits on it yet, and an armed stop waits for every reason against it to clear (the table
+/// in `model::reason`: a client, activity, a live parent, what could not be read). Why: an arm
+/// on a reason that never clears (a manager's program, a data service, the protected, an
+/// unknown kind) would only lapse unfired; a green resource is stopped now ("Clean up
+/// safely"); a container's idleness is not measured, and it is no `Resource`.
+pub fn offers_when_safe(p: &Project, r: &Resource) -> bool {
+    p.level != Level::Green
+        && r.level != Level::Green
+        && r.armed.is_none()
+        && !r.reasons.is_empty()
+        && r.reasons.iter().all(|reason| reason.armed_waits())
 }
 
 /// A fingerprint of what a card shows that a stop depends on: the project's level and, per
@@ -209,6 +270,9 @@ pub enum Ignored {
     /// No card is safe to stop.
     #[error("nothing is safe to stop")]
     NothingSafe,
+    /// The card of the project at this path offers no "Stop when safe" of this resource.
+    #[error("{0} offers no armed stop of {1}: a reason against it never clears on its own")]
+    NoStopWhenSafe(String, String),
     /// The card of the project at this path offers no stop anyway of this resource.
     #[error("{0} offers no stop anyway of {1}: a reason against it is never set aside")]
     NoStopAnyway(String, String),
@@ -267,6 +331,13 @@ pub fn intent(click: Click, state: &UiState) -> Intent {
             seen,
             reasons,
         } => stop_anyway(state, path, id, seen, reasons),
+        Click::StopWhenSafe {
+            path,
+            id,
+            seen,
+            kernel,
+        } => stop_when_safe(state, path, id, seen, kernel),
+        Click::CancelArmed { path, id } => cancel_armed(state, path, id),
         Click::Restart(snapshot) => restart(state, snapshot),
         Click::Open(url) => Ok(Intent::Open(url)),
         Click::Reveal(path) => Ok(Intent::Reveal(path)),
@@ -368,6 +439,79 @@ fn stop_anyway(
             target,
             reasons: reasons.into_iter().collect(),
         },
+    })
+}
+
+/// "Stop when safe" on resource `id` of the project at `path`, if its card is still what was
+/// shown (`seen`), still offers it, and still holds a notebook kernel exactly when the item
+/// said so (`kernel`): the worker arms it on the resource's fresh card.
+fn stop_when_safe(
+    state: &UiState,
+    path: String,
+    id: TargetId,
+    seen: u64,
+    kernel: bool,
+) -> Result<Intent, Ignored> {
+    state.may_stop()?;
+    let key = ActionKey::Project(path.clone());
+    if state.is_running(&key) {
+        return Err(Ignored::Cleaning(path));
+    }
+    let (project, r) = shown_resource(state, &path, &id, seen)?;
+    if !offers_when_safe(project, r) {
+        return Err(Ignored::NoStopWhenSafe(path, id.to_string()));
+    }
+    if pier_core::auto::arms::holds_kernel(r) != kernel {
+        return Err(Ignored::CardChanged(path));
+    }
+    let target = StopTarget {
+        shown: Shown::of(project.level, r),
+        project: path,
+        id,
+    };
+    Ok(Intent::Act {
+        key: key.clone(),
+        doing: "arming…",
+        command: Command::Arm {
+            key,
+            target,
+            kernel_state_lost: kernel,
+        },
+    })
+}
+
+/// The project at `path` and its resource `id`, if the card is still what was shown (`seen`).
+fn shown_resource<'s>(
+    state: &'s UiState,
+    path: &str,
+    id: &TargetId,
+    seen: u64,
+) -> Result<(&'s Project, &'s Resource), Ignored> {
+    let project = state
+        .projects()
+        .iter()
+        .find(|p| p.path == path)
+        .ok_or_else(|| Ignored::NotShown(path.to_owned()))?;
+    let name = id.to_string();
+    project
+        .resources
+        .iter()
+        .find(|r| r.id == name)
+        .filter(|_| card_seen(project) == seen)
+        .map(|r| (project, r))
+        .ok_or_else(|| Ignored::CardChanged(path.to_owned()))
+}
+
+/// "Cancel armed stop" on resource `id` of the project at `path`: its id names the arm.
+fn cancel_armed(state: &UiState, path: String, id: TargetId) -> Result<Intent, Ignored> {
+    let key = ActionKey::Project(path.clone());
+    if state.is_running(&key) {
+        return Err(Ignored::Cleaning(path));
+    }
+    Ok(Intent::Act {
+        key: key.clone(),
+        doing: "cancelling the armed stop…",
+        command: Command::Disarm { key, id },
     })
 }
 

@@ -25,6 +25,7 @@ const SNAPSHOTS_SHOWN: usize = 8;
 const LINE_CHARS: usize = 90;
 
 mod anyway;
+mod armed;
 
 /// One line of the menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -282,7 +283,8 @@ fn evidence_line(e: &Evidence) -> String {
 }
 
 /// "jupyter · pid 10 · 2 processes · 48.2 MB (proportional) · 127.0.0.1:8888 · notebook kernel:
-/// 127.0.0.1:40123, …" (the memory only when it was read).
+/// 127.0.0.1:40123, … · idle 40 min" (the memory only when it was read, the idle clock only
+/// where the worker's scheduler measured it).
 fn resource_line(r: &Resource) -> String {
     let mut ports: Vec<String> = r
         .server_ports()
@@ -300,6 +302,9 @@ fn resource_line(r: &Resource) -> String {
     }
     for (helper, ports) in r.helper_ports() {
         let _ = write!(line, " · {helper}: {}", ports.join(", "));
+    }
+    if let Some(idle) = &r.idle {
+        let _ = write!(line, " · {}", words::idle(idle));
     }
     line
 }
@@ -382,6 +387,7 @@ fn card_contents(state: &UiState, p: &Project, at: &dyn Fn(&str) -> String) -> V
         lines.push(Entry::info(at(&format!("res:{i}")), resource_line(r)));
         evidence(&mut lines, &format!("res:{i}"), &r.evidence);
         lines.extend(anyway::submenu(state, p, i, r, at));
+        lines.extend(armed::lines(state, p, i, r, at));
     }
     for (i, c) in p.containers.iter().enumerate() {
         let of = format!("container:{i}");

@@ -38,7 +38,8 @@ fn main() {
     let mut times = Vec::new();
     for generation in 1..=rounds {
         let started = Instant::now();
-        let (scan, history) = engine.refresh(generation);
+        let refreshed = engine.refresh(generation);
+        let (scan, history) = (refreshed.scan, refreshed.history);
         times.push(started.elapsed().as_secs_f64() * 1e3);
         if let Err(e) = scan.and(history.map(|_| ())) {
             eprintln!("app_refresh: refresh {generation} failed: {e}");

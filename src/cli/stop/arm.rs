@@ -6,25 +6,22 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::Serialize;
 
 use super::{resolve_dirs, selection_options, selection_scan, StopArgs};
 use crate::cli::{print, print_json, EXIT_FAILED, EXIT_NOT_ALL_STOPPED};
-use pier_core::auto::arms::{self, ArmRefusal, Armable};
+use pier_core::auto::arms::{self, ArmAsk, ArmError, ArmRefusal, Armable, DEFAULT_WITHIN};
 use pier_core::diagnose::port;
 use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::ScanOptions;
 use pier_core::front::System;
-use pier_core::model::arm::{Arm, ARM_SCHEMA};
+use pier_core::model::arm::Arm;
 use pier_core::model::card::{Project, Resource, Scan};
 use pier_core::model::target::TargetId;
 use pier_core::model::{RequestedBy, SCHEMA_VERSION};
 use pier_core::words::{self, for_terminal};
-
-/// How long an arm waits when `--within` is not given: a working day.
-const DEFAULT_WITHIN: Duration = Duration::from_secs(8 * 3600);
 
 /// One id's answer (docs/armed-json.md).
 #[derive(Debug, Serialize)]
@@ -47,10 +44,8 @@ struct ArmDocument<'a> {
     results: &'a [ArmAnswer],
 }
 
-/// What one arm needs besides its card: the time, this boot, the expiry, the confirmation.
+/// What one arm needs besides its card: the expiry, the confirmation.
 struct Asked {
-    now: u64,
-    boot_id: Option<String>,
     within: Duration,
     yes: bool,
 }
@@ -76,10 +71,6 @@ pub(super) fn run(args: &StopArgs, t: Thresholds) -> ExitCode {
         Err(code) => return code,
     };
     let asked = Asked {
-        now: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        boot_id: system.probe.boot_id(),
         within: args.within.unwrap_or(DEFAULT_WITHIN),
         yes: args.yes,
     };
@@ -113,7 +104,8 @@ fn exit_code(answers: &[ArmAnswer]) -> ExitCode {
     }
 }
 
-/// Judges and arms one id.
+/// Judges and arms one id, through the one path the app arms through too
+/// (`auto::arms::arm_card`).
 fn arm_one(system: &System, scan: &Scan, asked_as: &str, asked: &Asked) -> ArmAnswer {
     let answer = |result, arm, waiting_for, reason| ArmAnswer {
         asked: asked_as.to_owned(),
@@ -127,27 +119,21 @@ fn arm_one(system: &System, scan: &Scan, asked_as: &str, asked: &Asked) -> ArmAn
         Ok(found) => found,
         Err(e) => return refused(e),
     };
-    let arm = Arm {
-        schema: ARM_SCHEMA,
-        id: r.id.clone(),
-        root: r.root,
-        boot_id: asked.boot_id.clone(),
-        project: project.path.clone(),
-        kind: r.kind.clone(),
-        reasons: r.reasons.clone(),
-        armed_at: asked.now,
-        expires_at: asked.now + asked.within.as_secs(),
+    let ask = ArmAsk {
+        project: &project.path,
+        within: asked.within,
         armed_by: RequestedBy::Cli,
-        kernel_state_lost: asked.yes && arms::holds_kernel(r),
+        kernel_state_lost: asked.yes,
     };
-    match arms::arm_record(&system.store, &arm) {
+    match arms::arm_card(&system.store, system.probe.as_ref(), r, &ask) {
         Ok(written) => answer("armed", Some(written), arms::waiting_for(r), None),
+        Err(ArmError::Refused(e)) => refused(e),
         Err(e) => answer("failed", None, Vec::new(), Some(e.to_string())),
     }
 }
 
-/// The card `asked` names in `scan` (a `:PORT` as the one resource listening on it), if it may
-/// be armed.
+/// The card `asked` names in `scan` (a `:PORT` as the one resource listening on it); a
+/// container's is refused here, a resource's is judged as it is armed.
 fn card<'s>(
     scan: &'s Scan,
     asked: &str,
@@ -165,7 +151,6 @@ fn card<'s>(
         .iter()
         .find_map(|p| Some((p, p.resources.iter().find(|r| r.id == id)?)))
         .ok_or(ArmRefusal::NotFound { id })?;
-    arms::may_arm(Armable::Resource(r), yes)?;
     Ok((project, r))
 }
 

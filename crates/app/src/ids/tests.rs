@@ -33,6 +33,22 @@ fn every_click_round_trips_through_its_id() {
             seen: 7,
             reasons: vec![Reason::Busy, Reason::NotOrphaned],
         },
+        Click::StopWhenSafe {
+            path: "/w/a:b c".into(),
+            id: "20-100".parse().unwrap(),
+            seen: 9,
+            kernel: true,
+        },
+        Click::StopWhenSafe {
+            path: "/w/api".into(),
+            id: "20-100".parse().unwrap(),
+            seen: 0,
+            kernel: false,
+        },
+        Click::CancelArmed {
+            path: "/w/a:b c".into(),
+            id: "20-100".parse().unwrap(),
+        },
         Click::Open("http://localhost:5173".into()),
         Click::Reveal("/w/shop".into()),
         Click::Restart(record("snap-10-100-1700")),
@@ -59,6 +75,11 @@ fn informational_and_unknown_ids_are_not_clicks() {
         "anyway:0000000000000007:bored:20-100:/w/a",
         "anyway:0000000000000007:busy:020-100:/w/a",
         "anyway:0000000000000007:busy:20-100:",
+        "when-safe:0000000000000007:yes:20-100:/w/a",
+        "when-safe:0000000000000007:-:20-100:",
+        "when-safe:7:-:20-100:/w/a",
+        "disarm:container:/w/a",
+        "disarm:20-100:",
     ] {
         assert_eq!(Click::parse(id), None, "{id}");
     }

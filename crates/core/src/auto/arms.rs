@@ -15,10 +15,75 @@ mod refuse;
 pub use judge::{after_stop, armed_view, judge, waiting_for, AfterFire, Dropped, Seen, Verdict};
 pub use refuse::{holds_kernel, may_arm, ArmRefusal, Armable};
 
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
 use crate::model::arm::{Arm, ARM_SCHEMA};
+use crate::model::card::Resource;
 use crate::model::target::TargetId;
-use crate::model::Identity;
+use crate::model::{Identity, RequestedBy};
+use crate::probe::Probe;
 use crate::store::{Listing, Owned, Store, StoreError, Versioned};
+
+/// How long an arm waits when no expiry is given: a working day (docs/design.md §5a).
+pub const DEFAULT_WITHIN: Duration = Duration::from_secs(8 * 3600);
+
+/// Why a card was not armed: refused (the way forward in its sentence), or the state folder
+/// failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ArmError {
+    /// The card may not be armed ([`may_arm`]).
+    #[error(transparent)]
+    Refused(#[from] ArmRefusal),
+    /// The record could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The fresh scan the card is judged on could not be made.
+    #[error("it could not be looked at again: {0}")]
+    Scan(#[from] crate::diagnose::ScanError),
+}
+
+/// What an arm asks besides its card: where the card is, for how long, who asks, and whether
+/// the person was told that a live notebook kernel's state is lost.
+#[derive(Debug, Clone)]
+pub struct ArmAsk<'a> {
+    /// The path of the card's project, which names the arm to a person.
+    pub project: &'a str,
+    /// How long it waits before it lapses unfired.
+    pub within: Duration,
+    /// The CLI or the app.
+    pub armed_by: RequestedBy,
+    /// The person confirmed a kernel's state is lost (`--yes`, the menu's item that says so).
+    pub kernel_state_lost: bool,
+}
+
+/// Arms the stop of `r`, a fresh sampled card: judged by [`may_arm`], then written with this
+/// boot's id (`probe`) and an expiry `within` from now. The one path the CLI and the app arm
+/// through.
+pub fn arm_card(
+    store: &Store,
+    probe: &dyn Probe,
+    r: &Resource,
+    ask: &ArmAsk<'_>,
+) -> Result<Arm, ArmError> {
+    may_arm(Armable::Resource(r), ask.kernel_state_lost)?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let arm = Arm {
+        schema: ARM_SCHEMA,
+        id: r.id.clone(),
+        root: r.root,
+        boot_id: probe.boot_id(),
+        project: ask.project.to_owned(),
+        kind: r.kind.clone(),
+        reasons: r.reasons.clone(),
+        armed_at: now,
+        expires_at: now + ask.within.as_secs(),
+        armed_by: ask.armed_by.clone(),
+        kernel_state_lost: ask.kernel_state_lost && holds_kernel(r),
+    };
+    Ok(arm_record(store, &arm)?)
+}
 
 /// What every arm record's name starts with: no other listing (`snap-`, `ctr-`) reads it.
 pub const ARM_PREFIX: &str = "arm-";

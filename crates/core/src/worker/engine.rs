@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::diagnose::{self, project, ScanOptions};
 use crate::front::System;
-use crate::model::card::Scan;
+use crate::model::card::{Resource, Scan};
 use crate::model::history::{History, RestartReport, RestartResult};
 use crate::model::outcome::StopReport;
 use crate::model::reason::Anyway;
@@ -17,9 +17,13 @@ use crate::model::target::RecordName;
 use crate::probe::reuse::OnceTable;
 use crate::restart;
 use crate::stop::{Progress, StopOptions};
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
-use super::{RefreshError, StopTarget};
+use super::{armed, ActionReport, RefreshError, StopTarget};
+use crate::auto::arms::{self, ArmAsk, ArmError, ArmRefusal, DEFAULT_WITHIN};
+use crate::auto::scheduler::{Scheduler, SchedulerOptions};
+use crate::model::arm::{Arm, Armed};
+use crate::model::target::TargetId;
 
 /// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.
 pub trait Engine: Send + Sync + 'static {
@@ -41,6 +45,12 @@ pub trait Engine: Send + Sync + 'static {
     ) -> Vec<StopReport>;
     /// Restarts the snapshot with record name `snapshot`.
     fn restart(&self, snapshot: &RecordName) -> RestartReport;
+    /// Arms a stop of `target`'s resource ("stop when safe"), judged on its fresh card, never
+    /// on the menu's copy alone; `kernel_state_lost`: the person was told a live notebook
+    /// kernel's state is lost. What it waits for, or why not.
+    fn arm(&self, target: &StopTarget, kernel_state_lost: bool) -> Result<Armed, ArmError>;
+    /// Cancels the armed stop of resource `id`: the arm removed, or `None` when none waits.
+    fn disarm(&self, id: &TargetId) -> Result<Option<Arm>, StoreError>;
     /// `pier doctor`'s checks on this machine, run once as the worker starts; `None`: this
     /// engine has none to run.
     fn self_test(&self) -> Option<crate::model::doctor::DoctorReport> {
@@ -48,8 +58,17 @@ pub trait Engine: Send + Sync + 'static {
     }
 }
 
-/// What a refresh found: the scan, and the snapshot history, each or why not.
-pub type Refreshed = (Result<Scan, RefreshError>, Result<History, RefreshError>);
+/// What a refresh found: the scan, and the snapshot history, each or why not; and what the
+/// armed stops came to at this rescan (fired, dropped), each as a click's result would be.
+#[derive(Debug)]
+pub struct Refreshed {
+    /// The scan, or why not.
+    pub scan: Result<Scan, RefreshError>,
+    /// The snapshot history read right after it, or why not.
+    pub history: Result<History, RefreshError>,
+    /// One result per armed stop that fired or was dropped at this rescan.
+    pub armed: Vec<ActionReport>,
+}
 
 /// The real engine: this machine's [`System`] (probe, signaller, exit waiter, state folder).
 pub struct SystemEngine {
@@ -59,7 +78,7 @@ pub struct SystemEngine {
     /// The `pier` binary, which runs each restart (see [`Engine::restart`] below).
     exe: PathBuf,
     /// The idle clock and the armed stops: every refresh is one of its rescans.
-    scheduler: std::sync::Mutex<crate::auto::scheduler::Scheduler>,
+    scheduler: std::sync::Mutex<Scheduler>,
 }
 
 impl SystemEngine {
@@ -76,8 +95,34 @@ impl SystemEngine {
             },
             stop: StopOptions::default(),
             exe,
-            scheduler: Default::default(),
+            scheduler: std::sync::Mutex::new(Scheduler::new(SchedulerOptions::default())),
         }
+    }
+
+    /// The same engine with a scheduler of its own options (a test's short settle).
+    pub fn with_scheduler(self, opts: SchedulerOptions) -> Self {
+        Self {
+            scheduler: std::sync::Mutex::new(Scheduler::new(opts)),
+            ..self
+        }
+    }
+
+    /// The resource `id`'s card in a fresh sampled scan (as `pier stop --when-safe` judges),
+    /// with its project's path.
+    fn fresh_card(&self, id: &str) -> Result<(String, Resource), ArmError> {
+        let probe = OnceTable::new(self.system.probe.as_ref());
+        let opts = ScanOptions {
+            protect: crate::config::protect(),
+            ..self.scan.clone()
+        };
+        let scan = diagnose::scan(&probe, &opts, &project::marker_on_disk)?;
+        scan.projects
+            .into_iter()
+            .find_map(|p| {
+                let r = p.resources.into_iter().find(|r| r.id == id)?;
+                Some((p.path, r))
+            })
+            .ok_or_else(|| ArmRefusal::NotFound { id: id.to_owned() }.into())
     }
 
     /// How the app's stops run: judged by the scan's thresholds, asked for by the app (a
@@ -104,14 +149,22 @@ impl Engine for SystemEngine {
             ..self.scan.clone()
         };
         let mut scan = diagnose::scan(&probe, &opts, &project::marker_on_disk);
+        let mut events = Vec::new();
         if let Ok(scan) = &mut scan {
-            // A panic in another refresh leaves the clock as it was: it is still whole.
+            // A panic in another refresh leaves the clock as it was: it is still whole. The
+            // lock is held while due arms fire, so two refreshes never fire one arm twice.
             let mut scheduler = self
                 .scheduler
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             scheduler.measure(&probe, scan);
+            events =
+                scheduler.fire_armed(&self.system, scan, &self.stop_options(&Anyway::default()));
         }
+        let armed = events
+            .iter()
+            .filter_map(armed::armed_event_summary)
+            .collect();
         let scan = scan.map_err(Into::into);
         let history = restart::history(&probe, &self.system.store)
             .map(|(mut entries, damaged)| {
@@ -128,7 +181,34 @@ impl Engine for SystemEngine {
                 History { entries, damaged }
             })
             .map_err(|e| RefreshError::History(e.to_string()));
-        (scan, history)
+        Refreshed {
+            scan,
+            history,
+            armed,
+        }
+    }
+
+    fn arm(&self, target: &StopTarget, kernel_state_lost: bool) -> Result<Armed, ArmError> {
+        let id = target.id.to_string();
+        if let TargetId::Container(_) = target.id {
+            return Err(ArmRefusal::Container { id }.into());
+        }
+        let (project, r) = self.fresh_card(&id)?;
+        let ask = ArmAsk {
+            project: &project,
+            within: DEFAULT_WITHIN,
+            armed_by: crate::model::RequestedBy::App,
+            kernel_state_lost,
+        };
+        let arm = arms::arm_card(&self.system.store, self.system.probe.as_ref(), &r, &ask)?;
+        Ok(Armed {
+            expires_at: arm.expires_at,
+            waiting_for: arms::waiting_for(&r),
+        })
+    }
+
+    fn disarm(&self, id: &TargetId) -> Result<Option<Arm>, StoreError> {
+        arms::cancel(&self.system.store, &id.to_string())
     }
 
     fn stop_with(

@@ -14,6 +14,7 @@
 //! - SIGINT and SIGTERM become [`Update::Quit`]: the UI ends cleanly and joins this thread, and
 //!   a stop in flight ends at its next seam, as an interrupted `pier stop` does.
 
+mod armed;
 mod engine;
 mod error;
 mod summary;
@@ -33,6 +34,7 @@ use crate::model::reason::{Anyway, Reason};
 use crate::model::shown::Shown;
 use crate::model::target::{RecordName, TargetId};
 
+pub use armed::{arm_summary, armed_event_summary, disarm_summary};
 pub use engine::{Engine, Refreshed, SystemEngine};
 pub use error::{NoReport, Panicked, RefreshError};
 pub use summary::{
@@ -61,6 +63,23 @@ pub enum Command {
         target: StopTarget,
         /// The reasons the card showed against it, confirmed.
         reasons: BTreeSet<Reason>,
+    },
+    /// Arm a stop of one resource ("stop when safe", docs/design.md §5a): judged on its fresh
+    /// card; the chain runs at a refresh once it is green and has stayed green for a settle.
+    Arm {
+        /// The action the result belongs to: the resource's project.
+        key: ActionKey,
+        /// The resource, with what its card showed.
+        target: StopTarget,
+        /// The person was told a live notebook kernel's state is lost, and armed it anyway.
+        kernel_state_lost: bool,
+    },
+    /// Cancel the armed stop of one resource.
+    Disarm {
+        /// The action the result belongs to: the resource's project.
+        key: ActionKey,
+        /// The resource's id.
+        id: TargetId,
     },
     /// Restart one snapshot; `label` names it in the result line.
     Restart {
@@ -277,6 +296,10 @@ async fn run(
                 Some(Command::Restart { snapshot, label }) => {
                     spawn_restart(&shared, &mut actions, snapshot, label);
                 }
+                Some(Command::Arm { key, target, kernel_state_lost }) => {
+                    spawn_arm(&shared, &mut actions, key, target, kernel_state_lost);
+                }
+                Some(Command::Disarm { key, id }) => spawn_disarm(&shared, &mut actions, key, id),
             },
             Some(_) = actions.join_next(), if !actions.is_empty() => {}
             () = tick(&mut ticks) => {
@@ -343,13 +366,31 @@ fn scan_as(shared: &Arc<Shared>, generation: u64, periodic: bool) {
     let shared = Arc::clone(shared);
     tokio::task::spawn_blocking(move || {
         let _done = periodic.then(|| PeriodicDone(&shared.periodic_in_flight));
-        let (scan, history) = shared.engine.refresh(generation);
+        let refreshed = shared.engine.refresh(generation);
         (shared.sink)(Update::Scanned {
             generation,
-            scan,
-            history,
+            scan: refreshed.scan,
+            history: refreshed.history,
         });
+        armed_results(&shared, refreshed.armed);
     });
+}
+
+/// What the armed stops came to at a refresh: each result delivered as a click's is, then one
+/// fresh scan that settles them all (docs/design.md §6), since a fired stop changed the cards.
+fn armed_results(shared: &Arc<Shared>, reports: Vec<ActionReport>) {
+    if reports.is_empty() {
+        return;
+    }
+    let generation = next_generation(shared);
+    for report in reports {
+        tracing::info!("{}", crate::words::for_terminal(&report.summary));
+        (shared.sink)(Update::ActionDone {
+            report,
+            settled_by: generation,
+        });
+    }
+    scan_as(shared, generation, false);
 }
 
 /// Runs `f`; a panic becomes `Err` with its message (logged), so one bad item never takes the
@@ -434,6 +475,49 @@ fn spawn_restart(shared: &Arc<Shared>, actions: &mut Actions, snapshot: RecordNa
         }
     });
     follow_with_scan(shared, actions, done_key, done);
+}
+
+/// "Stop when safe" on one resource: armed on its fresh card, or why not.
+fn spawn_arm(
+    shared: &Arc<Shared>,
+    actions: &mut Actions,
+    key: ActionKey,
+    target: StopTarget,
+    kernel_state_lost: bool,
+) {
+    let task = Arc::clone(shared);
+    let done_key = key.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        match guarded("arming a stop", || {
+            task.engine.arm(&target, kernel_state_lost)
+        }) {
+            Ok(result) => arm_summary(key, &result),
+            Err(why) => failed(key, &why),
+        }
+    });
+    follow_with_scan(shared, actions, done_key, done);
+}
+
+/// "Cancel armed stop" on one resource.
+fn spawn_disarm(shared: &Arc<Shared>, actions: &mut Actions, key: ActionKey, id: TargetId) {
+    let task = Arc::clone(shared);
+    let done_key = key.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        match guarded("cancelling an armed stop", || task.engine.disarm(&id)) {
+            Ok(result) => disarm_summary(key, &result),
+            Err(why) => failed(key, &why),
+        }
+    });
+    follow_with_scan(shared, actions, done_key, done);
+}
+
+/// The result of an action whose engine call panicked.
+fn failed(key: ActionKey, why: &Panicked) -> ActionReport {
+    ActionReport {
+        key,
+        tone: Tone::Failed,
+        summary: why.to_string(),
+    }
 }
 
 /// Delivers an action's result with the generation of the scan that follows it, then starts

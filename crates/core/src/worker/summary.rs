@@ -63,7 +63,13 @@ fn tone_of(result: ResourceResult) -> Tone {
 
 /// "stopped (3 processes)", "refused — a client is connected", "stopped anyway (1 process),
 /// set aside: not_orphaned", …: one resource, in words.
-fn stop_words(r: &StopReport) -> String {
+pub(super) fn stop_words(r: &StopReport) -> String {
+    stop_words_by(r, "")
+}
+
+/// As [`stop_words`], with who asked (`by`: " by your armed stop") after what signals did:
+/// "stopped by your armed stop (4 processes)".
+pub(super) fn stop_words_by(r: &StopReport, by: &str) -> String {
     // A stop anyway that sent its signals says so, and names what it set aside.
     let (anyway, aside) = match aside_words(r) {
         Some(aside) if signalled(r.result) => (" anyway", format!(", {aside}")),
@@ -72,7 +78,7 @@ fn stop_words(r: &StopReport) -> String {
     let words = match r.result {
         ResourceResult::Stopped if r.container.is_some() => {
             let name = r.container.as_ref().map_or("", |c| c.name.as_str());
-            format!("stopped (container {name})")
+            format!("stopped{by} (container {name})")
         }
         ResourceResult::Stopped => {
             let ended = r
@@ -82,15 +88,15 @@ fn stop_words(r: &StopReport) -> String {
                 .count();
             let noun = if ended == 1 { "process" } else { "processes" };
             match freed_words(r) {
-                Some(freed) => format!("stopped{anyway} ({ended} {noun}, {freed})"),
-                None => format!("stopped{anyway} ({ended} {noun})"),
+                Some(freed) => format!("stopped{anyway}{by} ({ended} {noun}, {freed})"),
+                None => format!("stopped{anyway}{by} ({ended} {noun})"),
             }
         }
         ResourceResult::PartiallyStopped => match freed_words(r) {
-            Some(freed) => format!("partially stopped{anyway} ({freed}) — {}", r.reason),
-            None => format!("partially stopped{anyway} — {}", r.reason),
+            Some(freed) => format!("partially stopped{anyway}{by} ({freed}) — {}", r.reason),
+            None => format!("partially stopped{anyway}{by} — {}", r.reason),
         },
-        ResourceResult::NotStopped => format!("not stopped — {}", r.reason),
+        ResourceResult::NotStopped => format!("not stopped{by} — {}", r.reason),
         ResourceResult::Refused => format!("refused — {}", r.reason),
         ResourceResult::Failed => format!("failed — {}", r.reason),
         ResourceResult::WouldStop => format!("would be stopped — {}", r.reason),
@@ -99,7 +105,7 @@ fn stop_words(r: &StopReport) -> String {
 }
 
 /// Whether a stop with this result sent signals: only then was anything set aside.
-fn signalled(result: ResourceResult) -> bool {
+pub(super) fn signalled(result: ResourceResult) -> bool {
     matches!(
         result,
         ResourceResult::Stopped | ResourceResult::PartiallyStopped
@@ -125,7 +131,7 @@ fn freed_words(r: &StopReport) -> Option<String> {
 /// sent is then unknown, and the line says so).
 pub type StopOutcome = Result<StopReport, NoReport>;
 
-fn tone_of_outcome(r: &StopOutcome) -> Tone {
+pub(super) fn tone_of_outcome(r: &StopOutcome) -> Tone {
     match r {
         Ok(r) if r.record_error.is_some() => tone_of(r.result).max(Tone::Partial),
         Ok(r) => tone_of(r.result),

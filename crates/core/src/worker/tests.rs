@@ -44,7 +44,14 @@ struct Scripted {
     slow: u64,
     gate: Gate,
     anyway: Mutex<Vec<Anyway>>,
+    /// The refresh of this generation fires an armed stop of `ARMED` in /w/web.
+    fires: Mutex<u64>,
+    /// Each arm asked for: the id and whether the kernel's loss was confirmed.
+    arms: Mutex<Vec<(String, bool)>>,
 }
+
+/// The resource the scripted engine arms; any other is not in its fresh scan.
+const ARMED: &str = "10-100";
 
 impl Engine for Scripted {
     fn refresh(&self, generation: u64) -> Refreshed {
@@ -60,7 +67,40 @@ impl Engine for Scripted {
             other_listeners: None,
             engines: vec![],
         };
-        (Ok(scan), Ok(History::default()))
+        let armed = match *self.fires.lock().unwrap() == generation {
+            true => vec![fired_report()],
+            false => vec![],
+        };
+        Refreshed {
+            scan: Ok(scan),
+            history: Ok(History::default()),
+            armed,
+        }
+    }
+    fn arm(
+        &self,
+        target: &StopTarget,
+        kernel_state_lost: bool,
+    ) -> Result<crate::model::arm::Armed, crate::auto::arms::ArmError> {
+        let id = target.id.to_string();
+        self.arms
+            .lock()
+            .unwrap()
+            .push((id.clone(), kernel_state_lost));
+        if id != ARMED {
+            return Err(crate::auto::arms::ArmRefusal::NotFound { id }.into());
+        }
+        Ok(crate::model::arm::Armed {
+            expires_at: 0,
+            waiting_for: vec!["the client on :5173 (curl) to leave".into()],
+        })
+    }
+    fn disarm(
+        &self,
+        id: &TargetId,
+    ) -> Result<Option<crate::model::arm::Arm>, crate::store::StoreError> {
+        assert_eq!(id.to_string(), ARMED);
+        Ok(None)
     }
     fn stop_with(
         &self,
@@ -96,6 +136,33 @@ impl Engine for Scripted {
     }
 }
 
+/// What the engine's scheduler makes of an armed stop that fired at a refresh.
+fn fired_report() -> ActionReport {
+    let arm = crate::model::arm::Arm {
+        schema: 1,
+        id: ARMED.into(),
+        root: crate::model::Identity {
+            pid: 10,
+            start_time: 100,
+        },
+        boot_id: None,
+        project: "/w/web".into(),
+        kind: "vite".into(),
+        reasons: vec![Reason::LiveConnection],
+        armed_at: 0,
+        expires_at: 0,
+        armed_by: crate::model::RequestedBy::App,
+        kernel_state_lost: false,
+    };
+    let report = StopReport::new(ARMED, ResourceResult::Stopped, "every member is gone");
+    armed_event_summary(&crate::auto::scheduler::Event::Fired {
+        arm,
+        report: Box::new(report),
+        kept: false,
+    })
+    .expect("a fired stop is a result")
+}
+
 impl Scripted {
     /// Refused, but for a stop anyway of `id`: stopped, setting aside what was confirmed.
     fn stop_one(&self, id: &str, anyway: &Anyway) -> StopReport {
@@ -125,6 +192,8 @@ fn start_opts(slow: u64, opts: WorkerOptions) -> (Arc<Scripted>, Worker, mpsc::R
         slow,
         gate: Gate::default(),
         anyway: Mutex::default(),
+        fires: Mutex::new(0),
+        arms: Mutex::default(),
     });
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
@@ -391,4 +460,102 @@ fn a_stop_anyway_reaches_the_engine_with_its_confirmed_reasons() {
     let mut confirmed = Anyway::default();
     confirmed.confirm("20-100", reasons);
     assert_eq!(heard, [confirmed, Anyway::default()]);
+}
+
+fn target(id: &str, project: &str) -> StopTarget {
+    StopTarget {
+        project: project.into(),
+        id: id.parse().unwrap(),
+        shown: Shown {
+            project_level: crate::model::card::Level::Red,
+            members: vec![],
+            container_run: None,
+        },
+    }
+}
+
+/// "Stop when safe" in the app: the command reaches the engine's arm with the confirmation it
+/// carries; its result is delivered, then a fresh scan (the card then shows the arm). A
+/// refusal is a result too.
+#[test]
+fn arming_delivers_its_result_then_a_fresh_scan() {
+    let (engine, worker, rx) = start(0);
+    assert_eq!(generation_of(&next(&rx)), Some(1));
+    let key = ActionKey::Project("/w/web".into());
+    worker.send(Command::Arm {
+        key: key.clone(),
+        target: target(ARMED, "/w/web"),
+        kernel_state_lost: true,
+    });
+    let Update::ActionDone { report, settled_by } = next(&rx) else {
+        panic!("the arm's result");
+    };
+    assert_eq!(report.key, key);
+    assert_eq!(report.tone, Tone::Done);
+    assert_eq!(
+        report.summary,
+        "web: armed — stops when safe, waiting for the client on :5173 (curl) to leave"
+    );
+    assert_eq!(
+        generation_of(&next(&rx)),
+        Some(settled_by),
+        "then a fresh scan"
+    );
+
+    worker.send(Command::Arm {
+        key: ActionKey::Project("/w/api".into()),
+        target: target("20-100", "/w/api"),
+        kernel_state_lost: false,
+    });
+    let Update::ActionDone { report, .. } = next(&rx) else {
+        panic!("the refusal's result");
+    };
+    assert_eq!(report.tone, Tone::Refused);
+    assert!(report
+        .summary
+        .starts_with("api: not armed — no resource 20-100 now"));
+    assert_eq!(generation_of(&next(&rx)), Some(3));
+
+    worker.send(Command::Disarm {
+        key: key.clone(),
+        id: ARMED.parse().unwrap(),
+    });
+    let Update::ActionDone { report, .. } = next(&rx) else {
+        panic!("the cancel's result");
+    };
+    assert_eq!(report.key, key);
+    assert!(report.summary.starts_with("web: no armed stop to cancel"));
+    assert_eq!(generation_of(&next(&rx)), Some(4));
+    worker.shutdown();
+    assert_eq!(
+        *engine.arms.lock().unwrap(),
+        [(ARMED.to_owned(), true), ("20-100".to_owned(), false)]
+    );
+}
+
+/// An armed stop that fires at a refresh is a result as a click's is: the scan it fired at,
+/// then the result settled by the next generation, then that fresh scan.
+#[test]
+fn an_armed_stop_fired_at_a_refresh_is_delivered_then_a_fresh_scan_follows() {
+    let (engine, worker, rx) = start(0);
+    assert_eq!(generation_of(&next(&rx)), Some(1));
+    *engine.fires.lock().unwrap() = 2;
+    worker.send(Command::Scan);
+    assert_eq!(generation_of(&next(&rx)), Some(2), "the scan it fired at");
+    let Update::ActionDone { report, settled_by } = next(&rx) else {
+        panic!("the fired stop's result");
+    };
+    assert_eq!(report.key, ActionKey::Project("/w/web".into()));
+    assert_eq!(
+        report.summary,
+        "web: stopped by your armed stop (0 processes) · Restart in Recently stopped"
+    );
+    assert_eq!(settled_by, 3);
+    assert_eq!(generation_of(&next(&rx)), Some(3), "then a fresh scan");
+    worker.shutdown();
+    assert!(
+        rx.try_iter()
+            .all(|u| generation_of(&u).is_some() || matches!(u, Update::Quit)),
+        "one result per fired stop, no more"
+    );
 }

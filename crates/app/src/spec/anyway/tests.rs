@@ -69,6 +69,7 @@ vite · pid 20 · 1 process · 48.2 MB (proportional) · 127.0.0.1:8000
   A restart would run it on its own: its parent is not brought back.
   ---
   [x] Send SIGTERM anyway
+[x] Stop when safe
 ---
 Clean up safely
 [x] Open http://localhost:8000
