@@ -104,7 +104,10 @@ fn a_reaped_child_s_cpu_time_counts_for_its_parent() {
 /// utime + stime of `pid` alone (its children's left out), in ticks.
 fn own_cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read(format!("/proc/{pid}/stat")).unwrap();
-    pier_core::probe::procfs::parse_stat(&stat).unwrap().1.cpu_ticks
+    pier_core::probe::procfs::parse_stat(&stat)
+        .unwrap()
+        .1
+        .cpu_ticks
 }
 
 #[test]
@@ -161,7 +164,13 @@ fn python_server(dir: &std::path::Path) -> Option<Server> {
     let mut out = BufReader::new(child.0.stdout.take().unwrap());
     // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
     let text = line(&mut out);
-    let port = text.split(" port ").nth(1)?.split(' ').next()?.parse().ok()?;
+    let port = text
+        .split(" port ")
+        .nth(1)?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()?;
     Some(Server { child, port })
 }
 
