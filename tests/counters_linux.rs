@@ -293,3 +293,132 @@ fn node_s_served_request_moves_its_io_counters() {
     assert!(request.1 >= 1024 && request.2 >= 2, "{request:?}");
     assert!(!ended_for(&probe, server.port).is_empty());
 }
+
+/// The figures the idle clock's bounds are chosen from: a real Vite (`npm run dev`, from the
+/// real-tools cache) left idle for 30 s, then served one request; each process's counters.
+/// `PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test counters_linux -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore = "a 30 s measurement of a real Vite; needs PIER_REAL_TOOLS"]
+fn idle_vite_figures() {
+    let Some(cache) = std::env::var_os("PIER_REAL_TOOLS").map(std::path::PathBuf::from) else {
+        eprintln!("idle_vite_figures: set PIER_REAL_TOOLS");
+        return;
+    };
+    let probe = LinuxProbe::new();
+    let dir = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real_tools/projects/vite");
+    for file in ["index.html", "main.js", "package.json"] {
+        let text = std::fs::read_to_string(fixture.join(file)).unwrap();
+        std::fs::write(
+            dir.path().join(file),
+            text.replace("{port}", &port.to_string()),
+        )
+        .unwrap();
+    }
+    let copied = Command::new("cp")
+        .arg("-al")
+        .arg(cache.join("npm/vite/node_modules"))
+        .arg(dir.path().join("node_modules"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let npm = Owned(
+        Command::new("npm")
+            .args(["run", "dev"])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let tree = Tree::of(&probe, npm.0.id(), port);
+    // Startup's work out of the way: the first answer, then a quiet moment.
+    one_request(port);
+    let settled = Instant::now() + Duration::from_secs(5);
+    std::thread::sleep(settled - Instant::now());
+    // Intervals of 10 s (three, or `PIER_FIGURES_INTERVALS`), then one request: each process's change over each.
+    let mut reads = vec![tree.read(&probe)];
+    let intervals = std::env::var("PIER_FIGURES_INTERVALS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    for _ in 0..intervals {
+        let until = Instant::now() + Duration::from_secs(10);
+        std::thread::sleep(until - Instant::now());
+        reads.push(tree.read(&probe));
+    }
+    let bytes = one_request(port);
+    reads.push(tree.read(&probe));
+    let ended = ended_for(&probe, port);
+    eprintln!(
+        "vite on port {port}; one request answered {bytes} B; ended rows {}",
+        ended.len()
+    );
+    let idle: Vec<String> = (0..intervals)
+        .map(|i| format!("idle {}-{} s", i * 10, i * 10 + 10))
+        .collect();
+    eprintln!("cpu µs / io B / syscalls per process:");
+    eprintln!("| process | {} | one request |", idle.join(" | "));
+    eprintln!("|{}", " --- |".repeat(intervals + 2));
+    for (i, (name, who)) in tree.members.iter().enumerate() {
+        let cells: Vec<String> = reads
+            .windows(2)
+            .map(|w| match (&w[0][i], &w[1][i]) {
+                (Ok(a), Ok(b)) => {
+                    let d = delta(*a, *b);
+                    format!("{} / {} / {}", d.0 / 1000, d.1, d.2)
+                }
+                _ => "unread".to_owned(),
+            })
+            .collect();
+        eprintln!("| {name} {} | {} |", who.pid, cells.join(" | "));
+    }
+    tree.kill();
+}
+
+/// A process started by a test and its descendants, once its port answers.
+struct Tree {
+    members: Vec<(String, Identity)>,
+}
+
+impl Tree {
+    fn of(probe: &LinuxProbe, root: u32, port: u16) -> Self {
+        common::wait_for("the server's port", || {
+            TcpStream::connect(("127.0.0.1", port)).ok()
+        });
+        let table = probe.processes().unwrap().processes;
+        let mut members: Vec<(String, Identity)> = Vec::new();
+        let mut pids = vec![root];
+        while let Some(pid) = pids.pop() {
+            if let Some(p) = table.iter().find(|p| p.identity.pid == pid) {
+                members.push((p.comm.clone(), p.identity));
+            }
+            pids.extend(
+                table
+                    .iter()
+                    .filter(|p| p.ppid == pid)
+                    .map(|p| p.identity.pid),
+            );
+        }
+        Tree { members }
+    }
+
+    fn read(&self, probe: &LinuxProbe) -> Vec<Result<Cumulative, ProbeError>> {
+        let ids: Vec<Identity> = self.members.iter().map(|(_, id)| *id).collect();
+        probe.counters(&ids).into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// Each member killed by identity, leaves first (the root is also its `Owned`'s).
+    fn kill(self) {
+        for (_, who) in self.members.into_iter().rev() {
+            common::kill_by_identity(common::Started {
+                pid: who.pid,
+                start_time: who.start_time,
+            });
+        }
+    }
+}
