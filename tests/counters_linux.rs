@@ -306,25 +306,8 @@ fn idle_vite_figures() {
         return;
     };
     let probe = LinuxProbe::new();
-    let dir = tempfile::tempdir().unwrap();
     let port = common::free_port();
-    let fixture =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real_tools/projects/vite");
-    for file in ["index.html", "main.js", "package.json"] {
-        let text = std::fs::read_to_string(fixture.join(file)).unwrap();
-        std::fs::write(
-            dir.path().join(file),
-            text.replace("{port}", &port.to_string()),
-        )
-        .unwrap();
-    }
-    let copied = Command::new("cp")
-        .arg("-al")
-        .arg(cache.join("npm/vite/node_modules"))
-        .arg(dir.path().join("node_modules"))
-        .status()
-        .unwrap();
-    assert!(copied.success());
+    let dir = vite_project(&cache, port);
     let npm = Owned(
         Command::new("npm")
             .args(["run", "dev"])
@@ -358,6 +341,13 @@ fn idle_vite_figures() {
         "vite on port {port}; one request answered {bytes} B; ended rows {}",
         ended.len()
     );
+    print_figures(&tree, &reads);
+    tree.kill();
+}
+
+/// Each member's change over each interval, as a table.
+fn print_figures(tree: &Tree, reads: &[Vec<Result<Cumulative, ProbeError>>]) {
+    let intervals = reads.len() - 2;
     let idle: Vec<String> = (0..intervals)
         .map(|i| format!("idle {}-{} s", i * 10, i * 10 + 10))
         .collect();
@@ -377,7 +367,30 @@ fn idle_vite_figures() {
             .collect();
         eprintln!("| {name} {} | {} |", who.pid, cells.join(" | "));
     }
-    tree.kill();
+}
+
+/// The real-tools Vite project in a temporary folder, to serve on `port`, its `node_modules`
+/// a hard-link copy of the cache's.
+fn vite_project(cache: &std::path::Path, port: u16) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real_tools/projects/vite");
+    for file in ["index.html", "main.js", "package.json"] {
+        let text = std::fs::read_to_string(fixture.join(file)).unwrap();
+        std::fs::write(
+            dir.path().join(file),
+            text.replace("{port}", &port.to_string()),
+        )
+        .unwrap();
+    }
+    let copied = Command::new("cp")
+        .arg("-al")
+        .arg(cache.join("npm/vite/node_modules"))
+        .arg(dir.path().join("node_modules"))
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    dir
 }
 
 /// A process started by a test and its descendants, once its port answers.
