@@ -421,6 +421,39 @@ pub fn lifetime_cpu_ns(
     mach_ticks_to_ns(user_ticks.saturating_add(system_ticks), tb_frequency_hz?)
 }
 
+/// What `proc_pid_rusage(RUSAGE_INFO_V2)` and `proc_pidinfo(PROC_PIDTASKINFO)` give the idle
+/// clock, as the kernel counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskCounts {
+    /// `ri_user_time + ri_system_time`, Mach absolute-time ticks: every thread's, ended
+    /// ones included.
+    pub cpu_ticks: u64,
+    /// `ri_child_user_time + ri_child_system_time`, in the same ticks: the children it has
+    /// waited for, and theirs (XNU `update_rusage_info_child` adds a child's own and its
+    /// children's times at the wait).
+    pub child_cpu_ticks: u64,
+    /// `ri_diskio_bytesread + ri_diskio_byteswritten`.
+    pub disk_bytes: u64,
+    /// `pti_syscalls_unix`, which XNU keeps as an `int32_t`.
+    pub syscalls_unix: i32,
+    /// `pti_syscalls_mach`, an `int32_t` too.
+    pub syscalls_mach: i32,
+}
+
+/// The idle clock's counters from what the kernel counts, given `hw.tbfrequency`; `None`
+/// when it is zero (no CPU time can be told, and an unknown counter is never idle). The
+/// syscall counts are read as the unsigned 32-bit numbers they are: past 2^31 they keep
+/// rising rather than turn negative (past 2^32 they wrap, and a caller sees a counter go
+/// back: it moved).
+pub fn cumulative(counts: TaskCounts, tb_frequency_hz: u64) -> Option<super::Cumulative> {
+    let cpu = counts.cpu_ticks.saturating_add(counts.child_cpu_ticks);
+    Some(super::Cumulative {
+        cpu_ns: mach_ticks_to_ns(cpu, tb_frequency_hz)?,
+        io_bytes: counts.disk_bytes,
+        syscalls: u64::from(counts.syscalls_unix as u32) + u64::from(counts.syscalls_mach as u32),
+    })
+}
+
 /// The NUL-terminated prefix of a fixed C char array (`pbi_comm`, `vip_path`), as bytes.
 pub fn c_bytes(raw: &[u8]) -> &[u8] {
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
@@ -435,6 +468,32 @@ mod socket_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CPU is the process's and its reaped children's, in ns at the machine's timebase;
+    /// syscall counts past 2^31 keep rising; no timebase, no counters.
+    #[test]
+    fn macos_counters_add_reaped_children_and_read_syscalls_unsigned() {
+        let counts = TaskCounts {
+            cpu_ticks: 24_000_000,
+            child_cpu_ticks: 12_000_000,
+            disk_bytes: 4096,
+            syscalls_unix: 10,
+            syscalls_mach: 5,
+        };
+        let read = cumulative(counts, 24_000_000).unwrap();
+        assert_eq!(read.cpu_ns, 1_500_000_000);
+        assert_eq!((read.io_bytes, read.syscalls), (4096, 15));
+        let past = TaskCounts {
+            syscalls_unix: i32::MIN,
+            syscalls_mach: -1,
+            ..counts
+        };
+        assert_eq!(
+            cumulative(past, 1_000_000_000).unwrap().syscalls,
+            (1u64 << 31) + u64::from(u32::MAX)
+        );
+        assert_eq!(cumulative(counts, 0), None);
+    }
 
     #[test]
     fn a_pid_listing_is_decoded_from_the_bytes_it_filled() {

@@ -106,6 +106,13 @@ offset!(libc::proc_taskinfo, pti_total_user, 16);
 offset!(libc::proc_taskinfo, pti_total_system, 24);
 field!(libc::proc_taskinfo, pti_total_user, u64);
 field!(libc::proc_taskinfo, pti_total_system, u64);
+// After the six `uint64_t`, twelve `int32_t`: policy, faults, pageins, cow_faults,
+// messages_sent, messages_received, then syscalls_mach (byte 72) and syscalls_unix (76).
+offset!(libc::proc_taskinfo, pti_syscalls_mach, 72);
+offset!(libc::proc_taskinfo, pti_syscalls_unix, 76);
+field!(libc::proc_taskinfo, pti_syscalls_mach, i32);
+field!(libc::proc_taskinfo, pti_syscalls_unix, i32);
+same!(libc::PROC_PIDTASKINFO, 4);
 size!(libc::proc_taskallinfo, 136 + 96);
 offset!(libc::proc_taskallinfo, pbsd, 0);
 offset!(libc::proc_taskallinfo, ptinfo, 136);
@@ -234,6 +241,12 @@ offset!(libc::rusage_info_v2, ri_system_time, 24);
 offset!(libc::rusage_info_v2, ri_phys_footprint, 72);
 offset!(libc::rusage_info_v2, ri_diskio_bytesread, 144);
 offset!(libc::rusage_info_v2, ri_diskio_byteswritten, 152);
+// After ri_phys_footprint (72): proc_start_abstime, proc_exit_abstime, then the children's
+// user and system times.
+offset!(libc::rusage_info_v2, ri_child_user_time, 96);
+offset!(libc::rusage_info_v2, ri_child_system_time, 104);
+field!(libc::rusage_info_v2, ri_child_user_time, u64);
+field!(libc::rusage_info_v2, ri_child_system_time, u64);
 field!(libc::rusage_info_v2, ri_user_time, u64);
 field!(libc::rusage_info_v2, ri_system_time, u64);
 field!(libc::rusage_info_v2, ri_phys_footprint, u64);
@@ -267,6 +280,10 @@ const _: fn(&Timeval) -> &i32 = |t| &t.tv_usec;
 // proc_listpids kinds, flags and socket values Pier passes or compares.
 same!(libc::PROC_PIDLISTFDS, 1);
 same!(libc::PROC_PIDTASKALLINFO, 2);
+// XNU `bsd/sys/_types/_clock_id.h` (the idle clock's two clocks): _CLOCK_MONOTONIC_RAW 4,
+// _CLOCK_UPTIME_RAW 8.
+same!(libc::CLOCK_MONOTONIC_RAW, 4);
+same!(libc::CLOCK_UPTIME_RAW, 8);
 same!(libc::PROC_PIDTBSDINFO, 3);
 same!(libc::PROC_PIDVNODEPATHINFO, 9);
 // `PROC_PIDPATHINFO_MAXSIZE` is `4*MAXPATHLEN`.

@@ -101,6 +101,29 @@ pub struct FakeProbe {
     /// Every pid [`Probe::rows`] was asked for and every parent [`Probe::children`] was
     /// asked about, in order: what a scan read beyond its survey.
     pub read_later: Shared<Vec<Pid>>,
+    /// Each identity's cumulative counters ([`Probe::counters`],
+    /// [`FakeProbe::set_counters`]). Without an entry: zero, standing still, while the
+    /// table holds that identity alive; else `Gone`.
+    pub counters: Shared<HashMap<Identity, Counted>>,
+    /// What [`Probe::times`] answers ([`FakeProbe::set_times`]); `None`: both clocks are
+    /// [`FakeProbe::clock`] (no sleep).
+    pub times: Shared<Option<super::Times>>,
+    /// What [`Probe::ended_connections`] answers ([`FakeProbe::set_ended`]); none by default.
+    pub ended: Shared<Result<Vec<super::Ended>, ProbeError>>,
+}
+
+/// One identity's scripted counters.
+#[derive(Debug, Clone)]
+pub enum Counted {
+    /// This answer at every read: a value standing still, or an error ("unreadable").
+    Fixed(Result<super::Cumulative, ProbeError>),
+    /// `next` at the next read, which then moves it on by `step`: a process at work.
+    Advancing {
+        /// What the next read answers.
+        next: super::Cumulative,
+        /// Added to each counter after each read.
+        step: super::Cumulative,
+    },
 }
 
 impl Default for FakeProbe {
@@ -125,6 +148,9 @@ impl Default for FakeProbe {
             survey_everyone: Shared::new(false),
             no_children_lists: Shared::new(false),
             read_later: Shared::new(Vec::new()),
+            counters: Shared::new(HashMap::new()),
+            times: Shared::new(None),
+            ended: Shared::new(Ok(Vec::new())),
         }
     }
 }
@@ -203,6 +229,73 @@ impl FakeProbe {
             list.push(held);
         }
         self
+    }
+
+    /// `identity`'s counters read as `read` from now on (an `Err`: unreadable), until set
+    /// again.
+    pub fn set_counters(&self, identity: Identity, read: Result<super::Cumulative, ProbeError>) {
+        self.counters
+            .borrow_mut()
+            .insert(identity, Counted::Fixed(read));
+    }
+
+    /// `identity`'s counters read as `from` next, then move on by `step` at every read.
+    pub fn advance_counters(
+        &self,
+        identity: Identity,
+        from: super::Cumulative,
+        step: super::Cumulative,
+    ) {
+        self.counters
+            .borrow_mut()
+            .insert(identity, Counted::Advancing { next: from, step });
+    }
+
+    /// The awake clock and the boot clock read as these from now on: a test scripts a sleep
+    /// by moving `since_boot` further than `awake`.
+    pub fn set_times(&self, awake: Duration, since_boot: Duration) {
+        self.times.set(Some(super::Times { awake, since_boot }));
+    }
+
+    /// Moves both clocks on by `awake`, then the boot clock alone by `asleep` (a suspend).
+    pub fn advance_times(&self, awake: Duration, asleep: Duration) {
+        let now = self.times();
+        self.set_times(now.awake + awake, now.since_boot + awake + asleep);
+    }
+
+    /// The ended connections read as `ended` from now on.
+    pub fn set_ended(&self, ended: Vec<super::Ended>) {
+        *self.ended.borrow_mut() = Ok(ended);
+    }
+
+    /// The ended connections fail to read, with `why`.
+    pub fn fail_ended(&self, why: ProbeError) {
+        *self.ended.borrow_mut() = Err(why);
+    }
+
+    /// One identity's counters, read now (an advancing one moves on).
+    fn read_counters(&self, identity: Identity) -> Result<super::Cumulative, ProbeError> {
+        let mut scripted = self.counters.borrow_mut();
+        match scripted.get_mut(&identity) {
+            Some(Counted::Fixed(read)) => read.clone(),
+            Some(Counted::Advancing { next, step }) => {
+                let read = *next;
+                next.cpu_ns = next.cpu_ns.saturating_add(step.cpu_ns);
+                next.io_bytes = next.io_bytes.saturating_add(step.io_bytes);
+                next.syscalls = next.syscalls.saturating_add(step.syscalls);
+                Ok(read)
+            }
+            None => match self.identity(identity.pid) {
+                IdentityRead::Alive { identity: now, .. } if now == identity => {
+                    Ok(super::Cumulative {
+                        cpu_ns: 0,
+                        io_bytes: 0,
+                        syscalls: 0,
+                    })
+                }
+                _ => Err(ProbeError::Gone(identity.pid)),
+            },
+        }
     }
 
     /// The row of `pid`, to change in place; panics when the test added no such process.
@@ -372,7 +465,124 @@ impl Probe for FakeProbe {
         *self.clock.borrow()
     }
 
+    fn counters(
+        &self,
+        members: &[Identity],
+    ) -> Vec<(Identity, Result<super::Cumulative, ProbeError>)> {
+        members
+            .iter()
+            .map(|&m| (m, self.read_counters(m)))
+            .collect()
+    }
+
+    fn times(&self) -> super::Times {
+        self.times.get().unwrap_or_else(|| {
+            let now = self.now();
+            super::Times {
+                awake: now,
+                since_boot: now,
+            }
+        })
+    }
+
+    fn ended_connections(&self) -> Result<Vec<super::Ended>, ProbeError> {
+        self.ended.borrow().clone()
+    }
+
     fn boot_id(&self) -> Option<String> {
         Some("fake-boot".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{Cumulative, Ended, Times};
+
+    fn c(cpu_ns: u64, io_bytes: u64, syscalls: u64) -> Cumulative {
+        Cumulative {
+            cpu_ns,
+            io_bytes,
+            syscalls,
+        }
+    }
+
+    /// Unscripted counters stand still at zero for a live identity and are `Gone` for one
+    /// the table does not hold (ended, or its pid run by another process).
+    #[test]
+    fn unscripted_counters_are_zero_while_alive_and_gone_otherwise() {
+        let fake = FakeProbe::default().with(process(42, 1, &["vite"]), "/p");
+        let alive = fake.processes[1].identity;
+        let reused = Identity {
+            pid: 42,
+            start_time: 1,
+        };
+        let ended = Identity {
+            pid: 43,
+            start_time: 430,
+        };
+        let read = fake.counters(&[alive, reused, ended]);
+        assert_eq!(read[0], (alive, Ok(c(0, 0, 0))));
+        assert_eq!(read[1], (reused, Err(ProbeError::Gone(42))));
+        assert_eq!(read[2], (ended, Err(ProbeError::Gone(43))));
+        let mut fake = fake;
+        fake.process_mut(42).zombie = true;
+        assert_eq!(fake.counters(&[alive])[0].1, Err(ProbeError::Gone(42)));
+    }
+
+    /// A set answer holds until set again; an advancing one moves on by its step per read.
+    #[test]
+    fn counters_read_as_set_or_advance_per_read() {
+        let fake = FakeProbe::default();
+        let id = Identity {
+            pid: 7,
+            start_time: 70,
+        };
+        fake.set_counters(id, Err(ProbeError::Scripted("unreadable".into())));
+        assert!(fake.counters(&[id])[0].1.is_err());
+        fake.set_counters(id, Ok(c(5, 6, 7)));
+        assert_eq!(fake.counters(&[id])[0].1, Ok(c(5, 6, 7)));
+        assert_eq!(fake.counters(&[id])[0].1, Ok(c(5, 6, 7)));
+        fake.advance_counters(id, c(10, 0, 0), c(1, 2, 3));
+        assert_eq!(fake.counters(&[id])[0].1, Ok(c(10, 0, 0)));
+        assert_eq!(fake.counters(&[id])[0].1, Ok(c(11, 2, 3)));
+    }
+
+    /// The two clocks move apart only as the test says: a sleep moves the boot clock alone.
+    #[test]
+    fn times_follow_the_clock_until_set_and_a_sleep_moves_only_the_boot_clock() {
+        let fake = FakeProbe::default();
+        fake.clock.set(Duration::from_secs(3));
+        let s = Duration::from_secs;
+        assert_eq!(
+            fake.times(),
+            Times {
+                awake: s(3),
+                since_boot: s(3)
+            }
+        );
+        fake.set_times(s(100), s(100));
+        fake.advance_times(s(60), s(600));
+        assert_eq!(
+            fake.times(),
+            Times {
+                awake: s(160),
+                since_boot: s(760)
+            }
+        );
+    }
+
+    #[test]
+    fn ended_connections_read_as_set_or_fail() {
+        let fake = FakeProbe::default();
+        assert_eq!(fake.ended_connections(), Ok(vec![]));
+        let row = Ended {
+            local: "127.0.0.1:5173".parse().unwrap(),
+            remote: "127.0.0.1:40000".parse().unwrap(),
+        };
+        fake.set_ended(vec![row]);
+        assert_eq!(fake.ended_connections(), Ok(vec![row]));
+        fake.fail_ended(ProbeError::Unsupported);
+        assert_eq!(fake.ended_connections(), Err(ProbeError::Unsupported));
     }
 }

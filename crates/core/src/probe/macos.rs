@@ -888,6 +888,30 @@ impl Probe for MacProbe {
         )
     }
 
+    /// `proc_pid_rusage` and the task info, checked against the start time before and after
+    /// (NOT RUN: no Mac here).
+    fn counters(
+        &self,
+        members: &[Identity],
+    ) -> Vec<(Identity, Result<super::Cumulative, ProbeError>)> {
+        members
+            .iter()
+            .map(|&m| (m, cumulative::read(m, self.tb_frequency_hz)))
+            .collect()
+    }
+
+    /// Uptime and continuous time (NOT RUN: no Mac here). Should either fail, both are
+    /// [`now`](Probe::now): no sleep is told, as the trait's default.
+    fn times(&self) -> super::Times {
+        cumulative::times().unwrap_or_else(|| {
+            let now = self.now();
+            super::Times {
+                awake: now,
+                since_boot: now,
+            }
+        })
+    }
+
     fn boot_id(&self) -> Option<String> {
         let mut buf = [0u8; 64];
         let mut len = buf.len();
@@ -907,5 +931,6 @@ impl Probe for MacProbe {
     }
 }
 
+mod cumulative;
 mod raw;
 pub(super) use raw::raw_buffers;

@@ -1,6 +1,8 @@
 //! The `sock_diag` netlink messages the Linux probe exchanges with the kernel (what `ss` uses):
 //! the dump request for TCP sockets in LISTEN, ESTABLISHED and SYN-RECV state — of one family,
-//! or of both at once ([`dump_request_both`]) — and the decoder of the kernel's answer. Pure
+//! or of both at once ([`dump_request_both`]) — and the decoder of the kernel's answer; and the
+//! idle clock's dump of connections that have closed or are closing ([`ended_request_both`],
+//! [`parse_ended_chunk`]), apart, so the scan's table never changes with it. Pure
 //! functions over bytes, compiled everywhere, so every layout — and every truncated or hostile
 //! buffer — is unit-tested without a kernel.
 //!
@@ -15,7 +17,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use super::procfs::TcpRow;
-use super::TcpState;
+use super::{Ended, TcpState};
 
 /// `SOCK_DIAG_BY_FAMILY`: the request and answer type.
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
@@ -35,6 +37,17 @@ const TCP_ESTABLISHED: u8 = 1;
 /// inside), dumps it when this state is asked for, and reports it as `TCP_SYN_RECV`.
 const TCP_SYN_RECV: u8 = 3;
 const TCP_LISTEN: u8 = 10;
+const TCP_FIN_WAIT1: u8 = 4;
+const TCP_FIN_WAIT2: u8 = 5;
+const TCP_TIME_WAIT: u8 = 6;
+const TCP_CLOSE_WAIT: u8 = 8;
+const TCP_LAST_ACK: u8 = 9;
+const TCP_CLOSING: u8 = 11;
+/// The most closed connections an ended dump takes (64 bytes each in memory): past it the
+/// dump fails rather than grow without bound on a machine serving the world (a loaded
+/// server keeps up to `tcp_max_tw_buckets` TIME-WAIT rows; a developer's machine, a few
+/// hundred).
+pub const MAX_ENDED: usize = 65_536;
 
 /// The address families a dump is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +70,15 @@ impl Family {
 /// The states a dump asks for: LISTEN, ESTABLISHED and SYN-RECV.
 const STATES: u32 = (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_RECV) | (1 << TCP_LISTEN);
 
+/// The states an ended dump asks for: a connection closed or closing, that no process may
+/// hold any more but whose two ends the kernel still names (CLOSE itself is not kept).
+const ENDED_STATES: u32 = (1 << TCP_FIN_WAIT1)
+    | (1 << TCP_FIN_WAIT2)
+    | (1 << TCP_TIME_WAIT)
+    | (1 << TCP_CLOSE_WAIT)
+    | (1 << TCP_LAST_ACK)
+    | (1 << TCP_CLOSING);
+
 /// A request's header: `len` bytes in all, of type `kind`, asking for a dump.
 fn request_header(len: usize, kind: u16, seq: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
@@ -71,10 +93,20 @@ fn request_header(len: usize, kind: u16, seq: u32) -> Vec<u8> {
 /// The dump request for `family`'s TCP sockets in LISTEN, ESTABLISHED or SYN-RECV state: a
 /// header and an `inet_diag_req_v2` whose socket id is zero (every socket).
 pub fn dump_request(family: Family, seq: u32) -> Vec<u8> {
+    request_v2(family, STATES, seq)
+}
+
+/// The dump request for `family`'s TCP connections that have closed or are closing.
+pub fn ended_request(family: Family, seq: u32) -> Vec<u8> {
+    request_v2(family, ENDED_STATES, seq)
+}
+
+/// An `inet_diag_req_v2` for `family`'s sockets in `states`.
+fn request_v2(family: Family, states: u32, seq: u32) -> Vec<u8> {
     let len = HEADER + 56;
     let mut out = request_header(len, SOCK_DIAG_BY_FAMILY, seq);
     out.extend_from_slice(&[family.raw(), IPPROTO_TCP, 0, 0]);
-    out.extend_from_slice(&STATES.to_ne_bytes());
+    out.extend_from_slice(&states.to_ne_bytes());
     out.resize(len, 0);
     out
 }
@@ -86,22 +118,32 @@ pub fn dump_request(family: Family, seq: u32) -> Vec<u8> {
 /// (262,144 buckets on a 24 GB machine, a cache miss every eight), made once per request —
 /// once here instead of once per family.
 pub fn dump_request_both(seq: u32) -> Vec<u8> {
+    request_both(STATES, seq)
+}
+
+/// The ended dump for IPv4 and IPv6 at once, as [`dump_request_both`] asks.
+pub fn ended_request_both(seq: u32) -> Vec<u8> {
+    request_both(ENDED_STATES, seq)
+}
+
+/// An `inet_diag_req` for the sockets of every family in `states`.
+fn request_both(states: u32, seq: u32) -> Vec<u8> {
     let len = HEADER + 60;
     let mut out = request_header(len, TCPDIAG_GETSOCK, seq);
     // AF_UNSPEC, no address lengths, no extensions; the socket id (48 bytes) matches all.
     out.resize(HEADER + 4 + 48, 0);
-    out.extend_from_slice(&STATES.to_ne_bytes());
+    out.extend_from_slice(&states.to_ne_bytes());
     out.extend_from_slice(&0u32.to_ne_bytes());
     out
 }
 
-/// What one buffer of the kernel's answer held.
+/// What one buffer of the kernel's answer held: the table's rows, or the ended dump's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Chunk {
+pub enum Chunk<T = TcpRow> {
     /// Sockets; more buffers follow.
-    More(Vec<TcpRow>),
+    More(Vec<T>),
     /// The last sockets: the dump is complete.
-    Done(Vec<TcpRow>),
+    Done(Vec<T>),
 }
 
 /// Why a dump cannot be used.
@@ -117,10 +159,28 @@ pub enum DumpError {
     /// The bytes do not have the documented layout.
     #[error("unexpected answer: {0}")]
     Malformed(String),
+    /// The ended dump held more than [`MAX_ENDED`] connections: it was not read whole.
+    #[error("more than {0} closed connections")]
+    TooMany(usize),
 }
 
 /// Decodes one buffer received from the kernel for the request numbered `seq`.
 pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
+    parse_messages(buf, seq, parse_diag_msg)
+}
+
+/// Decodes one buffer of the ended dump numbered `seq`: each connection's two ends.
+pub fn parse_ended_chunk(buf: &[u8], seq: u32) -> Result<Chunk<Ended>, DumpError> {
+    parse_messages(buf, seq, parse_ended_msg)
+}
+
+/// The messages of one buffer, each socket's body decoded by `decode` (`None`: a state
+/// the request did not ask for, left out).
+fn parse_messages<T>(
+    buf: &[u8],
+    seq: u32,
+    decode: fn(&[u8]) -> Result<Option<T>, DumpError>,
+) -> Result<Chunk<T>, DumpError> {
     let bad = |what: String| DumpError::Malformed(what);
     let mut rows = Vec::new();
     let mut at = 0;
@@ -162,7 +222,7 @@ pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
             }
             // The answer carries the request's type.
             SOCK_DIAG_BY_FAMILY | TCPDIAG_GETSOCK => {
-                if let Some(row) = parse_diag_msg(body)? {
+                if let Some(row) = decode(body)? {
                     rows.push(row);
                 }
             }
@@ -177,16 +237,50 @@ pub fn parse_chunk(buf: &[u8], seq: u32) -> Result<Chunk, DumpError> {
 /// One `inet_diag_msg`: `Ok(None)` for a state Pier does not read (the request asks only for
 /// LISTEN, ESTABLISHED and SYN-RECV, so that never happens on a kernel that honours it).
 fn parse_diag_msg(body: &[u8]) -> Result<Option<TcpRow>, DumpError> {
-    let bad = |what: String| DumpError::Malformed(what);
-    let msg = body
-        .get(..DIAG_MSG)
-        .ok_or_else(|| bad(format!("a socket entry of {} bytes", body.len())))?;
+    let msg = diag_msg(body)?;
     let state = match msg[1] {
         TCP_ESTABLISHED => TcpState::Established,
         TCP_SYN_RECV => TcpState::SynRecv,
         TCP_LISTEN => TcpState::Listen,
         _ => return Ok(None),
     };
+    let (local, remote) = ends(msg)?;
+    Ok(Some(TcpRow {
+        local,
+        remote,
+        state,
+        inode: u64::from(u32_at(msg, 68)),
+    }))
+}
+
+/// One `inet_diag_msg` of the ended dump: its two ends, when its state is one of a closed or
+/// closing connection (`Ok(None)` for any other, which the request does not ask for).
+fn parse_ended_msg(body: &[u8]) -> Result<Option<Ended>, DumpError> {
+    let msg = diag_msg(body)?;
+    if !is_ended(msg[1]) {
+        return Ok(None);
+    }
+    let (local, remote) = ends(msg)?;
+    Ok(Some(Ended { local, remote }))
+}
+
+/// Whether the kernel's TCP `state` is one of a closed or closing connection: why a row of
+/// another state is dropped even if a kernel sent it, so a live connection never reads as
+/// ended (and the idle clock's "served since" never rests on one).
+fn is_ended(state: u8) -> bool {
+    1u32.checked_shl(u32::from(state))
+        .is_some_and(|bit| ENDED_STATES & bit != 0)
+}
+
+/// The `inet_diag_msg` at the start of a socket's body.
+fn diag_msg(body: &[u8]) -> Result<&[u8], DumpError> {
+    body.get(..DIAG_MSG)
+        .ok_or_else(|| DumpError::Malformed(format!("a socket entry of {} bytes", body.len())))
+}
+
+/// The local and remote ends of an `inet_diag_msg`.
+fn ends(msg: &[u8]) -> Result<(SocketAddr, SocketAddr), DumpError> {
+    let bad = |what: String| DumpError::Malformed(what);
     let sport = u16::from_be_bytes([msg[4], msg[5]]);
     let dport = u16::from_be_bytes([msg[6], msg[7]]);
     let (src, dst) = (&msg[8..24], &msg[24..40]);
@@ -203,12 +297,10 @@ fn parse_diag_msg(body: &[u8]) -> Result<Option<TcpRow>, DumpError> {
             other => Err(bad(format!("address family {other}"))),
         }
     };
-    Ok(Some(TcpRow {
-        local: SocketAddr::new(ip(src)?, sport),
-        remote: SocketAddr::new(ip(dst)?, dport),
-        state,
-        inode: u64::from(u32_at(msg, 68)),
-    }))
+    Ok((
+        SocketAddr::new(ip(src)?, sport),
+        SocketAddr::new(ip(dst)?, dport),
+    ))
 }
 
 fn u32_at(bytes: &[u8], at: usize) -> u32 {

@@ -23,6 +23,9 @@ pub struct Stat {
     pub tty_nr: u32,
     /// utime + stime in clock ticks: every thread's CPU time, ended threads included.
     pub cpu_ticks: u64,
+    /// Fields 16 and 17, cutime + cstime in clock ticks: the CPU time of the children it
+    /// has waited for (and of theirs), so a short-lived child that came and went still counts.
+    pub child_cpu_ticks: u64,
     /// Field 22: when the process started, in clock ticks since boot; the identity's start
     /// time.
     pub start_time: u64,
@@ -69,6 +72,10 @@ pub fn parse_stat(bytes: &[u8]) -> Option<(String, Stat)> {
             .parse::<u64>()
             .ok()?
             .saturating_add(field(15)?.parse().ok()?),
+        child_cpu_ticks: field(16)?
+            .parse::<u64>()
+            .ok()?
+            .saturating_add(field(17)?.parse().ok()?),
         start_time: field(22)?.parse().ok()?,
     };
     Some((comm, stat))
@@ -118,6 +125,29 @@ pub fn parse_io_bytes(bytes: &[u8]) -> Option<u64> {
         line[key.len()..].trim().parse().ok()
     };
     Some(value("read_bytes:")?.saturating_add(value("write_bytes:")?))
+}
+
+/// What `/proc/<pid>/io` counts of a process's read and write calls, whatever they reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoCalls {
+    /// `rchar + wchar`: bytes its read and write calls moved (files, pipes, terminals, and
+    /// sockets read or written with read/write; not `recvfrom`/`sendto`/`sendfile`'s).
+    pub bytes: u64,
+    /// `syscr + syscw`: its read and write calls.
+    pub calls: u64,
+}
+
+/// `rchar + wchar` and `syscr + syscw` from `/proc/<pid>/io`; `None` when one is missing.
+pub fn parse_io_calls(bytes: &[u8]) -> Option<IoCalls> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let value = |key: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..].trim().parse().ok()
+    };
+    Some(IoCalls {
+        bytes: value("rchar:")?.saturating_add(value("wchar:")?),
+        calls: value("syscr:")?.saturating_add(value("syscw:")?),
+    })
 }
 
 /// The cgroup path of a process from `/proc/<pid>/cgroup`: the unified (`0::`) line when there
@@ -303,7 +333,7 @@ fn parse_hex_endpoint(text: &str) -> Option<SocketAddr> {
 mod tests {
     use super::*;
 
-    const STAT: &[u8] = b"4242 (vite) S 1 4242 4242 0 -1 4194560 100 0 0 0 3 1 0 0 20 0 1 0 987654 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+    const STAT: &[u8] = b"4242 (vite) S 1 4242 4242 0 -1 4194560 100 0 0 0 3 1 5 2 20 0 1 0 987654 1000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
 
     #[test]
     fn children_are_the_pids_of_the_file_and_nothing_else() {
@@ -325,6 +355,7 @@ mod tests {
                 session: 4242,
                 tty_nr: 0,
                 cpu_ticks: 4,
+                child_cpu_ticks: 7,
                 start_time: 987654
             }
         );
@@ -406,6 +437,25 @@ mod tests {
         let io = b"rchar: 9\nwchar: 9\nsyscr: 1\nsyscw: 1\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
         assert_eq!(parse_io_bytes(io), Some(12288));
         assert_eq!(parse_io_bytes(b"rchar: 9\n"), None);
+    }
+
+    /// The idle clock's I/O counters are every read and write call's, not the disk's: a
+    /// server answering from its cache moves `rchar`/`wchar`, never `read_bytes`.
+    #[test]
+    fn io_calls_are_rchar_plus_wchar_and_syscr_plus_syscw() {
+        let io = b"rchar: 9\nwchar: 7\nsyscr: 3\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n";
+        assert_eq!(
+            parse_io_calls(io),
+            Some(IoCalls {
+                bytes: 16,
+                calls: 5
+            })
+        );
+        assert_eq!(parse_io_calls(b"rchar: 9\nwchar: 7\nsyscr: 3\n"), None);
+        assert_eq!(
+            parse_io_calls(b"rchar: x\nwchar: 7\nsyscr: 3\nsyscw: 2\n"),
+            None
+        );
     }
 
     #[test]

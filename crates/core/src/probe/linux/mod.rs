@@ -1,6 +1,8 @@
 //! The Linux probe: `/proc` for processes, identities and activity, netlink `sock_diag` (or
 //! `/proc/net/tcp{,6}`) for the socket tables, `/proc/<pid>/fd` links for socket ownership,
-//! `smaps_rollup` (or `statm`) for a process's memory (`memory.rs`).
+//! `smaps_rollup` (or `statm`) for a process's memory (`memory.rs`); the idle clock's
+//! cumulative counters and clocks (`cumulative.rs`) and its dump of ended connections
+//! (`tables.rs`).
 //!
 //! A survey — what a scan and each network checkpoint need — reads the socket tables first and
 //! then makes one pass over `/proc`, spread over the cores: per process its row and, for the
@@ -11,6 +13,7 @@
 //! gone); any other failure is carried to the caller as a `ProbeError` in the field it spoiled.
 
 mod children;
+mod cumulative;
 mod fds;
 mod memory;
 mod rows;
@@ -921,11 +924,26 @@ impl Probe for LinuxProbe {
     /// CLOCK_BOOTTIME: unlike `Instant`, it keeps counting while the machine sleeps, so a
     /// laptop that suspends between two checkpoints shows the time that really passed.
     fn now(&self) -> Duration {
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
-        Duration::new(
-            t.tv_sec.max(0) as u64,
-            t.tv_nsec.clamp(0, 999_999_999) as u32,
-        )
+        cumulative::duration(rustix::time::clock_gettime(rustix::time::ClockId::Boottime))
+    }
+
+    /// Each member's `stat` and `io`, checked against its start time before and after.
+    fn counters(
+        &self,
+        members: &[Identity],
+    ) -> Vec<(Identity, Result<super::Cumulative, ProbeError>)> {
+        members
+            .iter()
+            .map(|&m| (m, cumulative::read(m, self.ticks_per_second)))
+            .collect()
+    }
+
+    fn times(&self) -> super::Times {
+        cumulative::times()
+    }
+
+    fn ended_connections(&self) -> Result<Vec<super::Ended>, ProbeError> {
+        tables::ended()
     }
 
     fn boot_id(&self) -> Option<String> {

@@ -4,6 +4,9 @@
 //! without `tcp_diag`, an answer Pier cannot decode), or when `PIER_SOCKET_TABLES=procfs` asks
 //! for it. Both give the same rows: the kernel's sockets in those three states, an unaccepted
 //! connection and a server's half-open end with inode 0.
+//!
+//! Apart from them, [`ended`]: the connections that have closed or are closing, for the idle
+//! clock, by sock_diag only (a separate dump, so the scan's tables never change with it).
 
 use std::fs;
 use std::io::ErrorKind;
@@ -14,9 +17,15 @@ use rustix::net::{
     SocketType,
 };
 
-use crate::probe::netlink::{dump_request, dump_request_both, parse_chunk, Chunk, Family};
+use crate::probe::netlink::{
+    dump_request, dump_request_both, ended_request, ended_request_both, parse_chunk,
+    parse_ended_chunk, Chunk, DumpError, Family, MAX_ENDED,
+};
 use crate::probe::procfs::{self as parse, TcpRow};
-use crate::probe::ProbeError;
+use crate::probe::{Ended, ProbeError};
+
+/// A decoder of one buffer of a dump's answer.
+type Decode<T> = fn(&[u8], u32) -> Result<Chunk<T>, DumpError>;
 
 /// Where the TCP tables come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +63,7 @@ pub fn read(source: Source) -> Result<(Vec<TcpRow>, Source), ProbeError> {
 /// this walks it once ([`dump_request_both`]). Else one dump per family. IPv4's rows come
 /// first either way, each family's in the kernel's order, as a dump per family gives them.
 fn sock_diag() -> Result<Vec<TcpRow>, ProbeError> {
-    match dump(&dump_request_both(3), 3) {
+    match dump(&dump_request_both(3), 3, parse_chunk, usize::MAX) {
         Ok(mut rows) => {
             // A stable sort: each family keeps the kernel's order.
             rows.sort_by_key(|r| r.local.is_ipv6());
@@ -72,8 +81,8 @@ fn sock_diag() -> Result<Vec<TcpRow>, ProbeError> {
 /// forever for a kernel that never answers.
 fn per_family() -> Result<Vec<TcpRow>, ProbeError> {
     let (v4, v6) = std::thread::scope(|scope| {
-        let v6 = scope.spawn(|| dump(&dump_request(Family::V6, 2), 2));
-        let v4 = dump(&dump_request(Family::V4, 1), 1);
+        let v6 = scope.spawn(|| dump(&dump_request(Family::V6, 2), 2, parse_chunk, usize::MAX));
+        let v4 = dump(&dump_request(Family::V4, 1), 1, parse_chunk, usize::MAX);
         let v6 = v6.join().unwrap_or_else(|_| {
             Err(ProbeError::Partial(
                 "the IPv6 dump hit an internal error".to_owned(),
@@ -86,8 +95,39 @@ fn per_family() -> Result<Vec<TcpRow>, ProbeError> {
     Ok(rows)
 }
 
-/// The sock_diag dump `request` (numbered `seq`) asks for.
-fn dump(request: &[u8], seq: u32) -> Result<Vec<TcpRow>, ProbeError> {
+/// Every TCP connection of Pier's network namespace that has closed or is closing, IPv4 and
+/// IPv6: one dump of both families, else one per family (one after the other: this read is
+/// the clock's, not a checkpoint's). At most [`MAX_ENDED`] rows, else an error: a table cut
+/// short could miss the one connection that says a server was used.
+pub fn ended() -> Result<Vec<Ended>, ProbeError> {
+    match dump(&ended_request_both(5), 5, parse_ended_chunk, MAX_ENDED) {
+        Ok(rows) => Ok(rows),
+        Err(ProbeError::Dump(DumpError::TooMany(n))) => Err(DumpError::TooMany(n).into()),
+        Err(why) => {
+            tracing::debug!("the ended dump of both families failed, one per family: {why}");
+            let mut rows = dump(
+                &ended_request(Family::V4, 6),
+                6,
+                parse_ended_chunk,
+                MAX_ENDED,
+            )?;
+            rows.extend(dump(
+                &ended_request(Family::V6, 7),
+                7,
+                parse_ended_chunk,
+                MAX_ENDED,
+            )?);
+            if rows.len() > MAX_ENDED {
+                return Err(DumpError::TooMany(MAX_ENDED).into());
+            }
+            Ok(rows)
+        }
+    }
+}
+
+/// The sock_diag dump `request` (numbered `seq`) asks for, each buffer read by `decode`, at
+/// most `max` rows (more is [`DumpError::TooMany`]).
+fn dump<T>(request: &[u8], seq: u32, decode: Decode<T>, max: usize) -> Result<Vec<T>, ProbeError> {
     let fd = socket_with(
         AddressFamily::NETLINK,
         SocketType::DGRAM,
@@ -111,12 +151,16 @@ fn dump(request: &[u8], seq: u32) -> Result<Vec<TcpRow>, ProbeError> {
                 format!("{whole} bytes did not fit"),
             ));
         }
-        match parse_chunk(&buf[..n], seq)? {
-            Chunk::More(part) => rows.extend(part),
-            Chunk::Done(part) => {
-                rows.extend(part);
-                return Ok(rows);
-            }
+        let (part, done) = match decode(&buf[..n], seq)? {
+            Chunk::More(part) => (part, false),
+            Chunk::Done(part) => (part, true),
+        };
+        if rows.len().saturating_add(part.len()) > max {
+            return Err(DumpError::TooMany(max).into());
+        }
+        rows.extend(part);
+        if done {
+            return Ok(rows);
         }
     }
 }
@@ -227,7 +271,8 @@ mod tests {
                 .map(key)
                 .collect()
         };
-        let mut both = dump(&dump_request_both(3), 3).expect("the older request is answered");
+        let mut both = dump(&dump_request_both(3), 3, parse_chunk, usize::MAX)
+            .expect("the older request is answered");
         both.sort_by_key(|r| r.local.is_ipv6());
         let both = ours(both);
         assert_eq!(both, ours(per_family().unwrap()));

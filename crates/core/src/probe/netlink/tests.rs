@@ -239,3 +239,91 @@ fn every_truncation_and_every_corrupted_length_fails_without_panicking() {
     let body = diag(7, 10, a("127.0.0.1:1"), a("0.0.0.0:0"), 1);
     assert!(parse_chunk(&message(SOCK_DIAG_BY_FAMILY, 2, 1, &body), 1).is_err());
 }
+
+#[test]
+fn the_ended_requests_ask_for_every_closed_or_closing_state_and_no_live_one() {
+    let ended = (1 << 4) | (1 << 5) | (1 << 6) | (1 << 8) | (1 << 9) | (1 << 11);
+    let req = ended_request(Family::V4, 7);
+    assert_eq!(req.len(), 72);
+    assert_eq!(&req[16..20], &[2, 6, 0, 0]);
+    assert_eq!(u32_at(&req, 20), ended);
+    let both = ended_request_both(9);
+    assert_eq!(both.len(), 76);
+    assert_eq!(
+        u16::from_ne_bytes([both[4], both[5]]),
+        18,
+        "TCPDIAG_GETSOCK"
+    );
+    assert_eq!(u32_at(&both, 68), ended);
+    assert_eq!(
+        &dump_request(Family::V4, 7)[..20],
+        &req[..20],
+        "the same request but for its states"
+    );
+    assert_eq!(u32_at(&dump_request(Family::V4, 7), 20), STATES);
+}
+
+/// Each closed or closing state decodes to its two ends, IPv4 and IPv6; a live state
+/// (LISTEN, ESTABLISHED, SYN-RECV, and CLOSE, which the request does not ask for) is left out
+/// even if a kernel sent it.
+#[test]
+fn ended_rows_decode_their_two_ends_and_live_states_are_left_out() {
+    let mut buf = Vec::new();
+    for state in [4, 5, 6, 8, 9, 11] {
+        buf.extend(message(
+            TCPDIAG_GETSOCK,
+            2,
+            3,
+            &diag(2, state, a("127.0.0.1:5173"), a("127.0.0.1:40000"), 0),
+        ));
+    }
+    buf.extend(message(
+        TCPDIAG_GETSOCK,
+        2,
+        3,
+        &diag(10, 6, a("[::1]:8000"), a("[::1]:50000"), 0),
+    ));
+    for live in [1, 3, 7, 10, 12, 200] {
+        buf.extend(message(
+            TCPDIAG_GETSOCK,
+            2,
+            3,
+            &diag(2, live, a("127.0.0.1:1"), a("127.0.0.1:2"), 9),
+        ));
+    }
+    buf.extend(message(NLMSG_DONE, 2, 3, &0i32.to_ne_bytes()));
+    let Chunk::Done(rows) = parse_ended_chunk(&buf, 3).unwrap() else {
+        panic!("the dump ends");
+    };
+    let server = Ended {
+        local: a("127.0.0.1:5173"),
+        remote: a("127.0.0.1:40000"),
+    };
+    assert_eq!(rows.len(), 7, "{rows:?}");
+    assert!(rows[..6].iter().all(|r| *r == server));
+    assert_eq!(
+        rows[6],
+        Ended {
+            local: a("[::1]:8000"),
+            remote: a("[::1]:50000")
+        }
+    );
+}
+
+#[test]
+fn an_ended_dump_fails_whole_as_the_table_does() {
+    let mut interrupted = message(
+        TCPDIAG_GETSOCK,
+        NLM_F_DUMP_INTR,
+        4,
+        &diag(2, 6, a("127.0.0.1:1"), a("127.0.0.1:2"), 0),
+    );
+    assert_eq!(
+        parse_ended_chunk(&interrupted, 4),
+        Err(DumpError::Interrupted)
+    );
+    interrupted.truncate(HEADER + 10);
+    assert!(parse_ended_chunk(&interrupted, 4).is_err());
+    let refused = message(NLMSG_ERROR, 0, 4, &(-2i32).to_ne_bytes());
+    assert_eq!(parse_ended_chunk(&refused, 4), Err(DumpError::Refused(2)));
+}
