@@ -26,7 +26,9 @@ struct Watch {
 impl Watch {
     fn start(sb: &Sandbox) -> Watch {
         let mut child = Command::new(pier_bin())
-            .args(["watch", "--json", "--every", "1", "--settle", "2", "--under"])
+            .args([
+                "watch", "--json", "--every", "1", "--settle", "2", "--under",
+            ])
             .arg(sb.path())
             .env("PIER_STATE_DIR", sb.path().join("state"))
             .env("PIER_CONFIG_DIR", sb.path().join("config"))
@@ -120,11 +122,16 @@ fn an_armed_stop_fires_once_the_client_leaves_and_the_card_stays_green_for_the_s
     let (server, id, client) = armed_server(&sb, &[]);
     let watch = Watch::start(&sb);
     // Armed and waiting for the client, which holds it: no firing.
-    watch.until("the arm waiting for the client", 20, |_| {}, |l| {
-        let r = in_rescan(l, &id)?;
-        let waits = r["armed"]["waiting_for"][0].as_str()?;
-        waits.contains("to leave").then_some(())
-    });
+    watch.until(
+        "the arm waiting for the client",
+        20,
+        |_| {},
+        |l| {
+            let r = in_rescan(l, &id)?;
+            let waits = r["armed"]["waiting_for"][0].as_str()?;
+            waits.contains("to leave").then_some(())
+        },
+    );
     drop(client);
     let left = Instant::now();
     let mut green_lines = 0;
@@ -140,8 +147,14 @@ fn an_armed_stop_fires_once_the_client_leaves_and_the_card_stays_green_for_the_s
     );
     assert_eq!(line["report"]["result"], "stopped", "{line:#}");
     assert_eq!(line["kept"], false);
-    assert!(green_lines >= 2, "it stayed green for the settle first ({green_lines} rescans)");
-    assert!(left.elapsed() >= Duration::from_secs(2), "not before the settle");
+    assert!(
+        green_lines >= 2,
+        "it stayed green for the settle first ({green_lines} rescans)"
+    );
+    assert!(
+        left.elapsed() >= Duration::from_secs(2),
+        "not before the settle"
+    );
     wait_for("the server to end", || (!alive(pid(&server))).then_some(()));
     // The record says who asked; the arm is gone.
     let (_, history) = exit_and_json(&sb.pier_exact(&["history", "--json"]));
@@ -162,14 +175,19 @@ fn a_client_that_comes_back_during_the_settle_holds_the_firing_off() {
     let watch = Watch::start(&sb);
     drop(client);
     // Green, settling: the client comes back before the settle ends.
-    watch.until("the settle to begin", 20, |_| {}, |l| {
-        let r = in_rescan(l, &id)?;
-        let waits = r["armed"]["waiting_for"].as_array()?;
-        waits
-            .iter()
-            .any(|w| w.as_str().is_some_and(|w| w.starts_with("green for")))
-            .then_some(())
-    });
+    watch.until(
+        "the settle to begin",
+        20,
+        |_| {},
+        |l| {
+            let r = in_rescan(l, &id)?;
+            let waits = r["armed"]["waiting_for"].as_array()?;
+            waits
+                .iter()
+                .any(|w| w.as_str().is_some_and(|w| w.starts_with("green for")))
+                .then_some(())
+        },
+    );
     let _back = TcpStream::connect(("127.0.0.1", port)).unwrap();
     // It waits for the client again, and nothing fired for the next five rescans.
     let mut rescans = 0;
@@ -234,11 +252,17 @@ fn an_arm_whose_roots_pid_runs_another_process_now_is_dropped() {
     std::fs::write(&path, serde_json::to_vec(&arm).unwrap()).unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let watch = Watch::start(&sb);
-    let line = watch.until("the drop", 20, |_| {}, |l| {
-        (l["event"] == "dropped" && l["id"] == old.as_str()).then(|| l.clone())
-    });
+    let line = watch.until(
+        "the drop",
+        20,
+        |_| {},
+        |l| (l["event"] == "dropped" && l["id"] == old.as_str()).then(|| l.clone()),
+    );
     assert!(
-        line["why"].as_str().unwrap().contains("runs another process now"),
+        line["why"]
+            .as_str()
+            .unwrap()
+            .contains("runs another process now"),
         "{line:#}"
     );
     assert!(!path.exists(), "the dropped arm is removed");

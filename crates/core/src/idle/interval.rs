@@ -54,6 +54,10 @@ pub enum NotIdle {
         /// What the probe said.
         why: String,
     },
+    /// A counter went back: a thread ended between the reads, or a count wrapped (macOS's
+    /// are 32-bit). What it did cannot be told, so it is not idle.
+    #[error("pid {0}'s counters went back (a thread ended, or a count wrapped)")]
+    Backwards(u32),
     /// A process joined the resource.
     #[error("pid {0} started")]
     Newcomer(u32),
@@ -191,17 +195,16 @@ fn sums(before: &Read, now: Now) -> Result<Sums, NotIdle> {
             }
         };
         let (was, after) = both(who, was, after)?;
+        let moved = |a: u64, b: u64| b.checked_sub(a).ok_or(NotIdle::Backwards(who.pid));
         if !now.pollers.contains(who) {
-            s.cpu_ns = s
-                .cpu_ns
-                .saturating_add(after.cpu_ns.saturating_sub(was.cpu_ns));
+            s.cpu_ns = s.cpu_ns.saturating_add(moved(was.cpu_ns, after.cpu_ns)?);
         }
         s.io_bytes = s
             .io_bytes
-            .saturating_add(after.io_bytes.saturating_sub(was.io_bytes));
+            .saturating_add(moved(was.io_bytes, after.io_bytes)?);
         s.syscalls = s
             .syscalls
-            .saturating_add(after.syscalls.saturating_sub(was.syscalls));
+            .saturating_add(moved(was.syscalls, after.syscalls)?);
     }
     for (who, was) in before {
         if let Err(why) = was {

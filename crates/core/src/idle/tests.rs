@@ -183,6 +183,17 @@ fn each_bound_holds_on_its_own() {
 }
 
 #[test]
+fn a_counter_that_went_back_is_not_idle() {
+    let mut clock = quiet_for(3);
+    clock.observe(at(1090, 5090), seen(&[(ROOT, Ok(c(90, 720, 10)))]));
+    let i = clock.idle("10-100").unwrap();
+    assert_eq!(
+        i.why.as_deref(),
+        Some("pid 10's counters went back (a thread ended, or a count wrapped)")
+    );
+}
+
+#[test]
 fn a_respawners_polling_cpu_is_set_aside_but_not_its_io() {
     let b = Bounds::default();
     let s30 = Duration::from_secs(30);
