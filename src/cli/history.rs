@@ -266,7 +266,8 @@ fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
         Some(result) => style.result_word(result),
         None => style.warn("NEVER FINISHED"),
     };
-    let _ = writeln!(out, "{at}  {result}  {}  {ports}", what_where(e));
+    let by = words::asked_by(&e.requested_by).map_or(String::new(), |by| format!("  {by}"));
+    let _ = writeln!(out, "{at}  {result}  {}  {ports}{by}", what_where(e));
     if !e.helper_ports.is_empty() {
         let _ = writeln!(out, "    a helper's ports: {}", e.helper_ports.join(", "));
     }
@@ -417,6 +418,23 @@ mod tests {
             1,
             "said once: {text}"
         );
+    }
+
+    /// A stop nobody clicked says who asked for it: the armed stop a person set earlier.
+    #[test]
+    fn a_stop_an_arm_fired_says_so_and_a_persons_says_nothing() {
+        let mut e = entry("stopped", Some(true), "every member is gone");
+        e.requested_by = pier_core::model::RequestedBy::Armed;
+        let text = history_text(&[e.clone()], &[], &PLAIN);
+        assert!(
+            text.starts_with(
+                "2026-12-01T12:00:00Z  STOPPED  vite in /home/u/app  ports 127.0.0.1:5173  by \
+                 your armed stop\n"
+            ),
+            "{text}"
+        );
+        e.requested_by = pier_core::model::RequestedBy::Cli;
+        assert!(!history_text(&[e], &[], &PLAIN).contains(" by "));
     }
 
     /// Found by trying: the header said "stopped … stopped", and restarts were never shown.

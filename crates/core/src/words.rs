@@ -260,6 +260,18 @@ pub fn duration_seconds(seconds: u64) -> String {
     }
 }
 
+/// Who asked for a stop, when it was not a person at the moment it ran: "by your armed stop",
+/// "by your rule nightly", "by the agent claude-code"; `None` for a person's own stop.
+pub fn asked_by(who: &crate::model::RequestedBy) -> Option<String> {
+    use crate::model::RequestedBy as R;
+    match who {
+        R::Person | R::Cli | R::App => None,
+        R::Armed => Some("by your armed stop".to_owned()),
+        R::Rule { name } => Some(format!("by your rule {}", for_terminal(name))),
+        R::Agent { client } => Some(format!("by the agent {}", for_terminal(client))),
+    }
+}
+
 /// A resource's idle clock for a person: "idle 40 min", "active: 2.0% CPU over 30 s (more
 /// than 1.0%)", "idle: measuring".
 pub fn idle(i: &crate::model::idle::Idle) -> String {
