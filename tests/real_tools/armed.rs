@@ -56,7 +56,8 @@ pub fn run_armed(case: Case) {
         let log = std::fs::read_to_string(project.with_extension("log")).unwrap_or_default();
         log.lines().rev().take(10).collect::<Vec<_>>().join("\n")
     };
-    let fail = |what: String| -> ! { panic!("{name}: {what}\n--- its output, last lines:\n{}", tail()) };
+    let fail =
+        |what: String| -> ! { panic!("{name}: {what}\n--- its output, last lines:\n{}", tail()) };
 
     // Held red by a real client.
     let main = poll(60, || main_port(root, ports[0])).unwrap_or_else(|e| fail(e));
@@ -71,7 +72,10 @@ pub fn run_armed(case: Case) {
     if out.status.code() != Some(0) || armed["results"][0]["result"] != "armed" {
         fail(format!("pier stop --when-safe {id}: {armed:#}"));
     }
-    eprintln!("{name}: red with a client, armed: {}", armed["results"][0]["waiting_for"]);
+    eprintln!(
+        "{name}: red with a client, armed: {}",
+        armed["results"][0]["waiting_for"]
+    );
 
     let watch = Watch::start(&sandbox, EVERY, SETTLE);
     let waits = until(&watch, 30, |l| {
@@ -139,8 +143,7 @@ fn check_history(sandbox: &Sandbox, name: &str) {
     let out = sandbox.pier_exact(&["history", "--json"]);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
     assert_eq!(
-        doc["snapshots"][0]["requested_by"]["kind"],
-        "armed",
+        doc["snapshots"][0]["requested_by"]["kind"], "armed",
         "{name}: pier history: {doc:#}"
     );
 }

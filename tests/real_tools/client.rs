@@ -129,7 +129,11 @@ fn get_once(to: SocketAddr, path: &str, wait: Duration) -> Result<String, String
 /// the tables for a minute (TIME-WAIT). The status line and the bytes read. (A client that
 /// closes with the answer unread resets the connection instead, and a reset leaves nothing in
 /// the tables: [`http_get`] reads one line, and is no whole request.)
-pub fn whole_request(to: SocketAddr, path: &str, wait: Duration) -> Result<(String, usize), String> {
+pub fn whole_request(
+    to: SocketAddr,
+    path: &str,
+    wait: Duration,
+) -> Result<(String, usize), String> {
     use std::io::Read;
     let mut s =
         TcpStream::connect_timeout(&to, Duration::from_secs(5)).map_err(|e| e.to_string())?;

@@ -201,7 +201,8 @@ impl Tool<'_> {
 
     /// The tool's row of the table.
     fn row(&self) -> String {
-        let secs = |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.0}", d.as_secs_f64()));
+        let secs =
+            |d: Option<Duration>| d.map_or("-".to_owned(), |d| format!("{:.0}", d.as_secs_f64()));
         let figures = self.figures.map_or("-".to_owned(), |f| {
             format!(
                 "{:.2}% CPU, {:.0} B/s, {:.1} calls/s over {:.0} s",
