@@ -10,7 +10,7 @@ use super::{cache, launch, lock, poll, truth, Case, Cleanup};
 use crate::common::{self, Sandbox, Started};
 
 /// The resource `root` is a member of in a scan, and its level.
-fn resource_of(doc: &Value, root: Started) -> Option<&Value> {
+pub fn resource_of(doc: &Value, root: Started) -> Option<&Value> {
     doc["projects"]
         .as_array()?
         .iter()
@@ -40,20 +40,8 @@ pub fn run_batch(name: &str, cases: &[Case]) {
     cleanup.folder = Some(sandbox.path().to_path_buf());
     let mut started = Vec::new();
     for case in cases {
-        let ports = [
-            common::free_port(),
-            common::free_port(),
-            common::free_port(),
-        ];
-        let project = launch::project(case, cache, sandbox.path(), &ports);
-        let mut env = vec![("PATH".to_owned(), launch::path_for(case, cache, &project))];
-        for (k, v) in case.env {
-            env.push(((*k).to_owned(), launch::fill(v, &ports, &project)));
-        }
-        let command = launch::fill(case.command, &ports, &project);
-        let root = launch::start(case, &project, &command, &env).root;
+        let (project, _, root) = launch::start_in(case, cache, sandbox.path());
         cleanup.roots.push(root);
-        eprintln!("{name}: started `{command}` (root pid {})", root.pid);
         started.push((case, project, root));
     }
     let tails = || {

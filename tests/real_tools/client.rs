@@ -123,3 +123,37 @@ fn get_once(to: SocketAddr, path: &str, wait: Duration) -> Result<String, String
         .map_err(|e| e.to_string())?;
     Ok(line.trim_end().to_owned())
 }
+
+/// One whole request, as a browser or curl makes it: `GET path` with `Connection: close`, the
+/// answer read to its end, then closed — a clean close (FIN), which leaves the connection in
+/// the tables for a minute (TIME-WAIT). The status line and the bytes read. (A client that
+/// closes with the answer unread resets the connection instead, and a reset leaves nothing in
+/// the tables: [`http_get`] reads one line, and is no whole request.)
+pub fn whole_request(
+    to: SocketAddr,
+    path: &str,
+    wait: Duration,
+) -> Result<(String, usize), String> {
+    use std::io::Read;
+    let mut s =
+        TcpStream::connect_timeout(&to, Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(wait)).map_err(|e| e.to_string())?;
+    let host = match to {
+        SocketAddr::V4(_) => format!("localhost:{}", to.port()),
+        SocketAddr::V6(_) => format!("[::1]:{}", to.port()),
+    };
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)
+        .map_err(|e| format!("GET {path} on {to}: {e}"))?;
+    let text = String::from_utf8_lossy(&answer);
+    let line = text.lines().next().unwrap_or_default().to_owned();
+    if !line.starts_with("HTTP/") {
+        return Err(format!("GET {path} on {to} answered {line:?}"));
+    }
+    Ok((line, answer.len()))
+}

@@ -114,6 +114,25 @@ pub fn start(case: &Case, project: &Path, command: &str, env: &[(String, String)
     }
 }
 
+/// One case of a batch started in its own project of `sandbox`: its project, its ports and its
+/// root.
+pub fn start_in(case: &Case, cache: &Path, sandbox: &Path) -> (PathBuf, [u16; 3], Started) {
+    let ports = [
+        common::free_port(),
+        common::free_port(),
+        common::free_port(),
+    ];
+    let project = project(case, cache, sandbox, &ports);
+    let mut env = vec![("PATH".to_owned(), path_for(case, cache, &project))];
+    for (k, v) in case.env {
+        env.push(((*k).to_owned(), fill(v, &ports, &project)));
+    }
+    let command = fill(case.command, &ports, &project);
+    let root = start(case, &project, &command, &env).root;
+    eprintln!("{}: started `{command}` (root pid {})", case.name, root.pid);
+    (project, ports, root)
+}
+
 /// `setsid -f sh -c 'echo $$ > pidfile; exec COMMAND'`: sh forks away from the test, its
 /// parent exits and it is re-parented to PID 1; `exec` keeps its pid for the command.
 fn orphan(project: &Path, command: &str, env: &[(String, String)]) -> Launched {

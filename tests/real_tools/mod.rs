@@ -9,11 +9,14 @@
 #![allow(dead_code)] // each test binary uses its own part of the harness
 
 mod actions;
+pub mod armed;
 pub mod batch;
 mod client;
+pub mod idle;
 mod launch;
 mod steps;
 pub mod truth;
+mod watch;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -253,7 +256,7 @@ fn cache(case: &Case) -> Option<PathBuf> {
         eprintln!(
             "{}: skipped, the real-tools suite runs with its tools installed: \
              scripts/real-tools.sh, then PIER_REAL_TOOLS=~/.cache/pier-real-tools \
-             cargo test --test real_tools_js (or _python, _more, _launch, _batch)",
+             cargo test --test real_tools_js (or _python, _more, _launch, _batch, _idle)",
             case.name
         );
         return None;

@@ -244,3 +244,32 @@ pub fn parse_ip(text: &str) -> Option<IpAddr> {
         .parse()
         .ok()
 }
+
+/// What processes have used so far, summed: CPU (`utime + stime` of `/proc/<pid>/stat`, every
+/// thread's, in ns at the clock tick's resolution), and the bytes and
+/// calls of their read and write calls (`/proc/<pid>/io`: `rchar + wchar`, `syscr + syscw`) —
+/// the counters of the idle clock, read here without Pier.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Used {
+    pub cpu_ns: u64,
+    pub io_bytes: u64,
+    pub calls: u64,
+}
+
+/// `pids`' counters now; a process that ended adds nothing.
+pub fn used(pids: &[Started]) -> Used {
+    use pier_core::probe::procfs::{parse_io_calls, parse_stat};
+    let tick_ns = 1_000_000_000 / rustix::param::clock_ticks_per_second();
+    let mut sum = Used::default();
+    for p in pids.iter().filter(|p| runs(**p)) {
+        let read = |file: &str| fs::read(format!("/proc/{}/{file}", p.pid)).unwrap_or_default();
+        if let Some((_, stat)) = parse_stat(&read("stat")) {
+            sum.cpu_ns += stat.cpu_ticks * tick_ns;
+        }
+        if let Some(io) = parse_io_calls(&read("io")) {
+            sum.io_bytes += io.bytes;
+            sum.calls += io.calls;
+        }
+    }
+    sum
+}
