@@ -15,11 +15,11 @@
 //!
 //!   cargo run --release -p pier-core --features cli --example clock_cost -- ROUNDS [DIR...]
 //!
-//! Prints, one line each: `resources CLOCK REFRESH SCAN_HISTORY` (what each found in its last
-//! round; the clock's count is of cards it measured), `cpu_ms …` and `wall_ms …` (medians),
-//! `sample_ms N` (the refresh's window), then the medians of the per-round CPU ratios
-//! `clock/refresh R`, `clock/scan+history R` and `refresh/scan+history R`. DIRs limit every
-//! scan as `--under` does.
+//! Prints, one line each: `resources CLOCK REFRESH SCAN_HISTORY` (what each found, the same in
+//! every round, or it fails; the clock's count is of the cards it measured), `cpu_ms …` and
+//! `wall_ms …` (medians), `sample_ms N` (the refresh's window), then the medians of the
+//! per-round CPU ratios `clock/refresh R`, `clock/scan+history R` and `refresh/scan+history R`.
+//! DIRs limit every scan as `--under` does.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -170,9 +170,16 @@ fn main() {
 
 /// The figures, one line each (the module's doc).
 fn report(runs: &[Vec<Timed>; 3], sample: Duration) {
+    // Every round of a kind found the same resources, or the figures compare unlike scans.
     let found: Vec<String> = runs
         .iter()
-        .map(|r| r.last().map_or(0, |t| t.found).to_string())
+        .zip(KINDS)
+        .map(|(r, kind)| match r.iter().map(|t| t.found).min() {
+            Some(least) if r.iter().all(|t| t.found == least) => least.to_string(),
+            _ => fail(&format!(
+                "{kind}: the resources found changed between rounds"
+            )),
+        })
         .collect();
     println!("resources {}", found.join(" "));
     let medians = |f: fn(&Timed) -> f64| {
