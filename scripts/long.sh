@@ -3,10 +3,10 @@
 # of each parser property, 20,000 of the diagnosis properties, 10,000 rounds of the stop soak
 # (single stops and batches; four runs side by side, added up), 20,000 SIGKILLs of a writing
 # store, 400 real stops interrupted by SIGINT or SIGKILL at random points, and the scan and stop
-# at scale (5,000 processes, 500 listeners, 2,000 connections; batches of 1, 10 and 50). About
-# 1.5 hours on 2 cores, most of it the soak; run as root (pid steering, the mount-based store
-# tests). Prints each part's summary; the whole output of each part is kept in
-# target/long/<part>.log.
+# at scale (5,000 processes, 500 listeners, 2,000 connections; batches of 1, 10 and 50; the idle
+# clock's rescan against the app's refresh). About 1.5 hours on 2 cores, most of it the soak;
+# run as root (pid steering, the mount-based store tests). Prints each part's summary; the whole
+# output of each part is kept in target/long/<part>.log.
 #   scripts/long.sh [PART...]      (parts: parsers diagnosis soak store interrupt scale; all by default)
 # PIER_SOAK_ROUNDS (default 10000) and PIER_SOAK_JOBS (default 4) size the soak;
 # PIER_SOAK_SECS (default 14400) bounds each of its runs.
@@ -101,7 +101,7 @@ part store "SIGKILLs|test result" env PIER_CRASH_KILLS=20000 \
   cargo test --release --locked --test store_crash_linux -- --nocapture
 part interrupt "interrupted stops|test result" env PIER_INTERRUPT_ROUNDS=400 \
   cargo test --release --locked --test interrupt_linux -- --nocapture
-part scale "." bash -c 'bench/scan.sh 5000 500 2000 5 && bench/batch.sh 3 5000'
+part scale "." bash -c 'bench/scan.sh 5000 500 2000 5 && bench/batch.sh 3 5000 && bench/clock.sh 5000 500 5'
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "long.sh: failed: ${failed[*]}"

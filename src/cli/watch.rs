@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::{exit, resolve_dirs};
 use pier_core::auto::scheduler::{Event, Scheduler, SchedulerOptions};
-use pier_core::diagnose::{self, project, ScanOptions};
+use pier_core::diagnose::ScanOptions;
 use pier_core::front::numbers;
 use pier_core::model::arm::Armed;
 use pier_core::model::card::{Level, Scan};
@@ -93,20 +93,15 @@ pub fn run(args: WatchArgs) -> ExitCode {
         let started = Instant::now();
         let opts = ScanOptions {
             generation,
-            // The clock needs no sample window, and nobody reads memory here.
-            sample: Duration::ZERO,
-            memory: false,
             under: under.clone(),
             protect: pier_core::config::protect(),
             ..ScanOptions::default()
         };
-        let mut scan = match diagnose::scan(system.probe.as_ref(), &opts, &project::marker_on_disk)
-        {
-            Ok(scan) => scan,
+        // Without a sample window or memory: `Scheduler::rescan` says why.
+        let (scan, events) = match scheduler.rescan(&system, &opts, &stop_options()) {
+            Ok(rescanned) => rescanned,
             Err(e) => return exit::failed(&e),
         };
-        scheduler.measure(system.probe.as_ref(), &mut scan);
-        let events = scheduler.fire_armed(&system, &mut scan, &stop_options());
         report(&scan, &scheduler, args.json, &mut said);
         for e in &events {
             event(e, args.json);

@@ -9,6 +9,7 @@ use std::time::SystemTime;
 
 use super::arms::{self, AfterFire, Dropped, Seen, Verdict};
 use crate::diagnose::rules::Thresholds;
+use crate::diagnose::{self, project, Engines, ScanError, ScanOptions};
 use crate::front::System;
 use crate::idle::{observe_scan, Clock, ClockOptions};
 use crate::model::arm::Arm;
@@ -235,6 +236,37 @@ impl Scheduler {
     }
 }
 
+impl Scheduler {
+    /// One rescan made for the clock alone, as `pier watch` makes it every `--every`: a scan
+    /// of `opts` without a sample window, memory or container engines ([`clock_scan`]), then
+    /// [`measure`](Scheduler::measure) and [`fire_armed`](Scheduler::fire_armed). The scan,
+    /// measured, and what its armed stops came to.
+    pub fn rescan(
+        &mut self,
+        system: &System,
+        opts: &ScanOptions,
+        stop: &StopOptions,
+    ) -> Result<(Scan, Vec<Event>), ScanError> {
+        let opts = clock_scan(opts.clone());
+        let mut scan = diagnose::scan(system.probe.as_ref(), &opts, &project::marker_on_disk)?;
+        self.measure(system.probe.as_ref(), &mut scan);
+        let events = self.fire_armed(system, &mut scan, stop);
+        Ok((scan, events))
+    }
+}
+
+/// `opts` as a rescan for the clock alone scans. Why: the clock measures over the interval
+/// between two rescans, so a sample window adds nothing but time; nobody sees memory or a
+/// container's card there. What is left is what the clock costs (`examples/clock_cost.rs`).
+pub fn clock_scan(opts: ScanOptions) -> ScanOptions {
+    ScanOptions {
+        sample: Duration::ZERO,
+        memory: false,
+        engines: Engines::NotAsked,
+        ..opts
+    }
+}
+
 /// Removes a dropped arm; the event says why (or that it could not be removed).
 fn drop_arm(system: &System, arm: Arm, why: Dropped) -> Event {
     match arms::remove(&system.store, &arm) {
@@ -252,4 +284,29 @@ fn find<'s>(scan: &'s mut Scan, id: &str) -> Option<(&'s mut Resource, Level)> {
             .find(|r| r.id == id)
             .map(|r| (r, level))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// A rescan for the clock alone takes no sample, reads no memory and asks no engine, and
+    /// keeps the rest of what it was asked (its folders, its generation).
+    #[test]
+    fn a_clock_rescan_scans_without_a_sample_memory_or_engines() {
+        let asked = ScanOptions {
+            generation: 7,
+            under: vec![PathBuf::from("/projects")],
+            engines: Engines::Ask,
+            ..ScanOptions::default()
+        };
+        let opts = clock_scan(asked);
+        assert_eq!(opts.sample, Duration::ZERO);
+        assert!(!opts.memory, "nobody reads memory at a clock's rescan");
+        assert!(matches!(opts.engines, Engines::NotAsked));
+        assert_eq!(opts.generation, 7);
+        assert_eq!(opts.under, vec![PathBuf::from("/projects")]);
+    }
 }

@@ -125,6 +125,72 @@ impl SystemEngine {
             .ok_or_else(|| ArmRefusal::NotFound { id: id.to_owned() }.into())
     }
 
+    /// A refresh without the idle clock and the armed stops: the scan and the history alone,
+    /// as a refresh cost before the clock (`examples/clock_cost.rs` measures what it adds).
+    pub fn refresh_without_clock(&self, generation: u64) -> Refreshed {
+        self.refresh_with(generation, false)
+    }
+
+    /// The scan, then (with `clock`) the idle clock and the armed stops, then the history. The
+    /// three share one read of the process table ([`OnceTable`]): an app refresh costs one
+    /// process-table walk, as a CLI scan does, not two. The history comes last: it holds the
+    /// snapshots of the stops an arm just ran.
+    fn refresh_with(&self, generation: u64, clock: bool) -> Refreshed {
+        let probe = OnceTable::new(self.system.probe.as_ref());
+        let opts = ScanOptions {
+            generation,
+            // Read at every refresh: `pier protect` takes effect at the app's next scan.
+            protect: crate::config::protect(),
+            ..self.scan.clone()
+        };
+        let mut scan = diagnose::scan(&probe, &opts, &project::marker_on_disk);
+        let armed = match &mut scan {
+            Ok(scan) if clock => self.tick(&probe, scan),
+            _ => Vec::new(),
+        };
+        Refreshed {
+            scan: scan.map_err(Into::into),
+            history: self.history(&probe),
+            armed,
+        }
+    }
+
+    /// One rescan of the idle clock on `scan`, and the armed stops it makes due, fired.
+    fn tick(&self, probe: &OnceTable, scan: &mut Scan) -> Vec<ActionReport> {
+        // A panic in another refresh leaves the clock as it was: it is still whole. The lock
+        // is held while due arms fire, so two refreshes never fire one arm twice.
+        let mut scheduler = self
+            .scheduler
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        scheduler.measure(probe, scan);
+        let events =
+            scheduler.fire_armed(&self.system, scan, &self.stop_options(&Anyway::default()));
+        events
+            .iter()
+            .filter_map(armed::armed_event_summary)
+            .collect()
+    }
+
+    /// The snapshot history; the records whose stop can never be restarted expire here too
+    /// (§5.5).
+    fn history(&self, probe: &OnceTable) -> Result<History, RefreshError> {
+        restart::history(probe, &self.system.store)
+            .map(|(mut entries, damaged)| {
+                let expired = restart::prune::Prune::Expired(std::time::SystemTime::now());
+                let gone = restart::prune::prune(
+                    &self.system.store,
+                    &*self.system.probe,
+                    &entries,
+                    expired,
+                )
+                .removed;
+                entries.retain(|e| !gone.contains(&e.snapshot));
+                History { entries, damaged }
+            })
+            .map_err(|e| RefreshError::History(e.to_string()))
+    }
+
     /// How the app's stops run: judged by the scan's thresholds, asked for by the app (a
     /// click), and a stop anyway of what `anyway` names.
     fn stop_options(&self, anyway: &Anyway) -> StopOptions {
@@ -138,54 +204,8 @@ impl SystemEngine {
 }
 
 impl Engine for SystemEngine {
-    /// The scan and the history share one read of the process table ([`OnceTable`]): an app
-    /// refresh costs one process-table walk, as a CLI scan does, not two.
     fn refresh(&self, generation: u64) -> Refreshed {
-        let probe = OnceTable::new(self.system.probe.as_ref());
-        let opts = ScanOptions {
-            generation,
-            // Read at every refresh: `pier protect` takes effect at the app's next scan.
-            protect: crate::config::protect(),
-            ..self.scan.clone()
-        };
-        let mut scan = diagnose::scan(&probe, &opts, &project::marker_on_disk);
-        let mut events = Vec::new();
-        if let Ok(scan) = &mut scan {
-            // A panic in another refresh leaves the clock as it was: it is still whole. The
-            // lock is held while due arms fire, so two refreshes never fire one arm twice.
-            let mut scheduler = self
-                .scheduler
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            scheduler.measure(&probe, scan);
-            events =
-                scheduler.fire_armed(&self.system, scan, &self.stop_options(&Anyway::default()));
-        }
-        let armed = events
-            .iter()
-            .filter_map(armed::armed_event_summary)
-            .collect();
-        let scan = scan.map_err(Into::into);
-        let history = restart::history(&probe, &self.system.store)
-            .map(|(mut entries, damaged)| {
-                // Records whose stop can never be restarted expire here too (§5.5).
-                let expired = restart::prune::Prune::Expired(std::time::SystemTime::now());
-                let gone = restart::prune::prune(
-                    &self.system.store,
-                    &*self.system.probe,
-                    &entries,
-                    expired,
-                )
-                .removed;
-                entries.retain(|e| !gone.contains(&e.snapshot));
-                History { entries, damaged }
-            })
-            .map_err(|e| RefreshError::History(e.to_string()));
-        Refreshed {
-            scan,
-            history,
-            armed,
-        }
+        self.refresh_with(generation, true)
     }
 
     fn arm(&self, target: &StopTarget, kernel_state_lost: bool) -> Result<Armed, ArmError> {
