@@ -116,4 +116,15 @@ fn a_bad_within_or_a_conflicting_flag_is_one_sentence_and_exit_2() {
     );
     let out = sb.pier_exact(&["stop", "--within", "1h", "17824-71008"]);
     assert_eq!(out.status.code(), Some(2), "--within without --when-safe");
+    // Found by a new user: beside --dry-run, clap let it through, and a stop went ahead.
+    for extra in [&["--within", "1h"][..], &["--yes"]] {
+        let out = sb.pier_exact(&[&["stop", "--dry-run", "17824-71008"][..], extra].concat());
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{extra:?} without --when-safe: {out:?}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("go with --when-safe"), "{err}");
+    }
 }

@@ -1,7 +1,7 @@
 //! `pier watch` fires armed stops against real servers, rescanning every second with a settle
 //! of two (docs/design.md §5a): a client holds a server red, the user arms it, the client
-//! leaves, and the stop fires once the card has been green for the settle, recorded as asked
-//! for by the armed stop; a client that comes back during the settle holds the firing off; a
+//! leaves, and the stop fires once its closed connection has left the tables and the card has
+//! been green for the settle, recorded as asked for by the armed stop; a client that comes back during the settle holds the firing off; a
 //! busy server waits; an arm whose root's pid runs another process is dropped. Every scan is
 //! scoped to the sandbox (`--under`), and the test's processes are ended by identity.
 #![cfg(target_os = "linux")]
@@ -132,12 +132,14 @@ fn an_armed_stop_fires_once_the_client_leaves_and_the_card_stays_green_for_the_s
             waits.contains("to leave").then_some(())
         },
     );
+    // A normal close: the connection stays in the tables (TIME-WAIT) for a minute, and the card
+    // counts as used until it is gone.
     drop(client);
     let left = Instant::now();
     let mut green_lines = 0;
     let line = watch.until(
         "the armed stop",
-        30,
+        120,
         |l| {
             if in_rescan(l, &id).is_some_and(|r| r["level"] == "green") {
                 green_lines += 1;
@@ -152,8 +154,9 @@ fn an_armed_stop_fires_once_the_client_leaves_and_the_card_stays_green_for_the_s
         "it stayed green for the settle first ({green_lines} rescans)"
     );
     assert!(
-        left.elapsed() >= Duration::from_secs(2),
-        "not before the settle"
+        left.elapsed() >= Duration::from_secs(50),
+        "not while its closed connection said it was used: {:?}",
+        left.elapsed()
     );
     wait_for("the server to end", || (!alive(pid(&server))).then_some(()));
     // The record says who asked; the arm is gone.
@@ -173,7 +176,7 @@ fn a_client_that_comes_back_during_the_settle_holds_the_firing_off() {
     let (server, id, client) = armed_server(&sb, &[]);
     let port = server["port"].as_u64().unwrap() as u16;
     let watch = Watch::start(&sb);
-    drop(client);
+    reset(client.unwrap());
     // Green, settling: the client comes back before the settle ends.
     watch.until(
         "the settle to begin",
@@ -262,7 +265,7 @@ fn an_arm_whose_roots_pid_runs_another_process_now_is_dropped() {
         line["why"]
             .as_str()
             .unwrap()
-            .contains("runs another process now"),
+            .contains("runs another process or program now"),
         "{line:#}"
     );
     assert!(!path.exists(), "the dropped arm is removed");

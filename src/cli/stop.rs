@@ -176,6 +176,14 @@ pub fn run(mut args: StopArgs) -> ExitCode {
     if args.when_safe {
         return arm::run(&args, opts.thresholds);
     }
+    // clap leaves `requires` unchecked beside a flag `--when-safe` conflicts with: a forgotten
+    // `--when-safe` must never become a stop now.
+    if args.within.is_some() || args.yes {
+        return usage(
+            "--within and --yes go with --when-safe, which arms a stop for later; without it \
+             `pier stop` stops now: add --when-safe, or leave them out",
+        );
+    }
     // From here on, Ctrl-C, a kill or a closed terminal interrupt the stop at its seams
     // rather than kill Pier mid-stop (docs/design.md §3.10).
     if let Err(e) = interrupt::catch() {

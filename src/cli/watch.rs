@@ -36,7 +36,7 @@ pub struct WatchArgs {
     #[arg(long)]
     json: bool,
     /// End after N rescans (default: run until Ctrl-C).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = numbers::rescans)]
     rescans: Option<u64>,
 }
 
@@ -79,12 +79,12 @@ pub fn run(args: WatchArgs) -> ExitCode {
         ..SchedulerOptions::default()
     });
     if !args.json {
-        println!(
+        say(&format!(
             "Watching: a rescan every {} s; an armed stop fires here once its card has been \
              green for {} s. Ctrl-C ends.",
             args.every.as_secs_f64(),
             args.settle.as_secs_f64()
-        );
+        ));
     }
     let mut generation = 0;
     let mut said = Said::new();
@@ -102,14 +102,29 @@ pub fn run(args: WatchArgs) -> ExitCode {
             Ok(rescanned) => rescanned,
             Err(e) => return exit::failed(&e),
         };
-        report(&scan, &scheduler, args.json, &mut said);
+        let mut open = report(&scan, &scheduler, args.json, &mut said);
         for e in &events {
-            event(e, args.json);
+            open = open && event(e, args.json);
         }
-        if args.rescans.is_some_and(|n| generation >= n) || !wait(started + args.every) {
+        if let Some(code) = interrupted(&events) {
+            return code;
+        }
+        if !open || args.rescans.is_some_and(|n| generation >= n) || !wait(started + args.every) {
             return ExitCode::SUCCESS;
         }
     }
+}
+
+/// 128 + N when signal N interrupted an armed stop this rescan fired, as `pier stop` exits
+/// (docs/design.md §3.10); a Ctrl-C between rescans is how a watch ends, with 0.
+fn interrupted(events: &[Event]) -> Option<ExitCode> {
+    events.iter().find_map(|e| match e {
+        Event::Fired { report, .. } => {
+            let n = interrupt::number_of(report.interrupted.as_deref()?)?;
+            Some(ExitCode::from((128 + n).clamp(0, 255) as u8))
+        }
+        _ => None,
+    })
 }
 
 /// How the armed stops run: as `pier stop` runs, its defaults and the user's protect list.
@@ -140,7 +155,7 @@ enum EventLine<'a> {
 }
 
 /// An armed stop's event, as JSON or text.
-fn event(e: &Event, json: bool) {
+fn event(e: &Event, json: bool) -> bool {
     let line = match e {
         Event::Fired { arm, report, kept } => EventLine::Fired {
             id: &arm.id,
@@ -156,29 +171,43 @@ fn event(e: &Event, json: bool) {
         Event::Unreadable(e) => EventLine::Unreadable { why: e.to_string() },
     };
     if json {
-        println!(
-            "{}",
-            serde_json::to_string(&line).expect("a line serialises")
-        );
-        return;
+        return say(&serde_json::to_string(&line).expect("a line serialises"));
     }
     let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
     match line {
         EventLine::Fired { report, kept, .. } => {
             let said = super::stop::report_line(report, super::colour_wanted());
-            let said = said.trim_end();
-            match kept {
-                false => println!("{stamp}  armed stop: {said}"),
-                true => println!("{stamp}  armed stop, still armed: {said}"),
-            }
+            let still = if kept { ", still armed" } else { "" };
+            say(&format!("{stamp}  armed stop{still}: {}", said.trim_end()))
         }
-        EventLine::Dropped { id, project, why } => println!(
+        EventLine::Dropped { id, project, why } => say(&format!(
             "{stamp}  armed stop of {id} in {} dropped: {why}",
             for_terminal(project)
-        ),
+        )),
         EventLine::Unreadable { why } => {
-            eprintln!("pier: armed stops: {}", for_terminal(&why))
+            eprintln!("pier: armed stops: {}", for_terminal(&why));
+            true
         }
+    }
+}
+
+/// Writes one line to stdout; false once nobody reads it (`pier watch | head`): the watch
+/// then ends, as every command does on a closed pipe.
+fn say(line: &str) -> bool {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
+}
+
+/// When a growing idle time is said again: at 1, 5, 10 and 30 minutes, then each hour.
+fn milestone(seconds: u64) -> u64 {
+    match seconds {
+        s if s < 60 => 0,
+        s if s < 300 => 60,
+        s if s < 600 => 300,
+        s if s < 1800 => 600,
+        s if s < 3600 => 1800,
+        s => s / 3600 * 3600,
     }
 }
 
@@ -201,7 +230,7 @@ fn wait(until: Instant) -> bool {
 type Said = std::collections::HashMap<String, String>;
 
 /// One rescan, as JSON or as text.
-fn report(scan: &Scan, scheduler: &Scheduler, json: bool, said: &mut Said) {
+fn report(scan: &Scan, scheduler: &Scheduler, json: bool, said: &mut Said) -> bool {
     let resources: Vec<Seen> = scan
         .projects
         .iter()
@@ -223,34 +252,32 @@ fn report(scan: &Scan, scheduler: &Scheduler, json: bool, said: &mut Said) {
             settling_seconds: scheduler.settling().map(|d| d.as_secs()),
             resources,
         };
-        println!(
-            "{}",
-            serde_json::to_string(&line).expect("a line serialises")
-        );
-        return;
+        return say(&serde_json::to_string(&line).expect("a line serialises"));
     }
     let mut now = Said::new();
+    let mut open = true;
     for r in resources {
         let armed = r.armed.map_or_else(String::new, |a| {
             format!(" · armed, waiting for {}", a.waiting_for.join("; "))
         });
         let state = r.idle.map_or_else(String::new, |i| match i.state {
-            // A growing idle time is one state: the line says when it began, not each minute.
-            IdleState::Idle => "idle".to_owned(),
+            // A growing idle time is said again at its milestones, not at every rescan.
+            IdleState::Idle => format!("idle {}", milestone(i.seconds)),
             _ => pier_core::words::idle(i),
         }) + &armed;
-        if said.get(r.id) != Some(&state) {
+        if open && said.get(r.id) != Some(&state) {
             let idle = r.idle.map_or_else(String::new, pier_core::words::idle);
-            println!(
+            open = say(&format!(
                 "{}  {} in {} ({})  {idle}{}",
                 humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
                 for_terminal(r.kind),
                 for_terminal(r.project),
                 r.id,
                 for_terminal(&armed)
-            );
+            ));
         }
         now.insert(r.id.to_owned(), state);
     }
     *said = now;
+    open
 }

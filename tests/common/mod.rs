@@ -433,3 +433,12 @@ pub fn snapshots(sb: &Sandbox) -> usize {
         })
         .unwrap_or(0)
 }
+
+/// Closes `stream` with a reset (SO_LINGER 0): a client gone without the normal close, so no
+/// TIME-WAIT row is left on either end (what an aborted page load does). A test that only needs
+/// its client gone uses it: a normal close keeps a server "used within the last minute".
+pub fn reset(stream: std::net::TcpStream) {
+    rustix::net::sockopt::set_socket_linger(&stream, Some(std::time::Duration::ZERO))
+        .expect("SO_LINGER");
+    drop(stream);
+}

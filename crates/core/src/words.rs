@@ -332,7 +332,14 @@ pub fn reasons(
 
 /// A time (seconds since the Unix epoch) to the minute, in UTC: "2026-12-05 20:10 UTC".
 pub fn utc_minute(secs: u64) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    // humantime writes years up to 9999: a later time (a hand-edited record) is said as is.
+    const LAST: u64 = 253_402_300_799;
+    let Some(t) = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(secs)) else {
+        return format!("{secs} s after 1970");
+    };
+    if secs > LAST {
+        return format!("{secs} s after 1970");
+    }
     let text = humantime::format_rfc3339_seconds(t).to_string();
     // "2026-12-05T20:10:33Z": the date, the hour and the minute.
     match (text.get(..10), text.get(11..16)) {
@@ -353,6 +360,14 @@ pub fn of_panic(panic: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the review: an arm expiring at u64::MAX made `pier armed` panic.
+    #[test]
+    fn a_time_past_year_9999_is_said_not_a_panic() {
+        assert_eq!(utc_minute(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_minute(u64::MAX), format!("{} s after 1970", u64::MAX));
+        assert_eq!(utc_minute(253_402_300_800), "253402300800 s after 1970");
+    }
 
     fn cmd(argv: &[&str]) -> String {
         command_for_a_person(argv.iter().map(|a| a.as_bytes()))

@@ -81,6 +81,11 @@ pub fn arm_card(
         expires_at: now + ask.within.as_secs(),
         armed_by: ask.armed_by.clone(),
         kernel_state_lost: ask.kernel_state_lost && holds_kernel(r),
+        exe: r
+            .members
+            .iter()
+            .find(|m| m.identity() == r.root)
+            .and_then(|m| m.exe.clone()),
     };
     Ok(arm_record(store, &arm)?)
 }
@@ -154,9 +159,45 @@ pub fn cancel(store: &Store, id: &str) -> Result<Option<Arm>, StoreError> {
     Ok(Some(arm))
 }
 
-/// Every arm, by name; the records that could not be read are reported and kept.
+/// The longest an arm may wait: what `--within` allows (docs/design.md §5.2).
+const LONGEST: u64 = 7 * 24 * 3600;
+
+/// Every arm, by name; the records that could not be read, and those whose name, id and root
+/// disagree or whose expiry is past what an arm may wait, are reported and kept — never
+/// judged, fired or removed: a record is acted on only under the name its root gives it.
 pub fn list(store: &Store) -> Result<Listing<Arm>, StoreError> {
-    store.list::<Arm>(ARM_PREFIX)
+    let mut listing = store.list::<Arm>(ARM_PREFIX)?;
+    let (good, bad): (Vec<_>, Vec<_>) = listing
+        .records
+        .into_iter()
+        .partition(|(name, arm)| consistent(name, arm));
+    listing.records = good;
+    listing
+        .damaged
+        .extend(bad.into_iter().map(|(name, _)| StoreError::Damaged {
+            path: store.folder().join("records").join(format!("{name}.json")),
+            why: "its name, id and root do not agree, or it waits longer than 7 days".to_owned(),
+        }));
+    Ok(listing)
+}
+
+/// Whether a listed arm is what its name says: named by its root, its id the root's, and an
+/// expiry an arm can have.
+fn consistent(name: &str, arm: &Arm) -> bool {
+    name == name_of(arm.root)
+        && arm.id == format!("{}-{}", arm.root.pid, arm.root.start_time)
+        && arm.expires_at <= arm.armed_at.saturating_add(LONGEST)
+}
+
+/// The right to fire `arm` now: its lock, taken without waiting, and the record still there
+/// under it. `None` when another scheduler (the app beside `pier watch`) holds it or has just
+/// fired or dropped it: one arm is fired once.
+pub fn claim(store: &Store, arm: &Arm) -> Result<Option<crate::store::Lock>, StoreError> {
+    let name = name_of(arm.root);
+    let Some(lock) = store.try_lock(&format!("fire-{name}"))? else {
+        return Ok(None);
+    };
+    Ok(store.get::<Arm>(&name)?.filter(|a| a == arm).map(|_| lock))
 }
 
 /// Removes `arm` (fired, dropped), only on behalf of its root: a record that now names another

@@ -91,17 +91,26 @@ impl Scheduler {
         self.green_since = green;
     }
 
-    /// Whether a card is green for an armed stop: no reason against it, and not busy over the
-    /// last interval when the rescan took no sample (its level then says nothing of activity).
+    /// Whether a card is green for an armed stop over the last interval, not only at this
+    /// rescan: no reason against it; nothing but its own activity kept the interval from idle
+    /// (a client that came and went between two rescans, a process that came or went, an
+    /// unread counter: `NotIdle::only_activity`); and, when the rescan took no sample (its
+    /// level then says nothing of activity), the interval under the busy thresholds.
     fn is_green(&self, r: &Resource, sampled: bool) -> bool {
         if r.level != Level::Green || !r.reasons.is_empty() {
             return false;
         }
-        sampled
-            || self.clock.rates(&r.id).is_some_and(|rates| {
-                rates.cpu_percent <= self.opts.thresholds.cpu_percent
-                    && rates.io_bytes_per_second <= self.opts.thresholds.io_bytes_per_second
-            })
+        let unused = match self.clock.last(&r.id) {
+            Some(Ok(())) => true,
+            Some(Err(why)) => why.only_activity(),
+            None => false,
+        };
+        unused
+            && (sampled
+                || self.clock.rates(&r.id).is_some_and(|rates| {
+                    rates.cpu_percent <= self.opts.thresholds.cpu_percent
+                        && rates.io_bytes_per_second <= self.opts.thresholds.io_bytes_per_second
+                }))
     }
 
     /// How long resource `id`'s card has been green without a break, as of the last rescan.
@@ -159,7 +168,7 @@ impl Scheduler {
         let mut events: Vec<Event> = listing.damaged.into_iter().map(Event::Unreadable).collect();
         let boot = system.probe.boot_id();
         let now = SystemTime::now();
-        let mut due: Vec<(Arm, Shown)> = Vec::new();
+        let mut due: Vec<(Arm, Shown, crate::store::Lock)> = Vec::new();
         for (_, arm) in listing.records {
             let found = find(scan, &arm.id);
             let identity = found.is_none().then(|| system.probe.identity(arm.root.pid));
@@ -179,17 +188,31 @@ impl Scheduler {
                     },
                 )
             };
+            // Firing or dropping acts on the record: only under its claim (one scheduler).
+            let claimed = |events: &mut Vec<Event>| match arms::claim(&system.store, &arm) {
+                Ok(lock) => lock,
+                Err(e) => {
+                    events.push(Event::Unreadable(e));
+                    None
+                }
+            };
             match verdict {
                 Verdict::Fire => {
-                    let (r, level) = found.expect("a card fires only when it is there");
-                    due.push((arm, Shown::of(level, r)));
+                    if let Some(lock) = claimed(&mut events) {
+                        let (r, level) = found.expect("a card fires only when it is there");
+                        due.push((arm, Shown::of(level, r), lock));
+                    }
                 }
                 Verdict::Wait(_) => {
                     if let Some((r, _)) = found {
                         r.armed = Some(arms::armed_view(&arm, &verdict));
                     }
                 }
-                Verdict::Drop(why) => events.push(drop_arm(system, arm, why)),
+                Verdict::Drop(why) => {
+                    if let Some(_lock) = claimed(&mut events) {
+                        events.push(drop_arm(system, arm, why));
+                    }
+                }
             }
         }
         events.extend(self.fire(system, due, stop));
@@ -197,7 +220,12 @@ impl Scheduler {
     }
 
     /// Stops every due arm's resource as one batch, and ends or keeps each arm by its report.
-    fn fire(&mut self, system: &System, due: Vec<(Arm, Shown)>, stop: &StopOptions) -> Vec<Event> {
+    fn fire(
+        &mut self,
+        system: &System,
+        due: Vec<(Arm, Shown, crate::store::Lock)>,
+        stop: &StopOptions,
+    ) -> Vec<Event> {
         if due.is_empty() {
             return Vec::new();
         }
@@ -207,11 +235,13 @@ impl Scheduler {
             dry_run: false,
             ..stop.clone()
         });
-        let targets: Vec<(&str, Option<&Shown>)> =
-            due.iter().map(|(a, s)| (a.id.as_str(), Some(s))).collect();
+        let targets: Vec<(&str, Option<&Shown>)> = due
+            .iter()
+            .map(|(a, s, _)| (a.id.as_str(), Some(s)))
+            .collect();
         let reports = stopper.stop_all(&targets, &mut |_| {});
         let mut events = Vec::new();
-        for (arm, _) in &due {
+        for (arm, _, _claim) in &due {
             let Some(report) = reports.iter().find(|r| r.id == arm.id) else {
                 continue;
             };
@@ -308,5 +338,56 @@ mod tests {
         assert!(matches!(opts.engines, Engines::NotAsked));
         assert_eq!(opts.generation, 7);
         assert_eq!(opts.under, vec![PathBuf::from("/projects")]);
+    }
+
+    fn scan_of(r: &Resource, sample_ms: u64) -> Scan {
+        use crate::model::examples;
+        Scan {
+            schema: crate::model::SCHEMA_VERSION,
+            generation: 1,
+            scanned_at: String::new(),
+            sample_ms,
+            projects: vec![examples::project("/p/web", r.level, vec![r.clone()])],
+            other_listeners: None,
+            engines: Vec::new(),
+        }
+    }
+
+    /// Green at each rescan is not enough: a client that came and went between two rescans
+    /// (its connection closed since) means the card was in use, and the settle starts again.
+    /// Found by the review: a server polled every 3 s was stopped between two requests.
+    #[test]
+    fn a_client_that_came_and_went_between_rescans_starts_the_settle_again() {
+        use crate::model::examples;
+        use crate::probe::fake::FakeProbe;
+        use crate::probe::{Cumulative, Ended};
+        let probe = FakeProbe::default();
+        let r = examples::resource("10-100", Level::Green, 5173);
+        let quiet = Cumulative {
+            cpu_ns: 0,
+            io_bytes: 0,
+            syscalls: 0,
+        };
+        probe.set_counters(r.root, Ok(quiet));
+        let mut s = Scheduler::new(SchedulerOptions::default());
+        let mut at = |secs: u64, s: &mut Scheduler| {
+            probe.set_times(Duration::from_secs(secs), Duration::from_secs(secs));
+            s.measure(&probe, &mut scan_of(&r, 500));
+            s.green_for("10-100")
+        };
+        assert_eq!(at(30, &mut s), None, "no interval measured yet");
+        assert_eq!(at(60, &mut s), Some(Duration::ZERO));
+        assert_eq!(at(90, &mut s), Some(Duration::from_secs(30)));
+        probe.set_ended(vec![Ended {
+            local: "127.0.0.1:40000".parse().unwrap(),
+            remote: "127.0.0.1:5173".parse().unwrap(),
+        }]);
+        assert_eq!(at(120, &mut s), None, "served since the last rescan");
+        probe.set_ended(Vec::new());
+        assert_eq!(
+            at(150, &mut s),
+            Some(Duration::ZERO),
+            "the settle starts again"
+        );
     }
 }

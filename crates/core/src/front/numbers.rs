@@ -20,6 +20,7 @@
 //! | `--wait SECS` | `pier restart` | 0 to 3600 s ([`restart_wait`]) |
 //! | `--every SECS` | `pier watch` | 1 to 60 s ([`watch_every`]) |
 //! | `--settle SECS` | `pier watch` | 1 to 3600 s ([`settle`]) |
+//! | `--rescans N` | `pier watch` | 1 to 1000000 ([`rescans`]) |
 //! | `--within DURATION` | `pier stop --when-safe` | 1 min to 7 days ([`within`]) |
 
 use std::time::Duration;
@@ -91,6 +92,8 @@ pub enum Number {
     WatchEvery,
     /// `pier watch --settle SECS` ([`settle`]).
     Settle,
+    /// `pier watch --rescans N` ([`rescans`]).
+    Rescans,
     /// `pier stop --when-safe --within DURATION` ([`within`]).
     Within,
 }
@@ -107,6 +110,7 @@ impl Number {
             Self::RestartWait => "--wait",
             Self::WatchEvery => "--every",
             Self::Settle => "--settle",
+            Self::Rescans => "--rescans",
             Self::Within => "--within",
         }
     }
@@ -148,12 +152,13 @@ impl Number {
                 format!("must be a number of seconds from 0 to {RESTART_WAIT_MAX_SECS} (an hour)")
             }
             Self::WatchEvery => format!(
-                "must be a number of seconds from 1 to {WATCH_EVERY_MAX_SECS}: the idle clock \
-                 counts no longer interval between two rescans"
+                "must be a number of seconds from 1 to {WATCH_EVERY_MAX_SECS} (the idle clock \
+                 counts no interval longer than that)"
             ),
             Self::Settle => {
                 format!("must be a number of seconds from 1 to {SETTLE_MAX_SECS} (an hour)")
             }
+            Self::Rescans => "must be a whole number of rescans from 1 to 1000000".to_owned(),
             Self::Within => "must be a duration from 1 min to 7 days, such as 30min, 8h or 2days \
                              (a plain number is seconds), the time an armed stop waits to be \
                              safe"
@@ -236,6 +241,14 @@ pub fn settle(text: &str) -> Result<Duration, BadNumber> {
         .ok_or_else(|| Number::Settle.refused(text))
 }
 
+/// `pier watch --rescans N`: how many rescans before it ends.
+pub fn rescans(text: &str) -> Result<u64, BadNumber> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|n| (1..=1_000_000).contains(n))
+        .ok_or_else(|| Number::Rescans.refused(text))
+}
+
 /// `pier stop --when-safe --within DURATION`: how long an armed stop waits to be safe before
 /// it lapses unfired ([`WITHIN_MIN_SECS`] to [`WITHIN_MAX_SECS`]).
 pub fn within(text: &str) -> Result<Duration, BadNumber> {
@@ -295,11 +308,16 @@ mod tests {
             assert!(watch_every(bad).is_err(), "{bad}");
         }
         assert_eq!(settle("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(rescans("3"), Ok(3));
+        assert_eq!(
+            rescans("0").unwrap_err().to_string(),
+            "--rescans 0: must be a whole number of rescans from 1 to 1000000"
+        );
         assert!(settle("0").is_err() && settle("3601").is_err());
         assert_eq!(
             watch_every("90").unwrap_err().to_string(),
-            "--every 90: must be a number of seconds from 1 to 60: the idle clock counts no \
-             longer interval between two rescans"
+            "--every 90: must be a number of seconds from 1 to 60 (the idle clock counts no \
+             interval longer than that)"
         );
     }
 

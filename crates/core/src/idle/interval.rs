@@ -99,6 +99,19 @@ pub enum NotIdle {
     },
 }
 
+impl NotIdle {
+    /// Whether only the interval's own CPU, bytes or calls kept it from idle: what a
+    /// scheduler judges by the busy thresholds instead. Anything else — a connection, a
+    /// process that came or went, a counter unread or gone back, a gap too long to vouch for —
+    /// means it was used or cannot be vouched for.
+    pub fn only_activity(&self) -> bool {
+        matches!(
+            self,
+            NotIdle::Cpu { .. } | NotIdle::Io { .. } | NotIdle::Calls { .. }
+        )
+    }
+}
+
 /// What the second rescan of an interval saw of the resource.
 #[derive(Debug, Clone, Copy)]
 pub struct Now<'a> {
@@ -241,7 +254,8 @@ fn under_bounds(
     calls: u64,
 ) -> Result<(), NotIdle> {
     let nanos = len.as_nanos().max(1);
-    let secs = len.as_secs();
+    // For the words: 1.9 s reads "2 s", not "1 s".
+    let secs = len.as_secs_f64().round() as u64;
     // Thousandths of one core, rounded up: a bound is never met by rounding.
     let used = (u128::from(cpu_ns) * 1000).div_ceil(nanos) as u64;
     if used > b.cpu_per_mille {

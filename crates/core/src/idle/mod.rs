@@ -54,6 +54,8 @@ struct Track {
     shown: Idle,
     /// The last interval's rates; `None` before the first, or when a counter was not read.
     rates: Option<Rates>,
+    /// The last interval's verdict; `None` before the first.
+    last: Option<Result<(), NotIdle>>,
 }
 
 /// The idle clocks of every resource a scheduler sees.
@@ -103,6 +105,7 @@ impl Clock {
                     idle_since: None,
                     shown: measuring(),
                     rates: None,
+                    last: None,
                 },
             };
             tracks.insert(o.id, track);
@@ -122,7 +125,7 @@ impl Clock {
                 connections: &o.connections,
             },
         );
-        let (idle_since, shown) = match judged.idle {
+        let (idle_since, shown) = match &judged.idle {
             Ok(()) => {
                 // The stretch began where its first idle interval did.
                 let since = before.idle_since.unwrap_or(now.saturating_sub(awake));
@@ -136,6 +139,7 @@ impl Clock {
             idle_since,
             shown,
             rates: judged.rates,
+            last: Some(judged.idle),
         }
     }
 
@@ -148,6 +152,11 @@ impl Clock {
     /// or a counter was not read).
     pub fn rates(&self, id: &str) -> Option<Rates> {
         self.tracks.get(id)?.rates
+    }
+
+    /// The last interval's verdict on resource `id`: idle, or why not; `None` before its first.
+    pub fn last(&self, id: &str) -> Option<&Result<(), NotIdle>> {
+        self.tracks.get(id)?.last.as_ref()
     }
 
     /// How much of the settle after a wake is left at the last rescan; `None` when none is.

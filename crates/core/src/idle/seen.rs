@@ -89,7 +89,7 @@ fn connections(r: &Resource, ended: &Result<Vec<Ended>, String>) -> Vec<String> 
             for p in &r.ports {
                 if ended.iter().any(|e| served(p, e)) {
                     out.push(format!(
-                        "a connection on :{} closed within the last minute",
+                        "a connection on :{} closing, or closed within the last minute",
                         p.port
                     ));
                 }

@@ -38,6 +38,10 @@ pub struct Arm {
     /// The person was told that a live notebook kernel's state is lost, and armed it anyway.
     #[serde(default)]
     pub kernel_state_lost: bool,
+    /// The root's executable when it was armed: the start time survives an exec, so another
+    /// program in the same process is another resource (docs/design.md §1).
+    #[serde(default)]
+    pub exe: Option<String>,
 }
 
 /// An arm as a card shows it (`"armed": {…}` in the JSON): when it lapses, and what it waits

@@ -281,7 +281,7 @@ pub struct Times {
     pub since_boot: Duration,
 }
 
-/// A TCP connection that has closed or is closing (FIN-WAIT, CLOSE-WAIT, LAST-ACK, CLOSING,
+/// A TCP connection that has closed or is closing (FIN-WAIT, LAST-ACK, CLOSING,
 /// TIME-WAIT): held by no process any more, it still names its two ends for a while (Linux
 /// keeps TIME-WAIT 60 s), so a rescan sees that a listener served since the last one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -70,12 +70,13 @@ impl Family {
 /// The states a dump asks for: LISTEN, ESTABLISHED and SYN-RECV.
 const STATES: u32 = (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_RECV) | (1 << TCP_LISTEN);
 
-/// The states an ended dump asks for: a connection closed or closing, that no process may
-/// hold any more but whose two ends the kernel still names (CLOSE itself is not kept).
+/// The states an ended dump asks for: a connection closed or closing, whose two ends the
+/// kernel still names (CLOSE itself is not kept). Not CLOSE-WAIT: its other end has left and
+/// its holder has not closed it yet, which a server that never closes dead sockets keeps for
+/// as long as it runs — a leftover, not a use (the client's own end, TIME-WAIT, shows the use).
 const ENDED_STATES: u32 = (1 << TCP_FIN_WAIT1)
     | (1 << TCP_FIN_WAIT2)
     | (1 << TCP_TIME_WAIT)
-    | (1 << TCP_CLOSE_WAIT)
     | (1 << TCP_LAST_ACK)
     | (1 << TCP_CLOSING);
 

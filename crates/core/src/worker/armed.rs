@@ -133,6 +133,7 @@ mod tests {
             expires_at: 0,
             armed_by: RequestedBy::App,
             kernel_state_lost: false,
+            exe: None,
         }
     }
 

@@ -153,6 +153,7 @@ fn fired_report() -> ActionReport {
         expires_at: 0,
         armed_by: crate::model::RequestedBy::App,
         kernel_state_lost: false,
+        exe: None,
     };
     let report = StopReport::new(ARMED, ResourceResult::Stopped, "every member is gone");
     armed_event_summary(&crate::auto::scheduler::Event::Fired {

@@ -58,8 +58,8 @@ pub enum Dropped {
     /// Its root is gone.
     #[error("it ended on its own")]
     Ended,
-    /// Its root's pid runs another process now.
-    #[error("pid {pid} runs another process now: the armed one ended")]
+    /// Its root's pid runs another process or program now.
+    #[error("pid {pid} runs another process or program now: the armed one ended")]
     IdentityChanged {
         /// The root's pid.
         pid: u32,
@@ -128,10 +128,21 @@ fn dropped(arm: &Arm, seen: &Seen) -> Option<Dropped> {
             _ => None,
         };
     };
-    if r.root != arm.root {
+    if r.root != arm.root || execed(arm, r) {
         return Some(Dropped::IdentityChanged { pid: arm.root.pid });
     }
     never_waited(r).map(|(reason, fact)| Dropped::NeverWaits { reason, fact })
+}
+
+/// Whether the root runs another program than when it was armed: an exec keeps the pid and
+/// start time, so only the executable tells (docs/design.md §1). Unread on either side is not
+/// a change; the chain's own checks judge the process again.
+fn execed(arm: &Arm, r: &Resource) -> bool {
+    let now = r.members.iter().find(|m| m.identity() == arm.root);
+    match (&arm.exe, now.and_then(|m| m.exe.as_ref())) {
+        (Some(was), Some(now)) => was != now,
+        _ => false,
+    }
 }
 
 /// Whether this is another boot than the arm's. Why an arm with no boot id is dropped on a

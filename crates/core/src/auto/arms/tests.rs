@@ -40,6 +40,7 @@ fn arm(pid: u32) -> Arm {
         expires_at: NOW + 3600,
         armed_by: RequestedBy::Cli,
         kernel_state_lost: false,
+        exe: None,
     }
 }
 
@@ -671,4 +672,49 @@ fn an_armed_stop_waits_for_green_not_for_the_idle_clock() {
         ..ready(&card)
     };
     assert_eq!(judge(&arm(42), &seen), Verdict::Fire);
+}
+
+/// The start time survives an exec: a root that runs another program now is another resource,
+/// and its arm is dropped. Found by the review: an arm on a python server fired on the `node`
+/// it exec'd into.
+#[test]
+fn an_arm_whose_root_runs_another_program_now_is_dropped() {
+    let mut armed = arm(42);
+    armed.exe = Some("/usr/bin/python3.12".into());
+    let mut card = green(42);
+    card.members[0].exe = Some("/usr/bin/python3.12".into());
+    assert_eq!(judge(&armed, &ready(&card)), Verdict::Fire);
+    card.members[0].exe = Some("/usr/bin/node".into());
+    assert_eq!(
+        judge(&armed, &ready(&card)),
+        Verdict::Drop(Dropped::IdentityChanged { pid: 42 })
+    );
+    // Unread on either side is no change: the chain's own checks read it again.
+    card.members[0].exe = None;
+    assert_eq!(judge(&armed, &ready(&card)), Verdict::Fire);
+}
+
+/// A record is acted on only under the name its root gives it, with an expiry an arm can have:
+/// a copy under another name (or a hand-made one) is reported and kept, never judged, so its
+/// drop can never remove the real arm. Found by the review: a planted `arm-95-95.json` copy,
+/// dropped, removed the real arm it named.
+#[test]
+fn an_arm_under_another_name_or_with_an_impossible_expiry_is_damaged_and_never_used() {
+    let (dir, store) = store();
+    arm_record(&store, &arm(42)).unwrap();
+    let records = dir.path().join("state/records");
+    let real = std::fs::read(records.join("arm-42-100.json")).unwrap();
+    std::fs::write(records.join("arm-95-95.json"), &real).unwrap();
+    let mut endless = arm(43);
+    endless.expires_at = u64::MAX;
+    std::fs::write(
+        records.join("arm-43-100.json"),
+        serde_json::to_vec(&endless).unwrap(),
+    )
+    .unwrap();
+    let listed = list(&store).unwrap();
+    let names: Vec<&str> = listed.records.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["arm-42-100"]);
+    assert_eq!(listed.damaged.len(), 2, "{:?}", listed.damaged);
+    assert!(records.join("arm-95-95.json").exists(), "kept as it is");
 }

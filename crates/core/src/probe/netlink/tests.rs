@@ -242,7 +242,9 @@ fn every_truncation_and_every_corrupted_length_fails_without_panicking() {
 
 #[test]
 fn the_ended_requests_ask_for_every_closed_or_closing_state_and_no_live_one() {
-    let ended = (1 << 4) | (1 << 5) | (1 << 6) | (1 << 8) | (1 << 9) | (1 << 11);
+    // FIN-WAIT-1, FIN-WAIT-2, TIME-WAIT, LAST-ACK, CLOSING; not CLOSE-WAIT (8), a leftover
+    // its holder keeps.
+    let ended = (1 << 4) | (1 << 5) | (1 << 6) | (1 << 9) | (1 << 11);
     let req = ended_request(Family::V4, 7);
     assert_eq!(req.len(), 72);
     assert_eq!(&req[16..20], &[2, 6, 0, 0]);
@@ -264,12 +266,12 @@ fn the_ended_requests_ask_for_every_closed_or_closing_state_and_no_live_one() {
 }
 
 /// Each closed or closing state decodes to its two ends, IPv4 and IPv6; a live state
-/// (LISTEN, ESTABLISHED, SYN-RECV, and CLOSE, which the request does not ask for) is left out
-/// even if a kernel sent it.
+/// (LISTEN, ESTABLISHED, SYN-RECV, and CLOSE and CLOSE-WAIT, which the request does not ask
+/// for) is left out even if a kernel sent it.
 #[test]
 fn ended_rows_decode_their_two_ends_and_live_states_are_left_out() {
     let mut buf = Vec::new();
-    for state in [4, 5, 6, 8, 9, 11] {
+    for state in [4, 5, 6, 9, 11] {
         buf.extend(message(
             TCPDIAG_GETSOCK,
             2,
@@ -283,7 +285,7 @@ fn ended_rows_decode_their_two_ends_and_live_states_are_left_out() {
         3,
         &diag(10, 6, a("[::1]:8000"), a("[::1]:50000"), 0),
     ));
-    for live in [1, 3, 7, 10, 12, 200] {
+    for live in [1, 3, 7, 8, 10, 12, 200] {
         buf.extend(message(
             TCPDIAG_GETSOCK,
             2,
@@ -299,10 +301,10 @@ fn ended_rows_decode_their_two_ends_and_live_states_are_left_out() {
         local: a("127.0.0.1:5173"),
         remote: a("127.0.0.1:40000"),
     };
-    assert_eq!(rows.len(), 7, "{rows:?}");
-    assert!(rows[..6].iter().all(|r| *r == server));
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    assert!(rows[..5].iter().all(|r| *r == server));
     assert_eq!(
-        rows[6],
+        rows[5],
         Ended {
             local: a("[::1]:8000"),
             remote: a("[::1]:50000")
