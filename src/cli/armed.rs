@@ -84,16 +84,24 @@ pub fn run(args: ArmedArgs) -> ExitCode {
     }
 }
 
-/// One line per arm: its project, kind and id, when it lapses, what it waited for when armed.
+/// One line per arm: its project, kind and id, when it lapses (or that it has), what it was
+/// armed for; and that arms fire only while a scheduler runs.
 fn list_text(arms: &[&Arm]) -> String {
     if arms.is_empty() {
         return "No armed stops.\n".to_owned();
     }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let mut out = String::new();
     for a in arms {
         let waited: Vec<&str> = a.reasons.iter().map(|r| r.words()).collect();
+        let lapse = match a.expires_at <= now {
+            true => "lapsed",
+            false => "lapses",
+        };
         let line = format!(
-            "{} · {} {} · lapses {} · armed while: {}",
+            "{} · {} {} · {lapse} {} · armed for: {}",
             a.project,
             a.kind,
             a.id,
@@ -102,6 +110,10 @@ fn list_text(arms: &[&Arm]) -> String {
         );
         let _ = writeln!(out, "{}", for_terminal(&line));
     }
+    out.push_str(
+        "Armed stops fire only while the Pier app or `pier watch` runs; `pier armed --cancel ID` \
+         cancels one.\n",
+    );
     out
 }
 

@@ -17,7 +17,7 @@ use pier_core::words::path_for_terminal;
 
 /// The commands with a page of their own, as `pier --help` lists them (a unit test keeps this
 /// list in step with `Cli`).
-const COMMANDS: [&str; 10] = [
+const COMMANDS: [&str; 11] = [
     "app",
     "scan",
     "stop",
@@ -25,6 +25,7 @@ const COMMANDS: [&str; 10] = [
     "history",
     "restart",
     "protect",
+    "watch",
     "doctor",
     "completions",
     "man",

@@ -263,6 +263,12 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         let _ = writeln!(out, "    {}: {}", for_terminal(helper), ports.join(", "));
     }
     evidence_lines(out, &r.evidence, style);
+    if let Some(a) = &r.armed {
+        let _ = writeln!(out, "    {}", for_terminal(&pier_core::words::armed(a)));
+    } else if !r.reasons.is_empty() && r.reasons.iter().all(|x| x.armed_waits()) {
+        // The way to a stop later, when every reason can clear on its own.
+        let _ = writeln!(out, "    → {}", pier_core::words::when_safe(&r.id));
+    }
     // The way past its "no" when a person may set every reason aside.
     if !r.reasons.is_empty() && r.reasons.iter().all(|x| x.person_may_skip()) {
         let _ = writeln!(

@@ -74,6 +74,8 @@ pub fn run(args: ScanArgs) -> ExitCode {
         Ok(result) => result,
         Err(e) => return exit::failed(&e),
     };
+    let mut result = result;
+    show_arms(&mut result);
     if let Some(port) = port {
         return print_port(&result, port, args.json);
     }
@@ -81,6 +83,30 @@ pub fn run(args: ScanArgs) -> ExitCode {
         super::print_json(&result)
     } else {
         print(render::cards(&result, colour_wanted()).as_bytes())
+    }
+}
+
+/// Each armed resource's card says so (`armed`), with what its reasons wait for: the arms are
+/// read, never judged here (a scheduler does that). A state folder that cannot be read shows
+/// none, and says nothing: `pier armed` is where arms are read and reported.
+fn show_arms(scan: &mut Scan) {
+    let Ok(store) = pier_core::store::Store::open_for_reading() else {
+        return;
+    };
+    let Ok(listing) = pier_core::auto::arms::list(&store) else {
+        return;
+    };
+    for r in scan
+        .projects
+        .iter_mut()
+        .flat_map(|p| p.resources.iter_mut())
+    {
+        if let Some((_, a)) = listing.records.iter().find(|(_, a)| a.id == r.id) {
+            r.armed = Some(pier_core::model::arm::Armed {
+                expires_at: a.expires_at,
+                waiting_for: pier_core::auto::arms::waiting_for(r),
+            });
+        }
     }
 }
 

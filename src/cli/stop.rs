@@ -113,6 +113,19 @@ pub struct StopArgs {
     yes: bool,
 }
 
+/// `--within` and `--yes` without `--when-safe`: a usage error. Why checked here: clap leaves
+/// `requires` unchecked beside a flag `--when-safe` conflicts with (`--dry-run`), and a
+/// forgotten `--when-safe` must never become a stop now.
+fn arm_flags_alone(args: &StopArgs) -> Result<(), ExitCode> {
+    if args.within.is_some() || args.yes {
+        return Err(usage(
+            "--within and --yes go with --when-safe, which arms a stop for later; without it \
+             `pier stop` stops now: add --when-safe, or leave them out",
+        ));
+    }
+    Ok(())
+}
+
 /// A resource a batch did not try to stop, and why: it was not green.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 struct LeftAlone {
@@ -176,13 +189,8 @@ pub fn run(mut args: StopArgs) -> ExitCode {
     if args.when_safe {
         return arm::run(&args, opts.thresholds);
     }
-    // clap leaves `requires` unchecked beside a flag `--when-safe` conflicts with: a forgotten
-    // `--when-safe` must never become a stop now.
-    if args.within.is_some() || args.yes {
-        return usage(
-            "--within and --yes go with --when-safe, which arms a stop for later; without it \
-             `pier stop` stops now: add --when-safe, or leave them out",
-        );
+    if let Err(code) = arm_flags_alone(&args) {
+        return code;
     }
     // From here on, Ctrl-C, a kill or a closed terminal interrupt the stop at its seams
     // rather than kill Pier mid-stop (docs/design.md §3.10).

@@ -104,11 +104,6 @@ impl Click {
     pub fn parse(id: &str) -> Option<Click> {
         let (head, rest) = id.split_once(':').unwrap_or((id, ""));
         let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-        let hex = |s: &str| {
-            (s.len() == 16)
-                .then(|| u64::from_str_radix(s, 16).ok())
-                .flatten()
-        };
         match head {
             "stop" => {
                 let (seen, path) = rest.split_once(':')?;
@@ -132,21 +127,7 @@ impl Click {
                     path: some(path)?,
                 })
             }
-            "when-safe" => {
-                let (seen, rest) = rest.split_once(':')?;
-                let (kernel, rest) = rest.split_once(':')?;
-                let (id, path) = rest.split_once(':')?;
-                Some(Click::StopWhenSafe {
-                    seen: hex(seen)?,
-                    kernel: match kernel {
-                        "kernel" => true,
-                        "-" => false,
-                        _ => return None,
-                    },
-                    id: id.parse().ok()?,
-                    path: some(path)?,
-                })
-            }
+            "when-safe" => when_safe(rest),
             "disarm" => {
                 let (id, path) = rest.split_once(':')?;
                 Some(Click::CancelArmed {
@@ -163,6 +144,30 @@ impl Click {
             _ => None,
         }
     }
+}
+
+/// A fingerprint as an id writes it: 16 hex digits.
+fn hex(s: &str) -> Option<u64> {
+    (s.len() == 16)
+        .then(|| u64::from_str_radix(s, 16).ok())
+        .flatten()
+}
+
+/// The rest of a "Stop when safe" id: `SEEN:kernel|-:ID:PATH`.
+fn when_safe(rest: &str) -> Option<Click> {
+    let (seen, rest) = rest.split_once(':')?;
+    let (kernel, rest) = rest.split_once(':')?;
+    let (id, path) = rest.split_once(':')?;
+    Some(Click::StopWhenSafe {
+        seen: hex(seen)?,
+        kernel: match kernel {
+            "kernel" => true,
+            "-" => false,
+            _ => return None,
+        },
+        id: id.parse().ok()?,
+        path: (!path.is_empty()).then(|| path.to_owned())?,
+    })
 }
 
 /// Whether a card offers "Stop anyway…" for its resource `r`: the card is not green, and `r`

@@ -188,6 +188,25 @@ pub fn stop_anyway(id: &str, reasons: &[crate::model::reason::Reason]) -> String
     )
 }
 
+/// The way to a stop later, for a card whose every reason an armed stop waits out.
+pub fn when_safe(id: &str) -> String {
+    format!("`pier stop --when-safe {id}` stops it once it is safe (while the app or `pier watch` runs)")
+}
+
+/// An armed stop as a card's line says it: "armed: stops when safe (lapses 2026-12-05 20:10
+/// UTC) — waiting for the client on :5173 (firefox) to leave".
+pub fn armed(a: &crate::model::arm::Armed) -> String {
+    let mut line = format!(
+        "armed: stops when safe (lapses {})",
+        utc_minute(a.expires_at)
+    );
+    if !a.waiting_for.is_empty() {
+        line.push_str(" — waiting for ");
+        line.push_str(&a.waiting_for.join("; "));
+    }
+    line
+}
+
 /// What an id that names no card may have meant ([`crate::diagnose::suggest`]), as the end of
 /// the sentence that refuses it: "pid 6989 is now 6989-3721068", "did you mean 6989-3721068?".
 /// Words only: nothing acts on it.

@@ -189,13 +189,7 @@ impl Scheduler {
                 )
             };
             // Firing or dropping acts on the record: only under its claim (one scheduler).
-            let claimed = |events: &mut Vec<Event>| match arms::claim(&system.store, &arm) {
-                Ok(lock) => lock,
-                Err(e) => {
-                    events.push(Event::Unreadable(e));
-                    None
-                }
-            };
+            let claimed = |events: &mut Vec<Event>| claim(system, &arm, events);
             match verdict {
                 Verdict::Fire => {
                     if let Some(lock) = claimed(&mut events) {
@@ -295,6 +289,15 @@ pub fn clock_scan(opts: ScanOptions) -> ScanOptions {
         engines: Engines::NotAsked,
         ..opts
     }
+}
+
+/// The claim on `arm` (`arms::claim`); `None` when another scheduler has it, or it could not
+/// be taken (said as an event).
+fn claim(system: &System, arm: &Arm, events: &mut Vec<Event>) -> Option<crate::store::Lock> {
+    arms::claim(&system.store, arm).unwrap_or_else(|e| {
+        events.push(Event::Unreadable(e));
+        None
+    })
 }
 
 /// Removes a dropped arm; the event says why (or that it could not be removed).

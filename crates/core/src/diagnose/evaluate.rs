@@ -76,7 +76,6 @@ pub(crate) fn resource(
         managed_by: lineage.managed,
         respawners,
         parent,
-        // The clock's and the arms' (`crate::idle`, `crate::auto`), filled in by a scheduler.
         idle: None,
         armed: None,
     }

@@ -129,7 +129,8 @@ impl Clock {
             Ok(()) => {
                 // The stretch began where its first idle interval did.
                 let since = before.idle_since.unwrap_or(now.saturating_sub(awake));
-                let seconds = now.saturating_sub(since).as_secs();
+                // Rounded: an interval of 9.98 s reads "idle 10 s".
+                let seconds = now.saturating_sub(since).as_secs_f64().round() as u64;
                 (Some(since), idle(IdleState::Idle, seconds, None))
             }
             Err(why) => (None, idle(IdleState::Active, 0, Some(why.to_string()))),

@@ -40,7 +40,6 @@ const TCP_LISTEN: u8 = 10;
 const TCP_FIN_WAIT1: u8 = 4;
 const TCP_FIN_WAIT2: u8 = 5;
 const TCP_TIME_WAIT: u8 = 6;
-const TCP_CLOSE_WAIT: u8 = 8;
 const TCP_LAST_ACK: u8 = 9;
 const TCP_CLOSING: u8 = 11;
 /// The most closed connections an ended dump takes (64 bytes each in memory): past it the

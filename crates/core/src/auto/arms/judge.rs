@@ -53,7 +53,10 @@ pub enum Dropped {
     #[error("the machine restarted since it was armed, so the process it named is gone")]
     Rebooted,
     /// Its expiry passed.
-    #[error("it expired unfired: it was never safe to stop in time")]
+    #[error(
+        "it lapsed unfired: no app or `pier watch` found it safe in time (arm it again with a \
+         longer --within, and keep one running)"
+    )]
     Expired,
     /// Its root is gone.
     #[error("it ended on its own")]
