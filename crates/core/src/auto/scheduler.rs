@@ -373,7 +373,7 @@ mod tests {
         };
         probe.set_counters(r.root, Ok(quiet));
         let mut s = Scheduler::new(SchedulerOptions::default());
-        let mut at = |secs: u64, s: &mut Scheduler| {
+        let at = |secs: u64, s: &mut Scheduler| {
             probe.set_times(Duration::from_secs(secs), Duration::from_secs(secs));
             s.measure(&probe, &mut scan_of(&r, 500));
             s.green_for("10-100")
