@@ -128,3 +128,17 @@ fn a_bad_within_or_a_conflicting_flag_is_one_sentence_and_exit_2() {
         assert!(err.contains("go with --when-safe"), "{err}");
     }
 }
+
+/// `pier scan` shows arms but writes nothing: in a state folder with no records, it makes
+/// none (found by CI: a scan that created `records/` changed what a later stop on a read-only
+/// folder said).
+#[test]
+fn a_scan_reads_arms_but_writes_nothing_in_the_state_folder() {
+    let sb = Sandbox::new();
+    let _ = sb.scan(&[]);
+    let left: Vec<_> = std::fs::read_dir(sb.path().join("state"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

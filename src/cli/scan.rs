@@ -88,8 +88,13 @@ pub fn run(args: ScanArgs) -> ExitCode {
 
 /// Each armed resource's card says so (`armed`), with what its reasons wait for: the arms are
 /// read, never judged here (a scheduler does that). A state folder that cannot be read shows
-/// none, and says nothing: `pier armed` is where arms are read and reported.
+/// none, and says nothing: `pier armed` is where arms are read and reported. A scan writes
+/// nothing: without a records folder there is no arm, and none is made.
 fn show_arms(scan: &mut Scan) {
+    let has_records = pier_core::store::default_folder().is_ok_and(|d| d.join("records").is_dir());
+    if !has_records {
+        return;
+    }
     let Ok(store) = pier_core::store::Store::open_for_reading() else {
         return;
     };
