@@ -227,9 +227,11 @@ fn each_command_s_help_has_examples() {
     for command in [
         "scan",
         "stop",
+        "armed",
         "history",
         "restart",
         "protect",
+        "watch",
         "completions",
         "man",
     ] {
@@ -355,6 +357,7 @@ fn man_prints_the_pages_of_pier_and_of_each_command() {
         "history",
         "restart",
         "protect",
+        "watch",
         "doctor",
         "completions",
         "man",
