@@ -9,7 +9,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pier_core::probe::{Cumulative, Ended, Identity, IdentityRead, LinuxProbe, Probe, ProbeError};
 
@@ -215,9 +215,8 @@ fn delta(a: Cumulative, b: Cumulative) -> (u64, u64, u64) {
 fn measure(probe: &LinuxProbe, name: &str, server: &Server) -> (u64, u64, u64) {
     let who = identity(probe, server.child.0.id());
     let start = counters(probe, who).unwrap();
-    let quiet_until = Instant::now() + Duration::from_secs(1);
-    // A measured interval, not a wait for something to happen.
-    std::thread::sleep(quiet_until - Instant::now());
+    // A measured window of one second, not a wait for something to happen.
+    std::thread::sleep(Duration::from_secs(1));
     let quiet = counters(probe, who).unwrap();
     let bytes = one_request(server.port);
     // The server's last write returned before the client saw the end of the answer.
@@ -321,8 +320,8 @@ fn idle_vite_figures() {
     let tree = Tree::of(&probe, npm.0.id(), port);
     // Startup's work out of the way: the first answer, then a quiet moment.
     one_request(port);
-    let settled = Instant::now() + Duration::from_secs(5);
-    std::thread::sleep(settled - Instant::now());
+    // Figures, not synchronisation: five quiet seconds before the measured windows.
+    std::thread::sleep(Duration::from_secs(5));
     // Intervals of 10 s (three, or `PIER_FIGURES_INTERVALS`), then one request: each process's change over each.
     let mut reads = vec![tree.read(&probe)];
     let intervals = std::env::var("PIER_FIGURES_INTERVALS")
@@ -330,8 +329,7 @@ fn idle_vite_figures() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(3);
     for _ in 0..intervals {
-        let until = Instant::now() + Duration::from_secs(10);
-        std::thread::sleep(until - Instant::now());
+        std::thread::sleep(Duration::from_secs(10));
         reads.push(tree.read(&probe));
     }
     let bytes = one_request(port);

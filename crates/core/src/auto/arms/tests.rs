@@ -718,3 +718,28 @@ fn an_arm_under_another_name_or_with_an_impossible_expiry_is_damaged_and_never_u
     assert_eq!(listed.damaged.len(), 2, "{:?}", listed.damaged);
     assert!(records.join("arm-95-95.json").exists(), "kept as it is");
 }
+
+/// Another user's plants among the arms are never followed, read whole or blocked on: a FIFO
+/// named like an arm, and a link to a real arm record elsewhere (which would name a resource
+/// to stop), are each reported and kept; the user's own arm is still listed, and a drop or a
+/// cancel never acts through them.
+#[test]
+fn a_planted_fifo_or_link_among_the_arms_is_reported_never_followed_or_acted_on() {
+    let (dir, store) = store();
+    arm_record(&store, &arm(42)).unwrap();
+    let records = dir.path().join("state/records");
+    crate::trust::tests::mkfifo(&records.join("arm-50-100.json"));
+    let elsewhere = dir.path().join("planted.json");
+    std::fs::write(&elsewhere, serde_json::to_vec(&arm(51)).unwrap()).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, records.join("arm-51-100.json")).unwrap();
+    let held = store.clone();
+    let listed = crate::trust::tests::within_10_s(move || list(&held).unwrap());
+    let names: Vec<&str> = listed.records.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["arm-42-100"]);
+    assert_eq!(listed.damaged.len(), 2, "{:?}", listed.damaged);
+    assert!(
+        cancel(&store, "51-100").is_err(),
+        "never removed through a link"
+    );
+    assert!(records.join("arm-51-100.json").is_symlink() && elsewhere.exists());
+}
