@@ -8,77 +8,30 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::watch::Watch;
 use common::*;
 use serde_json::Value;
 
-/// `pier watch --json` over the sandbox, its lines read on a thread of their own.
-struct Watch {
-    child: Child,
-    lines: mpsc::Receiver<Value>,
-}
-
-impl Watch {
-    fn start(sb: &Sandbox) -> Watch {
-        let mut child = Command::new(pier_bin())
-            .args([
-                "watch", "--json", "--every", "1", "--settle", "2", "--under",
-            ])
-            .arg(sb.path())
-            .env("PIER_STATE_DIR", sb.path().join("state"))
-            .env("PIER_CONFIG_DIR", sb.path().join("config"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("pier watch starts");
-        let out = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { return };
-                let v: Value = serde_json::from_str(&line).expect("each line is JSON");
-                if tx.send(v).is_err() {
-                    return;
-                }
-            }
-        });
-        Watch { child, lines }
-    }
-
-    /// The first line, within `secs`, that `f` picks; every line before it is passed to `seen`.
-    fn until<T>(
-        &self,
-        what: &str,
-        secs: u64,
-        mut seen: impl FnMut(&Value),
-        mut f: impl FnMut(&Value) -> Option<T>,
-    ) -> T {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(v) => {
-                    if let Some(t) = f(&v) {
-                        return t;
-                    }
-                    seen(&v);
-                }
-                Err(_) => panic!("pier watch: {what} did not happen within {secs} s"),
-            }
+/// The first line, within `secs`, that `f` picks; every line before it is passed to `seen`.
+fn until<T>(
+    watch: &Watch,
+    what: &str,
+    secs: u64,
+    mut seen: impl FnMut(&Value),
+    mut f: impl FnMut(&Value) -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let Some((_, v)) = watch.next(deadline) else {
+            panic!("pier watch: {what} did not happen within {secs} s");
+        };
+        if let Some(t) = f(&v) {
+            return t;
         }
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        // Our own child, by its handle: SIGKILL is fine for a watcher with nothing in flight.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        seen(&v);
     }
 }
 
@@ -120,9 +73,10 @@ fn an_armed_stop_fires_once_the_client_leaves_and_the_card_stays_green_for_the_s
     }
     let sb = Sandbox::new();
     let (server, id, client) = armed_server(&sb, &[]);
-    let watch = Watch::start(&sb);
+    let watch = Watch::start(&sb, 1, 2);
     // Armed and waiting for the client, which holds it: no firing.
-    watch.until(
+    until(
+        &watch,
         "the arm waiting for the client",
         20,
         |_| {},
@@ -137,7 +91,8 @@ fn an_armed_stop_fires_once_the_client_leaves_and_the_card_stays_green_for_the_s
     drop(client);
     let left = Instant::now();
     let mut green_lines = 0;
-    let line = watch.until(
+    let line = until(
+        &watch,
         "the armed stop",
         120,
         |l| {
@@ -175,10 +130,11 @@ fn a_client_that_comes_back_during_the_settle_holds_the_firing_off() {
     let sb = Sandbox::new();
     let (server, id, client) = armed_server(&sb, &[]);
     let port = server["port"].as_u64().unwrap() as u16;
-    let watch = Watch::start(&sb);
+    let watch = Watch::start(&sb, 1, 2);
     reset(client.unwrap());
     // Green, settling: the client comes back before the settle ends.
-    watch.until(
+    until(
+        &watch,
         "the settle to begin",
         20,
         |_| {},
@@ -194,7 +150,8 @@ fn a_client_that_comes_back_during_the_settle_holds_the_firing_off() {
     let _back = TcpStream::connect(("127.0.0.1", port)).unwrap();
     // It waits for the client again, and nothing fired for the next five rescans.
     let mut rescans = 0;
-    watch.until(
+    until(
+        &watch,
         "five rescans with the client back",
         20,
         |_| {},
@@ -216,9 +173,10 @@ fn a_busy_server_waits_and_is_never_fired() {
     }
     let sb = Sandbox::new();
     let (server, id, _) = armed_server(&sb, &["--busy"]);
-    let watch = Watch::start(&sb);
+    let watch = Watch::start(&sb, 1, 2);
     let mut rescans = 0;
-    let waits = watch.until(
+    let waits = until(
+        &watch,
         "five rescans of a busy server",
         30,
         |_| {},
@@ -254,8 +212,9 @@ fn an_arm_whose_roots_pid_runs_another_process_now_is_dropped() {
     let path = records.join(format!("arm-{old}.json"));
     std::fs::write(&path, serde_json::to_vec(&arm).unwrap()).unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    let watch = Watch::start(&sb);
-    let line = watch.until(
+    let watch = Watch::start(&sb, 1, 2);
+    let line = until(
+        &watch,
         "the drop",
         20,
         |_| {},

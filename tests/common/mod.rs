@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub mod users;
+pub mod watch;
 
 /// Where a test project holds the fixture dev server: Pier knows it as vite.
 pub const VITE: &str = "node_modules/.bin/vite";

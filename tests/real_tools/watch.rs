@@ -1,65 +1,10 @@
-//! `pier watch --json` over a real-tools sandbox: its lines read on a thread of their own, each
-//! stamped with when it arrived (a rescan that arrived after a request answered measured an
-//! interval that held the request).
+//! What the real-tools tests read in `pier watch --json`'s lines (`common::watch` reads them).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{pier_bin, Sandbox};
-
-/// A running `pier watch --json --every EVERY --settle SETTLE --under <sandbox>`.
-pub struct Watch {
-    child: Child,
-    lines: mpsc::Receiver<(Instant, Value)>,
-}
-
-impl Watch {
-    pub fn start(sandbox: &Sandbox, every: u64, settle: u64) -> Watch {
-        let mut child = Command::new(pier_bin())
-            .args(["watch", "--json", "--every", &every.to_string()])
-            .args(["--settle", &settle.to_string(), "--under"])
-            .arg(sandbox.path())
-            .env("PIER_STATE_DIR", sandbox.path().join("state"))
-            .env("PIER_CONFIG_DIR", sandbox.path().join("config"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("pier watch starts");
-        let out = child.stdout.take().expect("piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { return };
-                let v: Value = serde_json::from_str(&line).expect("each line is JSON");
-                if tx.send((Instant::now(), v)).is_err() {
-                    return;
-                }
-            }
-        });
-        Watch { child, lines }
-    }
-
-    /// The next line, or `None` when none came before `deadline` (or the watch ended).
-    pub fn next(&self, deadline: Instant) -> Option<(Instant, Value)> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        self.lines
-            .recv_timeout(left.max(Duration::from_millis(1)))
-            .ok()
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        // Our own child, by its handle: SIGKILL is fine for a watcher with nothing in flight.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+pub use crate::common::watch::Watch;
 
 /// The resource of project folder `project` in a rescan line.
 pub fn in_rescan<'v>(line: &'v Value, project: &Path) -> Option<&'v Value> {
