@@ -286,7 +286,18 @@ pub fn asked_by(who: &crate::model::RequestedBy) -> Option<String> {
     match who {
         R::Person | R::Cli | R::App => None,
         R::Armed => Some("by your armed stop".to_owned()),
-        R::Rule { name } => Some(format!("by your rule {}", for_terminal(name))),
+        R::Rule {
+            name,
+            because: None,
+        } => Some(format!("by your rule '{}'", for_terminal(name))),
+        R::Rule {
+            name,
+            because: Some(because),
+        } => Some(format!(
+            "by your rule '{}': {}",
+            for_terminal(name),
+            for_terminal(because)
+        )),
         R::Agent { client } => Some(format!("by the agent {}", for_terminal(client))),
     }
 }

@@ -78,6 +78,7 @@ pub(crate) fn resource(
         parent,
         idle: None,
         armed: None,
+        auto: None,
     }
 }
 

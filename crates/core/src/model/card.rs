@@ -304,6 +304,11 @@ pub struct Resource {
     /// Its armed stop ("stop when safe"), when one waits on it; else `null`.
     #[serde(default)]
     pub armed: Option<super::arm::Armed>,
+    /// What the automatic-stop rules say of it, where a scheduler judged them (the app, `pier
+    /// watch`, `pier auto`), or that they are off because the rules file is unreadable; else
+    /// `null`.
+    #[serde(default)]
+    pub auto: Option<super::rules::AutoNote>,
 }
 
 impl Resource {

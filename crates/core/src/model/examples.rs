@@ -56,6 +56,7 @@ pub fn resource(id: &str, level: Level, port: u16) -> Resource {
         parent: None,
         idle: None,
         armed: None,
+        auto: None,
     }
 }
 

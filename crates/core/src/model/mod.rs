@@ -19,6 +19,7 @@
 //! - [`reason`]: every fact against a stop as one typed [`reason::Reason`], and what may set each aside;
 //! - [`doctor`]: `pier doctor`'s report: the self-test's checks;
 //! - [`idle`]: what the idle clock says of a resource; [`arm`]: an armed stop ("stop when safe");
+//! - [`rules`]: the user's automatic-stop rules, a pause, memory pressure, and what they say of a card;
 //! - `examples`: cards built by hand, for tests (feature `test-support`).
 
 pub mod arm;
@@ -38,6 +39,7 @@ pub mod outcome;
 pub mod protect;
 pub mod reason;
 pub mod request;
+pub mod rules;
 pub mod shown;
 pub mod snapshot;
 pub mod target;

@@ -15,10 +15,13 @@ pub enum RequestedBy {
     Cli,
     /// A person in the menu-bar / tray app.
     App,
-    /// A rule of the user's, by its name.
+    /// A rule of the user's, by its name, and what made it due ("idle 42 min").
     Rule {
         /// The rule's name.
         name: String,
+        /// What made it due, in words; `null` in records written before it was kept.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        because: Option<String>,
     },
     /// A stop the user armed earlier, fired when its conditions held.
     Armed,
@@ -33,6 +36,11 @@ impl RequestedBy {
     /// Whether a person asked (at the CLI, in the app, or in a record older than the field).
     pub fn is_person(&self) -> bool {
         matches!(self, Self::Person | Self::Cli | Self::App)
+    }
+
+    /// Whether Pier asked on its own: a rule or an armed stop (docs/design.md §5a).
+    pub fn is_automatic(&self) -> bool {
+        matches!(self, Self::Rule { .. } | Self::Armed)
     }
 }
 
@@ -55,6 +63,7 @@ mod tests {
             RequestedBy::App,
             RequestedBy::Rule {
                 name: "nightly".into(),
+                because: Some("idle 42 min".into()),
             },
             RequestedBy::Armed,
             RequestedBy::Agent {

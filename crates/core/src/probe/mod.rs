@@ -462,6 +462,12 @@ pub trait Probe {
     fn ended_connections(&self) -> Result<Vec<Ended>, ProbeError> {
         Err(ProbeError::Unsupported)
     }
+    /// Whether the machine's memory is under pressure (Linux: PSI, `/proc/pressure/memory`;
+    /// macOS: `kern.memorystatus_vm_pressure_level`). `Unsupported` where it cannot be read: a
+    /// pressure rule then never acts.
+    fn memory_pressure(&self) -> Result<crate::model::rules::MemoryPressure, ProbeError> {
+        Err(ProbeError::Unsupported)
+    }
     /// CPU time and I/O of `pids` over `window` (this call takes `window` to return).
     fn activity(&self, pids: &[Pid], window: Duration) -> ActivitySample;
     /// A fresh identity read of one pid.

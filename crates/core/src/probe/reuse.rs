@@ -100,6 +100,9 @@ macro_rules! forward_the_rest {
         fn ended_connections(&self) -> Result<Vec<crate::probe::Ended>, ProbeError> {
             self.$to.ended_connections()
         }
+        fn memory_pressure(&self) -> Result<crate::model::rules::MemoryPressure, ProbeError> {
+            self.$to.memory_pressure()
+        }
     };
 }
 
