@@ -269,6 +269,9 @@ fn resource_block(out: &mut String, r: &Resource, style: &Style) {
         // The way to a stop later, when every reason can clear on its own.
         let _ = writeln!(out, "    → {}", pier_core::words::when_safe(&r.id));
     }
+    if let Some(n) = &r.auto {
+        let _ = writeln!(out, "    {}", for_terminal(&pier_core::words::auto(n)));
+    }
     // The way past its "no" when a person may set every reason aside.
     if !r.reasons.is_empty() && r.reasons.iter().all(|x| x.person_may_skip()) {
         let _ = writeln!(

@@ -15,6 +15,7 @@ use pier_core::diagnose::rules::Thresholds;
 use pier_core::diagnose::{self, project, ScanOptions};
 use pier_core::front::numbers;
 use pier_core::model::card::Scan;
+use pier_core::model::rules::RulesState;
 use pier_core::probe;
 
 #[derive(Debug, Args)]
@@ -76,6 +77,10 @@ pub fn run(args: ScanArgs) -> ExitCode {
     };
     let mut result = result;
     show_arms(&mut result);
+    // A rules file that cannot be read means rules off, said on every card (§5a).
+    if let RulesState::Unreadable(why) = pier_core::auto::rules::read() {
+        pier_core::auto::scheduler::off_on_every_card(&mut result, &why);
+    }
     if let Some(port) = port {
         return print_port(&result, port, args.json);
     }

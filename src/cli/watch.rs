@@ -17,6 +17,7 @@ use pier_core::model::arm::Armed;
 use pier_core::model::card::{Level, Scan};
 use pier_core::model::idle::{Idle, IdleState};
 use pier_core::model::outcome::StopReport;
+use pier_core::model::rules::AutoNote;
 use pier_core::stop::interrupt;
 use pier_core::stop::StopOptions;
 use pier_core::words::for_terminal;
@@ -59,6 +60,8 @@ struct Seen<'a> {
     level: Level,
     idle: Option<&'a Idle>,
     armed: Option<&'a Armed>,
+    /// What the automatic-stop rules say of it; `null` when they are off.
+    auto: Option<&'a AutoNote>,
 }
 
 /// Runs `pier watch`.
@@ -98,7 +101,9 @@ pub fn run(args: WatchArgs) -> ExitCode {
             ..ScanOptions::default()
         };
         // Without a sample window or memory: `Scheduler::rescan` says why.
-        let (scan, events) = match scheduler.rescan(&system, &opts, &stop_options()) {
+        // Read at every rescan: an edit of the rules takes effect at the next one.
+        let rules = pier_core::auto::rules::read();
+        let (scan, events) = match scheduler.rescan(&system, &opts, &stop_options(), &rules, true) {
             Ok(rescanned) => rescanned,
             Err(e) => return exit::failed(&e),
         };
@@ -119,7 +124,7 @@ pub fn run(args: WatchArgs) -> ExitCode {
 /// (docs/design.md §3.10); a Ctrl-C between rescans is how a watch ends, with 0.
 fn interrupted(events: &[Event]) -> Option<ExitCode> {
     events.iter().find_map(|e| match e {
-        Event::Fired { report, .. } => {
+        Event::Fired { report, .. } | Event::Ruled { report, .. } => {
             let n = interrupt::number_of(report.interrupted.as_deref()?)?;
             Some(ExitCode::from((128 + n).clamp(0, 255) as u8))
         }
@@ -150,6 +155,14 @@ enum EventLine<'a> {
         project: &'a str,
         why: String,
     },
+    /// A rule stopped a resource through the chain (docs/stop-json.md's report).
+    Ruled {
+        id: &'a str,
+        project: &'a str,
+        rule: &'a str,
+        because: &'a str,
+        report: &'a StopReport,
+    },
     /// The arms could not be read or removed.
     Unreadable { why: String },
 }
@@ -168,6 +181,18 @@ fn event(e: &Event, json: bool) -> bool {
             project: &arm.project,
             why: why.to_string(),
         },
+        Event::Ruled {
+            rule,
+            because,
+            project,
+            report,
+        } => EventLine::Ruled {
+            id: &report.id,
+            project,
+            rule,
+            because,
+            report,
+        },
         Event::Unreadable(e) => EventLine::Unreadable { why: e.to_string() },
     };
     if json {
@@ -179,6 +204,19 @@ fn event(e: &Event, json: bool) -> bool {
             let said = super::stop::report_line(report, super::colour_wanted());
             let still = if kept { ", still armed" } else { "" };
             say(&format!("{stamp}  armed stop{still}: {}", said.trim_end()))
+        }
+        EventLine::Ruled {
+            rule,
+            because,
+            report,
+            ..
+        } => {
+            let said = super::stop::report_line(report, super::colour_wanted());
+            say(&format!(
+                "{stamp}  rule '{}' ({because}): {}",
+                for_terminal(rule),
+                said.trim_end()
+            ))
         }
         EventLine::Dropped { id, project, why } => say(&format!(
             "{stamp}  armed stop of {id} in {} dropped: {why}",
@@ -242,6 +280,7 @@ fn report(scan: &Scan, scheduler: &Scheduler, json: bool, said: &mut Said) -> bo
                 level: r.level,
                 idle: r.idle.as_ref(),
                 armed: r.armed.as_ref(),
+                auto: r.auto.as_ref(),
             })
         })
         .collect();
@@ -260,20 +299,27 @@ fn report(scan: &Scan, scheduler: &Scheduler, json: bool, said: &mut Said) -> bo
         let armed = r.armed.map_or_else(String::new, |a| {
             format!(" · armed, waiting for {}", a.waiting_for.join("; "))
         });
+        let auto = r
+            .auto
+            .map_or_else(String::new, |n| format!(" · {}", pier_core::words::auto(n)));
+        // A growing idle time is said again at its milestones, not at every rescan; a rule's
+        // note when its state or rule changes.
         let state = r.idle.map_or_else(String::new, |i| match i.state {
-            // A growing idle time is said again at its milestones, not at every rescan.
             IdleState::Idle => format!("idle {}", milestone(i.seconds)),
             _ => pier_core::words::idle(i),
-        }) + &armed;
+        }) + &armed
+            + &r.auto
+                .map_or_else(String::new, |n| format!("{:?} {:?}", n.state, n.rule));
         if open && said.get(r.id) != Some(&state) {
             let idle = r.idle.map_or_else(String::new, pier_core::words::idle);
             open = say(&format!(
-                "{}  {} in {} ({})  {idle}{}",
+                "{}  {} in {} ({})  {idle}{}{}",
                 humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
                 for_terminal(r.kind),
                 for_terminal(r.project),
                 r.id,
-                for_terminal(&armed)
+                for_terminal(&armed),
+                for_terminal(&auto)
             ));
         }
         now.insert(r.id.to_owned(), state);

@@ -30,6 +30,7 @@ use pier_core::diagnose::ScanOptions;
 use pier_core::front::app_args::AppArgs;
 use pier_core::front::System;
 use pier_core::model::card::Scan;
+use pier_core::model::rules::RulesState;
 use pier_core::stop::StopOptions;
 use pier_core::store::Store;
 use pier_core::worker::{Engine, Refreshed, SystemEngine};
@@ -118,9 +119,13 @@ impl Bench {
                     protect: pier_core::config::protect(),
                     ..ScanOptions::default()
                 };
-                let rescan = self
-                    .scheduler
-                    .rescan(&self.system, &opts, &StopOptions::default());
+                let rescan = self.scheduler.rescan(
+                    &self.system,
+                    &opts,
+                    &StopOptions::default(),
+                    &RulesState::Off,
+                    true,
+                );
                 resources(&rescan.unwrap_or_else(|e| fail(&e)).0, true)
             }),
             1 => timed(|| refreshed(self.engine.refresh(generation))),

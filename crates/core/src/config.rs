@@ -252,24 +252,11 @@ pub fn read_protect(path: &Path) -> Protect {
     }
 }
 
-/// The list at `path`, or why it is unreadable: a missing file (or folder) is an empty list.
-/// Another user may have planted the file or its folder (docs/design.md §5): it, and every
-/// folder and link on its way, must be one only the user controls ([`resolve`]), and what it
-/// resolves to a regular file, read without blocking, at most [`read::CONFIG`] bytes.
+/// The list at `path`, or why it is unreadable: a missing file (or folder) is an empty list
+/// ([`read_text`]).
 pub fn read_list(path: &Path) -> Result<ProtectList, ProtectError> {
-    let unreadable = |why: Unreadable| ProtectError::Unreadable {
-        path: path.to_path_buf(),
-        why,
-    };
-    let real = match resolve(path) {
-        Ok(Some(real)) => real,
-        Ok(None) => return Ok(ProtectList::default()),
-        Err(why) => return Err(setup(path, why).unwrap_or_else(|why| unreadable(why.into()))),
-    };
-    let text = match read::regular(&real, read::CONFIG) {
-        Ok(bytes) => String::from_utf8(bytes).map_err(|_| unreadable(Unreadable::NotUtf8))?,
-        Err(e) if e.is_not_found() => return Ok(ProtectList::default()),
-        Err(e) => return Err(unreadable(e.into())),
+    let Some(text) = read_text(path)? else {
+        return Ok(ProtectList::default());
     };
     let mut list = parse(&text).map_err(|why| ProtectError::Invalid {
         path: path.to_path_buf(),
@@ -282,6 +269,30 @@ pub fn read_list(path: &Path) -> Result<ProtectList, ProtectError> {
         }
     }
     Ok(list)
+}
+
+/// The text of the configuration file at `path` (the protect list, the rules); `None` when
+/// it or its folder is missing. Another user may have planted the file or its folder
+/// (docs/design.md §5): it, and every folder and link on its way, must be one only the user
+/// controls ([`resolve`]), and what it resolves to a regular file, read without blocking, at
+/// most [`read::CONFIG`] bytes.
+pub fn read_text(path: &Path) -> Result<Option<String>, ProtectError> {
+    let unreadable = |why: Unreadable| ProtectError::Unreadable {
+        path: path.to_path_buf(),
+        why,
+    };
+    let real = match resolve(path) {
+        Ok(Some(real)) => real,
+        Ok(None) => return Ok(None),
+        Err(why) => return Err(setup(path, why).unwrap_or_else(|why| unreadable(why.into()))),
+    };
+    match read::regular(&real, read::CONFIG) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| unreadable(Unreadable::NotUtf8)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(unreadable(e.into())),
+    }
 }
 
 /// The list from the file's text. Projects must be absolute folders: a relative one would

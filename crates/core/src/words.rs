@@ -302,6 +302,17 @@ pub fn asked_by(who: &crate::model::RequestedBy) -> Option<String> {
     }
 }
 
+/// What the rules say of a card: "rule 'idle 30 min' stops it now", "rule 'idle 30 min': due
+/// once idle 30 min; now idle 12 min", "automatic stops are off: …".
+pub fn auto(n: &crate::model::rules::AutoNote) -> String {
+    use crate::model::rules::AutoState;
+    match (&n.rule, n.state) {
+        (Some(rule), AutoState::Due) => format!("rule '{rule}' stops it now"),
+        (Some(rule), _) => format!("rule '{rule}': {}", n.why),
+        (None, _) => n.why.clone(),
+    }
+}
+
 /// A resource's idle clock for a person: "idle 40 min", "active: 2.0% CPU over 30 s (more
 /// than 1.0%)", "idle: measuring".
 pub fn idle(i: &crate::model::idle::Idle) -> String {

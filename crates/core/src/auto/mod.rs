@@ -5,4 +5,6 @@
 //! [`scheduler`] keeps the idle clock between rescans and fires what the judge says is due.
 
 pub mod arms;
+pub mod pause;
+pub mod rules;
 pub mod scheduler;

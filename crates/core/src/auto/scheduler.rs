@@ -2,6 +2,10 @@
 //! cards, and fires the armed stops that are due, each through the whole chain as a click's
 //! stop. The app's worker runs one at every refresh; `pier watch` runs one in the foreground.
 
+mod ruled;
+
+pub use ruled::off_on_every_card;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -15,6 +19,7 @@ use crate::idle::{observe_scan, Clock, ClockOptions};
 use crate::model::arm::Arm;
 use crate::model::card::{Level, Resource, Scan};
 use crate::model::outcome::StopReport;
+use crate::model::rules::RulesState;
 use crate::model::shown::Shown;
 use crate::model::RequestedBy;
 use crate::probe::Probe;
@@ -53,6 +58,9 @@ pub struct Scheduler {
     green_since: HashMap<String, Duration>,
     /// Awake time of the last rescan.
     now: Duration,
+    /// Until when (seconds since the Unix epoch) each resource whose rule's stop was refused
+    /// waits before a rule may stop it again.
+    backoff: HashMap<String, u64>,
 }
 
 impl Scheduler {
@@ -145,6 +153,17 @@ pub enum Event {
         arm: Arm,
         /// Why, in one sentence.
         why: Dropped,
+    },
+    /// A rule stopped a resource through the chain (whatever the chain's answer).
+    Ruled {
+        /// The rule's name.
+        rule: String,
+        /// What made it due ("idle 42 min").
+        because: String,
+        /// The card's project.
+        project: String,
+        /// The stop's report, as `pier stop --json` gives it.
+        report: Box<StopReport>,
     },
     /// The arm records could not be read, or one could not be removed.
     Unreadable(StoreError),
@@ -261,20 +280,42 @@ impl Scheduler {
 }
 
 impl Scheduler {
+    /// What the scheduler does at one rescan `scan`, already [`measure`](Scheduler::measure)d:
+    /// with `act`, the armed stops ([`fire_armed`](Scheduler::fire_armed)); then the rules,
+    /// which stop what is due only with `act` ([`rules`](Scheduler::rules)). `act` is false
+    /// for a scheduler that does not hold the lock: it shows, and sends nothing.
+    pub fn tick(
+        &mut self,
+        system: &System,
+        scan: &mut Scan,
+        stop: &StopOptions,
+        rules: &RulesState,
+        act: bool,
+    ) -> Vec<Event> {
+        let mut events = match act {
+            true => self.fire_armed(system, scan, stop),
+            false => Vec::new(),
+        };
+        events.extend(self.rules(system, scan, rules, stop, act));
+        events
+    }
+
     /// One rescan made for the clock alone, as `pier watch` makes it every `--every`: a scan
     /// of `opts` without a sample window, memory or container engines ([`clock_scan`]), then
-    /// [`measure`](Scheduler::measure) and [`fire_armed`](Scheduler::fire_armed). The scan,
-    /// measured, and what its armed stops came to.
+    /// [`measure`](Scheduler::measure) and [`tick`](Scheduler::tick). The scan, measured, and
+    /// what its armed stops and rules came to.
     pub fn rescan(
         &mut self,
         system: &System,
         opts: &ScanOptions,
         stop: &StopOptions,
+        rules: &RulesState,
+        act: bool,
     ) -> Result<(Scan, Vec<Event>), ScanError> {
         let opts = clock_scan(opts.clone());
         let mut scan = diagnose::scan(system.probe.as_ref(), &opts, &project::marker_on_disk)?;
         self.measure(system.probe.as_ref(), &mut scan);
-        let events = self.fire_armed(system, &mut scan, stop);
+        let events = self.tick(system, &mut scan, stop, rules, act);
         Ok((scan, events))
     }
 }

@@ -37,6 +37,12 @@ pub fn armed_event_summary(event: &Event) -> Option<ActionReport> {
                 key,
             })
         }
+        Event::Ruled {
+            rule,
+            because,
+            project,
+            report,
+        } => Some(ruled_summary(rule, because, project, report)),
         Event::Unreadable(e) => {
             tracing::warn!(
                 "armed stops: {}",
@@ -62,6 +68,34 @@ fn fired_summary(arm: &Arm, r: &StopReport, kept: bool) -> ActionReport {
         words = format!("{words} — the outcome could not be recorded: {e}");
     }
     // What signals ended comes back from its snapshot: the undo is one click away.
+    if signalled(r.result) {
+        words.push_str(" · Restart in Recently stopped");
+    }
+    ActionReport {
+        summary: format!("{}: {words}", name_of(&key)),
+        tone: tone_of_outcome(&Ok(r.clone())),
+        key,
+    }
+}
+
+/// "web: stopped by your rule 'idle 30 min': idle 42 min (4 processes) · Restart in Recently
+/// stopped"; refused: it says so, and that the resource waits out the back-off.
+fn ruled_summary(rule: &str, because: &str, project: &str, r: &StopReport) -> ActionReport {
+    let key = ActionKey::Project(project.to_owned());
+    let by = crate::model::RequestedBy::Rule {
+        name: rule.to_owned(),
+        because: Some(because.to_owned()),
+    };
+    let by = format!(" {}", crate::words::asked_by(&by).unwrap_or_default());
+    let mut words = match r.result {
+        ResourceResult::Stopped | ResourceResult::PartiallyStopped | ResourceResult::NotStopped => {
+            stop_words_by(r, &by)
+        }
+        _ => format!("the rule '{rule}' did not stop it — {}", stop_words(r)),
+    };
+    if let Some(e) = &r.record_error {
+        words = format!("{words} — the outcome could not be recorded: {e}");
+    }
     if signalled(r.result) {
         words.push_str(" · Restart in Recently stopped");
     }

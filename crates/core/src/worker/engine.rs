@@ -164,8 +164,9 @@ impl SystemEngine {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         scheduler.measure(probe, scan);
-        let events =
-            scheduler.fire_armed(&self.system, scan, &self.stop_options(&Anyway::default()));
+        let rules = crate::auto::rules::read();
+        let stop = self.stop_options(&Anyway::default());
+        let events = scheduler.tick(&self.system, scan, &stop, &rules, true);
         events
             .iter()
             .filter_map(armed::armed_event_summary)
