@@ -119,7 +119,7 @@ fn names(rule: &Rule, c: &Card) -> bool {
             .under
             .iter()
             .any(|f| std::path::Path::new(c.project).starts_with(f));
-    let kind = rule.kinds.is_empty() || rule.kinds.iter().any(|k| *k == c.r.kind);
+    let kind = rule.kinds.is_empty() || rule.kinds.contains(&c.r.kind);
     let port = rule.ports.is_empty() || c.r.server_ports().any(|p| rule.ports.contains(&p.port));
     under && kind && port
 }
