@@ -48,7 +48,7 @@ impl Scheduler {
             RulesState::On(rules) => rules,
         };
         let now = pause::now();
-        let read = self.read(system, rules, now);
+        let read = self.read(system, rules, now, any_green(scan));
         let (cap_left, cap_frees_at) = cap(rules, &read.history, now);
         let gates = Gates {
             rules,
@@ -71,8 +71,10 @@ impl Scheduler {
         }
     }
 
-    /// The pause, the pressure (only when a rule asks for it) and the history, read.
-    fn read(&self, system: &System, rules: &Rules, now: u64) -> Read {
+    /// The pause, the pressure (only when a rule asks for it) and the history (only when a
+    /// card is green: nothing else can be due, so nothing else needs the cap or who started
+    /// what again), read.
+    fn read(&self, system: &System, rules: &Rules, now: u64, green: bool) -> Read {
         let mut unread = None;
         let pause = pause::read(&system.store, now).unwrap_or_else(|e| {
             unread = Some(format!("the pause could not be read: {e}"));
@@ -84,9 +86,12 @@ impl Scheduler {
             .any(|r| r.pressure)
             .then(|| system.probe.memory_pressure().ok())
             .flatten();
-        let history = match crate::restart::history(system.probe.as_ref(), &system.store) {
-            Ok((entries, _)) => entries,
-            Err(e) => {
+        let history = match green
+            .then(|| crate::restart::history(system.probe.as_ref(), &system.store))
+        {
+            None => Vec::new(),
+            Some(Ok((entries, _))) => entries,
+            Some(Err(e)) => {
                 // Why nothing is due then: the cap and "started again today" rest on it.
                 unread = Some(format!("the history could not be read: {e}"));
                 Vec::new()
@@ -216,6 +221,14 @@ impl Scheduler {
         self.backoff.retain(|_, &mut until| until > now);
         events
     }
+}
+
+/// Whether any card is green: only a green card can be due.
+fn any_green(scan: &Scan) -> bool {
+    scan.projects
+        .iter()
+        .flat_map(|p| &p.resources)
+        .any(|r| r.level == crate::model::card::Level::Green && r.reasons.is_empty())
 }
 
 /// Every card says the rules are off, and why: the file that cannot be read is named.
