@@ -190,7 +190,10 @@ fn with_only_automatic_stops_last_restarts_nothing_and_names_the_newest() {
     );
     assert!(out.stdout.is_empty());
     let scan = sb.scan(&[]);
-    assert!(resource_with(&scan, pid(&web)).is_none(), "nothing restarted");
+    assert!(
+        resource_with(&scan, pid(&web)).is_none(),
+        "nothing restarted"
+    );
 }
 
 /// The root of a `start_vite` server's tree: its `sh`.

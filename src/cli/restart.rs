@@ -128,7 +128,9 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
     };
     let last = last_cleanup(&entries);
     if last.cleanup.is_empty() {
-        let automatic = last.left_out.map_or(String::new(), |e| format!("; {}", left_out_text(e)));
+        let automatic = last
+            .left_out
+            .map_or(String::new(), |e| format!("; {}", left_out_text(e)));
         eprintln!(
             "pier: nothing to restart: no stop you asked for stopped anything (`pier \
              history`){automatic}"
@@ -343,7 +345,11 @@ mod tests {
             entry("snap-2", None, Some(true)),
             entry("snap-1", None, Some(true)),
         ];
-        assert_eq!(last_cleanup(&old).cleanup.len(), 1, "unnamed: a cleanup of its own");
+        assert_eq!(
+            last_cleanup(&old).cleanup.len(),
+            1,
+            "unnamed: a cleanup of its own"
+        );
         assert!(last_cleanup(&[entry("snap-1", None, Some(false))])
             .cleanup
             .is_empty());
@@ -369,21 +375,34 @@ mod tests {
             entry("snap-1", Some("b1"), Some(true)),
         ];
         let last = last_cleanup(&entries);
-        assert_eq!(names(&last), ["snap-3"], "the person's, never the rule's in its batch");
+        assert_eq!(
+            names(&last),
+            ["snap-3"],
+            "the person's, never the rule's in its batch"
+        );
         assert_eq!(last.left_out.unwrap().snapshot, "snap-5");
         assert_eq!(
             left_out_text(last.left_out.unwrap()),
             "the automatic stop of vite in /home/u/app at 2026-12-01T12:00:00Z (by your rule \
              'idle 30 min': idle 42 min) is not part of --last: `pier restart snap-5`"
         );
-        let older = [entry("snap-2", None, Some(true)), auto("snap-1", "b1", &rule)];
+        let older = [
+            entry("snap-2", None, Some(true)),
+            auto("snap-1", "b1", &rule),
+        ];
         assert!(last_cleanup(&older).left_out.is_none(), "older than --last");
-        let only = [auto("snap-2", "b2", &RequestedBy::Armed), auto("snap-1", "b1", &rule)];
+        let only = [
+            auto("snap-2", "b2", &RequestedBy::Armed),
+            auto("snap-1", "b1", &rule),
+        ];
         let last = last_cleanup(&only);
         assert!(last.cleanup.is_empty());
         assert_eq!(last.left_out.unwrap().snapshot, "snap-2");
         let agent = RequestedBy::Agent { client: "x".into() };
-        assert_eq!(names(&last_cleanup(&[auto("snap-1", "b1", &agent)])), ["snap-1"]);
+        assert_eq!(
+            names(&last_cleanup(&[auto("snap-1", "b1", &agent)])),
+            ["snap-1"]
+        );
     }
 
     /// Issue 37: a restart says what it runs, whatever its answer.

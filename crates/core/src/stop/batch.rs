@@ -512,8 +512,7 @@ impl Stopper<'_> {
     /// own outcome is recorded and its lock let go. A person's or an agent's stop never does:
     /// what a person may want to undo stays theirs.
     fn supersede(&self, r: &StopReport) {
-        if self.opts.dry_run || !self.opts.requested_by.is_automatic() || r.record_error.is_some()
-        {
+        if self.opts.dry_run || !self.opts.requested_by.is_automatic() || r.record_error.is_some() {
             return;
         }
         let Some(name) = r.snapshot.as_deref() else {

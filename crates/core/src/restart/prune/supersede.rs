@@ -46,11 +46,13 @@ trait Superseding {
 
 impl Superseding for Snapshot {
     fn rec<'s>(&'s self, name: &'s str) -> Rec<'s> {
-        let command = super::super::rules::target(self).ok().map(|m| Command::Tree {
-            project: &self.project.path,
-            argv: m.argv.iter().map(|a| a.0.as_slice()).collect(),
-            cwd: m.cwd.as_ref().map(|c| c.0.as_slice()),
-        });
+        let command = super::super::rules::target(self)
+            .ok()
+            .map(|m| Command::Tree {
+                project: &self.project.path,
+                argv: m.argv.iter().map(|a| a.0.as_slice()).collect(),
+                cwd: m.cwd.as_ref().map(|c| c.0.as_slice()),
+            });
         Rec {
             named: Named {
                 name,

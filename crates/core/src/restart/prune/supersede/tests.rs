@@ -49,7 +49,12 @@ fn a_persons_record_a_newer_one_and_the_new_one_itself_stay() {
 
 #[test]
 fn only_the_same_project_argv_and_folder_are_the_same_command() {
-    let other = rec("snap-api", true, "2026-12-01T12:00:00Z", b"node_modules/.bin/next");
+    let other = rec(
+        "snap-api",
+        true,
+        "2026-12-01T12:00:00Z",
+        b"node_modules/.bin/next",
+    );
     assert!(!superseded(&new(), &other));
     let mut elsewhere = old();
     elsewhere.command = Some(Command::Tree {
@@ -62,7 +67,10 @@ fn only_the_same_project_argv_and_folder_are_the_same_command() {
     unknown.command = None;
     let mut also_unknown = new();
     also_unknown.command = None;
-    assert!(!superseded(&also_unknown, &unknown), "no command is no match");
+    assert!(
+        !superseded(&also_unknown, &unknown),
+        "no command is no match"
+    );
 }
 
 #[test]
@@ -85,5 +93,8 @@ fn an_unfinished_record_or_a_stop_that_ended_nothing_supersedes_nothing() {
     assert!(superseded(&partial, &old()));
     let mut by_a_person = new();
     by_a_person.automatic = false;
-    assert!(!superseded(&by_a_person, &old()), "only an automatic stop supersedes");
+    assert!(
+        !superseded(&by_a_person, &old()),
+        "only an automatic stop supersedes"
+    );
 }
