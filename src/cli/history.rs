@@ -195,7 +195,7 @@ fn locks_text(p: &prune::Pruned) -> String {
 }
 
 /// "vite in /home/u/app", escaped.
-fn what_where(e: &HistoryEntry) -> String {
+pub(super) fn what_where(e: &HistoryEntry) -> String {
     let kind = e.kind.as_deref().unwrap_or("a resource");
     format!("{} in {}", for_terminal(kind), for_terminal(&e.project))
 }

@@ -14,7 +14,7 @@ use pier_core::front::{numbers, System};
 use pier_core::model::history::{HistoryEntry, RestartReport, RestartResult};
 use pier_core::model::SCHEMA_VERSION;
 use pier_core::restart;
-use pier_core::words::for_terminal;
+use pier_core::words::{self, for_terminal};
 
 #[derive(Debug, Args)]
 pub struct RestartArgs {
@@ -22,8 +22,8 @@ pub struct RestartArgs {
     /// id or a container card's id (its newest snapshot).
     #[arg(required_unless_present = "last", conflicts_with = "last")]
     pub(super) snapshot: Option<String>,
-    /// Start again everything the last cleanup stopped (one `pier stop`, one click), each
-    /// from its own snapshot.
+    /// Start again everything the last cleanup you asked for stopped (one `pier stop`, one
+    /// click), each from its own snapshot; a rule's or an armed stop's is named, not restarted.
     #[arg(long)]
     last: bool,
     /// Print one JSON document (schema 1, see docs/restart-json.md) instead of text.
@@ -52,6 +52,8 @@ struct RestartDocument<'a> {
 struct LastDocument<'a> {
     schema: u32,
     restarts: &'a [RestartReport],
+    /// A newer automatic stop, not part of --last; `null` when there is none.
+    left_out: Option<LeftOut<'a>>,
 }
 
 /// Runs `pier restart`: the snapshot named (or the last cleanup's), restarted (or refused),
@@ -113,8 +115,9 @@ fn restart_one(system: &System, snapshot: &str, wait: Duration) -> RestartReport
     }
 }
 
-/// `pier restart --last`: every snapshot of the newest cleanup that stopped something, each
-/// restarted in turn (each asks every rule again).
+/// `pier restart --last`: every snapshot of the newest cleanup a person asked for that
+/// stopped something, each restarted in turn (each asks every rule again); then the newest
+/// automatic stop, when it is newer, named with its own command: not part of --last.
 fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
     let entries = match restart::history(system.probe.as_ref(), &system.store) {
         Ok((entries, _)) => entries,
@@ -124,11 +127,18 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
         }
     };
     let last = last_cleanup(&entries);
-    if last.is_empty() {
-        eprintln!("pier: nothing to restart: no stop on record stopped anything (`pier history`)");
+    if last.cleanup.is_empty() {
+        let automatic = last
+            .left_out
+            .map_or(String::new(), |e| format!("; {}", left_out_text(e)));
+        eprintln!(
+            "pier: nothing to restart: no stop you asked for stopped anything (`pier \
+             history`){automatic}"
+        );
         return ExitCode::from(EXIT_NOT_ALL_STOPPED);
     }
     let reports: Vec<RestartReport> = last
+        .cleanup
         .iter()
         .map(|e| restart_one(system, &e.snapshot, args.wait))
         .collect();
@@ -136,16 +146,20 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
         let doc = LastDocument {
             schema: SCHEMA_VERSION,
             restarts: &reports,
+            left_out: last.left_out.map(LeftOut::of),
         };
         super::print_json(&doc)
     } else {
         let style = Style {
             colour: colour_wanted(),
         };
-        let text: String = reports
+        let mut text: String = reports
             .iter()
             .map(|r| restart_text(r, &style, args.verbose))
             .collect();
+        if let Some(e) = last.left_out {
+            let _ = writeln!(text, "{}", left_out_text(e));
+        }
         print(text.as_bytes())
     };
     if written != ExitCode::SUCCESS {
@@ -154,22 +168,81 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
     exit_code(&reports)
 }
 
-/// The last cleanup: the newest record whose stop sent a signal, and every other record of
-/// its cleanup (its `batch`); oldest first, the order they were stopped in. A record from
-/// before cleanups were named is a cleanup of its own.
-pub(super) fn last_cleanup(entries: &[HistoryEntry]) -> Vec<&HistoryEntry> {
-    let Some(newest) = entries.iter().find(|e| !e.sent_nothing()) else {
-        return Vec::new();
+/// What `--last` restarts, and the automatic stop it leaves out.
+pub(super) struct Last<'e> {
+    /// The last cleanup a person asked for, oldest first.
+    pub(super) cleanup: Vec<&'e HistoryEntry>,
+    /// The newest automatic stop that sent a signal, when it is newer than that cleanup (or
+    /// there is none).
+    pub(super) left_out: Option<&'e HistoryEntry>,
+}
+
+/// The last cleanup a person asked for: the newest record of a person's stop that sent a
+/// signal, and every other record of its cleanup (its `batch`); oldest first, the order they
+/// were stopped in. A record from before cleanups were named is a cleanup of its own. Why a
+/// person's: `--last` undoes what you just did, and a rule's stop at 3 a.m. is not that
+/// (docs/design.md §5a); it is named instead, with its own command.
+pub(super) fn last_cleanup(entries: &[HistoryEntry]) -> Last<'_> {
+    let stopped = |e: &&HistoryEntry| !e.sent_nothing();
+    let asked = |e: &&HistoryEntry| stopped(e) && !e.requested_by.is_automatic();
+    // Newest first: whichever comes first is newer.
+    let newest = entries.iter().position(|e| asked(&e));
+    let automatic = entries
+        .iter()
+        .position(|e| stopped(&e) && e.requested_by.is_automatic());
+    let left_out = match (automatic, newest) {
+        (Some(a), Some(p)) if a > p => None,
+        (a, _) => a.map(|a| &entries[a]),
     };
-    let mut last: Vec<&HistoryEntry> = match &newest.batch {
+    let Some(newest) = newest.map(|p| &entries[p]) else {
+        return Last {
+            cleanup: Vec::new(),
+            left_out,
+        };
+    };
+    let mut cleanup: Vec<&HistoryEntry> = match &newest.batch {
         None => vec![newest],
         Some(batch) => entries
             .iter()
-            .filter(|e| e.batch.as_ref() == Some(batch) && !e.sent_nothing())
+            .filter(|e| e.batch.as_ref() == Some(batch) && asked(e))
             .collect(),
     };
-    last.reverse();
-    last
+    cleanup.reverse();
+    Last { cleanup, left_out }
+}
+
+/// "the automatic stop of vite in /w/web at 2026-12-01T14:02:00Z (by your rule 'idle 30
+/// min': idle 42 min) is not part of --last: `pier restart snap-…`", escaped.
+fn left_out_text(e: &HistoryEntry) -> String {
+    let by = words::asked_by(&e.requested_by).unwrap_or_default();
+    let snapshot = for_terminal(&e.snapshot);
+    format!(
+        "the automatic stop of {} at {} ({by}) is not part of --last: `pier restart {snapshot}`",
+        super::history::what_where(e),
+        for_terminal(&e.stopped_at),
+    )
+}
+
+/// The automatic stop `--last` left out, in its JSON document.
+#[derive(Serialize)]
+struct LeftOut<'e> {
+    snapshot: &'e str,
+    kind: Option<&'e str>,
+    project: &'e str,
+    stopped_at: &'e str,
+    requested_by: &'e pier_core::model::RequestedBy,
+}
+
+impl<'e> LeftOut<'e> {
+    fn of(e: &'e HistoryEntry) -> Self {
+        Self {
+            snapshot: &e.snapshot,
+            kind: e.kind.as_deref(),
+            project: &e.project,
+            stopped_at: &e.stopped_at,
+            requested_by: &e.requested_by,
+        }
+    }
 }
 
 /// 0 when every restart is ready; 1 when Pier could not start one; else 3.
@@ -222,6 +295,7 @@ fn restart_text(report: &RestartReport, style: &Style, verbose: bool) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pier_core::model::RequestedBy;
 
     fn entry(snapshot: &str, batch: Option<&str>, signalled: Option<bool>) -> HistoryEntry {
         HistoryEntry {
@@ -250,6 +324,10 @@ mod tests {
         }
     }
 
+    fn names(last: &Last) -> Vec<String> {
+        last.cleanup.iter().map(|e| e.snapshot.clone()).collect()
+    }
+
     /// The history is newest first; the last cleanup is the newest one that stopped
     /// something, all of it, in the order it was stopped.
     #[test]
@@ -260,17 +338,71 @@ mod tests {
             entry("snap-2", Some("b2"), Some(true)),
             entry("snap-1", Some("b1"), Some(true)),
         ];
-        let names: Vec<&str> = last_cleanup(&entries)
-            .iter()
-            .map(|e| e.snapshot.as_str())
-            .collect();
-        assert_eq!(names, ["snap-2", "snap-3"]);
+        let last = last_cleanup(&entries);
+        assert_eq!(names(&last), ["snap-2", "snap-3"]);
+        assert!(last.left_out.is_none());
         let old = [
             entry("snap-2", None, Some(true)),
             entry("snap-1", None, Some(true)),
         ];
-        assert_eq!(last_cleanup(&old).len(), 1, "unnamed: a cleanup of its own");
-        assert!(last_cleanup(&[entry("snap-1", None, Some(false))]).is_empty());
+        assert_eq!(
+            last_cleanup(&old).cleanup.len(),
+            1,
+            "unnamed: a cleanup of its own"
+        );
+        assert!(last_cleanup(&[entry("snap-1", None, Some(false))])
+            .cleanup
+            .is_empty());
+    }
+
+    /// Issue 43: `--last` is the last stop a person asked for; a newer automatic one is named,
+    /// an older one is not.
+    #[test]
+    fn the_last_cleanup_skips_automatic_stops_and_names_the_newest_when_newer() {
+        let rule = RequestedBy::Rule {
+            name: "idle 30 min".into(),
+            because: Some("idle 42 min".into()),
+        };
+        let auto = |name, batch, who: &RequestedBy| HistoryEntry {
+            requested_by: who.clone(),
+            ..entry(name, Some(batch), Some(true))
+        };
+        let entries = [
+            auto("snap-5", "b5", &rule),
+            auto("snap-4", "b4", &RequestedBy::Armed),
+            entry("snap-3", Some("b3"), Some(true)),
+            auto("snap-2", "b3", &rule),
+            entry("snap-1", Some("b1"), Some(true)),
+        ];
+        let last = last_cleanup(&entries);
+        assert_eq!(
+            names(&last),
+            ["snap-3"],
+            "the person's, never the rule's in its batch"
+        );
+        assert_eq!(last.left_out.unwrap().snapshot, "snap-5");
+        assert_eq!(
+            left_out_text(last.left_out.unwrap()),
+            "the automatic stop of vite in /home/u/app at 2026-12-01T12:00:00Z (by your rule \
+             'idle 30 min': idle 42 min) is not part of --last: `pier restart snap-5`"
+        );
+        let older = [
+            entry("snap-2", None, Some(true)),
+            auto("snap-1", "b1", &rule),
+        ];
+        assert!(last_cleanup(&older).left_out.is_none(), "older than --last");
+        let only = [
+            auto("snap-2", "b2", &RequestedBy::Armed),
+            auto("snap-1", "b1", &rule),
+        ];
+        let last = last_cleanup(&only);
+        assert!(last.cleanup.is_empty());
+        assert_eq!(last.left_out.unwrap().snapshot, "snap-2");
+        let agent = RequestedBy::Agent { client: "x".into() };
+        assert_eq!(
+            names(&last_cleanup(&[auto("snap-1", "b1", &agent)])),
+            ["snap-1"]
+        );
     }
 
     /// Issue 37: a restart says what it runs, whatever its answer.

@@ -116,17 +116,14 @@ pub fn prune(store: &Store, probe: &dyn Probe, entries: &[HistoryEntry], what: P
         // Expiry removes only records that were never restarted: no table read at every read.
         sessions: match what {
             Prune::Expired(_) => None,
-            _ => probe.processes().ok().map(|list| {
-                let live = list.processes.iter().filter(|p| !p.zombie);
-                live.map(|p| (p.session, p.identity.start_time)).collect()
-            }),
+            _ => live_sessions(probe),
         },
     };
     for e in entries {
         match decide(e, what) {
             None => {}
             Some(Err(why)) => out.kept.push((e.snapshot.clone(), why.to_string())),
-            Some(Ok(())) => match remove(store, e, &ended) {
+            Some(Ok(())) => match remove(store, Named::of(e), &ended) {
                 Ok(()) => out.removed.push(e.snapshot.clone()),
                 Err(why) => out.kept.push((e.snapshot.clone(), why.to_string())),
             },
@@ -143,15 +140,33 @@ pub fn prune(store: &Store, probe: &dyn Probe, entries: &[HistoryEntry], what: P
     out
 }
 
+/// A record as a removal names it: its name, the resource it records, its project.
+#[derive(Clone, Copy)]
+struct Named<'e> {
+    name: &'e str,
+    id: &'e str,
+    project: &'e str,
+}
+
+impl<'e> Named<'e> {
+    fn of(e: &'e HistoryEntry) -> Self {
+        Self {
+            name: &e.snapshot,
+            id: &e.id,
+            project: &e.project,
+        }
+    }
+}
+
 /// One record removed, under the stop lock of its resource and the restart lock its restart
 /// takes, after it is read again under them: still the record of `e.id`, still finished. Its
 /// restart log goes with it unless a restart it records may still write there.
-fn remove(store: &Store, e: &HistoryEntry, ended: &Ended) -> Result<(), Kept> {
+fn remove(store: &Store, e: Named, ended: &Ended) -> Result<(), Kept> {
     let container = matches!(
-        e.snapshot.parse::<RecordName>(),
+        e.name.parse::<RecordName>(),
         Ok(r) if r.target.kind() == TargetKind::Container
     );
-    let changed = || Kept::Changed(e.snapshot.clone());
+    let changed = || Kept::Changed(e.name.to_owned());
     let target: TargetId = e.id.parse().map_err(|_| changed())?;
     let Some(_lock) = store
         .try_lock(&target.stop_lock())
@@ -160,8 +175,8 @@ fn remove(store: &Store, e: &HistoryEntry, ended: &Ended) -> Result<(), Kept> {
         return Err(Kept::Locked);
     };
     let restart_lock = match container {
-        true => super::container::restart_lock(&e.snapshot),
-        false => super::restart_lock(&e.project),
+        true => super::container::restart_lock(e.name),
+        false => super::restart_lock(e.project),
     };
     let Some(_restarting) = store
         .try_lock(&restart_lock)
@@ -171,19 +186,19 @@ fn remove(store: &Store, e: &HistoryEntry, ended: &Ended) -> Result<(), Kept> {
     };
     let (removed, restarted) = if container {
         let s = store
-            .get::<ContainerSnapshot>(&e.snapshot)
+            .get::<ContainerSnapshot>(e.name)
             .map_err(|e| Kept::Store(e.to_string()))?
             .filter(|s| s.id == e.id && s.result.is_some())
             .ok_or_else(changed)?;
         let restarted = !s.restarts.is_empty();
         (
-            store.remove::<ContainerSnapshot>(&e.snapshot, s.run()),
+            store.remove::<ContainerSnapshot>(e.name, s.run()),
             restarted,
         )
     } else {
         // On behalf of the resource the listing named, not of whatever the file says now.
         let s = store
-            .get::<Snapshot>(&e.snapshot)
+            .get::<Snapshot>(e.name)
             .map_err(|e| Kept::Store(e.to_string()))?
             .filter(|s| s.id == e.id && s.result.is_some())
             .ok_or_else(changed)?;
@@ -191,7 +206,7 @@ fn remove(store: &Store, e: &HistoryEntry, ended: &Ended) -> Result<(), Kept> {
             return Err(changed());
         };
         (
-            store.remove::<Snapshot>(&e.snapshot, owner),
+            store.remove::<Snapshot>(e.name, owner),
             s.restarts.iter().any(|r| ended.may_still_write(r)),
         )
     };
@@ -202,8 +217,17 @@ fn remove(store: &Store, e: &HistoryEntry, ended: &Ended) -> Result<(), Kept> {
         return Ok(());
     }
     store
-        .remove_log(&format!("{}.log", e.snapshot))
+        .remove_log(&format!("{}.log", e.name))
         .map_err(|err| Kept::Log(err.to_string()))
+}
+
+/// Each live process's session and start time, for [`Ended`]; `None` when they could not be
+/// read.
+fn live_sessions(probe: &dyn Probe) -> Option<Vec<(Pid, u64)>> {
+    probe.processes().ok().map(|list| {
+        let live = list.processes.iter().filter(|p| !p.zombie);
+        live.map(|p| (p.session, p.identity.start_time)).collect()
+    })
 }
 
 /// What tells a restart that can no longer write its log.
@@ -230,6 +254,9 @@ impl Ended<'_> {
         sessions.iter().any(in_session) || r.exited.is_none() && !self.stopped.contains(id.as_str())
     }
 }
+
+mod supersede;
+pub use supersede::supersede;
 
 #[cfg(test)]
 mod tests;

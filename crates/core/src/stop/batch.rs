@@ -503,7 +503,26 @@ impl Stopper<'_> {
             }
         }
         drop(lock);
+        self.supersede(&r);
         out.done(at, r);
+    }
+
+    /// An automatic stop (a rule's, an armed one's) that ended something supersedes the
+    /// older automatic records of the same command (`restart::prune::supersede`), once its
+    /// own outcome is recorded and its lock let go. A person's or an agent's stop never does:
+    /// what a person may want to undo stays theirs.
+    fn supersede(&self, r: &StopReport) {
+        if self.opts.dry_run || !self.opts.requested_by.is_automatic() || r.record_error.is_some() {
+            return;
+        }
+        let Some(name) = r.snapshot.as_deref() else {
+            return;
+        };
+        match crate::restart::prune::supersede(self.store, self.probe, name) {
+            Ok(gone) if !gone.is_empty() => tracing::info!("{name} superseded {gone:?}"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("{name} superseded nothing: {e}"),
+        }
     }
 }
 
