@@ -21,6 +21,12 @@ const ALL: &[(&str, &str, bool)] = &[
          nothing)",
         false,
     ),
+    // Not needed: without it only the pressure rules never act.
+    (
+        "memory_pressure",
+        "memory pressure reads (Linux PSI, macOS's pressure level)",
+        false,
+    ),
     ("child", "a test process starts and listens", true),
     (
         "process_table",
