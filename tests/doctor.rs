@@ -349,6 +349,9 @@ mod lies {
         fn memory(&self, pid: Pid) -> Result<probe::Memory, ProbeError> {
             self.real.memory(pid)
         }
+        fn memory_pressure(&self) -> Result<pier_core::model::rules::MemoryPressure, ProbeError> {
+            self.real.memory_pressure()
+        }
         fn writes(&self, pid: Pid) -> Result<Vec<probe::Written>, ProbeError> {
             self.real.writes(pid)
         }
