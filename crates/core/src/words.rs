@@ -347,6 +347,17 @@ pub fn memory(m: Memory) -> String {
     format!("{} ({})", byte_size(m.bytes), m.kind.as_str())
 }
 
+/// A PSI reading of memory for a person: the share of the last ten seconds some task
+/// stalled on memory (`probe/linux/pressure.rs`).
+pub fn psi_memory(some_avg10: f64) -> String {
+    format!("memory pressure: {some_avg10:.1}% of the last 10 s stalled on memory (PSI)")
+}
+
+/// macOS's memory pressure level for a person (`"warn"`, `probe/darwin.rs`).
+pub fn pressure_level(level: &str) -> String {
+    format!("memory pressure: {level} (macOS's memory pressure level)")
+}
+
 /// Why a resource has its level, in the words of the evidence that set it: every fact at
 /// that level, joined. Used where Pier leaves a resource alone (a stop refused at the
 /// re-diagnosis, a batch that only stops green ones).

@@ -188,6 +188,9 @@ pub enum Fault {
         /// The window, in ms.
         window_ms: u64,
     },
+    /// This system cannot say whether memory is under pressure.
+    #[error("not readable (no PSI, or no pressure level): pressure rules never act")]
+    NoPressure,
     /// Its memory read as nothing.
     #[error("read as 0 bytes")]
     NoMemory,

@@ -91,6 +91,7 @@ pub fn run_with(opts: &Options, m: &Machine) -> DoctorReport {
     let mut t = Tally::default();
     state_folder(&mut t, opts.state.as_deref());
     config_folder(&mut t);
+    memory_pressure(&mut t, m);
     let mut dumped = None;
     match process::TestFolder::new() {
         Err(e) => t.fail("child", e),
@@ -154,6 +155,18 @@ fn config_folder(t: &mut Tally) {
             }),
         ) => t.setup_fault("config_folder", e),
         Err(e) => t.fail("config_folder", e),
+    }
+}
+
+/// Whether memory pressure can be read: where it cannot (a kernel without PSI), the machine's
+/// setup, and the pressure rules never act.
+fn memory_pressure(t: &mut Tally, m: &Machine) {
+    match m.probe.memory_pressure() {
+        Ok(p) => t.pass("memory_pressure", p.words),
+        Err(crate::probe::ProbeError::Unsupported) => {
+            t.setup_fault("memory_pressure", Fault::NoPressure)
+        }
+        Err(e) => t.fail("memory_pressure", Fault::Probe(e)),
     }
 }
 

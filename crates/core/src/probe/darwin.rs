@@ -460,6 +460,8 @@ pub fn c_bytes(raw: &[u8]) -> &[u8] {
     &raw[..end]
 }
 
+pub mod pressure;
+
 #[cfg(test)]
 mod procargs_tests;
 #[cfg(test)]

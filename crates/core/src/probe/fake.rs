@@ -12,6 +12,7 @@ use super::{
     ActivityDelta, ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails,
     ProcessInfo, Socket, SocketTable, TcpState,
 };
+use crate::model::rules::MemoryPressure;
 
 /// A `RefCell` that threads can share: the state of the scripted fakes, which a batch reads
 /// and changes from a thread per resource (`stop/batch.rs`). A lock, so a second borrow on one
@@ -110,6 +111,9 @@ pub struct FakeProbe {
     pub times: Shared<Option<super::Times>>,
     /// What [`Probe::ended_connections`] answers ([`FakeProbe::set_ended`]); none by default.
     pub ended: Shared<Result<Vec<super::Ended>, ProbeError>>,
+    /// What [`Probe::memory_pressure`] answers ([`FakeProbe::set_pressure`]); `Unsupported`
+    /// by default, as a kernel without PSI.
+    pub pressure: Shared<Result<MemoryPressure, ProbeError>>,
 }
 
 /// One identity's scripted counters.
@@ -151,6 +155,7 @@ impl Default for FakeProbe {
             counters: Shared::new(HashMap::new()),
             times: Shared::new(None),
             ended: Shared::new(Ok(Vec::new())),
+            pressure: Shared::new(Err(ProbeError::Unsupported)),
         }
     }
 }
@@ -271,6 +276,11 @@ impl FakeProbe {
     /// The ended connections fail to read, with `why`.
     pub fn fail_ended(&self, why: ProbeError) {
         *self.ended.borrow_mut() = Err(why);
+    }
+
+    /// The memory pressure reads as `read` from now on (an `Err`: unreadable).
+    pub fn set_pressure(&self, read: Result<MemoryPressure, ProbeError>) {
+        *self.pressure.borrow_mut() = read;
     }
 
     /// One identity's counters, read now (an advancing one moves on).
@@ -489,6 +499,10 @@ impl Probe for FakeProbe {
         self.ended.borrow().clone()
     }
 
+    fn memory_pressure(&self) -> Result<MemoryPressure, ProbeError> {
+        self.pressure.borrow().clone()
+    }
+
     fn boot_id(&self) -> Option<String> {
         Some("fake-boot".into())
     }
@@ -584,5 +598,19 @@ mod tests {
         assert_eq!(fake.ended_connections(), Ok(vec![row]));
         fake.fail_ended(ProbeError::Unsupported);
         assert_eq!(fake.ended_connections(), Err(ProbeError::Unsupported));
+    }
+
+    #[test]
+    fn memory_pressure_is_unsupported_until_set() {
+        let fake = FakeProbe::default();
+        assert_eq!(fake.memory_pressure(), Err(ProbeError::Unsupported));
+        let under = MemoryPressure {
+            under: true,
+            words: "memory pressure: 40.0% of the last 10 s stalled on memory (PSI)".into(),
+        };
+        fake.set_pressure(Ok(under.clone()));
+        assert_eq!(fake.memory_pressure(), Ok(under));
+        fake.set_pressure(Err("permission denied".into()));
+        assert_eq!(fake.memory_pressure(), Err("permission denied".into()));
     }
 }

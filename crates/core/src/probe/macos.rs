@@ -1,6 +1,7 @@
 //! The macOS probe: `libproc` (`proc_pidinfo` — `PROC_PIDTASKALLINFO` for a row and its
 //! life's CPU time —, `proc_pidfdinfo`, `proc_pidpath`, `proc_pid_rusage`, for activity and
-//! memory) and `sysctl` (`KERN_PROCARGS2`, `KERN_PROC_PID`, `hw.tbfrequency`).
+//! memory) and `sysctl` (`KERN_PROCARGS2`, `KERN_PROC_PID`, `hw.tbfrequency`,
+//! `kern.memorystatus_vm_pressure_level` in `macos/pressure.rs`).
 //!
 //! NOT RUN: no Mac is available to this project. This file is type-checked and linted for
 //! `aarch64-apple-darwin` on every CI run; it is written from the libc and libproc crates'
@@ -912,6 +913,10 @@ impl Probe for MacProbe {
         })
     }
 
+    fn memory_pressure(&self) -> Result<crate::model::rules::MemoryPressure, ProbeError> {
+        pressure::read()
+    }
+
     fn boot_id(&self) -> Option<String> {
         let mut buf = [0u8; 64];
         let mut len = buf.len();
@@ -932,5 +937,6 @@ impl Probe for MacProbe {
 }
 
 mod cumulative;
+mod pressure;
 mod raw;
 pub(super) use raw::raw_buffers;

@@ -38,7 +38,7 @@ pub mod tmux;
 mod unsupported;
 
 #[cfg(target_os = "linux")]
-pub use linux::{tables::Source as TableSource, LinuxProbe};
+pub use linux::{pressure as psi, tables::Source as TableSource, LinuxProbe};
 #[cfg(target_os = "macos")]
 pub use macos::MacProbe;
 

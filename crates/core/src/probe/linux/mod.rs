@@ -1,8 +1,8 @@
 //! The Linux probe: `/proc` for processes, identities and activity, netlink `sock_diag` (or
 //! `/proc/net/tcp{,6}`) for the socket tables, `/proc/<pid>/fd` links for socket ownership,
-//! `smaps_rollup` (or `statm`) for a process's memory (`memory.rs`); the idle clock's
-//! cumulative counters and clocks (`cumulative.rs`) and its dump of ended connections
-//! (`tables.rs`).
+//! `smaps_rollup` (or `statm`) for a process's memory (`memory.rs`); memory pressure from
+//! PSI (`pressure.rs`); the idle clock's cumulative counters and clocks (`cumulative.rs`) and
+//! its dump of ended connections (`tables.rs`).
 //!
 //! A survey — what a scan and each network checkpoint need — reads the socket tables first and
 //! then makes one pass over `/proc`, spread over the cores: per process its row and, for the
@@ -16,6 +16,7 @@ mod children;
 mod cumulative;
 mod fds;
 mod memory;
+pub mod pressure;
 mod rows;
 pub mod tables;
 mod writes;
@@ -944,6 +945,10 @@ impl Probe for LinuxProbe {
 
     fn ended_connections(&self) -> Result<Vec<super::Ended>, ProbeError> {
         tables::ended()
+    }
+
+    fn memory_pressure(&self) -> Result<crate::model::rules::MemoryPressure, ProbeError> {
+        pressure::read()
     }
 
     fn boot_id(&self) -> Option<String> {
