@@ -156,29 +156,13 @@ impl Drop for Ends {
     }
 }
 
-#[test]
-fn an_armed_stop_s_notification_restarts_the_server_from_dunst_s_action() {
-    for var in ["DISPLAY", "DBUS_SESSION_BUS_ADDRESS"] {
-        assert!(
-            std::env::var_os(var).is_some(),
-            "{var} is not set: run the tests through scripts/test.sh (scripts/headless.sh)"
-        );
-    }
-    if fixtures_cannot_be_orphans("the notification's Restart") {
-        return;
-    }
-    let sb = Sandbox::new();
-    let Some(dunst) = Dunst::start(&sb) else {
-        eprintln!(
-            "skipped: the notification's Restart needs dunst (apt install dunst; \
-             scripts/setup-linux.sh installs it)"
-        );
-        return;
-    };
+/// A vite fixture "web" held by a client, and the app with its stop armed through the real
+/// menu: (its report, its port, the client, the app, its tray).
+fn armed(sb: &Sandbox) -> (serde_json::Value, u16, TcpStream, Ends, Tray) {
     let port = free_port();
     let server = sb.start_vite("web", &["--port", &port.to_string()], |_| true);
     let client = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let app = Ends(start_app(&sb));
+    let app = Ends(start_app(sb));
     let tray = wait_for("the app's tray item", || Tray::of_pid(app.0.id()));
 
     // A client holds it: the card offers "Stop when safe"; armed, it waits for the client.
@@ -198,6 +182,40 @@ fn an_armed_stop_s_notification_restarts_the_server_from_dunst_s_action() {
         card_of(m)?.find("Armed: ").map(|_| ())
     });
     assert!(alive(pid(&server)), "a client holds it");
+    (server, port, client, app, tray)
+}
+
+/// Both halves own the notification name on the one session bus, so they run in turn: dunst
+/// (with buttons) first, then the tests' stand-in (without), which keeps the name until the
+/// process ends.
+#[test]
+fn an_automatic_stop_s_notification_offers_restart() {
+    for var in ["DISPLAY", "DBUS_SESSION_BUS_ADDRESS"] {
+        assert!(
+            std::env::var_os(var).is_some(),
+            "{var} is not set: run the tests through scripts/test.sh (scripts/headless.sh)"
+        );
+    }
+    if fixtures_cannot_be_orphans("the notification's Restart") {
+        return;
+    }
+    the_restart_button_restarts_the_server_from_dunst_s_action();
+    wait_for("dunst to leave the bus", || {
+        (!owns_notifications()).then_some(())
+    });
+    without_buttons_the_notification_names_the_undo_command();
+}
+
+fn the_restart_button_restarts_the_server_from_dunst_s_action() {
+    let sb = Sandbox::new();
+    let Some(dunst) = Dunst::start(&sb) else {
+        eprintln!(
+            "skipped: the notification's Restart needs dunst (apt install dunst; \
+             scripts/setup-linux.sh installs it)"
+        );
+        return;
+    };
+    let (server, port, client, app, tray) = armed(&sb);
     // The arming's own notification (no undo) is closed: the stop's is then the only one.
     wait_for("the arming's notification", || {
         (dunst.text(&["count", "displayed"]) == "1").then_some(())
@@ -256,4 +274,21 @@ fn an_armed_stop_s_notification_restarts_the_server_from_dunst_s_action() {
         "one restart, from the notification: {json}"
     );
     assert_eq!(restarts[0]["ready"], true, "{json}");
+}
+
+/// A notification server without buttons (the tests' stand-in answers GetCapabilities with
+/// no list of them): the text names the command instead.
+fn without_buttons_the_notification_names_the_undo_command() {
+    let notifications = dbusmenu::notification_service();
+    let sb = Sandbox::new();
+    let (server, _, client, _app, _tray) = armed(&sb);
+    reset(client);
+    let body = wait_for("the stop's notification", || {
+        let (summary, body) = notifications.recv_timeout(Duration::from_secs(1)).ok()?;
+        (summary == "Pier: done" && body.contains("by your armed stop")).then_some(body)
+    });
+    assert!(!alive(pid(&server)));
+    let snapshot = body.rsplit_once("· undo: pier restart ").map(|(_, s)| s);
+    let snapshot = snapshot.unwrap_or_else(|| panic!("the command in {body:?}"));
+    assert!(snapshot.starts_with("snap-"), "{body}");
 }
