@@ -215,7 +215,7 @@ fn the_restart_button_restarts_the_server_from_dunst_s_action() {
         );
         return;
     };
-    let (server, port, client, app, tray) = armed(&sb);
+    let (server, port, client, _app, tray) = armed(&sb);
     // The arming's own notification (no undo) is closed: the stop's is then the only one.
     wait_for("the arming's notification", || {
         (dunst.text(&["count", "displayed"]) == "1").then_some(())
