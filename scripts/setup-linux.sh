@@ -3,8 +3,9 @@
 # - build: libgtk-3-dev (gtk, and libdbus through it) for the tray app;
 # - run: libayatana-appindicator3-1 (loaded by the tray icon at start-up);
 # - tests: python3 (the fixture dev servers), util-linux (setsid, setpriv), and for the tray
-#   app's headless tests xvfb, xauth, dbus-x11, status-notifier-watcher, and for its
-#   screenshot trayer, xdotool, x11-utils and imagemagick; for the container tests Debian's
+#   app's headless tests xvfb, xauth, dbus-x11, status-notifier-watcher, dunst (a real
+#   notification daemon, for an automatic stop's Restart button), and for its screenshot
+#   trayer, xdotool, x11-utils and imagemagick; for the container tests Debian's
 #   docker.io (dockerd, docker-proxy, the docker CLI), busybox-static (the test image's one
 #   binary) and iproute2 (the test daemon's bridge), started by scripts/docker.sh;
 # plus the Rust components the lint step uses.
@@ -13,7 +14,7 @@ set -euo pipefail
 packages=(
   libgtk-3-dev libayatana-appindicator3-1
   python3 util-linux
-  xvfb xauth dbus-x11 haskell-status-notifier-item-utils
+  xvfb xauth dbus-x11 haskell-status-notifier-item-utils dunst
   trayer xdotool x11-utils imagemagick
   docker.io busybox-static iproute2
 )

@@ -20,7 +20,7 @@ use super::login::LoginError;
 use super::menu::{Applied, LiveMenu};
 use super::state::{self, UiState};
 use super::{desktop, login, spec};
-use pier_core::worker::{Command, Engine, Tone, Update, Worker, WorkerOptions};
+use pier_core::worker::{ActionKey, Command, Engine, Tone, Undo, Update, Worker, WorkerOptions};
 
 /// What reaches the event loop from other threads.
 #[derive(Debug)]
@@ -31,6 +31,8 @@ pub enum UserEvent {
     IconClicked,
     /// The login item was written or removed (off the UI thread): the new setting, or why not.
     StartAtLogin(Result<bool, LoginError>),
+    /// "Restart" on an automatic stop's notification.
+    Undo(Undo),
 }
 
 /// Why the tray icon could not be put up.
@@ -110,6 +112,7 @@ pub fn run(engine: Arc<dyn Engine>, opts: WorkerOptions, exe: PathBuf) -> ! {
             Event::UserEvent(UserEvent::IconClicked) => {
                 app.send(Command::Scan);
             }
+            Event::UserEvent(UserEvent::Undo(undo)) => app.undo(undo),
             Event::UserEvent(UserEvent::StartAtLogin(result)) => {
                 if let Err(e) = &result {
                     desktop::notify("Pier: start at login", &e.to_string());
@@ -140,6 +143,10 @@ fn install_handlers(proxy: &Arc<Mutex<EventLoopProxy<UserEvent>>>) {
         if matches!(e, TrayIconEvent::Click { .. }) {
             send(&icon_proxy, UserEvent::IconClicked);
         }
+    }));
+    let undo_proxy = Arc::clone(proxy);
+    desktop::on_restart(Box::new(move |undo| {
+        send(&undo_proxy, UserEvent::Undo(undo))
     }));
 }
 
@@ -184,7 +191,7 @@ impl App {
                     Tone::NotStopped => "Pier: not stopped",
                     Tone::Failed => "Pier: failed",
                 };
-                desktop::notify(title, &report.summary);
+                desktop::notify_result(title, &report);
             }
             state::Applied::Quit => self.quit(control_flow, 0),
         }
@@ -213,6 +220,20 @@ impl App {
                 let why = why.to_string();
                 tracing::info!("click ignored: {}", pier_core::words::for_terminal(&why))
             }
+        }
+        self.render();
+    }
+
+    /// A notification's Restart: the undo of a stop nobody clicked, run as the menu's Restart
+    /// is, marked on its snapshot while it runs (once: a second press while it runs is
+    /// dropped). Not confirmed by a second click as the menu's may be (docs/decisions.md).
+    fn undo(&mut self, undo: Undo) {
+        if self
+            .state
+            .begin(ActionKey::Snapshot(undo.snapshot.clone()), "restarting…")
+        {
+            tracing::info!("restart from a notification: {}", undo.snapshot);
+            self.send(undo.command());
         }
         self.render();
     }

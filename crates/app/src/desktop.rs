@@ -1,11 +1,13 @@
 //! Asking the desktop to open things: a URL in the browser, a folder in the file manager, and
-//! a notification when an action ends. Each is best effort: a failure is logged, never shown
-//! as a crash, and never blocks the UI thread.
+//! a notification when an action ends — an automatic stop's with a Restart button where the
+//! platform has them. Each is best effort: a failure is logged, never shown as a crash, and
+//! never blocks the UI thread.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use pier_core::words::for_terminal;
+use pier_core::worker::{notification_text, ActionReport, Undo};
 
 /// The opener command and its arguments for a URL or a folder (`xdg-open` or macOS `open`).
 pub fn opener(target: &str, macos: bool) -> (&'static str, Vec<String>) {
@@ -45,7 +47,41 @@ pub fn open(target: &str) {
 /// name folders and commands, so they are escaped as the menu's are ([`for_terminal`]); the
 /// platforms' own log lines then hold the escaped texts too.
 pub fn notify(summary: &str, body: &str) {
-    super::platform::notify(&for_terminal(summary), &for_terminal(body));
+    let body = for_terminal(body).into_owned();
+    super::platform::notify(Note {
+        summary: for_terminal(summary).into_owned(),
+        plain: body.clone(),
+        body,
+        undo: None,
+    });
+}
+
+/// One notification, its texts escaped: `body` beside a Restart button for `undo`, `plain`
+/// where no button can be shown (it names the command instead).
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub summary: String,
+    pub body: String,
+    pub plain: String,
+    pub undo: Option<Undo>,
+}
+
+/// Notifies an action's result under `title`; an automatic stop's offers its Restart.
+pub fn notify_result(title: &str, report: &ActionReport) {
+    super::platform::notify(Note {
+        summary: for_terminal(title).into_owned(),
+        body: for_terminal(&notification_text(report, true)).into_owned(),
+        plain: for_terminal(&notification_text(report, false)).into_owned(),
+        undo: report.restart.clone(),
+    });
+}
+
+/// What a notification's Restart does, set once at start-up; it may be called on any thread.
+pub type OnRestart = Box<dyn Fn(Undo) + Send + Sync>;
+
+/// Listens for the Restart of a notification from now on (on Linux, the D-Bus signal).
+pub fn on_restart(f: OnRestart) {
+    super::platform::on_restart(f);
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pier_core::auto::scheduler::SchedulerOptions;
 use pier_core::store::{Store, StoreError};
 use pier_core::worker::{SystemEngine, WorkerOptions};
 pub use platform::Unprepared;
@@ -53,6 +54,8 @@ pub struct AppOptions {
     pub refresh: Option<Duration>,
     /// The activity window of each scan.
     pub sample: Duration,
+    /// How long a card stays green before its armed stop fires.
+    pub settle: Duration,
 }
 
 /// Why the app did not run.
@@ -96,12 +99,13 @@ pub fn run(opts: AppOptions, store: Store) -> Result<std::convert::Infallible, N
         opts.under
     );
     // Restarts run through the `pier` binary beside this one (see `SystemEngine::restart`).
-    let engine = Arc::new(SystemEngine::new(
-        store,
-        opts.under,
-        opts.sample,
-        exe.with_file_name("pier"),
-    ));
+    let engine = Arc::new(
+        SystemEngine::new(store, opts.under, opts.sample, exe.with_file_name("pier"))
+            .with_scheduler(SchedulerOptions {
+                settle: opts.settle,
+                ..SchedulerOptions::default()
+            }),
+    );
     // The lock lives as long as the process: the event loop ends in process::exit.
     std::mem::forget(instance);
     app::run(

@@ -8,7 +8,7 @@ use tray_icon::{Icon, TrayIconBuilder};
 #[path = "macos/notify.rs"]
 mod notify;
 
-pub use notify::notify;
+pub use notify::{notify, on_restart};
 
 /// One template icon, tinted by the menu bar; the title beside it carries the count.
 pub const ICON_SHOWS_LOOK: bool = false;

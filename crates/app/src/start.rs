@@ -77,6 +77,7 @@ fn run(args: AppArgs) -> ExitCode {
         under,
         refresh: (!args.refresh.is_zero()).then_some(args.refresh),
         sample: args.sample,
+        settle: args.settle,
     };
     match crate::run(opts, store) {
         Ok(never) => match never {},

@@ -228,6 +228,7 @@ fn during_clean_up_all_safe_each_card_is_marked_as_its_resources_end() {
             key: ActionKey::AllSafe,
             tone: Tone::Done,
             summary: "Cleaned up 2 of 2: shop: stopped; docs: stopped".into(),
+            restart: None,
         },
         settled_by: 2,
     });
@@ -251,6 +252,7 @@ fn a_result_appears_at_the_top_and_on_its_card() {
             key: ActionKey::Project("/w/shop".into()),
             tone: Tone::Refused,
             summary: "shop: refused — a client is connected".into(),
+            restart: None,
         },
         settled_by: 2,
     });

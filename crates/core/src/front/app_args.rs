@@ -22,4 +22,7 @@ pub struct AppArgs {
     #[arg(long = "sample-ms", value_name = "N", default_value = "500",
           value_parser = numbers::scan_sample)]
     pub sample: Duration,
+    /// Seconds a card must stay green before its armed stop fires (1 to 3600).
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = numbers::settle)]
+    pub settle: Duration,
 }

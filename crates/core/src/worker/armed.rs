@@ -4,7 +4,7 @@
 //! is, and followed by a fresh scan. Pure functions over the engine's answers.
 
 use super::summary::{project_name, signalled, stop_words, stop_words_by, tone_of_outcome};
-use super::{ActionKey, ActionReport, Tone};
+use super::{ActionKey, ActionReport, Tone, Undo};
 use crate::auto::arms::ArmError;
 use crate::auto::scheduler::Event;
 use crate::model::arm::{Arm, Armed};
@@ -35,6 +35,7 @@ pub fn armed_event_summary(event: &Event) -> Option<ActionReport> {
                 summary: format!("{}: armed stop dropped — {why}", name_of(&key)),
                 tone: Tone::Refused,
                 key,
+                restart: None,
             })
         }
         Event::Ruled {
@@ -75,6 +76,7 @@ fn fired_summary(arm: &Arm, r: &StopReport, kept: bool) -> ActionReport {
         summary: format!("{}: {words}", name_of(&key)),
         tone: tone_of_outcome(&Ok(r.clone())),
         key,
+        restart: undo_of(&arm.project, &arm.kind, r),
     }
 }
 
@@ -103,7 +105,21 @@ fn ruled_summary(rule: &str, because: &str, project: &str, r: &StopReport) -> Ac
         summary: format!("{}: {words}", name_of(&key)),
         tone: tone_of_outcome(&Ok(r.clone())),
         key,
+        restart: undo_of(project, r.kind.as_deref().unwrap_or("server"), r),
     }
+}
+
+/// The undo of an automatic stop: only one that sent signals and wrote its snapshot has one
+/// (a refused or failed stop left the server running; nothing to restart).
+fn undo_of(project: &str, kind: &str, r: &StopReport) -> Option<Undo> {
+    if !signalled(r.result) {
+        return None;
+    }
+    let snapshot = r.snapshot.as_deref()?.parse().ok()?;
+    Some(Undo {
+        snapshot,
+        label: format!("{} · {kind}", project_name(project)),
+    })
 }
 
 /// The line of "Stop when safe": armed, with what it waits for, or not and why.
@@ -123,7 +139,12 @@ pub fn arm_summary(key: ActionKey, result: &Result<Armed, ArmError>) -> ActionRe
         Err(e @ ArmError::Refused(_)) => (Tone::Refused, format!("{name}: not armed — {e}")),
         Err(e) => (Tone::Failed, format!("{name}: not armed — {e}")),
     };
-    ActionReport { key, tone, summary }
+    ActionReport {
+        key,
+        tone,
+        summary,
+        restart: None,
+    }
 }
 
 /// The line of "Cancel armed stop": cancelled, nothing to cancel (it fired or was dropped in
@@ -141,7 +162,12 @@ pub fn disarm_summary(key: ActionKey, result: &Result<Option<Arm>, StoreError>) 
             format!("{name}: the armed stop could not be cancelled — {e}"),
         ),
     };
-    ActionReport { key, tone, summary }
+    ActionReport {
+        key,
+        tone,
+        summary,
+        restart: None,
+    }
 }
 
 #[cfg(test)]
@@ -200,6 +226,38 @@ mod tests {
         );
         assert_eq!(a.tone, Tone::Done);
         assert_eq!(a.key, ActionKey::Project("/w/web".into()));
+        assert_eq!(a.restart, None, "no snapshot written: nothing to restart");
+    }
+
+    /// The notification's Restart: only a stop that signalled and wrote a snapshot offers it.
+    #[test]
+    fn a_fired_stop_that_wrote_a_snapshot_offers_its_restart_and_a_refused_one_does_not() {
+        let with_snapshot = |r: ResourceResult| StopReport {
+            snapshot: Some("snap-10-100-1700000000".into()),
+            result: r,
+            ..stopped(2)
+        };
+        let fired = |report: StopReport| {
+            armed_event_summary(&Event::Fired {
+                arm: arm(),
+                report: Box::new(report),
+                kept: false,
+            })
+            .unwrap()
+        };
+        let undo = fired(with_snapshot(ResourceResult::Stopped)).restart;
+        let undo = undo.expect("a stopped server offers its restart");
+        assert_eq!(undo.snapshot.to_string(), "snap-10-100-1700000000");
+        assert_eq!(undo.label, "web · vite");
+        let partly = fired(with_snapshot(ResourceResult::PartiallyStopped));
+        assert!(
+            partly.restart.is_some(),
+            "partly stopped: what ended comes back"
+        );
+        for nothing_ended in [ResourceResult::NotStopped, ResourceResult::Refused] {
+            let a = fired(with_snapshot(nothing_ended));
+            assert_eq!(a.restart, None, "{nothing_ended:?}: it still runs");
+        }
     }
 
     /// Refused for what it waits out: it still waits, and says so; never "stopped".

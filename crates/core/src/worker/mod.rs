@@ -38,7 +38,8 @@ pub use armed::{arm_summary, armed_event_summary, disarm_summary};
 pub use engine::{Engine, Refreshed, SystemEngine};
 pub use error::{NoReport, Panicked, RefreshError};
 pub use summary::{
-    card_tone, project_name, restart_summary, snapshot_label, stop_summary, StopOutcome, Tone,
+    card_tone, notification_text, project_name, restart_summary, snapshot_label, stop_summary,
+    StopOutcome, Tone,
 };
 
 /// What the UI asks for.
@@ -130,6 +131,28 @@ pub struct ActionReport {
     pub tone: Tone,
     /// One line: "shop: stopped (3 processes)", "api: refused — a client is connected".
     pub summary: String,
+    /// The undo an automatic stop offers in its notification; `None` for everything else (a
+    /// click's stop has its Restart in the menu already).
+    pub restart: Option<Undo>,
+}
+
+/// The Restart an automatic stop's notification offers: its snapshot, named as the menu does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undo {
+    /// The snapshot the stop wrote.
+    pub snapshot: RecordName,
+    /// How the restart's result line names it.
+    pub label: String,
+}
+
+impl Undo {
+    /// The command that restarts it, for a notification that cannot show a button.
+    pub fn command(&self) -> Command {
+        Command::Restart {
+            snapshot: self.snapshot.clone(),
+            label: self.label.clone(),
+        }
+    }
 }
 
 /// What the worker sends back.
@@ -471,6 +494,7 @@ fn spawn_restart(shared: &Arc<Shared>, actions: &mut Actions, snapshot: RecordNa
                 key,
                 tone: Tone::Failed,
                 summary: format!("{label}: restart failed — {why}"),
+                restart: None,
             },
         }
     });
@@ -517,6 +541,7 @@ fn failed(key: ActionKey, why: &Panicked) -> ActionReport {
         key,
         tone: Tone::Failed,
         summary: why.to_string(),
+        restart: None,
     }
 }
 
@@ -536,6 +561,7 @@ fn follow_with_scan(
                 key,
                 tone: Tone::Failed,
                 summary: Panicked(e.to_string()).to_string(),
+                restart: None,
             }
         });
         // Logged here, so a result that lands while the app quits is still on record.

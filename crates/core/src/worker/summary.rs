@@ -196,7 +196,12 @@ pub fn stop_summary(key: ActionKey, reports: &[(String, StopOutcome)]) -> Action
         }
         _ => parts.join("; "),
     };
-    ActionReport { key, tone, summary }
+    ActionReport {
+        key,
+        tone,
+        summary,
+        restart: None,
+    }
 }
 
 /// The line for a restart; `label` is how the menu names the snapshot.
@@ -214,6 +219,19 @@ pub fn restart_summary(key: ActionKey, label: &str, r: &RestartReport) -> Action
         key,
         tone,
         summary: format!("{label}: {words}"),
+        restart: None,
+    }
+}
+
+/// A result's notification text. An automatic stop's undo is a button where the platform
+/// shows one (`button`); elsewhere the text names the command, since a notification is all a
+/// person may see of a stop nobody clicked: "… · undo: pier restart SNAP".
+pub fn notification_text(report: &ActionReport, button: bool) -> String {
+    match &report.restart {
+        Some(undo) if !button => {
+            format!("{} · undo: pier restart {}", report.summary, undo.snapshot)
+        }
+        _ => report.summary.clone(),
     }
 }
 
@@ -460,5 +478,27 @@ mod tests {
         assert!(a
             .summary
             .starts_with("shop: restarted, not ready — started as pid 9"));
+    }
+
+    /// The command stands in for the button only where no button can be shown, and only for
+    /// a result that has an undo.
+    #[test]
+    fn a_notification_names_the_undo_command_only_without_a_button() {
+        let mut a = ActionReport {
+            key: ActionKey::Project("/w/web".into()),
+            tone: Tone::Done,
+            summary: "web: stopped by your armed stop (1 process)".into(),
+            restart: None,
+        };
+        assert_eq!(notification_text(&a, false), a.summary);
+        a.restart = Some(super::super::Undo {
+            snapshot: "snap-10-100-1700000000".parse().unwrap(),
+            label: "web · vite".into(),
+        });
+        assert_eq!(notification_text(&a, true), a.summary);
+        assert_eq!(
+            notification_text(&a, false),
+            "web: stopped by your armed stop (1 process) · undo: pier restart snap-10-100-1700000000"
+        );
     }
 }

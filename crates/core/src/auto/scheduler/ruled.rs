@@ -86,17 +86,16 @@ impl Scheduler {
             .any(|r| r.pressure)
             .then(|| system.probe.memory_pressure().ok())
             .flatten();
-        let history = match green
-            .then(|| crate::restart::history(system.probe.as_ref(), &system.store))
-        {
-            None => Vec::new(),
-            Some(Ok((entries, _))) => entries,
-            Some(Err(e)) => {
-                // Why nothing is due then: the cap and "started again today" rest on it.
-                unread = Some(format!("the history could not be read: {e}"));
-                Vec::new()
-            }
-        };
+        let history =
+            match green.then(|| crate::restart::history(system.probe.as_ref(), &system.store)) {
+                None => Vec::new(),
+                Some(Ok((entries, _))) => entries,
+                Some(Err(e)) => {
+                    // Why nothing is due then: the cap and "started again today" rest on it.
+                    unread = Some(format!("the history could not be read: {e}"));
+                    Vec::new()
+                }
+            };
         Read {
             pause,
             pressure,
