@@ -5,4 +5,5 @@
 //! [`scheduler`] keeps the idle clock between rescans and fires what the judge says is due.
 
 pub mod arms;
+pub mod lock;
 pub mod scheduler;
