@@ -10,6 +10,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{exit, resolve_dirs};
+use pier_core::auto::lock::{self, SchedulerLock, Who};
 use pier_core::auto::scheduler::{Event, Scheduler, SchedulerOptions};
 use pier_core::diagnose::ScanOptions;
 use pier_core::front::numbers;
@@ -71,6 +72,11 @@ pub fn run(args: WatchArgs) -> ExitCode {
         Ok(system) => system,
         Err(code) => return code,
     };
+    // One scheduler per user: held until the watch ends (docs/design.md §5a).
+    let _lock = match scheduler_lock(&system) {
+        Ok(lock) => lock,
+        Err(code) => return code,
+    };
     if let Err(e) = interrupt::catch() {
         eprintln!("pier: warning: {e}; Ctrl-C ends pier watch at once");
     }
@@ -113,6 +119,19 @@ pub fn run(args: WatchArgs) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     }
+}
+
+/// The scheduler lock, taken for `pier watch`; a refusal says who holds it, and exit 1. Kept
+/// in the state folder instead of the runtime folder is said once, on stderr.
+fn scheduler_lock(system: &pier_core::front::System) -> Result<SchedulerLock, ExitCode> {
+    let (folder, why) = lock::folder(&system.store);
+    if let Some(why) = why {
+        eprintln!(
+            "pier: the scheduler lock is in the state folder: {}",
+            for_terminal(&why.to_string())
+        );
+    }
+    lock::take_in(&folder, Who::Watch).map_err(|e| exit::failed(&e))
 }
 
 /// 128 + N when signal N interrupted an armed stop this rescan fired, as `pier stop` exits

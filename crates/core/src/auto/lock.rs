@@ -151,6 +151,44 @@ impl SchedulerLock {
     }
 }
 
+/// Whether a scheduler may act here: it holds the lock, or who does, or why it could not be
+/// taken. Only `Here` fires anything (armed stops, rules); the others still measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acting {
+    /// This scheduler holds the lock.
+    Here,
+    /// Another scheduler holds it; who, when its line says.
+    Elsewhere(Option<Holder>),
+    /// The lock could not be taken (a planted file, the OS's answer), in one sentence.
+    Off(String),
+}
+
+impl Acting {
+    /// Whether this scheduler fires what is due.
+    pub fn fires(&self) -> bool {
+        matches!(self, Acting::Here)
+    }
+
+    /// What the menu says when automatic stops act elsewhere or not at all; `None` when here.
+    pub fn words(&self) -> Option<String> {
+        match self {
+            Acting::Here => None,
+            Acting::Elsewhere(Some(h)) => Some(format!("Automatic stops run in {h}")),
+            Acting::Elsewhere(None) => Some("Automatic stops run in another scheduler".into()),
+            Acting::Off(why) => Some(format!("Automatic stops are off: {why}")),
+        }
+    }
+
+    /// How a scheduler's attempt to take the lock came out.
+    pub fn of(taken: &Result<SchedulerLock, LockError>) -> Acting {
+        match taken {
+            Ok(_) => Acting::Here,
+            Err(LockError::Held { holder, .. }) => Acting::Elsewhere(*holder),
+            Err(e) => Acting::Off(e.to_string()),
+        }
+    }
+}
+
 /// The runtime folder `value` names, held, if it passes every check.
 pub fn runtime_folder(value: Option<OsString>, me: &Me) -> Result<Folder, NotRuntime> {
     let path = PathBuf::from(value.filter(|v| !v.is_empty()).ok_or(NotRuntime::Unset)?);

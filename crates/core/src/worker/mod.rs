@@ -162,6 +162,8 @@ pub enum Update {
         /// How the card's resources ended.
         tone: Tone,
     },
+    /// Whether the engine's scheduler fires what is due, or who does (after each scan).
+    Acting(crate::auto::lock::Acting),
     /// The self-test the engine runs when the worker starts (`pier doctor`'s checks) ended.
     SelfTested(Box<crate::model::doctor::DoctorReport>),
     /// SIGINT or SIGTERM arrived: the UI should quit.
@@ -372,6 +374,7 @@ fn scan_as(shared: &Arc<Shared>, generation: u64, periodic: bool) {
             scan: refreshed.scan,
             history: refreshed.history,
         });
+        (shared.sink)(Update::Acting(refreshed.acting));
         armed_results(&shared, refreshed.armed);
     });
 }
