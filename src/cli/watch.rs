@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::{exit, resolve_dirs};
 use pier_core::auto::lock::{self, SchedulerLock, Who};
+use pier_core::auto::service::{self, Installed};
 use pier_core::auto::scheduler::{Event, Scheduler, SchedulerOptions};
 use pier_core::diagnose::ScanOptions;
 use pier_core::front::numbers;
@@ -39,6 +40,17 @@ pub struct WatchArgs {
     /// End after N rescans (default: run until Ctrl-C).
     #[arg(long, value_name = "N", value_parser = numbers::rescans)]
     rescans: Option<u64>,
+    /// Print the service that runs `pier watch` at login (a systemd user unit; a LaunchAgent
+    /// on macOS), and do nothing else.
+    #[arg(long, conflicts_with = "install")]
+    unit: bool,
+    /// Write that service where the user's service manager reads it, and print the command
+    /// that turns it on (Pier never runs it).
+    #[arg(long)]
+    install: bool,
+    /// With --install: replace a different file already there.
+    #[arg(long, requires = "install")]
+    force: bool,
 }
 
 /// One line of `pier watch --json`: a rescan's resources.
@@ -64,6 +76,9 @@ struct Seen<'a> {
 
 /// Runs `pier watch`.
 pub fn run(args: WatchArgs) -> ExitCode {
+    if args.unit || args.install {
+        return service_file(args.install, args.force);
+    }
     let under = match resolve_dirs("--under", &args.under) {
         Ok(dirs) => dirs,
         Err(code) => return code,
@@ -119,6 +134,30 @@ pub fn run(args: WatchArgs) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     }
+}
+
+/// `--unit` prints this platform's service for the running binary; `--install` writes it
+/// (`service::install`) and prints the command that turns it on.
+fn service_file(install: bool, force: bool) -> ExitCode {
+    let made = std::env::current_exe()
+        .map_err(|e| format!("the running pier binary's path: {e}"))
+        .and_then(|exe| service::for_this_platform(&exe).map_err(|e| e.to_string()));
+    let s = match made {
+        Ok(s) => s,
+        Err(why) => return exit::failed(&why),
+    };
+    if !install {
+        print!("{}", s.text);
+        return ExitCode::SUCCESS;
+    }
+    let done = match service::install(&s, force) {
+        Ok(Installed::Written) => "Wrote",
+        Ok(Installed::Unchanged) => "Already there, unchanged:",
+        Err(e) => return exit::failed(&e),
+    };
+    let path = pier_core::words::path_for_terminal(&s.path);
+    say(&format!("{done} {path}\nTurn it on with:\n  {}", s.enable));
+    ExitCode::SUCCESS
 }
 
 /// The scheduler lock, taken for `pier watch`; a refusal says who holds it, and exit 1. Kept

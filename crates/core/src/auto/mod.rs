@@ -7,3 +7,4 @@
 pub mod arms;
 pub mod lock;
 pub mod scheduler;
+pub mod service;
