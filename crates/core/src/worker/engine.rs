@@ -3,7 +3,7 @@
 //! the real one, [`SystemEngine`], over this machine's [`System`].
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use crate::diagnose::{self, project, ScanOptions};
@@ -20,12 +20,12 @@ use crate::stop::{Progress, StopOptions};
 use crate::store::{Store, StoreError};
 
 use super::{armed, ActionReport, RefreshError, StopTarget};
-use crate::auto::lock::{self, Acting, SchedulerLock, Who};
-use crate::trust::folder::Folder;
 use crate::auto::arms::{self, ArmAsk, ArmError, ArmRefusal, DEFAULT_WITHIN};
+use crate::auto::lock::{self, Acting, SchedulerLock, Who};
 use crate::auto::scheduler::{Scheduler, SchedulerOptions};
 use crate::model::arm::{Arm, Armed};
 use crate::model::target::TargetId;
+use crate::trust::folder::Folder;
 
 /// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.
 pub trait Engine: Send + Sync + 'static {
@@ -319,11 +319,19 @@ impl Engine for SystemEngine {
     /// app's child for life: not orphaned, and never residue again.
     fn restart(&self, snapshot: &RecordName) -> RestartReport {
         let snapshot = snapshot.to_string();
-        let output = Command::new(&self.exe)
+        // Outside this scheduler's cgroup: stopping its service never stops what it restarted.
+        let escape = restart::escape::plan();
+        let child = restart::escape::command(&self.exe, &escape)
             .args(["restart", "--json", "--", &snapshot])
             .env("PIER_STATE_DIR", self.system.store.folder())
             .stdin(Stdio::null())
-            .output();
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let output = child.and_then(|child| {
+            restart::escape::settle(&escape, child.id());
+            child.wait_with_output()
+        });
         match output {
             Ok(out) => serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
                 let said = String::from_utf8_lossy(&out.stderr);
