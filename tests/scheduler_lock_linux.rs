@@ -18,11 +18,19 @@ use common::*;
 /// lock open that blocked would hang it).
 fn one_rescan(sb: &Sandbox) -> Output {
     let mut c = Command::new(pier_bin());
-    c.args(["watch", "--json", "--every", "1", "--rescans", "1", "--under"])
-        .arg(sb.path())
-        .env("PIER_STATE_DIR", sb.path().join("state"))
-        .env("PIER_CONFIG_DIR", sb.path().join("config"))
-        .env("XDG_RUNTIME_DIR", runtime(sb));
+    c.args([
+        "watch",
+        "--json",
+        "--every",
+        "1",
+        "--rescans",
+        "1",
+        "--under",
+    ])
+    .arg(sb.path())
+    .env("PIER_STATE_DIR", sb.path().join("state"))
+    .env("PIER_CONFIG_DIR", sb.path().join("config"))
+    .env("XDG_RUNTIME_DIR", runtime(sb));
     finishes_within(c, Duration::from_secs(30), "pier watch --rescans 1")
 }
 

@@ -119,7 +119,11 @@ fn install_writes_where_xdg_config_home_says_and_keeps_a_different_file_without_
     );
     let unit = std::fs::read_to_string(unit_path(&sb)).unwrap();
     let printed = watch(&sb, &pier_bin(), &["--unit"]);
-    assert_eq!(unit.as_bytes(), printed.stdout, "--install writes what --unit prints");
+    assert_eq!(
+        unit.as_bytes(),
+        printed.stdout,
+        "--install writes what --unit prints"
+    );
 
     std::fs::write(unit_path(&sb), "[Service]\nExecStart=/bin/true\n").unwrap();
     let out = watch(&sb, &pier_bin(), &["--install"]);

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::{exit, resolve_dirs};
 use pier_core::auto::lock::{self, SchedulerLock, Who};
-use pier_core::auto::service::{self, Installed};
 use pier_core::auto::scheduler::{Event, Scheduler, SchedulerOptions};
+use pier_core::auto::service::{self, Installed};
 use pier_core::diagnose::ScanOptions;
 use pier_core::front::numbers;
 use pier_core::model::arm::Armed;

@@ -198,10 +198,12 @@ pub fn runtime_folder(value: Option<OsString>, me: &Me) -> Result<Folder, NotRun
     let folder = Folder::open(&path, me, false).map_err(NotRuntime::Untrusted)?;
     let mode = folder
         .entry()
-        .map_err(|source| NotRuntime::Untrusted(FolderError::Io {
-            path: path.clone(),
-            source,
-        }))?
+        .map_err(|source| {
+            NotRuntime::Untrusted(FolderError::Io {
+                path: path.clone(),
+                source,
+            })
+        })?
         .mode;
     if mode & 0o077 != 0 {
         return Err(NotRuntime::Mode { path, mode });
@@ -360,8 +362,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run = private(dir.path(), 0o700);
         let folder = Folder::open(&run, Me::current(), false).unwrap();
-        rustix::fs::mkfifoat(rustix::fs::CWD, &run.join(FILE), rustix::fs::Mode::from(0o600))
-            .unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            run.join(FILE),
+            rustix::fs::Mode::from(0o600),
+        )
+        .unwrap();
         assert!(matches!(
             take_in(&folder, Who::Watch),
             Err(LockError::Planted {

@@ -139,7 +139,9 @@ pub fn launch_agent(exe: &str) -> String {
 /// The systemd user unit for `exe`, under `config` (`$XDG_CONFIG_HOME`, or `~/.config`).
 pub fn systemd(exe: &Path, config: &Path) -> Result<Service, ServiceError> {
     let path = exe;
-    let exe = exe.to_str().ok_or_else(|| ServiceError::NotUtf8(exe.into()))?;
+    let exe = exe
+        .to_str()
+        .ok_or_else(|| ServiceError::NotUtf8(exe.into()))?;
     Ok(Service {
         path: config.join("systemd/user").join(UNIT),
         text: systemd_unit(exe).ok_or_else(|| ServiceError::Unrunnable(path.into()))?,
@@ -149,7 +151,9 @@ pub fn systemd(exe: &Path, config: &Path) -> Result<Service, ServiceError> {
 
 /// The LaunchAgent for `exe`, under `home`.
 pub fn launchd(exe: &Path, home: &Path) -> Result<Service, ServiceError> {
-    let exe = exe.to_str().ok_or_else(|| ServiceError::NotUtf8(exe.into()))?;
+    let exe = exe
+        .to_str()
+        .ok_or_else(|| ServiceError::NotUtf8(exe.into()))?;
     Ok(Service {
         path: home.join(format!("Library/LaunchAgents/{LABEL}.plist")),
         text: launch_agent(exe),
