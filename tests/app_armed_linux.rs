@@ -31,6 +31,15 @@ fn engine(sb: &Sandbox) -> SystemEngine {
         settle: Duration::from_secs(1),
         ..SchedulerOptions::default()
     })
+    // The sandbox's own scheduler lock: never one a running app or pier watch holds.
+    .with_lock_folder(
+        pier_core::trust::folder::Folder::open(
+            &common::watch::runtime(sb),
+            pier_core::trust::Me::current(),
+            false,
+        )
+        .unwrap(),
+    )
 }
 
 /// Refreshes until the resource holding `pid` satisfies `until`: its card, and the armed
@@ -109,4 +118,52 @@ fn the_app_arms_a_server_held_by_a_client_cancels_it_and_an_arm_fires_once_the_c
         None,
         "a fired arm is gone"
     );
+}
+
+/// Without the scheduler lock the app measures but fires nothing: while `pier watch` (played
+/// by a lock of its own in the sandbox's runtime folder) holds it, an armed server whose client
+/// left stays up through refreshes well past the settle; once the lock is let go, the app's
+/// next refreshes take it and fire.
+#[test]
+fn without_the_scheduler_lock_the_app_fires_no_armed_stop_until_it_takes_the_lock() {
+    use pier_core::auto::lock::{take_in, Acting, Who};
+    if fixtures_cannot_be_orphans("app armed stop without the lock") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = sb.start_vite("web", &[], |_| true);
+    let port = server["port"].as_u64().unwrap() as u16;
+    let client = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let run = pier_core::trust::folder::Folder::open(
+        &common::watch::runtime(&sb),
+        pier_core::trust::Me::current(),
+        false,
+    )
+    .unwrap();
+    let watch = take_in(&run, Who::Watch).unwrap();
+    let engine = engine(&sb);
+    let (r, _) = refresh_until(&engine, pid(&server), |r| !r.reasons.is_empty());
+    let target = StopTarget {
+        project: String::new(),
+        id: r.id.parse().unwrap(),
+        shown: Shown::of(r.level, &r),
+    };
+    engine.arm(&target, false).expect("armed");
+    reset(client);
+    // A window of refreshes, 8 s of them, far past the 1 s settle: nothing fires.
+    let end = std::time::Instant::now() + Duration::from_secs(8);
+    while std::time::Instant::now() < end {
+        let refreshed = engine.refresh(1);
+        assert!(matches!(refreshed.acting, Acting::Elsewhere(Some(_))));
+        assert!(refreshed.armed.is_empty(), "fired without the lock");
+    }
+    assert!(alive(pid(&server)), "stopped without the lock");
+    drop(watch);
+    let fired = wait_for("the armed stop to fire once the app holds the lock", || {
+        let refreshed = engine.refresh(1);
+        (!refreshed.armed.is_empty()).then_some(refreshed.armed)
+    });
+    assert!(fired[0]
+        .summary
+        .starts_with("web: stopped by your armed stop ("));
 }

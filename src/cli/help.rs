@@ -125,7 +125,12 @@ for 10 minutes. The app does the same at each refresh.
 
 Examples:
   pier watch                         rescan every 30 s, fire armed stops, until Ctrl-C
-  pier watch --under ~/code --json   one JSON object per line (docs/watch-json.md)";
+  pier watch --under ~/code --json   one JSON object per line (docs/watch-json.md)
+  pier watch --unit                  print the service that runs it at login
+  pier watch --install               write that service, and print the command that turns it on
+
+One scheduler runs per user: while the app or another pier watch holds the lock in the runtime
+folder, pier watch refuses to start (exit 1) and names it.";
 
 /// `pier doctor --help`.
 pub const DOCTOR: &str = "\

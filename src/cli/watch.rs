@@ -10,7 +10,9 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{exit, resolve_dirs};
+use pier_core::auto::lock::{self, SchedulerLock, Who};
 use pier_core::auto::scheduler::{Event, Scheduler, SchedulerOptions};
+use pier_core::auto::service::{self, Installed};
 use pier_core::diagnose::ScanOptions;
 use pier_core::front::numbers;
 use pier_core::model::arm::Armed;
@@ -39,6 +41,17 @@ pub struct WatchArgs {
     /// End after N rescans (default: run until Ctrl-C).
     #[arg(long, value_name = "N", value_parser = numbers::rescans)]
     rescans: Option<u64>,
+    /// Print the service that runs `pier watch` at login (a systemd user unit; a LaunchAgent
+    /// on macOS), and do nothing else.
+    #[arg(long, conflicts_with = "install")]
+    unit: bool,
+    /// Write that service where the user's service manager reads it, and print the command
+    /// that turns it on (Pier never runs it).
+    #[arg(long)]
+    install: bool,
+    /// With --install: replace a different file already there.
+    #[arg(long, requires = "install")]
+    force: bool,
 }
 
 /// One line of `pier watch --json`: a rescan's resources.
@@ -66,12 +79,20 @@ struct Seen<'a> {
 
 /// Runs `pier watch`.
 pub fn run(args: WatchArgs) -> ExitCode {
+    if args.unit || args.install {
+        return service_file(args.install, args.force);
+    }
     let under = match resolve_dirs("--under", &args.under) {
         Ok(dirs) => dirs,
         Err(code) => return code,
     };
     let system = match exit::open_system() {
         Ok(system) => system,
+        Err(code) => return code,
+    };
+    // One scheduler per user: held until the watch ends (docs/design.md §5a).
+    let _lock = match scheduler_lock(&system) {
+        Ok(lock) => lock,
         Err(code) => return code,
     };
     if let Err(e) = interrupt::catch() {
@@ -118,6 +139,43 @@ pub fn run(args: WatchArgs) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     }
+}
+
+/// `--unit` prints this platform's service for the running binary; `--install` writes it
+/// (`service::install`) and prints the command that turns it on.
+fn service_file(install: bool, force: bool) -> ExitCode {
+    let made = std::env::current_exe()
+        .map_err(|e| format!("the running pier binary's path: {e}"))
+        .and_then(|exe| service::for_this_platform(&exe).map_err(|e| e.to_string()));
+    let s = match made {
+        Ok(s) => s,
+        Err(why) => return exit::failed(&why),
+    };
+    if !install {
+        print!("{}", s.text);
+        return ExitCode::SUCCESS;
+    }
+    let done = match service::install(&s, force) {
+        Ok(Installed::Written) => "Wrote",
+        Ok(Installed::Unchanged) => "Already there, unchanged:",
+        Err(e) => return exit::failed(&e),
+    };
+    let path = pier_core::words::path_for_terminal(&s.path);
+    say(&format!("{done} {path}\nTurn it on with:\n  {}", s.enable));
+    ExitCode::SUCCESS
+}
+
+/// The scheduler lock, taken for `pier watch`; a refusal says who holds it, and exit 1. Kept
+/// in the state folder instead of the runtime folder is said once, on stderr.
+fn scheduler_lock(system: &pier_core::front::System) -> Result<SchedulerLock, ExitCode> {
+    let (folder, why) = lock::folder(&system.store);
+    if let Some(why) = why {
+        eprintln!(
+            "pier: the scheduler lock is in the state folder: {}",
+            for_terminal(&why.to_string())
+        );
+    }
+    lock::take_in(&folder, Who::Watch).map_err(|e| exit::failed(&e))
 }
 
 /// 128 + N when signal N interrupted an armed stop this rescan fired, as `pier stop` exits

@@ -17,7 +17,28 @@ pub struct Watch {
     lines: mpsc::Receiver<(Instant, Value)>,
 }
 
+/// The sandbox's own runtime folder (mode 0700), where its schedulers' lock is: tests running
+/// side by side never share one.
+pub fn runtime(sandbox: &Sandbox) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let run = sandbox.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    run
+}
+
 impl Watch {
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills it (SIGKILL, by its own child's handle) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     pub fn start(sandbox: &Sandbox, every: u64, settle: u64) -> Watch {
         let mut child = Command::new(pier_bin())
             .args(["watch", "--json", "--every", &every.to_string()])
@@ -25,6 +46,7 @@ impl Watch {
             .arg(sandbox.path())
             .env("PIER_STATE_DIR", sandbox.path().join("state"))
             .env("PIER_CONFIG_DIR", sandbox.path().join("config"))
+            .env("XDG_RUNTIME_DIR", runtime(sandbox))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -182,6 +182,7 @@ impl App {
                 self.render();
             }
             state::Applied::Stale => tracing::debug!("dropped a scan older than the one shown"),
+            state::Applied::Same => {}
             state::Applied::Finished(report) => {
                 self.render();
                 let title = match report.tone {

@@ -161,6 +161,9 @@ pub fn menu(state: &UiState, now: SystemTime) -> Vec<Entry> {
         safe > 0 && !state.is_running(&ActionKey::AllSafe) && state.may_stop().is_ok(),
     ));
     out.push(recently_stopped(state, now));
+    if let Some(words) = state.acting.as_ref().and_then(|a| a.words()) {
+        out.push(Entry::info("acting", words));
+    }
     out.push(Entry::Separator);
     out.push(Entry::action(&Click::Refresh, "Refresh", true));
     out.push(match &state.start_at_login {

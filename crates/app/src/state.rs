@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use pier_core::auto::lock::Acting;
 use pier_core::model::card::{Level, Project, Scan};
 use pier_core::model::doctor::DoctorReport;
 use pier_core::model::history::{History, HistoryEntry};
@@ -36,6 +37,8 @@ pub struct UiState {
     /// A restart clicked once that replays an environment changing what code runs: the next
     /// click on it acts (issue 37, docs/design.md §4).
     pub armed: Option<Armed>,
+    /// Whether automatic stops act in this app, or where; `None` until the first refresh.
+    pub acting: Option<Acting>,
 }
 
 /// A restart waiting for its confirming click: the snapshot, and the entries the menu named
@@ -76,6 +79,8 @@ pub enum Applied {
     Changed,
     /// A scan older than the one shown: dropped.
     Stale,
+    /// Nothing changed (the same word on who acts as before).
+    Same,
     /// An action finished (the state changed too); tell the user.
     Finished(ActionReport),
     /// Quit was asked for (a signal).
@@ -94,6 +99,7 @@ impl UiState {
             start_at_login,
             self_test: None,
             armed: None,
+            acting: None,
         }
     }
 
@@ -113,6 +119,13 @@ impl UiState {
                 self.running
                     .retain(|_, r| r.settled_by.is_none_or(|g| g > generation));
                 self.drop_stale_marks();
+                Applied::Changed
+            }
+            Update::Acting(acting) => {
+                if self.acting.as_ref() == Some(&acting) {
+                    return Applied::Same;
+                }
+                self.acting = Some(acting);
                 Applied::Changed
             }
             Update::CardDone { key, project, tone } => {

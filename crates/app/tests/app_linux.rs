@@ -337,3 +337,142 @@ fn pier_app_help_lists_the_app_s_options() {
         assert!(help.contains(option), "{option} in {help}");
     }
 }
+
+/// The cgroups a test made, removed when dropped (even on failure): each emptied first — a
+/// `svc` by `cgroup.kill` (only the test's own app is in it), a restart's sibling once the
+/// sandbox has killed its own processes by identity (declare this before the sandbox).
+struct Cgroups(Vec<std::path::PathBuf>);
+
+impl Cgroups {
+    fn populated(dir: &std::path::Path) -> bool {
+        fs::read_to_string(dir.join("cgroup.events")).is_ok_and(|e| e.contains("populated 1"))
+    }
+}
+
+impl Drop for Cgroups {
+    fn drop(&mut self) {
+        for dir in self.0.iter().rev() {
+            let end = Instant::now() + Duration::from_secs(10);
+            while Self::populated(dir) && Instant::now() < end {
+                if dir
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("pier-test-svc"))
+                {
+                    let _ = fs::write(dir.join("cgroup.kill"), "1");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if let Err(e) = fs::remove_dir(dir) {
+                eprintln!("the cgroup {} was left behind: {e}", dir.display());
+            }
+        }
+    }
+}
+
+/// The cgroup v2 mount point, from this process's mountinfo.
+fn cgroup2_mount() -> Option<std::path::PathBuf> {
+    fs::read_to_string("/proc/self/mountinfo")
+        .ok()?
+        .lines()
+        .find_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            (right.split(' ').next()? == "cgroup2")
+                .then(|| left.split(' ').nth(4).map(Into::into))?
+        })
+}
+
+/// Process `pid`'s cgroup v2 path.
+fn cgroup_of(pid: u32) -> String {
+    fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("0::").map(str::to_owned))
+        .unwrap()
+}
+
+/// What the app restarts runs outside the app's own cgroup (docs/design.md §5a): the app runs
+/// in a fresh cgroup `svc`, as a service would; a server stopped and restarted from its menu
+/// is in another cgroup, and killing everything in `svc` (as stopping the service would)
+/// leaves the server answering.
+#[test]
+fn a_restart_from_the_menu_runs_outside_the_app_s_cgroup_and_outlives_it() {
+    needs_session();
+    let test = "a_restart_from_the_menu_runs_outside_the_app_s_cgroup_and_outlives_it";
+    if fixtures_cannot_be_orphans(test) {
+        return;
+    }
+    let Some(mount) = cgroup2_mount().filter(|_| is_root()) else {
+        eprintln!("NOT RUN: {test}: needs root and a cgroup v2 mount");
+        return;
+    };
+    let mut cgroups = Cgroups(Vec::new());
+    let svc = mount.join(format!("pier-test-svc-{}", std::process::id()));
+    fs::create_dir(&svc).unwrap();
+    cgroups.0.push(svc.clone());
+    let sb = Sandbox::new();
+    let port = free_port();
+    let server = sb.start_vite("shop", &["--port", &port.to_string()], |_| true);
+    let pid = pid(&server);
+    let mut app = start_app(&sb, &[]);
+    fs::write(svc.join("cgroup.procs"), app.id().to_string()).unwrap();
+    let svc_path = cgroup_of(app.id());
+    let tray = tray_of(&app);
+    let stop_id = wait_menu(&tray, "a green card for shop", |m| {
+        let item = m
+            .find(&format!("● green · shop — vite :{port}"))?
+            .find("Clean up safely")?;
+        item.enabled.then_some(item.id)
+    });
+    tray.click(stop_id);
+    wait_menu(&tray, "the stop's result", |m| {
+        m.find("✓ shop: stopped").map(|_| ())
+    });
+    let snapshot = format!("shop · vite :{port}");
+    let (restart_id, asks) = wait_menu(&tray, "a Restart item", |m| {
+        let entry = m.find("Recently stopped")?.find(&snapshot)?;
+        let item = entry.find("Restart")?;
+        item.enabled
+            .then_some((item.id, entry.find("With ").is_some()))
+    });
+    tray.click(restart_id);
+    if asks {
+        let confirm = wait_menu(&tray, "the restart's second click", |m| {
+            let item = m
+                .find("Recently stopped")?
+                .find(&snapshot)?
+                .find("Restart with ")?;
+            item.enabled.then_some(item.id)
+        });
+        tray.click(confirm);
+    }
+    let again = sb.report("shop", |r| r["pid"].as_u64() != Some(u64::from(pid)));
+    sb.own_parent(&again);
+    let restarted = common::pid(&again);
+    let now = cgroup_of(restarted);
+    if now != "/" {
+        cgroups.0.insert(
+            1.min(cgroups.0.len()),
+            mount.join(now.trim_start_matches('/')),
+        );
+    }
+    assert!(
+        now != svc_path && !now.starts_with(&format!("{svc_path}/")),
+        "the restarted server is in the app's cgroup {svc_path}"
+    );
+    // Stopping the service: everything in svc is killed at once.
+    fs::write(svc.join("cgroup.kill"), "1").unwrap();
+    let status = exit_of(&mut app);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+    assert!(
+        alive(restarted),
+        "the restarted server outlived the app's cgroup"
+    );
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        "and still answers"
+    );
+    drop(sb);
+}

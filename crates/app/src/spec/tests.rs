@@ -517,3 +517,24 @@ fn before_the_self_test_answers_the_cards_show_but_no_clean_up_is_enabled() {
     let m = menu(&s, now());
     assert!(text_enabled(find(&m, &stop_id(&s, "/w/shop")).unwrap()).1);
 }
+
+/// While another scheduler holds the lock the menu says where automatic stops run; once the
+/// app holds it, nothing is said.
+#[test]
+fn the_menu_says_where_automatic_stops_run_when_not_here() {
+    use pier_core::auto::lock::{Acting, Holder, Who};
+    let mut s = shop_and_api();
+    let holder = Holder {
+        pid: 1234,
+        who: Who::Watch,
+    };
+    s.apply(Update::Acting(Acting::Elsewhere(Some(holder))));
+    let m = menu(&s, now());
+    let line = find(&m, "info:acting").map(text_enabled);
+    assert_eq!(
+        line,
+        Some(("Automatic stops run in pier watch (pid 1234)", false))
+    );
+    s.apply(Update::Acting(Acting::Here));
+    assert!(find(&menu(&s, now()), "info:acting").is_none());
+}

@@ -2,9 +2,13 @@
 //! click. Each one is a full stop through the checkpoint chain (`crate::stop`), asked for by
 //! who set it up. [`arms`] holds the armed stops ("stop when safe"): their records, whether a
 //! card may be armed, and the judge asked at each rescan (fire, wait, or drop);
-//! [`scheduler`] keeps the idle clock between rescans and fires what the judge says is due.
+//! [`rules`] are the user's opt-in rules and their judge, [`pause`] their pause;
+//! [`scheduler`] keeps the idle clock between rescans and fires what the judges say is due;
+//! [`lock`] lets one scheduler per user act; [`service`] is `pier watch`'s unit or agent.
 
 pub mod arms;
+pub mod lock;
 pub mod pause;
 pub mod rules;
 pub mod scheduler;
+pub mod service;

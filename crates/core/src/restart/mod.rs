@@ -13,6 +13,7 @@
 
 pub mod container;
 pub mod error;
+pub mod escape;
 pub mod prune;
 pub mod record;
 pub mod rules;

@@ -341,6 +341,11 @@ impl Store {
         &self.dir
     }
 
+    /// The state folder itself, held open (checked when the store was opened).
+    pub fn held(&self) -> &Folder {
+        &self.root
+    }
+
     /// The records folder, or why a write cannot go there (a read-only folder without one).
     fn records(&self) -> Result<&Folder, StoreError> {
         self.records.as_ref().ok_or_else(|| StoreError::Write {

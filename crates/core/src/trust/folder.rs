@@ -160,6 +160,16 @@ impl Folder {
         Self::held(fd, path, me)
     }
 
+    /// Its path, for sentences.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its owner and mode, read from the held descriptor (not by path again).
+    pub fn entry(&self) -> std::io::Result<Entry> {
+        entry_of(&self.fd)
+    }
+
     /// Opens `name` in it with `flags` (guarded: no link, no blocking), a regular file the
     /// user owns.
     pub fn open_file(&self, name: &str, flags: OFlags) -> Result<File, FileError> {

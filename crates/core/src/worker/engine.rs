@@ -3,7 +3,7 @@
 //! the real one, [`SystemEngine`], over this machine's [`System`].
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use crate::diagnose::{self, project, ScanOptions};
@@ -21,9 +21,11 @@ use crate::store::{Store, StoreError};
 
 use super::{armed, ActionReport, RefreshError, StopTarget};
 use crate::auto::arms::{self, ArmAsk, ArmError, ArmRefusal, DEFAULT_WITHIN};
+use crate::auto::lock::{self, Acting, SchedulerLock, Who};
 use crate::auto::scheduler::{Scheduler, SchedulerOptions};
 use crate::model::arm::{Arm, Armed};
 use crate::model::target::TargetId;
+use crate::trust::folder::Folder;
 
 /// What the worker can ask of Pier. Each call may block; the worker runs them off its loop.
 pub trait Engine: Send + Sync + 'static {
@@ -68,6 +70,9 @@ pub struct Refreshed {
     pub history: Result<History, RefreshError>,
     /// One result per armed stop that fired or was dropped at this rescan.
     pub armed: Vec<ActionReport>,
+    /// Whether this scheduler holds the scheduler lock (and so fired what was due), or who
+    /// does.
+    pub acting: Acting,
 }
 
 /// The real engine: this machine's [`System`] (probe, signaller, exit waiter, state folder).
@@ -79,6 +84,11 @@ pub struct SystemEngine {
     exe: PathBuf,
     /// The idle clock and the armed stops: every refresh is one of its rescans.
     scheduler: std::sync::Mutex<Scheduler>,
+    /// The scheduler lock once taken, held for the engine's life; tried at each refresh
+    /// until then.
+    lock: std::sync::Mutex<Option<SchedulerLock>>,
+    /// Where the lock is tried; `None`: the user's runtime folder, or the state folder.
+    lock_at: Option<Folder>,
 }
 
 impl SystemEngine {
@@ -96,7 +106,40 @@ impl SystemEngine {
             stop: StopOptions::default(),
             exe,
             scheduler: std::sync::Mutex::new(Scheduler::new(SchedulerOptions::default())),
+            lock: std::sync::Mutex::new(None),
+            lock_at: None,
         }
+    }
+
+    /// The same engine with its scheduler lock tried in `folder` (a test's own).
+    pub fn with_lock_folder(self, folder: Folder) -> Self {
+        Self {
+            lock_at: Some(folder),
+            ..self
+        }
+    }
+
+    /// Whether this engine's scheduler may fire: the scheduler lock taken (once, then held),
+    /// or who holds it. Why at every refresh: the app acts once `pier watch` ends.
+    fn acting(&self) -> Acting {
+        let mut held = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.is_some() {
+            return Acting::Here;
+        }
+        let folder = self.lock_at.clone().unwrap_or_else(|| {
+            let (folder, why) = lock::folder(&self.system.store);
+            if let Some(why) = why {
+                tracing::debug!("the scheduler lock is in the state folder: {why}");
+            }
+            folder
+        });
+        let taken = lock::take_in(&folder, Who::App);
+        let acting = Acting::of(&taken);
+        *held = taken.ok();
+        acting
     }
 
     /// The same engine with a scheduler of its own options (a test's short settle).
@@ -144,19 +187,23 @@ impl SystemEngine {
             ..self.scan.clone()
         };
         let mut scan = diagnose::scan(&probe, &opts, &project::marker_on_disk);
+        let acting = self.acting();
         let armed = match &mut scan {
-            Ok(scan) if clock => self.tick(&probe, scan),
+            Ok(scan) if clock => self.tick(&probe, scan, &acting),
             _ => Vec::new(),
         };
         Refreshed {
             scan: scan.map_err(Into::into),
             history: self.history(&probe),
             armed,
+            acting,
         }
     }
 
-    /// One rescan of the idle clock on `scan`, and the armed stops it makes due, fired.
-    fn tick(&self, probe: &OnceTable, scan: &mut Scan) -> Vec<ActionReport> {
+    /// One rescan of the idle clock on `scan`, and the armed stops it makes due, fired when
+    /// this scheduler holds the lock (`acting`): without it, it measures and fires nothing.
+    /// Everything a scheduler fires (armed stops, rules) goes behind that one check.
+    fn tick(&self, probe: &OnceTable, scan: &mut Scan, acting: &Acting) -> Vec<ActionReport> {
         // A panic in another refresh leaves the clock as it was: it is still whole. The lock
         // is held while due arms fire, so two refreshes never fire one arm twice.
         let mut scheduler = self
@@ -164,9 +211,10 @@ impl SystemEngine {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         scheduler.measure(probe, scan);
+        // Without the lock the rules' notes are still shown; nothing is fired or sent.
         let rules = crate::auto::rules::read();
         let stop = self.stop_options(&Anyway::default());
-        let events = scheduler.tick(&self.system, scan, &stop, &rules, true);
+        let events = scheduler.tick(&self.system, scan, &stop, &rules, acting.fires());
         events
             .iter()
             .filter_map(armed::armed_event_summary)
@@ -270,11 +318,19 @@ impl Engine for SystemEngine {
     /// app's child for life: not orphaned, and never residue again.
     fn restart(&self, snapshot: &RecordName) -> RestartReport {
         let snapshot = snapshot.to_string();
-        let output = Command::new(&self.exe)
+        // Outside this scheduler's cgroup: stopping its service never stops what it restarted.
+        let escape = restart::escape::plan();
+        let child = restart::escape::command(&self.exe, &escape)
             .args(["restart", "--json", "--", &snapshot])
             .env("PIER_STATE_DIR", self.system.store.folder())
             .stdin(Stdio::null())
-            .output();
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let output = child.and_then(|child| {
+            restart::escape::settle(&escape, child.id());
+            child.wait_with_output()
+        });
         match output {
             Ok(out) => serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
                 let said = String::from_utf8_lossy(&out.stderr);
@@ -328,5 +384,42 @@ mod tests {
             ordinary.anyway.is_empty(),
             "an ordinary stop sets nothing aside"
         );
+    }
+
+    /// The app acts only while it holds the scheduler lock: while `pier watch` holds it the
+    /// app's refresh says who does, and once that one lets go the next refresh takes it and
+    /// keeps it.
+    #[test]
+    fn the_app_acts_only_once_it_takes_the_scheduler_lock_and_then_keeps_it() {
+        use crate::auto::lock::{take_in, Holder, LockError};
+        use crate::trust::Me;
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        let folder = Folder::open(&run, Me::current(), false).unwrap();
+        let engine = SystemEngine::new(
+            Store::open_at(dir.path().join("state")).unwrap(),
+            vec![dir.path().to_path_buf()],
+            Duration::from_millis(0),
+            PathBuf::from("/nonexistent/pier"),
+        )
+        .with_lock_folder(folder.clone());
+        let watch = take_in(&folder, Who::Watch).unwrap();
+        let pier_watch = Holder {
+            pid: std::process::id(),
+            who: Who::Watch,
+        };
+        assert_eq!(engine.acting(), Acting::Elsewhere(Some(pier_watch)));
+        assert_eq!(
+            engine.refresh(1).acting,
+            Acting::Elsewhere(Some(pier_watch))
+        );
+        drop(watch);
+        assert_eq!(engine.refresh(2).acting, Acting::Here);
+        assert!(
+            matches!(take_in(&folder, Who::Watch), Err(LockError::Held { .. })),
+            "the app holds it now"
+        );
+        assert_eq!(engine.acting(), Acting::Here, "and keeps it");
     }
 }

@@ -185,6 +185,9 @@ pub enum Update {
         /// How the card's resources ended.
         tone: Tone,
     },
+    /// Whether the engine's scheduler fires what is due, or who does: sent after a scan when
+    /// it changed (at first the UI takes it that the app acts).
+    Acting(crate::auto::lock::Acting),
     /// The self-test the engine runs when the worker starts (`pier doctor`'s checks) ended.
     SelfTested(Box<crate::model::doctor::DoctorReport>),
     /// SIGINT or SIGTERM arrived: the UI should quit.
@@ -279,6 +282,8 @@ struct Shared {
     sink: Sink,
     generation: AtomicU64,
     periodic_in_flight: AtomicBool,
+    /// Who acts, as last sent to the UI (at first: here, as the UI assumes).
+    acting: std::sync::Mutex<crate::auto::lock::Acting>,
 }
 
 async fn run(
@@ -292,6 +297,7 @@ async fn run(
         sink,
         generation: AtomicU64::new(0),
         periodic_in_flight: AtomicBool::new(false),
+        acting: std::sync::Mutex::new(crate::auto::lock::Acting::Here),
     });
     let mut quit = quit_signals(opts.signals);
     let mut ticks = opts.period.map(|p| {
@@ -395,8 +401,22 @@ fn scan_as(shared: &Arc<Shared>, generation: u64, periodic: bool) {
             scan: refreshed.scan,
             history: refreshed.history,
         });
+        acting_changed(&shared, refreshed.acting);
         armed_results(&shared, refreshed.armed);
     });
+}
+
+/// Sends who acts when it changed since it was last sent: the menu's line comes and goes with
+/// the lock, not at every refresh.
+fn acting_changed(shared: &Shared, acting: crate::auto::lock::Acting) {
+    let mut last = shared
+        .acting
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if *last != acting {
+        *last = acting.clone();
+        (shared.sink)(Update::Acting(acting));
+    }
 }
 
 /// What the armed stops came to at a refresh: each result delivered as a click's is, then one

@@ -75,6 +75,7 @@ impl Engine for Scripted {
             scan: Ok(scan),
             history: Ok(History::default()),
             armed,
+            acting: crate::auto::lock::Acting::Here,
         }
     }
     fn arm(
