@@ -61,6 +61,12 @@ pub struct Scheduler {
     /// Until when (seconds since the Unix epoch) each resource whose rule's stop was refused
     /// waits before a rule may stop it again.
     backoff: HashMap<String, u64>,
+    /// The history the rules last read, and the records folder's change time it was read at.
+    history: Option<(
+        std::time::SystemTime,
+        std::time::Instant,
+        Vec<crate::model::history::HistoryEntry>,
+    )>,
 }
 
 impl Scheduler {

@@ -17,6 +17,9 @@ use crate::stop::StopOptions;
 /// An hour, the cap's window.
 const HOUR: u64 = 3600;
 
+/// How long the history read for the rules serves when the records folder seems unchanged.
+const HISTORY_FOR: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// What the rules' judge needs that is read once per rescan.
 struct Read {
     pause: Option<crate::model::rules::Pause>,
@@ -74,7 +77,7 @@ impl Scheduler {
     /// The pause, the pressure (only when a rule asks for it) and the history (only when a
     /// card is green: nothing else can be due, so nothing else needs the cap or who started
     /// what again), read.
-    fn read(&self, system: &System, rules: &Rules, now: u64, green: bool) -> Read {
+    fn read(&mut self, system: &System, rules: &Rules, now: u64, green: bool) -> Read {
         let mut unread = None;
         let pause = pause::read(&system.store, now).unwrap_or_else(|e| {
             unread = Some(format!("the pause could not be read: {e}"));
@@ -86,22 +89,41 @@ impl Scheduler {
             .any(|r| r.pressure)
             .then(|| system.probe.memory_pressure().ok())
             .flatten();
-        let history =
-            match green.then(|| crate::restart::history(system.probe.as_ref(), &system.store)) {
-                None => Vec::new(),
-                Some(Ok((entries, _))) => entries,
-                Some(Err(e)) => {
-                    // Why nothing is due then: the cap and "started again today" rest on it.
-                    unread = Some(format!("the history could not be read: {e}"));
-                    Vec::new()
-                }
-            };
+        let history = match green.then(|| self.history(system)) {
+            None => Vec::new(),
+            Some(Ok(entries)) => entries,
+            Some(Err(e)) => {
+                // Why nothing is due then: the cap and "started again today" rest on it.
+                unread = Some(format!("the history could not be read: {e}"));
+                Vec::new()
+            }
+        };
         Read {
             pause,
             pressure,
             history,
             unread,
         }
+    }
+
+    /// The history, read again only when the records folder changed since the last read (a
+    /// stop, a restart, a prune renames or removes a record in it). Why: reading it judges
+    /// every record against the process table — a second scan's cost at every rescan, for
+    /// entries that change only when something is stopped or restarted. Read again after
+    /// [`HISTORY_FOR`] anyway: two changes within one tick of the folder's clock leave one time.
+    fn history(&mut self, system: &System) -> Result<Vec<HistoryEntry>, crate::store::StoreError> {
+        let records = system.store.folder().join("records");
+        let changed = std::fs::symlink_metadata(&records)
+            .and_then(|m| m.modified())
+            .ok();
+        if let (Some(at), Some((cached_at, read_at, entries))) = (changed, &self.history) {
+            if at == *cached_at && read_at.elapsed() < HISTORY_FOR {
+                return Ok(entries.clone());
+            }
+        }
+        let (entries, _) = crate::restart::history(system.probe.as_ref(), &system.store)?;
+        self.history = changed.map(|at| (at, std::time::Instant::now(), entries.clone()));
+        Ok(entries)
     }
 
     /// Each card judged and its note set; the due ones, by project and resource index.
