@@ -17,11 +17,12 @@ use pier_core::words::path_for_terminal;
 
 /// The commands with a page of their own, as `pier --help` lists them (a unit test keeps this
 /// list in step with `Cli`).
-const COMMANDS: [&str; 11] = [
+const COMMANDS: [&str; 12] = [
     "app",
     "scan",
     "stop",
     "armed",
+    "auto",
     "history",
     "restart",
     "protect",

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::{exit, resolve_dirs};
 use pier_core::auto::scheduler::{Event, Scheduler, SchedulerOptions};
+use pier_core::auto::view;
 use pier_core::diagnose::ScanOptions;
 use pier_core::front::numbers;
 use pier_core::model::arm::Armed;
@@ -107,6 +108,8 @@ pub fn run(args: WatchArgs) -> ExitCode {
             Ok(rescanned) => rescanned,
             Err(e) => return exit::failed(&e),
         };
+        // What `pier auto` shows while this watch runs.
+        view::write_or_log(&system, view::Writer::Watch, args.every, &scan, &rules);
         let mut open = report(&scan, &scheduler, args.json, &mut said);
         for e in &events {
             open = open && event(e, args.json);

@@ -8,3 +8,4 @@ pub mod arms;
 pub mod pause;
 pub mod rules;
 pub mod scheduler;
+pub mod view;

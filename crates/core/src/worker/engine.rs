@@ -79,6 +79,8 @@ pub struct SystemEngine {
     exe: PathBuf,
     /// The idle clock and the armed stops: every refresh is one of its rescans.
     scheduler: std::sync::Mutex<Scheduler>,
+    /// How often the worker refreshes, as the scheduler's view says it (`auto::view`).
+    every: Duration,
 }
 
 impl SystemEngine {
@@ -96,7 +98,13 @@ impl SystemEngine {
             stop: StopOptions::default(),
             exe,
             scheduler: std::sync::Mutex::new(Scheduler::new(SchedulerOptions::default())),
+            every: Duration::from_secs(30),
         }
+    }
+
+    /// The same engine, refreshed by its worker every `every`.
+    pub fn with_refresh(self, every: Duration) -> Self {
+        Self { every, ..self }
     }
 
     /// The same engine with a scheduler of its own options (a test's short settle).
@@ -167,6 +175,9 @@ impl SystemEngine {
         let rules = crate::auto::rules::read();
         let stop = self.stop_options(&Anyway::default());
         let events = scheduler.tick(&self.system, scan, &stop, &rules, true);
+        // What `pier auto` shows while the app runs.
+        let app = crate::auto::view::Writer::App;
+        crate::auto::view::write_or_log(&self.system, app, self.every, scan, &rules);
         events
             .iter()
             .filter_map(armed::armed_event_summary)
