@@ -26,6 +26,7 @@ const LINE_CHARS: usize = 90;
 
 mod anyway;
 mod armed;
+mod auto;
 
 /// One line of the menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +162,7 @@ pub fn menu(state: &UiState, now: SystemTime) -> Vec<Entry> {
         safe > 0 && !state.is_running(&ActionKey::AllSafe) && state.may_stop().is_ok(),
     ));
     out.push(recently_stopped(state, now));
+    out.extend(auto::submenu(state));
     out.push(Entry::Separator);
     out.push(Entry::action(&Click::Refresh, "Refresh", true));
     out.push(match &state.start_at_login {
@@ -386,6 +388,7 @@ fn card_contents(state: &UiState, p: &Project, at: &dyn Fn(&str) -> String) -> V
     for (i, r) in p.resources.iter().enumerate() {
         lines.push(Entry::info(at(&format!("res:{i}")), resource_line(r)));
         evidence(&mut lines, &format!("res:{i}"), &r.evidence);
+        lines.extend(auto::note(r, at(&format!("res:{i}:auto"))));
         lines.extend(anyway::submenu(state, p, i, r, at));
         lines.extend(armed::lines(state, p, i, r, at));
     }

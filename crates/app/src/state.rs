@@ -36,6 +36,9 @@ pub struct UiState {
     /// A restart clicked once that replays an environment changing what code runs: the next
     /// click on it acts (issue 37, docs/design.md §4).
     pub armed: Option<Armed>,
+    /// The automatic-stop rules and their pause, as the last refresh read them; `None` until
+    /// one did.
+    pub auto: Option<pier_core::worker::AutoStatus>,
 }
 
 /// A restart waiting for its confirming click: the snapshot, and the entries the menu named
@@ -94,6 +97,7 @@ impl UiState {
             start_at_login,
             self_test: None,
             armed: None,
+            auto: None,
         }
     }
 
@@ -138,6 +142,10 @@ impl UiState {
                 self.results.insert(0, report.clone());
                 self.results.truncate(RESULTS_KEPT);
                 Applied::Finished(report)
+            }
+            Update::Auto(status) => {
+                self.auto = Some(status);
+                Applied::Changed
             }
             Update::SelfTested(report) => {
                 self.self_test = Some(*report);
@@ -205,7 +213,7 @@ impl UiState {
                 self.running.contains_key(key) || self.running.contains_key(&ActionKey::AllSafe)
             }
             ActionKey::AllSafe => projects_busy(),
-            ActionKey::Snapshot(_) => self.running.contains_key(key),
+            ActionKey::Snapshot(_) | ActionKey::Auto => self.running.contains_key(key),
         }
     }
 

@@ -12,6 +12,7 @@ use crate::model::card::{Resource, Scan};
 use crate::model::history::{History, RestartReport, RestartResult};
 use crate::model::outcome::StopReport;
 use crate::model::reason::Anyway;
+use crate::model::rules::{Pause, RulesState};
 use crate::model::shown::Shown;
 use crate::model::target::RecordName;
 use crate::probe::reuse::OnceTable;
@@ -51,6 +52,10 @@ pub trait Engine: Send + Sync + 'static {
     fn arm(&self, target: &StopTarget, kernel_state_lost: bool) -> Result<Armed, ArmError>;
     /// Cancels the armed stop of resource `id`: the arm removed, or `None` when none waits.
     fn disarm(&self, id: &TargetId) -> Result<Option<Arm>, StoreError>;
+    /// Pauses the automatic-stop rules (`auto::pause`): the pause as set.
+    fn pause(&self, asked: crate::auto::pause::For) -> Result<Pause, StoreError>;
+    /// Ends their pause: `false` when there was none.
+    fn resume(&self) -> Result<bool, StoreError>;
     /// `pier doctor`'s checks on this machine, run once as the worker starts; `None`: this
     /// engine has none to run.
     fn self_test(&self) -> Option<crate::model::doctor::DoctorReport> {
@@ -68,6 +73,8 @@ pub struct Refreshed {
     pub history: Result<History, RefreshError>,
     /// One result per armed stop that fired or was dropped at this rescan.
     pub armed: Vec<ActionReport>,
+    /// The automatic-stop rules and their pause, as this refresh read them; `None`: not read.
+    pub auto: Option<super::AutoStatus>,
 }
 
 /// The real engine: this machine's [`System`] (probe, signaller, exit waiter, state folder).
@@ -152,19 +159,24 @@ impl SystemEngine {
             ..self.scan.clone()
         };
         let mut scan = diagnose::scan(&probe, &opts, &project::marker_on_disk);
+        let rules = crate::auto::rules::read();
         let armed = match &mut scan {
-            Ok(scan) if clock => self.tick(&probe, scan),
+            Ok(scan) if clock => self.tick(&probe, scan, &rules),
             _ => Vec::new(),
         };
+        let now = crate::auto::pause::now();
+        // A pause that cannot be read: every card says so (`Scheduler::rules`).
+        let paused = crate::auto::pause::read(&self.system.store, now).unwrap_or(None);
         Refreshed {
             scan: scan.map_err(Into::into),
             history: self.history(&probe),
             armed,
+            auto: Some(super::AutoStatus { rules, paused }),
         }
     }
 
     /// One rescan of the idle clock on `scan`, and the armed stops it makes due, fired.
-    fn tick(&self, probe: &OnceTable, scan: &mut Scan) -> Vec<ActionReport> {
+    fn tick(&self, probe: &OnceTable, scan: &mut Scan, rules: &RulesState) -> Vec<ActionReport> {
         // A panic in another refresh leaves the clock as it was: it is still whole. The lock
         // is held while due arms fire, so two refreshes never fire one arm twice.
         let mut scheduler = self
@@ -172,12 +184,11 @@ impl SystemEngine {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         scheduler.measure(probe, scan);
-        let rules = crate::auto::rules::read();
         let stop = self.stop_options(&Anyway::default());
-        let events = scheduler.tick(&self.system, scan, &stop, &rules, true);
+        let events = scheduler.tick(&self.system, scan, &stop, rules, true);
         // What `pier auto` shows while the app runs.
         let app = crate::auto::view::Writer::App;
-        crate::auto::view::write_or_log(&self.system, app, self.every, scan, &rules);
+        crate::auto::view::write_or_log(&self.system, app, self.every, scan, rules);
         events
             .iter()
             .filter_map(armed::armed_event_summary)
@@ -218,6 +229,13 @@ impl SystemEngine {
 impl Engine for SystemEngine {
     fn refresh(&self, generation: u64) -> Refreshed {
         self.refresh_with(generation, true)
+    }
+    fn pause(&self, asked: crate::auto::pause::For) -> Result<Pause, StoreError> {
+        let p = asked.at(crate::auto::pause::now());
+        crate::auto::pause::set(&self.system.store, &p).map(|()| p)
+    }
+    fn resume(&self) -> Result<bool, StoreError> {
+        crate::auto::pause::clear(&self.system.store)
     }
 
     fn arm(&self, target: &StopTarget, kernel_state_lost: bool) -> Result<Armed, ArmError> {
