@@ -51,7 +51,10 @@ fn pier_auto_says_off_on_unreadable_paused_and_resumed() {
 
     let text = auto_text(&sb, &[]);
     assert!(text.starts_with("Automatic stops: off"), "{text}");
-    assert!(text.contains("config/rules.toml") && text.contains("[[rule]]"), "{text}");
+    assert!(
+        text.contains("config/rules.toml") && text.contains("[[rule]]"),
+        "{text}"
+    );
     assert!(text.contains("`pier watch --install`"), "{text}");
 
     rules(&sb, "[[rule]]\nname = \"quick\"\nidle = \"2s\"\n");
@@ -59,13 +62,24 @@ fn pier_auto_says_off_on_unreadable_paused_and_resumed() {
     assert_eq!(doc["rules"], "on");
     assert_eq!(doc["rule"][0]["name"], "quick");
     assert!(doc["scheduler"].is_null(), "no scheduler runs: {doc}");
-    let c = wait_for("the fixture's card", || card(&auto_json(&sb, &[]), &id).cloned());
+    let c = wait_for("the fixture's card", || {
+        card(&auto_json(&sb, &[]), &id).cloned()
+    });
     assert_eq!(c["auto"]["state"], "waiting", "{c}");
-    assert!(c["auto"]["why"].as_str().unwrap().contains("not measured yet"), "{c}");
+    assert!(
+        c["auto"]["why"]
+            .as_str()
+            .unwrap()
+            .contains("not measured yet"),
+        "{c}"
+    );
 
     rules(&sb, "[[rule]]\nidle = \"2s\"\nthis line is not toml\n");
     let text = auto_text(&sb, &[]);
-    assert!(text.starts_with("Automatic stops are off: the rules file"), "{text}");
+    assert!(
+        text.starts_with("Automatic stops are off: the rules file"),
+        "{text}"
+    );
     let doc = auto_json(&sb, &[]);
     assert_eq!(doc["rules"], "unreadable");
     let scan = sb.scan(&[]);
@@ -81,7 +95,10 @@ fn pier_auto_says_off_on_unreadable_paused_and_resumed() {
 
     rules(&sb, "[[rule]]\nname = \"quick\"\nidle = \"2s\"\n");
     let said = auto_text(&sb, &["--pause", "1h"]);
-    assert!(said.starts_with("Automatic stops paused for 60 min (until "), "{said}");
+    assert!(
+        said.starts_with("Automatic stops paused for 60 min (until "),
+        "{said}"
+    );
     let doc = auto_json(&sb, &[]);
     assert_eq!(doc["paused"]["asked"], "for 60 min");
     let bad = sb.pier(&["auto", "--pause", "soon"]);
@@ -114,7 +131,10 @@ fn with_pier_watch_running_pier_auto_shows_its_view_and_a_dry_run_sends_nothing(
         (doc["scheduler"]["by"] == "pier watch" && c["auto"]["state"] == "held").then_some(c)
     });
     assert_eq!(held["auto"]["rule"], "quick", "{held}");
-    assert!(held["auto"]["why"].as_str().unwrap().contains("paused"), "{held}");
+    assert!(
+        held["auto"]["why"].as_str().unwrap().contains("paused"),
+        "{held}"
+    );
     let text = auto_text(&sb, &[]);
     assert!(text.contains("Run by pier watch (pid "), "{text}");
 
@@ -125,7 +145,11 @@ fn with_pier_watch_running_pier_auto_shows_its_view_and_a_dry_run_sends_nothing(
     assert_eq!(results.len(), 1, "{dry}");
     assert_eq!(results[0]["rule"], "quick");
     assert_eq!(results[0]["report"]["id"], id.as_str(), "{dry}");
-    assert_eq!(start_time_of(root.pid), Some(root.start_time), "nothing was sent");
+    assert_eq!(
+        start_time_of(root.pid),
+        Some(root.start_time),
+        "nothing was sent"
+    );
     assert_eq!(snapshots(&sb), 0, "a dry run records nothing");
 
     assert!(auto_text(&sb, &["--resume"]).starts_with("Automatic stops resumed"));
@@ -134,7 +158,11 @@ fn with_pier_watch_running_pier_auto_shows_its_view_and_a_dry_run_sends_nothing(
     loop {
         let (_, line) = watch.next(deadline).expect("the rule's stop within 20 s");
         if line["event"] == "rescan" {
-            let r = line["resources"].as_array().unwrap().iter().find(|r| r["id"] == id);
+            let r = line["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["id"] == id);
             due_seen |= r.is_some_and(|r| r["auto"]["state"] == "due");
         }
         if line["event"] == "ruled" && line["id"] == id.as_str() {

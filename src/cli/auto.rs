@@ -163,7 +163,11 @@ fn resume(system: &System, json: bool) -> ExitCode {
 
 /// What the rules say of a fresh scan, judged here: no scheduler runs, so no card has an idle
 /// clock, and nothing is due (every card waits, "not measured yet"). Nothing is sent.
-fn judge_fresh(system: &System, under: &[PathBuf], rules: &RulesState) -> Result<Vec<Seen>, ExitCode> {
+fn judge_fresh(
+    system: &System,
+    under: &[PathBuf],
+    rules: &RulesState,
+) -> Result<Vec<Seen>, ExitCode> {
     let opts = ScanOptions {
         under: under.to_vec(),
         protect: super::protect_list(),
@@ -206,7 +210,11 @@ struct Previewed<'a> {
 fn dry_run(system: &System, seen: &[Seen], paused: Option<&Pause>, json: bool) -> ExitCode {
     let mut results = Vec::new();
     for s in seen.iter().filter(|s| previewed(s, paused.is_some())) {
-        let rule = s.auto.as_ref().and_then(|n| n.rule.as_deref()).unwrap_or("");
+        let rule = s
+            .auto
+            .as_ref()
+            .and_then(|n| n.rule.as_deref())
+            .unwrap_or("");
         let because = format!(
             "idle {}",
             pier_core::words::duration_seconds(s.idle.as_ref().map_or(0, |i| i.seconds))

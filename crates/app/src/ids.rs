@@ -62,7 +62,9 @@ pub enum Click {
     /// "Restart" a snapshot (its record name).
     Restart(RecordName),
     /// "Pause for 1 hour" (`false`) or "Pause until tomorrow" (`true`) of the automatic stops.
-    PauseAuto { tomorrow: bool },
+    PauseAuto {
+        tomorrow: bool,
+    },
     /// "Resume" the automatic stops.
     ResumeAuto,
     Refresh,

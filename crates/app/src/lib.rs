@@ -96,13 +96,10 @@ pub fn run(opts: AppOptions, store: Store) -> Result<std::convert::Infallible, N
         opts.under
     );
     // Restarts run through the `pier` binary beside this one (see `SystemEngine::restart`).
-    let engine = Arc::new(SystemEngine::new(
-        store,
-        opts.under,
-        opts.sample,
-        exe.with_file_name("pier"),
-    )
-    .with_refresh(opts.refresh.unwrap_or(Duration::from_secs(30))));
+    let engine = Arc::new(
+        SystemEngine::new(store, opts.under, opts.sample, exe.with_file_name("pier"))
+            .with_refresh(opts.refresh.unwrap_or(Duration::from_secs(30))),
+    );
     // The lock lives as long as the process: the event loop ends in process::exit.
     std::mem::forget(instance);
     app::run(

@@ -58,7 +58,11 @@ fn rules_line(d: &Document) -> String {
                 .rule
                 .iter()
                 .map(|r| {
-                    let pressure = if r.pressure { ", under memory pressure" } else { "" };
+                    let pressure = if r.pressure {
+                        ", under memory pressure"
+                    } else {
+                        ""
+                    };
                     let idle = duration_seconds(r.idle_seconds);
                     format!("'{}' (idle {idle}{pressure})", for_terminal(&r.name))
                 })
@@ -103,10 +107,10 @@ fn card(s: &Seen) -> String {
         .idle
         .as_ref()
         .map_or_else(String::new, |i| format!(" · {}", pier_core::words::idle(i)));
-    let note = s.auto.as_ref().map_or_else(
-        || "no rule judged it".to_owned(),
-        pier_core::words::auto,
-    );
+    let note = s
+        .auto
+        .as_ref()
+        .map_or_else(|| "no rule judged it".to_owned(), pier_core::words::auto);
     format!(
         "  {} in {} ({}){}\n    {}\n",
         for_terminal(&s.kind),

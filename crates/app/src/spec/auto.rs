@@ -33,7 +33,10 @@ pub fn submenu(state: &UiState) -> Option<Entry> {
         ),
         RulesState::Unreadable(why) => (
             "off, unreadable",
-            vec![Entry::info("auto:unreadable", shortened(&format!("Off: {why}")))],
+            vec![Entry::info(
+                "auto:unreadable",
+                shortened(&format!("Off: {why}")),
+            )],
         ),
         RulesState::On(rules) => {
             let n = rules.rules.len();
@@ -95,7 +98,11 @@ fn actions(state: &UiState, paused: bool) -> Vec<Entry> {
         true => vec![Entry::action(&Click::ResumeAuto, RESUME, enabled)],
         false => vec![
             Entry::action(&Click::PauseAuto { tomorrow: false }, PAUSE_HOUR, enabled),
-            Entry::action(&Click::PauseAuto { tomorrow: true }, PAUSE_TOMORROW, enabled),
+            Entry::action(
+                &Click::PauseAuto { tomorrow: true },
+                PAUSE_TOMORROW,
+                enabled,
+            ),
         ],
     }
 }
@@ -103,7 +110,10 @@ fn actions(state: &UiState, paused: bool) -> Vec<Entry> {
 /// A resource's note under its line on its card, briefly; none when the rules said nothing.
 pub fn note(r: &Resource, id: String) -> Option<Entry> {
     let n = r.auto.as_ref()?;
-    Some(Entry::info(id, shortened(&format!("    Auto: {}", words::auto(n)))))
+    Some(Entry::info(
+        id,
+        shortened(&format!("    Auto: {}", words::auto(n))),
+    ))
 }
 
 #[cfg(test)]

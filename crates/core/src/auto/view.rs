@@ -245,8 +245,14 @@ mod tests {
     fn a_view_is_fresh_only_while_its_writer_runs_and_it_is_recent() {
         let v = view(1000);
         assert!(fresh(&v, &alive(42, 7), 1000 + 45));
-        assert!(!fresh(&v, &alive(42, 7), 1000 + 46), "three intervals and the slack");
-        assert!(!fresh(&v, &alive(42, 8), 1001), "the pid is another process now");
+        assert!(
+            !fresh(&v, &alive(42, 7), 1000 + 46),
+            "three intervals and the slack"
+        );
+        assert!(
+            !fresh(&v, &alive(42, 8), 1001),
+            "the pid is another process now"
+        );
         assert!(!fresh(&v, &IdentityRead::Gone, 1001), "its writer exited");
         assert!(!fresh(&v, &IdentityRead::Unknown("eperm".into()), 1001));
     }

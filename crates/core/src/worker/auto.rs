@@ -66,9 +66,14 @@ mod tests {
         let r = pause_summary(&Ok(p));
         assert_eq!(r.key, ActionKey::Auto);
         assert_eq!(r.tone, Tone::Done);
-        assert!(r.summary.starts_with("Automatic stops paused until tomorrow (until 1970-01-02"));
+        assert!(r
+            .summary
+            .starts_with("Automatic stops paused until tomorrow (until 1970-01-02"));
         let failed = pause_summary(&Err(StoreError::EmptyStateDir));
         assert_eq!(failed.tone, Tone::Failed);
-        assert_eq!(resume_summary(&Ok(false)).summary, "Automatic stops were not paused");
+        assert_eq!(
+            resume_summary(&Ok(false)).summary,
+            "Automatic stops were not paused"
+        );
     }
 }

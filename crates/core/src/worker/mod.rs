@@ -530,11 +530,7 @@ fn spawn_disarm(shared: &Arc<Shared>, actions: &mut Actions, key: ActionKey, id:
 }
 
 /// "Pause for …" (`asked`) or "Resume" (`None`) of the automatic stops.
-fn spawn_auto(
-    shared: &Arc<Shared>,
-    actions: &mut Actions,
-    asked: Option<crate::auto::pause::For>,
-) {
+fn spawn_auto(shared: &Arc<Shared>, actions: &mut Actions, asked: Option<crate::auto::pause::For>) {
     let task = Arc::clone(shared);
     let done = tokio::task::spawn_blocking(move || {
         let key = ActionKey::Auto;

@@ -48,7 +48,10 @@ fn state(rules: RulesState, paused: Option<Pause>) -> UiState {
     let mut shop = resource("10-100", Level::Green, 5173);
     shop.auto = Some(note(AutoState::Due, "idle 42 min"));
     let mut api = resource("20-100", Level::Green, 8000);
-    api.auto = Some(note(AutoState::Waiting, "due once idle 30 min; now idle 5 min"));
+    api.auto = Some(note(
+        AutoState::Waiting,
+        "due once idle 30 min; now idle 5 min",
+    ));
     let mut s = UiState::checked(Ok(false));
     s.apply(scanned(
         1,
@@ -101,7 +104,10 @@ fn on_the_submenu_names_what_is_due_and_offers_the_pauses() {
     assert!(kids.iter().all(|(t, en)| *en || !t.starts_with("Pause")));
     let m = menu(&s, now());
     let (line, _) = text_enabled(find(&m, "info:card:/w/api:res:0:auto").expect("the note"));
-    assert_eq!(line, "    Auto: rule 'idle 30 min': due once idle 30 min; now idle 5 min");
+    assert_eq!(
+        line,
+        "    Auto: rule 'idle 30 min': due once idle 30 min; now idle 5 min"
+    );
 }
 
 /// Off, unreadable and paused each say so in the title; paused offers Resume alone.
@@ -121,7 +127,10 @@ fn off_unreadable_and_paused_say_so_and_paused_offers_resume() {
     let (title, kids) = submenu(&state(on(), Some(paused)));
     assert_eq!(title, "Automatic stops: paused");
     let t = texts(&kids);
-    assert!(t.contains(&"Paused until tomorrow (until 2025-11-30 00:00 UTC)"), "{t:?}");
+    assert!(
+        t.contains(&"Paused until tomorrow (until 2025-11-30 00:00 UTC)"),
+        "{t:?}"
+    );
     assert_eq!(t.last(), Some(&RESUME));
     assert!(!t.contains(&PAUSE_HOUR));
 }
@@ -151,16 +160,30 @@ fn the_pause_and_resume_clicks_send_their_commands_once() {
     let tomorrow = Click::parse("auto-pause:tomorrow").unwrap();
     assert!(matches!(
         intent(tomorrow.clone(), &s),
-        Intent::Act { command: Command::Pause { asked: For::Tomorrow }, .. }
+        Intent::Act {
+            command: Command::Pause {
+                asked: For::Tomorrow
+            },
+            ..
+        }
     ));
     assert!(matches!(
         intent(Click::parse("auto-resume").unwrap(), &s),
-        Intent::Act { command: Command::Resume, .. }
+        Intent::Act {
+            command: Command::Resume,
+            ..
+        }
     ));
     assert!(s.begin(ActionKey::Auto, "pausing…"));
-    assert!(matches!(intent(tomorrow, &s), Intent::Ignore(Ignored::Auto)));
+    assert!(matches!(
+        intent(tomorrow, &s),
+        Intent::Ignore(Ignored::Auto)
+    ));
     let (title, kids) = submenu(&s);
     assert_eq!(title, "Automatic stops: on — pausing…");
-    assert!(kids.iter().filter(|(t, _)| t.starts_with("Pause")).all(|(_, en)| !en));
+    assert!(kids
+        .iter()
+        .filter(|(t, _)| t.starts_with("Pause"))
+        .all(|(_, en)| !en));
     assert_eq!(Click::parse("auto-pause:soon"), None);
 }
