@@ -159,19 +159,23 @@ impl SystemEngine {
             ..self.scan.clone()
         };
         let mut scan = diagnose::scan(&probe, &opts, &project::marker_on_disk);
-        let rules = crate::auto::rules::read();
-        let armed = match &mut scan {
-            Ok(scan) if clock => self.tick(&probe, scan, &rules),
+        // Read only with the clock: a refresh without it costs what it did before the rules.
+        let rules = clock.then(crate::auto::rules::read);
+        let armed = match (&mut scan, &rules) {
+            (Ok(scan), Some(rules)) => self.tick(&probe, scan, rules),
             _ => Vec::new(),
         };
-        let now = crate::auto::pause::now();
-        // A pause that cannot be read: every card says so (`Scheduler::rules`).
-        let paused = crate::auto::pause::read(&self.system.store, now).unwrap_or(None);
+        let auto = rules.map(|rules| {
+            // A pause that cannot be read: every card says so (`Scheduler::rules`).
+            let now = crate::auto::pause::now();
+            let paused = crate::auto::pause::read(&self.system.store, now).unwrap_or(None);
+            super::AutoStatus { rules, paused }
+        });
         Refreshed {
             scan: scan.map_err(Into::into),
             history: self.history(&probe),
             armed,
-            auto: Some(super::AutoStatus { rules, paused }),
+            auto,
         }
     }
 
