@@ -17,7 +17,7 @@ use pier_core::words::path_for_terminal;
 
 /// The commands with a page of their own, as `pier --help` lists them (a unit test keeps this
 /// list in step with `Cli`).
-const COMMANDS: [&str; 11] = [
+const COMMANDS: [&str; 12] = [
     "app",
     "scan",
     "stop",
@@ -25,6 +25,7 @@ const COMMANDS: [&str; 11] = [
     "history",
     "restart",
     "protect",
+    "auto",
     "watch",
     "doctor",
     "completions",

@@ -116,6 +116,19 @@ Examples:
                                      pier.1 and a page per command; then `man pier`, `man pier-stop`
   pier man stop > pier-stop.1        one command's page";
 
+/// `pier auto --help`.
+pub const AUTO: &str = "\
+The rules live in rules.toml in the configuration folder (PIER_CONFIG_DIR), off by default.
+They act only while the app or `pier watch` runs; `pier auto` shows that scheduler's view, or
+judges a fresh scan itself (no idle clock: nothing is due).
+
+Examples:
+  pier auto                          on or off, what the rules would stop now, why not the rest
+  pier auto --pause 1h               no rule acts for an hour (or 30m, or tomorrow)
+  pier auto --resume                 end the pause
+  pier auto --dry-run                every check on what they would stop now: nothing sent
+  pier auto --under ~/code --json    one JSON document (docs/auto-json.md)";
+
 /// `pier watch --help`.
 pub const WATCH: &str = "\
 Each rescan reads every resource's CPU time, reads and writes, and connections (no sample

@@ -20,6 +20,7 @@
 mod anyway;
 mod app;
 mod armed;
+mod auto;
 mod doctor;
 mod exit;
 mod generate;
@@ -99,6 +100,10 @@ enum Command {
     /// Show or change the list of projects, ports and containers Pier must never offer.
     #[command(after_help = help::PROTECT)]
     Protect(protect::ProtectArgs),
+    /// Show the automatic-stop rules: on or off, what they would stop now and why not the
+    /// rest; pause, resume, or preview them as a dry run.
+    #[command(after_help = help::AUTO)]
+    Auto(auto::AutoArgs),
     /// Measure how long each resource has been idle, and fire armed stops ("stop when safe"),
     /// until Ctrl-C.
     #[command(after_help = help::WATCH)]
@@ -257,6 +262,7 @@ pub fn main() -> ExitCode {
         Command::History(args) => history::history(args),
         Command::Restart(args) => restart::restart(args),
         Command::Protect(args) => protect::run(args),
+        Command::Auto(args) => auto::run(args),
         Command::Watch(args) => watch::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::DoctorChild(args) => doctor::child(args),

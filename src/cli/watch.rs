@@ -13,6 +13,7 @@ use super::{exit, resolve_dirs};
 use pier_core::auto::lock::{self, SchedulerLock, Who};
 use pier_core::auto::scheduler::{Event, Scheduler, SchedulerOptions};
 use pier_core::auto::service::{self, Installed};
+use pier_core::auto::view;
 use pier_core::diagnose::ScanOptions;
 use pier_core::front::numbers;
 use pier_core::model::arm::Armed;
@@ -128,6 +129,8 @@ pub fn run(args: WatchArgs) -> ExitCode {
             Ok(rescanned) => rescanned,
             Err(e) => return exit::failed(&e),
         };
+        // What `pier auto` shows while this watch runs.
+        view::write_or_log(&system, view::Writer::Watch, args.every, &scan, &rules);
         let mut open = report(&scan, &scheduler, args.json, &mut said);
         for e in &events {
             open = open && event(e, args.json);

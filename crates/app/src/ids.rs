@@ -61,6 +61,12 @@ pub enum Click {
     Reveal(String),
     /// "Restart" a snapshot (its record name).
     Restart(RecordName),
+    /// "Pause for 1 hour" (`false`) or "Pause until tomorrow" (`true`) of the automatic stops.
+    PauseAuto {
+        tomorrow: bool,
+    },
+    /// "Resume" the automatic stops.
+    ResumeAuto,
     Refresh,
     StartAtLogin,
     Quit,
@@ -94,6 +100,9 @@ impl Click {
             Click::Open(url) => format!("open:{url}"),
             Click::Reveal(path) => format!("reveal:{path}"),
             Click::Restart(name) => format!("restart:{name}"),
+            Click::PauseAuto { tomorrow: false } => "auto-pause:hour".into(),
+            Click::PauseAuto { tomorrow: true } => "auto-pause:tomorrow".into(),
+            Click::ResumeAuto => "auto-resume".into(),
             Click::Refresh => "refresh".into(),
             Click::StartAtLogin => "login".into(),
             Click::Quit => "quit".into(),
@@ -138,6 +147,9 @@ impl Click {
             "open" => some(rest).map(Click::Open),
             "reveal" => some(rest).map(Click::Reveal),
             "restart" => rest.parse().ok().map(Click::Restart),
+            "auto-pause" if rest == "hour" => Some(Click::PauseAuto { tomorrow: false }),
+            "auto-pause" if rest == "tomorrow" => Some(Click::PauseAuto { tomorrow: true }),
+            "auto-resume" if !id.contains(':') => Some(Click::ResumeAuto),
             "refresh" if !id.contains(':') => Some(Click::Refresh),
             "login" if !id.contains(':') => Some(Click::StartAtLogin),
             "quit" if !id.contains(':') => Some(Click::Quit),
@@ -272,6 +284,9 @@ pub enum Ignored {
     /// A card's id is no target id (`model::target`).
     #[error("{0} is not a resource id")]
     NotAnId(String),
+    /// A pause or resume of the automatic stops runs already.
+    #[error("automatic stops are being paused or resumed already")]
+    Auto,
     /// No card is safe to stop.
     #[error("nothing is safe to stop")]
     NothingSafe,
@@ -346,6 +361,8 @@ pub fn intent(click: Click, state: &UiState) -> Intent {
         Click::Restart(snapshot) => restart(state, snapshot),
         Click::Open(url) => Ok(Intent::Open(url)),
         Click::Reveal(path) => Ok(Intent::Reveal(path)),
+        Click::PauseAuto { tomorrow } => pause_auto(state, tomorrow),
+        Click::ResumeAuto => auto_action(state, "resuming…", Command::Resume),
         Click::Refresh => Ok(Intent::Send(Command::Scan)),
         Click::StartAtLogin => Ok(Intent::ToggleStartAtLogin),
         Click::Quit => Ok(Intent::Quit),
@@ -517,6 +534,28 @@ fn cancel_armed(state: &UiState, path: String, id: TargetId) -> Result<Intent, I
         key: key.clone(),
         doing: "cancelling the armed stop…",
         command: Command::Disarm { key, id },
+    })
+}
+
+/// "Pause for 1 hour" or "Pause until tomorrow" of the automatic stops.
+fn pause_auto(state: &UiState, tomorrow: bool) -> Result<Intent, Ignored> {
+    use pier_core::auto::pause::For;
+    let asked = match tomorrow {
+        true => For::Tomorrow,
+        false => For::While(std::time::Duration::from_secs(3600)),
+    };
+    auto_action(state, "pausing…", Command::Pause { asked })
+}
+
+/// A pause or resume of the automatic stops, unless one runs already.
+fn auto_action(state: &UiState, doing: &'static str, command: Command) -> Result<Intent, Ignored> {
+    if state.is_running(&ActionKey::Auto) {
+        return Err(Ignored::Auto);
+    }
+    Ok(Intent::Act {
+        key: ActionKey::Auto,
+        doing,
+        command,
     })
 }
 

@@ -104,7 +104,8 @@ pub fn run(opts: AppOptions, store: Store) -> Result<std::convert::Infallible, N
             .with_scheduler(SchedulerOptions {
                 settle: opts.settle,
                 ..SchedulerOptions::default()
-            }),
+            })
+            .with_refresh(opts.refresh.unwrap_or(Duration::from_secs(30))),
     );
     // The lock lives as long as the process: the event loop ends in process::exit.
     std::mem::forget(instance);

@@ -26,6 +26,7 @@ const LINE_CHARS: usize = 90;
 
 mod anyway;
 mod armed;
+mod auto;
 
 /// One line of the menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +165,8 @@ pub fn menu(state: &UiState, now: SystemTime) -> Vec<Entry> {
     if let Some(words) = state.acting.as_ref().and_then(|a| a.words()) {
         out.push(Entry::info("acting", words));
     }
+
+    out.extend(auto::submenu(state));
     out.push(Entry::Separator);
     out.push(Entry::action(&Click::Refresh, "Refresh", true));
     out.push(match &state.start_at_login {
@@ -389,6 +392,7 @@ fn card_contents(state: &UiState, p: &Project, at: &dyn Fn(&str) -> String) -> V
     for (i, r) in p.resources.iter().enumerate() {
         lines.push(Entry::info(at(&format!("res:{i}")), resource_line(r)));
         evidence(&mut lines, &format!("res:{i}"), &r.evidence);
+        lines.extend(auto::note(r, at(&format!("res:{i}:auto"))));
         lines.extend(anyway::submenu(state, p, i, r, at));
         lines.extend(armed::lines(state, p, i, r, at));
     }

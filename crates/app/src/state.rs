@@ -39,6 +39,10 @@ pub struct UiState {
     pub armed: Option<Armed>,
     /// Whether automatic stops act in this app, or where; `None` until the first refresh.
     pub acting: Option<Acting>,
+
+    /// The automatic-stop rules and their pause, as the last refresh read them; `None` until
+    /// one did.
+    pub auto: Option<pier_core::worker::AutoStatus>,
 }
 
 /// A restart waiting for its confirming click: the snapshot, and the entries the menu named
@@ -100,6 +104,8 @@ impl UiState {
             self_test: None,
             armed: None,
             acting: None,
+
+            auto: None,
         }
     }
 
@@ -151,6 +157,10 @@ impl UiState {
                 self.results.insert(0, report.clone());
                 self.results.truncate(RESULTS_KEPT);
                 Applied::Finished(report)
+            }
+            Update::Auto(status) => {
+                self.auto = Some(status);
+                Applied::Changed
             }
             Update::SelfTested(report) => {
                 self.self_test = Some(*report);
@@ -218,7 +228,7 @@ impl UiState {
                 self.running.contains_key(key) || self.running.contains_key(&ActionKey::AllSafe)
             }
             ActionKey::AllSafe => projects_busy(),
-            ActionKey::Snapshot(_) => self.running.contains_key(key),
+            ActionKey::Snapshot(_) | ActionKey::Auto => self.running.contains_key(key),
         }
     }
 

@@ -12,3 +12,4 @@ pub mod pause;
 pub mod rules;
 pub mod scheduler;
 pub mod service;
+pub mod view;

@@ -87,7 +87,7 @@ pub struct Pause {
 
 /// Whether the machine's memory is under pressure, as the OS says it (Linux PSI, macOS's
 /// memory pressure level).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPressure {
     /// Under pressure: a pressure rule may act.
     pub under: bool,

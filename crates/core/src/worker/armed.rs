@@ -20,6 +20,7 @@ fn name_of(key: &ActionKey) -> String {
         ActionKey::Project(path) => project_name(path),
         ActionKey::AllSafe => "all safe".to_owned(),
         ActionKey::Snapshot(name) => name.to_string(),
+        ActionKey::Auto => "automatic stops".to_owned(),
     }
 }
 

@@ -12,6 +12,7 @@ use crate::model::card::{Resource, Scan};
 use crate::model::history::{History, RestartReport, RestartResult};
 use crate::model::outcome::StopReport;
 use crate::model::reason::Anyway;
+use crate::model::rules::{Pause, RulesState};
 use crate::model::shown::Shown;
 use crate::model::target::RecordName;
 use crate::probe::reuse::OnceTable;
@@ -53,6 +54,10 @@ pub trait Engine: Send + Sync + 'static {
     fn arm(&self, target: &StopTarget, kernel_state_lost: bool) -> Result<Armed, ArmError>;
     /// Cancels the armed stop of resource `id`: the arm removed, or `None` when none waits.
     fn disarm(&self, id: &TargetId) -> Result<Option<Arm>, StoreError>;
+    /// Pauses the automatic-stop rules (`auto::pause`): the pause as set.
+    fn pause(&self, asked: crate::auto::pause::For) -> Result<Pause, StoreError>;
+    /// Ends their pause: `false` when there was none.
+    fn resume(&self) -> Result<bool, StoreError>;
     /// `pier doctor`'s checks on this machine, run once as the worker starts; `None`: this
     /// engine has none to run.
     fn self_test(&self) -> Option<crate::model::doctor::DoctorReport> {
@@ -73,6 +78,8 @@ pub struct Refreshed {
     /// Whether this scheduler holds the scheduler lock (and so fired what was due), or who
     /// does.
     pub acting: Acting,
+    /// The automatic-stop rules and their pause, as this refresh read them; `None`: not read.
+    pub auto: Option<super::AutoStatus>,
 }
 
 /// The real engine: this machine's [`System`] (probe, signaller, exit waiter, state folder).
@@ -89,6 +96,8 @@ pub struct SystemEngine {
     lock: std::sync::Mutex<Option<SchedulerLock>>,
     /// Where the lock is tried; `None`: the user's runtime folder, or the state folder.
     lock_at: Option<Folder>,
+    /// How often the worker refreshes, as the scheduler's view says it (`auto::view`).
+    every: Duration,
 }
 
 impl SystemEngine {
@@ -108,7 +117,13 @@ impl SystemEngine {
             scheduler: std::sync::Mutex::new(Scheduler::new(SchedulerOptions::default())),
             lock: std::sync::Mutex::new(None),
             lock_at: None,
+            every: Duration::from_secs(30),
         }
+    }
+
+    /// The same engine, refreshed by its worker every `every`.
+    pub fn with_refresh(self, every: Duration) -> Self {
+        Self { every, ..self }
     }
 
     /// The same engine with its scheduler lock tried in `folder` (a test's own).
@@ -188,22 +203,37 @@ impl SystemEngine {
         };
         let mut scan = diagnose::scan(&probe, &opts, &project::marker_on_disk);
         let acting = self.acting();
-        let armed = match &mut scan {
-            Ok(scan) if clock => self.tick(&probe, scan, &acting),
+        // Read only with the clock: a refresh without it costs what it did before the rules.
+        let rules = clock.then(crate::auto::rules::read);
+        let armed = match (&mut scan, &rules) {
+            (Ok(scan), Some(rules)) => self.tick(&probe, scan, rules, &acting),
             _ => Vec::new(),
         };
+        let auto = rules.map(|rules| {
+            // A pause that cannot be read: every card says so (`Scheduler::rules`).
+            let now = crate::auto::pause::now();
+            let paused = crate::auto::pause::read(&self.system.store, now).unwrap_or(None);
+            super::AutoStatus { rules, paused }
+        });
         Refreshed {
             scan: scan.map_err(Into::into),
             history: self.history(&probe),
             armed,
             acting,
+            auto,
         }
     }
 
-    /// One rescan of the idle clock on `scan`, and the armed stops it makes due, fired when
-    /// this scheduler holds the lock (`acting`): without it, it measures and fires nothing.
-    /// Everything a scheduler fires (armed stops, rules) goes behind that one check.
-    fn tick(&self, probe: &OnceTable, scan: &mut Scan, acting: &Acting) -> Vec<ActionReport> {
+    /// One rescan of the idle clock on `scan`: the rules' notes shown, and the armed stops and
+    /// rules it makes due fired when this scheduler holds the lock (`acting`); without it, it
+    /// measures and fires nothing. Everything a scheduler fires goes behind that one check.
+    fn tick(
+        &self,
+        probe: &OnceTable,
+        scan: &mut Scan,
+        rules: &RulesState,
+        acting: &Acting,
+    ) -> Vec<ActionReport> {
         // A panic in another refresh leaves the clock as it was: it is still whole. The lock
         // is held while due arms fire, so two refreshes never fire one arm twice.
         let mut scheduler = self
@@ -211,10 +241,13 @@ impl SystemEngine {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         scheduler.measure(probe, scan);
-        // Without the lock the rules' notes are still shown; nothing is fired or sent.
-        let rules = crate::auto::rules::read();
         let stop = self.stop_options(&Anyway::default());
-        let events = scheduler.tick(&self.system, scan, &stop, &rules, acting.fires());
+        let events = scheduler.tick(&self.system, scan, &stop, rules, acting.fires());
+        // What `pier auto` shows while the app runs: only the scheduler that acts says it.
+        if acting.fires() {
+            let app = crate::auto::view::Writer::App;
+            crate::auto::view::write_or_log(&self.system, app, self.every, scan, rules);
+        }
         events
             .iter()
             .filter_map(armed::armed_event_summary)
@@ -255,6 +288,13 @@ impl SystemEngine {
 impl Engine for SystemEngine {
     fn refresh(&self, generation: u64) -> Refreshed {
         self.refresh_with(generation, true)
+    }
+    fn pause(&self, asked: crate::auto::pause::For) -> Result<Pause, StoreError> {
+        let p = asked.at(crate::auto::pause::now());
+        crate::auto::pause::set(&self.system.store, &p).map(|()| p)
+    }
+    fn resume(&self) -> Result<bool, StoreError> {
+        crate::auto::pause::clear(&self.system.store)
     }
 
     fn arm(&self, target: &StopTarget, kernel_state_lost: bool) -> Result<Armed, ArmError> {

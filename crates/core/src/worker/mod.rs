@@ -15,6 +15,7 @@
 //!   a stop in flight ends at its next seam, as an interrupted `pier stop` does.
 
 mod armed;
+mod auto;
 mod engine;
 mod error;
 mod summary;
@@ -35,6 +36,7 @@ use crate::model::shown::Shown;
 use crate::model::target::{RecordName, TargetId};
 
 pub use armed::{arm_summary, armed_event_summary, disarm_summary};
+pub use auto::{pause_summary, resume_summary, AutoStatus};
 pub use engine::{Engine, Refreshed, SystemEngine};
 pub use error::{NoReport, Panicked, RefreshError};
 pub use summary::{
@@ -82,6 +84,13 @@ pub enum Command {
         /// The resource's id.
         id: TargetId,
     },
+    /// Pause the automatic-stop rules (`auto::pause`), replacing any pause before it.
+    Pause {
+        /// For how long.
+        asked: crate::auto::pause::For,
+    },
+    /// End the pause of the automatic-stop rules.
+    Resume,
     /// Restart one snapshot; `label` names it in the result line.
     Restart {
         /// The snapshot's record name in the state folder.
@@ -120,6 +129,8 @@ pub enum ActionKey {
     AllSafe,
     /// "Restart" of one snapshot (its record name).
     Snapshot(RecordName),
+    /// "Pause" or "Resume" of the automatic stops.
+    Auto,
 }
 
 /// The whole answer of one action, for the menu and the notification.
@@ -188,6 +199,9 @@ pub enum Update {
     /// Whether the engine's scheduler fires what is due, or who does: sent after a scan when
     /// it changed (at first the UI takes it that the app acts).
     Acting(crate::auto::lock::Acting),
+
+    /// The automatic-stop rules and their pause, as the refresh just delivered read them.
+    Auto(AutoStatus),
     /// The self-test the engine runs when the worker starts (`pier doctor`'s checks) ended.
     SelfTested(Box<crate::model::doctor::DoctorReport>),
     /// SIGINT or SIGTERM arrived: the UI should quit.
@@ -329,6 +343,8 @@ async fn run(
                     spawn_arm(&shared, &mut actions, key, target, kernel_state_lost);
                 }
                 Some(Command::Disarm { key, id }) => spawn_disarm(&shared, &mut actions, key, id),
+                Some(Command::Pause { asked }) => spawn_auto(&shared, &mut actions, Some(asked)),
+                Some(Command::Resume) => spawn_auto(&shared, &mut actions, None),
             },
             Some(_) = actions.join_next(), if !actions.is_empty() => {}
             () = tick(&mut ticks) => {
@@ -402,6 +418,10 @@ fn scan_as(shared: &Arc<Shared>, generation: u64, periodic: bool) {
             history: refreshed.history,
         });
         acting_changed(&shared, refreshed.acting);
+
+        if let Some(auto) = refreshed.auto {
+            (shared.sink)(Update::Auto(auto));
+        }
         armed_results(&shared, refreshed.armed);
     });
 }
@@ -553,6 +573,24 @@ fn spawn_disarm(shared: &Arc<Shared>, actions: &mut Actions, key: ActionKey, id:
         }
     });
     follow_with_scan(shared, actions, done_key, done);
+}
+
+/// "Pause for …" (`asked`) or "Resume" (`None`) of the automatic stops.
+fn spawn_auto(shared: &Arc<Shared>, actions: &mut Actions, asked: Option<crate::auto::pause::For>) {
+    let task = Arc::clone(shared);
+    let done = tokio::task::spawn_blocking(move || {
+        let key = ActionKey::Auto;
+        let summary = match asked {
+            Some(asked) => guarded("pausing the rules", || {
+                pause_summary(&task.engine.pause(asked))
+            }),
+            None => guarded("resuming the rules", || {
+                resume_summary(&task.engine.resume())
+            }),
+        };
+        summary.unwrap_or_else(|why| failed(key, &why))
+    });
+    follow_with_scan(shared, actions, ActionKey::Auto, done);
 }
 
 /// The result of an action whose engine call panicked.

@@ -76,7 +76,17 @@ impl Engine for Scripted {
             history: Ok(History::default()),
             armed,
             acting: crate::auto::lock::Acting::Here,
+            auto: None,
         }
+    }
+    fn pause(
+        &self,
+        asked: crate::auto::pause::For,
+    ) -> Result<crate::model::rules::Pause, crate::store::StoreError> {
+        Ok(asked.at(0))
+    }
+    fn resume(&self) -> Result<bool, crate::store::StoreError> {
+        Ok(true)
     }
     fn arm(
         &self,
