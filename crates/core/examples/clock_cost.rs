@@ -3,7 +3,8 @@
 //! a rotating order of three:
 //!
 //! - **clock**: one rescan as `pier watch` makes it every `--every` (`Scheduler::rescan`: a scan
-//!   with no sample window, memory or engine, the clock measured, the arms listed);
+//!   with no sample window, memory or engine, the clock measured, the arms listed, the rules
+//!   read from `PIER_CONFIG_DIR` and judged);
 //! - **refresh**: one refresh of the tray app as it runs (`SystemEngine::refresh`, the app's
 //!   default sample window, memory, the engines asked, the clock inside, the history);
 //! - **scan+history**: the same refresh without the clock (`refresh_without_clock`): what a
@@ -11,7 +12,8 @@
 //!
 //! Each is timed in CPU time (the process's user + system, its reaped children's too: the
 //! sample window's wait costs none) and wall time. The state folder is `PIER_STATE_DIR`.
-//! `bench/clock.sh` runs it among 2,000 processes and 20 servers.
+//! `bench/clock.sh` runs it among 2,000 processes and 20 servers; `bench/auto.sh` runs it with
+//! a rules file and without one, for what the rules add.
 //!
 //!   cargo run --release -p pier-core --features cli --example clock_cost -- ROUNDS [DIR...]
 //!
@@ -30,7 +32,6 @@ use pier_core::diagnose::ScanOptions;
 use pier_core::front::app_args::AppArgs;
 use pier_core::front::System;
 use pier_core::model::card::Scan;
-use pier_core::model::rules::RulesState;
 use pier_core::stop::StopOptions;
 use pier_core::store::Store;
 use pier_core::worker::{Engine, Refreshed, SystemEngine};
@@ -119,11 +120,13 @@ impl Bench {
                     protect: pier_core::config::protect(),
                     ..ScanOptions::default()
                 };
+                // Read at every rescan, as `pier watch` reads it.
+                let rules = pier_core::auto::rules::read();
                 let rescan = self.scheduler.rescan(
                     &self.system,
                     &opts,
                     &StopOptions::default(),
-                    &RulesState::Off,
+                    &rules,
                     true,
                 );
                 resources(&rescan.unwrap_or_else(|e| fail(&e)).0, true)
