@@ -86,7 +86,9 @@ fn never_ruled(watch: &Watch, id: &str, n: usize, what: &str) -> Value {
 
 /// Seconds of idle a rule's `because` names ("idle 4 s").
 fn idle_seconds(because: &str) -> u64 {
-    let s = because.strip_prefix("idle ").and_then(|s| s.strip_suffix(" s"));
+    let s = because
+        .strip_prefix("idle ")
+        .and_then(|s| s.strip_suffix(" s"));
     s.and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("because {because:?} is not \"idle N s\""))
 }
@@ -147,7 +149,10 @@ fn an_idle_server_is_stopped_by_the_rule_recorded_as_its_and_restart_brings_it_b
     let again = id_of(&back);
     let note = never_ruled(&watch, &again, 8, "the restarted server");
     assert_eq!(note["state"], "never", "{note:#}");
-    assert!(note["why"].as_str().unwrap().contains("started again"), "{note:#}");
+    assert!(
+        note["why"].as_str().unwrap().contains("started again"),
+        "{note:#}"
+    );
     assert!(alive(pid(&back)));
 }
 
@@ -216,7 +221,10 @@ fn the_cap_stops_one_of_two_idle_servers_and_the_others_note_says_the_cap() {
     assert!(first == ida || first == idb, "stopped {first}, not ours");
     let note = never_ruled(&watch, other, 6, "the second idle server under the cap");
     assert_eq!(note["state"], "held", "{note:#}");
-    assert!(note["why"].as_str().unwrap().contains("the cap"), "{note:#}");
+    assert!(
+        note["why"].as_str().unwrap().contains("the cap"),
+        "{note:#}"
+    );
     let alive_one = if first == ida { &b } else { &a };
     assert!(alive(pid(alive_one)));
 }
@@ -234,12 +242,18 @@ fn a_server_started_again_by_hand_after_a_rules_stop_is_left_alone() {
     stopped_by_rule(&watch, &id);
     wait_for("the server to end", || (!alive(pid(&server))).then_some(()));
     // The same command in the same project, by hand (as `start_vite` ran it).
-    let cmd = format!("./{VITE} --report '{}' ; true", sb.report_path("web").display());
+    let cmd = format!(
+        "./{VITE} --report '{}' ; true",
+        sb.report_path("web").display()
+    );
     sb.spawn_orphan(&sb.path().join("web"), &["sh", "-c", &cmd]);
     let again = sb.report("web", |r| r["pid"] != server["pid"]);
     sb.own_parent(&again);
     let note = never_ruled(&watch, &id_of(&again), 8, "a server started again by hand");
     assert_eq!(note["state"], "never", "{note:#}");
-    assert!(note["why"].as_str().unwrap().contains("started again"), "{note:#}");
+    assert!(
+        note["why"].as_str().unwrap().contains("started again"),
+        "{note:#}"
+    );
     assert!(alive(pid(&again)));
 }
