@@ -2,12 +2,13 @@
 # The long versions of the reliability checks that .ci/run runs short (issue 8): 200,000 cases
 # of each parser property, 20,000 of the diagnosis properties, 10,000 rounds of the stop soak
 # (single stops and batches; four runs side by side, added up), 20,000 SIGKILLs of a writing
-# store, 400 real stops interrupted by SIGINT or SIGKILL at random points, and the scan and stop
+# store, 400 real stops interrupted by SIGINT or SIGKILL at random points, 40,000 decisions of
+# the automatic-stop rules against real servers used at random (about 25 min), and the scan and stop
 # at scale (5,000 processes, 500 listeners, 2,000 connections; batches of 1, 10 and 50; the idle
-# clock's rescan against the app's refresh). About 1.5 hours on 2 cores, most of it the soak;
+# clock's rescan against the app's refresh). About 2 hours on 2 cores, most of it the soak;
 # run as root (pid steering, the mount-based store tests). Prints each part's summary; the whole
 # output of each part is kept in target/long/<part>.log.
-#   scripts/long.sh [PART...]      (parts: parsers diagnosis soak store interrupt scale; all by default)
+#   scripts/long.sh [PART...]      (parts: parsers diagnosis soak store interrupt rules scale; all by default)
 # PIER_SOAK_ROUNDS (default 10000) and PIER_SOAK_JOBS (default 4) size the soak;
 # PIER_SOAK_SECS (default 14400) bounds each of its runs.
 set -uo pipefail
@@ -101,6 +102,8 @@ part store "SIGKILLs|test result" env PIER_CRASH_KILLS=20000 \
   cargo test --release --locked --test store_crash_linux -- --nocapture
 part interrupt "interrupted stops|test result" env PIER_INTERRUPT_ROUNDS=400 \
   cargo test --release --locked --test interrupt_linux -- --nocapture
+part rules "^rules soak|test result" env PIER_RULES_SOAK_DECISIONS=40000 PIER_RULES_SOAK_SECS=3600 \
+  PIER_RULES_SOAK_SERVERS=30 cargo test --release --locked --test auto_soak_linux -- --nocapture
 part scale "." bash -c 'bench/scan.sh 5000 500 2000 5 && bench/batch.sh 3 5000 && bench/clock.sh 5000 500 5'
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -31,7 +31,7 @@ fn card(sandbox: &Sandbox, root: Started) -> Result<(String, String), String> {
 }
 
 /// The tree's listener on `port`, reached from this machine.
-fn main_port(root: Started, port: u16) -> Result<SocketAddr, String> {
+pub fn main_port(root: Started, port: u16) -> Result<SocketAddr, String> {
     truth::listeners(&truth::tree(root))
         .into_iter()
         .find(|l| l.port() == port)

@@ -14,6 +14,7 @@ pub mod batch;
 mod client;
 pub mod idle;
 mod launch;
+pub mod ruled;
 mod steps;
 pub mod truth;
 mod watch;
