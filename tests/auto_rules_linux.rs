@@ -148,7 +148,7 @@ fn an_idle_server_is_stopped_by_the_rule_recorded_as_its_and_restart_brings_it_b
     // Started again from the snapshot: the rule leaves it alone, and says why.
     let again = id_of(&back);
     let note = never_ruled(&watch, &again, 8, "the restarted server");
-    assert_eq!(note["state"], "never", "{note:#}");
+    assert_eq!(note["state"], "held", "{note:#}");
     assert!(
         note["why"].as_str().unwrap().contains("started again"),
         "{note:#}"
@@ -250,7 +250,7 @@ fn a_server_started_again_by_hand_after_a_rules_stop_is_left_alone() {
     let again = sb.report("web", |r| r["pid"] != server["pid"]);
     sb.own_parent(&again);
     let note = never_ruled(&watch, &id_of(&again), 8, "a server started again by hand");
-    assert_eq!(note["state"], "never", "{note:#}");
+    assert_eq!(note["state"], "held", "{note:#}");
     assert!(
         note["why"].as_str().unwrap().contains("started again"),
         "{note:#}"

@@ -75,6 +75,10 @@ pub(crate) struct RuleLine {
     name: String,
     idle_seconds: u64,
     pressure: bool,
+    /// Its filters, as read (folders resolved); empty: any.
+    under: Vec<std::path::PathBuf>,
+    kinds: Vec<String>,
+    ports: Vec<u16>,
 }
 
 /// The scheduler that runs the rules, as its view names it.
@@ -261,6 +265,9 @@ fn document(
                     name: r.name.clone(),
                     idle_seconds: r.idle_seconds,
                     pressure: r.pressure,
+                    under: r.under.clone(),
+                    kinds: r.kinds.clone(),
+                    ports: r.ports.clone(),
                 })
                 .collect();
             ("on", lines, None)

@@ -110,6 +110,7 @@ pub fn run(args: WatchArgs) -> ExitCode {
             args.every.as_secs_f64(),
             args.settle.as_secs_f64()
         ));
+        say(&rules_line(&pier_core::auto::rules::read()));
     }
     let mut generation = 0;
     let mut said = Said::new();
@@ -179,6 +180,23 @@ fn scheduler_lock(system: &pier_core::front::System) -> Result<SchedulerLock, Ex
         );
     }
     lock::take_in(&folder, Who::Watch).map_err(|e| exit::failed(&e))
+}
+
+/// Whether the rules act here, at the start: each rescan reads them again.
+fn rules_line(rules: &pier_core::model::rules::RulesState) -> String {
+    use pier_core::model::rules::RulesState;
+    match rules {
+        RulesState::Off => "Rules: off (`pier auto` says how to turn them on).".to_owned(),
+        RulesState::On(r) => {
+            let names: Vec<String> = r.rules.iter().map(|x| format!("'{}'", x.name)).collect();
+            for_terminal(&format!(
+                "Rules: on ({}); `pier auto` previews them.",
+                names.join(", ")
+            ))
+            .into_owned()
+        }
+        RulesState::Unreadable(why) => for_terminal(&format!("Rules are off: {why}")).into_owned(),
+    }
 }
 
 /// 128 + N when signal N interrupted an armed stop this rescan fired, as `pier stop` exits

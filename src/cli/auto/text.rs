@@ -64,7 +64,11 @@ fn rules_line(d: &Document) -> String {
                         ""
                     };
                     let idle = duration_seconds(r.idle_seconds);
-                    format!("'{}' (idle {idle}{pressure})", for_terminal(&r.name))
+                    format!(
+                        "'{}' (idle {idle}{pressure}{})",
+                        for_terminal(&r.name),
+                        filters(r)
+                    )
                 })
                 .collect();
             let n = d.rule.len();
@@ -79,6 +83,26 @@ fn rules_line(d: &Document) -> String {
             "Automatic stops: off (the default). To turn them on, add a rule to {file}:\n{EXAMPLE}"
         ),
     }
+}
+
+/// A rule's filters, as read: "; under /w; kinds vite; ports 5173"; empty when it has none.
+fn filters(r: &super::RuleLine) -> String {
+    let under: Vec<String> = r
+        .under
+        .iter()
+        .map(|f| path_for_terminal(f).into_owned())
+        .collect();
+    let kinds: Vec<String> = r
+        .kinds
+        .iter()
+        .map(|k| for_terminal(k).into_owned())
+        .collect();
+    let ports: Vec<String> = r.ports.iter().map(u16::to_string).collect();
+    [("under", under), ("kinds", kinds), ("ports", ports)]
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("; {k} {}", v.join(", ")))
+        .collect()
 }
 
 /// Which scheduler runs the rules, or that none does.

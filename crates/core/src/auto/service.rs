@@ -88,7 +88,9 @@ pub fn systemd_quoted(exe: &str) -> Option<String> {
 }
 
 /// The systemd user unit that runs `exe watch` at login, restarted when it fails; `None` for
-/// a path systemd cannot run ([`systemd_quoted`]).
+/// a path systemd cannot run ([`systemd_quoted`]). Why a minute between tries: a watch that
+/// finds the app holding the scheduler lock exits 1; it tries again each minute, and acts once
+/// the app has quit, without a start every few seconds meanwhile.
 pub fn systemd_unit(exe: &str) -> Option<String> {
     let exe = systemd_quoted(exe)?;
     Some(format!(
@@ -99,7 +101,7 @@ pub fn systemd_unit(exe: &str) -> Option<String> {
          [Service]\n\
          ExecStart={exe} watch\n\
          Restart=on-failure\n\
-         RestartSec=10\n\
+         RestartSec=60\n\
          \n\
          [Install]\n\
          WantedBy=default.target\n"
@@ -114,7 +116,8 @@ fn xml(text: &str) -> String {
 }
 
 /// The LaunchAgent that runs `exe watch` at login (RunAtLoad), started again when it ends
-/// with a failure (KeepAlive, SuccessfulExit false).
+/// with a failure (KeepAlive, SuccessfulExit false), at most once a minute (ThrottleInterval),
+/// as the systemd unit is.
 pub fn launch_agent(exe: &str) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
@@ -129,6 +132,7 @@ pub fn launch_agent(exe: &str) -> String {
          \t<key>RunAtLoad</key>\n\t<true/>\n\
          \t<key>KeepAlive</key>\n\
          \t<dict>\n\t\t<key>SuccessfulExit</key>\n\t\t<false/>\n\t</dict>\n\
+         \t<key>ThrottleInterval</key>\n\t<integer>60</integer>\n\
          \t<key>ProcessType</key>\n\t<string>Background</string>\n\
          </dict>\n\
          </plist>\n",

@@ -62,8 +62,11 @@ pub struct Judged {
 /// again) never changes by waiting, so it is said first; then which rule names it and how long
 /// it has been idle; last what holds every card back for a while (pause, settle, back-off, cap).
 pub fn judge(g: &Gates, c: &Card) -> Judged {
-    if let Some(why) = never(c, g.now) {
+    if let Some(why) = never(c) {
         return note(AutoState::Never, None, None, why);
+    }
+    if let Some(why) = started_again_lately(c, g.now) {
+        return note(AutoState::Held, None, None, why);
     }
     let matching: Vec<(usize, &Rule)> = g
         .rules
@@ -79,7 +82,9 @@ pub fn judge(g: &Gates, c: &Card) -> Judged {
     let (i, rule, left) = soonest(&matching, c, g.pressure);
     let name = Some(rule.name.clone());
     if let Some(left) = left {
-        return note(AutoState::Waiting, name, Some(left), waiting(rule, c, g));
+        // Unmeasured (no scheduler's clock): when it will be due is not known.
+        let due_in = c.r.idle.is_some().then_some(left);
+        return note(AutoState::Waiting, name, due_in, waiting(rule, c, g));
     }
     match held(g, c) {
         Some(why) => note(AutoState::Held, name, None, why),
@@ -90,9 +95,8 @@ pub fn judge(g: &Gates, c: &Card) -> Judged {
     }
 }
 
-/// Why no rule ever stops `c` as it is: rules act only on green, never on a kernel's state, and
-/// never against a person who started it again today.
-fn never(c: &Card, now: u64) -> Option<String> {
+/// Why no rule ever stops `c` as it is: rules act only on green, never on a kernel's state.
+fn never(c: &Card) -> Option<String> {
     // Why: green is the only level every checkpoint agrees on; yellow and red need a person.
     if c.r.level != Level::Green || !c.r.reasons.is_empty() {
         return Some("not green: automatic-stop rules act only on green cards".to_owned());
@@ -103,6 +107,12 @@ fn never(c: &Card, now: u64) -> Option<String> {
             "holds a live notebook kernel, whose state a restart cannot bring back".into(),
         );
     }
+    None
+}
+
+/// Why no rule stops `c` for a day: a person started it again after a stop (never fight the
+/// undo, nor a command typed again).
+fn started_again_lately(c: &Card, now: u64) -> Option<String> {
     let again = c.started_again?;
     Some(format!(
         "started again at {}: rules leave it alone until {}",
@@ -168,6 +178,7 @@ fn waiting(rule: &Rule, c: &Card, g: &Gates) -> String {
     };
     let now = match c.r.idle.as_ref() {
         None => "not measured yet".to_owned(),
+        Some(i) if i.state == IdleState::Measuring => "measuring".to_owned(),
         Some(i) => crate::words::idle(i),
     };
     format!("due once idle {idle}{pressure}; now {now}")
@@ -177,8 +188,7 @@ fn waiting(rule: &Rule, c: &Card, g: &Gates) -> String {
 fn held(g: &Gates, c: &Card) -> Option<String> {
     if let Some(p) = g.pause {
         return Some(format!(
-            "rules are paused {} (until {}): `pier auto --resume`",
-            p.asked,
+            "rules are paused until {}: `pier auto --resume` ends the pause",
             utc_minute(p.until)
         ));
     }

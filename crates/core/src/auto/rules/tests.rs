@@ -126,10 +126,9 @@ fn a_card_is_due_exactly_when_its_idle_time_reaches_the_rule() {
     );
     let mut unmeasured = idle_for(0);
     unmeasured.idle = None;
-    assert_eq!(
-        judge::judge(&g, &card(&unmeasured)).note.due_in_seconds,
-        Some(1800)
-    );
+    let j = judge::judge(&g, &card(&unmeasured));
+    assert_eq!(j.note.due_in_seconds, None, "no clock: not known when");
+    assert_eq!(j.note.state, AutoState::Waiting);
 }
 
 /// Only green: any reason on the card, or a level other than green, is never due however long
@@ -297,7 +296,8 @@ fn a_resource_started_again_today_is_left_alone_for_a_day() {
         ..card(&r)
     };
     let j = judge::judge(&gates(&rules), &c);
-    assert_eq!((j.note.state, j.due), (AutoState::Never, None));
+    assert_eq!((j.note.state, j.due), (AutoState::Held, None));
+    assert!(j.note.why.contains("started again"), "{}", j.note.why);
     let other = entry("/w/web", &["node", "next"], NOW - 3600);
     assert_eq!(judge::started_again(&r, "/w/web", &[other], NOW), None);
     let before = entry("/w/web", &["node", "vite"], NOW - 300);
