@@ -299,14 +299,8 @@ pub fn read_text(path: &Path) -> Result<Option<String>, ProtectError> {
 /// name a different folder from every working directory.
 pub fn parse(text: &str) -> Result<ProtectList, Invalid> {
     let list: ProtectList = toml::from_str(text).map_err(|e| {
-        let what: Vec<&str> = e.message().lines().map(str::trim).collect();
-        let line = e
-            .span()
-            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-        Invalid::Toml {
-            line,
-            what: what.join(", "),
-        }
+        let (line, what) = toml_error(text, &e);
+        Invalid::Toml { line, what }
     })?;
     if let Some(p) = list.projects.iter().find(|p| !p.is_absolute()) {
         return Err(Invalid::RelativeProject(p.clone()));
@@ -315,6 +309,16 @@ pub fn parse(text: &str) -> Result<ProtectList, Invalid> {
         return Err(Invalid::PortZero);
     }
     Ok(list)
+}
+
+/// A TOML error in a configuration file's `text`, for a person: the line it is on (when the
+/// parser says) and the parser's words on one line.
+pub(crate) fn toml_error(text: &str, e: &toml::de::Error) -> (Option<usize>, String) {
+    let what: Vec<&str> = e.message().lines().map(str::trim).collect();
+    let line = e
+        .span()
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    (line, what.join(", "))
 }
 
 /// Writes `list` to `path` whole (a new temp file, `O_EXCL`, then a rename), creating the

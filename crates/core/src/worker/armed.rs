@@ -58,14 +58,37 @@ pub fn armed_event_summary(event: &Event) -> Option<ActionReport> {
 /// "web: stopped by your armed stop (4 processes) · Restart in Recently stopped"; a stop
 /// refused for what the arm waits out says it still waits (`kept`); any other end drops it.
 fn fired_summary(arm: &Arm, r: &StopReport, kept: bool) -> ActionReport {
-    let key = ActionKey::Project(arm.project.clone());
-    let mut words = match r.result {
+    let words = match r.result {
         _ if kept => format!("armed stop refused — {}; still armed", r.reason),
         ResourceResult::Stopped | ResourceResult::PartiallyStopped | ResourceResult::NotStopped => {
             stop_words_by(r, BY_ARM)
         }
         _ => format!("armed stop dropped — {}", stop_words(r)),
     };
+    automatic_summary(&arm.project, &arm.kind, words, r)
+}
+
+/// "web: stopped by your rule 'idle 30 min': idle 42 min (4 processes) · Restart in Recently
+/// stopped"; refused: it says so (the resource then waits out the back-off).
+fn ruled_summary(rule: &str, because: &str, project: &str, r: &StopReport) -> ActionReport {
+    let by = crate::model::RequestedBy::Rule {
+        name: rule.to_owned(),
+        because: Some(because.to_owned()),
+    };
+    let by = format!(" {}", crate::words::asked_by(&by).unwrap_or_default());
+    let words = match r.result {
+        ResourceResult::Stopped | ResourceResult::PartiallyStopped | ResourceResult::NotStopped => {
+            stop_words_by(r, &by)
+        }
+        _ => format!("the rule '{rule}' did not stop it — {}", stop_words(r)),
+    };
+    automatic_summary(project, r.kind.as_deref().unwrap_or("server"), words, r)
+}
+
+/// An automatic stop's result line in `project`: `words`, then what could not be recorded,
+/// then where its undo is; with the undo the notification offers.
+fn automatic_summary(project: &str, kind: &str, mut words: String, r: &StopReport) -> ActionReport {
+    let key = ActionKey::Project(project.to_owned());
     if let Some(e) = &r.record_error {
         words = format!("{words} — the outcome could not be recorded: {e}");
     }
@@ -77,36 +100,7 @@ fn fired_summary(arm: &Arm, r: &StopReport, kept: bool) -> ActionReport {
         summary: format!("{}: {words}", name_of(&key)),
         tone: tone_of_outcome(&Ok(r.clone())),
         key,
-        restart: undo_of(&arm.project, &arm.kind, r),
-    }
-}
-
-/// "web: stopped by your rule 'idle 30 min': idle 42 min (4 processes) · Restart in Recently
-/// stopped"; refused: it says so, and that the resource waits out the back-off.
-fn ruled_summary(rule: &str, because: &str, project: &str, r: &StopReport) -> ActionReport {
-    let key = ActionKey::Project(project.to_owned());
-    let by = crate::model::RequestedBy::Rule {
-        name: rule.to_owned(),
-        because: Some(because.to_owned()),
-    };
-    let by = format!(" {}", crate::words::asked_by(&by).unwrap_or_default());
-    let mut words = match r.result {
-        ResourceResult::Stopped | ResourceResult::PartiallyStopped | ResourceResult::NotStopped => {
-            stop_words_by(r, &by)
-        }
-        _ => format!("the rule '{rule}' did not stop it — {}", stop_words(r)),
-    };
-    if let Some(e) = &r.record_error {
-        words = format!("{words} — the outcome could not be recorded: {e}");
-    }
-    if signalled(r.result) {
-        words.push_str(" · Restart in Recently stopped");
-    }
-    ActionReport {
-        summary: format!("{}: {words}", name_of(&key)),
-        tone: tone_of_outcome(&Ok(r.clone())),
-        key,
-        restart: undo_of(project, r.kind.as_deref().unwrap_or("server"), r),
+        restart: undo_of(project, kind, r),
     }
 }
 
