@@ -10,34 +10,15 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::auto::{auto_json, card, rules};
 use common::watch::Watch;
 use common::*;
 use serde_json::Value;
-
-fn rules(sb: &Sandbox, text: &str) {
-    let dir = sb.path().join("config");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("rules.toml"), text).unwrap();
-}
-
-fn auto_json(sb: &Sandbox, args: &[&str]) -> Value {
-    let out = sb.pier(&[&["auto", "--json"], args].concat());
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    serde_json::from_slice(&out.stdout).expect("pier auto prints JSON")
-}
 
 fn auto_text(sb: &Sandbox, args: &[&str]) -> String {
     let out = sb.pier(&[&["auto"], args].concat());
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// The card of resource `id` in `pier auto --json`'s lists.
-fn card<'v>(doc: &'v Value, id: &str) -> Option<&'v Value> {
-    ["due", "others"]
-        .iter()
-        .flat_map(|k| doc[k].as_array().into_iter().flatten())
-        .find(|c| c["id"] == id)
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod auto;
 pub mod users;
 pub mod watch;
 
