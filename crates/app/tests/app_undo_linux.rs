@@ -362,7 +362,7 @@ fn the_rule_leaves_the_restarted_server_alone(sb: &Sandbox, again: &serde_json::
         let doc = auto_json(sb, &[]);
         left_alone(&doc).map(|c| (doc, c))
     });
-    assert_eq!(c["auto"]["state"], "never", "{c}");
+    assert_eq!(c["auto"]["state"], "held", "{c}");
     assert!(
         c["auto"]["why"]
             .as_str()
@@ -374,7 +374,7 @@ fn the_rule_leaves_the_restarted_server_alone(sb: &Sandbox, again: &serde_json::
     wait_for("five more refreshes", || {
         let doc = auto_json(sb, &[]);
         let c = card(&doc, &id).unwrap_or_else(|| panic!("its card stays: {doc}"));
-        assert_eq!(c["auto"]["state"], "never", "{c}");
+        assert_eq!(c["auto"]["state"], "held", "{c}");
         assert!(alive(pid(again)), "not stopped again: {c}");
         (doc["scheduler"]["written_at"].as_u64() >= Some(since + 5)).then_some(())
     });
