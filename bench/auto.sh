@@ -108,9 +108,11 @@ for c in rules none; do
 done
 
 # watch NAME CONFIG EVERY: a `pier watch --json` as the user, in the background; its pid in $!.
+# Each in a runtime folder of its own: one scheduler per folder acts (the scheduler lock).
 watch() {
+  "${as[@]}" install -d -m 700 "$work/home/run-$1"
   "${as[@]}" PIER_STATE_DIR="$work/state-$1" PIER_CONFIG_DIR="$work/$2" \
-    "$work/bin/pier" watch --json --every "$3" >"$work/out/$1.jsonl" 2>"$work/out/$1.err" &
+    XDG_RUNTIME_DIR="$work/home/run-$1" "$work/bin/pier" watch --json --every "$3" >"$work/out/$1.jsonl" 2>"$work/out/$1.err" &
   kids+=($!)
 }
 # 2. With the rules and without, side by side, at --every 5.
