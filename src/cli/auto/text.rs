@@ -27,7 +27,10 @@ pub(super) fn document(d: &Document) -> String {
     }
     out.push_str(&runner_line(d.scheduler.as_ref(), d.rules == "on"));
     if let Some(p) = &d.pressure {
-        let _ = writeln!(out, "Memory: {}.", for_terminal(&p.words));
+        let words = for_terminal(&p.words);
+        let mut first = words.chars();
+        let head = first.next().map(|c| c.to_uppercase().to_string());
+        let _ = writeln!(out, "{}{}.", head.unwrap_or_default(), first.as_str());
     }
     if d.rules == "off" {
         return out;
