@@ -157,14 +157,8 @@ struct RuleFile {
 /// The rules from the file's text, checked.
 pub fn parse(text: &str) -> Result<Rules, Invalid> {
     let file: File = toml::from_str(text).map_err(|e| {
-        let what: Vec<&str> = e.message().lines().map(str::trim).collect();
-        let line = e
-            .span()
-            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-        Invalid::Toml {
-            line,
-            what: what.join(", "),
-        }
+        let (line, what) = config::toml_error(text, &e);
+        Invalid::Toml { line, what }
     })?;
     let cap_per_hour = file.cap_per_hour.unwrap_or(DEFAULT_CAP_PER_HOUR);
     if !(1..=600).contains(&cap_per_hour) {
