@@ -155,3 +155,51 @@ fn with_pier_watch_running_pier_auto_shows_its_view_and_a_dry_run_sends_nothing(
     assert!(due_seen, "the rescan that stopped it showed it due");
     wait_for("the fixture gone", || (!alive(root.pid)).then_some(()));
 }
+
+/// A server that outlives SIGTERM is asked once by a rule, then backed off: the next rescans
+/// do not ask it again (each would be a record, a notification and one of the hour's cap).
+/// Found by the review: it was asked at every rescan until the cap was spent on it.
+#[test]
+fn a_rule_stop_that_did_not_stop_it_backs_the_resource_off() {
+    if fixtures_cannot_be_orphans("a rule's back-off after a stop that did not stop it") {
+        return;
+    }
+    let sb = Sandbox::new();
+    rules(&sb, "[[rule]]\nname = \"quick\"\nidle = \"2s\"\n");
+    let server = sb.start_vite("stubborn", &["--ignore-term"], |_| true);
+    let pid = server["pid"].as_u64().unwrap();
+    // Its card once it is its own root: its id is its own identity.
+    let own_id = format!("{pid}-{}", server["start_time"].as_u64().unwrap());
+    let watch = Watch::start(&sb, 1, 1);
+    let asks = |line: &Value| {
+        line["event"] == "ruled"
+            && line["report"]["members"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["pid"] == pid))
+    };
+    // Its launcher `sh` ends on SIGTERM and the server, now its own root, is asked again.
+    let mut deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, line) = watch
+            .next(deadline)
+            .expect("the rule asks the server within 60 s");
+        if asks(&line) && line["report"]["result"] == "not_stopped" {
+            break;
+        }
+    }
+    deadline = Instant::now() + Duration::from_secs(12);
+    let mut held = false;
+    while let Some((_, line)) = watch.next(deadline) {
+        assert!(!asks(&line), "asked again, not backed off: {line}");
+        held |= line["event"] == "rescan"
+            && line["resources"].as_array().unwrap().iter().any(|r| {
+                r["id"] == own_id.as_str()
+                    && r["auto"]["why"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("did not stop it")
+            });
+    }
+    assert!(held, "its card says it waits out the back-off");
+    assert!(alive(pid as u32), "it still runs (it ignores SIGTERM)");
+}

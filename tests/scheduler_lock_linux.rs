@@ -71,6 +71,45 @@ fn a_second_pier_watch_refuses_and_names_the_first_until_it_is_killed() {
     assert!(out.status.success(), "free once killed: {}", stderr(&out));
 }
 
+/// A watch started where `XDG_RUNTIME_DIR` is unset (by `su`, cron) keeps its lock in the
+/// state folder; one with a runtime folder takes that lock too, so the two never both act.
+/// Found by the review: each held "the" lock in its own folder, and both ran.
+#[test]
+fn a_watch_without_a_runtime_folder_refuses_while_one_with_it_runs() {
+    let sb = Sandbox::new();
+    let first = Watch::start(&sb, 1, 60);
+    first_rescan(&first);
+    let mut c = Command::new(pier_bin());
+    c.args([
+        "watch",
+        "--json",
+        "--every",
+        "1",
+        "--rescans",
+        "1",
+        "--under",
+    ])
+    .arg(sb.path())
+    .env("PIER_STATE_DIR", sb.path().join("state"))
+    .env("PIER_CONFIG_DIR", sb.path().join("config"))
+    .env_remove("XDG_RUNTIME_DIR");
+    let out = finishes_within(
+        c,
+        Duration::from_secs(30),
+        "pier watch without a runtime folder",
+    );
+    assert_eq!(out.status.code(), Some(1), "refused: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "another scheduler runs: pier watch (pid {})",
+            first.pid()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "it never rescanned");
+}
+
 /// What a refusal of a planted lock path says.
 fn refused_as(sb: &Sandbox, what: &str) {
     let out = one_rescan(sb);

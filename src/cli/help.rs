@@ -137,7 +137,7 @@ seen, live or closed in the last minute. Only awake time counts; after a wake no
 for 10 minutes. The app does the same at each refresh.
 
 Examples:
-  pier watch                         rescan every 30 s, fire armed stops, until Ctrl-C
+  pier watch                         rescan every 30 s, fire armed stops and rules, until Ctrl-C
   pier watch --under ~/code --json   one JSON object per line (docs/watch-json.md)
   pier watch --unit                  print the service that runs it at login
   pier watch --install               write that service, and print the command that turns it on

@@ -104,8 +104,8 @@ enum Command {
     /// rest; pause, resume, or preview them as a dry run.
     #[command(after_help = help::AUTO)]
     Auto(auto::AutoArgs),
-    /// Measure how long each resource has been idle, and fire armed stops ("stop when safe"),
-    /// until Ctrl-C.
+    /// Measure how long each resource has been idle, and fire armed stops ("stop when safe")
+    /// and the automatic-stop rules (`pier auto`), until Ctrl-C.
     #[command(after_help = help::WATCH)]
     Watch(watch::WatchArgs),
     /// Check that Pier works on this machine: a self-test against a test process of its own.

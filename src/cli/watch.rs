@@ -172,14 +172,14 @@ fn service_file(install: bool, force: bool) -> ExitCode {
 /// The scheduler lock, taken for `pier watch`; a refusal says who holds it, and exit 1. Kept
 /// in the state folder instead of the runtime folder is said once, on stderr.
 fn scheduler_lock(system: &pier_core::front::System) -> Result<SchedulerLock, ExitCode> {
-    let (folder, why) = lock::folder(&system.store);
+    let (taken, why) = lock::take(&system.store, Who::Watch);
     if let Some(why) = why {
         eprintln!(
             "pier: the scheduler lock is in the state folder: {}",
             for_terminal(&why.to_string())
         );
     }
-    lock::take_in(&folder, Who::Watch).map_err(|e| exit::failed(&e))
+    taken.map_err(|e| exit::failed(&e))
 }
 
 /// Whether the rules act here, at the start: each rescan reads them again.

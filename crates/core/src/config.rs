@@ -295,6 +295,16 @@ pub fn read_text(path: &Path) -> Result<Option<String>, ProtectError> {
     }
 }
 
+/// Where a TOML file's error is (its line, when the parser says) and what it is, on one line:
+/// how the protect list and the rules file say a parse error.
+pub(crate) fn toml_error(text: &str, e: &toml::de::Error) -> (Option<usize>, String) {
+    let what: Vec<&str> = e.message().lines().map(str::trim).collect();
+    let line = e
+        .span()
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    (line, what.join(", "))
+}
+
 /// The list from the file's text. Projects must be absolute folders: a relative one would
 /// name a different folder from every working directory.
 pub fn parse(text: &str) -> Result<ProtectList, Invalid> {

@@ -1,8 +1,8 @@
 //! The scheduler lock (docs/design.md §5a): one scheduler per user at a time, so the app and
 //! `pier watch` never both act. It is a file, `pier-scheduler.lock`, in the user's runtime
 //! folder — `$XDG_RUNTIME_DIR` on Linux, `$TMPDIR` (per user, `/var/folders/…`) on macOS —
-//! when that is an absolute path to a real folder of the user's, mode 0700; otherwise in the
-//! state folder, said why. Its file is opened as a planted file may be (no link followed, no
+//! when that is an absolute path to a real folder of the user's, mode 0700, and then in the
+//! state folder too ([`take`]); otherwise in the state folder alone, said why. Its file is opened as a planted file may be (no link followed, no
 //! FIFO blocked on, a regular file of the user's after `fstat`), `flock`ed without waiting for
 //! the life of the scheduler, and holds one line, "pid who", so a refusal names the holder.
 //! The file is never removed: a free lock is a file nobody `flock`s, and the lock frees when
@@ -142,6 +142,8 @@ pub enum NotRuntime {
 pub struct SchedulerLock {
     _file: File,
     path: PathBuf,
+    /// The state folder's lock too, when this one is in the runtime folder ([`take`]).
+    _state: Option<File>,
 }
 
 impl SchedulerLock {
@@ -250,7 +252,27 @@ pub fn take_in(folder: &Folder, who: Who) -> Result<SchedulerLock, LockError> {
         .and_then(|()| file.rewind())
         .and_then(|()| file.write_all(line.as_bytes()))
         .map_err(io)?;
-    Ok(SchedulerLock { _file: file, path })
+    Ok(SchedulerLock {
+        _file: file,
+        path,
+        _state: None,
+    })
+}
+
+/// Takes this user's scheduler lock for `who` ([`folder`]): in the runtime folder, and then in
+/// the state folder as well; or, without a runtime folder, in the state folder alone, said
+/// why. Why both: two schedulers that see different runtime folders (one started where
+/// `XDG_RUNTIME_DIR` is unset, by `su` or cron) would each hold "the" lock and both act; the
+/// state folder is the one thing every scheduler of this user's records shares.
+pub fn take(store: &Store, who: Who) -> (Result<SchedulerLock, LockError>, Option<NotRuntime>) {
+    let (folder, why) = folder(store);
+    let taken = take_in(&folder, who).and_then(|mut lock| {
+        if why.is_none() {
+            lock._state = Some(take_in(store.held(), who)?._file);
+        }
+        Ok(lock)
+    });
+    (taken, why)
 }
 
 /// The holder a held lock's line names; `None` when it names none (yet).

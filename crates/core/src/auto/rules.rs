@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! cap_per_hour = 6        # the most automatic stops in any hour (default 6)
-//! backoff = "30 min"      # after a refused stop, that resource waits (default 30 min)
+//! backoff = "30 min"      # after a stop that did not stop it, that resource waits (default 30 min)
 //!
 //! [[rule]]
 //! name = "idle 30 min"    # default: said from `idle`

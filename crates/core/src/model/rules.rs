@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct Rules {
     /// The most automatic stops in any hour; a stop past it waits.
     pub cap_per_hour: u32,
-    /// How long a resource waits after a rule's stop of it was refused, in seconds.
+    /// How long a resource waits after a rule's stop that did not stop it, in seconds.
     pub backoff_seconds: u64,
     /// The rules, in the file's order.
     pub rules: Vec<Rule>,

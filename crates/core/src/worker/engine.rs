@@ -144,14 +144,16 @@ impl SystemEngine {
         if held.is_some() {
             return Acting::Here;
         }
-        let folder = self.lock_at.clone().unwrap_or_else(|| {
-            let (folder, why) = lock::folder(&self.system.store);
-            if let Some(why) = why {
-                tracing::debug!("the scheduler lock is in the state folder: {why}");
+        let taken = match &self.lock_at {
+            Some(folder) => lock::take_in(folder, Who::App),
+            None => {
+                let (taken, why) = lock::take(&self.system.store, Who::App);
+                if let Some(why) = why {
+                    tracing::debug!("the scheduler lock is in the state folder: {why}");
+                }
+                taken
             }
-            folder
-        });
-        let taken = lock::take_in(&folder, Who::App);
+        };
         let acting = Acting::of(&taken);
         *held = taken.ok();
         acting

@@ -200,7 +200,7 @@ fn held(g: &Gates, c: &Card) -> Option<String> {
     }
     if let Some(until) = c.backoff_until.filter(|&u| u > g.now) {
         return Some(format!(
-            "a rule's stop of it was refused: it waits until {}",
+            "a rule's stop did not stop it (refused, failed or outlived SIGTERM): it waits until {}",
             utc_minute(until)
         ));
     }

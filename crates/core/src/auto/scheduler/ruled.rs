@@ -196,8 +196,8 @@ impl Scheduler {
         out
     }
 
-    /// Stops each chosen card as a batch of one, asked for by its rule; a refusal backs the
-    /// resource off for the rules' back-off.
+    /// Stops each chosen card as a batch of one, asked for by its rule; any end but stopped
+    /// ([`backs_off`]) backs the resource off for the rules' back-off.
     fn stop_chosen(
         &mut self,
         system: &System,
@@ -226,7 +226,7 @@ impl Scheduler {
             });
             let reports = stopper.stop_all(&[(r.id.as_str(), Some(&shown))], &mut |_| {});
             for report in reports {
-                if report.result == ResourceResult::Refused {
+                if backs_off(report.result) {
                     self.backoff
                         .insert(r.id.clone(), now + rules.backoff_seconds);
                 }
@@ -242,6 +242,14 @@ impl Scheduler {
         self.backoff.retain(|_, &mut until| until > now);
         events
     }
+}
+
+/// Whether a rule's stop with `result` backs the resource off. Why every result but stopped: a
+/// refusal (a client at the last moment), a failure (a snapshot that cannot be written) or a
+/// server that outlives SIGTERM would be asked again at the very next rescan, each time a
+/// notification, a record and (once signalled) one of the hour's cap spent on one resource.
+fn backs_off(result: ResourceResult) -> bool {
+    result != ResourceResult::Stopped
 }
 
 /// Whether any card is green: only a green card can be due.
