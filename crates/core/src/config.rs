@@ -321,16 +321,6 @@ pub fn parse(text: &str) -> Result<ProtectList, Invalid> {
     Ok(list)
 }
 
-/// A TOML error in a configuration file's `text`, for a person: the line it is on (when the
-/// parser says) and the parser's words on one line.
-pub(crate) fn toml_error(text: &str, e: &toml::de::Error) -> (Option<usize>, String) {
-    let what: Vec<&str> = e.message().lines().map(str::trim).collect();
-    let line = e
-        .span()
-        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-    (line, what.join(", "))
-}
-
 /// Writes `list` to `path` whole (a new temp file, `O_EXCL`, then a rename), creating the
 /// folder (mode 0700) when missing. A reader sees the old list or the new one, never half of
 /// one; a folder another user could change is refused, with nothing written.

@@ -208,9 +208,10 @@ fn held(g: &Gates, c: &Card) -> Option<String> {
         let at = g
             .cap_frees_at
             .map_or_else(String::new, |t| format!("; the next at {}", utc_minute(t)));
+        let n = g.rules.cap_per_hour;
+        let stops = if n == 1 { "stop" } else { "stops" };
         return Some(format!(
-            "{} automatic stops in the last hour, the cap{at}",
-            g.rules.cap_per_hour
+            "{n} automatic {stops} in the last hour, the cap{at}"
         ));
     }
     None

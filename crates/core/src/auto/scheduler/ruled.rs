@@ -227,8 +227,14 @@ impl Scheduler {
             let reports = stopper.stop_all(&[(r.id.as_str(), Some(&shown))], &mut |_| {});
             for report in reports {
                 if backs_off(report.result) {
-                    self.backoff
-                        .insert(r.id.clone(), now + rules.backoff_seconds);
+                    // Each member too: one that outlived its root is a card of its own next.
+                    let ids = report
+                        .members
+                        .iter()
+                        .map(|m| format!("{}-{}", m.pid, m.start_time));
+                    for id in std::iter::once(r.id.clone()).chain(ids) {
+                        self.backoff.insert(id, now + rules.backoff_seconds);
+                    }
                 }
                 self.green_since.remove(&r.id);
                 events.push(Event::Ruled {
@@ -240,6 +246,10 @@ impl Scheduler {
             }
         }
         self.backoff.retain(|_, &mut until| until > now);
+        if !events.is_empty() {
+            // A stop wrote records: the cap and "started again" read them afresh next time.
+            self.history = None;
+        }
         events
     }
 }

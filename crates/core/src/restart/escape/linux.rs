@@ -14,6 +14,16 @@ use crate::trust::{check_path, Kind, Me};
 /// Where `systemd-run` may be, in order.
 const SYSTEMD_RUN: [&str; 2] = ["/usr/bin/systemd-run", "/bin/systemd-run"];
 
+/// Whether `systemd-run --user` can reach the user manager: its private socket, or the user's
+/// bus, in the runtime folder. NOT RUN against a real user manager (none here).
+fn user_manager_reachable() -> bool {
+    let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) else {
+        return false;
+    };
+    let run = Path::new(&run);
+    run.join("systemd/private").exists() || run.join("bus").exists()
+}
+
 /// This process's way out, read now.
 pub fn plan() -> Escape {
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
@@ -23,7 +33,8 @@ pub fn plan() -> Escape {
     if path == "/" {
         return Escape::Nothing(NoNeed::Root);
     }
-    if under_user_manager(path) {
+    // systemd-run needs the user manager's socket: without it the restart would not run at all.
+    if under_user_manager(path) && user_manager_reachable() {
         if let Some(run) = SYSTEMD_RUN.iter().map(Path::new).find(|p| trusted(p)) {
             return Escape::Scope(run.to_path_buf());
         }
