@@ -104,13 +104,7 @@ pub fn run(args: WatchArgs) -> ExitCode {
         ..SchedulerOptions::default()
     });
     if !args.json {
-        say(&format!(
-            "Watching: a rescan every {} s; an armed stop fires here once its card has been \
-             green for {} s. Ctrl-C ends.",
-            args.every.as_secs_f64(),
-            args.settle.as_secs_f64()
-        ));
-        say(&rules_line(&pier_core::auto::rules::read()));
+        banner(&args);
     }
     let mut generation = 0;
     let mut said = Said::new();
@@ -180,6 +174,18 @@ fn scheduler_lock(system: &pier_core::front::System) -> Result<SchedulerLock, Ex
         );
     }
     taken.map_err(|e| exit::failed(&e))
+}
+
+/// What the watch says as it starts: how often it rescans, when an armed stop fires, and
+/// whether rules act.
+fn banner(args: &WatchArgs) {
+    say(&format!(
+        "Watching: a rescan every {} s; an armed stop fires here once its card has been green \
+         for {} s. Ctrl-C ends.",
+        args.every.as_secs_f64(),
+        args.settle.as_secs_f64()
+    ));
+    say(&rules_line(&pier_core::auto::rules::read()));
 }
 
 /// Whether the rules act here, at the start: each rescan reads them again.
