@@ -113,16 +113,17 @@ impl Scheduler {
     /// [`HISTORY_FOR`] anyway: two changes within one tick of the folder's clock leave one time.
     fn history(&mut self, system: &System) -> Result<Vec<HistoryEntry>, crate::store::StoreError> {
         let records = system.store.folder().join("records");
+        // `None`: no records folder yet (no stop was ever recorded), which is a state too.
         let changed = std::fs::symlink_metadata(&records)
             .and_then(|m| m.modified())
             .ok();
-        if let (Some(at), Some((cached_at, read_at, entries))) = (changed, &self.history) {
-            if at == *cached_at && read_at.elapsed() < HISTORY_FOR {
+        if let Some((cached_at, read_at, entries)) = &self.history {
+            if changed == *cached_at && read_at.elapsed() < HISTORY_FOR {
                 return Ok(entries.clone());
             }
         }
         let (entries, _) = crate::restart::history(system.probe.as_ref(), &system.store)?;
-        self.history = changed.map(|at| (at, std::time::Instant::now(), entries.clone()));
+        self.history = Some((changed, std::time::Instant::now(), entries.clone()));
         Ok(entries)
     }
 
