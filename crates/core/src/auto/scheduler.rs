@@ -63,7 +63,7 @@ pub struct Scheduler {
     backoff: HashMap<String, u64>,
     /// The history the rules last read, and the records folder's change time it was read at.
     history: Option<(
-        Option<std::time::SystemTime>,
+        Vec<(std::ffi::OsString, Option<std::time::SystemTime>)>,
         std::time::Instant,
         Vec<crate::model::history::HistoryEntry>,
     )>,

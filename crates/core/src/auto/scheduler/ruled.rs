@@ -106,24 +106,20 @@ impl Scheduler {
         }
     }
 
-    /// The history, read again only when the records folder changed since the last read (a
-    /// stop, a restart, a prune renames or removes a record in it). Why: reading it judges
-    /// every record against the process table — a second scan's cost at every rescan, for
-    /// entries that change only when something is stopped or restarted. Read again after
-    /// [`HISTORY_FOR`] anyway: two changes within one tick of the folder's clock leave one time.
+    /// The history, read again only when a stop's record changed since the last read (one was
+    /// written, finished, restarted from or pruned). Why: reading it judges every record
+    /// against the process table — a second scan's cost at every rescan, for entries that
+    /// change only when something is stopped or restarted. Read again after [`HISTORY_FOR`]
+    /// anyway: two changes within one tick of the file system's clock leave one time.
     fn history(&mut self, system: &System) -> Result<Vec<HistoryEntry>, crate::store::StoreError> {
-        let records = system.store.folder().join("records");
-        // `None`: no records folder yet (no stop was ever recorded), which is a state too.
-        let changed = std::fs::symlink_metadata(&records)
-            .and_then(|m| m.modified())
-            .ok();
-        if let Some((cached_at, read_at, entries)) = &self.history {
-            if changed == *cached_at && read_at.elapsed() < HISTORY_FOR {
+        let seen = stop_records(&system.store.folder().join("records"));
+        if let Some((cached, read_at, entries)) = &self.history {
+            if seen == *cached && read_at.elapsed() < HISTORY_FOR {
                 return Ok(entries.clone());
             }
         }
         let (entries, _) = crate::restart::history(system.probe.as_ref(), &system.store)?;
-        self.history = Some((changed, std::time::Instant::now(), entries.clone()));
+        self.history = Some((seen, std::time::Instant::now(), entries.clone()));
         Ok(entries)
     }
 
@@ -261,6 +257,28 @@ impl Scheduler {
 /// notification, a record and (once signalled) one of the hour's cap spent on one resource.
 fn backs_off(result: ResourceResult) -> bool {
     result != ResourceResult::Stopped
+}
+
+/// The stops' records in `records` (snapshots and container records, not arms, the pause or
+/// the view, which change at every rescan), each with its change time; empty when none or
+/// unreadable (the history read then says why).
+fn stop_records(
+    records: &std::path::Path,
+) -> Vec<(std::ffi::OsString, Option<std::time::SystemTime>)> {
+    let Ok(dir) = std::fs::read_dir(records) else {
+        return Vec::new();
+    };
+    let mut seen: Vec<_> = dir
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("snap-") || name.starts_with("ctr-")
+        })
+        .map(|e| (e.file_name(), e.metadata().and_then(|m| m.modified()).ok()))
+        .collect();
+    seen.sort();
+    seen
 }
 
 /// Whether any card is green: only a green card can be due.
