@@ -62,11 +62,7 @@ pub struct Scheduler {
     /// waits before a rule may stop it again.
     backoff: HashMap<String, u64>,
     /// The history the rules last read, and the records folder's change time it was read at.
-    history: Option<(
-        Vec<(std::ffi::OsString, Option<std::time::SystemTime>)>,
-        std::time::Instant,
-        Vec<crate::model::history::HistoryEntry>,
-    )>,
+    history: Option<ruled::HistoryCache>,
 }
 
 impl Scheduler {

@@ -20,6 +20,14 @@ const HOUR: u64 = 3600;
 /// How long the history read for the rules serves when the records folder seems unchanged.
 const HISTORY_FOR: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// The stops' records as last seen ([`stop_records`]), when, and the history read then.
+#[derive(Debug, Clone)]
+pub(super) struct HistoryCache {
+    seen: Seen,
+    read_at: std::time::Instant,
+    entries: Vec<HistoryEntry>,
+}
+
 /// What the rules' judge needs that is read once per rescan.
 struct Read {
     pause: Option<crate::model::rules::Pause>,
@@ -113,13 +121,17 @@ impl Scheduler {
     /// anyway: two changes within one tick of the file system's clock leave one time.
     fn history(&mut self, system: &System) -> Result<Vec<HistoryEntry>, crate::store::StoreError> {
         let seen = stop_records(&system.store.folder().join("records"));
-        if let Some((cached, read_at, entries)) = &self.history {
-            if seen == *cached && read_at.elapsed() < HISTORY_FOR {
-                return Ok(entries.clone());
+        if let Some(c) = &self.history {
+            if seen == c.seen && c.read_at.elapsed() < HISTORY_FOR {
+                return Ok(c.entries.clone());
             }
         }
         let (entries, _) = crate::restart::history(system.probe.as_ref(), &system.store)?;
-        self.history = Some((seen, std::time::Instant::now(), entries.clone()));
+        self.history = Some(HistoryCache {
+            seen,
+            read_at: std::time::Instant::now(),
+            entries: entries.clone(),
+        });
         Ok(entries)
     }
 
@@ -259,12 +271,13 @@ fn backs_off(result: ResourceResult) -> bool {
     result != ResourceResult::Stopped
 }
 
+/// Record file names, each with its change time.
+type Seen = Vec<(std::ffi::OsString, Option<std::time::SystemTime>)>;
+
 /// The stops' records in `records` (snapshots and container records, not arms, the pause or
 /// the view, which change at every rescan), each with its change time; empty when none or
 /// unreadable (the history read then says why).
-fn stop_records(
-    records: &std::path::Path,
-) -> Vec<(std::ffi::OsString, Option<std::time::SystemTime>)> {
+fn stop_records(records: &std::path::Path) -> Seen {
     let Ok(dir) = std::fs::read_dir(records) else {
         return Vec::new();
     };
