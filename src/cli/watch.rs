@@ -125,7 +125,8 @@ pub fn run(args: WatchArgs) -> ExitCode {
             Err(e) => return exit::failed(&e),
         };
         // What `pier auto` shows while this watch runs.
-        view::write_or_log(&system, view::Writer::Watch, args.every, &scan, &rules);
+        let watch = pier_core::auto::lock::Who::Watch;
+        view::write_or_log(&system, watch, args.every, &scan, scheduler.pressure());
         let mut open = report(&scan, &scheduler, args.json, &mut said);
         for e in &events {
             open = open && event(e, args.json);

@@ -13,3 +13,10 @@ pub mod rules;
 pub mod scheduler;
 pub mod service;
 pub mod view;
+
+/// Who a record that stands for the user, not a process, speaks for (the pause, the view).
+/// Why a fixed identity: the store changes a record only on behalf of the identity it names.
+pub(crate) const NOBODY: crate::model::Identity = crate::model::Identity {
+    pid: 0,
+    start_time: 0,
+};

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::NOBODY;
 use crate::model::rules::Pause;
 use crate::model::Identity;
 use crate::store::{Owned, Store, StoreError, Versioned};
@@ -12,13 +13,6 @@ const RECORD: &str = "auto-pause";
 
 /// The schema of the pause record.
 const SCHEMA: u32 = 1;
-
-/// Who a pause record speaks for: no process, the user. Why a fixed identity: the store
-/// changes a record only on behalf of the identity it names, and a pause names none.
-const NOBODY: Identity = Identity {
-    pid: 0,
-    start_time: 0,
-};
 
 /// The record as kept.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -105,12 +99,7 @@ pub fn set(store: &Store, pause: &Pause) -> Result<(), StoreError> {
         schema: SCHEMA,
         pause: pause.clone(),
     };
-    match store.get::<Record>(RECORD)? {
-        None => store.put(RECORD, &record),
-        Some(_) => store
-            .update::<Record, _>(RECORD, NOBODY, |r| *r = record)
-            .map(|_| ()),
-    }
+    store.put_or_update(RECORD, &record)
 }
 
 /// Resumes the rules: the pause removed; `false` when there was none.

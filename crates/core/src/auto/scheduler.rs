@@ -63,6 +63,9 @@ pub struct Scheduler {
     backoff: HashMap<String, u64>,
     /// The history the rules last read, and the records folder's change time it was read at.
     history: Option<ruled::HistoryCache>,
+    /// The memory pressure the rules read at the last rescan; `None` when they are not on or
+    /// it could not be read.
+    pressure: Option<crate::model::rules::MemoryPressure>,
 }
 
 impl Scheduler {
@@ -128,6 +131,11 @@ impl Scheduler {
         self.green_since
             .get(id)
             .map(|&since| self.now.saturating_sub(since))
+    }
+
+    /// The memory pressure the rules read at the last rescan (the view shows it).
+    pub fn pressure(&self) -> Option<&crate::model::rules::MemoryPressure> {
+        self.pressure.as_ref()
     }
 
     /// How much of the settle after a wake is left; `None` when none is.

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::lock::Who;
+use super::NOBODY;
 use crate::front::System;
 use crate::model::card::{Level, Scan};
 use crate::model::idle::Idle;
-use crate::model::rules::{AutoNote, MemoryPressure, RulesState};
+use crate::model::rules::{AutoNote, MemoryPressure};
 use crate::model::Identity;
 use crate::probe::{IdentityRead, Probe};
 use crate::store::{Owned, Store, StoreError, Versioned};
@@ -21,14 +23,6 @@ const RECORD: &str = "auto-view";
 
 /// The schema of the view record.
 const SCHEMA: u32 = 1;
-
-/// Who the record speaks for: no process. Why: each scheduler replaces its predecessor's view,
-/// and the store changes a record only on behalf of the identity it names; the writer's own
-/// identity is a field ([`View::pid`], [`View::start_time`]), judged by [`fresh`].
-const NOBODY: Identity = Identity {
-    pid: 0,
-    start_time: 0,
-};
 
 /// How many intervals a view stays fresh while its writer runs. Why 3: a rescan that took
 /// longer than its interval (a slow stop through the chain) must not make the scheduler look
@@ -75,7 +69,7 @@ pub struct Seen {
     pub auto: Option<AutoNote>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct Record {
     #[serde(flatten)]
     view: View,
@@ -94,39 +88,17 @@ impl Owned for Record {
     }
 }
 
-/// Who writes a view.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Writer {
-    /// `pier watch`.
-    Watch,
-    /// The tray app's worker.
-    App,
-}
-
-impl Writer {
-    fn words(self) -> &'static str {
-        match self {
-            Self::Watch => "pier watch",
-            Self::App => "the Pier app",
-        }
-    }
-}
-
 /// The view of `scan` (already ticked), as `writer` running every `every` writes it, at `now`
 /// (seconds since the Unix epoch). `None` when Pier's own identity cannot be read.
 pub fn of(
     system: &System,
-    writer: Writer,
+    writer: Who,
     every: Duration,
     scan: &Scan,
-    rules: &RulesState,
+    pressure: Option<&MemoryPressure>,
     now: u64,
 ) -> Option<View> {
     let me = own_identity(system.probe.as_ref())?;
-    // Read only when a rule may act on it: the reading costs a file read per rescan.
-    let pressure = matches!(rules, RulesState::On(_))
-        .then(|| system.probe.memory_pressure().ok())
-        .flatten();
     let resources = seen(scan);
     Some(View {
         schema: SCHEMA,
@@ -135,7 +107,7 @@ pub fn of(
         pid: me.pid,
         start_time: me.start_time,
         every_seconds: every.as_secs().max(1),
-        pressure,
+        pressure: pressure.cloned(),
         resources,
     })
 }
@@ -167,25 +139,19 @@ fn own_identity(probe: &dyn Probe) -> Option<Identity> {
 
 /// Writes `view` over the last one.
 pub fn write(store: &Store, view: &View) -> Result<(), StoreError> {
-    let record = Record { view: view.clone() };
-    match store.get::<Record>(RECORD)? {
-        None => store.put(RECORD, &record),
-        Some(_) => store
-            .update::<Record, _>(RECORD, NOBODY, |r| *r = record)
-            .map(|_| ()),
-    }
+    store.put_or_update(RECORD, &Record { view: view.clone() })
 }
 
 /// Writes the view of `scan`; a failure is logged, never stops the scheduler. Why: the view
 /// only informs `pier auto`; a scheduler that stopped acting over it would be worse.
 pub fn write_or_log(
     system: &System,
-    writer: Writer,
+    writer: Who,
     every: Duration,
     scan: &Scan,
-    rules: &RulesState,
+    pressure: Option<&MemoryPressure>,
 ) {
-    let Some(view) = of(system, writer, every, scan, rules, super::pause::now()) else {
+    let Some(view) = of(system, writer, every, scan, pressure, super::pause::now()) else {
         tracing::warn!("the scheduler's view not written: Pier's own identity could not be read");
         return;
     };

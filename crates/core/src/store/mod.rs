@@ -479,6 +479,20 @@ impl Store {
         Ok(record)
     }
 
+    /// Writes `record` as `name`: new, or over the one there on behalf of the identity it names
+    /// (a record that stands for the user, not a process: the pause, the scheduler's view).
+    pub fn put_or_update<T>(&self, name: &str, record: &T) -> Result<(), StoreError>
+    where
+        T: Serialize + DeserializeOwned + Versioned + Owned + Clone,
+    {
+        match self.get::<T>(name)? {
+            None => self.put(name, record),
+            Some(_) => self
+                .update::<T, _>(name, record.owner(), |r| *r = record.clone())
+                .map(|_| ()),
+        }
+    }
+
     /// Removes the record `name` under its lock, only on behalf of the identity it names: a
     /// record that is damaged, written by a newer Pier or another user's is refused, and kept.
     /// The folder is synced, so the removal outlives a crash.

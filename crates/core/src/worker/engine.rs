@@ -247,8 +247,14 @@ impl SystemEngine {
         let events = scheduler.tick(&self.system, scan, &stop, rules, acting.fires());
         // What `pier auto` shows while the app runs: only the scheduler that acts says it.
         if acting.fires() {
-            let app = crate::auto::view::Writer::App;
-            crate::auto::view::write_or_log(&self.system, app, self.every, scan, rules);
+            let app = crate::auto::lock::Who::App;
+            crate::auto::view::write_or_log(
+                &self.system,
+                app,
+                self.every,
+                scan,
+                scheduler.pressure(),
+            );
         }
         events
             .iter()

@@ -11,6 +11,7 @@ use crate::model::memory::Memory;
 use crate::model::outcome::ResourceResult;
 use crate::model::rules::{AutoNote, AutoState, MemoryPressure, Rules, RulesState};
 use crate::model::shown::Shown;
+use crate::model::target::{record_prefix_of, TargetKind};
 use crate::model::RequestedBy;
 use crate::stop::StopOptions;
 
@@ -50,6 +51,7 @@ impl Scheduler {
         stop: &StopOptions,
         act: bool,
     ) -> Vec<Event> {
+        self.pressure = None;
         let rules = match rules {
             RulesState::Off => return Vec::new(),
             RulesState::Unreadable(why) => {
@@ -59,7 +61,8 @@ impl Scheduler {
             RulesState::On(rules) => rules,
         };
         let now = pause::now();
-        let read = self.read(system, rules, now, any_green(scan));
+        let read = self.read(system, now, any_green(scan));
+        self.pressure = read.pressure.clone();
         let (cap_left, cap_frees_at) = cap(rules, &read.history, now);
         let gates = Gates {
             rules,
@@ -82,21 +85,16 @@ impl Scheduler {
         }
     }
 
-    /// The pause, the pressure (only when a rule asks for it) and the history (only when a
+    /// The pause, the pressure (kept for the view too: `Scheduler::pressure`) and the history (only when a
     /// card is green: nothing else can be due, so nothing else needs the cap or who started
     /// what again), read.
-    fn read(&mut self, system: &System, rules: &Rules, now: u64, green: bool) -> Read {
+    fn read(&mut self, system: &System, now: u64, green: bool) -> Read {
         let mut unread = None;
         let pause = pause::read(&system.store, now).unwrap_or_else(|e| {
             unread = Some(format!("the pause could not be read: {e}"));
             None
         });
-        let pressure = rules
-            .rules
-            .iter()
-            .any(|r| r.pressure)
-            .then(|| system.probe.memory_pressure().ok())
-            .flatten();
+        let pressure = system.probe.memory_pressure().ok();
         let history = match green.then(|| self.history(system)) {
             None => Vec::new(),
             Some(Ok(entries)) => entries,
@@ -286,7 +284,9 @@ fn stop_records(records: &std::path::Path) -> Seen {
         .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            name.starts_with("snap-") || name.starts_with("ctr-")
+            [TargetKind::Tree, TargetKind::Container]
+                .iter()
+                .any(|&k| name.starts_with(record_prefix_of(k)))
         })
         .map(|e| (e.file_name(), e.metadata().and_then(|m| m.modified()).ok()))
         .collect();
