@@ -389,3 +389,37 @@ fn a_pressure_rule_acts_only_under_pressure_the_largest_first() {
     assert_eq!(judge::pick(&each, 1), vec![3], "the cap");
     assert_eq!(judge::pick(&each, 0), Vec::<usize>::new());
 }
+
+/// Another user may plant the rules: a file of another user's, one reached through a folder
+/// others can write, or a FIFO is never read (rules off, said), and a FIFO never hangs. Why
+/// this matters more than for the protect list: a planted rule would stop the user's servers.
+#[test]
+fn rules_another_user_could_plant_are_off_and_never_block() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("conf");
+    std::fs::create_dir(&conf).unwrap();
+    let path = conf.join(RULES_FILE);
+    let off = |path: std::path::PathBuf| {
+        crate::trust::tests::within_10_s(move || match read_at(&path) {
+            RulesState::Unreadable(why) => why,
+            other => panic!("{other:?}"),
+        })
+    };
+    crate::trust::tests::mkfifo(&path);
+    assert!(off(path.clone()).contains("FIFO"));
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, "[[rule]]\nidle = \"1s\"\n").unwrap();
+    assert!(
+        matches!(read_at(&path), RulesState::On(_)),
+        "the user's own"
+    );
+    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert!(!off(path.clone()).is_empty(), "a folder others can write");
+    std::fs::set_permissions(&conf, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Another user's file: only root can make one here; as anyone else the case is the FIFO's.
+    if crate::trust::Me::current().uid == 0 {
+        std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+        assert!(off(path).contains("65534"), "another user's file");
+    }
+}
