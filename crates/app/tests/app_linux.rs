@@ -18,7 +18,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use dbusmenu::{Node, Tray};
+use dbusmenu::{wait_menu, Node, Tray};
 
 fn needs_session() {
     for var in ["DISPLAY", "DBUS_SESSION_BUS_ADDRESS"] {
@@ -49,23 +49,6 @@ fn start_app(sb: &Sandbox, extra: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("pier app starts")
-}
-
-/// Polls the app's menu until `f` finds what it wants; the menu is in the panic message.
-fn wait_menu<T>(tray: &Tray, what: &str, f: impl Fn(&Node) -> Option<T>) -> T {
-    let end = Instant::now() + Duration::from_secs(30);
-    loop {
-        let menu = tray.layout();
-        if let Some(v) = f(&menu) {
-            return v;
-        }
-        assert!(
-            Instant::now() < end,
-            "timed out waiting for {what}; the menu:\n{}",
-            menu.dump()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The child's exit, bounded; kills it (our own child) if it does not end.

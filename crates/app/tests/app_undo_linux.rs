@@ -21,11 +21,11 @@ use std::fs;
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::auto::{auto_json, card, rules};
 use common::*;
-use dbusmenu::{Node, Tray};
+use dbusmenu::{wait_menu, Node, Tray};
 
 /// dunst, started by this test on the session bus, ended with it.
 struct Dunst {
@@ -198,23 +198,6 @@ fn start_app(sb: &Sandbox) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("pier app starts")
-}
-
-/// Polls the app's menu until `f` finds what it wants; the menu is in the panic message.
-fn wait_menu<T>(tray: &Tray, what: &str, f: impl Fn(&Node) -> Option<T>) -> T {
-    let end = Instant::now() + Duration::from_secs(30);
-    loop {
-        let menu = tray.layout();
-        if let Some(v) = f(&menu) {
-            return v;
-        }
-        assert!(
-            Instant::now() < end,
-            "timed out waiting for {what}; the menu:\n{}",
-            menu.dump()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The child's own process ends; it is ours, killed by its handle.

@@ -322,3 +322,22 @@ pub fn notification_service() -> std::sync::mpsc::Receiver<(String, String)> {
     );
     rx
 }
+
+/// Polls the app's menu until `f` finds what it wants, for 30 s; the menu is in the panic
+/// message.
+#[allow(dead_code)] // each test binary includes this module and uses what it needs
+pub fn wait_menu<T>(tray: &Tray, what: &str, f: impl Fn(&Node) -> Option<T>) -> T {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let menu = tray.layout();
+        if let Some(v) = f(&menu) {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "timed out waiting for {what}; the menu:\n{}",
+            menu.dump()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
