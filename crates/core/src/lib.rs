@@ -23,6 +23,7 @@
 //!   scans stamped with their generation;
 //! - [`doctor`]: `pier doctor`, a self-test of the probe, the signaller and the state folder
 //!   against a test process of its own, on the user's machine;
+//! - [`agent`]: an agent's session over MCP: plans, what it started itself, masks;
 //! - [`auto`]: acting when it is safe: the scheduler (idle clock) and armed stops;
 //! - [`config`]: the configuration folder and the user's protect list in it;
 //! - [`front`]: what both binaries come in by: the engine built for this machine
@@ -31,6 +32,7 @@
 
 #![deny(missing_docs)]
 
+pub mod agent;
 pub mod auto;
 pub mod config;
 pub mod containers;

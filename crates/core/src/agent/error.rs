@@ -1,0 +1,46 @@
+//! Why an agent's request does not go on, in sentences made here once. Every one names what
+//! the agent (or the person it works for) can do next.
+
+use std::time::Duration;
+
+/// Why an agent's request was not carried out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// `--read-only`: no plan, stop or restart.
+    #[error("this Pier server is read-only (`pier mcp --read-only`): it plans, stops and restarts nothing; ask the person to stop it in the Pier app or with `pier stop`")]
+    ReadOnly,
+    /// No plan by that id in this session (never made here, or another session's).
+    #[error("no plan `{0}` in this session: plans are made by `plan_stop` and carried out in the session that made them")]
+    UnknownPlan(String),
+    /// The plan was carried out (or declined) already.
+    #[error(
+        "plan `{0}` was used already: a plan is carried out once; make a new one with `plan_stop`"
+    )]
+    UsedPlan(String),
+    /// The plan is older than its lifetime.
+    #[error("plan `{0}` expired ({after} after it was made): make a new one with `plan_stop`", after = crate::words::duration_seconds(.1.as_secs()))]
+    ExpiredPlan(String, Duration),
+    /// The plan has nothing Pier would stop.
+    #[error(
+        "the plan stops nothing: every target was refused (see `refused` for why and what to do)"
+    )]
+    EmptyPlan,
+    /// The person said no (or dismissed the question) when asked through the client.
+    #[error("the person declined the stop when asked: nothing was signalled")]
+    Declined,
+    /// The session's cap of stops is reached.
+    #[error("this session has stopped its {0} resources already (`pier mcp --max-stops`): ask the person to stop more")]
+    Cap(usize),
+    /// A target the agent named is not an id Pier gives (a bare number, a name, a path).
+    #[error("`{0}` is not a resource id: use an `id` from the `cards` tool (`2476-4670263`, `ctr-…`), or a port number in `ports`")]
+    BadId(String),
+    /// A folder the agent named to scope a scan cannot be used.
+    #[error("{0}")]
+    BadFolder(String),
+    /// A snapshot this agent did not stop.
+    #[error("`{0}` is not a stop this agent made: an agent restarts only what it stopped itself (see `history`)")]
+    NotYours(String),
+    /// Pier could not work at all (the process table or the state folder).
+    #[error("{0}")]
+    Failed(String),
+}
