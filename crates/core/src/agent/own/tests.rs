@@ -84,7 +84,10 @@ fn a_server_a_person_started_has_no_client() {
         (process(50, 1, &["code"]), "editor"),
         (process(50, 1, &["script", "-qfc", "bash"]), "terminal"),
         (process(50, 1, &["pm2"]), "process manager"),
-        (process(50, 1, &["/lib/systemd/systemd", "--user"]), "subreaper"),
+        (
+            process(50, 1, &["/lib/systemd/systemd", "--user"]),
+            "subreaper",
+        ),
     ];
     for (parent, words) in cases {
         let l = list(vec![
@@ -124,7 +127,11 @@ fn an_unread_link_of_the_servers_chain_finds_no_client() {
         uid: None,
         error: "EACCES".into(),
     });
-    assert_eq!(client_of(&l, 140), Err(NoClient::Unread), "parent unreadable");
+    assert_eq!(
+        client_of(&l, 140),
+        Err(NoClient::Unread),
+        "parent unreadable"
+    );
 }
 
 #[test]
@@ -158,17 +165,15 @@ fn a_root_started_before_the_session_is_not_its_own() {
 #[test]
 fn a_root_outside_the_clients_tree_is_not_descended() {
     let mut l = agent_tree(vec![process(200, 1, &["npm", "run", "dev"])], 200);
-    assert_eq!(
-        judge(&l, id(300), id(CLIENT), 0),
-        Err(NotOwn::NotDescended)
-    );
+    assert_eq!(judge(&l, id(300), id(CLIENT), 0), Err(NotOwn::NotDescended));
     // A person's shell on the way does not matter when the chain never reaches the client.
     l.processes.push(person_shell(250, 1));
-    l.processes.iter_mut().find(|p| p.identity.pid == 200).unwrap().ppid = 250;
-    assert_eq!(
-        judge(&l, id(300), id(CLIENT), 0),
-        Err(NotOwn::NotDescended)
-    );
+    l.processes
+        .iter_mut()
+        .find(|p| p.identity.pid == 200)
+        .unwrap()
+        .ppid = 250;
+    assert_eq!(judge(&l, id(300), id(CLIENT), 0), Err(NotOwn::NotDescended));
 }
 
 #[test]
@@ -187,7 +192,10 @@ fn a_root_started_through_a_persons_process_is_not_its_own() {
         (person_shell(250, CLIENT), "interactive shell"),
         (process(250, CLIENT, &["bash"]), "interactive shell"),
         (process(250, CLIENT, &["-zsh"]), "interactive shell"),
-        (process(250, CLIENT, &["script", "-qfc", "bash"]), "terminal"),
+        (
+            process(250, CLIENT, &["script", "-qfc", "bash"]),
+            "terminal",
+        ),
         (process(250, CLIENT, &["tmux"]), "terminal multiplexer"),
         (process(250, CLIENT, &["nvim"]), "editor"),
         (process(250, CLIENT, &["pm2"]), "process manager"),
@@ -195,7 +203,10 @@ fn a_root_started_through_a_persons_process_is_not_its_own() {
     ];
     for (person, words) in cases {
         let l = agent_tree(
-            vec![person, process(210, 250, &["sh", "-c", "python3 -m http.server"])],
+            vec![
+                person,
+                process(210, 250, &["sh", "-c", "python3 -m http.server"]),
+            ],
             210,
         );
         match judge(&l, id(300), id(CLIENT), 0) {
@@ -232,7 +243,11 @@ fn a_dev_tool_between_is_a_launcher() {
 fn an_unread_link_refuses_as_unread() {
     let mut l = agent_tree(launchers(), 210);
     l.processes.retain(|p| p.identity.pid != 200);
-    assert_eq!(judge(&l, id(300), id(CLIENT), 0), Err(NotOwn::Unread), "absent");
+    assert_eq!(
+        judge(&l, id(300), id(CLIENT), 0),
+        Err(NotOwn::Unread),
+        "absent"
+    );
 
     let mut l = agent_tree(launchers(), 210);
     l.unreadable.push(UnreadableProcess {
@@ -240,13 +255,25 @@ fn an_unread_link_refuses_as_unread() {
         uid: None,
         error: "EACCES".into(),
     });
-    assert_eq!(judge(&l, id(300), id(CLIENT), 0), Err(NotOwn::Unread), "unreadable");
+    assert_eq!(
+        judge(&l, id(300), id(CLIENT), 0),
+        Err(NotOwn::Unread),
+        "unreadable"
+    );
 
     let mut l = agent_tree(launchers(), 210);
-    let npm = l.processes.iter_mut().find(|p| p.identity.pid == 200).unwrap();
+    let npm = l
+        .processes
+        .iter_mut()
+        .find(|p| p.identity.pid == 200)
+        .unwrap();
     npm.argv.clear();
     npm.argv_unread = true;
-    assert_eq!(judge(&l, id(300), id(CLIENT), 0), Err(NotOwn::Unread), "argv unread");
+    assert_eq!(
+        judge(&l, id(300), id(CLIENT), 0),
+        Err(NotOwn::Unread),
+        "argv unread"
+    );
 }
 
 #[test]
