@@ -191,7 +191,7 @@ impl Session {
             false => Some(self.plans.make(planned, Instant::now())?),
         };
         for s in &mut stops {
-            s.members = s.members.iter().map(|m| mask::command(m)).collect();
+            s.members = s.members.iter().map(|m| mask::line(m)).collect();
         }
         Ok(PlanReply {
             plan,
@@ -257,7 +257,7 @@ impl Session {
             .filter(|r| r.result != crate::model::outcome::ResourceResult::Refused)
             .count();
         for r in &mut reports {
-            mask::report(r);
+            mask::stop_report(r);
         }
         Ok(CarriedOut {
             plan: plan.id,
@@ -272,7 +272,7 @@ impl Session {
             crate::restart::history(self.system.probe.as_ref(), &self.system.store)
                 .map_err(|e| AgentError::Failed(e.to_string()))?;
         for e in &mut entries {
-            mask::history(e);
+            mask::history_entry(e);
         }
         Ok(HistoryReply { entries, damaged })
     }
@@ -299,7 +299,7 @@ impl Session {
             return Err(AgentError::NotYours(snapshot.to_owned()));
         }
         let mut report = self.system.restart(snapshot, self.opts.restart_wait);
-        mask::restart(&mut report);
+        mask::restart_report(&mut report);
         Ok(Restarted { report })
     }
 
