@@ -10,3 +10,33 @@ pub const MASK: &str = "•••";
 pub fn argv(argv: &[String]) -> Vec<String> {
     todo!("mask {argv:?}")
 }
+
+/// A whole command line, space-joined, masked as [`argv`] masks its words.
+pub fn command(line: &str) -> String {
+    todo!("{line}")
+}
+
+/// Every argv and command line in a scan.
+pub fn scan(scan: &mut crate::model::card::Scan) {
+    todo!("{}", scan.projects.len())
+}
+
+/// Every command line in a port's answer.
+pub fn port(answer: &mut crate::diagnose::port::PortAnswer) {
+    todo!("{}", answer.port)
+}
+
+/// Every argv and command line in a stop's report.
+pub fn report(report: &mut crate::model::outcome::StopReport) {
+    todo!("{}", report.id)
+}
+
+/// Every command line in a history entry; the environment entries it names keep their names.
+pub fn history(entry: &mut crate::model::history::HistoryEntry) {
+    todo!("{}", entry.snapshot)
+}
+
+/// Every command line in a restart's report; the environment entries keep their names.
+pub fn restart(report: &mut crate::model::history::RestartReport) {
+    todo!("{:?}", report.result)
+}
