@@ -45,6 +45,7 @@ pub fn run(args: McpArgs) -> ExitCode {
         read_only: args.read_only,
         max_stops: args.max_stops,
         sample: args.sample_ms,
+        ..SessionOptions::default()
     };
     match pier_mcp::serve(Session::new(system, client, opts)) {
         Ok(()) => ExitCode::SUCCESS,
