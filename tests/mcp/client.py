@@ -11,6 +11,7 @@ SCRIPT is a JSON object:
      "elicit": null | "accept" | "accept-false" | "decline" | "cancel",
                                                   # null: the client cannot elicit
      "steps": [{"list": true}, {"call": "cards", "args": {...}}, ...]}
+An argument written "$plan" is the plan id the last `plan_stop` step returned.
 
 Prints one JSON object per line: first {"protocol": the negotiated version}, then one per
 step — {"tools": [{"name", "annotations"}]} for a list, {"is_error", "text", "structured",
@@ -58,9 +59,13 @@ async def run(script: dict, command: list[str]) -> None:
         kwargs["client_info"] = types.Implementation(name=script["name"], version="0.0.1")
     async with Client(stdio_client(params), **kwargs) as client:
         say({"protocol": client.protocol_version})
+        plan = None
         for step in script["steps"]:
             asked.clear()
-            say(await one(client, step, asked))
+            args = {k: plan if v == "$plan" else v for k, v in step.get("args", {}).items()}
+            done = await one(client, {**step, "args": args}, asked)
+            plan = (done.get("structured") or {}).get("plan", plan)
+            say(done)
 
 
 async def one(client: Client, step: dict, asked: list[str]) -> dict:

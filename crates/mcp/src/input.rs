@@ -189,10 +189,7 @@ mod tests {
             text.contains("\"minimum\":1") && text.contains("\"maximum\":65535"),
             "{text}"
         );
-        assert_eq!(
-            schema["properties"]["ids"]["items"]["type"], "string",
-            "{text}"
-        );
+        assert_eq!(schema["$defs"]["IdArg"]["type"], "string", "{text}");
         assert_eq!(schema["additionalProperties"], false, "{text}");
     }
 }
