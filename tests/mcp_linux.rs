@@ -7,6 +7,7 @@
 //!
 //! The stops (`a_person_…`, `a_client_that_cannot_ask_…`) need the agent's own
 //! (`agent::own`, merged separately) for the cards and plans.
+#![cfg(target_os = "linux")]
 
 mod common;
 
