@@ -14,6 +14,7 @@ use super::exit;
 use pier_core::agent::own;
 use pier_core::agent::{Client, Session, SessionOptions};
 use pier_core::front::numbers;
+use pier_core::stop::interrupt;
 use pier_core::probe::{Identity, ProcessList};
 
 #[derive(Debug, Args)]
@@ -32,6 +33,10 @@ pub struct McpArgs {
 
 /// Runs `pier mcp` until the client closes the connection.
 pub fn run(args: McpArgs) -> ExitCode {
+    // A signal ends a stop under way at its seams, then the server (docs/design.md §3.10).
+    if let Err(e) = interrupt::catch() {
+        tracing::warn!("{e}; an interruption may leave an unfinished snapshot");
+    }
     let system = match exit::open_system() {
         Ok(system) => system,
         Err(code) => return code,
@@ -49,6 +54,10 @@ pub fn run(args: McpArgs) -> ExitCode {
     };
     match pier_mcp::serve(Session::new(system, client, opts)) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(pier_mcp::ServeError::Interrupted(signal)) => {
+            let n = interrupt::number_of(signal).unwrap_or(15);
+            ExitCode::from(128 + n as u8)
+        }
         Err(e) => exit::failed(&e),
     }
 }

@@ -39,6 +39,9 @@ pub enum ServeError {
     /// The connection failed while serving.
     #[error("the MCP connection failed: {0}")]
     Connection(String),
+    /// SIGINT, SIGTERM or SIGHUP: a stop under way ended at its next seam first.
+    #[error("interrupted by {0}")]
+    Interrupted(&'static str),
 }
 
 /// Serves `session` over stdio until the client closes it. Stdout carries only protocol
@@ -48,15 +51,41 @@ pub fn serve(session: Session) -> Result<(), ServeError> {
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    runtime.block_on(async {
-        let running = Pier::new(session)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| ServeError::Handshake(e.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map_err(|e| ServeError::Connection(e.to_string()))?;
-        Ok(())
-    })
+    let pier = Pier::new(session);
+    let session = pier.session();
+    let served = runtime.block_on(async {
+        tokio::select! {
+            done = until_closed(pier) => done,
+            signal = interrupted() => Err(ServeError::Interrupted(signal)),
+        }
+    });
+    // A stop under way sees the same flag and ends at its next seam, recorded (docs/design.md
+    // §3.10): wait for it, but not for stdin's reader, which blocks until the client writes.
+    drop(session.lock());
+    runtime.shutdown_background();
+    served
+}
+
+/// Serves until the client closes the connection.
+async fn until_closed(pier: Pier) -> Result<(), ServeError> {
+    let running = pier
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServeError::Handshake(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| ServeError::Connection(e.to_string()))
+}
+
+/// The interruption `pier mcp` caught (`stop::interrupt::catch`), once raised.
+async fn interrupted() -> &'static str {
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
+    loop {
+        tick.tick().await;
+        if let Some(signal) = pier_core::stop::interrupt::PROCESS.raised() {
+            return signal;
+        }
+    }
 }

@@ -81,6 +81,11 @@ impl Pier {
         }
     }
 
+    /// The session, shared: `serve` waits on it for a stop under way before it leaves.
+    pub fn session(&self) -> Arc<Mutex<Session>> {
+        Arc::clone(&self.session)
+    }
+
     /// Runs `f` on the session off the protocol's thread (its methods sample and wait),
     /// recording the requesting client's name first. A panic inside becomes a refusal, and
     /// leaves the session refusing the rest.
