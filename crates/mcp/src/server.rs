@@ -49,12 +49,15 @@ pub struct Pier {
     router: ToolRouter<Self>,
 }
 
-/// The name recorded as who asked: the client's, or [`UNKNOWN_CLIENT`].
+/// The name recorded as who asked: the client's (its first 64 characters), or
+/// [`UNKNOWN_CLIENT`]. Why bounded: it is written into every record the session makes.
 pub fn client_name(info: Option<&Implementation>) -> String {
     info.map(|i| i.name.trim())
         .filter(|n| !n.is_empty())
         .unwrap_or(UNKNOWN_CLIENT)
-        .to_owned()
+        .chars()
+        .take(64)
+        .collect()
 }
 
 /// Whether the tool is offered: every tool, or with `--read-only` those that change nothing.
@@ -100,7 +103,11 @@ impl Pier {
             let mut s = session
                 .lock()
                 .map_err(|_| AgentError::Failed(BROKEN.into()))?;
-            s.client.name = name;
+            // The first name given is the session's: a later request (2026-07-28 names the
+            // client on each) cannot pass for another client, whose stops it could restart.
+            if s.client.name == UNKNOWN_CLIENT {
+                s.client.name = name;
+            }
             f(&mut s)
         });
         job.await
@@ -341,6 +348,8 @@ mod tests {
             UNKNOWN_CLIENT
         );
         assert_eq!(client_name(None), UNKNOWN_CLIENT);
+        let long = Implementation::new("x".repeat(10_000), "1");
+        assert_eq!(client_name(Some(&long)).len(), 64);
     }
 
     #[test]
