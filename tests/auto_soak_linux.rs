@@ -24,8 +24,8 @@
 //! driven: docs/decisions.md says the clock can miss one that moves under its byte bound.
 //!
 //! A decision is one card judged at one rescan: every `auto` note of the watch's rescan lines.
-//! The run lasts until PIER_RULES_SOAK_DECISIONS (default 2,000) decisions, at most
-//! PIER_RULES_SOAK_SECS (default 300) seconds (about 2 minutes on 2 cores; a machine
+//! The run lasts until PIER_RULES_SOAK_DECISIONS (default 1,000) decisions, at most
+//! PIER_RULES_SOAK_SECS (default 300) seconds (about a minute on 2 cores; a machine
 //! loaded by others stretches every rescan), with PIER_RULES_SOAK_SERVERS (default 50)
 //! servers. PIER_RULES_SOAK_SEED replays the plan (not its timing); the seed is printed.
 //! The long variant: `scripts/long.sh rules`.
@@ -365,7 +365,7 @@ fn no_automatic_stop_of_a_server_used_within_its_idle_window() {
         return;
     }
     let seed = env_or("PIER_RULES_SOAK_SEED", wall().to_bits());
-    let target: usize = env_or("PIER_RULES_SOAK_DECISIONS", 2_000);
+    let target: usize = env_or("PIER_RULES_SOAK_DECISIONS", 1_000);
     let secs: u64 = env_or("PIER_RULES_SOAK_SECS", 300);
     let population: usize = env_or("PIER_RULES_SOAK_SERVERS", 50);
     let idle = (2 + Rng(seed).below(3)) as f64;
