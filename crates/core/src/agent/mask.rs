@@ -220,6 +220,9 @@ impl Words {
 /// other's value is masked as a word of its own (`NODE_OPTIONS=--token=X`); else a URL's
 /// password and known tokens in it are.
 fn value(word: &str) -> String {
+    if let Some(masked) = word.strip_suffix('…').and_then(shape::cut_short) {
+        return format!("{masked}…");
+    }
     if let Some((name, v)) = word.split_once('=') {
         if shape::is_assignment_name(name) {
             if is_secret_name(name) {

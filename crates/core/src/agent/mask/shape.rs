@@ -214,3 +214,17 @@ fn token_prefix(run: &str) -> Option<&str> {
     let prefix = PREFIXES.iter().find(|p| run.starts_with(*p))?;
     (run.len() >= TOKEN_MIN).then_some(&run[..prefix.len()])
 }
+
+/// A word cut short for display (`postgres://admin:SUP…`, `ghp_12…`), masked where its visible
+/// start could be a secret's: why, with its end gone, no rule above can see the `@` or the
+/// length that would tell. `None`: nothing in it can begin a secret.
+pub fn cut_short(shown: &str) -> Option<String> {
+    if let Some(i) = shown.find("://") {
+        return Some(format!("{}{MASK}", &shown[..i + 3]));
+    }
+    let prefix = PREFIXES
+        .iter()
+        .chain(&["AKIA"])
+        .find(|p| shown.starts_with(**p))?;
+    Some(format!("{prefix}{MASK}"))
+}

@@ -126,6 +126,23 @@ fn a_urls_password_is_masked_and_its_user_kept() {
     ]);
 }
 
+/// A command cut short for display has lost what would tell a secret (a URL's `@`, a token's
+/// length): what could begin one is masked.
+#[test]
+fn a_word_cut_short_is_masked_where_it_could_begin_a_secret() {
+    table(&[
+        (
+            "vite --note postgres://admin:SUP…",
+            "vite --note postgres://•••…",
+        ),
+        ("vite --note ghp_12…", "vite --note ghp_•••…"),
+        (
+            "vite --root /home/me/shop/front…",
+            "vite --root /home/me/shop/front…",
+        ),
+    ]);
+}
+
 #[test]
 fn known_token_shapes_are_masked_anywhere() {
     table(&[
