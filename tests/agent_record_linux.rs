@@ -68,13 +68,17 @@ fn a_decline_a_refused_stop_and_a_refused_restart_are_on_the_record_with_the_cli
     let mut agent = session(&sb);
 
     // The person says no.
-    let plan = agent.plan(&[id.clone()], &[], false).unwrap();
+    let plan = agent.plan(std::slice::from_ref(&id), &[], false).unwrap();
     let plan = plan.plan.expect("a green server is planned");
     let declined = agent.decline(&plan).unwrap();
     assert_eq!(declined.record_error, None);
 
     // The server changes after the plan: a client connects and holds the connection.
-    let plan = agent.plan(&[id.clone()], &[], false).unwrap().plan.unwrap();
+    let plan = agent
+        .plan(std::slice::from_ref(&id), &[], false)
+        .unwrap()
+        .plan
+        .unwrap();
     let port = server["port"].as_u64().unwrap() as u16;
     let _held = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     sb.report("web", |v| v["accepted"].as_u64() >= Some(1));
@@ -95,7 +99,11 @@ fn a_decline_a_refused_stop_and_a_refused_restart_are_on_the_record_with_the_cli
     // Newest first.
     assert_eq!(
         (&lines[0]["action"], &lines[0]["id"], &lines[0]["result"]),
-        (&"restart".into(), &"not-a-snapshot".into(), &"refused".into())
+        (
+            &"restart".into(),
+            &"not-a-snapshot".into(),
+            &"refused".into()
+        )
     );
     assert_eq!(lines[0]["reason"], no.to_string());
     let stop = &lines[1];
@@ -106,11 +114,18 @@ fn a_decline_a_refused_stop_and_a_refused_restart_are_on_the_record_with_the_cli
     );
     assert_eq!(stop["reason"], r.reason.as_str());
     let reason = stop["reason"].as_str().unwrap();
-    assert!(reason.contains("live connection"), "the chain's own reason: {reason}");
+    assert!(
+        reason.contains("live connection"),
+        "the chain's own reason: {reason}"
+    );
     assert_eq!(stop["plan"], plan.as_str());
     assert_eq!(
         (&lines[2]["action"], &lines[2]["id"], &lines[2]["result"]),
-        (&"declined".into(), &Value::from(id.as_str()), &"declined".into())
+        (
+            &"declined".into(),
+            &Value::from(id.as_str()),
+            &"declined".into()
+        )
     );
 
     // The text says the same, one line each, naming the client.
@@ -140,12 +155,20 @@ fn a_record_that_cannot_be_written_is_said_and_the_results_stay_honest() {
     let mut agent = session(&sb);
     std::fs::remove_dir(sb.path().join("state/records")).unwrap();
 
-    let plan = agent.plan(&[id.clone()], &[], false).unwrap().plan.unwrap();
+    let plan = agent
+        .plan(std::slice::from_ref(&id), &[], false)
+        .unwrap()
+        .plan
+        .unwrap();
     let declined = agent.decline(&plan).unwrap();
     assert!(declined.record_error.is_some(), "{declined:?}");
 
     // The server is gone before the plan is carried out: refused by the session's own check.
-    let plan = agent.plan(&[id.clone()], &[], false).unwrap().plan.unwrap();
+    let plan = agent
+        .plan(std::slice::from_ref(&id), &[], false)
+        .unwrap()
+        .plan
+        .unwrap();
     let root = pid(&server);
     kill_by_identity(Started {
         pid: root,
@@ -156,6 +179,9 @@ fn a_record_that_cannot_be_written_is_said_and_the_results_stay_honest() {
     let r = &done.reports[0];
     assert_eq!(r.result.as_str(), "refused", "{r:#?}");
     assert!(r.reason.contains("it is gone"), "{}", r.reason);
-    let why = done.record_error.as_deref().expect("the reply says it is not on the record");
+    let why = done
+        .record_error
+        .as_deref()
+        .expect("the reply says it is not on the record");
     assert!(why.contains("could not be written"), "{why}");
 }

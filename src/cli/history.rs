@@ -74,18 +74,23 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         Ok(system) => system,
         Err(code) => return code,
     };
-    let (mut entries, mut unreadable) =
-        match restart::history(system.probe.as_ref(), &system.store) {
-            Ok(found) => found,
-            Err(e) => {
-                eprintln!("pier: {}", for_terminal(&e.to_string()));
-                return ExitCode::from(EXIT_FAILED);
-            }
-        };
+    let (mut entries, mut unreadable) = match restart::history(system.probe.as_ref(), &system.store)
+    {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("pier: {}", for_terminal(&e.to_string()));
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
     // Expiry first: a read-only folder keeps them, to expire at a later read.
     let now = SystemTime::now();
-    let mut expired =
-        prune::prune(&system.store, &*system.probe, &entries, prune::Prune::Expired(now)).removed;
+    let mut expired = prune::prune(
+        &system.store,
+        &*system.probe,
+        &entries,
+        prune::Prune::Expired(now),
+    )
+    .removed;
     entries.retain(|e| !expired.contains(&e.snapshot));
     expired.extend(journal::expire(&system.store, now));
     let agent = match journal::unshown(&system.store) {
@@ -611,7 +616,13 @@ mod tests {
             client: "cursor".into(),
         };
         let text = history_text(&[e], &[], &PLAIN);
-        assert!(text.lines().next().unwrap().ends_with("(by the agent cursor)"), "{text}");
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .ends_with("(by the agent cursor)"),
+            "{text}"
+        );
     }
 
     /// Issue 41: a restart whose command exited with status 1 read as "not ready in time",

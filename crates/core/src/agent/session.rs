@@ -19,9 +19,9 @@ use crate::model::target::{RecordName, TargetId, TargetKind};
 use crate::probe::{Identity, ProcessList};
 use crate::stop::StopOptions;
 
+use super::journal;
 use super::next::next_step;
 use super::own::{self, NotOwn};
-use super::journal;
 use super::plan::{Plan, Planned, Plans, LIFETIME};
 use super::reply::{
     Cards, CarriedOut, Declined, HistoryReply, NextStep, PlanReply, PlannedStop, Restarted,

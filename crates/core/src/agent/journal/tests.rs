@@ -91,11 +91,17 @@ fn a_restart_that_started_is_its_snapshots_and_a_refused_one_is_only_here() {
 #[test]
 fn a_record_older_than_a_week_expires_and_a_younger_one_stays() {
     let (_dir, store) = store();
-    let name = record(&store, request("x", AgentAction::Declined, declined(["1-1".into()])))
-        .unwrap();
+    let name = record(
+        &store,
+        request("x", AgentAction::Declined, declined(["1-1".into()])),
+    )
+    .unwrap();
     let now = SystemTime::now();
     assert!(expire(&store, now + EXPIRY - Duration::from_secs(60)).is_empty());
     assert_eq!(unshown(&store).unwrap().0.len(), 1);
-    assert_eq!(expire(&store, now + EXPIRY + Duration::from_secs(5)), [name]);
+    assert_eq!(
+        expire(&store, now + EXPIRY + Duration::from_secs(5)),
+        [name]
+    );
     assert!(unshown(&store).unwrap().0.is_empty());
 }
