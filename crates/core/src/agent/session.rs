@@ -196,7 +196,7 @@ impl Session {
             false => Some(self.plans.make(planned, Instant::now())?),
         };
         for s in &mut stops {
-            s.members = s.members.iter().map(|m| mask::command(m)).collect();
+            s.members = s.members.iter().map(|m| mask::line(m)).collect();
         }
         Ok(PlanReply {
             plan,
@@ -253,7 +253,7 @@ impl Session {
             .filter(|r| r.result != crate::model::outcome::ResourceResult::Refused)
             .count();
         for r in &mut reports {
-            mask::report(r);
+            mask::stop_report(r);
         }
         let results = reports.iter().map(journal::of_stop).collect();
         let record_error = self.journal(stop, Some(id), None, results);
@@ -361,7 +361,7 @@ impl Session {
             crate::restart::history(self.system.probe.as_ref(), &self.system.store)
                 .map_err(|e| AgentError::Failed(e.to_string()))?;
         for e in &mut entries {
-            mask::history(e);
+            mask::history_entry(e);
         }
         Ok(HistoryReply { entries, damaged })
     }
@@ -375,7 +375,7 @@ impl Session {
             return Err(self.refused(restart, None, vec![snapshot.to_owned()], e));
         }
         let mut report = self.system.restart(snapshot, self.opts.restart_wait);
-        mask::restart(&mut report);
+        mask::restart_report(&mut report);
         let record_error = self.journal(restart, None, None, vec![journal::of_restart(&report)]);
         Ok(Restarted {
             report,
