@@ -93,16 +93,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
     .removed;
     entries.retain(|e| !expired.contains(&e.snapshot));
     expired.extend(journal::expire(&system.store, now));
-    let agent = match journal::unshown(&system.store) {
-        Ok((lines, damaged)) => {
-            unreadable.extend(damaged);
-            lines
-        }
-        Err(e) => {
-            unreadable.push(e.to_string());
-            Vec::new()
-        }
-    };
+    let agent = agent_requests(&system.store, &mut unreadable);
     if args.prune {
         let what = match args.all {
             true => prune::Prune::All,
@@ -135,6 +126,21 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         );
     }
     print(text.as_bytes())
+}
+
+/// An agent's requests that no snapshot shows; a record that cannot be read joins
+/// `unreadable`.
+fn agent_requests(store: &pier_core::store::Store, unreadable: &mut Vec<String>) -> Vec<AgentLine> {
+    match journal::unshown(store) {
+        Ok((lines, damaged)) => {
+            unreadable.extend(damaged);
+            lines
+        }
+        Err(e) => {
+            unreadable.push(e.to_string());
+            Vec::new()
+        }
+    }
 }
 
 /// What `--prune` removed and kept, as text or JSON.
