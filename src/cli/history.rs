@@ -1,6 +1,8 @@
 //! `pier history`: every snapshot, newest first, with what its stop did, its restarts and
 //! whether it can be restarted now; `--prune` removes what cannot. Records whose stop can never
-//! be restarted expire on their own after a week (`pier_core::restart::prune`).
+//! be restarted expire on their own after a week (`pier_core::restart::prune`). An agent's
+//! requests that no snapshot shows — a refusal before the chain, a decline — follow, one line
+//! each, and expire after the same week (`pier_core::agent::journal`).
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -11,6 +13,8 @@ use serde::Serialize;
 
 use super::render::Style;
 use super::{colour_wanted, print, EXIT_FAILED};
+use pier_core::agent::journal;
+use pier_core::model::agent::{AgentAction, AgentLine};
 use pier_core::model::history::{HistoryEntry, HistoryRestart};
 use pier_core::model::SCHEMA_VERSION;
 use pier_core::restart::{self, prune};
@@ -40,6 +44,8 @@ struct HistoryDocument<'a> {
     /// Records removed by this read: their stop could never be restarted, and they were older
     /// than a week.
     expired: &'a [String],
+    /// An agent's requests that no snapshot shows, newest first.
+    agent_requests: &'a [AgentLine],
 }
 
 /// The `pier history --prune --json` document.
@@ -68,7 +74,8 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         Ok(system) => system,
         Err(code) => return code,
     };
-    let (mut entries, unreadable) = match restart::history(system.probe.as_ref(), &system.store) {
+    let (mut entries, mut unreadable) = match restart::history(system.probe.as_ref(), &system.store)
+    {
         Ok(found) => found,
         Err(e) => {
             eprintln!("pier: {}", for_terminal(&e.to_string()));
@@ -76,14 +83,17 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         }
     };
     // Expiry first: a read-only folder keeps them, to expire at a later read.
-    let expired = prune::prune(
+    let now = SystemTime::now();
+    let mut expired = prune::prune(
         &system.store,
         &*system.probe,
         &entries,
-        prune::Prune::Expired(SystemTime::now()),
+        prune::Prune::Expired(now),
     )
     .removed;
     entries.retain(|e| !expired.contains(&e.snapshot));
+    expired.extend(journal::expire(&system.store, now));
+    let agent = agent_requests(&system.store, &mut unreadable);
     if args.prune {
         let what = match args.all {
             true => prune::Prune::All,
@@ -98,6 +108,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
             snapshots: &entries,
             unreadable: &unreadable,
             expired: &expired,
+            agent_requests: &agent,
         };
         return super::print_json(&doc);
     }
@@ -105,6 +116,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         colour: colour_wanted(),
     };
     let mut text = history_text(&entries, &unreadable, &style);
+    text.push_str(&agent_text(&agent, &style));
     if !expired.is_empty() {
         let _ = writeln!(
             text,
@@ -114,6 +126,21 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         );
     }
     print(text.as_bytes())
+}
+
+/// An agent's requests that no snapshot shows; a record that cannot be read joins
+/// `unreadable`.
+fn agent_requests(store: &pier_core::store::Store, unreadable: &mut Vec<String>) -> Vec<AgentLine> {
+    match journal::unshown(store) {
+        Ok((lines, damaged)) => {
+            unreadable.extend(damaged);
+            lines
+        }
+        Err(e) => {
+            unreadable.push(e.to_string());
+            Vec::new()
+        }
+    }
 }
 
 /// What `--prune` removed and kept, as text or JSON.
@@ -291,6 +318,40 @@ fn entry_text(out: &mut String, e: &HistoryEntry, style: &Style) {
     };
 }
 
+/// An agent's requests that no snapshot shows, one line each: when, what it asked of which
+/// target, by which client, the result and why — every word from the record escaped.
+fn agent_text(lines: &[AgentLine], style: &Style) -> String {
+    let mut out = String::new();
+    for l in lines {
+        let target = match (&l.id, &l.plan) {
+            (Some(id), _) => for_terminal(id).into_owned(),
+            (None, Some(plan)) => format!("plan {}", for_terminal(plan)),
+            (None, None) => "a request".to_owned(),
+        };
+        let what = match l.action {
+            AgentAction::Restart => "restart of",
+            AgentAction::Stop | AgentAction::Declined => "stop of",
+        };
+        let _ = write!(
+            out,
+            "{}  {}  {what} {target}  {}: {}",
+            for_terminal(&l.at),
+            style.result_word(&for_terminal(&l.result)),
+            words::asked_by(&pier_core::model::RequestedBy::Agent {
+                client: l.client.clone()
+            })
+            .unwrap_or_default(),
+            for_terminal(&l.reason),
+        );
+        if !l.respawns.is_empty() {
+            let back: Vec<_> = l.respawns.iter().map(|r| for_terminal(r)).collect();
+            let _ = write!(out, "; came back: {}", back.join(", "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// "NOT STOPPED … because …": a stop that sent no signal stopped nothing, so it is never
 /// worded as a stop, nor offered for restart.
 fn not_stopped_text(out: &mut String, e: &HistoryEntry, command: &str, style: &Style) {
@@ -301,9 +362,10 @@ fn not_stopped_text(out: &mut String, e: &HistoryEntry, command: &str, style: &S
         true => "",
         false => "; no signal was sent",
     };
+    let by = words::asked_by(&e.requested_by).map_or(String::new(), |by| format!(" ({by})"));
     let _ = writeln!(
         out,
-        "{at}  {}  {}: {} because {}{sent}",
+        "{at}  {}  {}: {} because {}{sent}{by}",
         style.paint("NOT STOPPED", "1"),
         what_where(e),
         e.result.as_deref().unwrap_or("refused"),
@@ -526,6 +588,46 @@ mod tests {
         assert!(
             text.contains("\u{1b}[1;33mPARTIALLY STOPPED\u{1b}[0m"),
             "{text:?}"
+        );
+    }
+
+    /// Issue 44: an agent's request no snapshot shows is one line naming the client, the
+    /// target, the result and why, escaped.
+    #[test]
+    fn an_agents_refusal_is_one_escaped_line_naming_the_client() {
+        let line = AgentLine {
+            record: "agent-1-2-0".into(),
+            at: "2026-12-01T12:00:00Z".into(),
+            client: "evil\u{1b}[2J".into(),
+            action: AgentAction::Stop,
+            plan: Some("ab12".into()),
+            id: Some("100-1000".into()),
+            result: "refused".into(),
+            reason: "refused: its ports changed\nsince".into(),
+            respawns: Vec::new(),
+        };
+        let text = agent_text(&[line], &PLAIN);
+        assert_eq!(
+            text,
+            "2026-12-01T12:00:00Z  REFUSED  stop of 100-1000  by the agent evil\\e[2J: refused: \
+             its ports changed\\nsince\n"
+        );
+    }
+
+    /// A stop an agent asked for that sent nothing says who asked, as a stop that did says.
+    #[test]
+    fn a_not_stopped_line_names_the_agent_that_asked() {
+        let mut e = entry("refused", Some(false), "busy");
+        e.requested_by = pier_core::model::RequestedBy::Agent {
+            client: "cursor".into(),
+        };
+        let text = history_text(&[e], &[], &PLAIN);
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .ends_with("(by the agent cursor)"),
+            "{text}"
         );
     }
 

@@ -86,6 +86,7 @@ pub fn carried_out(reply: &CarriedOut, how: Confirmed) -> CallToolResult {
         .map(|r| format!("{}: {} ({})", r.id, r.result.as_str(), r.reason))
         .collect();
     lines.push(format!("{} stops left in this session.", reply.stops_left));
+    lines.extend(reply.record_error.as_deref().map(not_recorded));
     if how == Confirmed::NotAsked {
         lines.push(
             "No person was asked: this client cannot ask (no elicitation); the plan and \
@@ -163,17 +164,61 @@ pub fn history_text(h: &HistoryReply) -> String {
 /// `restart`: how it ended, and why.
 pub fn restart_text(r: &Restarted) -> String {
     let result = serde_json::to_value(r.report.result).unwrap_or_default();
-    format!(
+    let mut text = format!(
         "{}: {} ({})",
         r.report.snapshot,
         result.as_str().unwrap_or("?"),
         r.report.reason
-    )
+    );
+    if let Some(why) = &r.record_error {
+        text = format!("{text}\n{}", not_recorded(why));
+    }
+    text
+}
+
+/// A request Pier could not put on its record: what was done stands, and the agent is told.
+pub fn not_recorded(why: &str) -> String {
+    format!("This request is not on Pier's record (the history): {why}")
+}
+
+/// A decline the session could not put on its record: the refusal says so too, in its text and
+/// as `record_error` in its structured content.
+pub fn declined(record_error: Option<&str>) -> CallToolResult {
+    let mut result = refused(&AgentError::Declined);
+    if let Some(why) = record_error {
+        result.content.push(ContentBlock::text(not_recorded(why)));
+        if let Some(Value::Object(map)) = &mut result.structured_content {
+            map.insert("record_error".into(), Value::from(why));
+        }
+    }
+    result
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A decline Pier could not put on its record is still a decline, and says it is not on
+    /// the record.
+    #[test]
+    fn a_decline_not_on_the_record_says_so() {
+        let plain = declined(None);
+        assert_eq!(
+            plain.structured_content.as_ref().unwrap()["refused"],
+            "declined"
+        );
+        assert!(plain
+            .structured_content
+            .unwrap()
+            .get("record_error")
+            .is_none());
+        let lost = declined(Some("disk full"));
+        let doc = lost.structured_content.as_ref().unwrap();
+        assert_eq!(doc["refused"], "declined");
+        assert_eq!(doc["record_error"], "disk full");
+        assert_eq!(lost.is_error, Some(true));
+        assert_eq!(lost.content.len(), 2);
+    }
 
     /// A refusal is a tool error with the sentence, never a bare "error".
     #[test]

@@ -159,9 +159,11 @@ impl Pier {
             return Gate::Go(Confirmed::ByPerson);
         }
         let id = plan.to_owned();
-        let declined = self.run(ctx, move |s| s.decline(&id)).await;
-        let e = declined.err().unwrap_or(AgentError::Declined);
-        Gate::Answer(reply::refused(&e).into())
+        let answer = match self.run(ctx, move |s| s.decline(&id)).await {
+            Ok(d) => reply::declined(d.record_error.as_deref()),
+            Err(e) => reply::refused(&e),
+        };
+        Gate::Answer(answer.into())
     }
 }
 

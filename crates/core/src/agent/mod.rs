@@ -4,10 +4,12 @@
 //! - [`plan`]: a stop is a plan first, single-use, bound to the session, short-lived;
 //! - [`own`]: what the agent started itself (the one reason it may set aside: a live parent);
 //! - [`mask`]: what is never told (an environment, argv values that look like secrets);
+//! - [`journal`]: every request on the record, with the client's name and its honest result;
 //! - [`Session`]: the allow-list — cards, who holds a port, plan, carry out, history, restart
 //!   of what it stopped itself. Nothing here changes the protect list, rules, arms or records.
 
 pub mod error;
+pub mod journal;
 pub mod mask;
 pub mod next;
 pub mod own;

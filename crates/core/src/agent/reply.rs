@@ -74,6 +74,18 @@ pub struct CarriedOut {
     pub reports: Vec<StopReport>,
     /// Stops this session may still make.
     pub stops_left: usize,
+    /// Why this request could not be put on the record (`null`: it is); the stops above
+    /// happened as reported all the same.
+    pub record_error: Option<String>,
+}
+
+/// A plan the person declined when asked: nothing was signalled, and it is on the record.
+#[derive(Debug, Clone, Serialize)]
+pub struct Declined {
+    /// The plan declined (now used).
+    pub plan: String,
+    /// Why the decline could not be put on the record (`null`: it is).
+    pub record_error: Option<String>,
 }
 
 /// The `history` tool: the records, masked.
@@ -90,4 +102,7 @@ pub struct HistoryReply {
 pub struct Restarted {
     /// `pier restart --json`'s report.
     pub report: RestartReport,
+    /// Why this restart could not be put on the record (`null`: it is); it happened as
+    /// reported all the same.
+    pub record_error: Option<String>,
 }

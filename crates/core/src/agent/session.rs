@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use crate::diagnose::port::PortAnswer;
 use crate::diagnose::{self, project, ScanOptions};
 use crate::front::System;
+use crate::model::agent::{AgentAction, AgentResult};
 use crate::model::card::{Level, Project, Resource, Scan};
+use crate::model::outcome::StopReport;
 use crate::model::reason::{self, Anyway, Reason, SetAside};
 use crate::model::request::RequestedBy;
 use crate::model::shown::Shown;
@@ -17,10 +19,13 @@ use crate::model::target::{RecordName, TargetId, TargetKind};
 use crate::probe::{Identity, ProcessList};
 use crate::stop::StopOptions;
 
+use super::journal;
 use super::next::next_step;
 use super::own::{self, NotOwn};
-use super::plan::{Planned, Plans, LIFETIME};
-use super::reply::{Cards, CarriedOut, HistoryReply, NextStep, PlanReply, PlannedStop, Restarted};
+use super::plan::{Plan, Planned, Plans, LIFETIME};
+use super::reply::{
+    Cards, CarriedOut, Declined, HistoryReply, NextStep, PlanReply, PlannedStop, Restarted,
+};
 use super::{mask, AgentError};
 
 /// How a session behaves (`pier mcp`'s options).
@@ -210,26 +215,67 @@ impl Session {
         Some(question_of(&self.client.name, &what))
     }
 
-    /// Marks plan `id` used without carrying it out: the person declined.
-    pub fn decline(&mut self, id: &str) -> Result<(), AgentError> {
-        self.plans.take(id, Instant::now()).map(|_| ())
+    /// Marks plan `id` used without carrying it out: the person declined. It is on the record,
+    /// with the client's name.
+    pub fn decline(&mut self, id: &str) -> Result<Declined, AgentError> {
+        let plan = self.plans.take(id, Instant::now())?;
+        let results = journal::declined(plan.targets.iter().map(|t| t.id.clone()));
+        let record_error = self.journal(AgentAction::Declined, Some(id), None, results);
+        Ok(Declined {
+            plan: plan.id,
+            record_error,
+        })
     }
 
-    /// Carries plan `id` out through the full chain again, refusing what changed since.
+    /// Carries plan `id` out through the full chain again, refusing what changed since. Every
+    /// outcome, a refusal included, is on the record with the client's name.
     pub fn carry_out(&mut self, id: &str) -> Result<CarriedOut, AgentError> {
         self.writable()?;
-        let plan = self.plans.take(id, Instant::now())?;
+        let stop = AgentAction::Stop;
+        let plan = match self.plans.take(id, Instant::now()) {
+            Ok(plan) => plan,
+            Err(e) => return Err(self.refused(stop, Some(id), Vec::new(), e)),
+        };
         let left = self.stops_left();
         if left == 0 || plan.targets.len() > left {
-            return Err(AgentError::Cap(self.opts.max_stops));
+            let ids = plan.targets.iter().map(|t| t.id.clone()).collect();
+            return Err(self.refused(stop, Some(id), ids, AgentError::Cap(self.opts.max_stops)));
         }
+        let mut reports = match self.chain(&plan) {
+            Ok(reports) => reports,
+            Err(e) => {
+                let ids = plan.targets.iter().map(|t| t.id.clone()).collect();
+                return Err(self.refused(stop, Some(id), ids, e));
+            }
+        };
+        self.stopped += reports
+            .iter()
+            .filter(|r| r.result != crate::model::outcome::ResourceResult::Refused)
+            .count();
+        for r in &mut reports {
+            mask::stop_report(r);
+        }
+        let results = reports.iter().map(journal::of_stop).collect();
+        let record_error = self.journal(stop, Some(id), None, results);
+        Ok(CarriedOut {
+            plan: plan.id,
+            reports,
+            stops_left: self.stops_left(),
+            record_error,
+        })
+    }
+
+    /// `plan`'s targets through the chain: what changed since the plan is refused before it,
+    /// the rest stopped as a person's click would be (the agent's own with its live parent set
+    /// aside). Unmasked.
+    fn chain(&self, plan: &Plan) -> Result<Vec<StopReport>, AgentError> {
         let scan = self.scan(Vec::new(), false, Duration::ZERO)?;
         let list = self.processes()?;
         let mut reports = Vec::new();
         let mut go = Vec::new();
         for t in &plan.targets {
             match self.changed(&scan, &list, t) {
-                Some(why) => reports.push(crate::model::outcome::StopReport::new(
+                Some(why) => reports.push(StopReport::new(
                     &t.id,
                     crate::model::outcome::ResourceResult::Refused,
                     format!("refused: {why} since the plan was made; nothing was signalled"),
@@ -252,18 +298,61 @@ impl Session {
             go.iter().map(|t| (t.id.as_str(), Some(&t.shown))).collect();
         let stopper = self.system.stopper(opts);
         reports.extend(stopper.stop_all(&targets, &mut |_| {}));
-        self.stopped += reports
-            .iter()
-            .filter(|r| r.result != crate::model::outcome::ResourceResult::Refused)
-            .count();
-        for r in &mut reports {
-            mask::stop_report(r);
+        Ok(reports)
+    }
+
+    /// Puts a request on the record with the client's name; why it could not be, for the
+    /// reply. Why a failed write does not fail the request: what was done is done, and the
+    /// reply must say what it was — and that it is not on the record.
+    fn journal(
+        &self,
+        action: AgentAction,
+        plan: Option<&str>,
+        refused: Option<&AgentError>,
+        results: Vec<AgentResult>,
+    ) -> Option<String> {
+        let request = journal::Request {
+            client: &self.client.name,
+            action,
+            plan,
+            refused,
+            results,
+        };
+        match journal::record(&self.system.store, request) {
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!("an agent's request was not recorded: {e}");
+                Some(e.to_string())
+            }
         }
-        Ok(CarriedOut {
-            plan: plan.id,
-            reports,
-            stops_left: self.stops_left(),
-        })
+    }
+
+    /// Records a refused request and hands its error back: as a whole (no `ids`), or for each
+    /// target it named. A record that cannot be written is logged: the refusal stands.
+    fn refused(
+        &self,
+        action: AgentAction,
+        plan: Option<&str>,
+        ids: Vec<String>,
+        e: AgentError,
+    ) -> AgentError {
+        let result = match e {
+            AgentError::Failed(_) => "failed",
+            _ => "refused",
+        };
+        let results: Vec<AgentResult> = ids
+            .into_iter()
+            .map(|id| AgentResult {
+                id,
+                result: result.into(),
+                reason: e.to_string(),
+                snapshot: None,
+                respawns: Vec::new(),
+            })
+            .collect();
+        let whole = results.is_empty().then_some(&e);
+        self.journal(action, plan, whole, results);
+        e
     }
 
     /// The history of stops, masked.
@@ -278,9 +367,24 @@ impl Session {
     }
 
     /// Restarts `snapshot` (a record's name, as `history` gives it), if this agent's client
-    /// stopped it.
+    /// stopped it. Every answer, a refusal included, is on the record with the client's name.
     pub fn restart(&mut self, snapshot: &str) -> Result<Restarted, AgentError> {
         self.writable()?;
+        let restart = AgentAction::Restart;
+        if let Err(e) = self.may_restart(snapshot) {
+            return Err(self.refused(restart, None, vec![snapshot.to_owned()], e));
+        }
+        let mut report = self.system.restart(snapshot, self.opts.restart_wait);
+        mask::restart_report(&mut report);
+        let record_error = self.journal(restart, None, None, vec![journal::of_restart(&report)]);
+        Ok(Restarted {
+            report,
+            record_error,
+        })
+    }
+
+    /// Whether `snapshot` is a stop this agent's client made.
+    fn may_restart(&self, snapshot: &str) -> Result<(), AgentError> {
         let record: RecordName = snapshot
             .parse()
             .map_err(|_| AgentError::NotYours(snapshot.to_owned()))?;
@@ -295,12 +399,10 @@ impl Session {
         let me = RequestedBy::Agent {
             client: self.client.name.clone(),
         };
-        if by != me {
-            return Err(AgentError::NotYours(snapshot.to_owned()));
+        match by == me {
+            true => Ok(()),
+            false => Err(AgentError::NotYours(snapshot.to_owned())),
         }
-        let mut report = self.system.restart(snapshot, self.opts.restart_wait);
-        mask::restart_report(&mut report);
-        Ok(Restarted { report })
     }
 
     fn writable(&self) -> Result<(), AgentError> {

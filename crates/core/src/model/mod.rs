@@ -15,13 +15,14 @@
 //! - [`outcome`]: a stop's member outcomes, newcomers and result;
 //! - [`history`]: a restart's result and `pier history`'s lines;
 //! - [`target`]: the names of targets and records ([`TargetId`], [`RecordName`]), one grammar;
-//! - [`request`]: who asked for a stop ([`RequestedBy`]);
+//! - [`request`]: who asked for a stop ([`RequestedBy`]); [`agent`]: what an agent asked for;
 //! - [`reason`]: every fact against a stop as one typed [`reason::Reason`], and what may set each aside;
 //! - [`doctor`]: `pier doctor`'s report: the self-test's checks;
 //! - [`idle`]: what the idle clock says of a resource; [`arm`]: an armed stop ("stop when safe");
 //! - [`rules`]: the user's automatic-stop rules, a pause, memory pressure, and what they say of a card;
 //! - `examples`: cards built by hand, for tests (feature `test-support`).
 
+pub mod agent;
 pub mod arm;
 pub mod bytes;
 pub mod card;

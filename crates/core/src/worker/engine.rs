@@ -276,6 +276,8 @@ impl SystemEngine {
                 )
                 .removed;
                 entries.retain(|e| !gone.contains(&e.snapshot));
+                // An agent's requests expire by the same week (`agent::journal`).
+                crate::agent::journal::expire(&self.system.store, std::time::SystemTime::now());
                 History { entries, damaged }
             })
             .map_err(|e| RefreshError::History(e.to_string()))
