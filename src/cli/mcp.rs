@@ -14,8 +14,8 @@ use super::exit;
 use pier_core::agent::own;
 use pier_core::agent::{Client, Session, SessionOptions};
 use pier_core::front::numbers;
-use pier_core::stop::interrupt;
 use pier_core::probe::{Identity, ProcessList};
+use pier_core::stop::interrupt;
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
