@@ -10,7 +10,7 @@ pub enum AgentError {
     #[error("this Pier server is read-only (`pier mcp --read-only`): it plans, stops and restarts nothing; ask the person to stop it in the Pier app or with `pier stop`")]
     ReadOnly,
     /// No plan by that id in this session (never made here, or another session's).
-    #[error("no plan `{0}` in this session: plans are made by `plan_stop` and carried out in the session that made them")]
+    #[error("no plan `{echo}` in this session: plans are made by `plan_stop` and carried out in the session that made them", echo = echo(.0))]
     UnknownPlan(String),
     /// The plan was carried out (or declined) already.
     #[error(
@@ -32,10 +32,10 @@ pub enum AgentError {
     #[error("this session has stopped its {0} resources already (`pier mcp --max-stops`): ask the person to stop more")]
     Cap(usize),
     /// A target the agent named is not an id Pier gives (a bare number, a name, a path).
-    #[error("`{0}` is not a resource id: use an `id` from the `cards` tool (`2476-4670263`, `ctr-…`), or a port number in `ports`")]
+    #[error("`{echo}` is not a resource id: use an `id` from the `cards` tool (`2476-4670263`, `ctr-…`), or a port number in `ports`", echo = echo(.0))]
     BadId(String),
     /// A port the agent named is not one (0, above 65535, not a whole number).
-    #[error("`{0}` is not a port: a port is a whole number from 1 to 65535 (e.g. 5173)")]
+    #[error("`{echo}` is not a port: a port is a whole number from 1 to 65535 (e.g. 5173)", echo = echo(.0))]
     BadPort(String),
     /// The client said it can ask the person, and asking failed: nothing was signalled, and
     /// the plan is still open.
@@ -45,9 +45,36 @@ pub enum AgentError {
     #[error("{0}")]
     BadFolder(String),
     /// A snapshot this agent did not stop.
-    #[error("`{0}` is not a stop this agent made: an agent restarts only what it stopped itself (see `history`)")]
+    #[error("`{echo}` is not a stop this agent made: an agent restarts only what it stopped itself in this session (see `history`)", echo = echo(.0))]
     NotYours(String),
     /// Pier could not work at all (the process table or the state folder).
     #[error("{0}")]
     Failed(String),
+}
+
+/// What the agent sent, as a sentence repeats it: at most 80 characters, control characters
+/// shown as `?`. Why: an id or port is short, and a long or binary one need not come back.
+fn echo(sent: &str) -> String {
+    let mut out: String = sent
+        .chars()
+        .take(80)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if sent.chars().nth(80).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_agent_sent_comes_back_short_and_printable() {
+        let long = AgentError::BadId("1".repeat(2_000_000)).to_string();
+        assert!(long.len() < 300, "{}", long.len());
+        let nul = AgentError::BadId("a\0b".into()).to_string();
+        assert!(nul.starts_with("`a?b` is not a resource id"), "{nul}");
+    }
 }

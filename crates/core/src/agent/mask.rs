@@ -135,6 +135,18 @@ fn names_only(entries: &mut [String]) {
 /// A restart's report masked: its reason and the environment entries it names.
 pub fn restart_report(r: &mut RestartReport) {
     r.reason = line(&r.reason);
+    // What the server printed may quote its environment or a secret it was given.
+    for l in &mut r.log_tail {
+        *l = line(l);
+    }
+    if let Some(exited) = r.exited.as_mut() {
+        exited.log_tail = exited
+            .log_tail
+            .lines()
+            .map(line)
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
     names_only(&mut r.code_env);
 }
 

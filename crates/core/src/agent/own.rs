@@ -22,11 +22,11 @@ pub fn client_of(list: &ProcessList, server_pid: u32) -> Result<Identity, NoClie
     for _ in 0..MAX_DEPTH {
         let p = row(list, pid).ok_or(NoClient::Unread)?;
         let r = role(p);
-        if climbs_to_client(&r) {
+        if climbs_to_client(p, &r) {
             pid = p.ppid;
             continue;
         }
-        if is_persons(&r) {
+        if is_persons(&r) || is_electron_helper(p) {
             return Err(NoClient::Person(who(p, &r)));
         }
         return Ok(p.identity);
@@ -130,11 +130,32 @@ fn started_after(start_time: u64, since: u64) -> bool {
     start_time > since
 }
 
-/// A link of the server's chain that the client may sit above: a non-interactive launcher
-/// (`sh -c`, `npx`, `env`, `uv run`). Why only those: anything else that started `pier mcp`
-/// is the client itself, or a person's.
-fn climbs_to_client(r: &Role) -> bool {
-    matches!(r, Role::Wrapper)
+/// A link of the server's chain that the client may sit above: a launcher that only starts
+/// the next program (`sh -c`, `env`, `npx`, `nohup`). Why not every launcher Pier knows: a
+/// runtime running a script (`bun agent.ts`, `node`, `cargo run`, `make`) may be the client
+/// itself, and climbing past it would hand its role to whatever started it.
+fn climbs_to_client(p: &ProcessInfo, r: &Role) -> bool {
+    const PURE: &[&str] = &[
+        "sh", "bash", "dash", "zsh", "ksh", "fish", "env", "npx", "pnpx", "bunx", "uvx", "nohup",
+        "timeout", "setsid", "stdbuf", "nice", "ionice",
+    ];
+    let arg0 = p
+        .argv
+        .first()
+        .map(|a| String::from_utf8_lossy(a).into_owned());
+    let name = arg0
+        .as_deref()
+        .map(|a| a.rsplit('/').next().unwrap_or(a).trim_start_matches('-'))
+        .unwrap_or_default();
+    matches!(r, Role::Wrapper) && PURE.contains(&name)
+}
+
+/// An Electron app's helper process (`--type=renderer`, `--type=utility`): an editor built on
+/// Electron (VS Code and each of its forks) runs its extensions and debug sessions under one.
+/// Why by the flag, not a list of names: the forks are many and new ones come every month,
+/// and what such an app starts is started by the person using it.
+fn is_electron_helper(p: &ProcessInfo) -> bool {
+    p.argv.iter().skip(1).any(|a| a.starts_with(b"--type="))
 }
 
 /// A process that belongs to a person or to the system, not to an agent: what it starts was
@@ -156,6 +177,9 @@ fn is_persons(r: &Role) -> bool {
 /// that does not lead a session on a terminal. Why the terminal check: a program leading a
 /// terminal's session is a person's login there, whatever its name.
 fn launches_for_agent(p: &ProcessInfo) -> bool {
+    if is_electron_helper(p) {
+        return false;
+    }
     match role(p) {
         Role::Wrapper | Role::Tool(_) => true,
         Role::Other => !leads_terminal_session(p),

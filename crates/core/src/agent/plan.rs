@@ -2,7 +2,7 @@
 //! identities and evidence it saw. Single-use, bound to the session that made it (each
 //! session has its own [`Plans`]), and short-lived.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,8 @@ pub struct Planned {
     pub shown: Shown,
     /// The ports it listened on, as planned.
     pub ports: BTreeSet<u16>,
+    /// Each member's argv, by pid, as planned.
+    pub argv: BTreeMap<u32, Vec<String>>,
     /// The reasons against it the plan saw (empty when green).
     pub reasons: BTreeSet<Reason>,
     /// The agent started it itself (`own`): its live parent, and only that, is set aside.
@@ -83,9 +85,13 @@ impl Plans {
         Ok(plan)
     }
 
-    /// A plan of this session's, to read (the question the person is asked), not taken.
-    pub fn peek(&self, id: &str) -> Option<&Plan> {
-        self.open.get(id)
+    /// A plan of this session's that may still be carried out, to read (the question the
+    /// person is asked), not taken. Why not an expired one: the person would be asked about a
+    /// plan that is then refused.
+    pub fn peek(&self, id: &str, now: Instant) -> Option<&Plan> {
+        self.open
+            .get(id)
+            .filter(|p| now.duration_since(p.made) < LIFETIME)
     }
 }
 
@@ -112,6 +118,7 @@ mod tests {
                 container_run: None,
             },
             ports: BTreeSet::from([5173]),
+            argv: BTreeMap::new(),
             reasons: BTreeSet::new(),
             own: false,
             words: String::new(),

@@ -42,8 +42,9 @@ pub struct PlanReply {
     pub stops: Vec<PlannedStop>,
     /// What it would not stop, each with why and the way forward.
     pub refused: Vec<NextStep>,
-    /// The question the person is asked before it is carried out, where the client can ask.
-    pub question: String,
+    /// The question the person is asked before it is carried out, where the client can ask;
+    /// `null` when there is no plan.
+    pub question: Option<String>,
 }
 
 /// One target a plan would stop.

@@ -2,6 +2,9 @@
 //! that blocks (a stop samples activity and waits for exits; callers run it off their
 //! protocol's thread).
 
+mod carry;
+mod planning;
+
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -9,24 +12,19 @@ use std::time::{Duration, Instant};
 use crate::diagnose::port::PortAnswer;
 use crate::diagnose::{self, project, ScanOptions};
 use crate::front::System;
-use crate::model::agent::{AgentAction, AgentResult};
-use crate::model::card::{Level, Project, Resource, Scan};
-use crate::model::outcome::StopReport;
-use crate::model::reason::{self, Anyway, Reason, SetAside};
+use crate::model::agent::AgentAction;
+use crate::model::card::{Level, Resource, Scan};
 use crate::model::request::RequestedBy;
-use crate::model::shown::Shown;
 use crate::model::target::{RecordName, TargetId, TargetKind};
 use crate::probe::{Identity, ProcessList};
-use crate::stop::StopOptions;
 
 use super::journal;
-use super::next::next_step;
+use super::next::{self, next_step};
 use super::own::{self, NotOwn};
-use super::plan::{Plan, Planned, Plans, LIFETIME};
-use super::reply::{
-    Cards, CarriedOut, Declined, HistoryReply, NextStep, PlanReply, PlannedStop, Restarted,
-};
+use super::plan::{Plans, LIFETIME};
+use super::reply::{Cards, Declined, HistoryReply, NextStep, PlanReply, Restarted};
 use super::{mask, AgentError};
+use planning::{holders_of, keep_ports};
 
 /// How a session behaves (`pier mcp`'s options).
 #[derive(Debug, Clone)]
@@ -74,14 +72,8 @@ pub struct Session {
     pub opts: SessionOptions,
     plans: Plans,
     stopped: usize,
-}
-
-/// A resource (or a container's card) of a scan, found by id, with its project.
-struct Found<'s> {
-    project: &'s Project,
-    resource: Option<&'s Resource>,
-    shown: Shown,
-    ports: BTreeSet<u16>,
+    /// The records of this session's stops: all it may restart.
+    stopped_here: BTreeSet<String>,
 }
 
 impl Session {
@@ -93,6 +85,7 @@ impl Session {
             opts,
             plans: Plans::default(),
             stopped: 0,
+            stopped_here: BTreeSet::new(),
         }
     }
 
@@ -118,6 +111,12 @@ impl Session {
                 });
             }
         }
+        let containers = scan.projects.iter().flat_map(|p| &p.containers);
+        next_steps.extend(
+            containers
+                .filter(|c| c.level != Level::Green)
+                .map(next::container_step),
+        );
         mask::scan(&mut scan);
         Ok(Cards {
             scan,
@@ -126,19 +125,17 @@ impl Session {
         })
     }
 
-    /// Who holds `port`, and whether a plan would stop it; the way forward is the agent's.
+    /// Who holds `port`, and whether a plan would stop it, in the agent's words: nothing a
+    /// person's command line would do (`pier stop`), which an agent must not reach past.
     pub fn port(&self, port: u16) -> Result<PortAnswer, AgentError> {
         let scan = self.scan(Vec::new(), true, self.opts.sample)?;
         let list = self.processes()?;
         let mut answer = diagnose::port::answer(&scan, port);
-        answer.hint = scan
-            .projects
-            .iter()
-            .flat_map(|p| &p.resources)
-            .find(|r| r.ports.iter().any(|x| x.port == port) && r.level != Level::Green)
-            .map(|r| next_step(r, &self.own(&list, r)));
-        if answer.stops.is_some() {
-            answer.hint = Some("`plan_stop` with this port plans its stop".into());
+        if !answer.is_free() {
+            let holder = planning::find_holder(&scan, port);
+            let own = holder.map(|r| self.own(&list, r));
+            (answer.reason, answer.hint) =
+                next::port_words(&answer, holder, own.as_ref(), self.opts.read_only);
         }
         mask::port(&mut answer);
         Ok(answer)
@@ -164,7 +161,7 @@ impl Session {
         for &port in ports {
             let holders = holders_of(&scan, port);
             if holders.is_empty() {
-                refused.push(nothing_on(port));
+                refused.push(next::nothing_on(port));
             }
             wanted.extend(holders);
         }
@@ -190,14 +187,13 @@ impl Session {
                 Err(step) => refused.push(step),
             }
         }
-        let question = question(&self.client.name, &stops);
-        let plan = match planned.is_empty() {
-            true => None,
-            false => Some(self.plans.make(planned, Instant::now())?),
+        let (plan, question) = match planned.is_empty() {
+            true => (None, None),
+            false => (
+                Some(self.plans.make(planned, Instant::now())?),
+                Some(next::question(&self.client.name, &stops)),
+            ),
         };
-        for s in &mut stops {
-            s.members = s.members.iter().map(|m| mask::line(m)).collect();
-        }
         Ok(PlanReply {
             plan,
             expires_in_seconds: LIFETIME.as_secs(),
@@ -210,9 +206,9 @@ impl Session {
     /// The question the person is asked before plan `id` is carried out (`None`: no such
     /// open plan).
     pub fn question(&self, id: &str) -> Option<String> {
-        let plan = self.plans.peek(id)?;
+        let plan = self.plans.peek(id, Instant::now())?;
         let what: Vec<String> = plan.targets.iter().map(|t| t.words.clone()).collect();
-        Some(question_of(&self.client.name, &what))
+        Some(next::question_of(&self.client.name, &what))
     }
 
     /// Marks plan `id` used without carrying it out: the person declined. It is on the record,
@@ -225,134 +221,6 @@ impl Session {
             plan: plan.id,
             record_error,
         })
-    }
-
-    /// Carries plan `id` out through the full chain again, refusing what changed since. Every
-    /// outcome, a refusal included, is on the record with the client's name.
-    pub fn carry_out(&mut self, id: &str) -> Result<CarriedOut, AgentError> {
-        self.writable()?;
-        let stop = AgentAction::Stop;
-        let plan = match self.plans.take(id, Instant::now()) {
-            Ok(plan) => plan,
-            Err(e) => return Err(self.refused(stop, Some(id), Vec::new(), e)),
-        };
-        let left = self.stops_left();
-        if left == 0 || plan.targets.len() > left {
-            let ids = plan.targets.iter().map(|t| t.id.clone()).collect();
-            return Err(self.refused(stop, Some(id), ids, AgentError::Cap(self.opts.max_stops)));
-        }
-        let mut reports = match self.chain(&plan) {
-            Ok(reports) => reports,
-            Err(e) => {
-                let ids = plan.targets.iter().map(|t| t.id.clone()).collect();
-                return Err(self.refused(stop, Some(id), ids, e));
-            }
-        };
-        self.stopped += reports
-            .iter()
-            .filter(|r| r.result != crate::model::outcome::ResourceResult::Refused)
-            .count();
-        for r in &mut reports {
-            mask::stop_report(r);
-        }
-        let results = reports.iter().map(journal::of_stop).collect();
-        let record_error = self.journal(stop, Some(id), None, results);
-        Ok(CarriedOut {
-            plan: plan.id,
-            reports,
-            stops_left: self.stops_left(),
-            record_error,
-        })
-    }
-
-    /// `plan`'s targets through the chain: what changed since the plan is refused before it,
-    /// the rest stopped as a person's click would be (the agent's own with its live parent set
-    /// aside). Unmasked.
-    fn chain(&self, plan: &Plan) -> Result<Vec<StopReport>, AgentError> {
-        let scan = self.scan(Vec::new(), false, Duration::ZERO)?;
-        let list = self.processes()?;
-        let mut reports = Vec::new();
-        let mut go = Vec::new();
-        for t in &plan.targets {
-            match self.changed(&scan, &list, t) {
-                Some(why) => reports.push(StopReport::new(
-                    &t.id,
-                    crate::model::outcome::ResourceResult::Refused,
-                    format!("refused: {why} since the plan was made; nothing was signalled"),
-                )),
-                None => go.push(t),
-            }
-        }
-        let mut anyway = Anyway::default();
-        for t in go.iter().filter(|t| t.own) {
-            anyway.confirm(&t.id, BTreeSet::from([Reason::NotOrphaned]));
-        }
-        let opts = StopOptions {
-            requested_by: RequestedBy::Agent {
-                client: self.client.name.clone(),
-            },
-            anyway,
-            ..StopOptions::default()
-        };
-        let targets: Vec<(&str, Option<&Shown>)> =
-            go.iter().map(|t| (t.id.as_str(), Some(&t.shown))).collect();
-        let stopper = self.system.stopper(opts);
-        reports.extend(stopper.stop_all(&targets, &mut |_| {}));
-        Ok(reports)
-    }
-
-    /// Puts a request on the record with the client's name; why it could not be, for the
-    /// reply. Why a failed write does not fail the request: what was done is done, and the
-    /// reply must say what it was — and that it is not on the record.
-    fn journal(
-        &self,
-        action: AgentAction,
-        plan: Option<&str>,
-        refused: Option<&AgentError>,
-        results: Vec<AgentResult>,
-    ) -> Option<String> {
-        let request = journal::Request {
-            client: &self.client.name,
-            action,
-            plan,
-            refused,
-            results,
-        };
-        match journal::record(&self.system.store, request) {
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!("an agent's request was not recorded: {e}");
-                Some(e.to_string())
-            }
-        }
-    }
-
-    /// Records a refused request and hands its error back: as a whole (no `ids`), or for each
-    /// target it named. A record that cannot be written is logged: the refusal stands.
-    fn refused(
-        &self,
-        action: AgentAction,
-        plan: Option<&str>,
-        ids: Vec<String>,
-        e: AgentError,
-    ) -> AgentError {
-        let result = match e {
-            AgentError::Failed(_) => "failed",
-            _ => "refused",
-        };
-        let results: Vec<AgentResult> = ids
-            .into_iter()
-            .map(|id| AgentResult {
-                id,
-                result: result.into(),
-                reason: e.to_string(),
-                snapshot: None,
-                respawns: Vec::new(),
-            })
-            .collect();
-        let whole = results.is_empty().then_some(&e);
-        self.journal(action, plan, whole, results);
-        e
     }
 
     /// The history of stops, masked.
@@ -383,8 +251,12 @@ impl Session {
         })
     }
 
-    /// Whether `snapshot` is a stop this agent's client made.
+    /// Whether `snapshot` is a stop this session made. Why not any stop by a client of the same
+    /// name: a client's name is its own word, and another session could take it.
     fn may_restart(&self, snapshot: &str) -> Result<(), AgentError> {
+        if !self.stopped_here.contains(snapshot) {
+            return Err(AgentError::NotYours(snapshot.to_owned()));
+        }
         let record: RecordName = snapshot
             .parse()
             .map_err(|_| AgentError::NotYours(snapshot.to_owned()))?;
@@ -446,206 +318,4 @@ impl Session {
         let client = self.client.process.ok_or(NotOwn::NotDescended)?;
         own::judge(list, r.root, client, self.client.since)
     }
-
-    /// The ids of every resource the agent started itself.
-    fn mine(&self, scan: &Scan, list: &ProcessList) -> Vec<String> {
-        scan.projects
-            .iter()
-            .flat_map(|p| &p.resources)
-            .filter(|r| self.own(list, r).is_ok())
-            .map(|r| r.id.clone())
-            .collect()
-    }
-
-    /// One target of a plan, or why the plan leaves it out and the way forward.
-    fn plan_one(
-        &self,
-        scan: &Scan,
-        list: &ProcessList,
-        id: &str,
-    ) -> Result<(Planned, PlannedStop), NextStep> {
-        let found = find(scan, id).ok_or_else(|| gone(id))?;
-        let (own, reasons, sets_aside) = match found.resource {
-            Some(r) => {
-                let own = self.own(list, r);
-                let reasons = match r.level {
-                    Level::Green => BTreeSet::new(),
-                    _ => reason::reasons_of(&r.evidence),
-                };
-                let waived = own.is_ok() && reasons.iter().all(|x| x.agent_own_waives());
-                if !reasons.is_empty() && !waived {
-                    return Err(NextStep {
-                        id: id.to_owned(),
-                        level: r.level,
-                        next: next_step(r, &own),
-                    });
-                }
-                (own.is_ok() && !reasons.is_empty(), reasons, aside(r))
-            }
-            None => (false, BTreeSet::new(), Vec::new()),
-        };
-        let stop = planned_stop(id, &found, own, sets_aside);
-        let planned = Planned {
-            id: id.to_owned(),
-            shown: found.shown.clone(),
-            ports: found.ports.clone(),
-            reasons,
-            own,
-            words: describe(&stop),
-        };
-        Ok((planned, stop))
-    }
-
-    /// What changed for `t` since its plan, in words; `None`: nothing the plan relied on.
-    fn changed(&self, scan: &Scan, list: &ProcessList, t: &Planned) -> Option<String> {
-        let Some(found) = find(scan, &t.id) else {
-            return Some("it is gone".into());
-        };
-        if found.ports != t.ports {
-            return Some(format!(
-                "its ports changed (planned {:?}, now {:?})",
-                t.ports, found.ports
-            ));
-        }
-        let own = found.resource.is_some_and(|r| self.own(list, r).is_ok());
-        if t.own && !own {
-            return Some("it is no longer one the agent started itself".into());
-        }
-        None
-    }
-}
-
-/// What a stop anyway of the agent's own sets aside: its live parent's fact.
-fn aside(r: &Resource) -> Vec<SetAside> {
-    crate::stop::anyway::aside(&r.evidence)
-}
-
-/// The resource or container card `id` in `scan`.
-fn find<'s>(scan: &'s Scan, id: &str) -> Option<Found<'s>> {
-    for p in &scan.projects {
-        if let Some(r) = p.resources.iter().find(|r| r.id == id) {
-            return Some(Found {
-                project: p,
-                resource: Some(r),
-                shown: Shown::of(p.level, r),
-                ports: r.ports.iter().map(|x| x.port).collect(),
-            });
-        }
-        if let Some(c) = p.containers.iter().find(|c| c.id == id) {
-            return Some(Found {
-                project: p,
-                resource: None,
-                shown: Shown::of_container(p.level, c),
-                ports: c.ports.iter().map(|x| x.port).collect(),
-            });
-        }
-    }
-    None
-}
-
-/// The ids of every card (resource or container) that listens on `port`.
-fn holders_of(scan: &Scan, port: u16) -> Vec<String> {
-    let mut ids = Vec::new();
-    for p in &scan.projects {
-        let rs = p
-            .resources
-            .iter()
-            .filter(|r| r.ports.iter().any(|x| x.port == port));
-        ids.extend(rs.map(|r| r.id.clone()));
-        let cs = p
-            .containers
-            .iter()
-            .filter(|c| c.ports.iter().any(|x| x.port == port));
-        ids.extend(cs.map(|c| c.id.clone()));
-    }
-    ids
-}
-
-/// Only the resources and containers that listen on one of `ports`; empty projects dropped.
-fn keep_ports(scan: &mut Scan, ports: &[u16]) {
-    for p in &mut scan.projects {
-        p.resources
-            .retain(|r| r.ports.iter().any(|x| ports.contains(&x.port)));
-        p.containers
-            .retain(|c| c.ports.iter().any(|x| ports.contains(&x.port)));
-    }
-    scan.projects
-        .retain(|p| !p.resources.is_empty() || !p.containers.is_empty());
-}
-
-fn gone(id: &str) -> NextStep {
-    NextStep {
-        id: id.to_owned(),
-        level: Level::Red,
-        next: "no such resource now (it may have exited, or it is another user's): look again \
-               with `cards`"
-            .into(),
-    }
-}
-
-fn nothing_on(port: u16) -> NextStep {
-    NextStep {
-        id: format!(":{port}"),
-        level: Level::Green,
-        next: format!(
-            "no card listens on TCP port {port}: `who_holds_port` says what does, if anything"
-        ),
-    }
-}
-
-fn planned_stop(id: &str, f: &Found, own: bool, sets_aside: Vec<SetAside>) -> PlannedStop {
-    let members = f
-        .resource
-        .map(|r| {
-            r.members
-                .iter()
-                .map(|m| format!("{}: {}", m.pid, crate::words::command_of_strings(&m.argv)))
-                .collect()
-        })
-        .unwrap_or_default();
-    PlannedStop {
-        id: id.to_owned(),
-        kind: f.resource.map(|r| r.kind.clone()),
-        project: f.project.path.clone(),
-        ports: f.ports.iter().copied().collect(),
-        members,
-        own,
-        sets_aside: if own { sets_aside } else { Vec::new() },
-    }
-}
-
-/// One target in the words of the person's question: `vite in /src/shop (:5173; pids 10, 11)`.
-fn describe(s: &PlannedStop) -> String {
-    let pids: Vec<String> = s
-        .members
-        .iter()
-        .filter_map(|m| m.split(':').next().map(str::to_owned))
-        .collect();
-    let ports: Vec<String> = s.ports.iter().map(|p| format!(":{p}")).collect();
-    let kind = s.kind.clone().unwrap_or_else(|| "container".into());
-    let mut what = format!("{kind} in {}", s.project);
-    match (ports.is_empty(), pids.is_empty()) {
-        (false, false) => what += &format!(" ({}; pids {})", ports.join(" "), pids.join(", ")),
-        (false, true) => what += &format!(" ({})", ports.join(" ")),
-        (true, false) => what += &format!(" (pids {})", pids.join(", ")),
-        (true, true) => {}
-    }
-    if s.own {
-        what += ", which the agent started itself";
-    }
-    what
-}
-
-fn question(client: &str, stops: &[PlannedStop]) -> String {
-    let what: Vec<String> = stops.iter().map(describe).collect();
-    question_of(client, &what)
-}
-
-/// The one question a person is asked before an agent's stop.
-fn question_of(client: &str, what: &[String]) -> String {
-    format!(
-        "The agent {client:?} asks Pier to stop {}. Pier checks again that it is safe and keeps \
-         a snapshot to restart it. Stop it?",
-        what.join("; ")
-    )
 }

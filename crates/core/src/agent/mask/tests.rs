@@ -436,6 +436,7 @@ fn a_history_line_and_a_restart_carry_no_secret() {
         format!("`x --token {SECRET}` runs"),
     );
     r.code_env = vec![format!("NODE_OPTIONS=--token={SECRET}")];
+    r.log_tail = vec![format!("listening; DATABASE_URL=postgres://u:{SECRET}@db")];
     restart_report(&mut r);
     assert!(!holds_secret(&r), "{}", serde_json::to_string(&r).unwrap());
 }

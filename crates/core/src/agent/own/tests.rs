@@ -298,3 +298,60 @@ fn a_loop_of_parents_ends_not_descended() {
     );
     assert_eq!(judge(&l, id(300), id(CLIENT), 0), Err(NotOwn::NotDescended));
 }
+
+/// An editor Pier does not list by name (a VS Code fork) as the MCP client: its extension host
+/// is an Electron helper, the person's; a debug run it starts is never the agent's own, and a
+/// server started through such a host is not either.
+#[test]
+fn an_electron_editors_helper_is_the_persons_not_an_agent() {
+    let l = list(vec![
+        process(1, 0, &["/sbin/init"]),
+        process(50, 1, &["/usr/share/windsurf/windsurf"]),
+        process(
+            CLIENT,
+            50,
+            &[
+                "/usr/share/windsurf/windsurf",
+                "--type=utility",
+                "--utility-sub-type=node",
+            ],
+        ),
+        process(140, CLIENT, &["pier", "mcp"]),
+        process(
+            300,
+            CLIENT,
+            &["/usr/bin/node", "--inspect-brk=9229", "server.js"],
+        ),
+    ]);
+    assert!(matches!(client_of(&l, 140), Err(NoClient::Person(_))));
+    let l = list(vec![
+        process(1, 0, &["/sbin/init"]),
+        process(CLIENT, 1, &["agent"]),
+        process(60, CLIENT, &["/opt/ide/ide", "--type=utility"]),
+        process(300, 60, &["/usr/bin/node", "server.js"]),
+    ]);
+    assert!(matches!(
+        judge(&l, id(300), id(CLIENT), 0),
+        Err(NotOwn::ThroughPerson(_))
+    ));
+}
+
+/// A client run by a runtime Pier knows as a launcher (`bun agent.ts`) is the client: the
+/// walk climbs only past launchers that start the next program and nothing else.
+#[test]
+fn a_runtime_running_the_agent_is_the_client_not_climbed_past() {
+    let l = list(vec![
+        process(1, 0, &["/sbin/init"]),
+        process(50, 1, &["/opt/someide/someide"]),
+        process(CLIENT, 50, &["bun", "agent.ts"]),
+        process(140, CLIENT, &["pier", "mcp"]),
+    ]);
+    assert_eq!(client_of(&l, 140), Ok(id(CLIENT)));
+    let l = list(vec![
+        process(1, 0, &["/sbin/init"]),
+        process(CLIENT, 1, &["claude"]),
+        process(130, CLIENT, &["sh", "-c", "pier mcp"]),
+        process(140, 130, &["pier", "mcp"]),
+    ]);
+    assert_eq!(client_of(&l, 140), Ok(id(CLIENT)), "sh -c is climbed past");
+}
