@@ -168,11 +168,6 @@ fn restart_kind(arg: &str) -> Option<TargetKind> {
     }
 }
 
-/// Whether `pier restart`'s argument names a container's stop: its record or its card's id.
-fn is_container_name(arg: &str) -> bool {
-    restart_kind(arg) == Some(TargetKind::Container)
-}
-
 /// `pier restart`'s argument: a snapshot name or a resource id, else a usage error (exit 2).
 fn check_snapshot_or_id(arg: &str) -> Result<(), ExitCode> {
     if restart_kind(arg).is_some() {
@@ -306,9 +301,10 @@ mod tests {
         ] {
             assert!(check_snapshot_or_id(good).is_ok(), "{good}");
         }
-        assert!(is_container_name("ctr-fe7ae5f85c8a-1764590000000"));
-        assert!(is_container_name("container-fe7ae5f85c8a"));
-        assert!(!is_container_name("snap-17824-71008-1764590000000"));
+        let container = Some(TargetKind::Container);
+        assert_eq!(restart_kind("ctr-fe7ae5f85c8a-1764590000000"), container);
+        assert_eq!(restart_kind("container-fe7ae5f85c8a"), container);
+        assert_ne!(restart_kind("snap-17824-71008-1764590000000"), container);
         for bad in [
             "snap-17824-71008",
             "ctr-xyz-1764590000000",

@@ -72,7 +72,7 @@ pub fn restart(args: RestartArgs) -> ExitCode {
     if args.last {
         return restart_last(&system, &args);
     }
-    let report = restart_one(&system, &snapshot, args.wait);
+    let report = system.restart(&snapshot, args.wait);
     let written = if args.json {
         let doc = RestartDocument {
             schema: SCHEMA_VERSION,
@@ -89,30 +89,6 @@ pub fn restart(args: RestartArgs) -> ExitCode {
         return written;
     }
     exit_code(std::slice::from_ref(&report))
-}
-
-/// One snapshot (or a resource's newest), a process tree's or a container's.
-fn restart_one(system: &System, snapshot: &str, wait: Duration) -> RestartReport {
-    let probe = system.probe.as_ref();
-    if super::is_container_name(snapshot) {
-        // A container's stop record: the same container started again through its engine.
-        return match restart::container::find(&system.store, snapshot) {
-            Ok((name, _)) => restart::container::restart(
-                probe,
-                &system.store,
-                &pier_core::containers::LiveEngines,
-                &name,
-                wait,
-            ),
-            Err(why) => {
-                RestartReport::not_started(snapshot, RestartResult::Refused, why.to_string())
-            }
-        };
-    }
-    match restart::find(&system.store, snapshot) {
-        Ok((name, _)) => restart::restart(probe, &system.store, &name, wait),
-        Err(why) => RestartReport::not_started(snapshot, RestartResult::Refused, why.to_string()),
-    }
 }
 
 /// `pier restart --last`: every snapshot of the newest cleanup a person asked for that
@@ -140,7 +116,7 @@ fn restart_last(system: &System, args: &RestartArgs) -> ExitCode {
     let reports: Vec<RestartReport> = last
         .cleanup
         .iter()
-        .map(|e| restart_one(system, &e.snapshot, args.wait))
+        .map(|e| system.restart(&e.snapshot, args.wait))
         .collect();
     let written = if args.json {
         let doc = LastDocument {

@@ -57,6 +57,39 @@ impl System {
         Store::open_for_reading().map(Self::new)
     }
 
+    /// Restarts one stop record (or a target's newest), a process tree's or a container's,
+    /// waiting up to `wait` for its server's ports.
+    pub fn restart(
+        &self,
+        snapshot: &str,
+        wait: std::time::Duration,
+    ) -> crate::model::history::RestartReport {
+        use crate::model::history::{RestartReport, RestartResult};
+        use crate::model::target::{RecordName, TargetId, TargetKind};
+        use crate::restart;
+        let probe = self.probe.as_ref();
+        let kind = match snapshot.parse::<RecordName>() {
+            Ok(record) => Some(record.target.kind()),
+            Err(_) => snapshot.parse::<TargetId>().ok().map(|id| id.kind()),
+        };
+        let refused =
+            |why: String| RestartReport::not_started(snapshot, RestartResult::Refused, why);
+        if kind == Some(TargetKind::Container) {
+            // A container's stop record: the same container started again through its engine.
+            return match restart::container::find(&self.store, snapshot) {
+                Ok((name, _)) => {
+                    let engines = &crate::containers::LiveEngines;
+                    restart::container::restart(probe, &self.store, engines, &name, wait)
+                }
+                Err(why) => refused(why.to_string()),
+            };
+        }
+        match restart::find(&self.store, snapshot) {
+            Ok((name, _)) => restart::restart(probe, &self.store, &name, wait),
+            Err(why) => refused(why.to_string()),
+        }
+    }
+
     /// A stop through this engine, judging project folders by their markers on disk and
     /// resources by the user's protect list, read now (`crate::config`): no caller can stop
     /// past the list by forgetting to read it.

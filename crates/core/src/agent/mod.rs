@@ -9,6 +9,7 @@
 
 pub mod error;
 pub mod mask;
+pub mod next;
 pub mod own;
 pub mod plan;
 pub mod reply;

@@ -27,6 +27,8 @@ pub struct Planned {
     pub reasons: BTreeSet<Reason>,
     /// The agent started it itself (`own`): its live parent, and only that, is set aside.
     pub own: bool,
+    /// What it is, in the words of the person's question (`vite in /src/shop (:5173)`).
+    pub words: String,
 }
 
 /// A plan: its targets, and when it was made.
@@ -112,6 +114,7 @@ mod tests {
             ports: BTreeSet::from([5173]),
             reasons: BTreeSet::new(),
             own: false,
+            words: String::new(),
         }]
     }
 

@@ -73,6 +73,16 @@ pub fn not_green(r: &Resource) -> String {
     }
 }
 
+/// Why a stop refuses a resource that is not green, offering nothing past it: what an agent
+/// is told (docs/design.md §7a), for whom a stop anyway is never offered.
+pub fn not_green_plainly(r: &Resource) -> String {
+    format!(
+        "it is {} now, not green: {}",
+        r.level.as_str(),
+        crate::words::level_reasons(r)
+    )
+}
+
 pub use crate::words::stop_anyway as offer;
 
 /// Whether a checkpoint sets aside a fact that is `reason`, in a stop anyway that confirmed

@@ -353,7 +353,7 @@ impl Stopper<'_> {
             match answer {
                 Ok(()) => passed.push(l),
                 Err(why) => {
-                    let r = refused(l.target.id(), why);
+                    let r = refused(l.target.id(), why, &self.opts);
                     self.end(l, r, out);
                 }
             }

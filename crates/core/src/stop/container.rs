@@ -542,7 +542,7 @@ impl Run<'_> {
             ))
         });
         if let Err(r) = last {
-            return Err(Box::new(refused(self.id, r)));
+            return Err(Box::new(refused(self.id, r, &s.opts)));
         }
         if let Some(interrupted) = s.interrupt.raised() {
             return Err(Box::new(abandoned(

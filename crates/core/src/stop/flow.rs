@@ -61,11 +61,11 @@ pub(super) fn abandoned(id: &str, signal: &str, before: &str) -> StopReport {
 }
 
 /// A stop a checkpoint refused: nothing was sent, and the report names the checkpoint and,
-/// where a person may set the reason aside, the stop anyway that would.
-pub(super) fn refused(id: &str, r: Refusal) -> StopReport {
+/// where a person may set the reason aside and a person asked, the stop anyway that would.
+pub(super) fn refused(id: &str, r: Refusal, opts: &StopOptions) -> StopReport {
     let reason = match r.why.reason() {
-        Some(reason) => format!("{r}; {}", anyway::offer(id, &[reason])),
-        None => r.to_string(),
+        Some(reason) if opts.offers_anyway() => format!("{r}; {}", anyway::offer(id, &[reason])),
+        _ => r.to_string(),
     };
     StopReport {
         checkpoint: Some(r.checkpoint),
@@ -167,7 +167,10 @@ impl Stopper<'_> {
             _ if resource.level == Level::Green => Vec::new(),
             Some(confirmed) => anyway::set_aside(&resource, confirmed)
                 .map_err(|why| with_fresh(why.to_string()))?,
-            None => return Err(with_fresh(anyway::not_green(&resource))),
+            None if self.opts.offers_anyway() => {
+                return Err(with_fresh(anyway::not_green(&resource)))
+            }
+            None => return Err(with_fresh(anyway::not_green_plainly(&resource))),
         };
         if let Some(why) = shown.and_then(|shown| unlike_shown(shown, &project, &resource)) {
             return Err(with_fresh(why));

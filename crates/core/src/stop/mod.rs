@@ -84,6 +84,17 @@ pub struct StopOptions {
     pub anyway: crate::model::reason::Anyway,
 }
 
+impl StopOptions {
+    /// Whether a refusal may offer a stop anyway: never to an agent, for whom it is never
+    /// available (docs/design.md §7a).
+    pub fn offers_anyway(&self) -> bool {
+        !matches!(
+            self.requested_by,
+            crate::model::request::RequestedBy::Agent { .. }
+        )
+    }
+}
+
 impl Default for StopOptions {
     fn default() -> Self {
         Self {

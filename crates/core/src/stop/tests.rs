@@ -491,6 +491,32 @@ fn a_connection_appearing_at_a_c_or_e_refuses_with_zero_signals() {
     }
 }
 
+/// An agent is never offered a stop anyway (docs/design.md §7a): its refusal says why, and
+/// nothing past it.
+#[test]
+fn an_agents_refusal_never_offers_a_stop_anyway() {
+    let w = world(move |call, n, p| {
+        if call == "sockets" && n == 2 {
+            client_on_5173(p);
+        }
+    });
+    let o = StopOptions {
+        requested_by: crate::model::request::RequestedBy::Agent {
+            client: "claude-code".into(),
+        },
+        ..opts()
+    };
+    let (r, sent) = run_with(&w, o, |_| {});
+    assert_eq!(r.result, ResourceResult::Refused, "{r:#?}");
+    assert!(
+        r.reason.starts_with("a client is connected"),
+        "{}",
+        r.reason
+    );
+    assert!(!r.reason.contains("--anyway"), "{}", r.reason);
+    assert!(sent.is_empty());
+}
+
 /// A member whose row cannot be read at check (c) was not walked: its sockets are unknown.
 #[test]
 fn a_member_unreadable_at_a_network_check_refuses() {

@@ -161,7 +161,7 @@ impl<'t> Target<'t> for Tree<'t> {
             let why = Why::Deadline {
                 limit: deadline.limit,
             };
-            return super::flow::refused(self.id, why.at(Checkpoint::Deadline));
+            return super::flow::refused(self.id, why.at(Checkpoint::Deadline), &s.opts);
         }
         StopReport {
             set_aside: self.set_aside.clone(),
@@ -365,7 +365,7 @@ pub(super) fn signal_tree(
         let sent = match run.signal_level(level) {
             Ok(sent) => sent,
             Err(why) => {
-                let r = super::flow::refused(id, why.at(Checkpoint::Deadline));
+                let r = super::flow::refused(id, why.at(Checkpoint::Deadline), &s.opts);
                 return (r, None);
             }
         };
