@@ -233,6 +233,7 @@ fn each_command_s_help_has_examples() {
         "protect",
         "auto",
         "watch",
+        "mcp",
         "completions",
         "man",
     ] {
@@ -360,6 +361,7 @@ fn man_prints_the_pages_of_pier_and_of_each_command() {
         "protect",
         "auto",
         "watch",
+        "mcp",
         "doctor",
         "completions",
         "man",

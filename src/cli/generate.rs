@@ -17,7 +17,7 @@ use pier_core::words::path_for_terminal;
 
 /// The commands with a page of their own, as `pier --help` lists them (a unit test keeps this
 /// list in step with `Cli`).
-const COMMANDS: [&str; 12] = [
+const COMMANDS: [&str; 13] = [
     "app",
     "scan",
     "stop",
@@ -27,6 +27,7 @@ const COMMANDS: [&str; 12] = [
     "protect",
     "auto",
     "watch",
+    "mcp",
     "doctor",
     "completions",
     "man",

@@ -145,6 +145,20 @@ Examples:
 One scheduler runs per user: while the app or another pier watch holds the lock in the runtime
 folder, pier watch refuses to start (exit 1) and names it.";
 
+/// `pier mcp --help`.
+pub const MCP: &str = "\
+An MCP client starts it and talks to it on stdin and stdout: add the command `pier mcp` to the
+client's MCP configuration. Its tools: cards, who_holds_port, plan_stop, carry_out, history, restart. A
+stop is a plan first, carried out once through the whole safety chain; where the client can
+ask, the person confirms it. Yellow, red and protected resources are refused whatever the
+agent asks; stop anyway and Force are never offered. Every stop is recorded with the
+client's name.
+
+Examples:
+  pier mcp                           serve every tool (an MCP client's command)
+  pier mcp --read-only               only cards, who_holds_port and history
+  pier mcp --max-stops 3             stop at most 3 resources in this session";
+
 /// `pier doctor --help`.
 pub const DOCTOR: &str = "\
 It starts a test process of its own (a fixed environment, a fresh folder, a loopback listener

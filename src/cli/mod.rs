@@ -26,6 +26,7 @@ mod exit;
 mod generate;
 mod help;
 mod history;
+mod mcp;
 mod ports;
 mod protect;
 mod render;
@@ -108,6 +109,10 @@ enum Command {
     /// and the automatic-stop rules (`pier auto`), until Ctrl-C.
     #[command(after_help = help::WATCH)]
     Watch(watch::WatchArgs),
+    /// Serve Pier to an AI agent over MCP (stdio): the cards, stop plans a person confirms,
+    /// and restarts of what the agent stopped, with the same safety as a click.
+    #[command(after_help = help::MCP)]
+    Mcp(mcp::McpArgs),
     /// Check that Pier works on this machine: a self-test against a test process of its own.
     #[command(after_help = help::DOCTOR)]
     Doctor(doctor::DoctorArgs),
@@ -259,6 +264,7 @@ pub fn main() -> ExitCode {
         Command::Protect(args) => protect::run(args),
         Command::Auto(args) => auto::run(args),
         Command::Watch(args) => watch::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::DoctorChild(args) => doctor::child(args),
         Command::Completions(args) => generate::completions(&args, Cli::command()),

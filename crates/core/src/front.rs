@@ -137,6 +137,15 @@ pub enum DirError {
         /// The path as given.
         path: PathBuf,
     },
+    /// It is relative where only an absolute folder means one thing (`pier mcp`'s `under`: the
+    /// server's working folder is not the agent's).
+    #[error("{flag} {}: not an absolute path; name the folder from / (e.g. /home/me/code)", path_for_terminal(.path))]
+    Relative {
+        /// The flag (or tool argument) that named it.
+        flag: &'static str,
+        /// The path as given.
+        path: PathBuf,
+    },
     /// It could not be looked at (a folder above it is not searchable, say).
     #[error("{flag} {}: {source}", path_for_terminal(.path))]
     Unreadable {
@@ -158,6 +167,19 @@ pub fn resolve_dir(flag: &'static str, dir: &std::path::Path) -> Result<PathBuf,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DirError::Missing { flag, path }),
         Err(source) => Err(DirError::Unreadable { flag, path, source }),
     }
+}
+
+/// `dir`, which must be absolute, resolved as [`resolve_dir`] does. Why absolute: an agent's
+/// relative path is relative to a folder it cannot see (`pier mcp`'s own working folder).
+pub fn resolve_absolute_dir(
+    flag: &'static str,
+    dir: &std::path::Path,
+) -> Result<PathBuf, DirError> {
+    if !dir.is_absolute() {
+        let path = dir.to_path_buf();
+        return Err(DirError::Relative { flag, path });
+    }
+    resolve_dir(flag, dir)
 }
 
 /// `--under` folders, resolved; the first that is not a folder is the error.
@@ -234,5 +256,30 @@ mod tests {
             e.to_string(),
             format!("--project {}: no such folder", missing.display())
         );
+    }
+
+    /// An agent's folder is absolute or refused, before anything is read; an absolute one is
+    /// judged as any `--under` folder.
+    #[test]
+    fn an_agents_folder_is_absolute_or_a_sentence_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = resolve_absolute_dir("under", std::path::Path::new("code/shop")).unwrap_err();
+        assert!(
+            matches!(e, DirError::Relative { flag: "under", .. }),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "under code/shop: not an absolute path; name the folder from / (e.g. /home/me/code)"
+        );
+        assert_eq!(
+            resolve_absolute_dir("under", dir.path()).unwrap(),
+            dir.path().canonicalize().unwrap()
+        );
+        let gone = dir.path().join("gone");
+        assert!(matches!(
+            resolve_absolute_dir("under", &gone),
+            Err(DirError::Missing { .. })
+        ));
     }
 }

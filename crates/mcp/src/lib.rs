@@ -12,3 +12,51 @@
 //!   then carries the plan out through the full chain;
 //! - `history {}` — read-only: the stop records, masked;
 //! - `restart {snapshot}` — restarts a stop this agent's client made.
+//!
+//! Modules: `input` (what each tool takes, checked as the CLI checks it), `server` (the tools
+//! and the handler), `confirm` (asking the person: inline on 2026-07-28, a request before),
+//! `reply` (structured content and a short text; a refusal as a tool error).
+
+mod confirm;
+mod input;
+mod reply;
+mod server;
+
+use pier_core::agent::Session;
+use rmcp::ServiceExt as _;
+
+pub use server::{client_name, Pier, UNKNOWN_CLIENT, WRITES};
+
+/// Why `pier mcp` stopped serving before its client closed the connection.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The async runtime could not be made.
+    #[error("could not start the MCP server: {0}")]
+    Runtime(std::io::Error),
+    /// The client's first messages were not a handshake (or the connection failed in it).
+    #[error("the MCP client's handshake failed: {0}")]
+    Handshake(String),
+    /// The connection failed while serving.
+    #[error("the MCP connection failed: {0}")]
+    Connection(String),
+}
+
+/// Serves `session` over stdio until the client closes it. Stdout carries only protocol
+/// frames; logs go wherever `tracing` was set to write (stderr for `pier mcp`).
+pub fn serve(session: Session) -> Result<(), ServeError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(async {
+        let running = Pier::new(session)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ServeError::Handshake(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| ServeError::Connection(e.to_string()))?;
+        Ok(())
+    })
+}

@@ -34,6 +34,13 @@ pub enum AgentError {
     /// A target the agent named is not an id Pier gives (a bare number, a name, a path).
     #[error("`{0}` is not a resource id: use an `id` from the `cards` tool (`2476-4670263`, `ctr-…`), or a port number in `ports`")]
     BadId(String),
+    /// A port the agent named is not one (0, above 65535, not a whole number).
+    #[error("`{0}` is not a port: a port is a whole number from 1 to 65535 (e.g. 5173)")]
+    BadPort(String),
+    /// The client said it can ask the person, and asking failed: nothing was signalled, and
+    /// the plan is still open.
+    #[error("the person could not be asked to confirm ({0}): nothing was signalled; the plan is still open, so try `carry_out` again, or ask the person to stop it in the Pier app or with `pier stop`")]
+    Unasked(String),
     /// A folder the agent named to scope a scan cannot be used.
     #[error("{0}")]
     BadFolder(String),

@@ -22,6 +22,7 @@
 //! | `--settle SECS` | `pier watch` | 1 to 3600 s ([`settle`]) |
 //! | `--rescans N` | `pier watch` | 1 to 1000000 ([`rescans`]) |
 //! | `--within DURATION` | `pier stop --when-safe` | 1 min to 7 days ([`within`]) |
+//! | `--max-stops N` | `pier mcp` | 1 to 1000 ([`max_stops`]) |
 
 use std::time::Duration;
 
@@ -71,6 +72,10 @@ pub const WITHIN_MIN_SECS: u64 = 60;
 /// running process; a longer one outlives what they remember asking.
 pub const WITHIN_MAX_SECS: u64 = 7 * 86_400;
 
+/// The most `pier mcp --max-stops` allows. Why a thousand: the cap is a brake on an agent
+/// that loops; a session that needs more is a person's cleanup, which `pier stop` does.
+pub const MAX_STOPS_MAX: usize = 1_000;
+
 /// Which number a command line refused: each names its flag and its range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Number {
@@ -96,6 +101,8 @@ pub enum Number {
     Rescans,
     /// `pier stop --when-safe --within DURATION` ([`within`]).
     Within,
+    /// `pier mcp --max-stops N` ([`max_stops`]).
+    MaxStops,
 }
 
 impl Number {
@@ -112,6 +119,7 @@ impl Number {
             Self::Settle => "--settle",
             Self::Rescans => "--rescans",
             Self::Within => "--within",
+            Self::MaxStops => "--max-stops",
         }
     }
 
@@ -163,6 +171,10 @@ impl Number {
                              (a plain number is seconds), the time an armed stop waits to be \
                              safe"
                 .to_owned(),
+            Self::MaxStops => format!(
+                "must be a whole number of stops from 1 to {MAX_STOPS_MAX}, the most one agent's \
+                 session may stop"
+            ),
         }
     }
 }
@@ -261,6 +273,14 @@ pub fn within(text: &str) -> Result<Duration, BadNumber> {
         .ok_or_else(|| Number::Within.refused(text))
 }
 
+/// `pier mcp --max-stops N`: the most resources one agent's session may stop.
+pub fn max_stops(text: &str) -> Result<usize, BadNumber> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_STOPS_MAX).contains(n))
+        .ok_or_else(|| Number::MaxStops.refused(text))
+}
+
 /// A decimal number from 0 to `max` (Rust's float syntax: `5`, `0.5`, `1e3`); never NaN or
 /// infinite, and never `-0` (read as 0).
 fn decimal(text: &str, max: f64) -> Option<f64> {
@@ -318,6 +338,20 @@ mod tests {
             watch_every("90").unwrap_err().to_string(),
             "--every 90: must be a number of seconds from 1 to 60 (the idle clock counts no \
              interval longer than that)"
+        );
+    }
+
+    #[test]
+    fn an_agents_session_stops_1_to_1000() {
+        assert_eq!(max_stops("10"), Ok(10));
+        assert_eq!(max_stops("1000"), Ok(1000));
+        for bad in ["0", "1001", "-1", "1.5", "x", ""] {
+            assert!(max_stops(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            max_stops("0").unwrap_err().to_string(),
+            "--max-stops 0: must be a whole number of stops from 1 to 1000, the most one \
+             agent's session may stop"
         );
     }
 

@@ -1,0 +1,187 @@
+//! What a tool call answers: the session's reply as structured content (the serde JSON of
+//! `pier_core::agent::reply`'s types) with a short text for the model to read, or a refusal —
+//! a tool error (`isError`) carrying the `AgentError`'s sentence and its kind, never a
+//! protocol error: an agent reads why and what to do next.
+
+use pier_core::agent::reply::{Cards, CarriedOut, HistoryReply, PlanReply, Restarted};
+use pier_core::agent::AgentError;
+use pier_core::diagnose::port::PortAnswer;
+use pier_core::model::card::Level;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Serialize;
+use serde_json::Value;
+
+/// A reply: `doc` as structured content, `text` as the text content.
+pub fn done(doc: &impl Serialize, text: String) -> CallToolResult {
+    // Every reply is plain data: serialising it cannot fail.
+    let value = serde_json::to_value(doc).expect("a reply serialises");
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(value);
+    result
+}
+
+/// A refusal: the sentence as text, and `{"refused": kind, "why": sentence}` as structured
+/// content, so a client can tell a read-only server from a bad id without reading words.
+pub fn refused(e: &AgentError) -> CallToolResult {
+    let why = e.to_string();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(why.clone())]);
+    result.structured_content = Some(serde_json::json!({ "refused": kind(e), "why": why }));
+    result
+}
+
+/// Either.
+pub fn answer<T>(reply: Result<T, AgentError>, text: impl FnOnce(&T) -> String) -> CallToolResult
+where
+    T: Serialize,
+{
+    match reply {
+        Ok(doc) => {
+            let words = text(&doc);
+            done(&doc, words)
+        }
+        Err(e) => refused(&e),
+    }
+}
+
+/// The refusal's kind, as the structured content names it.
+pub fn kind(e: &AgentError) -> &'static str {
+    match e {
+        AgentError::ReadOnly => "read_only",
+        AgentError::UnknownPlan(_) => "unknown_plan",
+        AgentError::UsedPlan(_) => "used_plan",
+        AgentError::ExpiredPlan(..) => "expired_plan",
+        AgentError::EmptyPlan => "empty_plan",
+        AgentError::Declined => "declined",
+        AgentError::Cap(_) => "cap",
+        AgentError::BadId(_) => "bad_id",
+        AgentError::BadPort(_) => "bad_port",
+        AgentError::BadFolder(_) => "bad_folder",
+        AgentError::NotYours(_) => "not_yours",
+        AgentError::Unasked(_) => "unasked",
+        AgentError::Failed(_) => "failed",
+    }
+}
+
+/// How a `carry_out` was confirmed, added to its structured content as `person_asked`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirmed {
+    /// The person said yes through the client.
+    ByPerson,
+    /// The client cannot ask (no form elicitation): the plan and the chain were the safety.
+    NotAsked,
+}
+
+/// `carry_out`'s reply, saying whether a person was asked.
+pub fn carried_out(reply: &CarriedOut, how: Confirmed) -> CallToolResult {
+    let mut doc = serde_json::to_value(reply).expect("a reply serialises");
+    if let Value::Object(map) = &mut doc {
+        map.insert(
+            "person_asked".into(),
+            Value::Bool(how == Confirmed::ByPerson),
+        );
+    }
+    let mut lines: Vec<String> = reply
+        .reports
+        .iter()
+        .map(|r| format!("{}: {} ({})", r.id, r.result.as_str(), r.reason))
+        .collect();
+    lines.push(format!("{} stops left in this session.", reply.stops_left));
+    if how == Confirmed::NotAsked {
+        lines.push(
+            "No person was asked: this client cannot ask (no elicitation); the plan and \
+             Pier's checks were the only safety."
+                .into(),
+        );
+    }
+    done(&doc, lines.join("\n"))
+}
+
+/// `cards`: how many of each level, and how many the agent started.
+pub fn cards_text(c: &Cards) -> String {
+    let levels: Vec<Level> = c
+        .scan
+        .projects
+        .iter()
+        .flat_map(|p| {
+            let resources = p.resources.iter().map(|r| r.level);
+            resources.chain(p.containers.iter().map(|k| k.level))
+        })
+        .collect();
+    let count = |l: Level| levels.iter().filter(|&&x| x == l).count();
+    format!(
+        "{} resources: {} green, {} yellow, {} red; {} started by this agent. Only green ones \
+         (and this agent's own) can be planned with `plan_stop`; `next_steps` says what to do \
+         about the rest.",
+        levels.len(),
+        count(Level::Green),
+        count(Level::Yellow),
+        count(Level::Red),
+        c.mine.len()
+    )
+}
+
+/// `who_holds_port`: the answer's own words.
+pub fn port_text(a: &PortAnswer) -> String {
+    match &a.hint {
+        Some(hint) => format!("port {}: {} {hint}", a.port, a.reason),
+        None => format!("port {}: {}", a.port, a.reason),
+    }
+}
+
+/// `plan_stop`: what would stop, what would not, and the next call.
+pub fn plan_text(p: &PlanReply) -> String {
+    let stops: Vec<&str> = p.stops.iter().map(|s| s.id.as_str()).collect();
+    let refused: Vec<String> = p
+        .refused
+        .iter()
+        .map(|r| format!("{} ({}): {}", r.id, r.level.as_str(), r.next))
+        .collect();
+    let mut text = match &p.plan {
+        Some(id) => format!(
+            "Plan {id} would stop {}. Carry it out with `carry_out` {{\"plan\": \"{id}\"}} \
+             within {} s.",
+            stops.join(", "),
+            p.expires_in_seconds
+        ),
+        None => "Nothing in this plan would be stopped.".to_owned(),
+    };
+    if !refused.is_empty() {
+        text.push_str(&format!(" Not stopped: {}", refused.join("; ")));
+    }
+    text
+}
+
+/// `history`: how many records.
+pub fn history_text(h: &HistoryReply) -> String {
+    let mut text = format!("{} stop records.", h.entries.len());
+    if !h.damaged.is_empty() {
+        text.push_str(&format!(" {} could not be read.", h.damaged.len()));
+    }
+    text
+}
+
+/// `restart`: how it ended, and why.
+pub fn restart_text(r: &Restarted) -> String {
+    let result = serde_json::to_value(r.report.result).unwrap_or_default();
+    format!(
+        "{}: {} ({})",
+        r.report.snapshot,
+        result.as_str().unwrap_or("?"),
+        r.report.reason
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal is a tool error with the sentence, never a bare "error".
+    #[test]
+    fn a_refusal_is_a_tool_error_with_its_sentence_and_kind() {
+        let r = refused(&AgentError::BadId("1234".into()));
+        assert_eq!(r.is_error, Some(true));
+        let text = r.content[0].as_text().unwrap().text.clone();
+        assert_eq!(text, AgentError::BadId("1234".into()).to_string());
+        assert_eq!(r.structured_content.unwrap()["refused"], "bad_id");
+    }
+}
