@@ -96,7 +96,7 @@ impl Session {
         if !ports.is_empty() {
             keep_ports(&mut scan, ports);
         }
-        let list = self.processes()?;
+        let list = self.ancestry(&scan)?;
         let (mut mine, mut next_steps) = (Vec::new(), Vec::new());
         for r in scan.projects.iter().flat_map(|p| &p.resources) {
             let own = self.own(&list, r);
@@ -129,7 +129,7 @@ impl Session {
     /// person's command line would do (`pier stop`), which an agent must not reach past.
     pub fn port(&self, port: u16) -> Result<PortAnswer, AgentError> {
         let scan = self.scan(Vec::new(), true, self.opts.sample)?;
-        let list = self.processes()?;
+        let list = self.ancestry(&scan)?;
         let mut answer = diagnose::port::answer(&scan, port);
         if !answer.is_free() {
             let holder = planning::find_holder(&scan, port);
@@ -155,7 +155,7 @@ impl Session {
                 .map_err(|_| AgentError::BadId(id.clone()))?;
         }
         let scan = self.scan(Vec::new(), !ports.is_empty(), self.opts.sample)?;
-        let list = self.processes()?;
+        let list = self.ancestry(&scan)?;
         let mut wanted: Vec<String> = ids.to_vec();
         let mut refused = Vec::new();
         for &port in ports {
@@ -306,7 +306,16 @@ impl Session {
             .map_err(|e| AgentError::Failed(e.to_string()))
     }
 
-    fn processes(&self) -> Result<ProcessList, AgentError> {
+    /// The process table own-detection walks, read only when a card could be the agent's own
+    /// (an agent's session, and a root started after it began): most answers need no second
+    /// read of the table (`bench/mcp.sh`).
+    fn ancestry(&self, scan: &Scan) -> Result<ProcessList, AgentError> {
+        let since = self.client.since;
+        let roots = scan.projects.iter().flat_map(|p| &p.resources);
+        let mut later = roots.filter(|r| r.root.start_time > since);
+        if self.client.process.is_none() || later.next().is_none() {
+            return Ok(ProcessList::default());
+        }
         self.system
             .probe
             .processes()
@@ -316,6 +325,9 @@ impl Session {
     /// Whether the agent started `r` itself (`own::judge`), and if not why.
     fn own(&self, list: &ProcessList, r: &Resource) -> Result<(), NotOwn> {
         let client = self.client.process.ok_or(NotOwn::NotDescended)?;
+        if r.root.start_time <= self.client.since {
+            return Err(NotOwn::Before);
+        }
         own::judge(list, r.root, client, self.client.since)
     }
 }

@@ -63,7 +63,7 @@ impl Session {
     /// aside). Unmasked.
     fn chain(&self, plan: &Plan) -> Result<Vec<StopReport>, AgentError> {
         let scan = self.scan(Vec::new(), false, Duration::ZERO)?;
-        let list = self.processes()?;
+        let list = self.ancestry(&scan)?;
         let mut reports = Vec::new();
         let mut go = Vec::new();
         for t in &plan.targets {
