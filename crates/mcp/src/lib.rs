@@ -11,7 +11,7 @@
 //! - `carry_out {plan}` — destructive: asks the person where the client can (elicitation),
 //!   then carries the plan out through the full chain;
 //! - `history {}` — read-only: the stop records, masked;
-//! - `restart {snapshot}` — restarts a stop this agent's client made.
+//! - `restart {snapshot}` — restarts a stop this session made.
 //!
 //! Modules: `input` (what each tool takes, checked as the CLI checks it), `server` (the tools
 //! and the handler), `confirm` (asking the person: inline on 2026-07-28, a request before),
