@@ -1,6 +1,7 @@
-"""A real MCP client for `pier mcp`'s tests (tests/mcp_linux.rs): the official Python SDK's
-stdio client (`mcp.client.stdio.stdio_client`, under the SDK's `Client`, whose `ClientSession`
-does the handshake and fulfils `InputRequiredResult`s), driven by a script.
+"""A real MCP client for `pier mcp`'s tests (tests/mcp_linux.rs, tests/mcp_agent_linux.rs): the
+official Python SDK's stdio client (`mcp.client.stdio.stdio_client`, under the SDK's `Client`,
+whose `ClientSession` does the handshake and fulfils `InputRequiredResult`s), driven by a
+script — and, as an agent does, the parent of what it starts.
 
     client.py SCRIPT -- COMMAND [ARG...]
 
@@ -11,7 +12,19 @@ SCRIPT is a JSON object:
      "elicit": null | "accept" | "accept-false" | "decline" | "cancel",
                                                   # null: the client cannot elicit
      "steps": [{"list": true}, {"call": "cards", "args": {...}}, ...]}
-An argument written "$plan" is the plan id the last `plan_stop` step returned.
+Without "steps", the steps are read from stdin, one JSON object a line, and each step's line
+is printed as soon as it is done (so a test can change the world between two calls); the
+client closes the session at the end of stdin. An argument written "$plan" is the plan id the
+last `plan_stop` step returned.
+
+Two more steps start a process as an agent does, this process its parent:
+    {"spawn": [ARGV...], "cwd": DIR, "env": {NAME: VALUE}}
+        argv started directly (no shell), stdin/stdout/stderr /dev/null, in this session,
+        with this process's environment and "env" added; answers {"pid"}.
+    {"spawn_pty": "LINE", "cwd": DIR}
+        a person's terminal: an interactive bash (`bash --norc --noprofile -i`) on a new pty,
+        in DIR, LINE typed into it; answers {"pid"} of the bash. What it prints is read and
+        dropped; the pty stays open while this process runs.
 
 Prints one JSON object per line: first {"protocol": the negotiated version}, then one per
 step — {"tools": [{"name", "annotations"}]} for a list, {"is_error", "text", "structured",
@@ -22,7 +35,10 @@ environment is this process's (PIER_STATE_DIR and the rest).
 
 import json
 import os
+import pty
+import subprocess
 import sys
+import threading
 
 import anyio
 import mcp_types as types
@@ -60,7 +76,7 @@ async def run(script: dict, command: list[str]) -> None:
     async with Client(stdio_client(params), **kwargs) as client:
         say({"protocol": client.protocol_version})
         plan = None
-        for step in script["steps"]:
+        async for step in steps(script):
             asked.clear()
             args = {k: plan if v == "$plan" else v for k, v in step.get("args", {}).items()}
             done = await one(client, {**step, "args": args}, asked)
@@ -68,7 +84,26 @@ async def run(script: dict, command: list[str]) -> None:
             say(done)
 
 
+async def steps(script: dict):
+    """The script's steps, or one a line from stdin until its end."""
+    if "steps" in script:
+        for step in script["steps"]:
+            yield step
+        return
+    while line := await anyio.to_thread.run_sync(sys.stdin.readline):
+        if line.strip():
+            yield json.loads(line)
+
+
+# What this process started, kept so it is neither reaped nor closed early.
+STARTED: list = []
+
+
 async def one(client: Client, step: dict, asked: list[str]) -> dict:
+    if "spawn" in step:
+        return {"pid": spawn(step["spawn"], step["cwd"], step.get("env", {}))}
+    if "spawn_pty" in step:
+        return {"pid": spawn_pty(step["spawn_pty"], step["cwd"])}
     try:
         if step.get("list"):
             listed = await client.list_tools()
@@ -93,6 +128,44 @@ async def one(client: Client, step: dict, asked: list[str]) -> dict:
         "structured": result.structured_content,
         "asked": list(asked),
     }
+
+
+def spawn(argv: list[str], cwd: str, env: dict) -> int:
+    child = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=False,
+    )
+    STARTED.append(child)
+    return child.pid
+
+
+def spawn_pty(line: str, cwd: str) -> int:
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.chdir(cwd)
+            os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+        finally:
+            os._exit(127)
+    os.write(fd, (line + "\n").encode())
+    threading.Thread(target=drain, args=(fd,), daemon=True).start()
+    STARTED.append(fd)
+    return pid
+
+
+def drain(fd: int) -> None:
+    """Reads what the terminal shows, so the shell never blocks on a full pty."""
+    while True:
+        try:
+            if not os.read(fd, 4096):
+                return
+        except OSError:
+            return
 
 
 def say(doc: dict) -> None:
