@@ -543,6 +543,11 @@ fn a_session_stops_no_more_than_its_cap() {
     let cap = AgentError::Cap(1).to_string();
     let refused = agent.call("carry_out", json!({"plan": two}));
     assert_eq!(refused["structured"]["refused"], "cap", "{refused}");
+    let asked = refused["asked"].as_array().unwrap();
+    assert!(
+        asked.is_empty(),
+        "the person is not asked about a plan the cap refuses"
+    );
     assert_eq!(text(&refused), cap);
     let reply = agent.call("plan_stop", json!({"ids": [&second_id]}));
     assert_eq!(refused_in_plan(&reply, &second_id)["next"], cap.as_str());

@@ -124,7 +124,7 @@ pub fn cards_text(c: &Cards) -> String {
 /// `who_holds_port`: the answer's own words.
 pub fn port_text(a: &PortAnswer) -> String {
     match &a.hint {
-        Some(hint) => format!("port {}: {} {hint}", a.port, a.reason),
+        Some(hint) => format!("port {}: {}; {hint}", a.port, a.reason),
         None => format!("port {}: {}", a.port, a.reason),
     }
 }

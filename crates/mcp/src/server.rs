@@ -139,8 +139,9 @@ impl Pier {
                 let id = plan.to_owned();
                 let question = match self.run(ctx, move |s| Ok(s.question(&id))).await {
                     Ok(Some(q)) => q,
-                    // No open plan by that id: carrying it out refuses, saying why.
-                    Ok(None) => return Gate::Go(Confirmed::ByPerson),
+                    // No plan that may be carried out: carrying it out refuses, saying why, on
+                    // the record, and no person is asked about it.
+                    Ok(None) => return Gate::Go(Confirmed::NotAsked),
                     Err(e) => return Gate::Answer(reply::refused(&e).into()),
                 };
                 if ask == Ask::Inline {

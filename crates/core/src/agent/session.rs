@@ -204,9 +204,13 @@ impl Session {
     }
 
     /// The question the person is asked before plan `id` is carried out (`None`: no such
-    /// open plan).
+    /// open plan, or one the cap refuses: carrying it out says why).
     pub fn question(&self, id: &str) -> Option<String> {
         let plan = self.plans.peek(id, Instant::now())?;
+        // A plan the cap refuses is refused before the person is asked about it.
+        if plan.targets.len() > self.stops_left() {
+            return None;
+        }
         let what: Vec<String> = plan.targets.iter().map(|t| t.words.clone()).collect();
         Some(next::question_of(&self.client.name, &what))
     }
