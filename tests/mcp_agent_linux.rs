@@ -15,6 +15,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
+use common::mcp::sdk_python;
 use common::*;
 use pier_core::agent::AgentError;
 use serde_json::{json, Value};
@@ -24,20 +25,6 @@ const AGENT: &str = "e2e-agent";
 
 /// How long one step may take (a stop samples and waits; a restart waits for its port).
 const STEP: Duration = Duration::from_secs(60);
-
-/// The venv's python, or `None` (with a line saying how to run these) without the cache.
-fn sdk_python(test: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("PIER_REAL_TOOLS") else {
-        eprintln!(
-            "{test}: skipped, it runs the official MCP SDK: scripts/real-tools.sh, then \
-             PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test mcp_agent_linux"
-        );
-        return None;
-    };
-    let python = PathBuf::from(dir).join("venv/mcp/bin/python");
-    assert!(python.exists(), "{test}: run scripts/real-tools.sh");
-    Some(python)
-}
 
 /// The MCP client, as the agent: `pier mcp ARGS` under it, one step a line.
 struct Agent<'s> {

@@ -16,27 +16,10 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::mcp::sdk_python;
 use common::*;
 use pier_core::agent::AgentError;
 use serde_json::{json, Value};
-
-/// The venv's python, or `None` (with a line saying how to run these) without the cache.
-fn sdk_python(test: &str) -> Option<PathBuf> {
-    let Some(dir) = std::env::var_os("PIER_REAL_TOOLS") else {
-        eprintln!(
-            "{test}: skipped, it runs the official MCP SDK: scripts/real-tools.sh, then \
-             PIER_REAL_TOOLS=~/.cache/pier-real-tools cargo test --test mcp_linux"
-        );
-        return None;
-    };
-    let python = PathBuf::from(dir).join("venv/mcp/bin/python");
-    assert!(
-        python.exists(),
-        "{test}: the MCP SDK is not installed ({} is missing): run scripts/real-tools.sh",
-        python.display()
-    );
-    Some(python)
-}
 
 /// Runs the client's `script` against `pier mcp ARGS` in `sb`'s state folder; its lines.
 fn drive(sb: &Sandbox, python: &PathBuf, script: Value, args: &[&str]) -> Vec<Value> {

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub mod auto;
+pub mod mcp;
 pub mod users;
 pub mod watch;
 
