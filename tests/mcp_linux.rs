@@ -332,3 +332,36 @@ fn stdout_carries_only_protocol_frames() {
     assert_eq!(ids, [Some(1), Some(2), Some(3), Some(4), Some(5)], "{text}");
     assert!(!stderr.is_empty(), "debug logging wrote nothing to stderr");
 }
+
+/// A signal ends `pier mcp` (after a stop under way reached its seam): its exit code is
+/// 128 + the signal's number, and it does not wait for the client to write again.
+#[test]
+fn a_sigterm_ends_the_server_with_its_exit_code() {
+    let sb = Sandbox::new();
+    let mut child = Command::new(pier_bin())
+        .arg("mcp")
+        .env("PIER_STATE_DIR", sb.path().join("state"))
+        .env("PIER_CONFIG_DIR", sb.path().join("config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("pier mcp starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let hello = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    writeln!(stdin, "{hello}").unwrap();
+    // Its answer to the handshake: the signal handler is in place by then.
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = wait_for("pier mcp to exit after SIGTERM", || {
+        child.try_wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(128 + 15), "{status:?}");
+    drop(stdin);
+}
