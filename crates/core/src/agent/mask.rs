@@ -63,6 +63,14 @@ pub fn line(line: &str) -> String {
 pub fn scan(scan: &mut Scan) {
     for project in &mut scan.projects {
         project.resources.iter_mut().for_each(resource);
+        for c in &mut project.containers {
+            for e in &mut c.evidence {
+                e.message = line(&e.message);
+            }
+            for k in c.connections.iter_mut().filter_map(|k| k.client.as_mut()) {
+                k.command = k.command.as_deref().map(line);
+            }
+        }
     }
 }
 
@@ -119,6 +127,9 @@ pub fn history_entry(h: &mut HistoryEntry) {
     names_only(&mut h.code_env);
     for s in &mut h.set_aside {
         s.fact = line(&s.fact);
+    }
+    for e in h.restarts.iter_mut().filter_map(|r| r.exited.as_mut()) {
+        e.log_tail = e.log_tail.lines().map(line).collect::<Vec<_>>().join("\n");
     }
 }
 

@@ -39,7 +39,11 @@ pub fn next_step(r: &Resource, own: &Result<(), NotOwn>) -> String {
         }
         _ => "only the person can decide to stop it: ask them".to_owned(),
     };
-    format!("{}: {facts}; {then}", r.level.as_str())
+    format!(
+        "{}: {}; {then}",
+        r.level.as_str(),
+        super::mask::line(&facts)
+    )
 }
 
 /// Which reason decides the way forward: what no one may set aside first, then what belongs
@@ -66,7 +70,7 @@ pub fn container_step(c: &Container) -> NextStep {
         next: format!(
             "{}: {}; only the person can decide to stop it: ask them",
             c.level.as_str(),
-            facts.join("; ")
+            super::mask::line(&facts.join("; "))
         ),
     }
 }

@@ -349,6 +349,7 @@ const TERMINALS: &[&str] = &[
     "warp",
     "script",
     "sshd",
+    "sshd-session",
     "xfce4-terminal",
     "lxterminal",
 ];

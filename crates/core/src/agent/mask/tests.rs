@@ -440,3 +440,95 @@ fn a_history_line_and_a_restart_carry_no_secret() {
     restart_report(&mut r);
     assert!(!holds_secret(&r), "{}", serde_json::to_string(&r).unwrap());
 }
+
+/// A container card's connected client (`psql postgres://u:X@…`) is a person's command line
+/// like any resource's: `cards` must not carry it.
+#[test]
+fn a_scans_containers_carry_no_secret() {
+    let mut c = examples::container("shop-db", 5432);
+    let client = Client {
+        pid: 7,
+        program: "psql".into(),
+        command: Some(format!("psql postgres://app:{SECRET}@127.0.0.1:5432/app")),
+        uid: 1000,
+        other_user: false,
+        likely: ClientKind::HttpClient,
+    };
+    c.connections.push(Connection {
+        local: "127.0.0.1:5432".into(),
+        peer: "127.0.0.1:40000".into(),
+        peer_pid: Some(7),
+        internal: false,
+        client: Some(client.clone()),
+    });
+    c.evidence[0].message = crate::words::client_of_connection(Some(&client), Some(7));
+    let mut s = Scan {
+        schema: 1,
+        generation: 1,
+        scanned_at: "2026-01-01T00:00:00Z".into(),
+        sample_ms: 0,
+        projects: vec![crate::model::card::Project {
+            containers: vec![c],
+            ..examples::project("/w/shop", Level::Yellow, vec![])
+        }],
+        other_listeners: None,
+        engines: Vec::new(),
+    };
+    scan(&mut s);
+    assert!(!holds_secret(&s), "{}", serde_json::to_string(&s).unwrap());
+}
+
+/// The way forward `cards` and `plan_stop` give for a card that is not green quotes its
+/// evidence: it must be masked as the evidence is.
+#[test]
+fn a_next_step_carries_no_secret() {
+    let mut r = with_secret();
+    r.evidence[0].level = Level::Yellow;
+    let next = crate::agent::next::next_step(&r, &Err(crate::agent::own::NotOwn::Before));
+    assert!(!next.contains(SECRET), "{next}");
+    let mut c = examples::container("shop-db", 5432);
+    c.evidence[0].message = format!("a live connection from `mysql -p{SECRET}`");
+    let step = crate::agent::next::container_step(&c);
+    assert!(!step.next.contains(SECRET), "{}", step.next);
+}
+
+/// A restart that exited before listening keeps its log tail in the record; `history` shows
+/// every restart made from a snapshot.
+#[test]
+fn a_history_lines_restarts_carry_no_secret() {
+    let mut h = HistoryEntry {
+        snapshot: "snap-42-100-1".into(),
+        id: "42-100".into(),
+        kind: Some("vite".into()),
+        project: "/w/shop".into(),
+        root_command: vec!["vite".into()],
+        ports: vec![],
+        helper_ports: vec![],
+        stopped_at: "2026-01-01T00:00:00Z".into(),
+        result: Some("stopped".into()),
+        signalled: Some(true),
+        reason: None,
+        reconciled_at: None,
+        not_written: None,
+        restartable: true,
+        why_not: None,
+        program: None,
+        folder: None,
+        code_env: vec![],
+        restarts: vec![crate::model::history::HistoryRestart {
+            at: "2026-01-01T00:01:00Z".into(),
+            pid: Some(50),
+            ready: false,
+            exited: Some(crate::model::history::Exited {
+                status: Some(1),
+                signal: None,
+                log_tail: format!("error: DATABASE_URL=postgres://u:{SECRET}@db refused"),
+            }),
+        }],
+        batch: None,
+        requested_by: RequestedBy::Person,
+        set_aside: vec![],
+    };
+    history_entry(&mut h);
+    assert!(!holds_secret(&h), "{}", serde_json::to_string(&h).unwrap());
+}

@@ -355,3 +355,29 @@ fn a_runtime_running_the_agent_is_the_client_not_climbed_past() {
     ]);
     assert_eq!(client_of(&l, 140), Ok(id(CLIENT)), "sh -c is climbed past");
 }
+
+/// OpenSSH 9.8 split sshd: a connection's process is `sshd-session` (title
+/// `sshd-session: user@notty`). `ssh devbox pier mcp` then makes it the client, and with a
+/// shared (ControlMaster) connection the person's own `ssh devbox 'npm run dev'` runs under
+/// it through `bash -c` alone: it would pass for the agent's own.
+#[test]
+fn a_server_started_over_ssh_has_no_client_whatever_sshd_is_called() {
+    for (argv0, comm) in [
+        ("sshd: dev@notty", "sshd"),
+        ("sshd-session: dev@notty", "sshd-session"),
+    ] {
+        let mut sshd = process(CLIENT, 1, &[argv0]);
+        sshd.comm = comm.into();
+        let l = list(vec![
+            process(1, 0, &["/sbin/init"]),
+            sshd,
+            process(110, CLIENT, &["bash", "-c", "pier mcp"]),
+            process(140, 110, &["pier", "mcp"]),
+        ]);
+        assert!(
+            matches!(client_of(&l, 140), Err(NoClient::Person(_))),
+            "{comm}: {:?}",
+            client_of(&l, 140)
+        );
+    }
+}
