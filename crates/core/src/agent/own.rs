@@ -147,7 +147,9 @@ fn climbs_to_client(p: &ProcessInfo, r: &Role) -> bool {
         .as_deref()
         .map(|a| a.rsplit('/').next().unwrap_or(a).trim_start_matches('-'))
         .unwrap_or_default();
-    matches!(r, Role::Wrapper) && PURE.contains(&name)
+    // npx runs the package through `npm exec`, which writes that over its argv[0].
+    let npm_exec = arg0.as_deref().is_some_and(|a| a.starts_with("npm exec "));
+    (matches!(r, Role::Wrapper) && PURE.contains(&name)) || npm_exec
 }
 
 /// An Electron app's helper process (`--type=renderer`, `--type=utility`): an editor built on

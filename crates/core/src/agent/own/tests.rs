@@ -354,6 +354,17 @@ fn a_runtime_running_the_agent_is_the_client_not_climbed_past() {
         process(140, 130, &["pier", "mcp"]),
     ]);
     assert_eq!(client_of(&l, 140), Ok(id(CLIENT)), "sh -c is climbed past");
+    let l = list(vec![
+        process(1, 0, &["/sbin/init"]),
+        process(CLIENT, 1, &["claude"]),
+        process(130, CLIENT, &["npm exec @acme/pier mcp"]),
+        process(140, 130, &["pier", "mcp"]),
+    ]);
+    assert_eq!(
+        client_of(&l, 140),
+        Ok(id(CLIENT)),
+        "npx's `npm exec` is climbed past"
+    );
 }
 
 /// OpenSSH 9.8 split sshd: a connection's process is `sshd-session` (title
