@@ -5,6 +5,7 @@
 //! the first byte: nothing here prints to it, and a failure to start is one sentence on
 //! stderr with the exit code of `cli`'s table.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -33,6 +34,12 @@ pub struct McpArgs {
 
 /// Runs `pier mcp` until the client closes the connection.
 pub fn run(args: McpArgs) -> ExitCode {
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "pier mcp speaks MCP on stdin and stdout: an agent's MCP client starts it \
+             (docs/mcp.md). Ctrl-D ends it."
+        );
+    }
     // A signal ends a stop under way at its seams, then the server (docs/design.md §3.10).
     if let Err(e) = interrupt::catch() {
         tracing::warn!("{e}; an interruption may leave an unfinished snapshot");

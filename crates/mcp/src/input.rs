@@ -13,13 +13,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// A resource id as the `cards` tool gives it. Taken as any JSON value so that a bare number
-/// (`1234`) is refused in Pier's sentence, not in a parser's.
+// Taken as any JSON value so that a bare number (`1234`) is refused in Pier's sentence, not in
+// a parser's. (The `///` lines are the schema's description, which the model reads.)
+/// A resource id as the `cards` tool gives it (`2476-4670263`, `container-fe7ae5f85c8a`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(transparent)]
 pub struct IdArg(#[schemars(with = "String")] Value);
 
-/// A TCP port, 1 to 65535. Taken as any JSON value for the same reason as [`IdArg`].
+// Taken as any JSON value, as `IdArg` is.
+/// A TCP port, 1 to 65535.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(transparent)]
 pub struct PortArg(#[schemars(with = "u16", range(min = 1, max = 65535))] Value);

@@ -7,6 +7,7 @@ use pier_core::agent::reply::{Cards, CarriedOut, HistoryReply, PlanReply, Restar
 use pier_core::agent::AgentError;
 use pier_core::diagnose::port::PortAnswer;
 use pier_core::model::card::Level;
+use pier_core::model::outcome::ResourceResult;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::Value;
@@ -83,9 +84,20 @@ pub fn carried_out(reply: &CarriedOut, how: Confirmed) -> CallToolResult {
     let mut lines: Vec<String> = reply
         .reports
         .iter()
-        .map(|r| format!("{}: {} ({})", r.id, r.result.as_str(), r.reason))
+        .map(|r| match &r.snapshot {
+            Some(snap) if r.result == ResourceResult::Stopped => format!(
+                "{}: {} ({}); `restart` {{\"snapshot\": \"{snap}\"}} brings it back",
+                r.id,
+                r.result.as_str(),
+                r.reason
+            ),
+            _ => format!("{}: {} ({})", r.id, r.result.as_str(), r.reason),
+        })
         .collect();
-    lines.push(format!("{} stops left in this session.", reply.stops_left));
+    lines.push(format!(
+        "{} left in this session.",
+        count(reply.stops_left, "stop", "stops")
+    ));
     lines.extend(reply.record_error.as_deref().map(not_recorded));
     if how == Confirmed::NotAsked {
         lines.push(
@@ -97,28 +109,65 @@ pub fn carried_out(reply: &CarriedOut, how: Confirmed) -> CallToolResult {
     done(&doc, lines.join("\n"))
 }
 
-/// `cards`: how many of each level, and how many the agent started.
+/// `cards`: the counts, then one line per card with its id and, when it is not green, the way
+/// forward — the text alone is enough for a client that shows the model no structured content.
 pub fn cards_text(c: &Cards) -> String {
-    let levels: Vec<Level> = c
-        .scan
-        .projects
-        .iter()
-        .flat_map(|p| {
-            let resources = p.resources.iter().map(|r| r.level);
-            resources.chain(p.containers.iter().map(|k| k.level))
-        })
-        .collect();
-    let count = |l: Level| levels.iter().filter(|&&x| x == l).count();
-    format!(
-        "{} resources: {} green, {} yellow, {} red; {} started by this agent. Only green ones \
-         (and this agent's own) can be planned with `plan_stop`; `next_steps` says what to do \
-         about the rest.",
-        levels.len(),
-        count(Level::Green),
-        count(Level::Yellow),
-        count(Level::Red),
+    let mut lines = Vec::new();
+    let (mut all, mut green) = (0, 0);
+    for p in &c.scan.projects {
+        for r in &p.resources {
+            (all, green) = (all + 1, green + usize::from(r.level == Level::Green));
+            let ports: Vec<String> = r.ports.iter().map(|x| format!(":{}", x.port)).collect();
+            let yours = match c.mine.contains(&r.id) {
+                true => ", started by you",
+                false => "",
+            };
+            lines.push(format!(
+                "{} {} {} in {} {}{yours}{}",
+                r.id,
+                r.level.as_str(),
+                r.kind,
+                p.path,
+                ports.join(" "),
+                step_of(c, &r.id)
+            ));
+        }
+        for k in &p.containers {
+            (all, green) = (all + 1, green + usize::from(k.level == Level::Green));
+            lines.push(format!(
+                "{} {} container {} ({}) in {}{}",
+                k.id,
+                k.level.as_str(),
+                k.name,
+                k.image,
+                p.path,
+                step_of(c, &k.id)
+            ));
+        }
+    }
+    let head = format!(
+        "{}, {green} green, {} started by you. A green card, or one you started, can be \
+         planned with `plan_stop` {{\"ids\": [id]}}.",
+        count(all, "card", "cards"),
         c.mine.len()
-    )
+    );
+    std::iter::once(head)
+        .chain(lines)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// " — the way forward" for a card that is not green, else nothing.
+fn step_of(c: &Cards, id: &str) -> String {
+    c.next_steps
+        .iter()
+        .find(|n| n.id == id)
+        .map_or_else(String::new, |n| format!(" — {}", n.next))
+}
+
+/// `n` and the noun, singular or plural.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `who_holds_port`: the answer's own words.
@@ -152,13 +201,33 @@ pub fn plan_text(p: &PlanReply) -> String {
     text
 }
 
-/// `history`: how many records.
+/// `history`: one line per stop record, newest first: what a `restart` takes.
 pub fn history_text(h: &HistoryReply) -> String {
-    let mut text = format!("{} stop records.", h.entries.len());
-    if !h.damaged.is_empty() {
-        text.push_str(&format!(" {} could not be read.", h.damaged.len()));
+    let mut lines = vec![format!(
+        "{}.",
+        count(h.entries.len(), "stop record", "stop records")
+    )];
+    for e in &h.entries {
+        let who =
+            pier_core::words::asked_by(&e.requested_by).unwrap_or_else(|| "by the person".into());
+        let result = e.result.as_deref().unwrap_or("unfinished");
+        let kind = e.kind.as_deref().unwrap_or("resource");
+        let again = match e.restartable {
+            true => "; `restart` takes it if this session stopped it",
+            false => "",
+        };
+        lines.push(format!(
+            "{} {result}: {kind} in {} at {}, {who}{again}",
+            e.snapshot, e.project, e.stopped_at
+        ));
     }
-    text
+    if !h.damaged.is_empty() {
+        lines.push(format!(
+            "{} could not be read.",
+            count(h.damaged.len(), "record", "records")
+        ));
+    }
+    lines.join("\n")
 }
 
 /// `restart`: how it ended, and why.

@@ -172,8 +172,8 @@ impl Pier {
 impl Pier {
     /// The cards: every dev server, watcher and container Pier found, green (safe to stop),
     /// yellow or red, with the evidence, argv secrets masked, and for each that is not green
-    /// what would make it stoppable or who can stop it. `mine` lists the ids this agent
-    /// started itself during this session.
+    /// what would make it stoppable or who can stop it. The reply's `mine` lists the ids this
+    /// agent started itself during this session.
     #[tool(annotations(
         title = "Dev residue cards",
         read_only_hint = true,

@@ -7,7 +7,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AgentError {
     /// `--read-only`: no plan, stop or restart.
-    #[error("this Pier server is read-only (`pier mcp --read-only`): it plans, stops and restarts nothing; ask the person to stop it in the Pier app or with `pier stop`")]
+    #[error("this Pier server is read-only (`pier mcp --read-only`): it plans, stops and restarts nothing; ask the person to do it in the Pier app, or with `pier stop` or `pier restart`")]
     ReadOnly,
     /// No plan by that id in this session (never made here, or another session's).
     #[error("no plan `{echo}` in this session: plans are made by `plan_stop` and carried out in the session that made them", echo = echo(.0))]
@@ -32,7 +32,7 @@ pub enum AgentError {
     #[error("this session has stopped its {0} resources already (`pier mcp --max-stops`): ask the person to stop more")]
     Cap(usize),
     /// A target the agent named is not an id Pier gives (a bare number, a name, a path).
-    #[error("`{echo}` is not a resource id: use an `id` from the `cards` tool (`2476-4670263`, `ctr-…`), or a port number in `ports`", echo = echo(.0))]
+    #[error("`{echo}` is not a resource id: an id is a card's `id` from the `cards` tool, a pid and its start time (`2476-4670263`) or `container-` and 12 hex digits; a port goes in `ports`", echo = echo(.0))]
     BadId(String),
     /// A port the agent named is not one (0, above 65535, not a whole number).
     #[error("`{echo}` is not a port: a port is a whole number from 1 to 65535 (e.g. 5173)", echo = echo(.0))]
@@ -45,7 +45,7 @@ pub enum AgentError {
     #[error("{0}")]
     BadFolder(String),
     /// A snapshot this agent did not stop.
-    #[error("`{echo}` is not a stop this agent made: an agent restarts only what it stopped itself in this session (see `history`)", echo = echo(.0))]
+    #[error("`{echo}` is not a stop this session made: an agent restarts only what it stopped itself in this session (see `history`); the person can restart it with `pier restart {echo}`", echo = echo(.0))]
     NotYours(String),
     /// Pier could not work at all (the process table or the state folder).
     #[error("{0}")]

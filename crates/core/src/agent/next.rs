@@ -15,7 +15,7 @@ use super::reply::{NextStep, PlannedStop};
 /// What an agent can do about `r`. `own`: whether the agent started it itself, and if not why.
 pub fn next_step(r: &Resource, own: &Result<(), NotOwn>) -> String {
     if r.level == Level::Green {
-        return "green: `plan_stop` can stop it".into();
+        return "`plan_stop` can stop it".into();
     }
     let found = reason::reasons_of(&r.evidence);
     if own.is_ok() && found.iter().all(|x| x.agent_own_waives()) {
@@ -30,7 +30,14 @@ pub fn next_step(r: &Resource, own: &Result<(), NotOwn>) -> String {
             "Pier never stops it for anyone; its own words above say who does".to_owned()
         }
         Some(Reason::NotOrphaned) => match own {
-            Err(why) => format!("it is the person's ({why}): ask them"),
+            Err(NotOwn::Before) => "it began before this session, so Pier cannot tell whether \
+                                    you started it: if you did, stop it the way you started it; \
+                                    else it is the person's: ask them"
+                .to_owned(),
+            Err(why) => format!(
+                "it is the person's ({why}): ask them; what these facts say can be done is \
+                 theirs to do, not yours"
+            ),
             Ok(()) => "ask the person".to_owned(),
         },
         Some(x) if x.armed_waits() => {
@@ -39,11 +46,7 @@ pub fn next_step(r: &Resource, own: &Result<(), NotOwn>) -> String {
         }
         _ => "only the person can decide to stop it: ask them".to_owned(),
     };
-    format!(
-        "{}: {}; {then}",
-        r.level.as_str(),
-        super::mask::line(&facts)
-    )
+    format!("{}; {then}", super::mask::line(&facts))
 }
 
 /// Which reason decides the way forward: what no one may set aside first, then what belongs
@@ -68,8 +71,7 @@ pub fn container_step(c: &Container) -> NextStep {
         id: c.id.clone(),
         level: c.level,
         next: format!(
-            "{}: {}; only the person can decide to stop it: ask them",
-            c.level.as_str(),
+            "{}; only the person can decide to stop it: ask them",
             super::mask::line(&facts.join("; "))
         ),
     }

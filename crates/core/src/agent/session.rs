@@ -117,6 +117,7 @@ impl Session {
                 .filter(|c| c.level != Level::Green)
                 .map(next::container_step),
         );
+        trim_titles(&mut scan);
         mask::scan(&mut scan);
         Ok(Cards {
             scan,
@@ -333,5 +334,20 @@ impl Session {
             return Err(NotOwn::Before);
         }
         own::judge(list, r.root, client, self.client.since)
+    }
+}
+
+/// Every member's argv without the empty words a rewritten title leaves after it (npm pads
+/// its title over the whole old argv): an agent pays for each byte it is told.
+fn trim_titles(scan: &mut Scan) {
+    let members = scan
+        .projects
+        .iter_mut()
+        .flat_map(|p| &mut p.resources)
+        .flat_map(|r| &mut r.members);
+    for m in members {
+        while m.argv.len() > 1 && m.argv.last().is_some_and(|a| a.is_empty()) {
+            m.argv.pop();
+        }
     }
 }
