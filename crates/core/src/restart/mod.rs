@@ -447,8 +447,8 @@ fn parent_left_behind(s: &Snapshot) -> Option<String> {
         .iter()
         .find(|a| a.reason == crate::model::reason::Reason::NotOrphaned)?;
     Some(format!(
-        "it runs on its own now: it was stopped anyway under a live parent ({}), which a \
-         restart does not bring back",
+        "it runs in a session of its own now: it was stopped while its parent still ran ({}), \
+         and a restart does not bring that parent back",
         aside.fact
     ))
 }
