@@ -285,7 +285,9 @@ pub fn restart(c: &mut Ctx) -> Result<String, String> {
         ));
     }
     let reason = doc["reason"].as_str().unwrap_or_default();
-    if c.case.launch == super::Launch::Tmux && !reason.contains("it runs in a session of its own now") {
+    if c.case.launch == super::Launch::Tmux
+        && !reason.contains("it runs in a session of its own now")
+    {
         return Err(format!(
             "a restart of what was stopped anyway in tmux says {reason:?}"
         ));
