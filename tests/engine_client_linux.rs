@@ -21,6 +21,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
@@ -270,7 +271,7 @@ fn a_real_docker_run_attached_in_a_dev_tree_is_never_signalled_and_its_container
              pier-busybox:test busybox httpd -f -p 8080 -h /"
         )
     });
-    wait_for("the container to run", || {
+    wait_for_within("the container to run", Duration::from_secs(60), || {
         running(&host, &name).then_some(())
     });
     let command = format!(

@@ -44,8 +44,14 @@ pub fn alive(pid: u32) -> bool {
 pub const DEADLINE: Duration = Duration::from_secs(15);
 
 /// Polls `f` every 20 ms until it answers, or panics with `what` at the deadline.
-pub fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let end = Instant::now() + DEADLINE;
+pub fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    wait_for_within(what, DEADLINE, f)
+}
+
+/// [`wait_for`] with its own deadline, for what is slow by nature (a container's start on a
+/// loaded machine: its namespace, bridge and proxy).
+pub fn wait_for_within<T>(what: &str, deadline: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + deadline;
     loop {
         if let Some(v) = f() {
             return v;
