@@ -105,3 +105,34 @@ fn a_record_older_than_a_week_expires_and_a_younger_one_stays() {
     );
     assert!(unshown(&store).unwrap().0.is_empty());
 }
+
+/// What another user may plant where an agent's records live — a FIFO and a link to
+/// `/dev/zero` named like them — never blocks `pier history` or the expiry, is said to be
+/// unreadable, and is never removed.
+#[test]
+fn a_planted_fifo_or_link_among_the_agents_records_is_reported_never_read_or_removed() {
+    let (_dir, store) = store();
+    let records = store.folder().join("records");
+    crate::trust::tests::mkfifo(&records.join("agent-fifo.json"));
+    std::os::unix::fs::symlink("/dev/zero", records.join("agent-zero.json")).unwrap();
+    let refused = StopReport::new("100-1000", ResourceResult::Refused, "refused: it changed");
+    record(
+        &store,
+        request("c", AgentAction::Stop, vec![of_stop(&refused)]),
+    )
+    .unwrap();
+    let held = store.clone();
+    let (lines, damaged) = crate::trust::tests::within_10_s(move || unshown(&held)).unwrap();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(damaged.len(), 2, "{damaged:?}");
+    let far = SystemTime::now() + Duration::from_secs(365 * 24 * 3600);
+    let held = store.clone();
+    let gone = crate::trust::tests::within_10_s(move || expire(&held, far));
+    assert_eq!(gone.len(), 1, "only the real record expires: {gone:?}");
+    for planted in ["agent-fifo.json", "agent-zero.json"] {
+        assert!(
+            std::fs::symlink_metadata(records.join(planted)).is_ok(),
+            "{planted} kept"
+        );
+    }
+}
