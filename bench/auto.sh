@@ -86,18 +86,12 @@ chown -R "$user:" "$work"/{home,run,rules,none,out} "$work"/state-*
 
 # The user's sleepers: the machine's count now plus TOTAL - N (each ends with its parent).
 target=$(($(ls -d /proc/[0-9]* | wc -l) + total - servers))
-"${as[@]}" "$py" "$work/bin/idle_procs.py" "$target" "$work/out/idle.ready" &
-kids+=($!)
-for _ in $(seq 1200); do [ -s "$work/out/idle.ready" ] && break; sleep 0.1; done
-test -s "$work/out/idle.ready" || { echo "auto.sh: the idle processes did not start" >&2; exit 1; }
+start_sleepers "${as[@]}" "$py" "$work/bin/idle_procs.py" "$target" "$work/out/idle.ready"
 for i in $(seq "$servers"); do
   (cd "$dir/s$i" && "${as[@]}" setsid -f ./node_modules/.bin/vite \
     --report "$dir/reports/s$i.json" </dev/null >/dev/null 2>&1)
 done
-for i in $(seq "$servers"); do
-  wait_until "server s$i" test -s "$dir/reports/s$i.json"
-  fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/s$i.json")")
-done
+await_servers "$dir" s "$servers"
 owned=$(ps -u "$user" --no-headers | wc -l)
 procs=$(ls -d /proc/[0-9]* | wc -l)
 

@@ -222,10 +222,7 @@ if [ "$reds" -gt 0 ]; then
   kids+=($!)
   wait_until "$((2 * reds)) client connections" test -s "$work/clients.ready"
 fi
-"${as[@]}" env -C "$work" "$py" "$work/bin/idle_procs.py" "$total" "$work/idle.ready" &
-kids+=($!)
-for _ in $(seq 1200); do [ -s "$work/idle.ready" ] && break; sleep 0.1; done
-test -s "$work/idle.ready" || { echo "batch.sh: the idle processes did not start" >&2; exit 1; }
+start_sleepers "${as[@]}" env -C "$work" "$py" "$work/bin/idle_procs.py" "$total" "$work/idle.ready"
 procs2=$(ls -d /proc/[0-9]* | wc -l)
 for ((r = 0; r < rounds; r++)); do
   for k in "${kinds[@]:r % 2}" "${kinds[@]:0:r % 2}"; do

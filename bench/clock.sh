@@ -51,10 +51,7 @@ cp "${CARGO_TARGET_DIR:-target}/release/examples/clock_cost" "$work/bin/"
 { echo "#!$py"; cat tests/fixtures/devserver.py; } >"$work/bin/vite"
 chmod 755 "$work/bin/"*
 
-"$py" bench/idle_procs.py "$total" "$work/idle.ready" &
-kids+=($!)
-for _ in $(seq 1200); do [ -s "$work/idle.ready" ] && break; sleep 0.1; done
-test -s "$work/idle.ready" || { echo "clock.sh: the idle processes did not start" >&2; exit 1; }
+start_sleepers "$py" bench/idle_procs.py "$total" "$work/idle.ready"
 
 # N fixture servers $dir/s1 … $dir/sN, each its own project, started as orphans (setsid -f)
 # by the benchmark's user; each remembered for the clean-up by identity.
@@ -69,10 +66,7 @@ for i in $(seq "$servers"); do
   (cd "$dir/s$i" && ${as[@]+"${as[@]}"} setsid -f ./node_modules/.bin/vite \
     --report "$dir/reports/s$i.json" </dev/null >/dev/null 2>&1)
 done
-for i in $(seq "$servers"); do
-  wait_until "server s$i" test -s "$dir/reports/s$i.json"
-  fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/s$i.json")")
-done
+await_servers "$dir" s "$servers"
 
 # As the created user, who owns nothing but the servers, everything of the user's is scanned,
 # as the app scans by default; as a user of this machine, only the servers' folder.

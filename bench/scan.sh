@@ -71,10 +71,7 @@ if [ -n "$base" ]; then
   chmod 755 "$work/base" "$work/base/pier"
 fi
 
-"$py" bench/idle_procs.py "$total" "$work/idle.ready" &
-kids+=($!)
-for _ in $(seq 1200); do [ -s "$work/idle.ready" ] && break; sleep 0.1; done
-test -s "$work/idle.ready" || { echo "scan.sh: the idle processes did not start" >&2; exit 1; }
+start_sleepers "$py" bench/idle_procs.py "$total" "$work/idle.ready"
 
 now_us() { echo $(($(date +%s%N) / 1000)); }
 
@@ -93,10 +90,7 @@ launch() {
     (cd "$dir/$tag$i" && ${as[@]+"${as[@]}"} setsid -f ./node_modules/.bin/vite \
       --report "$dir/reports/$tag$i.json" </dev/null >/dev/null 2>&1)
   done
-  for i in $(seq "$n"); do
-    wait_until "server $tag$i" test -s "$dir/reports/$tag$i.json"
-    fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/$tag$i.json")")
-  done
+  await_servers "$dir" "$tag" "$n"
 }
 
 # bench WHO: one run, everything started and measured as WHO (root, user or self), in its own

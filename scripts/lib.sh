@@ -37,6 +37,26 @@ wait_until() {
   return 1
 }
 
+# Starts COMMAND (bench/idle_procs.py and its arguments, the last one its ready file) in the
+# background and waits up to 120 s for it to write that file: start_sleepers COMMAND...
+start_sleepers() {
+  local ready=${!#}
+  "$@" &
+  kids+=($!)
+  for _ in $(seq 1200); do [ -s "$ready" ] && break; sleep 0.1; done
+  test -s "$ready" || { echo "$(basename "$0"): the idle processes did not start" >&2; exit 1; }
+}
+
+# Waits for each fixture server DIR/reports/TAG1.json … TAGN.json to report, and remembers it
+# for the clean-up by identity (python3 in $py): await_servers DIR TAG N
+await_servers() {
+  local dir=$1 tag=$2 n=$3 i
+  for i in $(seq "$n"); do
+    wait_until "server $tag$i" test -s "$dir/reports/$tag$i.json"
+    fixture_pids+=("$("$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["pid"], r["start_time"])' "$dir/reports/$tag$i.json")")
+  done
+}
+
 # port_near P: P when nothing listens on 127.0.0.1:P now, else a free port the kernel picks —
 # the conventional port in a picture where it can be had, never a fight with a developer's
 # own server on it.
