@@ -12,9 +12,11 @@ pub use crate::words::argv::is_interpreter;
 use crate::words::argv::{is_python, INTERPRETERS};
 
 pub mod chain;
+mod family;
 mod helper;
 pub mod launch;
 
+pub use family::{family, Family};
 pub use helper::{helper_of, NOTEBOOK_KERNEL};
 
 /// How a tool's arguments must look for it to count as a dev server or watcher.
