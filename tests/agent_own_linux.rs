@@ -113,6 +113,13 @@ impl Drop for Agent {
     }
 }
 
+/// Clock ticks since boot, the unit of a start time.
+fn uptime_ticks() -> u64 {
+    let uptime = std::fs::read_to_string("/proc/uptime").expect("/proc/uptime");
+    let seconds: f64 = uptime.split(' ').next().unwrap().parse().unwrap();
+    (seconds * rustix::param::clock_ticks_per_second() as f64) as u64
+}
+
 fn table() -> ProcessList {
     system_probe().processes().expect("the process table reads")
 }
@@ -156,6 +163,11 @@ fn what_the_agent_started_is_its_own_only_through_launchers_after_its_session() 
     let early = server_in(&before);
     agent.own(early);
     let since = early.start_time;
+    // Start times count clock ticks, and two processes started within one tick share one:
+    // what the agent starts next must start after the session's tick.
+    wait_for("the clock to pass the session's tick", || {
+        (uptime_ticks() > since + 1).then_some(())
+    });
 
     // (i) Through `sh -c 'exec …'`, and through a shell that stays (`sh -c '…; true'`).
     let exec = folder(&tmp, "exec");
