@@ -394,7 +394,11 @@ fn is_language_server_name(name: &str) -> bool {
 pub fn name_may_matter(comm: &str) -> bool {
     let stem = stem(comm);
     let cut = |name: &str| stem == name || (comm.len() >= 15 && name.starts_with(comm));
-    let first_word = comm.split(' ').next().unwrap_or(comm);
+    // A runner's title (`npm exec @model`), never another of its verbs (`npm run dev`).
+    let titled = |runner: &str, verb: &[&str]| {
+        let mut said = comm.split(' ');
+        said.next() == Some(runner) && verb.first().is_some_and(|v| said.next() == Some(v))
+    };
     let words = words(stem);
     // A word the kernel cut (`vscode-json-lan`, `pyright-langser`).
     let cut_word = comm.len() >= 15
@@ -405,7 +409,7 @@ pub fn name_may_matter(comm: &str) -> bool {
         || ROWS.iter().any(|(_, program, _)| cut(program))
         || BROWSERS.iter().any(|b| cut(b))
         || BROWSER_PREFIXES.iter().any(|p| comm.starts_with(p))
-        || RUNNERS.iter().any(|(r, _)| cut(r) || first_word == *r)
+        || RUNNERS.iter().any(|(r, verb)| cut(r) || titled(r, verb))
         || ELECTRON_HOSTS.iter().any(|h| cut(h))
         || is_mcp_name(stem)
         || is_language_server_name(stem)
