@@ -98,6 +98,30 @@ fn a_word_inside_another_command_or_a_one_shot_of_the_sdk_is_no_mcp_server() {
 
 #[test]
 fn headless_browsers_are_their_main_process_run_headless_or_over_a_pipe() {
+    // Debian's `chromium` wrapper execs the browser in place, its own flags and the page
+    // first (seen on a real `chromium --headless=new --remote-debugging-pipe about:blank`).
+    assert_eq!(
+        kind(&[
+            "/usr/lib/chromium/chromium",
+            "--show-component-extension-options",
+            "--load-extension=",
+            "about:blank",
+            "--headless=new",
+            "--no-sandbox",
+            "--remote-debugging-pipe",
+        ]),
+        Some(HEADLESS_BROWSER)
+    );
+    // Its zygotes repeat `--headless=new`; they carry `--type=`.
+    assert_eq!(
+        kind(&[
+            "/usr/lib/chromium/chromium",
+            "--type=zygote",
+            "--no-sandbox",
+            "--headless=new",
+        ]),
+        None
+    );
     for args in [
         &[
             "/usr/lib/chromium/chromium",
