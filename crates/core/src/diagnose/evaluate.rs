@@ -82,6 +82,13 @@ pub(crate) fn resource(
     }
 }
 
+/// Whether `root`, a draft's root, is orphaned as its card's parentage judges it
+/// (`rules::orphan_evidence`): the candidate rule of a portless tree its client started.
+pub(super) fn is_orphaned(facts: &mut Facts, root: Pid) -> bool {
+    let lineage = Lineage::of(facts, root);
+    rules::orphan_evidence(&lineage.parentage(facts, None)).kind == EvidenceKind::Orphaned
+}
+
 /// The processes of `members` still in the table.
 fn tree_of<'t>(table: &'t ProcessTable, members: &[Pid]) -> Vec<&'t ProcessInfo> {
     members.iter().filter_map(|&m| table.get(m)).collect()
@@ -235,7 +242,15 @@ fn what_it_is(
             (serving, &listeners),
         )
     });
-    let mut evidence = vec![rules::kind_evidence(recognised.as_ref(), listener)];
+    let name = recognised
+        .as_ref()
+        .and_then(|r| facts.table.get(r.pid))
+        .and_then(|p| kinds::agent_name(&p.argv));
+    let mut evidence = vec![rules::kind_evidence(
+        recognised.as_ref(),
+        listener,
+        name.as_deref(),
+    )];
     let project = draft.project.as_ref().map(|p| p.path.as_path());
     let data = super::data::read_and_judge(facts.probe, tree, members, ports, project);
     let data_kind = data

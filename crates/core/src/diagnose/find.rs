@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::{kinds, project, Draft, Facts, MarkerLookup, ScanOptions};
-use crate::probe::{Pid, ProbeError, SocketTable, TcpState};
+use crate::probe::{Pid, ProbeError, ProcessInfo, SocketTable, TcpState};
 
 /// Candidates → roots → resources, kept only when they fall under `opts.under`. `member` hears
 /// each pid as soon as it is known to be in a resource (a root when found, then every member
@@ -23,25 +23,49 @@ pub(super) fn find_resources(
     marker_at: MarkerLookup,
     member: &mut dyn FnMut(Pid),
 ) -> Vec<Draft> {
-    let roots = roots(facts, own, opts.home.as_deref(), marker_at, member);
+    let listeners = listener_owners(&facts.sockets);
+    let found = (opts.home.as_deref(), marker_at);
+    let roots = roots(facts, own, &listeners, found, member);
     drafts(facts, &roots, member)
         .into_iter()
-        .filter_map(|d| placed(facts, d, opts, marker_at))
+        .filter_map(|d| {
+            residue_now(facts, &d, &listeners)
+                .then(|| placed(facts, d, opts, marker_at))
+                .flatten()
+        })
         .collect()
 }
 
-/// The roots of the candidates among `own`, sorted, each once; `member` hears each as found.
+/// A portless tree its client starts and talks to over stdio or a pipe (an MCP server, a
+/// headless browser, a language server: `Family::started_by_its_client`) is residue only
+/// once that client is gone: a candidate only while its root is orphaned, as a card's
+/// parentage judges it (`evaluate::is_orphaned`). One that listens follows the usual rules.
+fn residue_now(facts: &mut Facts, d: &Draft, listeners: &HashSet<Pid>) -> bool {
+    if d.members.iter().any(|m| listeners.contains(m)) {
+        return true;
+    }
+    let tree: Vec<&ProcessInfo> = d
+        .members
+        .iter()
+        .filter_map(|&m| facts.table.get(m))
+        .collect();
+    let by_its_client = kinds::chain::recognise(&tree)
+        .is_some_and(|r| kinds::family(&r.kind).started_by_its_client());
+    !by_its_client || super::evaluate::is_orphaned(facts, d.root)
+}
+
+/// The roots of the candidates among `own` (`listeners` hold a listening socket), sorted,
+/// each once; `member` hears each as found.
 fn roots(
     facts: &mut Facts,
     own: &[Pid],
-    home: Option<&Path>,
-    marker_at: MarkerLookup,
+    listeners: &HashSet<Pid>,
+    (home, marker_at): (Option<&Path>, MarkerLookup),
     member: &mut dyn FnMut(Pid),
 ) -> Vec<Pid> {
-    let listener_owners = listener_owners(&facts.sockets);
     let mut roots = Vec::new();
     for &pid in own {
-        let listens = listener_owners.contains(&pid);
+        let listens = listeners.contains(&pid);
         if is_candidate(facts, pid, listens, home, marker_at) {
             facts.fill_lineage(pid);
             let root = facts.table.find_root(pid, facts.uid);

@@ -11,17 +11,19 @@ use crate::probe::ProcessInfo;
 pub use crate::words::argv::is_interpreter;
 use crate::words::argv::{is_python, INTERPRETERS};
 
+mod agent;
 pub mod chain;
 mod family;
 mod helper;
 pub mod launch;
 
+pub use agent::name_of as agent_name;
 pub use family::{family, Family};
 pub use helper::{helper_of, NOTEBOOK_KERNEL};
 
 /// How a tool's arguments must look for it to count as a dev server or watcher.
 #[derive(Debug, Clone, Copy)]
-enum Args {
+pub(crate) enum Args {
     /// Always (the program only ever serves or watches).
     Any,
     /// The subcommand is one of these (`None` = no subcommand at all also counts).
@@ -415,6 +417,13 @@ pub(crate) fn basename(arg: &[u8]) -> String {
 /// The program a process runs and the arguments after it, looking through interpreters.
 /// `None` for inline code (`python -c`, `node -e`): no script names it.
 pub(crate) fn program_and_args(argv: &[Vec<u8>]) -> Option<(String, Vec<String>)> {
+    let (script, args) = script_and_args(argv)?;
+    Some((basename(script.as_bytes()), args))
+}
+
+/// As [`program_and_args`], with the script's path as written (`/p/weather-mcp/build/index.js`)
+/// and a Python module's name (`mcp_server_time`).
+pub(crate) fn script_and_args(argv: &[Vec<u8>]) -> Option<(String, Vec<String>)> {
     let first = basename(argv.first()?);
     let rest: Vec<String> = argv[1..]
         .iter()
@@ -437,10 +446,7 @@ pub(crate) fn program_and_args(argv: &[Vec<u8>]) -> Option<(String, Vec<String>)
             "run" | "x" if i == 0 && !python => {}
             _ if VALUE_FLAGS.contains(&arg) => i += 1,
             _ if arg.starts_with('-') => {}
-            _ => {
-                let script = basename(arg.as_bytes());
-                return Some((script, rest[i + 1..].to_vec()));
-            }
+            _ => return Some((arg.to_owned(), rest[i + 1..].to_vec())),
         }
         i += 1;
     }
@@ -449,7 +455,7 @@ pub(crate) fn program_and_args(argv: &[Vec<u8>]) -> Option<(String, Vec<String>)
 }
 
 /// `vite.js` → `vite`, `next.mjs` → `next`; `manage.py` keeps its name (the table uses it).
-fn strip_script_ext(name: &str) -> &str {
+pub(crate) fn strip_script_ext(name: &str) -> &str {
     for ext in [".js", ".mjs", ".cjs", ".ts", ".rb"] {
         if let Some(stem) = name.strip_suffix(ext) {
             return stem;
@@ -458,7 +464,7 @@ fn strip_script_ext(name: &str) -> &str {
     name
 }
 
-fn args_match(rule: Args, args: &[String]) -> bool {
+pub(crate) fn args_match(rule: Args, args: &[String]) -> bool {
     // Subcommands come first (`next dev -p 3000`); a leading flag means there is none, so a
     // flag's value (`vite --port 3000`) is never taken for one. `cargo +nightly watch` skips
     // the toolchain.
@@ -499,9 +505,9 @@ fn sub_past(args: &[String], with_value: Options, flags: Options) -> Option<&str
     None
 }
 
-/// The dev tool kind of an argv, if it is one Pier knows. The program itself is tried first
+/// The tool kind of an argv, if it is one Pier knows. The program itself is tried first
 /// (`deno task`, `bun --hot`, `php -S` are the interpreter's own servers), then the script it
-/// runs.
+/// runs, then the agent residue's rules (`agent.rs`).
 pub fn classify(argv: &[Vec<u8>]) -> Option<&'static str> {
     let first = basename(argv.first()?);
     let rest: Vec<String> = argv[1..]
@@ -511,8 +517,9 @@ pub fn classify(argv: &[Vec<u8>]) -> Option<&'static str> {
     if let Some(kind) = lookup(&first, &rest) {
         return Some(kind);
     }
-    let (program, args) = program_and_args(argv)?;
-    lookup(&program, &args)
+    program_and_args(argv)
+        .and_then(|(program, args)| lookup(&program, &args))
+        .or_else(|| agent::kind_of(argv).map(|(kind, _)| kind))
 }
 
 fn lookup(program: &str, args: &[String]) -> Option<&'static str> {
@@ -529,7 +536,8 @@ fn lookup(program: &str, args: &[String]) -> Option<&'static str> {
 /// `comm` is the basename of the file the process exec'd, cut to 15 bytes: argv[0]'s
 /// basename, or for a `#!` script the script's own name. So every program in the table
 /// passes, cut or with its script extension, and so does every interpreter `classify` looks
-/// through. What it misses, by design: a process that renamed itself to a name no rule knows
+/// through, and agent residue's names (`agent::name_may_matter`: MCP and language servers by
+/// their words, browsers, drivers, runners, editors' Electron). What it misses, by design: a process that renamed itself to a name no rule knows
 /// while its argv still names a tool, and one exec'd from another file than its argv[0] says
 /// (`exec -a vite other`). Scans read the argv of every socket holder regardless, so such a
 /// process still shows when it listens in a project.
@@ -537,7 +545,10 @@ pub fn name_may_matter(comm: &str) -> bool {
     let stem = strip_script_ext(comm);
     let cut =
         |name: &str| comm == name || stem == name || (comm.len() >= 15 && name.starts_with(comm));
-    is_python(comm) || INTERPRETERS.iter().any(|i| cut(i)) || KINDS.iter().any(|r| cut(r.program))
+    is_python(comm)
+        || INTERPRETERS.iter().any(|i| cut(i))
+        || KINDS.iter().any(|r| cut(r.program))
+        || agent::name_may_matter(comm)
 }
 
 /// What a process is to the root walk. `comm` backs up argv[0] (which a process may rewrite).

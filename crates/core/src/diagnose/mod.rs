@@ -505,6 +505,8 @@ pub(crate) fn folder_name(path: &Path) -> String {
 }
 
 #[cfg(test)]
+mod agent_tests;
+#[cfg(test)]
 mod launch_tests;
 #[cfg(test)]
 mod props;

@@ -14,7 +14,7 @@ use super::connections::Conn;
 use super::judge::Finding;
 pub use super::judge::MemberActivity;
 use super::kinds::chain::{tree_restart_target, How, NoTarget, Recognised};
-use super::kinds::Role;
+use super::kinds::{family, Family, Role};
 use crate::model::card::{Activity, BusiestMember, Evidence, EvidenceKind, Level};
 use crate::model::managed::ManagedBy;
 use crate::probe::{Pid, ProbeError, ProcessInfo};
@@ -40,8 +40,13 @@ pub fn level_of(evidence: &[Evidence]) -> Level {
 
 /// Known tools are what Pier understands; anything else listening in a project is worth a look,
 /// not a stop. The evidence says how the kind was read and names the process: for an unknown
-/// tree, the one that listens (`listener`), not its launcher.
-pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) -> Evidence {
+/// tree, the one that listens (`listener`), not its launcher. Agent residue is named by its
+/// family and the name that made it known (`name`: "an MCP server: mcp-server-everything").
+pub fn kind_evidence(
+    recognised: Option<&Recognised>,
+    listener: &ProcessInfo,
+    name: Option<&str>,
+) -> Evidence {
     // What a process wrote (its title, its name, a quoted command) is shown as words only:
     // padding dropped. Like every name in a message, it is kept as it was read: the JSON
     // carries it exactly, and a display escapes it (`words::for_terminal`).
@@ -58,15 +63,15 @@ pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) ->
             "argv",
         );
     };
+    let known = match family(&r.kind) {
+        Family::Dev => format!("known dev tool: {}", r.kind),
+        f => format!("{}: {}", f.describe(), name.unwrap_or(&r.kind)),
+    };
     let (message, source) = match &r.how {
-        How::Argv => (
-            format!("known dev tool: {} (pid {})", r.kind, r.pid),
-            "argv",
-        ),
+        How::Argv => (format!("{known} (pid {})", r.pid), "argv"),
         How::Launcher { command } => (
             format!(
-                "known dev tool: {}, from the command its launcher runs (pid {}: {})",
-                r.kind,
+                "{known}, from the command its launcher runs (pid {}: {})",
                 r.pid,
                 said(command)
             ),
@@ -74,8 +79,7 @@ pub fn kind_evidence(recognised: Option<&Recognised>, listener: &ProcessInfo) ->
         ),
         How::Title { title } => (
             format!(
-                "known dev tool: {}, from the title pid {} gave itself (\"{}\")",
-                r.kind,
+                "{known}, from the title pid {} gave itself (\"{}\")",
                 r.pid,
                 said(title)
             ),

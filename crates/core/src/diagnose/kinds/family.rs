@@ -1,6 +1,8 @@
 //! What a kind is to a person: a dev server or watcher, or the residue an agent, an editor or a
 //! test run leaves behind (docs/design.md §2, "Agent residue").
 
+use super::agent;
+
 /// The family of a tool kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Family {
@@ -20,7 +22,12 @@ pub enum Family {
 }
 
 /// The kinds of every family but [`Family::Dev`]: one row each.
-const FAMILIES: &[(&str, Family)] = &[];
+const FAMILIES: &[(&str, Family)] = &[
+    (agent::MCP_SERVER, Family::McpServer),
+    (agent::HEADLESS_BROWSER, Family::Browser),
+    (agent::BROWSER_DRIVER, Family::Driver),
+    (agent::LANGUAGE_SERVER, Family::LanguageServer),
+];
 
 /// The family of `kind` (a kind the table names, or `"unknown"`).
 pub fn family(kind: &str) -> Family {

@@ -194,7 +194,6 @@ fn names_of_no_tool_are_turned_down() {
         "sleep",
         "bash",
         "systemd",
-        "chrome",
         "next-server (v1",
         "kworker/0:1",
         "",

@@ -1,0 +1,164 @@
+//! Agent residue through the whole diagnosis (docs/design.md §2, "Agent residue"): a portless
+//! tree its client started is a candidate only once orphaned; one that listens follows the
+//! usual rules.
+
+use super::tests::{has, only, run, APP};
+use crate::diagnose::kinds::chain::tests::titled;
+use crate::model::card::{EvidenceKind, Level, Resource};
+use crate::probe::fake::{process, FakeProbe};
+use crate::probe::{Pid, ProcessInfo};
+
+fn message(r: &Resource, kind: EvidenceKind) -> String {
+    r.evidence
+        .iter()
+        .find(|e| e.kind == kind)
+        .map(|e| e.message.clone())
+        .unwrap_or_else(|| panic!("no {kind:?} evidence: {r:#?}"))
+}
+
+/// `npx -y @modelcontextprotocol/server-everything` as an agent starts it over stdio under
+/// `parent`: npm retitles itself, runs the package's bin through `sh -c`.
+fn mcp_server(parent: Pid) -> FakeProbe {
+    FakeProbe::default()
+        .with(
+            titled(
+                100,
+                parent,
+                "npm exec @modelcontextprotocol/server-everything",
+            ),
+            APP,
+        )
+        .with(
+            process(101, 100, &["sh", "-c", "mcp-server-everything"]),
+            APP,
+        )
+        .with(
+            process(
+                102,
+                101,
+                &[
+                    "node",
+                    "/home/u/.npm/_npx/1/node_modules/.bin/mcp-server-everything",
+                ],
+            ),
+            APP,
+        )
+}
+
+/// The agent: a live process of no role Pier knows, as Claude Code's `node …/claude` is.
+fn agent() -> ProcessInfo {
+    process(50, 1, &["node", "/home/u/.local/bin/claude"])
+}
+
+#[test]
+fn an_orphaned_portless_mcp_server_has_a_card_that_names_it() {
+    let scan = run(&mcp_server(1));
+    let r = only(&scan);
+    assert_eq!((r.kind.as_str(), r.root.pid), ("mcp-server", 100), "{r:#?}");
+    assert!(has(r, EvidenceKind::Orphaned), "{r:#?}");
+    assert_eq!(
+        r.level,
+        Level::Green,
+        "every rule of a green card, unchanged: {r:#?}"
+    );
+    let said = message(r, EvidenceKind::ToolKind);
+    assert_eq!(
+        said,
+        "an MCP server: @modelcontextprotocol/server-everything (pid 100)"
+    );
+}
+
+#[test]
+fn a_portless_mcp_server_under_its_live_agent_has_no_card() {
+    let probe = mcp_server(50).with(agent(), "/home/u");
+    let scan = run(&probe);
+    assert!(scan.projects.is_empty(), "{scan:#?}");
+}
+
+#[test]
+fn a_listening_mcp_server_under_its_live_agent_follows_the_usual_rules() {
+    let probe = mcp_server(50)
+        .with(agent(), "/home/u")
+        .listen("127.0.0.1:3001", 102);
+    let scan = run(&probe);
+    let r = only(&scan);
+    assert_eq!(r.kind, "mcp-server");
+    assert_eq!(r.level, Level::Yellow, "{r:#?}");
+    assert!(has(r, EvidenceKind::NotOrphaned));
+}
+
+#[test]
+fn a_language_server_is_residue_only_once_its_editor_is_gone() {
+    let server = |parent| {
+        process(
+            100,
+            parent,
+            &[
+                "node",
+                "/home/u/.local/bin/typescript-language-server",
+                "--stdio",
+            ],
+        )
+    };
+    let editor = process(50, 1, &["nvim", "src/main.ts"]);
+    let live = FakeProbe::default()
+        .with(editor, APP)
+        .with(server(50), APP)
+        .with(
+            process(
+                101,
+                100,
+                &["node", "/p/node_modules/typescript/lib/tsserver.js"],
+            ),
+            APP,
+        );
+    assert!(run(&live).projects.is_empty(), "under a live editor");
+
+    let gone = FakeProbe::default().with(server(1), APP);
+    let scan = run(&gone);
+    let r = only(&scan);
+    assert_eq!(r.kind, "language-server");
+    assert_eq!(
+        message(r, EvidenceKind::ToolKind),
+        "a language server: typescript-language-server (pid 100)"
+    );
+    assert_eq!(r.level, Level::Green, "{r:#?}");
+}
+
+#[test]
+fn a_headless_browser_over_a_pipe_is_residue_only_once_its_test_run_is_gone() {
+    let browser = |parent| {
+        FakeProbe::default()
+            .with(
+                process(
+                    100,
+                    parent,
+                    &[
+                        "/r/ms-playwright/chromium-1140/chrome-linux/chrome",
+                        "--headless",
+                        "--remote-debugging-pipe",
+                    ],
+                ),
+                APP,
+            )
+            .with(
+                process(
+                    101,
+                    100,
+                    &[
+                        "/r/ms-playwright/chromium-1140/chrome-linux/chrome",
+                        "--type=renderer",
+                    ],
+                ),
+                APP,
+            )
+    };
+    let live = browser(50).with(process(50, 1, &["node", "/home/u/app/test.js"]), APP);
+    assert!(run(&live).projects.is_empty(), "under its live test run");
+
+    let scan = run(&browser(1));
+    let r = only(&scan);
+    assert_eq!(r.kind, "headless-browser");
+    assert_eq!(r.members.len(), 2, "its helpers are its members");
+    assert!(message(r, EvidenceKind::ToolKind).starts_with("a headless browser: chrome"));
+}
