@@ -312,3 +312,18 @@ fn the_tree_check_asks_force_allowed_of_every_member_under_a_stop_anyway_too() {
         assert!(sent.is_empty(), "force {force}: {sent:?}");
     }
 }
+
+/// A survey reads the argv of socket holders only, and a browser on a debugging pipe holds
+/// none: the network check reads its members' argv itself, so the pipe is seen there too.
+#[test]
+fn the_network_check_reads_the_argv_of_a_member_on_a_debugging_pipe_the_survey_left_unread() {
+    let mut fake = tree();
+    fake.process_mut(102).argv = chromium(&["--remote-debugging-pipe"]);
+    let members = HashSet::from([100, 101, 102]);
+    let answer = crate::stop::checks::network(&fake, &[(&members, None)]);
+    assert!(
+        matches!(&answer[0], Err(super::refusal::Why::Driven(s))
+            if s.starts_with("pid 102 is driven through its debugging pipe by vite (pid 101")),
+        "{answer:?}"
+    );
+}
