@@ -4,6 +4,7 @@
 //! `--remote-debugging-port=0` and holds connections to that port — one tree, a driver at work.
 //! Scans are scoped to the test's folder; clean-up signals only the test's processes, by
 //! identity.
+#![cfg(target_os = "linux")]
 
 mod common;
 
