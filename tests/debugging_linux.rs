@@ -32,6 +32,8 @@ fn cannot_run(test: &str) -> bool {
 
 /// A driver and the browser it drives, as the test started them.
 struct Driven {
+    /// Kills the browser, whatever became of the session.
+    _browser: BrowserOf,
     project: PathBuf,
     chromedriver: Started,
     chromium: Started,
@@ -46,16 +48,33 @@ fn started(pid: u32) -> Started {
     }
 }
 
-/// The one process whose argv holds `marker` (this sandbox's own path).
+/// The process whose argv holds `marker` (this sandbox's own path) and no `--type=` (Chromium's
+/// helpers carry the browser's flags and a type).
 fn pid_with_arg(marker: &str) -> Option<u32> {
     fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
         let pid: u32 = e.file_name().to_str()?.parse().ok()?;
         let cmdline = fs::read(e.path().join("cmdline")).ok()?;
-        cmdline
-            .split(|&b| b == 0)
-            .any(|a| a == marker.as_bytes())
+        let mut args = cmdline.split(|&b| b == 0);
+        (args.clone().any(|a| a == marker.as_bytes()) && !args.any(|a| a.starts_with(b"--type=")))
             .then_some(pid)
     })
+}
+
+/// Kills, when dropped, the browser started with this sandbox's profile, by identity: one the
+/// test never got to register (a session that failed half-way) must not outlive it.
+struct BrowserOf(String);
+
+impl Drop for BrowserOf {
+    fn drop(&mut self) {
+        if let Some(p) = pid_with_arg(&self.0).and_then(|pid| {
+            Some(Started {
+                pid,
+                start_time: start_time_of(pid)?,
+            })
+        }) {
+            kill_by_identity(p);
+        }
+    }
 }
 
 /// One HTTP/1.1 request; the JSON body of the answer (by its `Content-Length`, or its chunks
@@ -138,6 +157,7 @@ fn driven_browser(sb: &Sandbox) -> Driven {
     let chromedriver = started(wait_for("chromedriver's pid", || pid_with_arg(&marker)));
     sb.own(chromedriver);
     let data = sb.path().join("profile");
+    let browser = BrowserOf(format!("--user-data-dir={}", data.display()));
     let session = serde_json::json!({"capabilities": {"alwaysMatch": {
         "browserName": "chrome",
         "goog:chromeOptions": {
@@ -157,6 +177,7 @@ fn driven_browser(sb: &Sandbox) -> Driven {
     let debugging_port = address.rsplit(':').next().unwrap().parse().unwrap();
     assert_eq!(ppid_of(chromium.pid), Some(chromedriver.pid), "one tree");
     Driven {
+        _browser: browser,
         project,
         chromedriver,
         chromium,
