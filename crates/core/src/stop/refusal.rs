@@ -159,8 +159,9 @@ pub enum Why {
     /// Connections completed but not yet accepted on the resource's listeners: how many.
     #[error("a client is waiting: {0} connection(s) not yet accepted")]
     Waiting(u32),
-    /// A driver at work on a member's debugging port or pipe, in the judge's words.
-    #[error("a client is connected: {0}")]
+    /// A driver at work on a member's debugging port or pipe, in the judge's words (which say
+    /// so).
+    #[error("{0}")]
     Driven(String),
 
     // (b): activity.
