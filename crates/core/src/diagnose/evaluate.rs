@@ -490,9 +490,14 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
 /// Ports (each the server's or a helper's), connections and their evidence, from the scan's
 /// socket table. Every listener counts for the connections, a helper's too.
 fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'static str>) -> Net {
-    let judged = judge::network(facts.sockets.as_ref(), &facts.index, members, |conns| {
-        super::connections::name_clients(conns, |pid| facts.table.get(pid), facts.uid)
-    });
+    let row = |pid| facts.table.get(pid);
+    let judged = judge::network(
+        facts.sockets.as_ref(),
+        &facts.index,
+        members,
+        row,
+        facts.uid,
+    );
     let mut ports: Vec<Port> = Vec::new();
     let mut holders = Vec::new();
     for s in &judged.listeners {
@@ -514,10 +519,13 @@ fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'stati
     ports.dedup();
     // What the table could not show and the shared listeners, then the ports, then what is on
     // them.
-    let (unseen, on_ports): (Vec<&Finding>, Vec<&Finding>) = judged
-        .findings
-        .iter()
-        .partition(|f| !matches!(f, Finding::Connection(_) | Finding::Queued(_)));
+    let (unseen, on_ports): (Vec<&Finding>, Vec<&Finding>) =
+        judged.findings.iter().partition(|f| {
+            !matches!(
+                f,
+                Finding::Connection(_) | Finding::Queued(_) | Finding::Driven(_)
+            )
+        });
     let mut evidence: Vec<Evidence> = unseen.into_iter().map(Finding::evidence).collect();
     evidence.extend(
         ports

@@ -17,6 +17,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use super::connections::{self, Conn, SocketIndex};
+use super::debugging::{self, Driven};
 use crate::model::card::{Evidence, EvidenceKind, Level};
 use crate::probe::{
     ActivityDelta, ActivitySample, Pid, ProbeError, ProcessInfo, Socket, SocketTable,
@@ -61,6 +62,9 @@ pub enum Finding {
     /// Connections not yet accepted on the resource's listeners, completed or half-open (the
     /// macOS accept queue; Linux lists them as connections of their own).
     Queued(u32),
+    /// A driver at work on a member's debugging port or pipe (`debugging.rs`), even one in
+    /// the same tree.
+    Driven(Driven),
 }
 
 impl Finding {
@@ -77,7 +81,8 @@ impl Finding {
             Finding::ProcessUnreadable { .. }
             | Finding::TablesUnreadable(_)
             | Finding::Blind { .. }
-            | Finding::Queued(_) => Level::Red,
+            | Finding::Queued(_)
+            | Finding::Driven(_) => Level::Red,
             Finding::FdsUnreadable { .. } | Finding::SharedListener { .. } => Level::Yellow,
             Finding::Connection(c) if c.internal => Level::Green,
             Finding::Connection(_) => Level::Red,
@@ -133,6 +138,7 @@ impl Finding {
                 format!("{n} connection(s) waiting to be accepted"),
                 "socket table",
             ),
+            Finding::Driven(d) => (EvidenceKind::LiveConnection, driven_words(d), "argv"),
         }
     }
 }
@@ -171,6 +177,41 @@ fn connection_words(c: &Conn) -> (EvidenceKind, String, &'static str) {
             ),
             "socket table",
         )
+    }
+}
+
+/// A driver at work, in words: on the debugging port, or through the pipe.
+fn driven_words(d: &Driven) -> String {
+    let who = |client: Option<&crate::model::client::Client>, pid: Pid| match client {
+        Some(c) => match &c.command {
+            Some(command) => format!("{} (pid {}: `{command}`)", c.program, c.pid),
+            None => format!("{} (pid {})", c.program, c.pid),
+        },
+        None => format!("pid {pid}, whose program could not be read"),
+    };
+    match d {
+        Driven::Port(c, port) => {
+            let client = match c.peer_pid {
+                Some(pid) => who(c.client.as_ref(), pid),
+                None => "a process Pier cannot see".to_owned(),
+            };
+            format!(
+                "a client on its debugging port :{port}: {client}, a driver at work ({} ← {})",
+                c.local, c.peer
+            )
+        }
+        Driven::Pipe { pid, parent, .. } if *parent <= 1 => format!(
+            "pid {pid} is driven through its debugging pipe by the process holding its other \
+             end (its parent is gone), a driver at work"
+        ),
+        Driven::Pipe {
+            pid,
+            parent,
+            driver,
+        } => format!(
+            "pid {pid} is driven through its debugging pipe by {}, a driver at work",
+            who(driver.as_ref(), *parent)
+        ),
     }
 }
 
@@ -213,14 +254,18 @@ pub struct Network<'t> {
 /// A live connection is one on a member's listener seen at either end — the server's
 /// (ESTABLISHED or half-open SYN-RECV) at the listener's address and port, or the client's
 /// established to it — and listed once (`connections::connections_indexed`), internal only
-/// when every holder of its other end is a member; `name` names each client from the caller's
-/// process table (`connections::name_clients`). A failed table says nothing about
-/// connections, so it is the one finding.
-pub fn network<'t>(
+/// when every holder of its other end is a member — but never on a member's debugging port,
+/// where a driver in the same tree is a client at work, and a member on a debugging pipe is
+/// driven too (`debugging.rs`). `row` is the caller's process table as user `uid` reads it,
+/// members' argv read: it names each client (`connections::name_clients`) and says which
+/// listener is a debugging port. A failed table says nothing about connections, so it is the
+/// one finding.
+pub fn network<'t, 'r>(
     table: Result<&'t SocketTable, impl std::fmt::Display>,
     index: &SocketIndex,
     members: &HashSet<Pid>,
-    name: impl Fn(&mut [Conn]),
+    row: impl Fn(Pid) -> Option<&'r ProcessInfo>,
+    uid: u32,
 ) -> Network<'t> {
     let table = match table {
         Ok(table) => table,
@@ -241,8 +286,23 @@ pub fn network<'t>(
     findings.extend(listeners.iter().filter_map(|s| shared(s, members)));
     let addrs: Vec<SocketAddr> = listeners.iter().map(|s| s.local).collect();
     let mut conns = connections::connections_indexed(&addrs, &table.sockets, index, members);
-    name(&mut conns);
-    findings.extend(conns.iter().cloned().map(Finding::Connection));
+    connections::name_clients(&mut conns, &row, uid);
+    let debugging = debugging::debugging_listeners(&listeners, members, &row);
+    for c in &mut conns {
+        match debugging.iter().find(|&&l| connections::serves(l, c.local)) {
+            Some(l) => {
+                // A driver in the same tree is a client at work.
+                c.internal = false;
+                findings.push(Finding::Driven(Driven::Port(c.clone(), l.port())));
+            }
+            None => findings.push(Finding::Connection(c.clone())),
+        }
+    }
+    findings.extend(
+        debugging::piped(members, &row, uid)
+            .into_iter()
+            .map(Finding::Driven),
+    );
     let queued = connections::queued_on(&listeners);
     if queued > 0 {
         findings.push(Finding::Queued(queued));

@@ -13,6 +13,7 @@ mod complete;
 pub mod connections;
 mod containers;
 pub mod data;
+pub mod debugging;
 mod find;
 pub mod helpers;
 pub mod judge;

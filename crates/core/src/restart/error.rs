@@ -103,6 +103,17 @@ pub enum NotRestartable {
     /// The stop's outcome was never written.
     #[error("the stop never finished recording its outcome")]
     NeverRecorded,
+    /// Its kind is started by its client on demand (`Family::started_by_its_client`).
+    #[error(
+        "{kind} is {family}, started by its client — the agent, editor or test run — when it \
+         needs one; restarting it from a snapshot would leave it with no one to talk to"
+    )]
+    StartedByItsClient {
+        /// The kind the snapshot recorded.
+        kind: String,
+        /// Its family in words ("a headless browser").
+        family: &'static str,
+    },
     /// A process manager ran it: the manager starts it again.
     #[error("{manager} ran it{}: start it again with {manager}, not outside its manager", as_program(.program))]
     Managers {

@@ -80,6 +80,17 @@ impl<'p> Now<'p> {
 /// Everything that argues against restarting `s` now, first reason only. Missing facts argue
 /// against it too.
 pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), NotRestartable> {
+    refusal_in(now, s, crate::diagnose::kinds::family)
+}
+
+/// [`refusal`], with the families of kinds from `family` (a test's own table).
+fn refusal_in(
+    now: &Now,
+    s: &Snapshot,
+    family: impl Fn(&str) -> crate::diagnose::kinds::Family,
+) -> Result<(PathBuf, PathBuf), NotRestartable> {
+    // Its client starts it when it needs one: nothing of it is restarted.
+    rules::not_started_by_its_client(s, family)?;
     // A manager's program is its manager's to start again, whatever its stop became (its
     // manager's respawn made it partial).
     rules::not_a_managers(s)?;

@@ -79,6 +79,23 @@ pub fn stop_was_complete(s: &Snapshot) -> Result<(), NotRestartable> {
     }
 }
 
+/// A kind its client starts on demand (an MCP server, a headless browser, a language server:
+/// `family`, `kinds::family` outside tests) is never restarted from a snapshot: its
+/// client starts one again when it needs one, and one started here would talk to no one. A
+/// snapshot written before kinds were kept names none: it restarts as before.
+pub fn not_started_by_its_client(
+    s: &Snapshot,
+    family: impl Fn(&str) -> crate::diagnose::kinds::Family,
+) -> Result<(), NotRestartable> {
+    match s.kind.as_deref().map(|k| (k, family(k))) {
+        Some((kind, f)) if f.started_by_its_client() => Err(NotRestartable::StartedByItsClient {
+            kind: kind.to_owned(),
+            family: f.describe(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A program a process manager ran (stopped with Force, docs/design.md §2.9) is its
 /// manager's to start again: Pier would run it outside the manager, with the manager's
 /// variables in its environment, and the manager could start it a second time.

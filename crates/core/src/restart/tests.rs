@@ -339,3 +339,72 @@ fn a_taken_port_whose_holder_cannot_be_seen_says_how_to_find_it() {
         "{why}"
     );
 }
+
+/// A kind its client starts on demand is never restarted, before anything else is asked; a
+/// dev tool's kind, and a snapshot written before kinds were kept, are asked the rest.
+#[test]
+fn a_kind_started_by_its_client_is_refused_a_restart_before_anything_runs() {
+    use super::rules::not_started_by_its_client;
+    use crate::diagnose::kinds::Family;
+    let family = |k: &str| match k {
+        "headless-browser" => Family::Browser,
+        "mcp-server" => Family::McpServer,
+        _ => Family::Dev,
+    };
+    let mut browser = snap(Some(true), Some(ResourceResult::Stopped));
+    browser.kind = Some("headless-browser".into());
+    assert_eq!(
+        not_started_by_its_client(&browser, family)
+            .unwrap_err()
+            .to_string(),
+        "headless-browser is a headless browser, started by its client — the agent, editor or \
+         test run — when it needs one; restarting it from a snapshot would leave it with no one \
+         to talk to"
+    );
+    browser.kind = Some("mcp-server".into());
+    assert!(matches!(
+        not_started_by_its_client(&browser, family),
+        Err(NotRestartable::StartedByItsClient {
+            family: "an MCP server",
+            ..
+        })
+    ));
+    let vite = snap(Some(true), Some(ResourceResult::Stopped));
+    assert_eq!(not_started_by_its_client(&vite, family), Ok(()));
+    let mut old = vite.clone();
+    old.kind = None;
+    assert_eq!(not_started_by_its_client(&old, family), Ok(()));
+    // A restart asks it first, before the partial stop it would name next; a dev tool's
+    // kind goes on to that.
+    let probe = FakeProbe::default();
+    let now = Now::read(&probe);
+    let mut partial = snap(Some(true), Some(ResourceResult::PartiallyStopped));
+    partial.kind = Some("headless-browser".into());
+    assert!(matches!(
+        super::refusal_in(&now, &partial, family),
+        Err(NotRestartable::StartedByItsClient { .. })
+    ));
+    partial.kind = Some("vite".into());
+    assert_eq!(
+        super::refusal_in(&now, &partial, family).unwrap_err(),
+        NotRestartable::Partial
+    );
+}
+
+/// Through the table itself, once the kinds of agent residue fill it (issue 45): a headless
+/// browser's snapshot is refused by `refusal`, first.
+#[test]
+fn a_headless_browsers_snapshot_is_refused_by_the_tables_family() {
+    let mut browser = snap(Some(true), Some(ResourceResult::PartiallyStopped));
+    browser.kind = Some("headless-browser".into());
+    if !crate::diagnose::kinds::family("headless-browser").started_by_its_client() {
+        // The table does not know the kind yet on this branch: nothing to pin.
+        return;
+    }
+    let probe = FakeProbe::default();
+    let now = Now::read(&probe);
+    assert!(matches!(
+        super::refusal(&now, &browser),
+        Err(NotRestartable::StartedByItsClient { .. })
+    ));
+}

@@ -32,10 +32,25 @@ use crate::signal::Expected;
 /// A stop anyway passes each resource's confirmed reasons (`Skip`): a finding that is one of
 /// them, and that a person may set aside, is set aside and named instead of refusing.
 pub fn network(probe: &dyn Probe, resources: &[(&HashSet<Pid>, Skip)]) -> Vec<Passed<()>> {
-    // argv plays no part in a network check: none is read beyond the socket holders'.
+    // Beyond the socket holders', only the members' argv plays a part: the debugging rules.
     match probe.survey(&|_| false) {
-        Ok(survey) => network_in(probe.current_uid(), &survey, resources),
+        Ok(mut survey) => {
+            read_members_argv(probe, &mut survey, resources);
+            network_in(probe.current_uid(), &survey, resources)
+        }
         Err(e) => vec![Err(Why::SurveyFailed(e.to_string())); resources.len()],
+    }
+}
+
+/// Reads the argv a survey left unread of the members of `resources`: the judge tells a
+/// debugging port or pipe by it (`diagnose::debugging`). A member gone since keeps none.
+fn read_members_argv(probe: &dyn Probe, survey: &mut Survey, resources: &[(&HashSet<Pid>, Skip)]) {
+    for p in &mut survey.processes.processes {
+        let pid = p.identity.pid;
+        if p.argv_unread && resources.iter().any(|(members, _)| members.contains(&pid)) {
+            p.argv = probe.argv(p.identity).unwrap_or_default();
+            p.argv_unread = false;
+        }
     }
 }
 
@@ -66,11 +81,9 @@ fn network_in(uid: u32, survey: &Survey, resources: &[(&HashSet<Pid>, Skip)]) ->
             if let Some(f) = first {
                 return Err(against(f, members));
             }
-            let judged = judge::network(tables.clone(), &index, members, |conns| {
-                let processes = &survey.processes.processes;
-                let row = |pid| processes.iter().find(|p| p.identity.pid == pid);
-                crate::diagnose::connections::name_clients(conns, row, uid)
-            });
+            let processes = &survey.processes.processes;
+            let row = |pid| processes.iter().find(|p| p.identity.pid == pid);
+            let judged = judge::network(tables.clone(), &index, members, row, uid);
             let mut aside = Vec::new();
             for f in judged.findings.iter().filter(|f| f.level() != Level::Green) {
                 let evidence = f.evidence();
@@ -111,6 +124,7 @@ fn against(f: &Finding, members: &HashSet<Pid>) -> Why {
             }
         }
         Finding::Queued(n) => Why::Waiting(n),
+        driven @ Finding::Driven(_) => Why::Driven(driven.evidence().message),
     }
 }
 

@@ -29,7 +29,9 @@ impl Why {
     pub fn reason(&self) -> Option<crate::model::reason::Reason> {
         use crate::model::reason::Reason;
         match self {
-            Why::Connected { .. } | Why::Waiting(_) => Some(Reason::LiveConnection),
+            Why::Connected { .. } | Why::Waiting(_) | Why::Driven(_) => {
+                Some(Reason::LiveConnection)
+            }
             Why::Busy(_) => Some(Reason::Busy),
             _ => None,
         }
@@ -157,6 +159,10 @@ pub enum Why {
     /// Connections completed but not yet accepted on the resource's listeners: how many.
     #[error("a client is waiting: {0} connection(s) not yet accepted")]
     Waiting(u32),
+    /// A driver at work on a member's debugging port or pipe, in the judge's words (which say
+    /// so).
+    #[error("{0}")]
+    Driven(String),
 
     // (b): activity.
     /// The activity window is zero long, so nothing can be measured over it.

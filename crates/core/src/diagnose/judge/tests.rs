@@ -26,7 +26,7 @@ fn listen(local: &str, owners: &[Pid]) -> Socket {
 fn judged(table: &SocketTable, members: &[Pid]) -> Vec<Finding> {
     let members: HashSet<Pid> = members.iter().copied().collect();
     let index = SocketIndex::new(&table.sockets);
-    network(Ok::<_, ProbeError>(table), &index, &members, |_| ()).findings
+    network(Ok::<_, ProbeError>(table), &index, &members, |_| None, 1000).findings
 }
 
 fn levels(findings: &[Finding]) -> Vec<Level> {
@@ -69,7 +69,8 @@ fn unreadable_tables_are_the_one_red_finding() {
         Err::<&SocketTable, _>(ProbeError::from("EPERM")),
         &SocketIndex::default(),
         &HashSet::from([1]),
-        |_| (),
+        |_| None,
+        1000,
     );
     assert_eq!(n.findings, vec![Finding::TablesUnreadable("EPERM".into())]);
     assert_eq!(levels(&n.findings), vec![Level::Red]);

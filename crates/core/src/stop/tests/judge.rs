@@ -45,6 +45,16 @@ const FACTS: &[(&str, Fact, Checkpoint)] = &[
     ),
     ("the listener is shared outside", share_5173, Checkpoint::A),
     (
+        "a member drives another member's debugging port",
+        drive_debugging_port,
+        Checkpoint::A,
+    ),
+    (
+        "a member runs on a debugging pipe",
+        |p| p.process_mut(102).argv = chromium(&["--remote-debugging-pipe"]),
+        Checkpoint::A,
+    ),
+    (
         "a member's row cannot be read",
         |p| {
             p.processes.retain(|q| q.identity.pid != 102);
@@ -103,6 +113,43 @@ const FACTS: &[(&str, Fact, Checkpoint)] = &[
         Checkpoint::D,
     ),
 ];
+
+/// Debian's headless Chromium, with `flags`.
+fn chromium(flags: &[&str]) -> Vec<Vec<u8>> {
+    ["/usr/lib/chromium/chromium", "--headless=new"]
+        .iter()
+        .chain(flags)
+        .map(|w| w.as_bytes().to_vec())
+        .collect()
+}
+
+/// 102 becomes a Chromium listening on its debugging port, and 101, in the same tree, its
+/// client: a connection between members, and a driver at work.
+fn drive_debugging_port(p: &mut FakeProbe) {
+    p.process_mut(102).argv = chromium(&["--remote-debugging-port=0"]);
+    let s = p.sockets.get_or_insert_with(Vec::new);
+    let socket = |local: &str, remote: &str, state, owner| crate::probe::Socket {
+        local: local.parse().unwrap(),
+        remote: remote.parse().unwrap(),
+        state,
+        owners: vec![owner],
+        queued: None,
+    };
+    use crate::probe::TcpState::{Established, Listen};
+    s.push(socket("127.0.0.1:9222", "0.0.0.0:0", Listen, 102));
+    s.push(socket(
+        "127.0.0.1:9222",
+        "127.0.0.1:40100",
+        Established,
+        102,
+    ));
+    s.push(socket(
+        "127.0.0.1:40100",
+        "127.0.0.1:9222",
+        Established,
+        101,
+    ));
+}
 
 /// `docker run --rm -p 8080:80 img`, attached: it stands for its container.
 fn engine_client_argv() -> Vec<Vec<u8>> {
@@ -264,4 +311,19 @@ fn the_tree_check_asks_force_allowed_of_every_member_under_a_stop_anyway_too() {
         );
         assert!(sent.is_empty(), "force {force}: {sent:?}");
     }
+}
+
+/// A survey reads the argv of socket holders only, and a browser on a debugging pipe holds
+/// none: the network check reads its members' argv itself, so the pipe is seen there too.
+#[test]
+fn the_network_check_reads_the_argv_of_a_member_on_a_debugging_pipe_the_survey_left_unread() {
+    let mut fake = tree();
+    fake.process_mut(102).argv = chromium(&["--remote-debugging-pipe"]);
+    let members = HashSet::from([100, 101, 102]);
+    let answer = crate::stop::checks::network(&fake, &[(&members, None)]);
+    assert!(
+        matches!(&answer[0], Err(super::refusal::Why::Driven(s))
+            if s.starts_with("pid 102 is driven through its debugging pipe by vite (pid 101")),
+        "{answer:?}"
+    );
 }
