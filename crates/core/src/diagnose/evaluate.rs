@@ -475,9 +475,14 @@ fn protected(facts: &Facts, pids: &[Pid]) -> Vec<Evidence> {
 /// Ports (each the server's or a helper's), connections and their evidence, from the scan's
 /// socket table. Every listener counts for the connections, a helper's too.
 fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'static str>) -> Net {
-    let judged = judge::network(facts.sockets.as_ref(), &facts.index, members, |conns| {
-        super::connections::name_clients(conns, |pid| facts.table.get(pid), facts.uid)
-    });
+    let row = |pid| facts.table.get(pid);
+    let judged = judge::network(
+        facts.sockets.as_ref(),
+        &facts.index,
+        members,
+        |conns| super::connections::name_clients(conns, row, facts.uid),
+        |unix| super::unix_clients::name_unix_clients(unix, row, facts.uid),
+    );
     let mut ports: Vec<Port> = Vec::new();
     let mut holders = Vec::new();
     for s in &judged.listeners {

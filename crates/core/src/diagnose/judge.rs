@@ -17,6 +17,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use super::connections::{self, Conn, SocketIndex};
+use super::unix_clients::{self, UnixConn};
 use crate::model::card::{Evidence, EvidenceKind, Level};
 use crate::probe::{
     ActivityDelta, ActivitySample, Pid, ProbeError, ProcessInfo, Socket, SocketTable,
@@ -59,8 +60,10 @@ pub enum Finding {
     /// A connection on one of the resource's listeners, seen at either end.
     Connection(Conn),
     /// Connections not yet accepted on the resource's listeners, completed or half-open (the
-    /// macOS accept queue; Linux lists them as connections of their own).
+    /// macOS accept queue; Linux lists them as connections of their own), unix ones included.
     Queued(u32),
+    /// A client attached over a unix socket to one of the resource's unix listeners.
+    UnixClient(UnixConn),
 }
 
 impl Finding {
@@ -77,7 +80,8 @@ impl Finding {
             Finding::ProcessUnreadable { .. }
             | Finding::TablesUnreadable(_)
             | Finding::Blind { .. }
-            | Finding::Queued(_) => Level::Red,
+            | Finding::Queued(_)
+            | Finding::UnixClient(_) => Level::Red,
             Finding::FdsUnreadable { .. } | Finding::SharedListener { .. } => Level::Yellow,
             Finding::Connection(c) if c.internal => Level::Green,
             Finding::Connection(_) => Level::Red,
@@ -133,6 +137,11 @@ impl Finding {
                 format!("{n} connection(s) waiting to be accepted"),
                 "socket table",
             ),
+            Finding::UnixClient(c) => (
+                EvidenceKind::LiveConnection,
+                unix_client_words(c),
+                "unix socket table",
+            ),
         }
     }
 }
@@ -174,6 +183,16 @@ fn connection_words(c: &Conn) -> (EvidenceKind, String, &'static str) {
     }
 }
 
+/// A client attached over a unix socket, in words: the listener's name, and the client as a
+/// TCP connection's is named.
+pub fn unix_client_words(c: &UnixConn) -> String {
+    format!(
+        "live connection on unix socket {} {}",
+        String::from_utf8_lossy(&c.name),
+        crate::words::client_of_connection(c.client.as_ref(), c.peer_pid)
+    )
+}
+
 /// The first finding that is not green: what a checkpoint refuses on.
 pub fn first_against(findings: &[Finding]) -> Option<&Finding> {
     findings.iter().find(|f| f.level() != Level::Green)
@@ -201,6 +220,8 @@ pub struct Network<'t> {
     pub listeners: Vec<&'t Socket>,
     /// The connections on them, internal ones included (shown, not counted).
     pub conns: Vec<Conn>,
+    /// The clients attached over unix sockets to the unix listeners any member holds.
+    pub unix: Vec<UnixConn>,
     /// Every finding, in the order a checkpoint names them: what cannot be seen first (the
     /// tables, a member's namespace, a member's open files), then a shared listener, then each
     /// connection, then the accept queue.
@@ -215,12 +236,15 @@ pub struct Network<'t> {
 /// established to it — and listed once (`connections::connections_indexed`), internal only
 /// when every holder of its other end is a member; `name` names each client from the caller's
 /// process table (`connections::name_clients`). A failed table says nothing about
-/// connections, so it is the one finding.
+/// connections, so it is the one finding. Clients on the members' unix listeners count as TCP
+/// clients do (`unix_clients`), named by `name_unix`; a unix table that could not be read
+/// fails every resource closed, as the TCP tables do.
 pub fn network<'t>(
     table: Result<&'t SocketTable, impl std::fmt::Display>,
     index: &SocketIndex,
     members: &HashSet<Pid>,
     name: impl Fn(&mut [Conn]),
+    name_unix: impl Fn(&mut [UnixConn]),
 ) -> Network<'t> {
     let table = match table {
         Ok(table) => table,
@@ -228,11 +252,17 @@ pub fn network<'t>(
             return Network {
                 listeners: Vec::new(),
                 conns: Vec::new(),
+                unix: Vec::new(),
                 findings: vec![Finding::TablesUnreadable(e.to_string())],
             }
         }
     };
-    let mut findings = unseen(table, members);
+    let mut findings: Vec<Finding> = table
+        .unix_unreadable
+        .iter()
+        .map(|e| Finding::TablesUnreadable(format!("unix sockets: {e}")))
+        .collect();
+    findings.extend(unseen(table, members));
     let listeners: Vec<&Socket> = index
         .listeners_of(members)
         .into_iter()
@@ -243,13 +273,17 @@ pub fn network<'t>(
     let mut conns = connections::connections_indexed(&addrs, &table.sockets, index, members);
     name(&mut conns);
     findings.extend(conns.iter().cloned().map(Finding::Connection));
-    let queued = connections::queued_on(&listeners);
+    let (mut unix, unix_queued) = unix_clients::unix_clients(table, members);
+    name_unix(&mut unix);
+    findings.extend(unix.iter().cloned().map(Finding::UnixClient));
+    let queued = connections::queued_on(&listeners) + unix_queued;
     if queued > 0 {
         findings.push(Finding::Queued(queued));
     }
     Network {
         listeners,
         conns,
+        unix,
         findings,
     }
 }

@@ -28,6 +28,7 @@ pub mod respawners;
 pub mod rules;
 pub mod suggest;
 pub mod tree;
+pub mod unix_clients;
 
 pub(crate) mod evaluate;
 

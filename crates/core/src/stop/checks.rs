@@ -66,11 +66,15 @@ fn network_in(uid: u32, survey: &Survey, resources: &[(&HashSet<Pid>, Skip)]) ->
             if let Some(f) = first {
                 return Err(against(f, members));
             }
-            let judged = judge::network(tables.clone(), &index, members, |conns| {
-                let processes = &survey.processes.processes;
-                let row = |pid| processes.iter().find(|p| p.identity.pid == pid);
-                crate::diagnose::connections::name_clients(conns, row, uid)
-            });
+            let processes = &survey.processes.processes;
+            let row = |pid| processes.iter().find(|p| p.identity.pid == pid);
+            let judged = judge::network(
+                tables.clone(),
+                &index,
+                members,
+                |conns| crate::diagnose::connections::name_clients(conns, row, uid),
+                |unix| crate::diagnose::unix_clients::name_unix_clients(unix, row, uid),
+            );
             let mut aside = Vec::new();
             for f in judged.findings.iter().filter(|f| f.level() != Level::Green) {
                 let evidence = f.evidence();
@@ -111,6 +115,14 @@ fn against(f: &Finding, members: &HashSet<Pid>) -> Why {
             }
         }
         Finding::Queued(n) => Why::Waiting(n),
+        Finding::UnixClient(c) => Why::UnixConnected {
+            name: String::from_utf8_lossy(&c.name).into_owned(),
+            who: match (c.client, c.peer_pid) {
+                (Some(client), _) => Peer::Client(Box::new(client)),
+                (None, Some(pid)) => Peer::Pid(pid),
+                (None, None) => Peer::Unseen,
+            },
+        },
     }
 }
 
