@@ -20,7 +20,20 @@ pub enum Family {
 }
 
 /// The kinds of every family but [`Family::Dev`]: one row each.
-const FAMILIES: &[(&str, Family)] = &[];
+const FAMILIES: &[(&str, Family)] = &[
+    // Shared daemons (`kinds.rs` and `kinds/daemons.rs`).
+    ("gopls-daemon", Family::SharedDaemon),
+    ("watchman-server", Family::SharedDaemon),
+    ("gradle-daemon", Family::SharedDaemon),
+    ("kotlin-daemon", Family::SharedDaemon),
+    ("bazel-server", Family::SharedDaemon),
+    ("nx-daemon", Family::SharedDaemon),
+    ("turbo-daemon", Family::SharedDaemon),
+    ("eslint_d", Family::SharedDaemon),
+    ("prettierd", Family::SharedDaemon),
+    ("msbuild-node", Family::SharedDaemon),
+    ("vbcscompiler", Family::SharedDaemon),
+];
 
 /// The family of `kind` (a kind the table names, or `"unknown"`).
 pub fn family(kind: &str) -> Family {
