@@ -46,6 +46,10 @@ pub(crate) fn resource(
     ));
     evidence.extend(protected(facts, &draft.members));
     evidence.extend(net.evidence);
+    evidence.extend(super::shared::use_evidence(
+        known.kind.as_deref(),
+        &net.attached,
+    ));
     evidence.push(parentage);
     let respawners = respawners(&tree, &members, &pollers);
     evidence.extend(respawners.iter().map(respawner_evidence));
@@ -504,10 +508,13 @@ fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'stati
     ports.dedup();
     // What the table could not show and the shared listeners, then the ports, then what is on
     // them.
-    let (unseen, on_ports): (Vec<&Finding>, Vec<&Finding>) = judged
-        .findings
-        .iter()
-        .partition(|f| !matches!(f, Finding::Connection(_) | Finding::Queued(_)));
+    let (unseen, on_ports): (Vec<&Finding>, Vec<&Finding>) =
+        judged.findings.iter().partition(|f| {
+            !matches!(
+                f,
+                Finding::Connection(_) | Finding::Queued(_) | Finding::UnixClient(_)
+            )
+        });
     let mut evidence: Vec<Evidence> = unseen.into_iter().map(Finding::evidence).collect();
     evidence.extend(
         ports
@@ -524,6 +531,7 @@ fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'stati
         ports,
         holders,
         connections,
+        attached: super::shared::attached(&judged.conns, &judged.unix),
         evidence,
     }
 }
@@ -536,6 +544,8 @@ struct Net {
     holders: Vec<Vec<Pid>>,
     /// The connections on them.
     connections: Vec<Connection>,
+    /// The clients attached to it, TCP and unix, one per process (`shared::attached`).
+    attached: Vec<String>,
     /// What the tables could not show and the shared listeners, then the ports, then what is
     /// on them.
     evidence: Vec<Evidence>,
