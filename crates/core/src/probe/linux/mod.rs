@@ -871,6 +871,19 @@ impl Probe for LinuxProbe {
             .map_err(|e| ProbeError::read(path, e))
     }
 
+    /// The TCP tables alone: whether a port is free needs neither holders nor unix sockets.
+    fn listening_ports(&self) -> Result<Vec<u16>, ProbeError> {
+        let mut ports: Vec<u16> = self
+            .tables()?
+            .iter()
+            .filter(|r| r.state == super::TcpState::Listen)
+            .map(|r| r.local.port())
+            .collect();
+        ports.sort_unstable();
+        ports.dedup();
+        Ok(ports)
+    }
+
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let rows = self.tables()?;
         let unix = tables::unix(self.tables);
