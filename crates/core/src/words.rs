@@ -116,6 +116,31 @@ pub fn client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> S
     format!("from {who} — it ends when that client disconnects")
 }
 
+/// A shared daemon's use, for its card (docs/design.md §2.4): who is attached, each as
+/// "gopls pid 4242" (`attached`, one per client process), and that it is not residue while
+/// any is; with none, that none is.
+pub fn shared_daemon_use(attached: &[String]) -> String {
+    match attached {
+        [] => "a shared daemon: no client attached".to_owned(),
+        [one] => format!("a shared daemon: 1 client attached ({one}): not residue while in use"),
+        many => format!(
+            "a shared daemon: {} clients attached ({}): not residue while in use",
+            many.len(),
+            many.join(", ")
+        ),
+    }
+}
+
+/// One client of a shared daemon, as [`shared_daemon_use`] lists it: its program and pid, a
+/// pid alone, or a client Pier cannot see.
+pub fn attached_client(client: Option<&Client>, peer_pid: Option<u32>) -> String {
+    match (client, peer_pid) {
+        (Some(c), _) => format!("{} pid {}", c.program, c.pid),
+        (None, Some(pid)) => format!("pid {pid}"),
+        (None, None) => "a client Pier cannot see".to_owned(),
+    }
+}
+
 /// Where a live parent is, for a sentence: "in tmux pane dev:2.1 (%7)", "in tmux pane %7",
 /// "in screen session 4242.dev, window 2", "on /dev/pts/3 in gnome-terminal-server"; empty
 /// when nothing says where.

@@ -46,6 +46,10 @@ pub(crate) fn resource(
     ));
     evidence.extend(protected(facts, &draft.members));
     evidence.extend(net.evidence);
+    evidence.extend(super::shared::use_evidence(
+        known.kind.as_deref(),
+        &net.attached,
+    ));
     evidence.push(parentage);
     let respawners = respawners(&tree, &members, &pollers);
     evidence.extend(respawners.iter().map(respawner_evidence));
@@ -523,7 +527,10 @@ fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'stati
         judged.findings.iter().partition(|f| {
             !matches!(
                 f,
-                Finding::Connection(_) | Finding::Queued(_) | Finding::Driven(_)
+                Finding::Connection(_)
+                    | Finding::Queued(_)
+                    | Finding::Driven(_)
+                    | Finding::UnixClient(_)
             )
         });
     let mut evidence: Vec<Evidence> = unseen.into_iter().map(Finding::evidence).collect();
@@ -542,6 +549,7 @@ fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'stati
         ports,
         holders,
         connections,
+        attached: super::shared::attached(&judged.conns, &judged.unix),
         evidence,
     }
 }
@@ -554,6 +562,8 @@ struct Net {
     holders: Vec<Vec<Pid>>,
     /// The connections on them.
     connections: Vec<Connection>,
+    /// The clients attached to it, TCP and unix, one per process (`shared::attached`).
+    attached: Vec<String>,
     /// What the tables could not show and the shared listeners, then the ports, then what is
     /// on them.
     evidence: Vec<Evidence>,

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::connections::{self, Conn, SocketIndex};
 use super::debugging::{self, Driven};
+use super::unix_clients::{self, UnixConn};
 use crate::model::card::{Evidence, EvidenceKind, Level};
 use crate::probe::{
     ActivityDelta, ActivitySample, Pid, ProbeError, ProcessInfo, Socket, SocketTable,
@@ -60,11 +61,13 @@ pub enum Finding {
     /// A connection on one of the resource's listeners, seen at either end.
     Connection(Conn),
     /// Connections not yet accepted on the resource's listeners, completed or half-open (the
-    /// macOS accept queue; Linux lists them as connections of their own).
+    /// macOS accept queue; Linux lists them as connections of their own), unix ones included.
     Queued(u32),
     /// A driver at work on a member's debugging port or pipe (`debugging.rs`), even one in
     /// the same tree.
     Driven(Driven),
+    /// A client attached over a unix socket to one of the resource's unix listeners.
+    UnixClient(UnixConn),
 }
 
 impl Finding {
@@ -82,7 +85,8 @@ impl Finding {
             | Finding::TablesUnreadable(_)
             | Finding::Blind { .. }
             | Finding::Queued(_)
-            | Finding::Driven(_) => Level::Red,
+            | Finding::Driven(_)
+            | Finding::UnixClient(_) => Level::Red,
             Finding::FdsUnreadable { .. } | Finding::SharedListener { .. } => Level::Yellow,
             Finding::Connection(c) if c.internal => Level::Green,
             Finding::Connection(_) => Level::Red,
@@ -139,6 +143,11 @@ impl Finding {
                 "socket table",
             ),
             Finding::Driven(d) => (EvidenceKind::LiveConnection, driven_words(d), "argv"),
+            Finding::UnixClient(c) => (
+                EvidenceKind::LiveConnection,
+                unix_client_words(c),
+                "unix socket table",
+            ),
         }
     }
 }
@@ -215,6 +224,16 @@ fn driven_words(d: &Driven) -> String {
     }
 }
 
+/// A client attached over a unix socket, in words: the listener's name, and the client as a
+/// TCP connection's is named.
+pub fn unix_client_words(c: &UnixConn) -> String {
+    format!(
+        "live connection on unix socket {} {}",
+        String::from_utf8_lossy(&c.name),
+        crate::words::client_of_connection(c.client.as_ref(), c.peer_pid)
+    )
+}
+
 /// The first finding that is not green: what a checkpoint refuses on.
 pub fn first_against(findings: &[Finding]) -> Option<&Finding> {
     findings.iter().find(|f| f.level() != Level::Green)
@@ -242,6 +261,8 @@ pub struct Network<'t> {
     pub listeners: Vec<&'t Socket>,
     /// The connections on them, internal ones included (shown, not counted).
     pub conns: Vec<Conn>,
+    /// The clients attached over unix sockets to the unix listeners any member holds.
+    pub unix: Vec<UnixConn>,
     /// Every finding, in the order a checkpoint names them: what cannot be seen first (the
     /// tables, a member's namespace, a member's open files), then a shared listener, then each
     /// connection, then the accept queue.
@@ -259,7 +280,9 @@ pub struct Network<'t> {
 /// driven too (`debugging.rs`). `row` is the caller's process table as user `uid` reads it,
 /// members' argv read: it names each client (`connections::name_clients`) and says which
 /// listener is a debugging port. A failed table says nothing about connections, so it is the
-/// one finding.
+/// one finding. Clients on the members' unix listeners count as TCP clients do
+/// (`unix_clients`); a unix table that could not be read fails every resource closed, as the
+/// TCP tables do.
 pub fn network<'t, 'r>(
     table: Result<&'t SocketTable, impl std::fmt::Display>,
     index: &SocketIndex,
@@ -273,11 +296,17 @@ pub fn network<'t, 'r>(
             return Network {
                 listeners: Vec::new(),
                 conns: Vec::new(),
+                unix: Vec::new(),
                 findings: vec![Finding::TablesUnreadable(e.to_string())],
             }
         }
     };
-    let mut findings = unseen(table, members);
+    let mut findings: Vec<Finding> = table
+        .unix_unreadable
+        .iter()
+        .map(|e| Finding::TablesUnreadable(format!("unix sockets: {e}")))
+        .collect();
+    findings.extend(unseen(table, members));
     let listeners: Vec<&Socket> = index
         .listeners_of(members)
         .into_iter()
@@ -303,13 +332,17 @@ pub fn network<'t, 'r>(
             .into_iter()
             .map(Finding::Driven),
     );
-    let queued = connections::queued_on(&listeners);
+    let (mut unix, unix_queued) = unix_clients::unix_clients(table, members);
+    unix_clients::name_unix_clients(&mut unix, &row, uid);
+    findings.extend(unix.iter().cloned().map(Finding::UnixClient));
+    let queued = connections::queued_on(&listeners) + unix_queued;
     if queued > 0 {
         findings.push(Finding::Queued(queued));
     }
     Network {
         listeners,
         conns,
+        unix,
         findings,
     }
 }

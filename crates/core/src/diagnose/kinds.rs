@@ -13,6 +13,7 @@ use crate::words::argv::{is_python, INTERPRETERS};
 
 mod agent;
 pub mod chain;
+mod daemons;
 mod family;
 mod helper;
 pub mod launch;
@@ -33,6 +34,9 @@ pub(crate) enum Args {
     /// The subcommand is one of these, after the tool's own global options: those that take
     /// a value (`flask --app hello run`) and those that do not (`flask --debug run`).
     SubPast(Subs, Options, Options),
+    /// One of these switches is present, as `/name`, `-name` or `--name`, alone or with a
+    /// value after `:` or `=`, in any case (MSBuild's `/nodemode:1`).
+    Switch(&'static [&'static str]),
 }
 
 type Subs = &'static [&'static str];
@@ -169,6 +173,52 @@ const KINDS: &[KindRule] = &[
         Args::Sub(&["emulators:start", "serve"], false),
     ),
     rule("turbo-dev", "turbo", Args::Sub(DEV, false)),
+    // Shared daemons (family `SharedDaemon`, `kinds/family.rs`): orphaned by design, shared by
+    // several editors, agents or builds; residue only when orphaned and idle with no client
+    // attached (docs/design.md §2.4). A runtime's hosted program is named by its main class,
+    // jar or application (`kinds/daemons.rs`), and daemons known by a script's path or their
+    // title are rows of `daemons.rs`.
+    // `gopls -remote=auto` starts `gopls serve -listen unix;<socket> -listen.timeout 1m0s`.
+    rule(
+        "gopls-daemon",
+        "gopls",
+        Args::Flag(&["-listen", "--listen"]),
+    ),
+    // watchman's server as launchd and site-spawn start it; Debian's 4.9 forks its server
+    // from the client instead, with the client's argv, which no argv rule can tell apart.
+    rule("watchman-server", "watchman", Args::Flag(&["--foreground"])),
+    rule(
+        "gradle-daemon",
+        "org.gradle.launcher.daemon.bootstrap.GradleDaemon",
+        Args::Any,
+    ),
+    rule(
+        "kotlin-daemon",
+        "org.jetbrains.kotlin.daemon.KotlinCompileDaemon",
+        Args::Any,
+    ),
+    rule("bazel-server", "A-server.jar", Args::Any),
+    rule(
+        "turbo-daemon",
+        "turbo",
+        Args::SubPast(
+            &["daemon"],
+            &["--cwd"],
+            &["--skip-infer", "--no-update-notifier"],
+        ),
+    ),
+    rule(
+        "msbuild-node",
+        "MSBuild.dll",
+        Args::Switch(&["nodemode", "nmode"]),
+    ),
+    rule(
+        "msbuild-node",
+        "MSBuild",
+        Args::Switch(&["nodemode", "nmode"]),
+    ),
+    rule("vbcscompiler", "VBCSCompiler", Args::Any),
+    rule("vbcscompiler", "VBCSCompiler.dll", Args::Any),
 ];
 
 /// The kinds whose process starts its child again when the child exits (or a file
@@ -484,7 +534,18 @@ pub(crate) fn args_match(rule: Args, args: &[String]) -> bool {
         Args::SubPast(subs, with_value, flags) => {
             sub_past(args, with_value, flags).is_some_and(|s| subs.contains(&s))
         }
+        Args::Switch(names) => args.iter().any(|a| is_switch(a, names)),
     }
+}
+
+/// Whether `arg` is one of the switches `names`: `/name`, `-name` or `--name`, alone or with
+/// a value after `:` or `=`, in any case.
+fn is_switch(arg: &str, names: &[&str]) -> bool {
+    let Some(bare) = ["--", "-", "/"].iter().find_map(|p| arg.strip_prefix(p)) else {
+        return false;
+    };
+    let name = bare.split([':', '=']).next().unwrap_or(bare);
+    names.iter().any(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// The first argument that is neither one of the tool's global options nor an option's value
@@ -507,7 +568,8 @@ fn sub_past(args: &[String], with_value: Options, flags: Options) -> Option<&str
 
 /// The tool kind of an argv, if it is one Pier knows. The program itself is tried first
 /// (`deno task`, `bun --hot`, `php -S` are the interpreter's own servers), then the script it
-/// runs, then the agent residue's rules (`agent.rs`).
+/// runs, a runtime's hosted program or a daemon by its script or title (`daemons.rs`), then the
+/// agent residue's rules (`agent.rs`).
 pub fn classify(argv: &[Vec<u8>]) -> Option<&'static str> {
     let first = basename(argv.first()?);
     let rest: Vec<String> = argv[1..]
@@ -515,6 +577,14 @@ pub fn classify(argv: &[Vec<u8>]) -> Option<&'static str> {
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     if let Some(kind) = lookup(&first, &rest) {
+        return Some(kind);
+    }
+    // A runtime's hosted program (a JVM's main class, `dotnet`'s application), then a daemon
+    // known by its script's path or its title.
+    if let Some(kind) = daemons::hosted(argv).and_then(|(program, args)| lookup(&program, &args)) {
+        return Some(kind);
+    }
+    if let Some(kind) = daemons::by_script_or_title(argv) {
         return Some(kind);
     }
     program_and_args(argv)
@@ -549,6 +619,8 @@ pub fn name_may_matter(comm: &str) -> bool {
         || INTERPRETERS.iter().any(|i| cut(i))
         || KINDS.iter().any(|r| cut(r.program))
         || agent::name_may_matter(comm)
+        || daemons::HOSTS.iter().any(|h| cut(h))
+        || daemons::TITLED.iter().any(|t| comm.starts_with(t))
 }
 
 /// What a process is to the root walk. `comm` backs up argv[0] (which a process may rewrite).

@@ -27,8 +27,10 @@ pub mod port;
 pub mod project;
 pub mod respawners;
 pub mod rules;
+mod shared;
 pub mod suggest;
 pub mod tree;
+pub mod unix_clients;
 
 pub(crate) mod evaluate;
 

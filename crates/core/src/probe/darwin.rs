@@ -461,6 +461,7 @@ pub fn c_bytes(raw: &[u8]) -> &[u8] {
 }
 
 pub mod pressure;
+pub mod unix;
 
 #[cfg(test)]
 mod procargs_tests;

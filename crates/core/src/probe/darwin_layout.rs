@@ -17,7 +17,7 @@ use std::mem::{offset_of, size_of};
 use libproc::kinfo::{KinfoProc, Timeval};
 use libproc::net_info::{
     InSIAddr, InSockInfo, ProcFileInfo, SocketFDInfo, SocketInfo, SocketInfoKind, SocketInfoProto,
-    TcpSIState, TcpSockInfo,
+    TcpSIState, TcpSockInfo, UnSIAddr, UnSockInfo,
 };
 
 use super::darwin::{self, socket_fdinfo as sofd};
@@ -203,6 +203,40 @@ same!(
     sofd::TCPSI_STATE,
     offset_of!(SocketFDInfo, psi.soi_proto.pri_tcp.tcpsi_state)
 );
+// ---- `pri_un` (`struct un_sockinfo`): `unsi_conn_so`, `unsi_conn_pcb` (8 bytes each),
+// `unsi_addr` and `unsi_caddr` (each a `sockaddr_un` in a `SOCK_MAXADDRLEN` (255) union);
+// `sockaddr_un`: `sun_len`, `sun_family`, `sun_path[104]`. `soi_type` and `soi_options`
+// follow `soi_so`/`soi_pcb` (8 each) and `soi_type`/`soi_protocol`/`soi_family` (4 each).
+offset!(UnSockInfo, unsi_conn_so, 0);
+offset!(UnSockInfo, unsi_addr, 16);
+size!(UnSIAddr, 255);
+size!(libc::sockaddr_un, 106);
+offset!(libc::sockaddr_un, sun_path, 2);
+field!(UnSockInfo, unsi_conn_so, u64);
+field!(SocketInfo, soi_type, c_int);
+field!(SocketInfo, soi_options, c_short);
+offset!(SocketInfo, soi_type, 152);
+offset!(SocketInfo, soi_options, 164);
+same!(
+    darwin::unix::SOI_TYPE,
+    offset_of!(SocketFDInfo, psi.soi_type)
+);
+same!(
+    darwin::unix::SOI_OPTIONS,
+    offset_of!(SocketFDInfo, psi.soi_options)
+);
+same!(
+    darwin::unix::UNSI_CONN_SO,
+    offset_of!(SocketFDInfo, psi.soi_proto.pri_un.unsi_conn_so)
+);
+same!(
+    darwin::unix::UNSI_ADDR,
+    offset_of!(SocketFDInfo, psi.soi_proto.pri_un.unsi_addr)
+);
+same!(darwin::unix::SOCKINFO_UN, 3);
+same!(SocketInfoKind::Un as c_int, darwin::unix::SOCKINFO_UN);
+same!(libc::SO_ACCEPTCONN as i16, darwin::unix::SO_ACCEPTCONN);
+
 // `pri_tcp` and `pri_in` share the union's start: a TCP socket's `in_sockinfo` is where
 // `fill_socketinfo` (XNU bsd/kern/socket_info.c) wrote it as `pri_in` before adding the TCP part.
 same!(

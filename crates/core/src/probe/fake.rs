@@ -73,6 +73,9 @@ pub struct FakeProbe {
     pub unreadable_fds: Vec<(Pid, String)>,
     /// [`SocketTable::blind`]: pids whose connections the tables "cannot show", with why.
     pub blind: Vec<(Pid, String)>,
+    /// The unix sockets, each with every holder (those outside `owners_among` are dropped as
+    /// the backends drop them); `Err`: the unix table "could not be read", with why.
+    pub unix: Result<Vec<super::UnixSocket>, String>,
     /// [`ProcessList::unreadable`]: processes that exist but "could not be read".
     pub unreadable_processes: Vec<UnreadableProcess>,
     /// Pids whose fresh identity read gives no answer.
@@ -140,6 +143,7 @@ impl Default for FakeProbe {
             sockets: Some(Vec::new()),
             unreadable_fds: Vec::new(),
             blind: Vec::new(),
+            unix: Ok(Vec::new()),
             unreadable_processes: Vec::new(),
             identity_unknown: Default::default(),
             activity: HashMap::new(),
@@ -208,6 +212,44 @@ impl FakeProbe {
             owners: vec![pid],
             queued: None,
         });
+        self
+    }
+
+    /// Adds a unix listener named `name` (`id` its socket id) held by `pid`.
+    pub fn unix_listen(self, id: u64, name: &str, pid: Pid) -> Self {
+        self.unix_socket(id, Some(name), true, super::UnixPeer::Unknown, &[pid])
+    }
+
+    /// Adds a connected unix socket `id` named `name` (`None`: unnamed, a client's end),
+    /// whose other end is `peer`, held by `owners`.
+    pub fn unix_connected(
+        self,
+        id: u64,
+        name: Option<&str>,
+        peer: super::UnixPeer,
+        owners: &[Pid],
+    ) -> Self {
+        self.unix_socket(id, name, false, peer, owners)
+    }
+
+    fn unix_socket(
+        mut self,
+        id: u64,
+        name: Option<&str>,
+        listening: bool,
+        peer: super::UnixPeer,
+        owners: &[Pid],
+    ) -> Self {
+        if let Ok(list) = &mut self.unix {
+            list.push(super::UnixSocket {
+                id,
+                name: name.map(|n| n.as_bytes().to_vec()),
+                listening,
+                peer,
+                queued: None,
+                owners: owners.to_vec(),
+            });
+        }
         self
     }
 
@@ -405,10 +447,25 @@ impl Probe for FakeProbe {
                 s
             })
             .collect();
+        let (unix, unix_unreadable) = match &self.unix {
+            Ok(list) => (
+                list.iter()
+                    .cloned()
+                    .filter_map(|mut u| {
+                        u.owners.retain(|o| owners_among.contains(o));
+                        (!u.owners.is_empty()).then_some(u)
+                    })
+                    .collect(),
+                None,
+            ),
+            Err(why) => (Vec::new(), Some(why.clone())),
+        };
         Ok(SocketTable {
             sockets,
             unreadable: self.unreadable_fds.clone(),
             blind: self.blind.clone(),
+            unix,
+            unix_unreadable,
         })
     }
 
@@ -420,7 +477,12 @@ impl Probe for FakeProbe {
         let own = own_live(&processes, self.uid);
         let sockets = self.sockets(&own);
         let holders: Vec<Pid> = match &sockets {
-            Ok(t) => t.sockets.iter().flat_map(|s| s.owners.clone()).collect(),
+            Ok(t) => t
+                .sockets
+                .iter()
+                .flat_map(|s| s.owners.clone())
+                .chain(t.unix.iter().flat_map(|u| u.owners.clone()))
+                .collect(),
             Err(_) => Vec::new(),
         };
         for p in &mut processes.processes {

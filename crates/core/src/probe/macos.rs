@@ -408,7 +408,15 @@ impl MacProbe {
 
     /// Adds `pid`'s TCP sockets to `seen`, keyed by the kernel's socket handle (`soi_so`), so a
     /// socket held by several processes is one row with all of them as owners.
-    fn sockets_of(&self, pid: Pid, seen: &mut HashMap<u64, Socket>, out: &mut SocketTable) {
+    /// Its unix stream and seqpacket sockets go to `unix`, keyed the same way (NOT RUN:
+    /// `darwin::unix`).
+    fn sockets_of(
+        &self,
+        pid: Pid,
+        seen: &mut HashMap<u64, Socket>,
+        unix: &mut HashMap<u64, super::UnixSocket>,
+        out: &mut SocketTable,
+    ) {
         let fds = match list_fds(pid) {
             Read::Ok(fds) => fds,
             Read::Gone => return,
@@ -435,13 +443,22 @@ impl MacProbe {
                     return;
                 }
             };
-            match darwin::decode_socket_fdinfo(&bytes) {
-                Ok(Some(row)) => match seen.get_mut(&row.handle) {
+            let decoded = darwin::decode_socket_fdinfo(&bytes).and_then(|tcp| match tcp {
+                Some(row) => Ok(Some(Ok(row))),
+                None => darwin::unix::decode_unix_fdinfo(&bytes).map(|u| u.map(Err)),
+            });
+            match decoded {
+                Ok(Some(Ok(row))) => match seen.get_mut(&row.handle) {
                     Some(known) => known.owners.push(pid),
                     None => {
                         seen.insert(row.handle, socket_of(row, pid));
                     }
                 },
+                Ok(Some(Err(row))) => unix
+                    .entry(row.inode)
+                    .or_insert_with(|| unix_socket_of(row))
+                    .owners
+                    .push(pid),
                 Ok(None) => {}
                 Err(what) => {
                     out.unreadable.push((
@@ -649,6 +666,18 @@ fn writes_of(pid: Pid) -> Result<Vec<super::Written>, ProbeError> {
     Ok(out)
 }
 
+/// A decoded unix socket as the probe's [`super::UnixSocket`], its holders still to add.
+fn unix_socket_of(row: super::unix::UnixRow) -> super::UnixSocket {
+    super::UnixSocket {
+        id: row.inode,
+        name: row.name,
+        listening: row.listening,
+        peer: row.peer,
+        queued: row.queued,
+        owners: Vec::new(),
+    }
+}
+
 /// A decoded socket as the probe's [`Socket`], held by `pid`.
 fn socket_of(row: darwin::SocketRow, pid: Pid) -> Socket {
     Socket {
@@ -811,13 +840,19 @@ impl Probe for MacProbe {
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let mut table = SocketTable::default();
         let mut seen = HashMap::new();
+        let mut unix = HashMap::new();
         for &pid in owners_among {
-            self.sockets_of(pid, &mut seen, &mut table);
+            self.sockets_of(pid, &mut seen, &mut unix, &mut table);
         }
         table.sockets = seen.into_values().collect();
         for s in &mut table.sockets {
             s.owners.sort_unstable();
             s.owners.dedup();
+        }
+        table.unix = unix.into_values().collect();
+        for u in &mut table.unix {
+            u.owners.sort_unstable();
+            u.owners.dedup();
         }
         Ok(table)
     }

@@ -34,6 +34,7 @@ pub mod procfs;
 pub mod raw;
 pub mod reuse;
 pub mod tmux;
+pub mod unix;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;
 
@@ -181,6 +182,44 @@ pub struct SocketTable {
     /// Processes whose connections these tables cannot show at all (Linux: another network
     /// namespace, with tables of its own). Nothing can be said about their connections.
     pub blind: Vec<(Pid, String)>,
+    /// The stream and seqpacket unix sockets, listening or connected, that the processes
+    /// owners were looked for among hold (others are left out: a peer not listed is held by
+    /// none of them, so it cannot be attributed).
+    pub unix: Vec<UnixSocket>,
+    /// Why the unix sockets could not be read (then `unix` is empty, and every resource
+    /// fails closed on it).
+    pub unix_unreadable: Option<String>,
+}
+
+/// The other end of a connected unix socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnixPeer {
+    /// The table does not say (Linux's `/proc/net/unix`): it counts as a client.
+    Unknown,
+    /// The other end has been closed: nobody is attached any more.
+    Closed,
+    /// The other end, by its id ([`UnixSocket::id`]).
+    Socket(u64),
+}
+
+/// One unix stream or seqpacket socket held by the processes a table was read for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnixSocket {
+    /// The kernel's id for it, the same in every process holding it (Linux: its inode;
+    /// macOS: `soi_so`).
+    pub id: u64,
+    /// Its name as bytes: a path, `@…` for a Linux abstract name, `None` when unnamed. The
+    /// server's end of an accepted connection carries its listener's name (Linux and XNU
+    /// both copy it), which is how a connection is tied to its listener.
+    pub name: Option<Vec<u8>>,
+    /// It listens.
+    pub listening: bool,
+    /// The other end of a connected socket; [`UnixPeer::Unknown`] for a listener.
+    pub peer: UnixPeer,
+    /// For a listener, the connections waiting to be accepted, when the table says.
+    pub queued: Option<u32>,
+    /// The processes holding it, sorted.
+    pub owners: Vec<Pid>,
 }
 
 /// The port numbers of the listening sockets in `table`.

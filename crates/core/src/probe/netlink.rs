@@ -20,7 +20,7 @@ use super::procfs::TcpRow;
 use super::{Ended, TcpState};
 
 /// `SOCK_DIAG_BY_FAMILY`: the request and answer type.
-const SOCK_DIAG_BY_FAMILY: u16 = 20;
+pub(super) const SOCK_DIAG_BY_FAMILY: u16 = 20;
 /// `TCPDIAG_GETSOCK`: the older request and answer type (`inet_diag_req`).
 const TCPDIAG_GETSOCK: u16 = 18;
 const NLMSG_ERROR: u16 = 2;
@@ -29,7 +29,7 @@ const NLM_F_REQUEST: u16 = 0x1;
 const NLM_F_DUMP: u16 = 0x300;
 /// Set on a message when the dump was interrupted by a change and may be inconsistent.
 const NLM_F_DUMP_INTR: u16 = 0x10;
-const HEADER: usize = 16;
+pub(super) const HEADER: usize = 16;
 const DIAG_MSG: usize = 72;
 const IPPROTO_TCP: u8 = 6;
 const TCP_ESTABLISHED: u8 = 1;
@@ -80,7 +80,7 @@ const ENDED_STATES: u32 = (1 << TCP_FIN_WAIT1)
     | (1 << TCP_CLOSING);
 
 /// A request's header: `len` bytes in all, of type `kind`, asking for a dump.
-fn request_header(len: usize, kind: u16, seq: u32) -> Vec<u8> {
+pub(super) fn request_header(len: usize, kind: u16, seq: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&(len as u32).to_ne_bytes());
     out.extend_from_slice(&kind.to_ne_bytes());
@@ -176,7 +176,7 @@ pub fn parse_ended_chunk(buf: &[u8], seq: u32) -> Result<Chunk<Ended>, DumpError
 
 /// The messages of one buffer, each socket's body decoded by `decode` (`None`: a state
 /// the request did not ask for, left out).
-fn parse_messages<T>(
+pub(super) fn parse_messages<T>(
     buf: &[u8],
     seq: u32,
     decode: fn(&[u8]) -> Result<Option<T>, DumpError>,

@@ -125,6 +125,14 @@ fn against(f: &Finding, members: &HashSet<Pid>) -> Why {
         }
         Finding::Queued(n) => Why::Waiting(n),
         driven @ Finding::Driven(_) => Why::Driven(driven.evidence().message),
+        Finding::UnixClient(c) => Why::UnixConnected {
+            name: String::from_utf8_lossy(&c.name).into_owned(),
+            who: match (c.client, c.peer_pid) {
+                (Some(client), _) => Peer::Client(Box::new(client)),
+                (None, Some(pid)) => Peer::Pid(pid),
+                (None, None) => Peer::Unseen,
+            },
+        },
     }
 }
 

@@ -29,7 +29,10 @@ impl Why {
     pub fn reason(&self) -> Option<crate::model::reason::Reason> {
         use crate::model::reason::Reason;
         match self {
-            Why::Connected { .. } | Why::Waiting(_) | Why::Driven(_) => {
+            Why::Connected { .. }
+            | Why::UnixConnected { .. }
+            | Why::Waiting(_)
+            | Why::Driven(_) => {
                 Some(Reason::LiveConnection)
             }
             Why::Busy(_) => Some(Reason::Busy),
@@ -153,6 +156,14 @@ pub enum Why {
         local: SocketAddr,
         /// The client's address and port.
         peer: SocketAddr,
+        /// Who holds the client's end.
+        who: Peer,
+    },
+    /// A client attached over a unix socket to one of the resource's unix listeners.
+    #[error("a client is connected: live connection on unix socket {name} {who}")]
+    UnixConnected {
+        /// The listener's name (a path, or `@…`).
+        name: String,
         /// Who holds the client's end.
         who: Peer,
     },

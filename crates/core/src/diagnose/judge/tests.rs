@@ -83,6 +83,7 @@ fn what_the_tables_cannot_show_of_a_member_counts_and_of_an_outsider_does_not() 
         sockets: Vec::new(),
         unreadable: vec![(101, "EACCES".into()), (500, "EACCES".into())],
         blind: vec![(102, "another network namespace".into()), (501, "x".into())],
+        ..SocketTable::default()
     };
     let found = judged(&table, &[100, 101, 102]);
     assert_eq!(
@@ -395,4 +396,54 @@ fn another_user_s_process_a_zombie_or_an_empty_argv_is_never_a_twin() {
     for p in [theirs, zombie, unread] {
         assert_eq!(twin_of(&p, inside.clone()), None, "{p:?}");
     }
+}
+
+/// A daemon (pid 100) listening on a unix socket, with one accepted connection (socket 2)
+/// whose client's end (socket 3) `client` holds.
+fn unix_daemon(client: &[Pid]) -> SocketTable {
+    use crate::probe::{UnixPeer, UnixSocket};
+    let name = Some(b"/tmp/d.sock".to_vec());
+    let sock = |id, listening, peer, owners: &[Pid]| UnixSocket {
+        id,
+        name: if id == 3 { None } else { name.clone() },
+        listening,
+        peer,
+        queued: None,
+        owners: owners.to_vec(),
+    };
+    SocketTable {
+        unix: vec![
+            sock(1, true, UnixPeer::Unknown, &[100]),
+            sock(2, false, UnixPeer::Socket(3), &[100]),
+            sock(3, false, UnixPeer::Socket(2), client),
+        ],
+        ..SocketTable::default()
+    }
+}
+
+#[test]
+fn a_client_attached_over_a_unix_socket_is_a_red_live_connection_named_in_words() {
+    let found = judged(&unix_daemon(&[300]), &[100]);
+    assert_eq!(levels(&found), vec![Level::Red]);
+    let e = found[0].evidence();
+    assert_eq!(e.kind, EvidenceKind::LiveConnection);
+    assert_eq!(
+        e.message,
+        "live connection on unix socket /tmp/d.sock from pid 300, whose program could not be \
+         read — it ends when that client disconnects"
+    );
+    // A client inside the resource is none.
+    assert!(judged(&unix_daemon(&[101]), &[100, 101]).is_empty());
+}
+
+#[test]
+fn an_unreadable_unix_table_fails_every_resource_closed() {
+    let table = SocketTable {
+        unix_unreadable: Some("EPERM".into()),
+        ..SocketTable::default()
+    };
+    assert_eq!(
+        judged(&table, &[100]),
+        vec![Finding::TablesUnreadable("unix sockets: EPERM".into())]
+    );
 }

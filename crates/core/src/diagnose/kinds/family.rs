@@ -27,6 +27,18 @@ const FAMILIES: &[(&str, Family)] = &[
     (agent::HEADLESS_BROWSER, Family::Browser),
     (agent::BROWSER_DRIVER, Family::Driver),
     (agent::LANGUAGE_SERVER, Family::LanguageServer),
+    // Shared daemons (`kinds.rs` and `kinds/daemons.rs`).
+    ("gopls-daemon", Family::SharedDaemon),
+    ("watchman-server", Family::SharedDaemon),
+    ("gradle-daemon", Family::SharedDaemon),
+    ("kotlin-daemon", Family::SharedDaemon),
+    ("bazel-server", Family::SharedDaemon),
+    ("nx-daemon", Family::SharedDaemon),
+    ("turbo-daemon", Family::SharedDaemon),
+    ("eslint_d", Family::SharedDaemon),
+    ("prettierd", Family::SharedDaemon),
+    ("msbuild-node", Family::SharedDaemon),
+    ("vbcscompiler", Family::SharedDaemon),
 ];
 
 /// The family of `kind` (a kind the table names, or `"unknown"`).

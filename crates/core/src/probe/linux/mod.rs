@@ -36,9 +36,10 @@ use std::time::Duration;
 use rustix::fs::{openat, Mode, OFlags, RawDir, CWD};
 
 use super::procfs::{self as parse, TcpRow};
+use super::unix::UnixRow;
 use super::{
     ActivitySample, Identity, IdentityRead, Pid, Probe, ProbeError, ProcessDetails, ProcessInfo,
-    Socket, SocketTable, Survey, WantsArgv,
+    Socket, SocketTable, Survey, UnixSocket, WantsArgv,
 };
 use super::{Counters, ProcessList};
 use fds::{FdWalk, Walker};
@@ -94,6 +95,9 @@ enum Others {
     Sighted,
 }
 
+/// The unix-socket table as read, or why it could not be.
+type Unix = Result<Vec<UnixRow>, ProbeError>;
+
 /// What a pass over `/proc` read.
 #[derive(Default)]
 struct Pass {
@@ -101,8 +105,9 @@ struct Pass {
     fds: FdWalk,
 }
 
-/// The tables with each socket's holders among the walked processes.
-fn attribute(rows: Vec<TcpRow>, fds: FdWalk) -> SocketTable {
+/// The tables with each socket's holders among the walked processes; of the unix sockets,
+/// only those some walked process holds.
+fn attribute(rows: Vec<TcpRow>, unix: Unix, fds: FdWalk) -> SocketTable {
     let mut owners: HashMap<u64, Vec<Pid>> = HashMap::new();
     for (inode, pid) in fds.sockets {
         owners.entry(inode).or_default().push(pid);
@@ -124,11 +129,34 @@ fn attribute(rows: Vec<TcpRow>, fds: FdWalk) -> SocketTable {
             queued: None,
         })
         .collect();
+    let (unix, unix_unreadable) = match unix {
+        Ok(rows) => (held_unix(rows, &owners), None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
     SocketTable {
         sockets,
         unreadable: fds.unreadable,
         blind: fds.blind,
+        unix,
+        unix_unreadable,
     }
+}
+
+/// The unix sockets of `rows` that some walked process holds, with their holders.
+fn held_unix(rows: Vec<UnixRow>, owners: &HashMap<u64, Vec<Pid>>) -> Vec<UnixSocket> {
+    rows.into_iter()
+        .filter_map(|row| {
+            let holders = owners.get(&row.inode)?;
+            Some(UnixSocket {
+                id: row.inode,
+                name: row.name,
+                listening: row.listening,
+                peer: row.peer,
+                queued: row.queued,
+                owners: holders.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The parts of a pass as one, in pid order whatever thread read what: answers do not depend
@@ -463,6 +491,7 @@ impl LinuxProbe {
     /// found), then one pass.
     fn survey_with(&self, wants_argv: &WantsArgv, others: Others) -> Result<Survey, ProbeError> {
         let tables = self.tables();
+        let unix = tables::unix(self.tables);
         // Without tables there is nothing to attribute: the walk is skipped, and every
         // resource fails closed on the error.
         let walk = tables.is_ok();
@@ -477,7 +506,7 @@ impl LinuxProbe {
         let pass = pass?;
         Ok(Survey {
             processes: pass.list,
-            sockets: tables.map(|rows| attribute(rows, pass.fds)),
+            sockets: tables.map(|rows| attribute(rows, unix, pass.fds)),
         })
     }
 
@@ -842,10 +871,25 @@ impl Probe for LinuxProbe {
             .map_err(|e| ProbeError::read(path, e))
     }
 
+    /// The TCP tables alone: whether a port is free needs neither holders nor unix sockets.
+    fn listening_ports(&self) -> Result<Vec<u16>, ProbeError> {
+        let mut ports: Vec<u16> = self
+            .tables()?
+            .iter()
+            .filter(|r| r.state == super::TcpState::Listen)
+            .map(|r| r.local.port())
+            .collect();
+        ports.sort_unstable();
+        ports.dedup();
+        Ok(ports)
+    }
+
     fn sockets(&self, owners_among: &[Pid]) -> Result<SocketTable, ProbeError> {
         let rows = self.tables()?;
+        let unix = tables::unix(self.tables);
         Ok(attribute(
             rows,
+            unix,
             self.pass_over(owners_among, PassMode::Walk).fds,
         ))
     }

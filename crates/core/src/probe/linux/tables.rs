@@ -22,6 +22,7 @@ use crate::probe::netlink::{
     parse_ended_chunk, Chunk, DumpError, Family, MAX_ENDED,
 };
 use crate::probe::procfs::{self as parse, TcpRow};
+use crate::probe::unix::{self, UnixRow, MAX_UNIX};
 use crate::probe::{Ended, ProbeError};
 
 /// A decoder of one buffer of a dump's answer.
@@ -93,6 +94,26 @@ fn per_family() -> Result<Vec<TcpRow>, ProbeError> {
     let mut rows = v4?;
     rows.extend(v6?);
     Ok(rows)
+}
+
+/// Every stream and seqpacket unix socket listening or connected, with its name and peer:
+/// one sock_diag dump (at most [`MAX_UNIX`] rows), else `/proc/net/unix` (no peers: every
+/// connection read from it counts), as `source` says.
+pub fn unix(source: Source) -> Result<Vec<UnixRow>, ProbeError> {
+    if source == Source::SockDiag {
+        match dump(&unix::dump_request(7), 7, unix::parse_chunk, MAX_UNIX) {
+            Ok(rows) => return Ok(rows),
+            Err(why) => {
+                tracing::debug!("unix sock_diag unavailable, reading /proc/net/unix: {why}")
+            }
+        }
+    }
+    let path = "/proc/net/unix";
+    let text = fs::read_to_string(path).map_err(|e| ProbeError::io(path, e))?;
+    unix::parse_proc_net_unix(&text).map_err(|what| ProbeError::Parse {
+        path: path.into(),
+        what,
+    })
 }
 
 /// Every TCP connection of Pier's network namespace that has closed or is closing, IPv4 and
@@ -251,6 +272,52 @@ mod tests {
         // listener, the accepted pair, the waiting pair (its server end has inode 0)
         assert_eq!(diag.len(), 5, "{diag:#?}");
         assert!(diag.iter().any(|k| k.ends_with("Established 0")));
+    }
+
+    /// A unix listener, its accepted end and the client's end, from the kernel: the accepted
+    /// end carries the listener's name, and each connected end names the other as its peer
+    /// (sock_diag); `/proc/net/unix` gives the same rows without peers.
+    #[test]
+    fn the_unix_dump_ties_an_accepted_connection_to_its_listener_and_its_client() {
+        use crate::probe::UnixPeer;
+        use std::os::unix::net::{UnixListener, UnixStream};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let client = UnixStream::connect(&path).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        use std::os::fd::AsRawFd;
+        let inode = |fd: i32| {
+            let link = fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+            let link = link.to_string_lossy().into_owned();
+            link.trim_start_matches("socket:[")
+                .trim_end_matches(']')
+                .parse::<u64>()
+                .unwrap()
+        };
+        let (l, s, c) = (
+            inode(listener.as_raw_fd()),
+            inode(server.as_raw_fd()),
+            inode(client.as_raw_fd()),
+        );
+        let name = Some(path.as_os_str().as_encoded_bytes().to_vec());
+        let rows = unix(Source::SockDiag).unwrap();
+        let row = |i| rows.iter().find(|r| r.inode == i).cloned().unwrap();
+        assert!(row(l).listening && row(l).name == name);
+        assert_eq!(
+            (row(s).name, row(s).peer),
+            (name.clone(), UnixPeer::Socket(c))
+        );
+        assert_eq!((row(c).name, row(c).peer), (None, UnixPeer::Socket(s)));
+        let rows = unix(Source::ProcNet).unwrap();
+        let row = |i| rows.iter().find(|r| r.inode == i).cloned().unwrap();
+        assert!(row(l).listening && row(l).name == name);
+        assert_eq!((row(s).name, row(s).peer), (name, UnixPeer::Unknown));
+        // The client's end gone: the server's end says its peer has closed.
+        drop(client);
+        let rows = unix(Source::SockDiag).unwrap();
+        let server_end = rows.iter().find(|r| r.inode == s).unwrap();
+        assert_eq!(server_end.peer, UnixPeer::Closed);
     }
 
     /// The one dump of both families holds what the two dumps per family hold, in their

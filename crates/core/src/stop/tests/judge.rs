@@ -55,6 +55,23 @@ const FACTS: &[(&str, Fact, Checkpoint)] = &[
         Checkpoint::A,
     ),
     (
+        "a client attaches over a member's unix socket",
+        |p| {
+            use crate::probe::UnixPeer;
+            let fake = std::mem::take(p);
+            *p = fake
+                .unix_listen(1, "/tmp/d.sock", 101)
+                .unix_connected(2, Some("/tmp/d.sock"), UnixPeer::Socket(3), &[101])
+                .unix_connected(3, None, UnixPeer::Socket(2), &[900]);
+        },
+        Checkpoint::A,
+    ),
+    (
+        "the unix sockets cannot be read",
+        |p| p.unix = Err("scripted: EPERM".into()),
+        Checkpoint::A,
+    ),
+    (
         "a member's row cannot be read",
         |p| {
             p.processes.retain(|q| q.identity.pid != 102);

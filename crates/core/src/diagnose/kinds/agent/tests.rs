@@ -244,9 +244,6 @@ fn an_lsp_among_other_words_or_a_one_shot_of_a_servers_program_is_no_language_se
         &["ls", "-la"],
         &["vim", "pyright-langserver.md"],
         &["gopls", "check", "main.go"],
-        // The shared daemon is not an editor's.
-        &["gopls", "-listen=unix;/tmp/gopls-daemon"],
-        &["gopls", "serve", "--listen=127.0.0.1:37374"],
         &["rust-analyzer", "diagnostics", "."],
         &["ruff", "check", "."],
         &["deno", "run", "main.ts"],
@@ -256,6 +253,13 @@ fn an_lsp_among_other_words_or_a_one_shot_of_a_servers_program_is_no_language_se
         &["/usr/share/code/code", "/home/u/src/my-language-server"],
     ] {
         assert_eq!(kind(args), None, "{args:?}");
+    }
+    // The shared daemon is not an editor's (`daemons.rs`).
+    for args in [
+        &["gopls", "-listen=unix;/tmp/gopls-daemon"][..],
+        &["gopls", "serve", "--listen=127.0.0.1:37374"],
+    ] {
+        assert_eq!(kind(args), Some("gopls-daemon"), "{args:?}");
     }
 }
 
