@@ -124,11 +124,11 @@ fn assert_in_use(used: &Value, program: &str, pid: u32) {
         live.contains(&format!("from {program} (")) && live.contains(&format!("pid {pid}")),
         "the connection names its client: {live}"
     );
-    let (_, shared) = message_of(used, "a shared daemon").unwrap();
+    let (_, shared) = message_of(used, "shared and in use").unwrap();
     assert_eq!(
         shared,
         format!(
-            "a shared daemon: 1 client attached ({program} pid {pid}): not residue while in use"
+            "shared and in use: 1 client attached ({program} pid {pid}): not residue while in use"
         )
     );
 }
@@ -156,10 +156,10 @@ fn a_shared_gopls_daemon_is_red_while_a_forwarder_is_attached_and_green_once_it_
     });
     assert_eq!(idle["kind"], "gopls-daemon", "{idle:#}");
     assert_eq!(
-        message_of(&idle, "a shared daemon")
+        message_of(&idle, "shared by no one")
             .map(|(_, m)| m)
             .as_deref(),
-        Some("a shared daemon: no client attached")
+        Some("shared by no one now: no client attached")
     );
 
     // A second forwarder attaches over the daemon's unix socket: a live connection.

@@ -121,10 +121,10 @@ pub fn client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> S
 /// any is; with none, that none is.
 pub fn shared_daemon_use(attached: &[String]) -> String {
     match attached {
-        [] => "a shared daemon: no client attached".to_owned(),
-        [one] => format!("a shared daemon: 1 client attached ({one}): not residue while in use"),
+        [] => "shared by no one now: no client attached".to_owned(),
+        [one] => format!("shared and in use: 1 client attached ({one}): not residue while in use"),
         many => format!(
-            "a shared daemon: {} clients attached ({}): not residue while in use",
+            "shared and in use: {} clients attached ({}): not residue while in use",
             many.len(),
             many.join(", ")
         ),

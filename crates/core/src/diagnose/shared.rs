@@ -74,7 +74,7 @@ mod tests {
         );
         assert_eq!(
             e.message,
-            "a shared daemon: 3 clients attached (pid 7, pid 9, a client Pier cannot see): not \
+            "shared and in use: 3 clients attached (pid 7, pid 9, a client Pier cannot see): not \
              residue while in use"
         );
     }
@@ -84,7 +84,7 @@ mod tests {
         let e = use_evidence(Some("gopls-daemon"), &[]).unwrap();
         assert_eq!(
             (e.level, e.message.as_str()),
-            (Level::Green, "a shared daemon: no client attached")
+            (Level::Green, "shared by no one now: no client attached")
         );
         assert!(use_evidence(Some("vite"), &["pid 7".to_owned()]).is_none());
         assert!(use_evidence(None, &[]).is_none());

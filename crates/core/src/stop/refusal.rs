@@ -32,9 +32,7 @@ impl Why {
             Why::Connected { .. }
             | Why::UnixConnected { .. }
             | Why::Waiting(_)
-            | Why::Driven(_) => {
-                Some(Reason::LiveConnection)
-            }
+            | Why::Driven(_) => Some(Reason::LiveConnection),
             Why::Busy(_) => Some(Reason::Busy),
             _ => None,
         }
