@@ -126,37 +126,24 @@ fn a_language_server_is_residue_only_once_its_editor_is_gone() {
 }
 
 #[test]
-fn a_headless_browser_over_a_pipe_is_residue_only_once_its_test_run_is_gone() {
-    let browser = |parent| {
+fn a_portless_headless_browser_is_residue_only_once_its_test_run_is_gone_unless_driven() {
+    let browser = |parent, flag: &str| {
+        let chrome = "/r/ms-playwright/chromium-1140/chrome-linux/chrome";
         FakeProbe::default()
-            .with(
-                process(
-                    100,
-                    parent,
-                    &[
-                        "/r/ms-playwright/chromium-1140/chrome-linux/chrome",
-                        "--headless",
-                        "--remote-debugging-pipe",
-                    ],
-                ),
-                APP,
-            )
-            .with(
-                process(
-                    101,
-                    100,
-                    &[
-                        "/r/ms-playwright/chromium-1140/chrome-linux/chrome",
-                        "--type=renderer",
-                    ],
-                ),
-                APP,
-            )
+            .with(process(100, parent, &[chrome, "--headless", flag]), APP)
+            .with(process(101, 100, &[chrome, "--type=renderer"]), APP)
     };
-    let live = browser(50).with(process(50, 1, &["node", "/home/u/app/test.js"]), APP);
+    let test_run = || process(50, 1, &["node", "/home/u/app/test.js"]);
+    let live = browser(50, "--dump-dom").with(test_run(), APP);
     assert!(run(&live).projects.is_empty(), "under its live test run");
 
-    let scan = run(&browser(1));
+    // Driven through its pipe, it is at work: shown, red, never green.
+    let driven = browser(50, "--remote-debugging-pipe").with(test_run(), APP);
+    let scan = run(&driven);
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Red, "{r:#?}");
+
+    let scan = run(&browser(1, "--dump-dom"));
     let r = only(&scan);
     assert_eq!(r.kind, "headless-browser");
     assert_eq!(r.members.len(), 2, "its helpers are its members");

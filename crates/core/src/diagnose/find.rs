@@ -39,7 +39,8 @@ pub(super) fn find_resources(
 /// A portless tree its client starts and talks to over stdio or a pipe (an MCP server, a
 /// headless browser, a language server: `Family::started_by_its_client`) is residue only
 /// once that client is gone: a candidate only while its root is orphaned, as a card's
-/// parentage judges it (`evaluate::is_orphaned`). One that listens follows the usual rules.
+/// parentage judges it (`evaluate::is_orphaned`). One that listens follows the usual rules,
+/// and so does one driven through its debugging pipe: a driver at work is shown, red.
 fn residue_now(facts: &mut Facts, d: &Draft, listeners: &HashSet<Pid>) -> bool {
     if d.members.iter().any(|m| listeners.contains(m)) {
         return true;
@@ -49,6 +50,9 @@ fn residue_now(facts: &mut Facts, d: &Draft, listeners: &HashSet<Pid>) -> bool {
         .iter()
         .filter_map(|&m| facts.table.get(m))
         .collect();
+    if tree.iter().any(|p| super::debugging::driven_by_pipe(&p.argv)) {
+        return true;
+    }
     let by_its_client = kinds::chain::recognise(&tree)
         .is_some_and(|r| kinds::family(&r.kind).started_by_its_client());
     !by_its_client || super::evaluate::is_orphaned(facts, d.root)
