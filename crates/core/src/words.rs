@@ -131,6 +131,15 @@ pub fn shared_daemon_use(attached: &[String]) -> String {
     }
 }
 
+/// What brings back a stopped resource of `kind`, for the line after its stop: `None` when
+/// its snapshot does (`pier restart ID`); for a kind its client starts (an MCP server, a
+/// headless browser, a language server, a shared daemon), that its client starts a new one.
+pub fn comes_back_by_its_client(kind: Option<&str>) -> Option<&'static str> {
+    use crate::diagnose::kinds::family;
+    kind.filter(|k| family(k).started_by_its_client())
+        .map(|_| "its agent, editor or test run starts a new one when it needs one")
+}
+
 /// One client of a shared daemon, as [`shared_daemon_use`] lists it: its program and pid, a
 /// pid alone, or a client Pier cannot see.
 pub fn attached_client(client: Option<&Client>, peer_pid: Option<u32>) -> String {

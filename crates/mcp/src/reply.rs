@@ -72,6 +72,11 @@ pub enum Confirmed {
     NotAsked,
 }
 
+/// A stopped resource its client starts again (`words::comes_back_by_its_client`).
+fn by_client(r: &pier_core::model::outcome::StopReport) -> Option<&'static str> {
+    pier_core::words::comes_back_by_its_client(r.kind.as_deref())
+}
+
 /// `carry_out`'s reply, saying whether a person was asked.
 pub fn carried_out(reply: &CarriedOut, how: Confirmed) -> CallToolResult {
     let mut doc = serde_json::to_value(reply).expect("a reply serialises");
@@ -85,6 +90,13 @@ pub fn carried_out(reply: &CarriedOut, how: Confirmed) -> CallToolResult {
         .reports
         .iter()
         .map(|r| match &r.snapshot {
+            Some(_) if r.result == ResourceResult::Stopped && by_client(r).is_some() => format!(
+                "{}: {} ({}); {}",
+                r.id,
+                r.result.as_str(),
+                r.reason,
+                by_client(r).unwrap_or_default()
+            ),
             Some(snap) if r.result == ResourceResult::Stopped => format!(
                 "{}: {} ({}); `restart` {{\"snapshot\": \"{snap}\"}} brings it back",
                 r.id,

@@ -7,7 +7,7 @@ use pier_core::diagnose::port::PortAnswer;
 use pier_core::model::memory::Memory;
 use pier_core::model::outcome::{MemberOutcome, NewcomerFate, ResourceResult, StopReport, TieKind};
 use pier_core::stop::Step;
-use pier_core::words::{self, byte_size, for_terminal};
+use pier_core::words::{self, byte_size, comes_back_by_its_client, for_terminal};
 
 use super::LeftAlone;
 use crate::cli::ports;
@@ -110,8 +110,14 @@ fn stopped_line(r: &StopReport, style: &Style) -> String {
     if !freed.is_empty() {
         let _ = write!(line, ": {}", freed.join(", "));
     }
-    if r.snapshot.is_some() {
-        let _ = write!(line, " · pier restart {}", r.id);
+    match (&r.snapshot, comes_back_by_its_client(r.kind.as_deref())) {
+        (Some(_), None) => {
+            let _ = write!(line, " · pier restart {}", r.id);
+        }
+        (_, Some(by_client)) => {
+            let _ = write!(line, " · {by_client}");
+        }
+        (None, None) => {}
     }
     line
 }
@@ -336,7 +342,10 @@ fn ending_lines(out: &mut String, r: &StopReport) {
                 out,
                 "    snapshot {s} kept: nothing was signalled, so it is not offered for restart"
             ),
-            ResourceResult::Stopped => writeln!(out, "    snapshot {s}: `pier restart {}`", r.id),
+            ResourceResult::Stopped => match comes_back_by_its_client(r.kind.as_deref()) {
+                Some(by_client) => writeln!(out, "    snapshot {s}: {by_client}"),
+                None => writeln!(out, "    snapshot {s}: `pier restart {}`", r.id),
+            },
             _ => writeln!(out, "    snapshot {s}"),
         };
     }
@@ -529,6 +538,24 @@ mod tests {
             pid: Some(pid),
             reason: reason.into(),
         }
+    }
+
+    /// Found by a new user: the line after stopping an MCP server offered `pier restart`,
+    /// which its restart then refused.
+    #[test]
+    fn a_stopped_kind_its_client_starts_says_so_instead_of_a_restart() {
+        let plain = Style { colour: false };
+        let mut r = StopReport::new("5125-283171", ResourceResult::Stopped, "stopped");
+        r.snapshot = Some("snap-5125-283171-1".into());
+        r.kind = Some("vite".into());
+        assert!(stopped_line(&r, &plain).ends_with(" · pier restart 5125-283171"));
+        r.kind = Some("mcp-server".into());
+        let line = stopped_line(&r, &plain);
+        assert!(!line.contains("pier restart"), "{line}");
+        assert!(
+            line.ends_with(" · its agent, editor or test run starts a new one when it needs one"),
+            "{line}"
+        );
     }
 
     /// Found by trying real tools: `pier stop --all-green --under DIR` said "Nothing to stop"

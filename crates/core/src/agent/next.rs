@@ -150,7 +150,7 @@ pub fn question(client: &str, stops: &[PlannedStop]) -> String {
 pub fn question_of(client: &str, what: &[String]) -> String {
     format!(
         "The agent {client:?} asks Pier to stop {}. Pier checks again that it is safe and keeps \
-         a snapshot to restart it. Stop it?",
+         a snapshot of what it stops. Stop it?",
         what.join("; ")
     )
 }

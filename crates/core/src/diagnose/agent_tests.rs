@@ -64,7 +64,8 @@ fn an_orphaned_portless_mcp_server_has_a_card_that_names_it() {
     let said = message(r, EvidenceKind::ToolKind);
     assert_eq!(
         said,
-        "an MCP server: @modelcontextprotocol/server-everything (pid 100)"
+        "an MCP server: @modelcontextprotocol/server-everything (pid 100); its agent, editor or \
+         test run starts a new one when it needs one"
     );
 }
 
@@ -120,7 +121,8 @@ fn a_language_server_is_residue_only_once_its_editor_is_gone() {
     assert_eq!(r.kind, "language-server");
     assert_eq!(
         message(r, EvidenceKind::ToolKind),
-        "a language server: typescript-language-server (pid 100)"
+        "a language server: typescript-language-server (pid 100); its agent, editor or test run \
+         starts a new one when it needs one"
     );
     assert_eq!(r.level, Level::Green, "{r:#?}");
 }

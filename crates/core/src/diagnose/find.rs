@@ -50,7 +50,10 @@ fn residue_now(facts: &mut Facts, d: &Draft, listeners: &HashSet<Pid>) -> bool {
         .iter()
         .filter_map(|&m| facts.table.get(m))
         .collect();
-    if tree.iter().any(|p| super::debugging::driven_by_pipe(&p.argv)) {
+    if tree
+        .iter()
+        .any(|p| super::debugging::driven_by_pipe(&p.argv))
+    {
         return true;
     }
     let by_its_client = kinds::chain::recognise(&tree)

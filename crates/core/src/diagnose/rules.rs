@@ -102,6 +102,11 @@ pub fn kind_evidence(
             )
         }
     };
+    // Said up front: stopping it is not undone from a snapshot.
+    let message = match crate::words::comes_back_by_its_client(Some(&r.kind)) {
+        Some(by_client) => format!("{message}; {by_client}"),
+        None => message,
+    };
     evidence(EvidenceKind::ToolKind, Level::Green, message, source)
 }
 

@@ -105,8 +105,9 @@ pub enum NotRestartable {
     NeverRecorded,
     /// Its kind is started by its client on demand (`Family::started_by_its_client`).
     #[error(
-        "{kind} is {family}, started by its client — the agent, editor or test run — when it \
-         needs one; restarting it from a snapshot would leave it with no one to talk to"
+        "{family} ({kind}) is started by its client — the agent, editor or test run — when it \
+         needs one, and from a snapshot it would have no one to talk to: start that agent, \
+         editor or test run again and it starts a new one"
     )]
     StartedByItsClient {
         /// The kind the snapshot recorded.

@@ -357,9 +357,9 @@ fn a_kind_started_by_its_client_is_refused_a_restart_before_anything_runs() {
         not_started_by_its_client(&browser, family)
             .unwrap_err()
             .to_string(),
-        "headless-browser is a headless browser, started by its client — the agent, editor or \
-         test run — when it needs one; restarting it from a snapshot would leave it with no one \
-         to talk to"
+        "a headless browser (headless-browser) is started by its client — the agent, editor or \
+         test run — when it needs one, and from a snapshot it would have no one to talk to: \
+         start that agent, editor or test run again and it starts a new one"
     );
     browser.kind = Some("mcp-server".into());
     assert!(matches!(
