@@ -151,3 +151,30 @@ fn a_portless_headless_browser_is_residue_only_once_its_test_run_is_gone_unless_
     assert_eq!(r.members.len(), 2, "its helpers are its members");
     assert!(message(r, EvidenceKind::ToolKind).starts_with("a headless browser: chrome"));
 }
+
+/// Found in CI: under a desktop session Chromium writes its command line over its argv as one
+/// string. Its restart command is then lost — which does not matter for a kind no snapshot
+/// restarts: orphaned and idle, it is green, and driven through its pipe, it is red.
+#[test]
+fn a_browser_that_wrote_its_command_line_is_judged_by_its_words_and_needs_no_restart() {
+    let chrome = "/usr/lib/chromium/chromium --headless --user-data-dir=/tmp/p";
+    // The kernel's name for it stays the file it ran.
+    let browser = |ppid, title: &str| ProcessInfo {
+        comm: "chromium".into(),
+        ..titled(100, ppid, title)
+    };
+    let orphan = FakeProbe::default().with(browser(1, chrome), APP);
+    let scan = run(&orphan);
+    let r = only(&scan);
+    assert_eq!(r.kind, "headless-browser");
+    assert_eq!(r.level, Level::Green, "{r:#?}");
+
+    let piped = FakeProbe::default()
+        .with(process(50, 1, &["node", "/home/u/app/test.js"]), APP)
+        .with(
+            browser(50, &format!("{chrome} --remote-debugging-pipe")),
+            APP,
+        );
+    let scan = run(&piped);
+    assert_eq!(only(&scan).level, Level::Red);
+}

@@ -123,6 +123,10 @@ const SUBCOMMANDS: &[&str] = &["run", "test", "serve", "bench", "x", "exec"];
 /// only among its own flags, before the script (`node app.js --inspect` passes it to the
 /// script); a browser's flags are all its own.
 pub fn port_of(argv: &[Vec<u8>]) -> Option<DebugPort> {
+    // Chromium writes its command line over its argv as one string in some sessions (a
+    // desktop's), its helpers always: read its words.
+    let words = super::kinds::chain::title_words(argv);
+    let argv = words.as_deref().unwrap_or(argv);
     let (arg0, rest) = argv.split_first()?;
     let name = basename(arg0);
     match RUNTIMES.iter().find(|(r, _)| is_runtime(&name, r)) {
@@ -146,6 +150,8 @@ pub fn is_debugging_listener(argv: &[Vec<u8>], port: u16) -> bool {
 /// exits when that end closes (Debian chromium 156: "Connection terminated while reading from
 /// pipe", gone within half a second), so a browser still running is still driven.
 pub fn driven_by_pipe(argv: &[Vec<u8>]) -> bool {
+    let words = super::kinds::chain::title_words(argv);
+    let argv = words.as_deref().unwrap_or(argv);
     let Some((arg0, rest)) = argv.split_first() else {
         return false;
     };

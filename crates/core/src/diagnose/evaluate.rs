@@ -186,7 +186,8 @@ impl Lineage {
 
 /// What the tree's life and its restart say: one known only by how it was launched must have
 /// lived quietly (`rules::quiet_life`); one that is no data service must be restartable
-/// (`rules::restart_evidence`, which reads the environment of its restart target).
+/// (`rules::restart_evidence`, which reads the environment of its restart target) — unless
+/// its kind is one its client starts, which no snapshot restarts anyway.
 fn life_and_restart(
     probe: &dyn Probe,
     known: &Known,
@@ -197,7 +198,11 @@ fn life_and_restart(
     if known.launched {
         evidence.push(rules::quiet_life(&lives(tree, members, pollers)));
     }
-    if !known.never_stopped {
+    let by_its_client = known
+        .kind
+        .as_deref()
+        .is_some_and(|k| super::kinds::family(k).started_by_its_client());
+    if !known.never_stopped && !by_its_client {
         evidence.extend(rules::restart_evidence(tree, &|pid| {
             probe.environment(pid).map(drop)
         }));

@@ -217,3 +217,19 @@ mod judged {
         assert_eq!(found[0].level(), Level::Red);
     }
 }
+
+/// Found in CI: under a desktop session (a D-Bus session bus, a display) Chromium writes its
+/// command line over its argv as one string, as its helpers always do.
+#[test]
+fn a_browser_that_wrote_its_command_line_as_one_string_is_read_by_its_words() {
+    let joined = |s: &str| vec![s.as_bytes().to_vec()];
+    assert_eq!(
+        port_of(&joined(
+            "/usr/lib/chromium/chromium --headless --remote-debugging-port=9222 about:blank"
+        )),
+        Some(DebugPort::Port(9222))
+    );
+    assert!(driven_by_pipe(&joined(
+        "/usr/lib/chromium/chromium --headless --remote-debugging-pipe --no-startup-window"
+    )));
+}
