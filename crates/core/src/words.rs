@@ -116,6 +116,18 @@ pub fn client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> S
     format!("from {who} — it ends when that client disconnects")
 }
 
+/// As [`client_of_connection`], for a client on a unix socket: one Pier cannot see is another
+/// user's, or one the table gives no peer for (`/proc/net/unix`) — never another machine's,
+/// and never one not yet accepted (those are counted apart).
+pub fn unix_client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> String {
+    match (client, peer_pid) {
+        (None, None) => "from a process Pier cannot see (another user's, or one the unix socket \
+                         table gives no peer for) — it ends when that client disconnects"
+            .to_owned(),
+        _ => client_of_connection(client, peer_pid),
+    }
+}
+
 /// A shared daemon's use, for its card (docs/design.md §2.4): who is attached, each as
 /// "gopls pid 4242" (`attached`, one per client process), and that it is not residue while
 /// any is; with none, that none is.
