@@ -162,3 +162,33 @@ fn a_headless_browser_over_a_pipe_is_residue_only_once_its_test_run_is_gone() {
     assert_eq!(r.members.len(), 2, "its helpers are its members");
     assert!(message(r, EvidenceKind::ToolKind).starts_with("a headless browser: chrome"));
 }
+
+/// A shared daemon whose clients cannot be seen (its unix table unreadable) never says no
+/// client is attached: it is red for the table, and says nothing of its use.
+#[test]
+fn a_shared_daemon_whose_clients_cannot_be_seen_does_not_say_none_is_attached() {
+    let daemon = |unix: Result<Vec<crate::probe::UnixSocket>, String>| {
+        let mut p = FakeProbe::default().with(
+            process(100, 1, &["gopls", "serve", "-listen", "unix;/tmp/g.sock"]),
+            APP,
+        );
+        p.unix = unix;
+        p
+    };
+    let none = "shared by no one now";
+    let scan = run(&daemon(Ok(Vec::new())));
+    let r = only(&scan);
+    assert_eq!(r.kind, "gopls-daemon");
+    assert!(
+        r.evidence.iter().any(|e| e.message.starts_with(none)),
+        "{r:#?}"
+    );
+
+    let scan = run(&daemon(Err("EPERM".into())));
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Red, "{r:#?}");
+    assert!(
+        !r.evidence.iter().any(|e| e.message.starts_with(none)),
+        "{r:#?}"
+    );
+}
