@@ -110,7 +110,7 @@ fn stopped_line(r: &StopReport, style: &Style) -> String {
     if !freed.is_empty() {
         let _ = write!(line, ": {}", freed.join(", "));
     }
-    if r.snapshot.is_some() {
+    if r.snapshot.is_some() && pier_core::restart::offered(r.kind.as_deref()) {
         let _ = write!(line, " · pier restart {}", r.id);
     }
     line
@@ -336,7 +336,9 @@ fn ending_lines(out: &mut String, r: &StopReport) {
                 out,
                 "    snapshot {s} kept: nothing was signalled, so it is not offered for restart"
             ),
-            ResourceResult::Stopped => writeln!(out, "    snapshot {s}: `pier restart {}`", r.id),
+            ResourceResult::Stopped if pier_core::restart::offered(r.kind.as_deref()) => {
+                writeln!(out, "    snapshot {s}: `pier restart {}`", r.id)
+            }
             _ => writeln!(out, "    snapshot {s}"),
         };
     }
@@ -602,6 +604,21 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.matches("freed about").count(), 2, "{text}");
+    }
+
+    /// A stop of a kind its client starts (an MCP server) offers no restart: a restart of it
+    /// is always refused (`restart::offered`). Other kinds keep the offer.
+    #[test]
+    fn a_stop_offers_a_restart_only_for_a_kind_a_restart_takes() {
+        let mut r = blank("1-1");
+        r.snapshot = Some("snap-1-1-5".into());
+        let line = stopped_line(&r, &Style { colour: false });
+        assert!(line.ends_with(" · pier restart 1-1"), "{line}");
+        assert!(detail_text(&r, &Style { colour: false }).contains("`pier restart 1-1`"));
+        r.kind = Some("mcp-server".into());
+        let line = stopped_line(&r, &Style { colour: false });
+        assert!(!line.contains("pier restart"), "{line}");
+        assert!(!detail_text(&r, &Style { colour: false }).contains("pier restart"));
     }
 
     #[test]
