@@ -8,6 +8,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use pier_core::front::numbers;
+use pier_core::probe::darwin::unix::{decode_unix_fdinfo, SOCKINFO_UN};
 use pier_core::probe::darwin::{
     decode_socket_fdinfo, parse_procargs2, socket_fdinfo, EnvGap, SOCKINFO_TCP,
 };
@@ -16,6 +17,7 @@ use pier_core::probe::procfs::{
     parse_cgroup, parse_cmdline, parse_io_bytes, parse_schedstat, parse_socket_link, parse_stat,
     parse_tcp_table, parse_uptime,
 };
+use pier_core::probe::unix;
 use pier_core::probe::TcpState;
 use proptest::prelude::*;
 
@@ -33,6 +35,9 @@ proptest! {
         let _ = parse_procargs2(&bytes);
         let _ = parse_chunk(&bytes, 1);
         let _ = decode_socket_fdinfo(&bytes);
+        let _ = unix::parse_chunk(&bytes, 1);
+        let _ = unix::parse_proc_net_unix(&String::from_utf8_lossy(&bytes));
+        let _ = decode_unix_fdinfo(&bytes);
     }
 
     /// `comm` may hold anything but NUL — spaces, `(`, `)`, digits that look like fields.
@@ -175,6 +180,45 @@ proptest! {
         if let Ok(pier_core::probe::netlink::Chunk::More(rows) | pier_core::probe::netlink::Chunk::Done(rows)) = parse_chunk(&buf, 1) {
             prop_assert!(rows.len() <= bodies.len());
         }
+    }
+
+    /// Unix dump messages of any content after a unix header (any type and state, any
+    /// attributes: names without NUL, lengths past the end, huge queues) answer or refuse,
+    /// never panic; a well-framed stream yields at most one socket per message.
+    #[test]
+    fn framed_unix_dump_messages_never_panic(
+        bodies in proptest::collection::vec(
+            (0u8..12, 0u8..12, proptest::collection::vec(any::<u8>(), 0..120)), 0..8),
+    ) {
+        let mut buf = Vec::new();
+        for (kind, state, attrs) in &bodies {
+            let mut body = vec![1u8, *kind, *state, 0];
+            body.extend_from_slice(&[0; 12]);
+            body.extend_from_slice(attrs);
+            let len = 16 + body.len();
+            buf.extend_from_slice(&(len as u32).to_ne_bytes());
+            buf.extend_from_slice(&20u16.to_ne_bytes());
+            buf.extend_from_slice(&2u16.to_ne_bytes());
+            buf.extend_from_slice(&1u32.to_ne_bytes());
+            buf.extend_from_slice(&0u32.to_ne_bytes());
+            buf.extend_from_slice(&body);
+            buf.resize((buf.len() + 3) & !3, 0);
+        }
+        if let Ok(pier_core::probe::netlink::Chunk::More(rows) | pier_core::probe::netlink::Chunk::Done(rows)) = unix::parse_chunk(&buf, 1) {
+            prop_assert!(rows.len() <= bodies.len());
+        }
+    }
+
+    /// A `struct socket_fdinfo` of any content made a unix socket decodes or refuses, never
+    /// panics, at its full size or cut anywhere.
+    #[test]
+    fn any_unix_socket_fdinfo_decodes_or_refuses(
+        mut bytes in proptest::collection::vec(any::<u8>(), socket_fdinfo::SIZE),
+        cut in 0usize..socket_fdinfo::SIZE,
+    ) {
+        bytes[socket_fdinfo::SOI_KIND..][..4].copy_from_slice(&SOCKINFO_UN.to_ne_bytes());
+        let _ = decode_unix_fdinfo(&bytes);
+        prop_assert!(decode_unix_fdinfo(&bytes[..cut]).is_err());
     }
 
     /// A `struct socket_fdinfo` of any content, made a TCP socket in any state so that every

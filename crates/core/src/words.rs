@@ -116,6 +116,18 @@ pub fn client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> S
     format!("from {who} — it ends when that client disconnects")
 }
 
+/// As [`client_of_connection`], for a client on a unix socket: one Pier cannot see is another
+/// user's, or one the table gives no peer for (`/proc/net/unix`) — never another machine's,
+/// and never one not yet accepted (those are counted apart).
+pub fn unix_client_of_connection(client: Option<&Client>, peer_pid: Option<u32>) -> String {
+    match (client, peer_pid) {
+        (None, None) => "from a process Pier cannot see (another user's, or one the unix socket \
+                         table gives no peer for) — it ends when that client disconnects"
+            .to_owned(),
+        _ => client_of_connection(client, peer_pid),
+    }
+}
+
 /// A shared daemon's use, for its card (docs/design.md §2.4): who is attached, each as
 /// "gopls pid 4242" (`attached`, one per client process), and that it is not residue while
 /// any is; with none, that none is.
@@ -135,9 +147,8 @@ pub fn shared_daemon_use(attached: &[String]) -> String {
 /// its snapshot does (`pier restart ID`); for a kind its client starts (an MCP server, a
 /// headless browser, a language server, a shared daemon), that its client starts a new one.
 pub fn comes_back_by_its_client(kind: Option<&str>) -> Option<&'static str> {
-    use crate::diagnose::kinds::family;
-    kind.filter(|k| family(k).started_by_its_client())
-        .map(|_| "its agent, editor or test run starts a new one when it needs one")
+    (!crate::restart::offered(kind))
+        .then_some("its agent, editor or test run starts a new one when it needs one")
 }
 
 /// One client of a shared daemon, as [`shared_daemon_use`] lists it: its program and pid, a

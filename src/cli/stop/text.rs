@@ -631,6 +631,21 @@ mod tests {
         assert_eq!(text.matches("freed about").count(), 2, "{text}");
     }
 
+    /// A stop of a kind its client starts (an MCP server) offers no restart: a restart of it
+    /// is always refused (`restart::offered`). Other kinds keep the offer.
+    #[test]
+    fn a_stop_offers_a_restart_only_for_a_kind_a_restart_takes() {
+        let mut r = blank("1-1");
+        r.snapshot = Some("snap-1-1-5".into());
+        let line = stopped_line(&r, &Style { colour: false });
+        assert!(line.ends_with(" · pier restart 1-1"), "{line}");
+        assert!(detail_text(&r, &Style { colour: false }).contains("`pier restart 1-1`"));
+        r.kind = Some("mcp-server".into());
+        let line = stopped_line(&r, &Style { colour: false });
+        assert!(!line.contains("pier restart"), "{line}");
+        assert!(!detail_text(&r, &Style { colour: false }).contains("pier restart"));
+    }
+
     #[test]
     fn a_summary_counts_what_the_stops_own_checks_found() {
         let mut refused = blank("1-1");

@@ -145,7 +145,7 @@ fn a_portless_headless_browser_is_residue_only_once_its_test_run_is_gone_unless_
     let r = only(&scan);
     assert_eq!(r.level, Level::Red, "{r:#?}");
 
-    let scan = run(&browser(1, "--dump-dom"));
+    let scan = run(&browser(1, "--remote-debugging-port=0"));
     let r = only(&scan);
     assert_eq!(r.kind, "headless-browser");
     assert_eq!(r.members.len(), 2, "its helpers are its members");
@@ -157,7 +157,8 @@ fn a_portless_headless_browser_is_residue_only_once_its_test_run_is_gone_unless_
 /// restarts: orphaned and idle, it is green, and driven through its pipe, it is red.
 #[test]
 fn a_browser_that_wrote_its_command_line_is_judged_by_its_words_and_needs_no_restart() {
-    let chrome = "/usr/lib/chromium/chromium --headless --user-data-dir=/tmp/p";
+    let chrome =
+        "/usr/lib/chromium/chromium --headless --remote-debugging-port=0 --user-data-dir=/tmp/p";
     // The kernel's name for it stays the file it ran.
     let browser = |ppid, title: &str| ProcessInfo {
         comm: "chromium".into(),
@@ -177,4 +178,34 @@ fn a_browser_that_wrote_its_command_line_is_judged_by_its_words_and_needs_no_res
         );
     let scan = run(&piped);
     assert_eq!(only(&scan).level, Level::Red);
+}
+
+/// A shared daemon whose clients cannot be seen (its unix table unreadable) never says no
+/// client is attached: it is red for the table, and says nothing of its use.
+#[test]
+fn a_shared_daemon_whose_clients_cannot_be_seen_does_not_say_none_is_attached() {
+    let daemon = |unix: Result<Vec<crate::probe::UnixSocket>, String>| {
+        let mut p = FakeProbe::default().with(
+            process(100, 1, &["gopls", "serve", "-listen", "unix;/tmp/g.sock"]),
+            APP,
+        );
+        p.unix = unix;
+        p
+    };
+    let none = "shared by no one now";
+    let scan = run(&daemon(Ok(Vec::new())));
+    let r = only(&scan);
+    assert_eq!(r.kind, "gopls-daemon");
+    assert!(
+        r.evidence.iter().any(|e| e.message.starts_with(none)),
+        "{r:#?}"
+    );
+
+    let scan = run(&daemon(Err("EPERM".into())));
+    let r = only(&scan);
+    assert_eq!(r.level, Level::Red, "{r:#?}");
+    assert!(
+        !r.evidence.iter().any(|e| e.message.starts_with(none)),
+        "{r:#?}"
+    );
 }

@@ -48,7 +48,7 @@ pub(crate) fn resource(
     evidence.extend(net.evidence);
     evidence.extend(super::shared::use_evidence(
         known.kind.as_deref(),
-        &net.attached,
+        net.attached.as_deref(),
     ));
     evidence.push(parentage);
     let respawners = respawners(&tree, &members, &pollers);
@@ -554,7 +554,8 @@ fn network(facts: &Facts, members: &HashSet<Pid>, helpers: &HashMap<Pid, &'stati
         ports,
         holders,
         connections,
-        attached: super::shared::attached(&judged.conns, &judged.unix),
+        attached: (!super::shared::clients_unseen(&judged.findings))
+            .then(|| super::shared::attached(&judged.conns, &judged.unix)),
         evidence,
     }
 }
@@ -567,8 +568,9 @@ struct Net {
     holders: Vec<Vec<Pid>>,
     /// The connections on them.
     connections: Vec<Connection>,
-    /// The clients attached to it, TCP and unix, one per process (`shared::attached`).
-    attached: Vec<String>,
+    /// The clients attached to it, TCP and unix, one per process (`shared::attached`);
+    /// `None` when some cannot be seen (`shared::clients_unseen`).
+    attached: Option<Vec<String>>,
     /// What the tables could not show and the shared listeners, then the ports, then what is
     /// on them.
     evidence: Vec<Evidence>,

@@ -230,7 +230,7 @@ pub fn unix_client_words(c: &UnixConn) -> String {
     format!(
         "live connection on unix socket {} {}",
         String::from_utf8_lossy(&c.name),
-        crate::words::client_of_connection(c.client.as_ref(), c.peer_pid)
+        crate::words::unix_client_of_connection(c.client.as_ref(), c.peer_pid)
     )
 }
 

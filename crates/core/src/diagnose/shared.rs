@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::connections::Conn;
+use super::judge::Finding;
 use super::kinds::{family, Family};
 use super::unix_clients::UnixConn;
 use crate::model::card::{Evidence, EvidenceKind, Level};
@@ -28,10 +29,28 @@ pub fn attached(conns: &[Conn], unix: &[UnixConn]) -> Vec<String> {
         .collect()
 }
 
+/// Whether the judge's `findings` leave some client unseen (a table, a member's namespace or
+/// open files, a process of the user's unreadable). Why: "no client attached" is then unknown,
+/// never said.
+pub fn clients_unseen(findings: &[Finding]) -> bool {
+    findings.iter().any(|f| {
+        let unseen = matches!(
+            f,
+            Finding::TablesUnreadable(_)
+                | Finding::Blind { .. }
+                | Finding::FdsUnreadable { .. }
+                | Finding::ProcessUnreadable { .. }
+        );
+        unseen && f.level() != Level::Green
+    })
+}
+
 /// The evidence a shared daemon's card carries about its use: red while any client is
 /// attached (a stop would cut every one of them off), green with none. `None` for a kind of
-/// another family.
-pub fn use_evidence(kind: Option<&str>, attached: &[String]) -> Option<Evidence> {
+/// another family, and when who is attached cannot be known (`attached` is `None`:
+/// [`clients_unseen`]; the card is red for that already).
+pub fn use_evidence(kind: Option<&str>, attached: Option<&[String]>) -> Option<Evidence> {
+    let attached = attached?;
     if family(kind?) != Family::SharedDaemon {
         return None;
     }
@@ -67,7 +86,7 @@ mod tests {
             &[unix(Some(7)), unix(Some(7)), unix(Some(9)), unix(None)],
         );
         assert_eq!(clients, vec!["pid 7", "pid 9", "a client Pier cannot see"]);
-        let e = use_evidence(Some("gopls-daemon"), &clients).unwrap();
+        let e = use_evidence(Some("gopls-daemon"), Some(&clients)).unwrap();
         assert_eq!(
             (e.kind, e.level),
             (EvidenceKind::LiveConnection, Level::Red)
@@ -81,12 +100,12 @@ mod tests {
 
     #[test]
     fn a_shared_daemon_with_no_client_says_so_in_green_and_other_kinds_say_nothing() {
-        let e = use_evidence(Some("gopls-daemon"), &[]).unwrap();
+        let e = use_evidence(Some("gopls-daemon"), Some(&[])).unwrap();
         assert_eq!(
             (e.level, e.message.as_str()),
             (Level::Green, "shared by no one now: no client attached")
         );
-        assert!(use_evidence(Some("vite"), &["pid 7".to_owned()]).is_none());
-        assert!(use_evidence(None, &[]).is_none());
+        assert!(use_evidence(Some("vite"), Some(&["pid 7".to_owned()])).is_none());
+        assert!(use_evidence(None, Some(&[])).is_none());
     }
 }

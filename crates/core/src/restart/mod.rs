@@ -77,6 +77,13 @@ impl<'p> Now<'p> {
     }
 }
 
+/// Whether a stop of a resource of `kind` offers its restart (the CLI's line, the app's undo):
+/// never one its client starts on demand, whose restart is always refused
+/// (`rules::not_started_by_its_client`).
+pub fn offered(kind: Option<&str>) -> bool {
+    !kind.is_some_and(|k| crate::diagnose::kinds::family(k).started_by_its_client())
+}
+
 /// Everything that argues against restarting `s` now, first reason only. Missing facts argue
 /// against it too.
 pub fn refusal(now: &Now, s: &Snapshot) -> Result<(PathBuf, PathBuf), NotRestartable> {

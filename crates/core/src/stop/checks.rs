@@ -101,7 +101,7 @@ fn network_in(uid: u32, survey: &Survey, resources: &[(&HashSet<Pid>, Skip)]) ->
 }
 
 /// A finding that is not green, as a network checkpoint words it.
-fn against(f: &Finding, members: &HashSet<Pid>) -> Why {
+pub(crate) fn against(f: &Finding, members: &HashSet<Pid>) -> Why {
     match f.clone() {
         Finding::ProcessUnreadable { pid, error } if members.contains(&pid) => {
             Why::MemberUnreadable { pid, error }
@@ -125,14 +125,7 @@ fn against(f: &Finding, members: &HashSet<Pid>) -> Why {
         }
         Finding::Queued(n) => Why::Waiting(n),
         driven @ Finding::Driven(_) => Why::Driven(driven.evidence().message),
-        Finding::UnixClient(c) => Why::UnixConnected {
-            name: String::from_utf8_lossy(&c.name).into_owned(),
-            who: match (c.client, c.peer_pid) {
-                (Some(client), _) => Peer::Client(Box::new(client)),
-                (None, Some(pid)) => Peer::Pid(pid),
-                (None, None) => Peer::Unseen,
-            },
-        },
+        Finding::UnixClient(c) => Why::UnixConnected(judge::unix_client_words(&c)),
     }
 }
 

@@ -29,10 +29,9 @@ impl Why {
     pub fn reason(&self) -> Option<crate::model::reason::Reason> {
         use crate::model::reason::Reason;
         match self {
-            Why::Connected { .. }
-            | Why::UnixConnected { .. }
-            | Why::Waiting(_)
-            | Why::Driven(_) => Some(Reason::LiveConnection),
+            Why::Connected { .. } | Why::UnixConnected(_) | Why::Waiting(_) | Why::Driven(_) => {
+                Some(Reason::LiveConnection)
+            }
             Why::Busy(_) => Some(Reason::Busy),
             _ => None,
         }
@@ -157,14 +156,10 @@ pub enum Why {
         /// Who holds the client's end.
         who: Peer,
     },
-    /// A client attached over a unix socket to one of the resource's unix listeners.
-    #[error("a client is connected: live connection on unix socket {name} {who}")]
-    UnixConnected {
-        /// The listener's name (a path, or `@…`).
-        name: String,
-        /// Who holds the client's end.
-        who: Peer,
-    },
+    /// A client attached over a unix socket to one of the resource's unix listeners, in the
+    /// judge's words (`judge::unix_client_words`: the listener's name and the client).
+    #[error("a client is connected: {0}")]
+    UnixConnected(String),
     /// Connections completed but not yet accepted on the resource's listeners: how many.
     #[error("a client is waiting: {0} connection(s) not yet accepted")]
     Waiting(u32),

@@ -93,7 +93,7 @@ fn automatic_summary(project: &str, kind: &str, mut words: String, r: &StopRepor
         words = format!("{words} — the outcome could not be recorded: {e}");
     }
     // What signals ended comes back from its snapshot: the undo is one click away.
-    if signalled(r.result) {
+    if signalled(r.result) && crate::restart::offered(Some(kind)) {
         words.push_str(" · Restart in Recently stopped");
     }
     ActionReport {
@@ -105,9 +105,10 @@ fn automatic_summary(project: &str, kind: &str, mut words: String, r: &StopRepor
 }
 
 /// The undo of an automatic stop: only one that sent signals and wrote its snapshot has one
-/// (a refused or failed stop left the server running; nothing to restart).
+/// (a refused or failed stop left the server running; nothing to restart), of a kind a restart
+/// takes (`restart::offered`).
 fn undo_of(project: &str, kind: &str, r: &StopReport) -> Option<Undo> {
-    if !signalled(r.result) {
+    if !signalled(r.result) || !crate::restart::offered(Some(kind)) {
         return None;
     }
     let snapshot = r.snapshot.as_deref()?.parse().ok()?;
@@ -253,6 +254,27 @@ mod tests {
             let a = fired(with_snapshot(nothing_ended));
             assert_eq!(a.restart, None, "{nothing_ended:?}: it still runs");
         }
+    }
+
+    /// A kind its client starts (an MCP server) is never restarted: its stop offers no undo,
+    /// in the notification or in words.
+    #[test]
+    fn a_fired_stop_of_a_kind_its_client_starts_offers_no_restart() {
+        let report = StopReport {
+            snapshot: Some("snap-10-100-1700000000".into()),
+            ..stopped(1)
+        };
+        let a = armed_event_summary(&Event::Fired {
+            arm: Arm {
+                kind: "mcp-server".into(),
+                ..arm()
+            },
+            report: Box::new(report),
+            kept: false,
+        })
+        .unwrap();
+        assert_eq!(a.restart, None);
+        assert_eq!(a.summary, "web: stopped by your armed stop (1 process)");
     }
 
     /// Refused for what it waits out: it still waits, and says so; never "stopped".

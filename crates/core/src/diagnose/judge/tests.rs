@@ -436,6 +436,23 @@ fn a_client_attached_over_a_unix_socket_is_a_red_live_connection_named_in_words(
     assert!(judged(&unix_daemon(&[101]), &[100, 101]).is_empty());
 }
 
+/// A unix client Pier cannot see is another user's or one the table gives no peer for: never
+/// "another machine's" nor "not yet accepted" (a unix socket is local, and this one was
+/// accepted), and the stop's refusal says the same sentence.
+#[test]
+fn an_unseen_unix_client_is_named_as_a_unix_one() {
+    let found = judged(&unix_daemon(&[]), &[100]);
+    let message = found[0].evidence().message;
+    assert_eq!(
+        message,
+        "live connection on unix socket /tmp/d.sock from a process Pier cannot see (another \
+         user's, or one the unix socket table gives no peer for) — it ends when that client \
+         disconnects"
+    );
+    let why = crate::stop::checks::against(&found[0], &HashSet::from([100]));
+    assert_eq!(why.to_string(), format!("a client is connected: {message}"));
+}
+
 #[test]
 fn an_unreadable_unix_table_fails_every_resource_closed() {
     let table = SocketTable {

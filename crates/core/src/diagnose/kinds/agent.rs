@@ -180,9 +180,10 @@ pub fn name_of(argv: &[Vec<u8>]) -> Option<String> {
     kind_of(argv).map(|(_, name)| name)
 }
 
-/// A browser's main process run headless or driven over a pipe; never one of its helpers
-/// (`--type=renderer`, Firefox's `-contentproc`), never a person's browser, even with a
-/// debugging port.
+/// A browser's main process run headless or driven over a pipe, with a debugging port or pipe
+/// for its driver; never one of its helpers (`--type=renderer`, Firefox's `-contentproc`),
+/// never a person's browser, even with a debugging port, nor a person's one-shot job
+/// (`--print-to-pdf`, `--screenshot`: no port, no pipe, so no driver).
 fn browser(argv: &[Vec<u8>]) -> Option<(&'static str, String)> {
     let program = basename(argv.first()?);
     let known = BROWSERS.contains(&program.as_str())
@@ -202,7 +203,15 @@ fn browser(argv: &[Vec<u8>]) -> Option<(&'static str, String)> {
             let flag = a.split('=').next().unwrap_or(a);
             matches!(flag, "--headless" | "-headless" | "--remote-debugging-pipe")
         });
-    (!helper && headless).then_some((HEADLESS_BROWSER, program))
+    (!helper && headless && drivable(argv)).then_some((HEADLESS_BROWSER, program))
+}
+
+/// Whether a browser's argv opens a way for a driver in: a debugging port or pipe
+/// (`diagnose::debugging`). Why: every driver (Puppeteer, Playwright, Selenium's) starts one
+/// so; a headless browser without is a person's job that ends by itself.
+fn drivable(argv: &[Vec<u8>]) -> bool {
+    use crate::diagnose::debugging::{driven_by_pipe, port_of};
+    port_of(argv).is_some() || driven_by_pipe(argv)
 }
 
 /// Playwright's driver as its Python package starts it: `node …/playwright/driver/package/

@@ -128,7 +128,11 @@ fn headless_browsers_are_their_main_process_run_headless_or_over_a_pipe() {
             "--headless=new",
             "--remote-debugging-port=0",
         ][..],
-        &["/opt/google/chrome/chrome", "--headless", "about:blank"],
+        &[
+            "/opt/google/chrome/chrome",
+            "--headless",
+            "--remote-debugging-port=9222",
+        ],
         &["google-chrome-stable", "--remote-debugging-pipe"],
         &[
             "/r/ms-playwright/chromium-1140/chrome-linux/chrome",
@@ -139,10 +143,15 @@ fn headless_browsers_are_their_main_process_run_headless_or_over_a_pipe() {
             "/r/ms-playwright/chromium_headless_shell-1140/chrome-linux/headless_shell",
             "--remote-debugging-pipe",
         ],
-        &["chrome-headless-shell", "about:blank"],
-        &["microsoft-edge-beta", "--headless"],
+        &["chrome-headless-shell", "--remote-debugging-port=0"],
+        &[
+            "microsoft-edge-beta",
+            "--headless",
+            "--remote-debugging-port",
+            "0",
+        ],
         &["firefox", "-headless", "-juggler-pipe"],
-        &["firefox-esr", "--headless"],
+        &["firefox-esr", "--headless", "--marionette"],
     ] {
         assert_eq!(kind(args), Some(HEADLESS_BROWSER), "{args:?}");
     }
@@ -156,11 +165,31 @@ fn headless_browsers_are_their_main_process_run_headless_or_over_a_pipe() {
         &["firefox", "-contentproc", "-headless", "tab"],
         &["vim", "--headless"],
         &["node", "chrome.js", "--headless"],
+        // A person's one-shot job: no debugging port or pipe, so no driver, no agent's.
+        &[
+            "chromium",
+            "--headless",
+            "--print-to-pdf=/tmp/r.pdf",
+            "https://x",
+        ],
+        &[
+            "/opt/google/chrome/chrome",
+            "--headless",
+            "--screenshot",
+            "about:blank",
+        ],
+        &["chrome-headless-shell", "--dump-dom", "https://x"],
+        &["firefox", "--headless", "--screenshot", "https://x"],
     ] {
         assert_eq!(kind(args), None, "{args:?}");
     }
     assert_eq!(
-        named(&["/opt/google/chrome/chrome", "--headless"]).as_deref(),
+        named(&[
+            "/opt/google/chrome/chrome",
+            "--headless",
+            "--remote-debugging-port=0"
+        ])
+        .as_deref(),
         Some("chrome")
     );
 }
