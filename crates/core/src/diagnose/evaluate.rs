@@ -184,8 +184,8 @@ impl Lineage {
     }
 }
 
-/// What the tree's life and its restart say: one known only by how it was launched must have
-/// lived quietly (`rules::quiet_life`); one that is no data service must be restartable
+/// What the tree's life and its restart say: one known only by how it was launched, or by the
+/// words of its name, must have lived quietly (`rules::quiet_life`); one that is no data service must be restartable
 /// (`rules::restart_evidence`, which reads the environment of its restart target) — unless
 /// its kind is one its client starts, which no snapshot restarts anyway.
 fn life_and_restart(
@@ -195,8 +195,8 @@ fn life_and_restart(
     pollers: &[rules::Poller],
 ) -> Vec<Evidence> {
     let mut evidence = Vec::new();
-    if known.launched {
-        evidence.push(rules::quiet_life(&lives(tree, members, pollers)));
+    if let Some(by) = known.quiet_by {
+        evidence.push(rules::quiet_life(&lives(tree, members, pollers), by));
     }
     let by_its_client = known
         .kind
@@ -214,8 +214,9 @@ fn life_and_restart(
 struct Known {
     /// The kind its members' commands name (or how it was launched), else a data service's.
     kind: Option<String>,
-    /// Known only by how it was launched: its life must have been quiet (`rules::quiet_life`).
-    launched: bool,
+    /// Known only by how it was launched or by its name's words: its life must have been
+    /// quiet (`rules::quiet_life`).
+    quiet_by: Option<rules::KnownBy>,
     /// A data service: never stopped, Force included.
     never_stopped: bool,
     /// The kind's evidence, then the data rule's.
@@ -275,16 +276,23 @@ fn what_it_is(
         .as_ref()
         .is_some_and(|d| d.evidence.kind == EvidenceKind::DataService);
     evidence.extend(data.map(|d| d.evidence));
-    let launched = matches!(
-        &recognised,
+    // Why a name's words ask for a quiet life: a person's own job may say `mcp` too.
+    let by_words = recognised
+        .as_ref()
+        .filter(|r| matches!(r.how, How::Argv))
+        .and_then(|r| facts.table.get(r.pid))
+        .is_some_and(|p| kinds::known_by_words(&p.argv));
+    let quiet_by = match &recognised {
         Some(Recognised {
             how: How::Launch(_),
             ..
-        })
-    );
+        }) => Some(rules::KnownBy::Launch),
+        Some(_) if by_words => Some(rules::KnownBy::Words),
+        _ => None,
+    };
     Known {
         kind: recognised.map(|r| r.kind).or(data_kind),
-        launched,
+        quiet_by,
         never_stopped,
         evidence,
     }

@@ -18,6 +18,7 @@ mod family;
 mod helper;
 pub mod launch;
 
+pub use agent::known_by_words;
 pub use agent::name_of as agent_name;
 pub use family::{family, Family};
 pub use helper::{helper_of, NOTEBOOK_KERNEL};

@@ -509,10 +509,29 @@ pub struct Life {
     pub polls: bool,
 }
 
-/// A tree known only by how it was launched must have lived mostly idle: every member (its
+/// What alone made a tree known, when that asks for a quiet life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnownBy {
+    /// How it was launched (`kinds/launch.rs`).
+    Launch,
+    /// The words of its name (`kinds/agent.rs`: `mcp`, `language-server`), no row.
+    Words,
+}
+
+impl KnownBy {
+    fn words(self) -> &'static str {
+        match self {
+            KnownBy::Launch => "how it was launched",
+            KnownBy::Words => "the words of its name",
+        }
+    }
+}
+
+/// A tree known only by how it was launched, or by the words of its name, must have lived mostly idle: every member (its
 /// respawners' polling aside) under [`QUIET_LIFE_PERCENT`] of a core over its life. A member
 /// whose CPU time or age could not be read cannot show it (yellow).
-pub fn quiet_life(members: &[Life]) -> Evidence {
+pub fn quiet_life(members: &[Life], known_by: KnownBy) -> Evidence {
+    let how = known_by.words();
     let share = |l: &Life| -> Option<f64> {
         let cpu = l.cpu_ns? as f64 / 1e9;
         Some(cpu / l.age_seconds?.max(1) as f64 * 100.0)
@@ -523,8 +542,8 @@ pub fn quiet_life(members: &[Life]) -> Evidence {
             EvidenceKind::LifeActivity,
             Level::Yellow,
             format!(
-                "known only by how it was launched, and the CPU time pid {} ({}) used over its \
-                 life could not be read, so a long job cannot be ruled out",
+                "known only by {how}, and the CPU time pid {} ({}) used over its life could not \
+                 be read, so a long job cannot be ruled out",
                 l.pid, l.command
             ),
             "process table",
@@ -539,7 +558,7 @@ pub fn quiet_life(members: &[Life]) -> Evidence {
             EvidenceKind::LifeActivity,
             Level::Yellow,
             format!(
-                "known only by how it was launched, and busy over its life: pid {} ({}) has \
+                "known only by {how}, and busy over its life: pid {} ({}) has \
                  used {pct:.0}% of a core on average since it started {} ago (a tree known so \
                  must stay under {QUIET_LIFE_PERCENT}%, so a long job is never green); a dev \
                  server turns green once its start-up is far enough behind it",

@@ -143,17 +143,28 @@ struct Named {
 /// The agent-residue kind of an argv and the name that made it known
 /// (`mcp-server-everything`, `@modelcontextprotocol/server-everything`, `chrome`).
 pub fn kind_of(argv: &[Vec<u8>]) -> Option<(&'static str, String)> {
+    known(argv).map(|(kind, name, _)| (kind, name))
+}
+
+/// Whether an argv's agent-residue kind is known only by the words of its name (no row, no
+/// browser or driver): it must then have lived quietly, as a tree known by its launch must.
+pub fn known_by_words(argv: &[Vec<u8>]) -> bool {
+    known(argv).is_some_and(|(_, _, by_words)| by_words)
+}
+
+/// The kind, the name that made it known, and whether only its words did.
+fn known(argv: &[Vec<u8>]) -> Option<(&'static str, String, bool)> {
     // npm writes its title over its argv: `npm exec @modelcontextprotocol/server-everything`.
     let argv = title_words(argv).unwrap_or_else(|| argv.to_vec());
-    if let Some(found) = browser(&argv) {
-        return Some(found);
+    if let Some((kind, name)) = browser(&argv) {
+        return Some((kind, name, false));
     }
     let names = names(&argv);
     let row = names.iter().find_map(|n| {
         let (kind, ..) = ROWS
             .iter()
             .find(|(_, program, args)| *program == n.name && args_match(*args, &n.args))?;
-        Some((*kind, n.name.clone()))
+        Some((*kind, n.name.clone(), false))
     });
     let listens_for_all = names.first().is_some_and(|n| n.name == "gopls")
         && argv.iter().any(|a| {
@@ -168,11 +179,26 @@ pub fn kind_of(argv: &[Vec<u8>]) -> Option<(&'static str, String)> {
     let by_word = |kind, rule: fn(&str) -> bool| {
         let has_row = |n: &Named| ROWS.iter().any(|(_, program, _)| *program == n.name);
         let n = names.iter().find(|n| !has_row(n) && rule(&n.name))?;
-        (!electron(&argv)).then(|| (kind, n.name.clone()))
+        (!electron(&argv)).then(|| (kind, n.name.clone(), true))
     };
-    row.or_else(|| playwright.then(|| (BROWSER_DRIVER, "playwright".to_owned())))
+    row.or_else(|| playwright.then(|| (BROWSER_DRIVER, "playwright".to_owned(), false)))
         .or_else(|| by_word(MCP_SERVER, is_mcp_name))
         .or_else(|| by_word(LANGUAGE_SERVER, is_language_server_name))
+        .or_else(|| by_word(LANGUAGE_SERVER, starts_with_lsp).filter(|_| speaks_lsp(&argv)))
+}
+
+/// The transports of the language server protocol's own libraries (`vscode-languageserver`,
+/// `pygls`, `tower-lsp`): an editor always names one, so a name with the words and none of
+/// them is a person's program about language servers, not one an editor left.
+fn speaks_lsp(argv: &[Vec<u8>]) -> bool {
+    argv.iter().any(|a| {
+        let a = String::from_utf8_lossy(a);
+        let flag = a.split('=').next().unwrap_or_default();
+        matches!(
+            flag,
+            "--stdio" | "--node-ipc" | "--socket" | "--pipe" | "--clientProcessId" | "--tcp"
+        )
+    })
 }
 
 /// The name that made an argv's agent-residue kind known, for the card's evidence.
@@ -380,9 +406,9 @@ fn is_mcp_name(name: &str) -> bool {
     (has("mcp") || name.starts_with("@modelcontextprotocol/")) && !has("inspector")
 }
 
-/// `language-server`, `langserver`, `languageserver`; `lsp` at a name's start or end or before
-/// `server` (`pylsp`, `sourcekit-lsp`, `python-lsp-server`); a `-ls` ending a name of several
-/// words (`astro-ls`). An `lsp` among other words names a subject (`train_lsp_model.py`).
+/// `language-server`, `langserver`, `languageserver`; `lsp` at a name's end or before `server`
+/// (`pylsp`, `sourcekit-lsp`, `python-lsp-server`); a `-ls` ending a name of several words
+/// (`astro-ls`). An `lsp` among other words names a subject (`train_lsp_model.py`).
 fn is_language_server_name(name: &str) -> bool {
     let words = words(name);
     let pair = |a: &str, b: &str| words.windows(2).any(|w| w[0] == a && w[1] == b);
@@ -393,8 +419,13 @@ fn is_language_server_name(name: &str) -> bool {
         || pair("language", "server")
         || pair("lsp", "server")
         || last.ends_with("lsp")
-        || words.first().is_some_and(|w| w == "lsp")
         || (words.len() > 1 && last == "ls")
+}
+
+/// `lsp` as a name's first word (`lsp-ai`) names a server only with a transport flag: alone it
+/// names a subject as often (`lsp_train.py`).
+fn starts_with_lsp(name: &str) -> bool {
+    words(name).first().is_some_and(|w| w == "lsp")
 }
 
 /// Whether a process the kernel names `comm` (its exec'd file's basename, cut to 15 bytes)

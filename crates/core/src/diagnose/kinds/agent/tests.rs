@@ -274,6 +274,9 @@ fn an_lsp_among_other_words_or_a_one_shot_of_a_servers_program_is_no_language_se
         &["vim", "pyright-langserver.md"],
         &["gopls", "check", "main.go"],
         &["rust-analyzer", "diagnostics", "."],
+        // Found by review: an `lsp` first names a subject as often, unless an editor's
+        // transport flag says it serves.
+        &["python3", "lsp_train.py"],
         &["ruff", "check", "."],
         &["deno", "run", "main.ts"],
         &["marksman"],
