@@ -276,25 +276,27 @@ fn what_it_is(
         .as_ref()
         .is_some_and(|d| d.evidence.kind == EvidenceKind::DataService);
     evidence.extend(data.map(|d| d.evidence));
-    // Why a name's words ask for a quiet life: a person's own job may say `mcp` too.
-    let by_words = recognised
-        .as_ref()
-        .filter(|r| matches!(r.how, How::Argv))
-        .and_then(|r| facts.table.get(r.pid))
-        .is_some_and(|p| kinds::known_by_words(&p.argv));
-    let quiet_by = match &recognised {
-        Some(Recognised {
-            how: How::Launch(_),
-            ..
-        }) => Some(rules::KnownBy::Launch),
-        Some(_) if by_words => Some(rules::KnownBy::Words),
-        _ => None,
-    };
+    let quiet_by = quiet_by(facts, recognised.as_ref());
     Known {
         kind: recognised.map(|r| r.kind).or(data_kind),
         quiet_by,
         never_stopped,
         evidence,
+    }
+}
+
+/// Whether a tree known as `recognised` must have lived quietly, and why: known only by how
+/// it was launched, or only by the words of its name — a person's own job may say `mcp` too.
+fn quiet_by(facts: &Facts, recognised: Option<&Recognised>) -> Option<rules::KnownBy> {
+    let r = recognised?;
+    match &r.how {
+        How::Launch(_) => Some(rules::KnownBy::Launch),
+        How::Argv => facts
+            .table
+            .get(r.pid)
+            .filter(|p| kinds::known_by_words(&p.argv))
+            .map(|_| rules::KnownBy::Words),
+        _ => None,
     }
 }
 

@@ -317,16 +317,7 @@ pub fn network<'t, 'r>(
     let mut conns = connections::connections_indexed(&addrs, &table.sockets, index, members);
     connections::name_clients(&mut conns, &row, uid);
     let debugging = debugging::debugging_listeners(&listeners, members, &row);
-    for c in &mut conns {
-        match debugging.iter().find(|&&l| connections::serves(l, c.local)) {
-            Some(l) => {
-                // A driver in the same tree is a client at work.
-                c.internal = false;
-                findings.push(Finding::Driven(Driven::Port(c.clone(), l.port())));
-            }
-            None => findings.push(Finding::Connection(c.clone())),
-        }
-    }
+    findings.extend(conns.iter_mut().map(|c| on_listener(c, &debugging)));
     findings.extend(
         debugging::piped(members, &row, uid)
             .into_iter()
@@ -344,6 +335,18 @@ pub fn network<'t, 'r>(
         conns,
         unix,
         findings,
+    }
+}
+
+/// A connection on a listener as a finding: on a debugging listener (`debugging`), never
+/// internal — a driver in the same tree is a client at work.
+fn on_listener(c: &mut Conn, debugging: &[SocketAddr]) -> Finding {
+    match debugging.iter().find(|&&l| connections::serves(l, c.local)) {
+        Some(l) => {
+            c.internal = false;
+            Finding::Driven(Driven::Port(c.clone(), l.port()))
+        }
+        None => Finding::Connection(c.clone()),
     }
 }
 

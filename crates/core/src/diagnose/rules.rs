@@ -51,17 +51,8 @@ pub fn kind_evidence(
     // padding dropped. Like every name in a message, it is kept as it was read: the JSON
     // carries it exactly, and a display escapes it (`words::for_terminal`).
     let said = |text: &str| words::command_for_a_person([text.as_bytes()]);
-    let comm = said(&listener.comm);
     let Some(r) = recognised else {
-        return evidence(
-            EvidenceKind::UnknownKind,
-            Level::Yellow,
-            format!(
-                "{comm} (pid {}) listens inside a project but is not a dev tool Pier knows",
-                listener.identity.pid
-            ),
-            "argv",
-        );
+        return unknown_kind(listener);
     };
     let known = match family(&r.kind) {
         Family::Dev => format!("known dev tool: {}", r.kind),
@@ -89,7 +80,11 @@ pub fn kind_evidence(
             let listens = if listener.identity.pid == r.pid {
                 String::new()
             } else {
-                format!("; {comm} (pid {}) is the server", listener.identity.pid)
+                format!(
+                    "; {} (pid {}) is the server",
+                    said(&listener.comm),
+                    listener.identity.pid
+                )
             };
             (
                 format!(
@@ -102,12 +97,34 @@ pub fn kind_evidence(
             )
         }
     };
-    // Said up front: stopping it is not undone from a snapshot.
-    let message = match crate::words::comes_back_by_its_client(Some(&r.kind)) {
+    evidence(
+        EvidenceKind::ToolKind,
+        Level::Green,
+        said_up_front(&r.kind, message),
+        source,
+    )
+}
+
+/// A tree no rule knows, named by the process that listens.
+fn unknown_kind(listener: &ProcessInfo) -> Evidence {
+    let comm = words::command_for_a_person([listener.comm.as_bytes()]);
+    evidence(
+        EvidenceKind::UnknownKind,
+        Level::Yellow,
+        format!(
+            "{comm} (pid {}) listens inside a project but is not a dev tool Pier knows",
+            listener.identity.pid
+        ),
+        "argv",
+    )
+}
+
+/// For a kind its client starts, what a stop means, said up front: no snapshot undoes it.
+fn said_up_front(kind: &str, message: String) -> String {
+    match crate::words::comes_back_by_its_client(Some(kind)) {
         Some(by_client) => format!("{message}; {by_client}"),
         None => message,
-    };
-    evidence(EvidenceKind::ToolKind, Level::Green, message, source)
+    }
 }
 
 /// A tree with no member whose command brings the whole tree back (`chain::restart_target`)
