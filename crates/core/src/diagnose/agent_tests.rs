@@ -210,16 +210,21 @@ fn a_shared_daemon_whose_clients_cannot_be_seen_does_not_say_none_is_attached() 
     );
 }
 
-/// Found by review: a person's own long job may carry the word in its name
-/// (`python3 mcp_eval.py --epochs 100`). Known only by its name's words, a tree must have lived
-/// quietly, as one known by its launch must; a busy life keeps it yellow.
+/// Found by review: a person's own long job may carry the words in its name. Known only by
+/// its name's words, a tree must have lived quietly, as one known by its launch must; a busy
+/// life keeps it yellow.
 #[test]
 fn a_tree_known_only_by_the_words_of_its_name_is_green_only_with_a_quiet_life() {
     let job = |cpu_ns| {
         let mut p = process(
             100,
             1,
-            &["python3", "/home/u/app/mcp_eval.py", "--epochs", "100"],
+            &[
+                "python3",
+                "/home/u/app/mcp_server_eval.py",
+                "--epochs",
+                "100",
+            ],
         );
         (p.age_seconds, p.cpu_ns) = (Some(3600), Some(cpu_ns));
         FakeProbe::default().with(p, APP)

@@ -21,6 +21,9 @@ const ROWS: &[(&str, &str, Args)] = &[
     // The SDKs' own runners (`mcp install`, `fastmcp version` are not servers).
     (MCP_SERVER, "mcp", Args::Sub(&["run", "dev"], false)),
     (MCP_SERVER, "fastmcp", Args::Sub(&["run", "dev"], false)),
+    // Bridges an agent runs as its stdio server, whose names do not say "server".
+    (MCP_SERVER, "mcp-remote", Args::Any),
+    (MCP_SERVER, "mcp-proxy", Args::Any),
     (BROWSER_DRIVER, "chromedriver", Args::Any),
     (BROWSER_DRIVER, "geckodriver", Args::Any),
     (BROWSER_DRIVER, "msedgedriver", Args::Any),
@@ -398,12 +401,16 @@ fn words(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// `mcp` as a whole word, or the protocol's own scope. The inspector is a client of MCP
-/// servers, not one.
+/// `mcp` as a whole word that names a server — the name's last word (`context7-mcp`,
+/// `@playwright/mcp`) or beside `server` (`mcp-server-fetch`, `github-mcp-server`) — or the
+/// protocol's own scope. Why not the word alone: clients and a person's own programs say `mcp`
+/// too (`mcp-agent`, `mcp-cli`, `mcp_eval.py`, a test binary `mcp_agent_linux-…` that runs
+/// MCP servers as its children); the inspector is a client.
 fn is_mcp_name(name: &str) -> bool {
     let words = words(name);
     let has = |w: &str| words.iter().any(|x| x == w);
-    (has("mcp") || name.starts_with("@modelcontextprotocol/")) && !has("inspector")
+    let serves = words.last().is_some_and(|w| w == "mcp") || has("server") || has("servers");
+    ((has("mcp") && serves) || name.starts_with("@modelcontextprotocol/")) && !has("inspector")
 }
 
 /// `language-server`, `langserver`, `languageserver`; `lsp` at a name's end or before `server`

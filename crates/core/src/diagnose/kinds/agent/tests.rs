@@ -52,7 +52,7 @@ fn mcp_servers_are_known_by_the_word_in_every_name_they_go_by() {
             "node",
             "/p/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
         ],
-        &["python", "/home/u/mcp_tools/src/server.py"],
+        &["python", "/home/u/weather_mcp/src/server.py"],
         &["fastmcp", "run", "server.py"],
         &["mcp", "dev", "server.py"],
         &["uv", "run", "--with", "mcp", "mcp", "run", "server.py"],
@@ -91,6 +91,16 @@ fn a_word_inside_another_command_or_a_one_shot_of_the_sdk_is_no_mcp_server() {
         ],
         &["node", "/p/node_modules/.bin/mcp-inspector"],
         &["/opt/mcpe/bin/lint"],
+        // Found by review and by the MCP tests: clients and a person's own programs say it too.
+        &["mcp-agent", "run"],
+        &["mcp-cli", "chat"],
+        &["python3", "/home/u/mcp_eval.py", "--epochs", "100"],
+        &["python3", "/tmp/x/mcp-bench/main.py"],
+        &[
+            "/w/target/debug/deps/mcp_agent_linux-0f3b2e",
+            "--test-threads",
+            "2",
+        ],
     ] {
         assert_eq!(kind(args), None, "{args:?}");
     }
