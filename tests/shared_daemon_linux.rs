@@ -196,4 +196,27 @@ fn a_shared_gopls_daemon_is_red_while_a_forwarder_is_attached_and_green_once_it_
         r["level"] == "green"
     });
     assert!(message_of(&after, "live connection").is_none(), "{after:#}");
+
+    // Green, it stops: the daemon gone. Its clients start a new one: no restart is offered.
+    let (code, doc) =
+        exit_and_json(&sb.pier_exact(&["stop", "--json", "--sample-ms", "100", id.as_str()]));
+    assert_eq!(
+        (code, &doc["results"][0]["result"]),
+        (0, &Value::from("stopped")),
+        "{doc:#}"
+    );
+    wait_for("the daemon gone", || (!alive(daemon.pid)).then_some(()));
+    let (code, doc) = exit_and_json(&sb.pier_exact(&["restart", id.as_str(), "--json"]));
+    assert_eq!(
+        (code, &doc["result"]),
+        (3, &Value::from("refused")),
+        "{doc:#}"
+    );
+    assert!(
+        doc["reason"]
+            .as_str()
+            .unwrap()
+            .contains("started by its client"),
+        "{doc:#}"
+    );
 }
