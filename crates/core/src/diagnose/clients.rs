@@ -123,6 +123,16 @@ pub fn program_of(p: &ProcessInfo) -> (String, ClientKind) {
     (shown, ClientKind::Unknown)
 }
 
+/// The client holding the other end of a connection (`peer_pid`), named from the process
+/// table (`row`: a pid's row, `None` when it was not read) as user `uid` sees it.
+pub fn client_at<'t>(
+    peer_pid: Option<crate::probe::Pid>,
+    row: impl Fn(crate::probe::Pid) -> Option<&'t ProcessInfo>,
+    uid: u32,
+) -> Option<Client> {
+    peer_pid.and_then(row).map(|p| client_of(p, uid))
+}
+
 /// The client `p` is, as a card names it. Another user's process is named by its kernel name
 /// only: its command line is that user's business (and may hold a secret).
 pub fn client_of(p: &ProcessInfo, uid: u32) -> Client {

@@ -91,31 +91,6 @@ const RUNTIMES: &[(&str, u16)] = &[
     ("bun", 6499),
 ];
 
-/// A runtime's flags that take their value as the next argument: skipped with it, so the
-/// value is never taken for the script.
-const VALUE_FLAGS: &[&str] = &[
-    "-r",
-    "--require",
-    "--import",
-    "--loader",
-    "--experimental-loader",
-    "-e",
-    "--eval",
-    "-p",
-    "--print",
-    "-C",
-    "--conditions",
-    "--title",
-    "--env-file",
-    "--inspect-port",
-    "--debug-port",
-    "-c",
-    "--config",
-    "--import-map",
-    "--preload",
-    "--cwd",
-];
-
 /// Subcommands a runtime takes before its flags (`deno run --inspect x.ts`, `bun run …`).
 const SUBCOMMANDS: &[&str] = &["run", "test", "serve", "bench", "x", "exec"];
 
@@ -195,7 +170,7 @@ fn runtime_flags(rest: &[Vec<u8>]) -> Vec<String> {
             }
             break;
         }
-        if VALUE_FLAGS.contains(&a.as_str()) {
+        if super::kinds::VALUE_FLAGS.contains(&a.as_str()) {
             let value = args.next().unwrap_or_default();
             flags.push(format!("{a}={value}"));
             continue;

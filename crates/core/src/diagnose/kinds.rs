@@ -255,8 +255,9 @@ pub fn respawns(kind: &str) -> Option<&'static str> {
         .map(|(_, what)| *what)
 }
 
-/// Interpreter flags that take a value, so the value is not mistaken for the script.
-const VALUE_FLAGS: &[&str] = &[
+/// Interpreter and runtime flags that take a value, so the value is not mistaken for the script
+/// (here and in `debugging.rs`). Inline code (`-c`, `-e`, `-p`) is read before this list.
+pub(crate) const VALUE_FLAGS: &[&str] = &[
     "-r",
     "--require",
     "--import",
@@ -265,9 +266,21 @@ const VALUE_FLAGS: &[&str] = &[
     "-W",
     "-X",
     "-I",
-    "--inspect-port",
+    "-e",
+    "--eval",
+    "-p",
+    "--print",
+    "-C",
+    "--conditions",
     "--title",
     "--env-file",
+    "--inspect-port",
+    "--debug-port",
+    "-c",
+    "--config",
+    "--import-map",
+    "--preload",
+    "--cwd",
 ];
 
 /// What a process is to the root walk and to the orphan rule.

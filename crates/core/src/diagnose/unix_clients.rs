@@ -76,10 +76,7 @@ pub fn name_unix_clients<'t>(
     uid: u32,
 ) {
     for c in conns {
-        c.client = c
-            .peer_pid
-            .and_then(&row)
-            .map(|p| super::clients::client_of(p, uid));
+        c.client = super::clients::client_at(c.peer_pid, &row, uid);
     }
 }
 
