@@ -109,11 +109,28 @@ pub fn unix(source: Source) -> Result<Vec<UnixRow>, ProbeError> {
         }
     }
     let path = "/proc/net/unix";
-    let text = fs::read_to_string(path).map_err(|e| ProbeError::io(path, e))?;
+    let text = read_bounded(path, MAX_UNIX * UNIX_LINE).map_err(|e| ProbeError::io(path, e))?;
     unix::parse_proc_net_unix(&text).map_err(|what| ProbeError::Parse {
         path: path.into(),
         what,
     })
+}
+
+/// The longest `/proc/net/unix` line: its fields and a 108-byte path (`sun_path`).
+const UNIX_LINE: usize = 200;
+
+/// `path` read whole, or an error past `limit` bytes: every user's sockets are in it, so
+/// another user decides its size, and a table cut short could hide a client.
+fn read_bounded(path: &str, limit: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    fs::File::open(path)?
+        .take(limit as u64 + 1)
+        .read_to_string(&mut text)?;
+    if text.len() > limit {
+        return Err(std::io::Error::other(format!("longer than {limit} bytes")));
+    }
+    Ok(text)
 }
 
 /// Every TCP connection of Pier's network namespace that has closed or is closing, IPv4 and
@@ -277,6 +294,18 @@ mod tests {
     /// A unix listener, its accepted end and the client's end, from the kernel: the accepted
     /// end carries the listener's name, and each connected end names the other as its peer
     /// (sock_diag); `/proc/net/unix` gives the same rows without peers.
+    /// Another user decides how long `/proc/net/unix` is: past the bound, the read fails (and
+    /// every resource with it), never cut short.
+    #[test]
+    fn a_table_past_its_bound_is_an_error_not_a_shorter_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("unix");
+        std::fs::write(&file, "x".repeat(101)).unwrap();
+        let path = file.to_str().unwrap();
+        assert_eq!(read_bounded(path, 101).unwrap().len(), 101);
+        assert!(read_bounded(path, 100).is_err());
+    }
+
     #[test]
     fn the_unix_dump_ties_an_accepted_connection_to_its_listener_and_its_client() {
         use crate::probe::UnixPeer;
