@@ -367,3 +367,79 @@ fn another_users_marker_in_a_shared_folder_makes_no_project() {
         let _ = child.wait();
     }
 }
+
+/// Another user attached to the victim's unix socket is a client the victim's Pier cannot
+/// name (it reads only the victim's processes): it counts, red — a shared daemon's other
+/// users are never cut off — and once it leaves, the socket says nothing against a stop.
+#[test]
+fn another_users_client_on_a_unix_socket_counts_as_a_live_connection() {
+    if needs_root("another_users_client_on_a_unix_socket_counts_as_a_live_connection") {
+        return;
+    }
+    let (victim, attacker) = (Account::new("v"), Account::new("a"));
+    let root = shared_root();
+    let mine = mkdir(&root.path().join("mine"), 0o755);
+    fs::write(mine.join("package.json"), "{}\n").unwrap();
+    victim.own(&mine);
+    let state = mkdir(&root.path().join("state"), 0o700);
+    let config = mkdir(&root.path().join("config"), 0o700);
+    victim.own(&state);
+    victim.own(&config);
+    let sock = mine.join("d.sock");
+
+    // A daemon in the victim's project: a TCP listener (so the scan finds it) and a unix one
+    // anyone may connect to, accepting every client.
+    let daemon = "import os, socket, sys, threading\nt = socket.socket()\n\
+                  t.bind(('127.0.0.1', 0))\nt.listen()\nu = socket.socket(socket.AF_UNIX)\n\
+                  u.bind(sys.argv[1])\nos.chmod(sys.argv[1], 0o777)\nu.listen()\nheld = []\n\
+                  def serve():\n    while True:\n        held.append(u.accept()[0])\n\
+                  threading.Thread(target=serve, daemon=True).start()\n\
+                  print('ready', flush=True)\nsys.stdin.read()\n";
+    let client = "import socket, sys\nc = socket.socket(socket.AF_UNIX)\nc.connect(sys.argv[1])\n\
+                  print('ready', flush=True)\nsys.stdin.read()\n";
+    let start = |who: &Account, code: &str| {
+        let mut child = who
+            .run(python(), Path::new("/nonexistent"))
+            .args(["-c", code, sock.to_str().unwrap()])
+            .current_dir(&mine)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert_eq!(line.trim(), "ready");
+        child
+    };
+    let mut served = start(&victim, daemon);
+    let mut attached = start(&attacker, client);
+    let under = root.path().to_str().unwrap();
+    let unix_evidence = |scan: &Value| -> Option<String> {
+        let (_, r) = resource_with(scan, served.id())?;
+        r["evidence"].as_array()?.iter().find_map(|e| {
+            let m = e["message"].as_str()?;
+            m.contains("unix socket")
+                .then(|| format!("{} {m}", e["level"]))
+        })
+    };
+    let seen = wait_for("the other user's client seen", || {
+        let (_, scan) = exit_and_json(&scan(&victim, &state, &config, under));
+        unix_evidence(&scan)
+    });
+    assert!(seen.starts_with("\"red\""), "{seen}");
+    assert!(seen.contains(sock.to_str().unwrap()), "{seen}");
+
+    drop(attached.stdin.take());
+    let _ = attached.wait();
+    wait_for("the client gone from the card", || {
+        let (_, scan) = exit_and_json(&scan(&victim, &state, &config, under));
+        resource_with(&scan, served.id())?;
+        unix_evidence(&scan).is_none().then_some(())
+    });
+    drop(served.stdin.take());
+    let _ = served.wait();
+}
