@@ -35,7 +35,10 @@ pub fn unix_clients(table: &SocketTable, members: &HashSet<Pid>) -> (Vec<UnixCon
         .iter()
         .filter(|s| s.listening && held(s))
         .collect();
-    let queued = listeners.iter().filter_map(|s| s.queued).sum();
+    let queued = listeners
+        .iter()
+        .filter_map(|s| s.queued)
+        .fold(0u32, u32::saturating_add);
     let names: HashSet<&[u8]> = listeners.iter().filter_map(|s| s.name.as_deref()).collect();
     if names.is_empty() {
         return (Vec::new(), queued);
