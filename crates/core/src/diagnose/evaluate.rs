@@ -185,9 +185,9 @@ impl Lineage {
 }
 
 /// What the tree's life and its restart say: one known only by how it was launched, or by the
-/// words of its name, must have lived quietly (`rules::quiet_life`); one that is no data service must be restartable
-/// (`rules::restart_evidence`, which reads the environment of its restart target) — unless
-/// its kind is one its client starts, which no snapshot restarts anyway.
+/// words of its name, must have lived quietly (`rules::quiet_life`); one that is no data
+/// service must be restartable (`rules::restart_evidence`, which reads the environment of its
+/// restart target) — unless its kind is one its client starts, which no snapshot restarts.
 fn life_and_restart(
     probe: &dyn Probe,
     known: &Known,
@@ -198,11 +198,7 @@ fn life_and_restart(
     if let Some(by) = known.quiet_by {
         evidence.push(rules::quiet_life(&lives(tree, members, pollers), by));
     }
-    let by_its_client = known
-        .kind
-        .as_deref()
-        .is_some_and(|k| super::kinds::family(k).started_by_its_client());
-    if !known.never_stopped && !by_its_client {
+    if !known.never_stopped && crate::restart::offered(known.kind.as_deref()) {
         evidence.extend(rules::restart_evidence(tree, &|pid| {
             probe.environment(pid).map(drop)
         }));
